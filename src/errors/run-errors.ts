@@ -1,0 +1,56 @@
+import type { RunResult } from '../http/model.js'; // type-only: the domain model is shared by every layer
+import { brand, FlowstreamError, guardFor } from './flowstream-error.js';
+
+/**
+ * The workflow ran and reached `failed` (a node failed, it was aborted, or it timed out on the service).
+ * Distinct from a failed call to the server: the execution exists and `result` says how it ended.
+ *
+ * @example
+ * ```ts
+ * run$.pipe(catchError((e) => isWorkflowFailedError(e) ? of(e.result) : throwError(() => e)));
+ * ```
+ */
+export class WorkflowFailedError extends FlowstreamError {
+  readonly result: RunResult;
+
+  constructor(result: RunResult, options: { readonly step?: string } = {}) {
+    const reasons = result.failedNodes.map((node) => `${node.title ?? node.nodeId}: ${node.error?.message ?? 'failed'}`);
+    const where = options.step === undefined ? '' : ` (step ${options.step})`;
+    super(
+      `Workflow execution ${result.executionId} failed${where}${reasons.length > 0 ? `: ${reasons.join('; ')}` : ''}`,
+      'WORKFLOW_FAILED',
+      { executionId: result.executionId },
+    );
+    this.result = result;
+    if (options.step !== undefined) this.step = options.step;
+    brand(this, 'WorkflowFailedError');
+  }
+
+  /** The pipeline step that failed, when the run was part of a pipeline. */
+  readonly step?: string;
+}
+
+/**
+ * A run exceeded its `timeoutMs`: flowstream aborted the execution and gave up on it.
+ *
+ * @example
+ * ```ts
+ * client.run('c-1', {}, { timeoutMs: 60_000 }).subscribe({ error: (e) => isRunTimeoutError(e) && retryLater() });
+ * ```
+ */
+export class RunTimeoutError extends FlowstreamError {
+  readonly timeoutMs: number;
+
+  constructor(timeoutMs: number, executionId?: string) {
+    super(
+      `Run did not finish within ${timeoutMs} ms${executionId === undefined ? '' : ` (execution ${executionId} was aborted)`}`,
+      'RUN_TIMEOUT',
+      executionId === undefined ? {} : { executionId },
+    );
+    this.timeoutMs = timeoutMs;
+    brand(this, 'RunTimeoutError');
+  }
+}
+
+export const isWorkflowFailedError = guardFor<WorkflowFailedError>('WorkflowFailedError');
+export const isRunTimeoutError = guardFor<RunTimeoutError>('RunTimeoutError');

@@ -1,0 +1,170 @@
+/**
+ * The domain model of the Workflow API as flowstream exposes it: what the zod schemas in this folder
+ * produce after normalising the service's loose payloads (PROTOCOL §3.1, §4). Every layer above `http`
+ * speaks these types, never the raw JSON.
+ */
+
+/** Execution statuses of the spec (§2.4); `unknown` keeps a value we do not know without crashing a poll. */
+export type ExecutionStatus = 'init' | 'executing' | 'finish' | 'failed' | 'unknown';
+
+/** Node statuses of the spec (§2.4); `waiting` never occurs on the service (PROTOCOL §3.1) but is accepted. */
+export type NodeStatus = 'init' | 'waiting' | 'executing' | 'finish' | 'failed' | 'unknown';
+
+/** Message kinds (spec §2.5); `tool` practically never appears (PROTOCOL §4.5). */
+export type MessageType = 'ai' | 'tool' | 'unknown';
+
+/** A node's error, cleaned of the service's varying formats (PROTOCOL §4.3), with the raw text kept. */
+export interface NodeError {
+  /** One readable message (several JSON-array entries are joined with `; `). */
+  readonly message: string;
+  /** Each message of a JSON-array `errorMessage`, or the plain text as the only entry. */
+  readonly messages: readonly string[];
+  /** Exactly what the service sent. */
+  readonly raw: string;
+}
+
+/** The answer of `POST /openapi/workflow/{canvasId}/run`. `running` is read as `executing` (PROTOCOL §3.1). */
+export interface StartedExecution {
+  readonly executionId: string;
+  readonly status: ExecutionStatus;
+  /** The status string as sent (`running` on the service). */
+  readonly rawStatus: string;
+}
+
+/** One entry of `nodeExecutions` (PROTOCOL §4.1: every node, parents before children). */
+export interface NodeExecution {
+  readonly nodeId: string;
+  readonly status: NodeStatus;
+  readonly rawStatus: string;
+  readonly title?: string;
+  readonly error?: NodeError;
+}
+
+/** The answer of `GET /openapi/workflow/{executionId}/status`. */
+export interface ExecutionSnapshot {
+  readonly executionId: string;
+  readonly status: ExecutionStatus;
+  readonly rawStatus: string;
+  readonly createdAt?: string;
+  readonly nodes: readonly NodeExecution[];
+}
+
+/** One message of an output node (spec §2.5). `content`/`reasoningContent` are `''` when absent or null. */
+export interface OutputMessage {
+  readonly messageId: string;
+  readonly type: MessageType;
+  readonly rawType: string;
+  readonly content: string;
+  readonly reasoningContent: string;
+}
+
+/** One task node of the output endpoint (PROTOCOL §4.2). */
+export interface OutputNode {
+  readonly nodeId: string;
+  readonly title?: string;
+  readonly status: NodeStatus;
+  readonly rawStatus: string;
+  readonly error?: NodeError;
+  readonly startTime?: string;
+  readonly endTime?: string;
+  readonly messages: readonly OutputMessage[];
+}
+
+/** An output file (PROTOCOL §4.6: `size` in bytes, `url` public and never to be sent the API key). */
+export interface OutputFile {
+  readonly name: string;
+  readonly type: string;
+  readonly size?: number;
+  readonly nodeId?: string;
+  readonly url?: string;
+}
+
+/** The answer of `GET /openapi/workflow/{executionId}/output`. */
+export interface ExecutionOutput {
+  readonly output: readonly OutputNode[];
+  readonly files: readonly OutputFile[];
+}
+
+/** A search result item (spec §2.2). */
+export interface WorkflowSummary {
+  readonly canvasId: string;
+  readonly title: string;
+}
+
+export type VariableType = 'string' | 'option' | 'resource';
+
+export interface PlanTask {
+  readonly id: string;
+  readonly title: string;
+  readonly prompt: string;
+  readonly toolsets: readonly string[];
+  /** Task→task edges only; `[]` when the service omits the field (PROTOCOL §5.2). */
+  readonly dependentTasks: readonly string[];
+}
+
+export interface PlanVariable {
+  readonly name: string;
+  readonly variableType?: VariableType;
+  /** Defaults to false (PROTOCOL §5.2). */
+  readonly required: boolean;
+  readonly options?: readonly string[];
+}
+
+/** A workflow's plan (spec §2.3), from detail or copilot. */
+export interface WorkflowPlan {
+  readonly title: string;
+  readonly tasks: readonly PlanTask[];
+  readonly variables: readonly PlanVariable[];
+}
+
+/** An uploaded file's key, to pass as a variable value (spec §2.6, PROTOCOL §5.5–5.6). */
+export interface UploadedFile {
+  readonly fileKey: string;
+  readonly fileName: string;
+}
+
+/** The answer of copilot generation. */
+export interface GeneratedWorkflow {
+  readonly canvasId: string;
+  readonly workflowPlan: WorkflowPlan;
+}
+
+/** Values a workflow variable may take (spec §4.1 rule 1). */
+export type VariableValue = string | number | boolean | null | readonly VariableValue[] | { readonly [key: string]: VariableValue };
+
+export type Variables = Readonly<Record<string, VariableValue>>;
+
+/** Per-call options: every call can be cancelled. */
+export interface CallOptions {
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * The execution endpoints as the run layer sees them: the seam behind which `runs/` is tested in
+ * virtual time, and which the budget wraps.
+ */
+export interface ExecutionsApi {
+  start(canvasId: string, input?: { readonly variables?: Variables }, options?: CallOptions): Promise<StartedExecution>;
+  status(executionId: string, options?: CallOptions): Promise<ExecutionSnapshot>;
+  output(executionId: string, options?: CallOptions): Promise<ExecutionOutput>;
+  abort(executionId: string, options?: CallOptions): Promise<void>;
+}
+
+/** Where flowstream reports what it cannot throw (a warning about an `of_` text variable, an unknown status). */
+export interface Logger {
+  debug?(message: string, meta?: Readonly<Record<string, unknown>>): void;
+  warn(message: string, meta?: Readonly<Record<string, unknown>>): void;
+  error?(message: string, meta?: Readonly<Record<string, unknown>>): void;
+}
+
+/** How a run ended (DESIGN.md): the last status, every node, the final output and files. */
+export interface RunResult {
+  readonly executionId: string;
+  readonly canvasId?: string;
+  readonly status: 'finish' | 'failed';
+  readonly nodes: readonly NodeExecution[];
+  readonly output: readonly OutputNode[];
+  readonly files: readonly OutputFile[];
+  /** The nodes that ended `failed`, with their errors (abort and timeouts included, PROTOCOL §3.5–3.6). */
+  readonly failedNodes: readonly NodeExecution[];
+}
