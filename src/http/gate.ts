@@ -1,0 +1,53 @@
+/**
+ * The seam through which every HTTP attempt (retries included) passes before it is sent. The http
+ * layer declares it and knows nothing of who implements it; the request budget (`src/budget/`)
+ * implements it and is handed to the http client by `createClient`. This keeps the data flow one way
+ * (runs → budget → http → fetch) while letting the budget count every real request, which a wrapper
+ * around whole calls could not (it would miss retry attempts).
+ */
+
+/** The API's endpoints, as named in logs, errors, the budget and the emulator's request log. */
+export type Endpoint = 'run' | 'abort' | 'status' | 'output' | 'search' | 'detail' | 'upload' | 'copilot';
+
+/** Request priorities, highest first (DESIGN.md: abort > start > status > output > search). */
+export const REQUEST_PRIORITIES = ['abort', 'start', 'status', 'output', 'search'] as const;
+export type RequestPriority = (typeof REQUEST_PRIORITIES)[number];
+
+/** What the gate is told about a request that wants to go out. */
+export interface GateTicket {
+  readonly endpoint: Endpoint;
+  readonly priority: RequestPriority;
+  /**
+   * Who the request is for, so the gate can share capacity fairly: the execution id for
+   * status/output/abort; for a start, the canvas id and the exact JSON body (identical starts must be
+   * spaced by more than the service's 1 s duplicate window, PROTOCOL §2.2).
+   */
+  readonly key?: string;
+}
+
+/** Rate-limit facts read off one answer (PROTOCOL §2.1; `Retry-After` only on the IP throttler, §1.3). */
+export interface RateLimitInfo {
+  readonly limitPerMinute?: number;
+  readonly remainingPerMinute?: number;
+  readonly limitPerDay?: number;
+  readonly remainingPerDay?: number;
+  readonly retryAfterMs?: number;
+}
+
+/** What the gate is told after each attempt. */
+export interface GateReport {
+  readonly ticket: GateTicket;
+  /** The HTTP status, or `undefined` when no answer came (network error, timeout, abort). */
+  readonly httpStatus: number | undefined;
+  readonly rateLimit: RateLimitInfo;
+}
+
+export interface RequestGate {
+  /**
+   * Resolves when the request may be sent. Rejects with `signal.reason` when the signal aborts while
+   * the request waits, and the queued request is dropped at once.
+   */
+  acquire(ticket: GateTicket, signal?: AbortSignal): Promise<void>;
+  /** Called once for every attempt that `acquire` let through, when its answer (or failure) is known. */
+  report(report: GateReport): void;
+}
