@@ -1,0 +1,73 @@
+/** Bounds of the status poll cadence, per client (`polling`) or per run (`pollInterval`). */
+export interface PollInterval {
+  /** The fastest cadence: after the start and right after any change. Default 500 ms. */
+  readonly minMs?: number;
+  /** The slowest cadence, reached while nothing changes. Default 10 s. */
+  readonly maxMs?: number;
+}
+
+export interface CadenceBounds {
+  readonly minMs: number;
+  readonly maxMs: number;
+}
+
+/**
+ * Defaults. The execution status moves on a ~1.5 s server tick (PROTOCOL §3.3) but node statuses move
+ * when the work does, so 500 ms after a change catches the follow-up (the next node starting, the tick
+ * that turns the execution `finish`) within a third of a tick — as fast as a fixed 1 s loop on average.
+ * While nothing changes the wait grows ×1.5 to 10 s: a long LLM node then costs 6 status reads a
+ * minute instead of the 30 of the service's own 2 s loop (PROTOCOL §6), so several runs fit in one
+ * account's 100 requests per minute (PROTOCOL §2.1).
+ */
+export const DEFAULT_POLL_INTERVAL: CadenceBounds = { minMs: 500, maxMs: 10_000 };
+
+/** Growth of the wait per quiet read. */
+export const BACKOFF_FACTOR = 1.5;
+
+/** Each wait is spread ±20% so that runs started together do not poll in lockstep. */
+export const JITTER = 0.2;
+
+/** Fills in the defaults; a `maxMs` below `minMs` is raised to it, negatives count as 0. */
+export function cadenceBounds(interval: PollInterval = {}, defaults: PollInterval = {}): CadenceBounds {
+  const minMs = Math.max(0, interval.minMs ?? defaults.minMs ?? DEFAULT_POLL_INTERVAL.minMs);
+  const maxMs = Math.max(minMs, interval.maxMs ?? defaults.maxMs ?? DEFAULT_POLL_INTERVAL.maxMs);
+  return { minMs, maxMs };
+}
+
+/**
+ * What the last read showed: `changed` (it produced events), `settling` (every node is done but the
+ * execution has not turned terminal yet, PROTOCOL §3.3: the next tick will say `finish`), or `quiet`.
+ */
+export type Reading = 'changed' | 'settling' | 'quiet';
+
+/** The un-jittered wait the cadence has backed off to. */
+export interface CadenceState {
+  readonly delayMs: number;
+}
+
+export function startCadence(bounds: CadenceBounds): CadenceState {
+  return { delayMs: bounds.minMs };
+}
+
+/**
+ * The wait before the next read and the cadence after it: back to the fastest after a change or while
+ * settling, otherwise backing off exponentially. `random` (in [0, 1), injected for tests) spreads the
+ * wait by ±`JITTER`; the wait always stays within the bounds.
+ *
+ * @example
+ * ```ts
+ * const bounds = cadenceBounds({ minMs: 500, maxMs: 10_000 });
+ * const { waitMs, state } = nextCadence(bounds, startCadence(bounds), 'quiet', Math.random);
+ * ```
+ */
+export function nextCadence(
+  bounds: CadenceBounds,
+  state: CadenceState,
+  reading: Reading,
+  random: () => number,
+): { readonly waitMs: number; readonly state: CadenceState } {
+  const delayMs = reading === 'quiet' ? Math.min(bounds.maxMs, state.delayMs * BACKOFF_FACTOR) : bounds.minMs;
+  const spread = delayMs * (1 + JITTER * (2 * random() - 1));
+  const waitMs = Math.round(Math.min(bounds.maxMs, Math.max(bounds.minMs, spread)));
+  return { waitMs, state: { delayMs } };
+}

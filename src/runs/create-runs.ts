@@ -1,0 +1,66 @@
+import { defer, type Observable } from 'rxjs';
+import type { ExecutionsApi, Variables } from '../http/model.js';
+import type { RunEvent } from './events.js';
+import { type ExecutionSource, observeExecutions } from './execution-source.js';
+import { runLifecycle } from './run-lifecycle.js';
+import { type RunOptions, type RunsDefaults, runSettings } from './run-options.js';
+
+/** The input of a run (PROTOCOL §5.4: always sent as the `variables` wrapper). */
+export interface RunInput {
+  readonly variables?: Variables;
+}
+
+/** Reactive runs: `client.run` and `client.watch`. */
+export interface Runs {
+  /**
+   * Starts a new execution of a workflow per subscription and follows it to the end. Unsubscribing
+   * before `finished` aborts it (see `RunOptions.abortOnUnsubscribe`).
+   *
+   * @example
+   * ```ts
+   * runs.run('c-123', { variables: { topic: 'tides' } }).pipe(ofType('message'))
+   *   .subscribe((event) => process.stdout.write(event.delta));
+   * ```
+   */
+  run(canvasId: string, input?: RunInput, options?: RunOptions): Observable<RunEvent>;
+  /**
+   * Follows an existing execution (from any client of the account, PROTOCOL §3.8). `started` comes
+   * with the first status read. Unsubscribing leaves the execution running unless
+   * `abortOnUnsubscribe: true`.
+   *
+   * @example
+   * ```ts
+   * const result = await runs.watch('we-abc').pipe(runResult());
+   * ```
+   */
+  watch(executionId: string, options?: RunOptions): Observable<RunEvent>;
+}
+
+/**
+ * Runs over the Observable seam; `createRuns` puts an `ExecutionsApi` behind it. Nothing happens
+ * until a subscription.
+ */
+export function runsOver(source: ExecutionSource, defaults: RunsDefaults = {}): Runs {
+  return {
+    run: (canvasId, input = {}, options = {}) =>
+      defer(() =>
+        runLifecycle(source, { kind: 'start', canvasId, start: source.start(canvasId, input) }, runSettings('run', options, defaults)),
+      ),
+    watch: (executionId, options = {}) =>
+      defer(() => runLifecycle(source, { kind: 'watch', executionId }, runSettings('watch', options, defaults))),
+  };
+}
+
+/**
+ * Reactive runs over the execution endpoints. The client passes its `polling` defaults and `logger`;
+ * every request goes through `api`, so the request budget sees them all.
+ *
+ * @example
+ * ```ts
+ * const runs = createRuns(executionsApi, { polling: { minMs: 1000 }, logger: console });
+ * runs.run('c-123').subscribe({ next: console.log, error: console.error });
+ * ```
+ */
+export function createRuns(api: ExecutionsApi, defaults: RunsDefaults = {}): Runs {
+  return runsOver(observeExecutions(api), defaults);
+}

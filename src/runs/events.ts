@@ -1,0 +1,90 @@
+import type { ExecutionStatus, NodeError, NodeStatus, OutputFile, RunResult } from '../http/model.js';
+
+/**
+ * The execution id is known: after the start answered (`run`) or with the first status (`watch`).
+ * `status` is the execution's status at that moment.
+ */
+export interface StartedEvent {
+  readonly type: 'started';
+  readonly executionId: string;
+  readonly canvasId?: string;
+  readonly status: ExecutionStatus;
+}
+
+/** The execution's status changed. */
+export interface StatusEvent {
+  readonly type: 'status';
+  readonly executionId: string;
+  readonly status: ExecutionStatus;
+  readonly previous?: ExecutionStatus;
+}
+
+/**
+ * A node changed status: one event per observed transition, in order. A node seen for the first time
+ * has no `previous`; a node that moved `init → finish` between two polls gives one event with
+ * `previous: 'init'`. Statuses only move forward (PROTOCOL §3.2).
+ */
+export interface NodeEvent {
+  readonly type: 'node';
+  readonly executionId: string;
+  readonly nodeId: string;
+  readonly title?: string;
+  readonly status: NodeStatus;
+  readonly previous?: NodeStatus;
+  readonly error?: NodeError;
+}
+
+/**
+ * New text of a message since its last event (PROTOCOL §4.4). Concatenating `delta`s gives `content`;
+ * when `replaced` is true the earlier text was rewritten and `delta`/`reasoningDelta` hold the whole
+ * new text, so a consumer starts over from them.
+ */
+export interface MessageEvent {
+  readonly type: 'message';
+  readonly executionId: string;
+  readonly nodeId: string;
+  readonly messageId: string;
+  readonly role: 'ai' | 'tool';
+  readonly delta: string;
+  readonly reasoningDelta: string;
+  /** The message's full text so far. */
+  readonly content: string;
+  /** The message's full reasoning so far (usually `''`, PROTOCOL §4.5). */
+  readonly reasoningContent: string;
+  readonly replaced: boolean;
+}
+
+/** An output file appeared (once per file, PROTOCOL §4.6). */
+export interface FileEvent {
+  readonly type: 'file';
+  readonly executionId: string;
+  readonly file: OutputFile;
+}
+
+/** The execution reached `finish` or `failed`; always the last event of a run. */
+export interface FinishedEvent {
+  readonly type: 'finished';
+  readonly executionId: string;
+  readonly result: RunResult;
+}
+
+/**
+ * Everything a run tells its subscribers, discriminated on `type`.
+ *
+ * @example
+ * ```ts
+ * client.run('c-1').subscribe((event) => {
+ *   switch (event.type) {
+ *     case 'message': process.stdout.write(event.delta); break;
+ *     case 'finished': console.log(event.result.files); break;
+ *     default: break;
+ *   }
+ * });
+ * ```
+ */
+export type RunEvent = StartedEvent | StatusEvent | NodeEvent | MessageEvent | FileEvent | FinishedEvent;
+
+export type RunEventType = RunEvent['type'];
+
+/** The event of one `type`. */
+export type RunEventOf<T extends RunEventType> = Extract<RunEvent, { readonly type: T }>;

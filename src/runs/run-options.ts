@@ -1,0 +1,71 @@
+import { asyncScheduler, type SchedulerLike } from 'rxjs';
+import type { Logger } from '../http/model.js';
+import { type CadenceBounds, cadenceBounds, type PollInterval } from './cadence.js';
+import type { OutputMode } from './output-policy.js';
+
+/**
+ * Options of one run or watch.
+ *
+ * @example
+ * ```ts
+ * client.run('c-1', {}, { timeoutMs: 10 * 60_000, output: 'final', pollInterval: { maxMs: 5000 } });
+ * ```
+ */
+export interface RunOptions {
+  /** Bounds of the status cadence; defaults to the client's `polling`, then 500 ms / 10 s. */
+  readonly pollInterval?: PollInterval;
+  /** Overall deadline from subscription: the execution is aborted and the run errors with `RunTimeoutError`. */
+  readonly timeoutMs?: number;
+  /** `stream` (default): message events while nodes run. `final`: the output is read once, at the end. */
+  readonly output?: OutputMode;
+  /** Abort the execution when unsubscribed before `finished`. Default: true for `run`, false for `watch`. */
+  readonly abortOnUnsubscribe?: boolean;
+  /** Error with `WorkflowFailedError` after a `failed` result (default true); false completes instead. */
+  readonly failOnWorkflowError?: boolean;
+  /**
+   * Aborting this signal ends the run like an unsubscribe (the execution is aborted when
+   * `abortOnUnsubscribe` says so) and the Observable errors with `signal.reason`, so that a pipeline
+   * waiting on the run stops instead of taking it for a success.
+   */
+  readonly signal?: AbortSignal;
+}
+
+/** Defaults shared by every run of a client. */
+export interface RunsDefaults {
+  /** The client's `polling` option. */
+  readonly polling?: PollInterval;
+  /** Where unknown statuses and failed background aborts are reported. */
+  readonly logger?: Logger;
+  /** Drives every timer of a run; a `TestScheduler` in tests. Default `asyncScheduler`. */
+  readonly scheduler?: SchedulerLike;
+  /** The jitter source, in [0, 1). Default `Math.random`. */
+  readonly random?: () => number;
+}
+
+/** Every option of one run, filled in. */
+export interface RunSettings {
+  readonly bounds: CadenceBounds;
+  readonly timeoutMs: number | undefined;
+  readonly output: OutputMode;
+  readonly abortOnUnsubscribe: boolean;
+  readonly failOnWorkflowError: boolean;
+  readonly signal: AbortSignal | undefined;
+  readonly scheduler: SchedulerLike;
+  readonly random: () => number;
+  readonly logger: Logger | undefined;
+}
+
+/** Fills in a run's options from the client's defaults; `kind` decides `abortOnUnsubscribe`. */
+export function runSettings(kind: 'run' | 'watch', options: RunOptions = {}, defaults: RunsDefaults = {}): RunSettings {
+  return {
+    bounds: cadenceBounds(options.pollInterval, defaults.polling),
+    timeoutMs: options.timeoutMs,
+    output: options.output ?? 'stream',
+    abortOnUnsubscribe: options.abortOnUnsubscribe ?? kind === 'run',
+    failOnWorkflowError: options.failOnWorkflowError ?? true,
+    signal: options.signal,
+    scheduler: defaults.scheduler ?? asyncScheduler,
+    random: defaults.random ?? Math.random,
+    logger: defaults.logger,
+  };
+}

@@ -1,0 +1,142 @@
+import type { ExecutionStatus, NodeError, NodeStatus, OutputFile, RunResult } from '../http/model.js';
+import type { MessageEvent, NodeEvent, RunEvent } from './events.js';
+import { isNodeDone } from './node-progress.js';
+
+/** A message at its full text so far. */
+export interface MessageState {
+  readonly messageId: string;
+  readonly role: MessageEvent['role'];
+  readonly content: string;
+  readonly reasoningContent: string;
+}
+
+/** A node as a UI shows it. */
+export interface NodeState {
+  readonly nodeId: string;
+  readonly title?: string;
+  readonly status: NodeStatus;
+  readonly error?: NodeError;
+  readonly messages: readonly MessageState[];
+  /** The node's messages' text, joined by a blank line. */
+  readonly text: string;
+}
+
+/**
+ * A run folded into what a UI shows: what `toRunState()` emits and what `shareRun()` replays to a
+ * late subscriber.
+ */
+export interface RunState {
+  /** Absent until `started`. */
+  readonly executionId?: string;
+  readonly canvasId?: string;
+  readonly status?: ExecutionStatus;
+  /** In the service's parents-before-children order (PROTOCOL §4.1). */
+  readonly nodes: readonly NodeState[];
+  readonly files: readonly OutputFile[];
+  /** Nodes `finish` or `failed` out of all nodes. */
+  readonly progress: { readonly done: number; readonly total: number };
+  /** Time from subscription to the latest event. */
+  readonly elapsedMs: number;
+  /** Present once `finished`. */
+  readonly result?: RunResult;
+}
+
+export const INITIAL_RUN_STATE: RunState = { nodes: [], files: [], progress: { done: 0, total: 0 }, elapsedMs: 0 };
+
+function withNodes(state: RunState, nodes: readonly NodeState[]): RunState {
+  return { ...state, nodes, progress: { done: nodes.filter((node) => isNodeDone(node.status)).length, total: nodes.length } };
+}
+
+function applyNode(nodes: readonly NodeState[], event: NodeEvent): readonly NodeState[] {
+  const known = nodes.find((node) => node.nodeId === event.nodeId);
+  const next: NodeState = {
+    nodeId: event.nodeId,
+    ...(event.title === undefined ? {} : { title: event.title }),
+    status: event.status,
+    ...(event.error === undefined ? {} : { error: event.error }),
+    messages: known?.messages ?? [],
+    text: known?.text ?? '',
+  };
+  return known === undefined ? [...nodes, next] : nodes.map((node) => (node === known ? next : node));
+}
+
+function applyMessage(nodes: readonly NodeState[], event: MessageEvent): readonly NodeState[] {
+  // Messages follow their node's event; a message of a node not seen yet still gets a place.
+  const listed = nodes.some((node) => node.nodeId === event.nodeId)
+    ? nodes
+    : [...nodes, { nodeId: event.nodeId, status: 'unknown' as const, messages: [], text: '' }];
+  const message: MessageState = {
+    messageId: event.messageId,
+    role: event.role,
+    content: event.content,
+    reasoningContent: event.reasoningContent,
+  };
+  return listed.map((node) => {
+    if (node.nodeId !== event.nodeId) return node;
+    const known = node.messages.some((entry) => entry.messageId === event.messageId);
+    const messages = known ? node.messages.map((entry) => (entry.messageId === event.messageId ? message : entry)) : [...node.messages, message];
+    return { ...node, messages, text: messages.map((entry) => entry.content).join('\n\n') };
+  });
+}
+
+/**
+ * One event folded into the state. Messages are taken at their full text (`content`), so the state
+ * is right whether or not earlier text was `replaced`.
+ */
+export function reduceRunState(state: RunState, event: RunEvent): RunState {
+  switch (event.type) {
+    case 'started':
+      return {
+        ...state,
+        executionId: event.executionId,
+        ...(event.canvasId === undefined ? {} : { canvasId: event.canvasId }),
+        status: event.status,
+      };
+    case 'status':
+      return { ...state, status: event.status };
+    case 'node':
+      return withNodes(state, applyNode(state.nodes, event));
+    case 'message':
+      return withNodes(state, applyMessage(state.nodes, event));
+    case 'file':
+      return { ...state, files: [...state.files, event.file] };
+    case 'finished':
+      return { ...state, status: event.result.status, result: event.result };
+    default:
+      return event satisfies never;
+  }
+}
+
+/**
+ * The events that bring a newcomer to `state` at once: `started` at the current status, each node at
+ * its current status, each message at its full text, each file — not every delta that led there.
+ */
+export function replayRunState(state: RunState): readonly RunEvent[] {
+  const { executionId, status } = state;
+  if (executionId === undefined || status === undefined) return [];
+  const events: RunEvent[] = [{ type: 'started', executionId, ...(state.canvasId === undefined ? {} : { canvasId: state.canvasId }), status }];
+  for (const node of state.nodes) {
+    events.push({
+      type: 'node',
+      executionId,
+      nodeId: node.nodeId,
+      ...(node.title === undefined ? {} : { title: node.title }),
+      status: node.status,
+      ...(node.error === undefined ? {} : { error: node.error }),
+    });
+    for (const message of node.messages) {
+      events.push({
+        type: 'message',
+        executionId,
+        nodeId: node.nodeId,
+        ...message,
+        delta: message.content,
+        reasoningDelta: message.reasoningContent,
+        replaced: false,
+      });
+    }
+  }
+  for (const file of state.files) events.push({ type: 'file', executionId, file });
+  if (state.result !== undefined) events.push({ type: 'finished', executionId, result: state.result });
+  return events;
+}

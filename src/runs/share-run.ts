@@ -1,0 +1,63 @@
+import { type MonoTypeOperatorFunction, Observable, Subject, type Subscription } from 'rxjs';
+import type { RunEvent } from './events.js';
+import { INITIAL_RUN_STATE, reduceRunState, replayRunState, type RunState } from './run-state.js';
+
+/** One execution and the subscribers sharing it. */
+interface Connection {
+  readonly subject: Subject<RunEvent>;
+  state: RunState;
+  subscribers: number;
+  subscription?: Subscription;
+}
+
+/**
+ * Shares one run among many subscribers: the first subscription starts the execution, later ones
+ * join it and first receive a replay of its current state (see `replayRunState`: `started`, each
+ * node's status, each message's full text, each file) instead of every delta so far. Only when the
+ * last subscriber leaves is the source unsubscribed — and so the execution aborted. After the run
+ * ends, the next subscriber starts a new one.
+ *
+ * @example
+ * ```ts
+ * const run$ = client.run('c-1').pipe(shareRun());
+ * run$.pipe(toRunState()).subscribe(render);
+ * const result = await run$.pipe(runResult());
+ * ```
+ */
+export function shareRun(): MonoTypeOperatorFunction<RunEvent> {
+  return (source) => {
+    let current: Connection | undefined;
+    return new Observable<RunEvent>((subscriber) => {
+      const connection: Connection = current ?? { subject: new Subject(), state: INITIAL_RUN_STATE, subscribers: 0 };
+      current = connection;
+      for (const event of replayRunState(connection.state)) subscriber.next(event);
+      connection.subscribers += 1;
+      const joined = connection.subject.subscribe(subscriber);
+      const leave = (): void => {
+        if (current === connection) current = undefined;
+      };
+      connection.subscription ??= source.subscribe({
+        next: (event) => {
+          connection.state = reduceRunState(connection.state, event);
+          connection.subject.next(event);
+        },
+        error: (error: unknown) => {
+          leave();
+          connection.subject.error(error);
+        },
+        complete: () => {
+          leave();
+          connection.subject.complete();
+        },
+      });
+      return () => {
+        joined.unsubscribe();
+        connection.subscribers -= 1;
+        if (connection.subscribers === 0) {
+          leave();
+          connection.subscription?.unsubscribe();
+        }
+      };
+    });
+  };
+}

@@ -1,0 +1,71 @@
+import type { ExecutionSnapshot, NodeExecution } from '../http/model.js';
+import type { NodeEvent, RunEvent } from './events.js';
+import type { ExecutionView } from './execution-view.js';
+import { nodeRank } from './node-progress.js';
+import { type ViewDiff, WarningLog } from './view-diff.js';
+
+function nodeEvent(executionId: string, node: NodeExecution, previous: NodeExecution | undefined): NodeEvent {
+  return {
+    type: 'node',
+    executionId,
+    nodeId: node.nodeId,
+    status: node.status,
+    ...(node.title === undefined ? {} : { title: node.title }),
+    ...(previous === undefined ? {} : { previous: previous.status }),
+    ...(node.error === undefined ? {} : { error: node.error }),
+  };
+}
+
+/**
+ * Compares a status reading with the view: a `status` event when the execution's status changed, then
+ * one `node` event per node that moved forward, in the reading's parents-before-children order
+ * (PROTOCOL §4.1). A node that jumped several steps between two polls gives one event from where it
+ * was. A reading that would move a node backwards (a stale read) or to a status we do not know is not
+ * believed: the node keeps its furthest status and the oddity is logged once.
+ *
+ * @example
+ * ```ts
+ * const { events, view: next } = diffStatus(view, await api.status(view.executionId));
+ * ```
+ */
+export function diffStatus(view: ExecutionView, snapshot: ExecutionSnapshot): ViewDiff {
+  const log = new WarningLog(view.reported);
+  const events: RunEvent[] = [];
+  const { executionId } = view;
+
+  let status = view.status;
+  if (snapshot.status === 'unknown') {
+    log.once(`execution:${snapshot.rawStatus}`, 'Unknown execution status', { executionId, status: snapshot.rawStatus });
+  }
+  if (snapshot.status !== status && (snapshot.status !== 'unknown' || status === undefined)) {
+    events.push({ type: 'status', executionId, status: snapshot.status, ...(status === undefined ? {} : { previous: status }) });
+    status = snapshot.status;
+  }
+
+  const nodes = new Map(view.nodes);
+  for (const node of snapshot.nodes) {
+    const known = nodes.get(node.nodeId);
+    if (node.status === 'unknown') {
+      log.once(`node:${node.nodeId}:${node.rawStatus}`, 'Unknown node status', { executionId, nodeId: node.nodeId, status: node.rawStatus });
+    }
+    if (known === undefined) {
+      nodes.set(node.nodeId, node);
+      events.push(nodeEvent(executionId, node, undefined));
+    } else if (nodeRank(node.status) > nodeRank(known.status)) {
+      nodes.set(node.nodeId, node);
+      events.push(nodeEvent(executionId, node, known));
+    } else if (node.status === known.status) {
+      // Same status: keep the fresher title and error without an event.
+      nodes.set(node.nodeId, node);
+    } else if (node.status !== 'unknown') {
+      log.once(`regress:${node.nodeId}:${known.status}:${node.status}`, 'Ignored a node status that went backwards', {
+        executionId,
+        nodeId: node.nodeId,
+        from: known.status,
+        to: node.status,
+      });
+    }
+  }
+
+  return { view: { ...view, status, nodes, reported: log.reported }, events, warnings: log.warnings };
+}
