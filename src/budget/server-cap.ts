@@ -1,0 +1,85 @@
+/**
+ * What the service told us about its own count, when it counts more than we sent: another process
+ * shares the account (PROTOCOL §2.1), or the account's limit is lower than configured. A cap allows
+ * `allowance` more sends before `until` (when the service's window can have reset), at least
+ * `spacingMs` apart so they spread over that time instead of leaving at once.
+ *
+ * @example
+ * ```ts
+ * const cap = serverCap({ remaining: 40, at: now, windowMs: 62_000, reserve: 5, inFlight: 2, lastSendAt, spread: true });
+ * capReadyAt(cap, now); // when the next send may go, as far as the service's count allows
+ * ```
+ */
+export interface ServerCap {
+  readonly until: number;
+  readonly allowance: number;
+  readonly spacingMs: number;
+  readonly notBefore: number;
+}
+
+/**
+ * What `serverCap` needs from a report.
+ *
+ * @example
+ * ```ts
+ * const input: ServerCapInput = { remaining: 40, at: 1_000, windowMs: 62_000, reserve: 5, inFlight: 0, lastSendAt: 900, spread: true };
+ * ```
+ */
+export interface ServerCapInput {
+  /** The `X-RateLimit-Remaining-*` value of the answer. */
+  readonly remaining: number;
+  /** When the answer arrived. */
+  readonly at: number;
+  /** Our window: the service's window that counted this request ends at the latest `at + windowMs`. */
+  readonly windowMs: number;
+  /** Requests we keep unused (the safety margin). */
+  readonly reserve: number;
+  /** Our other requests on their way, which the service may not have counted yet. */
+  readonly inFlight: number;
+  readonly lastSendAt: number;
+  /** Spread the allowance over the window (per minute) or only stop at zero (per day, too long to spread). */
+  readonly spread: boolean;
+}
+
+/**
+ * The cap a report imposes. The service's window that counted this request began at or before the
+ * request arrived, so it has reset by `at + 60 s` at the latest; until then at most `remaining` requests
+ * are left, minus ours already on their way and the reserve.
+ *
+ * @example
+ * ```ts
+ * serverCap({ remaining: 40, at: 0, windowMs: 62_000, reserve: 5, inFlight: 0, lastSendAt: 0, spread: true }).spacingMs; // 1_771.4…
+ * ```
+ */
+export function serverCap(input: ServerCapInput): ServerCap {
+  const allowance = Math.max(0, input.remaining - input.inFlight - input.reserve);
+  const spacingMs = input.spread && allowance > 0 ? input.windowMs / allowance : 0;
+  return { until: input.at + input.windowMs, allowance, spacingMs, notBefore: input.lastSendAt + spacingMs };
+}
+
+/**
+ * The earliest time the cap lets a send go: at once when it has expired, at `until` when its
+ * allowance is spent, otherwise one spacing after the previous send.
+ *
+ * @example
+ * ```ts
+ * capReadyAt(undefined, now); // -Infinity: no cap
+ * ```
+ */
+export function capReadyAt(cap: ServerCap | undefined, now: number): number {
+  if (cap === undefined || now >= cap.until) return Number.NEGATIVE_INFINITY;
+  return cap.allowance > 0 ? cap.notBefore : cap.until;
+}
+
+/**
+ * The cap after a send at `now`; `undefined` once it has expired.
+ *
+ * @example
+ * ```ts
+ * cap = capAfterSend(cap, now);
+ * ```
+ */
+export function capAfterSend(cap: ServerCap | undefined, now: number): ServerCap | undefined {
+  if (cap === undefined || now >= cap.until) return undefined;
+  return { ...cap, allowance: cap.allowance - 1, notBefore: now + cap.spacingMs };
+}
