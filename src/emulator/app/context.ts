@@ -1,0 +1,28 @@
+import type { Clock } from '../clock.js';
+import type { Profile } from '../options.js';
+import type { ExecutionStore } from '../state/execution-store.js';
+import type { FaultRegistry } from '../state/faults.js';
+import type { RateLimiter } from '../state/rate-limiter.js';
+import type { RequestLog } from '../state/request-log.js';
+import type { RunDebounce } from '../state/run-debounce.js';
+import type { UploadStore } from '../state/upload-store.js';
+import type { WorkflowRegistry } from '../state/workflow-registry.js';
+
+/** Everything the HTTP app reads and changes: the emulator's state. */
+export interface AppContext {
+  readonly profile: Profile;
+  readonly clock: Clock;
+  /** The API base, `http://127.0.0.1:<port>/v1`; output file links point under it. */
+  readonly baseUrl: string;
+  readonly apiKey: string;
+  readonly workflows: WorkflowRegistry;
+  readonly executions: ExecutionStore;
+  readonly uploads: UploadStore;
+  /** Undefined when the rate limit is off. */
+  readonly rateLimiter: RateLimiter | undefined;
+  readonly debounce: RunDebounce;
+  readonly requests: RequestLog;
+  readonly faults: FaultRegistry;
+  /** Aborted when the emulator closes: cuts injected latency short. */
+  readonly closing: AbortSignal;
+}

@@ -1,0 +1,81 @@
+import type { Clock } from './clock.js';
+import { createScaledClock } from './clock.js';
+import { newApiKey } from './ids.js';
+import type { RateLimits } from './state/rate-limiter.js';
+import type { WorkflowDefinition } from './workflows/definition.js';
+
+/**
+ * Which behaviour to play: `service` follows PROTOCOL.md (the service as it really is); `spec`
+ * follows the published spec as written (404 business errors, growing message content, top-level
+ * run variables accepted, documented statuses only).
+ */
+export type Profile = 'service' | 'spec';
+
+/**
+ * Options of {@link createEmulator}. Every one is optional.
+ *
+ * @example
+ * const emulator = await createEmulator({ speed: 50, rateLimit: { perMinute: 10 } });
+ */
+export interface EmulatorOptions {
+  /** Behaviour to play. Default `'service'`. */
+  readonly profile?: Profile;
+  /**
+   * Time acceleration: emulator milliseconds per real millisecond. Default 1. `speed: 50` makes a
+   * 10 s node take 200 ms. Ignored when `clock` is given.
+   */
+  readonly speed?: number;
+  /** A clock to use instead, e.g. `createManualClock()` to drive time by hand in tests. */
+  readonly clock?: Clock;
+  /**
+   * The account budget (PROTOCOL §2.1). Default 100 per minute and 10 000 per day; `false` turns it
+   * off (no 429s and no `X-RateLimit-*` headers).
+   */
+  readonly rateLimit?: { readonly perMinute?: number; readonly perDay?: number } | false;
+  /** Workflows to add at start, after the samples. */
+  readonly workflows?: readonly WorkflowDefinition[];
+  /** Whether to include the built-in sample catalogue. Default true. */
+  readonly samples?: boolean;
+  /** Port on 127.0.0.1. Default 0: an ephemeral port. */
+  readonly port?: number;
+  /** Whether to serve HTTP at all. Default true; false serves only the in-process `fetch`. */
+  readonly listen?: boolean;
+  /** The account's API key. Default: a generated `rf_` + 32 base62 characters. */
+  readonly apiKey?: string;
+}
+
+/** Options with every default applied. */
+export interface ResolvedOptions {
+  readonly profile: Profile;
+  readonly clock: Clock;
+  readonly rateLimit: RateLimits | undefined;
+  readonly workflows: readonly WorkflowDefinition[];
+  readonly samples: boolean;
+  readonly port: number;
+  readonly listen: boolean;
+  readonly apiKey: string;
+}
+
+const DEFAULT_RATE_LIMITS: RateLimits = { perMinute: 100, perDay: 10_000 };
+
+/** Applies the defaults, once, in one place. */
+export function resolveOptions(options: EmulatorOptions): ResolvedOptions {
+  const apiKey = options.apiKey ?? newApiKey();
+  // PROTOCOL §1.6: a key that does not start with `rf_` could never authenticate.
+  if (!apiKey.startsWith('rf_')) throw new RangeError('apiKey must start with "rf_"');
+  const limits = options.rateLimit;
+  const rateLimit =
+    limits === false
+      ? undefined
+      : { perMinute: limits?.perMinute ?? DEFAULT_RATE_LIMITS.perMinute, perDay: limits?.perDay ?? DEFAULT_RATE_LIMITS.perDay };
+  return {
+    profile: options.profile ?? 'service',
+    clock: options.clock ?? createScaledClock(options.speed ?? 1),
+    rateLimit,
+    workflows: options.workflows ?? [],
+    samples: options.samples ?? true,
+    port: options.port ?? 0,
+    listen: options.listen ?? true,
+    apiKey,
+  };
+}

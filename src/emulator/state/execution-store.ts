@@ -1,0 +1,69 @@
+import { newDriveFileId, newExecutionId, newMessageId } from '../ids.js';
+import type { Timeline } from '../engine/timeline.js';
+import { abortTimeline, planTimeline } from '../engine/timeline.js';
+import type { Workflow } from '../workflows/workflow.js';
+import type { ResolvedVariable } from './variables.js';
+
+/** An output file of one execution, published under a drive file id (PROTOCOL §4.6). */
+export interface ExecutionFile {
+  readonly fileId: string;
+  readonly nodeId: string;
+  readonly name: string;
+  readonly type: string;
+  readonly bytes: Uint8Array<ArrayBuffer>;
+}
+
+/** One run of a workflow. The workflow is copied at run time: later edits do not affect it. */
+export interface ExecutionRecord {
+  readonly executionId: string;
+  readonly workflow: Workflow;
+  readonly timeline: Timeline;
+  readonly variables: readonly ResolvedVariable[];
+  /** Message ids per node, one per scripted message. */
+  readonly messageIds: ReadonlyMap<string, readonly string[]>;
+  readonly files: readonly ExecutionFile[];
+}
+
+/** The executions of the emulator's account (PROTOCOL §3.8: any of them can be read). */
+export class ExecutionStore {
+  readonly #byId = new Map<string, ExecutionRecord>();
+
+  start(workflow: Workflow, variables: readonly ResolvedVariable[], now: number): ExecutionRecord {
+    const record: ExecutionRecord = {
+      executionId: newExecutionId(),
+      workflow,
+      timeline: planTimeline(workflow, now),
+      variables,
+      messageIds: new Map(workflow.nodes.map((node) => [node.id, node.messages.map(() => newMessageId())])),
+      files: workflow.nodes.flatMap((node) => node.files.map((file) => ({ fileId: newDriveFileId(), nodeId: node.id, ...file }))),
+    };
+    this.#byId.set(record.executionId, record);
+    return record;
+  }
+
+  get(executionId: string): ExecutionRecord | undefined {
+    return this.#byId.get(executionId);
+  }
+
+  list(): ExecutionRecord[] {
+    return [...this.#byId.values()];
+  }
+
+  /** PROTOCOL §3.5; returns undefined for an unknown id. */
+  abort(executionId: string, now: number): ExecutionRecord | undefined {
+    const record = this.#byId.get(executionId);
+    if (record === undefined) return undefined;
+    const aborted = { ...record, timeline: abortTimeline(record.timeline, now) };
+    this.#byId.set(executionId, aborted);
+    return aborted;
+  }
+
+  /** The file behind a public drive link, with its execution. */
+  findFile(fileId: string): { readonly record: ExecutionRecord; readonly file: ExecutionFile } | undefined {
+    for (const record of this.#byId.values()) {
+      const file = record.files.find((candidate) => candidate.fileId === fileId);
+      if (file !== undefined) return { record, file };
+    }
+    return undefined;
+  }
+}
