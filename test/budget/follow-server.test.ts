@@ -1,0 +1,144 @@
+import { describe, expect, it } from 'vitest';
+import { Simulation, ticket } from './simulation.js';
+
+const PACE = 682;
+const WINDOW = 62_000; // the service's 60 s plus the 2 s latency allowance
+
+function queueMany(sim: Simulation, count: number, prefix = 'we'): number[] {
+  return Array.from({ length: count }, (_, index) => sim.enqueue(ticket('status', `${prefix}-${index}`)));
+}
+
+function gaps(times: readonly number[]): number[] {
+  return times.slice(1).map((time, index) => time - times[index]!);
+}
+
+describe('after a 429', () => {
+  it('pauses everything until the service\'s window can have reset, then resumes without a burst', () => {
+    const sim = new Simulation();
+    const [rejected] = queueMany(sim, 3, 'early');
+    sim.advanceTo(100);
+    sim.report(sim.sent.find((sent) => sent.id === rejected)!.ticket, 429, { remainingPerMinute: 0 });
+    queueMany(sim, 8);
+    sim.advanceTo(WINDOW + 100 - 1);
+    expect(sim.sent).toHaveLength(3);
+    sim.advanceTo(10 * WINDOW);
+    const resumed = sim.sent.slice(3).map((sent) => sent.at);
+    expect(resumed[0]).toBe(WINDOW + 100);
+    // One at a time at the steady pace, although the bucket sat idle for a whole window.
+    expect(gaps(resumed)).toEqual(Array.from({ length: 7 }, () => PACE));
+  });
+
+  it('waits for Retry-After when the IP throttler gives one (PROTOCOL §1.3)', () => {
+    const sim = new Simulation();
+    const [first] = queueMany(sim, 1, 'early');
+    sim.advanceTo(50);
+    sim.report(sim.sent.find((sent) => sent.id === first)!.ticket, 429, { retryAfterMs: 3_000 });
+    queueMany(sim, 2);
+    sim.advanceTo(60_000);
+    expect(sim.sent.slice(1).map((sent) => sent.at)).toEqual([3_050, 3_050 + PACE]);
+  });
+
+  it('extends the pause when requests already on their way are refused too', () => {
+    const sim = new Simulation();
+    queueMany(sim, 2, 'early');
+    sim.advanceTo(100);
+    sim.report(sim.sent[0]!.ticket, 429);
+    sim.advanceTo(400);
+    sim.report(sim.sent[1]!.ticket, 429);
+    queueMany(sim, 1);
+    sim.advanceTo(10 * WINDOW);
+    expect(sim.sent[2]!.at).toBe(400 + WINDOW);
+  });
+
+  it('shows the pause in its state', () => {
+    const sim = new Simulation();
+    queueMany(sim, 1);
+    sim.report(sim.sent[0]!.ticket, 429);
+    expect(sim.state.pausedUntil).toBe(WINDOW);
+  });
+});
+
+describe('following the service\'s headers', () => {
+  it('slows down when the service counts more requests than ours (another process shares the account)', () => {
+    const sim = new Simulation();
+    queueMany(sim, 1, 'first');
+    sim.advanceTo(100);
+    // We sent 1, so 99 would remain if we were alone; 40 means others used 59.
+    sim.report(sim.sent[0]!.ticket, 200, { remainingPerMinute: 40 });
+    queueMany(sim, 6);
+    sim.advanceTo(30_000);
+    // 40 − 5 kept in reserve = 35 left, spread over the 62 s the window may still last.
+    const spacing = WINDOW / 35;
+    const times = sim.sent.slice(1).map((sent) => sent.at);
+    expect(times[0]).toBeCloseTo(spacing, 6);
+    for (const gap of gaps(times)) expect(gap).toBeCloseTo(spacing, 6);
+  });
+
+  it('stops until the window can have reset when the service has nothing left for us', () => {
+    const sim = new Simulation();
+    queueMany(sim, 1, 'first');
+    sim.advanceTo(100);
+    sim.report(sim.sent[0]!.ticket, 200, { remainingPerMinute: 5 });
+    queueMany(sim, 2);
+    sim.advanceTo(100 + WINDOW - 1);
+    expect(sim.sent).toHaveLength(1);
+    sim.advanceTo(100 + WINDOW);
+    expect(sim.sent.slice(1).map((sent) => sent.at)).toEqual([100 + WINDOW, 100 + WINDOW]);
+  });
+
+  it('counts its own requests still on their way against what the service says is left', () => {
+    const sim = new Simulation();
+    queueMany(sim, 4, 'first');
+    sim.advanceTo(100);
+    // Three others are still travelling: 10 − 3 − 5 reserve = 2 more before the window resets.
+    sim.report(sim.sent[0]!.ticket, 200, { remainingPerMinute: 10 });
+    queueMany(sim, 5);
+    sim.advanceTo(100 + WINDOW - 1);
+    expect(sim.sent).toHaveLength(6);
+  });
+
+  it('returns to its own pace once the service\'s count matches ours again', () => {
+    const sim = new Simulation();
+    queueMany(sim, 1, 'first');
+    sim.advanceTo(100);
+    sim.report(sim.sent[0]!.ticket, 200, { remainingPerMinute: 5 });
+    expect(sim.state.minuteCap).toBeDefined();
+    sim.report(sim.sent[0]!.ticket, 200, { remainingPerMinute: 99 });
+    expect(sim.state.minuteCap).toBeUndefined();
+    queueMany(sim, 3);
+    expect(sim.sent.map((sent) => sent.at)).toEqual([0, 100, 100, 100]);
+  });
+
+  it('ignores a remaining count that our own requests explain', () => {
+    const sim = new Simulation();
+    queueMany(sim, 5, 'first');
+    sim.advanceTo(100);
+    sim.report(sim.sent[0]!.ticket, 200, { remainingPerMinute: 95 });
+    expect(sim.state.minuteCap).toBeUndefined();
+  });
+
+  it('stops short of the daily limit when the service says the day is nearly spent', () => {
+    const sim = new Simulation();
+    queueMany(sim, 1, 'first');
+    sim.advanceTo(100);
+    // 520 left today, 500 kept in reserve (5% of 10,000): 20 more sends until the day can have reset.
+    sim.report(sim.sent[0]!.ticket, 200, { remainingPerDay: 520 });
+    queueMany(sim, 30);
+    sim.advanceTo(3_600_000);
+    expect(sim.sent).toHaveLength(21);
+    expect(sim.wakeAt).toBe(100 + 86_400_000 + 2_000);
+  });
+});
+
+describe('its own daily limit', () => {
+  it('never sends more than the usable part of requestsPerDay within a day', () => {
+    const sim = new Simulation({ requestsPerDay: 20 });
+    queueMany(sim, 25);
+    sim.advanceTo(3_600_000);
+    // 20 − ⌊20 × 5%⌋ = 19.
+    expect(sim.sent).toHaveLength(19);
+    expect(sim.wakeAt).toBe(86_402_000);
+    sim.advanceTo(86_402_000 + 10 * 60_000);
+    expect(sim.sent).toHaveLength(25);
+  });
+});

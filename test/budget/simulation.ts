@@ -1,0 +1,149 @@
+import type { GateTicket, RateLimitInfo, RequestPriority } from '../../src/http/gate.js';
+import { budgetLimits } from '../../src/budget/limits.js';
+import type { RequestBudgetOptions } from '../../src/budget/limits.js';
+import { step } from '../../src/budget/scheduler.js';
+import type { SchedulerEvent } from '../../src/budget/scheduler.js';
+import { initialSchedulerState } from '../../src/budget/scheduler-state.js';
+import type { SchedulerState } from '../../src/budget/scheduler-state.js';
+
+export interface Sent {
+  readonly id: number;
+  readonly at: number;
+  readonly ticket: GateTicket;
+}
+
+/**
+ * Drives the pure scheduler in virtual time, as the shell does with real timers: each step's
+ * `wakeAt` is honoured before time moves past it.
+ */
+export class Simulation {
+  state: SchedulerState;
+  now = 0;
+  wakeAt: number | undefined;
+  readonly sent: Sent[] = [];
+  readonly #tickets = new Map<number, GateTicket>();
+  #nextId = 0;
+
+  constructor(options: Omit<RequestBudgetOptions, 'clock'> = {}) {
+    this.state = initialSchedulerState(budgetLimits(options));
+  }
+
+  /** Lets virtual time pass, firing the scheduler's wake-ups on the way. */
+  advanceTo(time: number): void {
+    while (this.wakeAt !== undefined && this.wakeAt <= time) {
+      this.now = Math.max(this.now, this.wakeAt);
+      this.#dispatch({ type: 'wake' });
+    }
+    this.now = Math.max(this.now, time);
+  }
+
+  advanceBy(ms: number): void {
+    this.advanceTo(this.now + ms);
+  }
+
+  enqueue(ticket: GateTicket): number {
+    const id = this.#nextId++;
+    this.#tickets.set(id, ticket);
+    this.#dispatch({ type: 'enqueue', id, ticket });
+    return id;
+  }
+
+  cancel(id: number): void {
+    this.#dispatch({ type: 'cancel', id });
+  }
+
+  report(ticket: GateTicket, httpStatus: number | undefined = 200, rateLimit: RateLimitInfo = {}): void {
+    this.#dispatch({ type: 'report', report: { ticket, httpStatus, rateLimit } });
+  }
+
+  sentAt(id: number): number | undefined {
+    return this.sent.find((sent) => sent.id === id)?.at;
+  }
+
+  #dispatch(event: SchedulerEvent): void {
+    const result = step(this.state, event, this.now);
+    this.state = result.state;
+    this.wakeAt = result.wakeAt;
+    for (const id of result.released) this.sent.push({ id, at: this.now, ticket: this.#tickets.get(id)! });
+  }
+}
+
+export function ticket(priority: RequestPriority, key?: string): GateTicket {
+  const endpoint = priority === 'start' ? 'run' : priority;
+  return key === undefined ? { endpoint, priority } : { endpoint, priority, key };
+}
+
+/** The most sends in any window of `windowMs` (half-open, as the service counts), wherever it starts. */
+export function maxInAnyWindow(times: readonly number[], windowMs: number): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  let most = 0;
+  let first = 0;
+  for (let last = 0; last < sorted.length; last++) {
+    while (sorted[last]! - sorted[first]! >= windowMs) first++;
+    most = Math.max(most, last - first + 1);
+  }
+  return most;
+}
+
+/**
+ * How many of these arrivals the service would refuse (PROTOCOL §2.1): a fixed window opens at the
+ * first request, counts every request (refused ones too) and closes 60 s later; the next request opens
+ * the next window.
+ */
+export function serviceRejections(times: readonly number[], limit: number, windowMs = 60_000): number {
+  let windowStart = Number.NEGATIVE_INFINITY;
+  let count = 0;
+  let rejected = 0;
+  for (const at of [...times].sort((a, b) => a - b)) {
+    if (at >= windowStart + windowMs) {
+      windowStart = at;
+      count = 0;
+    }
+    count++;
+    if (count > limit) rejected++;
+  }
+  return rejected;
+}
+
+/** Things to do at given virtual times, interleaved with the scheduler's own wake-ups. */
+export class Agenda {
+  readonly #items: { readonly at: number; readonly order: number; readonly run: () => void }[] = [];
+  #order = 0;
+  #handled = 0;
+
+  constructor(
+    readonly sim: Simulation,
+    /** Called once for each request the scheduler lets through, in order. */
+    readonly onSent: (sent: Sent) => void = () => undefined,
+  ) {}
+
+  at(time: number, run: () => void): void {
+    this.#items.push({ at: time, order: this.#order++, run });
+  }
+
+  /** Runs everything due up to `until`, in time order. */
+  runUntil(until: number): void {
+    for (;;) {
+      this.#notifySends();
+      this.#items.sort((a, b) => a.at - b.at || a.order - b.order);
+      const next = this.#items[0];
+      const wakeAt = this.sim.wakeAt;
+      if (next !== undefined && next.at <= until && (wakeAt === undefined || next.at <= wakeAt)) {
+        this.#items.shift();
+        this.sim.advanceTo(next.at);
+        this.#notifySends();
+        next.run();
+      } else if (wakeAt !== undefined && wakeAt <= until) {
+        this.sim.advanceTo(wakeAt);
+      } else {
+        this.sim.advanceTo(until);
+        this.#notifySends();
+        return;
+      }
+    }
+  }
+
+  #notifySends(): void {
+    while (this.#handled < this.sim.sent.length) this.onSent(this.sim.sent[this.#handled++]!);
+  }
+}
