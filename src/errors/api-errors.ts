@@ -1,0 +1,299 @@
+import type { Endpoint, RateLimitInfo } from '../http/gate.js'; // type-only: errors name the endpoint they came from
+import { brand, FlowstreamError, guardFor } from './flowstream-error.js';
+
+/** What every API answer that failed tells us (PROTOCOL §1.2–1.3); absent fields stay absent. */
+export interface ApiErrorDetails {
+  readonly endpoint: Endpoint;
+  /** The HTTP status; 200 for business errors sent in a `success:false` envelope (PROTOCOL §1.2). */
+  readonly status: number;
+  /** The envelope's `errCode` (`E1021`, `CANVAS_NOT_FOUND`, …). */
+  readonly errCode?: string;
+  /** The envelope's `errMsg`, or the framework body's `message`, or the bare text of the body. */
+  readonly errMsg?: string;
+  readonly traceId?: string;
+  readonly executionId?: string;
+  readonly cause?: unknown;
+}
+
+function describe(details: ApiErrorDetails, lead: string): string {
+  const code = details.errCode === undefined ? '' : ` ${details.errCode}`;
+  const text = details.errMsg === undefined ? '' : `: ${details.errMsg}`;
+  const trace = details.traceId === undefined ? '' : ` (traceId ${details.traceId})`;
+  return `${lead} on ${details.endpoint} (HTTP ${details.status}${code})${text}${trace}`;
+}
+
+/**
+ * The service answered, and the answer is a failure: an HTTP error status or a `success:false`
+ * envelope (which the service sends with HTTP 200, PROTOCOL §1.2). Subclasses name the kind.
+ *
+ * @example
+ * ```ts
+ * catch (e) { if (isApiError(e)) console.log(e.endpoint, e.status, e.errCode, e.traceId); }
+ * ```
+ */
+export class ApiError extends FlowstreamError {
+  readonly endpoint: Endpoint;
+  readonly status: number;
+  readonly errCode?: string;
+  readonly errMsg?: string;
+  readonly traceId?: string;
+
+  constructor(details: ApiErrorDetails, code = 'API_ERROR', lead = 'API request failed') {
+    super(describe(details, lead), code, {
+      ...(details.cause === undefined ? {} : { cause: details.cause }),
+      ...(details.executionId === undefined ? {} : { executionId: details.executionId }),
+    });
+    this.endpoint = details.endpoint;
+    this.status = details.status;
+    if (details.errCode !== undefined) this.errCode = details.errCode;
+    if (details.errMsg !== undefined) this.errMsg = details.errMsg;
+    if (details.traceId !== undefined) this.traceId = details.traceId;
+    brand(this, 'ApiError');
+  }
+}
+
+/**
+ * 401: the API key is missing, malformed (it must start with `rf_`, PROTOCOL §1.6) or invalid.
+ *
+ * @example
+ * ```ts
+ * if (isAuthenticationError(e)) askForANewKey();
+ * ```
+ */
+export class AuthenticationError extends ApiError {
+  constructor(details: ApiErrorDetails) {
+    super(details, 'AUTHENTICATION', 'Authentication failed');
+    brand(this, 'AuthenticationError');
+  }
+}
+
+/**
+ * 403: the key may not do this (the spec's "Workflow API is disabled", `WEBHOOK_DISABLED`; PROTOCOL §1.4).
+ *
+ * @example
+ * ```ts
+ * if (isPermissionError(e)) console.warn('the workflow API is disabled for this account');
+ * ```
+ */
+export class PermissionError extends ApiError {
+  constructor(details: ApiErrorDetails) {
+    super(details, 'PERMISSION_DENIED', 'Permission denied');
+    brand(this, 'PermissionError');
+  }
+}
+
+/**
+ * 402 / `INSUFFICIENT_CREDITS` / `E2002`: the account lacks credits (PROTOCOL §1.4: not sent in
+ * practice, where credits fail a node instead, §3.7).
+ *
+ * @example
+ * ```ts
+ * if (isInsufficientCreditsError(e)) showUpgradeHint();
+ * ```
+ */
+export class InsufficientCreditsError extends ApiError {
+  constructor(details: ApiErrorDetails) {
+    super(details, 'INSUFFICIENT_CREDITS', 'Insufficient credits');
+    brand(this, 'InsufficientCreditsError');
+  }
+}
+
+/**
+ * The canvas, execution or file does not exist: HTTP 404, or `E1000` / `E1021` / `E1012` / … in an
+ * HTTP 200 envelope (PROTOCOL §1.2), or the spec's `CANVAS_NOT_FOUND` / `WEBHOOK_NOT_FOUND`.
+ *
+ * @example
+ * ```ts
+ * const plan = await client.workflows.get(id).catch((e) => (isNotFoundError(e) ? undefined : Promise.reject(e)));
+ * ```
+ */
+export class NotFoundError extends ApiError {
+  constructor(details: ApiErrorDetails) {
+    super(details, 'NOT_FOUND', 'Not found');
+    brand(this, 'NotFoundError');
+  }
+}
+
+/**
+ * 409: an identical run was sent within the service's 1 s duplicate window (PROTOCOL §2.2). The
+ * first one may well be running: look for it rather than starting again at once.
+ *
+ * @example
+ * ```ts
+ * if (isConflictError(e)) await new Promise((r) => setTimeout(r, 1_100));
+ * ```
+ */
+export class ConflictError extends ApiError {
+  constructor(details: ApiErrorDetails) {
+    super(details, 'CONFLICT', 'Duplicate request');
+    brand(this, 'ConflictError');
+  }
+}
+
+/**
+ * 400: the service rejected the request's parameters. For copilot, `modelResponse` holds the model's
+ * raw answer when the service sent one (spec §4.8, PROTOCOL §5.3).
+ *
+ * @example
+ * ```ts
+ * if (isInvalidRequestError(e) && e.modelResponse !== undefined) console.log(e.modelResponse);
+ * ```
+ */
+export class InvalidRequestError extends ApiError {
+  readonly modelResponse?: string;
+
+  constructor(details: ApiErrorDetails & { readonly modelResponse?: string }) {
+    super(details, 'INVALID_REQUEST', 'Invalid request');
+    if (details.modelResponse !== undefined) this.modelResponse = details.modelResponse;
+    brand(this, 'InvalidRequestError');
+  }
+}
+
+/**
+ * 413, `E2004` (text over 100k characters) or `E2005` (body over 100 KB): the request is too large.
+ *
+ * @example
+ * ```ts
+ * if (isPayloadTooLargeError(e)) console.warn('split the upload');
+ * ```
+ */
+export class PayloadTooLargeError extends ApiError {
+  constructor(details: ApiErrorDetails) {
+    super(details, 'PAYLOAD_TOO_LARGE', 'Payload too large');
+    brand(this, 'PayloadTooLargeError');
+  }
+}
+
+/**
+ * 429: the account's rate limit (100/min, 10,000/day, PROTOCOL §2.1) or the IP throttler (§1.3).
+ * `rateLimit` holds the `X-RateLimit-*` counters and `Retry-After` when the answer carried them.
+ *
+ * @example
+ * ```ts
+ * if (isRateLimitError(e)) console.log(e.rateLimit.remainingPerDay, e.rateLimit.retryAfterMs);
+ * ```
+ */
+export class RateLimitError extends ApiError {
+  readonly rateLimit: RateLimitInfo;
+
+  constructor(details: ApiErrorDetails & { readonly rateLimit: RateLimitInfo }) {
+    super(details, 'RATE_LIMITED', 'Rate limit exceeded');
+    this.rateLimit = details.rateLimit;
+    brand(this, 'RateLimitError');
+  }
+}
+
+/**
+ * 5xx or `E0000` ("an unknown error", PROTOCOL §1.2): the service failed. For a start,
+ * `mayHaveStarted` is true: the execution may exist although no id came back (PROTOCOL §2.2), so
+ * flowstream never retries it; check `workflows`/your own records before starting again.
+ *
+ * @example
+ * ```ts
+ * if (isServerError(e) && e.mayHaveStarted) console.warn('the run may be executing already');
+ * ```
+ */
+export class ServerError extends ApiError {
+  readonly mayHaveStarted: boolean;
+  /** `Retry-After` of the answer, when the server sent one. */
+  readonly retryAfterMs?: number;
+
+  constructor(details: ApiErrorDetails & { readonly retryAfterMs?: number }) {
+    const mayHaveStarted = details.endpoint === 'run';
+    super(details, 'SERVER_ERROR', mayHaveStarted ? 'Server error (the execution may have started)' : 'Server error');
+    this.mayHaveStarted = mayHaveStarted;
+    if (details.retryAfterMs !== undefined) this.retryAfterMs = details.retryAfterMs;
+    brand(this, 'ServerError');
+  }
+}
+
+/**
+ * True for a {@link ApiError} from any realm (`instanceof` fails across realms).
+ *
+ * @example
+ * ```ts
+ * if (isApiError(error)) console.log(error.code);
+ * ```
+ */
+export const isApiError = guardFor<ApiError>('ApiError');
+/**
+ * True for a {@link AuthenticationError} from any realm (`instanceof` fails across realms).
+ *
+ * @example
+ * ```ts
+ * if (isAuthenticationError(error)) console.log(error.code);
+ * ```
+ */
+export const isAuthenticationError = guardFor<AuthenticationError>('AuthenticationError');
+/**
+ * True for a {@link PermissionError} from any realm (`instanceof` fails across realms).
+ *
+ * @example
+ * ```ts
+ * if (isPermissionError(error)) console.log(error.code);
+ * ```
+ */
+export const isPermissionError = guardFor<PermissionError>('PermissionError');
+/**
+ * True for a {@link InsufficientCreditsError} from any realm (`instanceof` fails across realms).
+ *
+ * @example
+ * ```ts
+ * if (isInsufficientCreditsError(error)) console.log(error.code);
+ * ```
+ */
+export const isInsufficientCreditsError = guardFor<InsufficientCreditsError>('InsufficientCreditsError');
+/**
+ * True for a {@link NotFoundError} from any realm (`instanceof` fails across realms).
+ *
+ * @example
+ * ```ts
+ * if (isNotFoundError(error)) console.log(error.code);
+ * ```
+ */
+export const isNotFoundError = guardFor<NotFoundError>('NotFoundError');
+/**
+ * True for a {@link ConflictError} from any realm (`instanceof` fails across realms).
+ *
+ * @example
+ * ```ts
+ * if (isConflictError(error)) console.log(error.code);
+ * ```
+ */
+export const isConflictError = guardFor<ConflictError>('ConflictError');
+/**
+ * True for a {@link InvalidRequestError} from any realm (`instanceof` fails across realms).
+ *
+ * @example
+ * ```ts
+ * if (isInvalidRequestError(error)) console.log(error.code);
+ * ```
+ */
+export const isInvalidRequestError = guardFor<InvalidRequestError>('InvalidRequestError');
+/**
+ * True for a {@link PayloadTooLargeError} from any realm (`instanceof` fails across realms).
+ *
+ * @example
+ * ```ts
+ * if (isPayloadTooLargeError(error)) console.log(error.code);
+ * ```
+ */
+export const isPayloadTooLargeError = guardFor<PayloadTooLargeError>('PayloadTooLargeError');
+/**
+ * True for a {@link RateLimitError} from any realm (`instanceof` fails across realms).
+ *
+ * @example
+ * ```ts
+ * if (isRateLimitError(error)) console.log(error.code);
+ * ```
+ */
+export const isRateLimitError = guardFor<RateLimitError>('RateLimitError');
+/**
+ * True for a {@link ServerError} from any realm (`instanceof` fails across realms).
+ *
+ * @example
+ * ```ts
+ * if (isServerError(error)) console.log(error.code);
+ * ```
+ */
+export const isServerError = guardFor<ServerError>('ServerError');

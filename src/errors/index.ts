@@ -1,0 +1,36 @@
+/** The error taxonomy (DESIGN.md "Errors"): one root, one class per failure kind, cross-realm guards. */
+export { FlowstreamError, isFlowstreamError, type FlowstreamErrorOptions } from './flowstream-error.js';
+export {
+  ApiError,
+  AuthenticationError,
+  ConflictError,
+  InsufficientCreditsError,
+  InvalidRequestError,
+  NotFoundError,
+  PayloadTooLargeError,
+  PermissionError,
+  RateLimitError,
+  ServerError,
+  isApiError,
+  isAuthenticationError,
+  isConflictError,
+  isInsufficientCreditsError,
+  isInvalidRequestError,
+  isNotFoundError,
+  isPayloadTooLargeError,
+  isPermissionError,
+  isRateLimitError,
+  isServerError,
+  type ApiErrorDetails,
+} from './api-errors.js';
+export { NetworkError, TimeoutError, isNetworkError, isTimeoutError, type TransportErrorDetails } from './transport-errors.js';
+export {
+  InvalidArgumentError,
+  ResponseValidationError,
+  isInvalidArgumentError,
+  isResponseValidationError,
+  type ResponseIssue,
+} from './validation-errors.js';
+export { DownloadError, isDownloadError } from './download-error.js';
+export { errorFromAnswer, type FailedAnswer, type FailureBody } from './error-factory.js';
+export { RunTimeoutError, WorkflowFailedError, isRunTimeoutError, isWorkflowFailedError } from './run-errors.js';

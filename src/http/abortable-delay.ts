@@ -1,0 +1,26 @@
+/**
+ * Waits `ms`, or rejects with `signal.reason` as soon as the signal aborts. The abort listener is
+ * removed when the wait ends either way, so long-lived signals do not collect listeners.
+ *
+ * @example
+ * ```ts
+ * await abortableDelay(500, controller.signal);
+ * ```
+ */
+export function abortableDelay(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    if (signal?.aborted === true) {
+      reject(signal.reason as Error);
+      return;
+    }
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal?.reason as Error);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

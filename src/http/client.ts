@@ -1,0 +1,48 @@
+import { createCopilotApi, type CopilotApi } from './copilot.js';
+import { createExecutionsApi } from './executions.js';
+import { createFilesApi, type FilesApi } from './files.js';
+import type { ExecutionsApi } from './model.js';
+import { normalizeOptions, type ClientOptions } from './options.js';
+import { createTransport } from './transport.js';
+import { createWorkflowsApi, type WorkflowsApi } from './workflows.js';
+
+/**
+ * The plain Promise API of the Workflow API (DESIGN.md "Plain calls"). `createClient` adds the
+ * reactive `run`/`watch` on top of it.
+ *
+ * @example
+ * ```ts
+ * const http: HttpClient = createHttpClient({ apiKey, baseUrl });
+ * const snapshot = await http.executions.status('we-…');
+ * ```
+ */
+export interface HttpClient {
+  readonly workflows: WorkflowsApi;
+  readonly executions: ExecutionsApi;
+  readonly files: FilesApi;
+  readonly copilot: CopilotApi;
+}
+
+/**
+ * Creates the typed HTTP client: one ky instance with the base URL, `Authorization: Bearer`, a user
+ * agent and per-endpoint timeouts; every call is checked before sending, retried where safe, gated by
+ * `options.gate`, validated by zod and failed with a typed error. The key is held in a closure only,
+ * so neither the client nor its errors ever show it.
+ *
+ * @example
+ * ```ts
+ * const http = createHttpClient({ apiKey: process.env.FLOWSTREAM_API_KEY!, baseUrl: 'https://api.example.com/v1' });
+ * for await (const workflow of http.workflows.list()) console.log(workflow.canvasId, workflow.title);
+ * ```
+ */
+export function createHttpClient(options: ClientOptions): HttpClient {
+  const resolved = normalizeOptions(options);
+  const send = createTransport(options.apiKey, resolved);
+  const uploadedKeys = new Set<string>();
+  return Object.freeze({
+    workflows: createWorkflowsApi(send),
+    executions: createExecutionsApi({ send, logger: resolved.logger, uploadedKeys }),
+    files: createFilesApi(send, uploadedKeys),
+    copilot: createCopilotApi(send),
+  });
+}

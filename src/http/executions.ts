@@ -1,0 +1,92 @@
+import { InvalidArgumentError } from '../errors/validation-errors.js';
+import { warnAboutFileKeyLookalikes } from './file-key-warning.js';
+import { encodeJsonBody } from './json-body.js';
+import type { CallOptions, ExecutionsApi, Logger, Variables } from './model.js';
+import { pathSegment } from './path-segment.js';
+import { abortSchema, executionOutputSchema, executionSnapshotSchema, startedExecutionSchema } from './schemas/execution.js';
+import type { Send } from './transport.js';
+
+/** What the executions resource shares with the rest of the client. */
+export interface ExecutionsContext {
+  readonly send: Send;
+  readonly logger: Logger | undefined;
+  /** File keys this client uploaded (see `warnAboutFileKeyLookalikes`). */
+  readonly uploadedKeys: ReadonlySet<string>;
+}
+
+function checkVariables(variables: unknown): asserts variables is Variables {
+  if (typeof variables !== 'object' || variables === null || Array.isArray(variables)) {
+    throw new InvalidArgumentError('variables', 'must be an object of name → value');
+  }
+}
+
+/**
+ * The execution endpoints (spec §4.1–4.4): the {@link ExecutionsApi} seam the run layer polls through.
+ * Errors of status/output/abort carry the `executionId`.
+ *
+ * @example
+ * ```ts
+ * const executions = createExecutionsApi({ send, logger: console, uploadedKeys: new Set() });
+ * const { executionId } = await executions.start('c-1', { variables: { topic: 'rxjs' } });
+ * ```
+ */
+export function createExecutionsApi(context: ExecutionsContext): ExecutionsApi {
+  const { send } = context;
+  return {
+    start(canvasId: string, input: { readonly variables?: Variables } = {}, options: CallOptions = {}) {
+      const segment = pathSegment('canvasId', canvasId);
+      const variables = input.variables ?? {};
+      checkVariables(variables);
+      // PROTOCOL §5.4: the service rejects top-level variables, so the wrapper is always sent.
+      const body = { variables };
+      const json = encodeJsonBody('variables', body);
+      warnAboutFileKeyLookalikes(variables, context.uploadedKeys, context.logger);
+      return send({
+        endpoint: 'run',
+        method: 'post',
+        path: `openapi/workflow/${segment}/run`,
+        json: body,
+        // gate.ts: identical starts (same canvas, same exact body) share a key (PROTOCOL §2.2).
+        key: `${canvasId}\n${json}`,
+        schema: startedExecutionSchema,
+        signal: options.signal,
+      });
+    },
+    status(executionId: string, options: CallOptions = {}) {
+      const segment = pathSegment('executionId', executionId);
+      return send({
+        endpoint: 'status',
+        method: 'get',
+        path: `openapi/workflow/${segment}/status`,
+        key: executionId,
+        executionId,
+        schema: executionSnapshotSchema(executionId),
+        signal: options.signal,
+      });
+    },
+    output(executionId: string, options: CallOptions = {}) {
+      const segment = pathSegment('executionId', executionId);
+      return send({
+        endpoint: 'output',
+        method: 'get',
+        path: `openapi/workflow/${segment}/output`,
+        key: executionId,
+        executionId,
+        schema: executionOutputSchema,
+        signal: options.signal,
+      });
+    },
+    abort(executionId: string, options: CallOptions = {}) {
+      const segment = pathSegment('executionId', executionId);
+      return send({
+        endpoint: 'abort',
+        method: 'post',
+        path: `openapi/workflow/${segment}/abort`,
+        key: executionId,
+        executionId,
+        schema: abortSchema,
+        signal: options.signal,
+      });
+    },
+  };
+}

@@ -1,0 +1,24 @@
+/** The typed HTTP client (DESIGN.md "Plain calls"): what the composition root and `src/index.ts` export. */
+export { createHttpClient, type HttpClient } from './client.js';
+export {
+  normalizeOptions,
+  DEFAULT_COPILOT_TIMEOUT_MS,
+  DEFAULT_REQUESTS_PER_MINUTE,
+  DEFAULT_TIMEOUT_MS,
+  DEFAULT_UPLOAD_TIMEOUT_MS,
+  type ClientOptions,
+  type ResolvedOptions,
+  type RetryOptions,
+  type TimeoutOptions,
+} from './options.js';
+export { WORKFLOW_ORDERS, type ListQuery, type SearchQuery, type WorkflowOrder, type WorkflowsApi } from './workflows.js';
+export { UPLOAD_BATCH_SIZE, type FilesApi } from './files.js';
+export { MAX_UPLOAD_BYTES, type NamedFileData, type UploadSource } from './upload-source.js';
+export { COPILOT_LOCALES, type CopilotApi, type CopilotLocale, type GenerateRequest } from './copilot.js';
+export { downloadFile, openFile, type DownloadOptions } from './download.js';
+export { decideRetry, type RetryDecision, type RetryInput } from './retry-decision.js';
+export { readRateLimit } from './rate-limit-headers.js';
+export { parseNodeError } from './schemas/node-error.js';
+export type * from './model.js';
+export type * from './gate.js';
+export { REQUEST_PRIORITIES } from './gate.js';

@@ -1,0 +1,180 @@
+import { InvalidArgumentError } from '../errors/validation-errors.js';
+import type { Endpoint, RequestGate } from './gate.js';
+import type { Logger } from './model.js';
+
+/** How failed requests are retried (see `decideRetry` for which failures qualify). */
+export interface RetryOptions {
+  /** Retries after the first attempt. Default 3; `0` never retries. */
+  readonly retries?: number;
+  /** First backoff step, doubled per retry, with jitter. Default 500 ms. */
+  readonly baseDelayMs?: number;
+  /** Cap of one backoff step. Default 10 s. */
+  readonly maxDelayMs?: number;
+  /**
+   * Wait after a 429 that carries no `Retry-After`: the service's windows are fixed minutes that start
+   * at the first request (PROTOCOL §2.1), so one minute always reaches a fresh window. Default 60 s.
+   */
+  readonly rateLimitWaitMs?: number;
+  /** Longest wait a call accepts; a server asking for more (`Retry-After`) gets its error surfaced. Default 65 s. */
+  readonly maxWaitMs?: number;
+}
+
+/** Per-endpoint timeouts in milliseconds; `default` covers the endpoints not named. */
+export type TimeoutOptions = { readonly default?: number } & { readonly [E in Endpoint]?: number };
+
+/**
+ * Options of a flowstream client (DESIGN.md "Public contract").
+ *
+ * @example
+ * ```ts
+ * const options: ClientOptions = { apiKey: process.env.FLOWSTREAM_API_KEY!, baseUrl: 'https://api.example.com/v1', timeoutMs: 20_000 };
+ * ```
+ */
+export interface ClientOptions {
+  /** The API key (`rf_…`, PROTOCOL §1.6). Never shown in errors, logs or `inspect`. */
+  readonly apiKey: string;
+  /** The API's base URL, ending in `/v1` (spec §9). Required unless `FLOWSTREAM_BASE_URL` is set. */
+  readonly baseUrl?: string;
+  /** The `fetch` to send requests with (tests, proxies, the emulator's in-process fetch). */
+  readonly fetch?: typeof globalThis.fetch;
+  /**
+   * Request timeouts. A number sets the default of every endpoint except those with their own default:
+   * `copilot` (330 s, because generation blocks up to 300 s, PROTOCOL §2.4) and `upload` (120 s).
+   * Default 30 s.
+   */
+  readonly timeoutMs?: number | TimeoutOptions;
+  /** Retry policy, or `false` to never retry. */
+  readonly retry?: RetryOptions | false;
+  /** The request budget shared by every request of the client (default 100 per minute), or `false`. */
+  readonly budget?: { readonly requestsPerMinute?: number } | false;
+  /** Bounds of the status polling cadence, defaults for every run. */
+  readonly polling?: { readonly minMs?: number; readonly maxMs?: number };
+  /** Extra headers sent with every API request (never to file downloads). */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Where warnings go (an `of_` text variable, PROTOCOL §5.5). Default: none. */
+  readonly logger?: Logger;
+  /**
+   * @internal The request gate every attempt passes through; `createClient` hands in the budget.
+   */
+  readonly gate?: RequestGate;
+}
+
+/** The options after defaults and checks: the one shape the rest of the client reads. The API key is kept apart. */
+export interface ResolvedOptions {
+  readonly baseUrl: string;
+  readonly fetch: typeof globalThis.fetch | undefined;
+  readonly timeouts: Readonly<Record<Endpoint, number>>;
+  readonly retry: Required<RetryOptions>;
+  readonly budget: { readonly requestsPerMinute: number } | false;
+  readonly polling: { readonly minMs?: number; readonly maxMs?: number };
+  readonly headers: Readonly<Record<string, string>>;
+  readonly logger: Logger | undefined;
+  readonly gate: RequestGate | undefined;
+}
+
+export const DEFAULT_TIMEOUT_MS = 30_000;
+/** PROTOCOL §2.4: generation blocks up to 300 s; 30 s more covers the transfer. */
+export const DEFAULT_COPILOT_TIMEOUT_MS = 330_000;
+/** Up to 10 files of 50 MiB each per request (PROTOCOL §2.3). */
+export const DEFAULT_UPLOAD_TIMEOUT_MS = 120_000;
+/** The service's account limit (PROTOCOL §2.1). */
+export const DEFAULT_REQUESTS_PER_MINUTE = 100;
+
+const DEFAULT_RETRY: Required<RetryOptions> = { retries: 3, baseDelayMs: 500, maxDelayMs: 10_000, rateLimitWaitMs: 60_000, maxWaitMs: 65_000 };
+
+const ENDPOINTS: readonly Endpoint[] = ['run', 'abort', 'status', 'output', 'search', 'detail', 'upload', 'copilot'];
+
+function nonNegative(name: string, value: number): number {
+  if (!Number.isFinite(value) || value < 0) throw new InvalidArgumentError(name, `must be a finite number ≥ 0 (got ${String(value)})`);
+  return value;
+}
+
+function positive(name: string, value: number): number {
+  if (!Number.isFinite(value) || value <= 0) throw new InvalidArgumentError(name, `must be a finite number > 0 (got ${String(value)})`);
+  return value;
+}
+
+/** Reads `FLOWSTREAM_BASE_URL` where a `process` exists (Node), without importing anything Node-only. */
+function baseUrlFromEnvironment(): string | undefined {
+  const env = (globalThis as { readonly process?: { readonly env?: Readonly<Record<string, string | undefined>> } }).process?.env;
+  const value = env?.['FLOWSTREAM_BASE_URL'];
+  return value === '' ? undefined : value;
+}
+
+/** Checks the base URL and returns it without trailing slashes; it must end in the version segment (spec §9). */
+export function normalizeBaseUrl(raw: string | undefined): string {
+  if (raw === undefined) throw new InvalidArgumentError('baseUrl', 'is required (pass `baseUrl` or set FLOWSTREAM_BASE_URL), e.g. https://host/v1');
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new InvalidArgumentError('baseUrl', `is not a URL (got "${raw}")`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidArgumentError('baseUrl', `must use http or https (got ${url.protocol})`);
+  if (url.username !== '' || url.password !== '') throw new InvalidArgumentError('baseUrl', 'must not contain credentials; pass the key as `apiKey`');
+  if (url.search !== '' || url.hash !== '') throw new InvalidArgumentError('baseUrl', 'must not contain a query or fragment');
+  const path = url.pathname.replace(/\/+$/, '');
+  if (!path.endsWith('/v1')) throw new InvalidArgumentError('baseUrl', `must end in /v1, e.g. ${url.origin}/v1 (got ${url.origin}${url.pathname})`);
+  return `${url.origin}${path}`;
+}
+
+function normalizeTimeouts(option: number | TimeoutOptions | undefined): Record<Endpoint, number> {
+  const given: TimeoutOptions = typeof option === 'number' ? { default: option } : (option ?? {});
+  const fallback = positive('timeoutMs', given.default ?? DEFAULT_TIMEOUT_MS);
+  const own: Partial<Record<Endpoint, number>> = { copilot: DEFAULT_COPILOT_TIMEOUT_MS, upload: DEFAULT_UPLOAD_TIMEOUT_MS };
+  return Object.fromEntries(
+    ENDPOINTS.map((endpoint) => [endpoint, positive(`timeoutMs.${endpoint}`, given[endpoint] ?? own[endpoint] ?? fallback)]),
+  ) as Record<Endpoint, number>;
+}
+
+function normalizeRetry(option: RetryOptions | false | undefined): Required<RetryOptions> {
+  const given: RetryOptions = option === false ? { retries: 0 } : (option ?? {});
+  const retries = nonNegative('retry.retries', given.retries ?? DEFAULT_RETRY.retries);
+  if (!Number.isInteger(retries)) throw new InvalidArgumentError('retry.retries', `must be an integer (got ${String(retries)})`);
+  return {
+    retries,
+    baseDelayMs: nonNegative('retry.baseDelayMs', given.baseDelayMs ?? DEFAULT_RETRY.baseDelayMs),
+    maxDelayMs: nonNegative('retry.maxDelayMs', given.maxDelayMs ?? DEFAULT_RETRY.maxDelayMs),
+    rateLimitWaitMs: nonNegative('retry.rateLimitWaitMs', given.rateLimitWaitMs ?? DEFAULT_RETRY.rateLimitWaitMs),
+    maxWaitMs: nonNegative('retry.maxWaitMs', given.maxWaitMs ?? DEFAULT_RETRY.maxWaitMs),
+  };
+}
+
+function normalizePolling(option: ClientOptions['polling']): ResolvedOptions['polling'] {
+  const minMs = option?.minMs === undefined ? undefined : positive('polling.minMs', option.minMs);
+  const maxMs = option?.maxMs === undefined ? undefined : positive('polling.maxMs', option.maxMs);
+  if (minMs !== undefined && maxMs !== undefined && minMs > maxMs) throw new InvalidArgumentError('polling', `minMs (${minMs}) exceeds maxMs (${maxMs})`);
+  return { ...(minMs === undefined ? {} : { minMs }), ...(maxMs === undefined ? {} : { maxMs }) };
+}
+
+/** Header values must not break the request line; a key with a newline is a paste accident. */
+function checkApiKey(apiKey: unknown): asserts apiKey is string {
+  if (typeof apiKey !== 'string' || apiKey.trim() === '') throw new InvalidArgumentError('apiKey', 'is required');
+  if (apiKey.trim() !== apiKey || /\s/.test(apiKey) || Array.from({ length: apiKey.length }, (_, i) => apiKey.charCodeAt(i)).some((code) => code < 0x20 || code === 0x7f)) throw new InvalidArgumentError('apiKey', 'contains whitespace or control characters');
+}
+
+/**
+ * Applies every default and check of {@link ClientOptions} in one place. The API key is checked
+ * here but not copied into the result, so no options object ever holds it.
+ *
+ * @example
+ * ```ts
+ * const resolved = normalizeOptions({ apiKey: 'rf_…', baseUrl: 'http://127.0.0.1:4000/v1/' });
+ * resolved.baseUrl; // 'http://127.0.0.1:4000/v1'
+ * ```
+ */
+export function normalizeOptions(options: ClientOptions): ResolvedOptions {
+  checkApiKey(options.apiKey);
+  const budget = options.budget ?? {};
+  return {
+    baseUrl: normalizeBaseUrl(options.baseUrl ?? baseUrlFromEnvironment()),
+    fetch: options.fetch,
+    timeouts: normalizeTimeouts(options.timeoutMs),
+    retry: normalizeRetry(options.retry),
+    budget: budget === false ? false : { requestsPerMinute: positive('budget.requestsPerMinute', budget.requestsPerMinute ?? DEFAULT_REQUESTS_PER_MINUTE) },
+    polling: normalizePolling(options.polling),
+    headers: { ...options.headers },
+    logger: options.logger,
+    gate: options.gate,
+  };
+}

@@ -1,0 +1,47 @@
+import pRetry from 'p-retry';
+import { abortableDelay } from './abortable-delay.js';
+import type { Endpoint } from './gate.js';
+import type { Logger } from './model.js';
+import type { RetryOptions } from './options.js';
+import { decideRetry } from './retry-decision.js';
+
+/** What a retried call needs besides the attempt itself. */
+export interface RetryContext {
+  readonly endpoint: Endpoint;
+  readonly policy: Required<RetryOptions>;
+  readonly signal?: AbortSignal | undefined;
+  readonly logger?: Logger | undefined;
+  /** Source of jitter; tests pin it. */
+  readonly random?: () => number;
+}
+
+/**
+ * Runs `attempt` until it succeeds or {@link decideRetry} says stop; the error of the last attempt is
+ * the one thrown. p-retry drives the loop; its own backoff is zeroed because our decision owns the
+ * timing, and every wait takes the caller's signal.
+ *
+ * @example
+ * ```ts
+ * const data = await withRetries(() => sendOnce(), { endpoint: 'status', policy, signal });
+ * ```
+ */
+export function withRetries<T>(attempt: () => Promise<T>, context: RetryContext): Promise<T> {
+  const random = context.random ?? Math.random;
+  return pRetry(attempt, {
+    retries: context.policy.retries,
+    minTimeout: 0,
+    maxTimeout: 0,
+    signal: context.signal,
+    shouldRetry: async ({ error, attemptNumber }) => {
+      if (context.signal?.aborted === true) return false;
+      const decision = decideRetry({ endpoint: context.endpoint, attempt: attemptNumber, error, policy: context.policy, random: random() });
+      if (!decision.retry) return false;
+      context.logger?.debug?.(`flowstream: retrying ${context.endpoint} in ${decision.delayMs} ms (${decision.reason})`, {
+        endpoint: context.endpoint,
+        attempt: attemptNumber,
+      });
+      await abortableDelay(decision.delayMs, context.signal);
+      return true;
+    },
+  });
+}

@@ -1,0 +1,114 @@
+import ky, { type KyInstance, TimeoutError as KyTimeoutError } from 'ky';
+import type { z } from 'zod';
+import { NetworkError, TimeoutError } from '../errors/transport-errors.js';
+import { unwrap } from './envelope.js';
+import type { Endpoint, GateTicket, RequestGate, RequestPriority } from './gate.js';
+import type { ResolvedOptions } from './options.js';
+import { readRateLimit } from './rate-limit-headers.js';
+import { withRetries } from './retrying.js';
+
+/** One API call, described independently of how it is sent. */
+export interface RequestSpec<T> {
+  readonly endpoint: Endpoint;
+  readonly method: 'get' | 'post';
+  /** Relative to the base URL, without a leading slash; ids already encoded. */
+  readonly path: string;
+  readonly schema: z.ZodType<T>;
+  readonly searchParams?: Readonly<Record<string, string | number>>;
+  readonly json?: unknown;
+  readonly body?: FormData;
+  /** The gate's fairness key (gate.ts `GateTicket.key`). */
+  readonly key?: string;
+  readonly executionId?: string;
+  readonly signal?: AbortSignal | undefined;
+}
+
+/** Sends one described call, with retries, through the gate. */
+export type Send = <T>(spec: RequestSpec<T>) => Promise<T>;
+
+/** DESIGN.md: abort > start > status > output > search; detail, upload and copilot rank with search. */
+const PRIORITY: Readonly<Record<Endpoint, RequestPriority>> = {
+  abort: 'abort',
+  run: 'start',
+  status: 'status',
+  output: 'output',
+  search: 'search',
+  detail: 'search',
+  upload: 'search',
+  copilot: 'search',
+};
+
+const USER_AGENT = 'flowstream/0.1.0';
+
+/** Browsers own the User-Agent header; only elsewhere (Node, Deno, Bun) is it ours to set. */
+function userAgentHeader(): Record<string, string> {
+  return 'document' in globalThis ? {} : { 'user-agent': USER_AGENT };
+}
+
+/** The key must never appear in errors: answers that echo it are scrubbed before anything reads them. */
+function scrub(text: string, apiKey: string): string {
+  return text.split(apiKey).join('[redacted]');
+}
+
+/**
+ * Creates the client's one ky instance and the `send` function every resource uses. The API key
+ * lives only in this closure and in the ky instance's headers, never on an object users can inspect.
+ *
+ * @example
+ * ```ts
+ * const send = createTransport(apiKey, normalizeOptions(options));
+ * const plan = await send({ endpoint: 'detail', method: 'get', path: 'openapi/workflows/c-1', schema: workflowPlanSchema });
+ * ```
+ */
+export function createTransport(apiKey: string, options: ResolvedOptions): Send {
+  const http: KyInstance = ky.create({
+    prefixUrl: `${options.baseUrl}/`,
+    headers: { ...userAgentHeader(), ...options.headers, authorization: `Bearer ${apiKey}` },
+    retry: 0, // retries are decided by decideRetry, driven by p-retry (retrying.ts)
+    throwHttpErrors: false, // every answer goes through the one error factory
+    ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+  });
+
+  const attemptOnce = async <T>(spec: RequestSpec<T>, ticket: GateTicket, gate: RequestGate | undefined): Promise<T> => {
+    await gate?.acquire(ticket, spec.signal);
+    const timeoutMs = options.timeouts[spec.endpoint];
+    const context = { endpoint: spec.endpoint, ...(spec.executionId === undefined ? {} : { executionId: spec.executionId }) };
+    let response: Response;
+    try {
+      response = await http(spec.path, {
+        method: spec.method,
+        timeout: timeoutMs,
+        ...(spec.signal === undefined ? {} : { signal: spec.signal }),
+        ...(spec.searchParams === undefined ? {} : { searchParams: { ...spec.searchParams } }),
+        ...(spec.json === undefined ? {} : { json: spec.json }),
+        ...(spec.body === undefined ? {} : { body: spec.body }),
+      });
+    } catch (error) {
+      gate?.report({ ticket, httpStatus: undefined, rateLimit: {} });
+      if (spec.signal?.aborted === true) throw spec.signal.reason as Error;
+      // ky's TimeoutError holds the Request, headers and key included: it is not kept as a cause.
+      if (error instanceof KyTimeoutError) throw new TimeoutError({ ...context, timeoutMs });
+      throw new NetworkError({ ...context, cause: error });
+    }
+    const rateLimit = readRateLimit(response.headers);
+    gate?.report({ ticket, httpStatus: response.status, rateLimit });
+    let text: string;
+    try {
+      text = await response.text();
+    } catch (error) {
+      if (spec.signal?.aborted === true) throw spec.signal.reason as Error;
+      throw new NetworkError({ ...context, cause: error }); // the connection dropped mid-body
+    }
+    return unwrap({ ...context, status: response.status, text: scrub(text, apiKey), rateLimit }, spec.schema);
+  };
+
+  return <T>(spec: RequestSpec<T>): Promise<T> => {
+    const ticket: GateTicket = { endpoint: spec.endpoint, priority: PRIORITY[spec.endpoint], ...(spec.key === undefined ? {} : { key: spec.key }) };
+    return withRetries(() => attemptOnce(spec, ticket, options.gate), {
+      endpoint: spec.endpoint,
+      policy: options.retry,
+      signal: spec.signal,
+      logger: options.logger,
+    });
+  };
+}

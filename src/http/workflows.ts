@@ -1,0 +1,93 @@
+import { InvalidArgumentError } from '../errors/validation-errors.js';
+import type { CallOptions, WorkflowPlan, WorkflowSummary } from './model.js';
+import { pathSegment } from './path-segment.js';
+import { workflowPlanSchema, workflowSummariesSchema } from './schemas/workflow.js';
+import type { Send } from './transport.js';
+
+/** Sort orders the service knows; anything else silently means `updationDesc` (PROTOCOL §5.1). */
+export const WORKFLOW_ORDERS = ['creationAsc', 'creationDesc', 'updationAsc', 'updationDesc'] as const;
+export type WorkflowOrder = (typeof WORKFLOW_ORDERS)[number];
+
+/** One page of a search (spec §4.5). */
+export interface SearchQuery {
+  readonly keyword?: string;
+  readonly order?: WorkflowOrder;
+  /** 1-based; default 1. */
+  readonly page?: number;
+  /** 1 to 100; the service's default is 20 (PROTOCOL §5.1). */
+  readonly pageSize?: number;
+}
+
+/** Every page of a search. */
+export type ListQuery = Omit<SearchQuery, 'page'>;
+
+/**
+ * The workflow endpoints (spec §4.5–4.6).
+ *
+ * @example
+ * ```ts
+ * for await (const workflow of client.workflows.list({ keyword: 'report' })) console.log(workflow.title);
+ * ```
+ */
+export interface WorkflowsApi {
+  /** One page of workflows whose title contains `keyword` (case-insensitive). */
+  search(query?: SearchQuery, options?: CallOptions): Promise<WorkflowSummary[]>;
+  /** Every matching workflow, page by page; stops at the first page shorter than `pageSize` (PROTOCOL §5.1). */
+  list(query?: ListQuery, options?: CallOptions): AsyncIterable<WorkflowSummary>;
+  /** A workflow's plan: title, tasks and variables. */
+  get(canvasId: string, options?: CallOptions): Promise<WorkflowPlan>;
+}
+
+const DEFAULT_PAGE_SIZE = 20;
+/** Larger sizes are clamped by the service (PROTOCOL §5.1), which would make `list` stop after one page. */
+const MAX_PAGE_SIZE = 100;
+
+function checkInteger(argument: string, value: number, min: number, max: number): number {
+  if (!Number.isInteger(value) || value < min || value > max) throw new InvalidArgumentError(argument, `must be an integer from ${min} to ${max} (got ${String(value)})`);
+  return value;
+}
+
+function searchParams(query: SearchQuery): Record<string, string | number> {
+  if (query.keyword !== undefined && typeof query.keyword !== 'string') throw new InvalidArgumentError('keyword', 'must be a string');
+  if (query.order !== undefined && !(WORKFLOW_ORDERS as readonly string[]).includes(query.order)) {
+    throw new InvalidArgumentError('order', `must be one of ${WORKFLOW_ORDERS.join(', ')}`);
+  }
+  return {
+    ...(query.keyword === undefined || query.keyword === '' ? {} : { keyword: query.keyword }),
+    ...(query.order === undefined ? {} : { order: query.order }),
+    ...(query.page === undefined ? {} : { page: checkInteger('page', query.page, 1, Number.MAX_SAFE_INTEGER) }),
+    ...(query.pageSize === undefined ? {} : { pageSize: checkInteger('pageSize', query.pageSize, 1, MAX_PAGE_SIZE) }),
+  };
+}
+
+/**
+ * Builds the workflows resource on the client's `send`.
+ *
+ * @example
+ * ```ts
+ * const plan = await createWorkflowsApi(send).get('c-1');
+ * ```
+ */
+export function createWorkflowsApi(send: Send): WorkflowsApi {
+  const search = (query: SearchQuery = {}, options: CallOptions = {}): Promise<WorkflowSummary[]> =>
+    send({ endpoint: 'search', method: 'get', path: 'openapi/workflows', searchParams: searchParams(query), schema: workflowSummariesSchema, signal: options.signal });
+
+  async function* list(query: ListQuery = {}, options: CallOptions = {}): AsyncGenerator<WorkflowSummary, void, undefined> {
+    const pageSize = query.pageSize ?? DEFAULT_PAGE_SIZE;
+    for (let page = 1; ; page += 1) {
+      const items = await search({ ...query, page, pageSize }, options);
+      yield* items;
+      // PROTOCOL §5.1: no total is sent; the last page is the first one shorter than pageSize.
+      if (items.length < pageSize) return;
+    }
+  }
+
+  return {
+    search,
+    list,
+    get(canvasId: string, options: CallOptions = {}) {
+      const segment = pathSegment('canvasId', canvasId);
+      return send({ endpoint: 'detail', method: 'get', path: `openapi/workflows/${segment}`, schema: workflowPlanSchema, signal: options.signal });
+    },
+  };
+}
