@@ -5,7 +5,7 @@ import { ConnectionDropped } from './connection-dropped.js';
 import type { AppContext } from './context.js';
 import { drift } from './drift.js';
 import type { Reply } from './reply.js';
-import { frameworkError, reasonPhrase, withHeaders } from './reply.js';
+import { businessError, frameworkError, reasonPhrase, withHeaders } from './reply.js';
 import { accountLimitReply } from './rate-limit-reply.js';
 
 /** A reply after faults, and whether its body must be sent malformed. */
@@ -31,6 +31,7 @@ export async function applyFaults(faults: readonly FaultHandle[], context: AppCo
     switch (spec.kind) {
       case 'latency':
       case 'rate-limit':
+      case 'internal':
         break;
       case 'status':
         if (spec.after === true) reply = statusReply(spec.status, spec.body, reply);
@@ -58,6 +59,7 @@ function intercept(faults: readonly FaultHandle[], context: AppContext): Reply |
   for (const { spec } of faults) {
     if (spec.kind === 'drop' && spec.after !== true) throw new ConnectionDropped();
     if (spec.kind === 'status' && spec.after !== true) return statusReply(spec.status, spec.body, undefined);
+    if (spec.kind === 'internal') return businessError(context.profile, 'E0000');
     if (spec.kind === 'rate-limit') {
       if (spec.variant === 'throttler') {
         // PROTOCOL §1.3: the IP throttler answers a bare JSON string, with Retry-After.

@@ -13,6 +13,7 @@ import type { EndpointName } from '../app/route.js';
  * - `rate-limit`: a 429 before handling; `variant: 'account'` (default) is the account-limit body
  *   and headers of PROTOCOL §2.1, `'throttler'` the IP throttler's bare JSON string with
  *   `Retry-After: retryAfterSeconds` (default 60) (PROTOCOL §1.3).
+ * - `internal`: an unexpected server fault, answered as `E0000` (PROTOCOL §1.2).
  */
 export type FaultEffect =
   | { readonly kind: 'latency'; readonly ms: number }
@@ -20,7 +21,8 @@ export type FaultEffect =
   | { readonly kind: 'drop'; readonly after?: boolean }
   | { readonly kind: 'malformed' }
   | { readonly kind: 'drift'; readonly unknownStatus?: string; readonly extraFields?: boolean }
-  | { readonly kind: 'rate-limit'; readonly variant?: 'account' | 'throttler'; readonly retryAfterSeconds?: number };
+  | { readonly kind: 'rate-limit'; readonly variant?: 'account' | 'throttler'; readonly retryAfterSeconds?: number }
+  | { readonly kind: 'internal' };
 
 /** Where and how often a fault applies. */
 export interface FaultScope {
