@@ -63,7 +63,7 @@ export function budgetState(state: SchedulerState, now: number): BudgetState {
     usedToday,
     remainingToday: Math.max(0, limits.perDay - usedToday),
     server: state.server,
-    inFlight: state.inFlight,
+    inFlight: state.inFlight.length,
     queued: { total: state.queue.length, byPriority: queueDepths(state.queue) },
     ...(state.pausedUntil > now ? { pausedUntil: state.pausedUntil } : {}),
     followingServer,

@@ -1,22 +1,26 @@
 import type { GateReport } from '../http/gate.js';
 import { markStart } from './duplicate-starts.js';
+import { settleInFlight } from './in-flight.js';
 import { pacerResumingAt } from './pacing.js';
 import type { SchedulerState, ServerView } from './scheduler-state.js';
 import { sendsWithin } from './send-log.js';
 import { serverCap } from './server-cap.js';
 
 /**
- * The state after an attempt's report arrives at `now`: one request fewer on its way, the
- * identical-start mark moved to the answer, and what the service said about its count applied.
+ * The state after an attempt's report arrives at `now`: the request is no longer on its way, the
+ * identical-start mark moves to the answer, and what the service said about its count is applied.
+ * Everything is anchored on the request's send time: the service's window that counted it opened at
+ * most 60 s before it arrived, and it arrived within the latency allowance of its send, so that window
+ * has reset by send + 60 s + allowance (our window length).
  *
  * - `X-RateLimit-Remaining-RPM` / `-Daily` lower than our own sends explain means someone else uses
- *   the account (PROTOCOL §2.1): a cap spreads what is left over the time until the service's window
- *   can have reset (per day: only stops at zero, a day being too long to spread over). A later report
- *   that no longer shows a gap lifts the cap: the latest answer is the freshest count.
- * - A 429 pauses everything. The account's window that refused us started at or before the request
- *   arrived, so it has reset within 60 s of the answer; we wait our longer window (60 s + latency
- *   allowance) from the answer, or the throttler's `Retry-After` (PROTOCOL §1.3), then resume at the
- *   steady pace with an empty bucket, without a burst.
+ *   the account (PROTOCOL §2.1). Our sends that window can have counted are those from one window
+ *   before the request's send up to now; when the service says less than the limit minus those is
+ *   left, a cap spreads what is left over the time until that window has reset (per day: it only
+ *   stops at zero, a day being too long to spread over). A later report that shows no gap lifts the
+ *   cap: the latest answer is the freshest count.
+ * - A 429 pauses everything until that window has reset, or for the throttler's `Retry-After`
+ *   (PROTOCOL §1.3), then resumes at the steady pace with an empty bucket: no burst.
  *
  * @example
  * ```ts
@@ -26,30 +30,32 @@ import { serverCap } from './server-cap.js';
 export function followServer(state: SchedulerState, report: GateReport, now: number): SchedulerState {
   const { limits } = state;
   const { rateLimit } = report;
-  const inFlight = Math.max(0, state.inFlight - 1);
-  const common = { at: now, inFlight, lastSendAt: state.lastSendAt };
+  const settled = settleInFlight(state.inFlight, report.ticket);
+  const sentAt = Math.min(settled.sentAt ?? now, now);
+  const common = { sentAt, now, inFlight: settled.remaining.length, lastSendAt: state.lastSendAt };
   let { minuteCap, dayCap, pausedUntil, pacer } = state;
   if (rateLimit.remainingPerMinute !== undefined) {
-    const explained = limits.perMinute - sendsWithin(state.sends, now, limits.minuteWindowMs);
+    const explained = limits.perMinute - sendsWithin(state.sends, now, now - sentAt + limits.minuteWindowMs);
     minuteCap =
       rateLimit.remainingPerMinute < explained
         ? serverCap({ ...common, remaining: rateLimit.remainingPerMinute, windowMs: limits.minuteWindowMs, reserve: limits.perMinute - limits.usablePerMinute, spread: true })
         : undefined;
   }
   if (rateLimit.remainingPerDay !== undefined) {
-    const explained = limits.perDay - sendsWithin(state.sends, now, limits.dayWindowMs);
+    const explained = limits.perDay - sendsWithin(state.sends, now, now - sentAt + limits.dayWindowMs);
     dayCap =
       rateLimit.remainingPerDay < explained
         ? serverCap({ ...common, remaining: rateLimit.remainingPerDay, windowMs: limits.dayWindowMs, reserve: limits.perDay - limits.usablePerDay, spread: false })
         : undefined;
   }
   if (report.httpStatus === 429) {
-    pausedUntil = Math.max(pausedUntil, now + (rateLimit.retryAfterMs ?? limits.minuteWindowMs));
+    const resumeAt = rateLimit.retryAfterMs === undefined ? sentAt + limits.minuteWindowMs : now + rateLimit.retryAfterMs;
+    pausedUntil = Math.max(pausedUntil, resumeAt);
     pacer = pacerResumingAt(pacer, pausedUntil, limits);
   }
   return {
     ...state,
-    inFlight,
+    inFlight: settled.remaining,
     minuteCap,
     dayCap,
     pausedUntil,

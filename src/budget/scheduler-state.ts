@@ -1,6 +1,7 @@
 import type { RequestPriority } from '../http/gate.js';
 import type { StartMarks } from './duplicate-starts.js';
 import { initialVirtualTimes } from './fair-queue.js';
+import type { InFlightRequest } from './in-flight.js';
 import type { QueuedRequest, VirtualTimes } from './fair-queue.js';
 import type { KeyCadences } from './key-cadence.js';
 import type { BudgetLimits } from './limits.js';
@@ -29,8 +30,8 @@ export interface SchedulerState {
   readonly pacer: Pacer;
   readonly sends: SendLog;
   readonly lastSendAt: number;
-  /** Requests let through whose report has not come yet. */
-  readonly inFlight: number;
+  /** Requests let through whose report has not come yet, oldest first. */
+  readonly inFlight: readonly InFlightRequest[];
   /** After a 429 nothing is sent before this time. */
   readonly pausedUntil: number;
   readonly minuteCap: ServerCap | undefined;
@@ -88,7 +89,7 @@ export function initialSchedulerState(limits: BudgetLimits): SchedulerState {
     pacer: IDLE_PACER,
     sends: [],
     lastSendAt: Number.NEGATIVE_INFINITY,
-    inFlight: 0,
+    inFlight: [],
     pausedUntil: Number.NEGATIVE_INFINITY,
     minuteCap: undefined,
     dayCap: undefined,

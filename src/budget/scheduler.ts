@@ -121,7 +121,7 @@ function send(state: SchedulerState, entry: QueuedRequest, now: number): Schedul
     pacer: pacerAfterSend(state.pacer, now, state.limits),
     sends: logSend(state.sends, now),
     lastSendAt: now,
-    inFlight: state.inFlight + 1,
+    inFlight: [...state.inFlight, { ticket: entry.ticket, sentAt: now }],
     minuteCap: capAfterSend(state.minuteCap, now),
     dayCap: capAfterSend(state.dayCap, now),
     starts: markStart(state.starts, entry.ticket, now, 'sent'),

@@ -6,7 +6,7 @@
  *
  * @example
  * ```ts
- * const cap = serverCap({ remaining: 40, at: now, windowMs: 62_000, reserve: 5, inFlight: 2, lastSendAt, spread: true });
+ * const cap = serverCap({ remaining: 40, sentAt, now, windowMs: 62_000, reserve: 5, inFlight: 2, lastSendAt, spread: true });
  * capReadyAt(cap, now); // when the next send may go, as far as the service's count allows
  * ```
  */
@@ -22,15 +22,17 @@ export interface ServerCap {
  *
  * @example
  * ```ts
- * const input: ServerCapInput = { remaining: 40, at: 1_000, windowMs: 62_000, reserve: 5, inFlight: 0, lastSendAt: 900, spread: true };
+ * const input: ServerCapInput = { remaining: 40, sentAt: 900, now: 1_000, windowMs: 62_000, reserve: 5, inFlight: 0, lastSendAt: 900, spread: true };
  * ```
  */
 export interface ServerCapInput {
   /** The `X-RateLimit-Remaining-*` value of the answer. */
   readonly remaining: number;
-  /** When the answer arrived. */
-  readonly at: number;
-  /** Our window: the service's window that counted this request ends at the latest `at + windowMs`. */
+  /** When the answered request was sent. */
+  readonly sentAt: number;
+  /** When the answer came. */
+  readonly now: number;
+  /** Our window: the service's plus the latency allowance. */
   readonly windowMs: number;
   /** Requests we keep unused (the safety margin). */
   readonly reserve: number;
@@ -42,19 +44,21 @@ export interface ServerCapInput {
 }
 
 /**
- * The cap a report imposes. The service's window that counted this request began at or before the
- * request arrived, so it has reset by `at + 60 s` at the latest; until then at most `remaining` requests
- * are left, minus ours already on their way and the reserve.
+ * The cap a report imposes. The service's window that counted the request began at or before the
+ * request arrived, which was within the latency allowance of `sentAt`, so that window has reset by
+ * `sentAt + windowMs`; until then at most `remaining` requests are left, minus ours already on their
+ * way and the reserve.
  *
  * @example
  * ```ts
- * serverCap({ remaining: 40, at: 0, windowMs: 62_000, reserve: 5, inFlight: 0, lastSendAt: 0, spread: true }).spacingMs; // 1_771.4…
+ * serverCap({ remaining: 40, sentAt: 0, now: 0, windowMs: 62_000, reserve: 5, inFlight: 0, lastSendAt: 0, spread: true }).spacingMs; // 1_771.4…
  * ```
  */
 export function serverCap(input: ServerCapInput): ServerCap {
+  const until = input.sentAt + input.windowMs;
   const allowance = Math.max(0, input.remaining - input.inFlight - input.reserve);
-  const spacingMs = input.spread && allowance > 0 ? input.windowMs / allowance : 0;
-  return { until: input.at + input.windowMs, allowance, spacingMs, notBefore: input.lastSendAt + spacingMs };
+  const spacingMs = input.spread && allowance > 0 ? Math.max(0, until - input.now) / allowance : 0;
+  return { until, allowance, spacingMs, notBefore: input.lastSendAt + spacingMs };
 }
 
 /**

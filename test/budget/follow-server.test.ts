@@ -15,15 +15,17 @@ function gaps(times: readonly number[]): number[] {
 describe('after a 429', () => {
   it('pauses everything until the service\'s window can have reset, then resumes without a burst', () => {
     const sim = new Simulation();
+    sim.advanceTo(1_000);
     const [rejected] = queueMany(sim, 3, 'early');
-    sim.advanceTo(100);
+    sim.advanceTo(1_500);
     sim.report(sim.sent.find((sent) => sent.id === rejected)!.ticket, 429, { remainingPerMinute: 0 });
     queueMany(sim, 8);
-    sim.advanceTo(WINDOW + 100 - 1);
+    // The window that refused it opened at most 60 s before it arrived, within 2 s of its send.
+    sim.advanceTo(1_000 + WINDOW - 1);
     expect(sim.sent).toHaveLength(3);
     sim.advanceTo(10 * WINDOW);
     const resumed = sim.sent.slice(3).map((sent) => sent.at);
-    expect(resumed[0]).toBe(WINDOW + 100);
+    expect(resumed[0]).toBe(1_000 + WINDOW);
     // One at a time at the steady pace, although the bucket sat idle for a whole window.
     expect(gaps(resumed)).toEqual(Array.from({ length: 7 }, () => PACE));
   });
@@ -40,14 +42,15 @@ describe('after a 429', () => {
 
   it('extends the pause when requests already on their way are refused too', () => {
     const sim = new Simulation();
-    queueMany(sim, 2, 'early');
-    sim.advanceTo(100);
-    sim.report(sim.sent[0]!.ticket, 429);
+    queueMany(sim, 1, 'early');
+    sim.advanceTo(300);
+    queueMany(sim, 1, 'later');
     sim.advanceTo(400);
+    sim.report(sim.sent[0]!.ticket, 429);
     sim.report(sim.sent[1]!.ticket, 429);
     queueMany(sim, 1);
     sim.advanceTo(10 * WINDOW);
-    expect(sim.sent[2]!.at).toBe(400 + WINDOW);
+    expect(sim.sent[2]!.at).toBe(300 + WINDOW);
   });
 
   it('shows the pause in its state', () => {
@@ -67,8 +70,8 @@ describe('following the service\'s headers', () => {
     sim.report(sim.sent[0]!.ticket, 200, { remainingPerMinute: 40 });
     queueMany(sim, 6);
     sim.advanceTo(30_000);
-    // 40 − 5 kept in reserve = 35 left, spread over the 62 s the window may still last.
-    const spacing = WINDOW / 35;
+    // 40 − 5 kept in reserve = 35 left, spread over what is left of the 62 s after the send at 0.
+    const spacing = (WINDOW - 100) / 35;
     const times = sim.sent.slice(1).map((sent) => sent.at);
     expect(times[0]).toBeCloseTo(spacing, 6);
     for (const gap of gaps(times)) expect(gap).toBeCloseTo(spacing, 6);
@@ -80,10 +83,10 @@ describe('following the service\'s headers', () => {
     sim.advanceTo(100);
     sim.report(sim.sent[0]!.ticket, 200, { remainingPerMinute: 5 });
     queueMany(sim, 2);
-    sim.advanceTo(100 + WINDOW - 1);
+    sim.advanceTo(WINDOW - 1);
     expect(sim.sent).toHaveLength(1);
-    sim.advanceTo(100 + WINDOW);
-    expect(sim.sent.slice(1).map((sent) => sent.at)).toEqual([100 + WINDOW, 100 + WINDOW]);
+    sim.advanceTo(WINDOW);
+    expect(sim.sent.slice(1).map((sent) => sent.at)).toEqual([WINDOW, WINDOW]);
   });
 
   it('counts its own requests still on their way against what the service says is left', () => {
@@ -93,7 +96,7 @@ describe('following the service\'s headers', () => {
     // Three others are still travelling: 10 − 3 − 5 reserve = 2 more before the window resets.
     sim.report(sim.sent[0]!.ticket, 200, { remainingPerMinute: 10 });
     queueMany(sim, 5);
-    sim.advanceTo(100 + WINDOW - 1);
+    sim.advanceTo(WINDOW - 1);
     expect(sim.sent).toHaveLength(6);
   });
 
@@ -126,7 +129,7 @@ describe('following the service\'s headers', () => {
     queueMany(sim, 30);
     sim.advanceTo(3_600_000);
     expect(sim.sent).toHaveLength(21);
-    expect(sim.wakeAt).toBe(100 + 86_400_000 + 2_000);
+    expect(sim.wakeAt).toBe(86_400_000 + 2_000);
   });
 });
 

@@ -147,3 +147,26 @@ export class Agenda {
     while (this.#handled < this.sim.sent.length) this.onSent(this.sim.sent[this.#handled++]!);
   }
 }
+
+/** The service's account counter (PROTOCOL §2.1): fixed windows opened by the first request, refusals counted. */
+export class AccountCounter {
+  #windowStart = Number.NEGATIVE_INFINITY;
+  #count = 0;
+  rejected = 0;
+
+  constructor(
+    readonly limit = 100,
+    readonly windowMs = 60_000,
+  ) {}
+
+  arrive(at: number): { readonly httpStatus: number; readonly remainingPerMinute: number } {
+    if (at >= this.#windowStart + this.windowMs) {
+      this.#windowStart = at;
+      this.#count = 0;
+    }
+    this.#count++;
+    const accepted = this.#count <= this.limit;
+    if (!accepted) this.rejected++;
+    return { httpStatus: accepted ? 200 : 429, remainingPerMinute: Math.max(0, this.limit - this.#count) };
+  }
+}
