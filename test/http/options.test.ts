@@ -1,0 +1,111 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { isInvalidArgumentError } from '../../src/errors/validation-errors.js';
+import { normalizeBaseUrl, normalizeOptions } from '../../src/http/options.js';
+import type { RequestGate } from '../../src/http/gate.js';
+
+const base = { apiKey: 'rf_key', baseUrl: 'https://api.example.com/v1' } as const;
+
+function rejects(run: () => unknown, argument: string): void {
+  let caught: unknown;
+  try {
+    run();
+  } catch (error) {
+    caught = error;
+  }
+  expect(isInvalidArgumentError(caught)).toBe(true);
+  expect((caught as { argument: string }).argument).toBe(argument);
+}
+
+afterEach(() => {
+  vi.unstubAllEnvs();
+});
+
+describe('normalizeOptions', () => {
+  it('applies every default', () => {
+    const resolved = normalizeOptions(base);
+    expect(resolved).toEqual({
+      baseUrl: 'https://api.example.com/v1',
+      fetch: undefined,
+      timeouts: { run: 30_000, abort: 30_000, status: 30_000, output: 30_000, search: 30_000, detail: 30_000, upload: 120_000, copilot: 330_000 },
+      retry: { retries: 3, baseDelayMs: 500, maxDelayMs: 10_000, rateLimitWaitMs: 60_000, maxWaitMs: 65_000 },
+      budget: { requestsPerMinute: 100 },
+      polling: {},
+      headers: {},
+      logger: undefined,
+      gate: undefined,
+    });
+    expect(JSON.stringify(resolved)).not.toContain('rf_key');
+  });
+
+  it('keeps the copilot default above the service’s 300 s generation time (PROTOCOL §2.4)', () => {
+    expect(normalizeOptions({ ...base, timeoutMs: 5_000 }).timeouts.copilot).toBeGreaterThan(300_000);
+  });
+
+  it('takes every option, 0 included where 0 makes sense', () => {
+    const fetch = vi.fn<typeof globalThis.fetch>();
+    const logger = { warn: vi.fn() };
+    const gate: RequestGate = { acquire: () => Promise.resolve(), report: () => undefined };
+    const resolved = normalizeOptions({
+      ...base,
+      fetch,
+      timeoutMs: { default: 1_000, copilot: 2_000, status: 3 },
+      retry: { retries: 0, baseDelayMs: 0, maxDelayMs: 0, rateLimitWaitMs: 0, maxWaitMs: 0 },
+      budget: { requestsPerMinute: 10 },
+      polling: { minMs: 100, maxMs: 200 },
+      headers: { 'x-team': 'a' },
+      logger,
+      gate,
+    });
+    expect(resolved.fetch).toBe(fetch);
+    expect(resolved.timeouts).toMatchObject({ copilot: 2_000, status: 3, run: 1_000, upload: 120_000 });
+    expect(resolved.retry).toEqual({ retries: 0, baseDelayMs: 0, maxDelayMs: 0, rateLimitWaitMs: 0, maxWaitMs: 0 });
+    expect(resolved.budget).toEqual({ requestsPerMinute: 10 });
+    expect(resolved.polling).toEqual({ minMs: 100, maxMs: 200 });
+    expect(resolved.headers).toEqual({ 'x-team': 'a' });
+    expect(resolved.logger).toBe(logger);
+    expect(resolved.gate).toBe(gate);
+  });
+
+  it('reads retry: false as no retries, budget: false as no budget, a number timeout as the default', () => {
+    const resolved = normalizeOptions({ ...base, retry: false, budget: false, timeoutMs: 7 });
+    expect(resolved.retry.retries).toBe(0);
+    expect(resolved.budget).toBe(false);
+    expect(resolved.timeouts.status).toBe(7);
+  });
+
+  it('refuses bad values with the option named', () => {
+    rejects(() => normalizeOptions({ ...base, apiKey: '' }), 'apiKey');
+    rejects(() => normalizeOptions({ ...base, apiKey: 'rf_a\nb' }), 'apiKey');
+    rejects(() => normalizeOptions({ ...base, timeoutMs: 0 }), 'timeoutMs');
+    rejects(() => normalizeOptions({ ...base, timeoutMs: { copilot: -1 } }), 'timeoutMs.copilot');
+    rejects(() => normalizeOptions({ ...base, retry: { retries: 1.5 } }), 'retry.retries');
+    rejects(() => normalizeOptions({ ...base, retry: { baseDelayMs: Number.NaN } }), 'retry.baseDelayMs');
+    rejects(() => normalizeOptions({ ...base, budget: { requestsPerMinute: 0 } }), 'budget.requestsPerMinute');
+    rejects(() => normalizeOptions({ ...base, polling: { minMs: 10, maxMs: 5 } }), 'polling');
+  });
+});
+
+describe('base URL', () => {
+  it('tolerates trailing slashes and keeps a path prefix', () => {
+    expect(normalizeBaseUrl('http://127.0.0.1:4000/v1///')).toBe('http://127.0.0.1:4000/v1');
+    expect(normalizeBaseUrl('https://example.com/api/v1')).toBe('https://example.com/api/v1');
+  });
+
+  it.each([
+    ['https://example.com', 'must end in /v1'],
+    ['https://example.com/v2', 'must end in /v1'],
+    ['ftp://example.com/v1', 'http or https'],
+    ['not a url', 'is not a URL'],
+    ['https://user:pw@example.com/v1', 'credentials'],
+    ['https://example.com/v1?x=1', 'query'],
+  ])('refuses %s clearly', (url, problem) => {
+    expect(() => normalizeBaseUrl(url)).toThrow(problem);
+  });
+
+  it('falls back to FLOWSTREAM_BASE_URL, and says so when neither is set', () => {
+    vi.stubEnv('FLOWSTREAM_BASE_URL', 'http://127.0.0.1:9/v1/');
+    expect(normalizeOptions({ apiKey: 'rf_key' }).baseUrl).toBe('http://127.0.0.1:9/v1');
+    vi.stubEnv('FLOWSTREAM_BASE_URL', '');
+    expect(() => normalizeOptions({ apiKey: 'rf_key' })).toThrow('FLOWSTREAM_BASE_URL');
+  });
+});

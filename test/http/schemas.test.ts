@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { executionOutputSchema, executionSnapshotSchema, startedExecutionSchema } from '../../src/http/schemas/execution.js';
+import { parseNodeError } from '../../src/http/schemas/node-error.js';
+import { workflowPlanSchema, workflowSummariesSchema } from '../../src/http/schemas/workflow.js';
+
+describe('lenient schemas where the service is loose', () => {
+  it('reads the start answer’s `running` as executing, keeping the raw value (PROTOCOL §3.1)', () => {
+    expect(startedExecutionSchema.parse({ executionId: 'we-1', status: 'running' })).toEqual({ executionId: 'we-1', status: 'executing', rawStatus: 'running' });
+  });
+
+  it('keeps unknown statuses visible instead of failing a poll', () => {
+    const snapshot = executionSnapshotSchema('we-1').parse({ status: 'paused', nodeExecutions: [{ nodeId: 'n', status: 'skipped', extra: 1 }] });
+    expect(snapshot).toEqual({ executionId: 'we-1', status: 'unknown', rawStatus: 'paused', nodes: [{ nodeId: 'n', status: 'unknown', rawStatus: 'skipped' }] });
+  });
+
+  it('accepts the spec’s `init` and `waiting` that the service never sends', () => {
+    const snapshot = executionSnapshotSchema('we-1').parse({ executionId: 'we-1', status: 'init', createdAt: '2026-01-01T00:00:00Z', nodeExecutions: [{ nodeId: 'n', status: 'waiting', title: 'T' }] });
+    expect(snapshot).toMatchObject({ status: 'init', createdAt: '2026-01-01T00:00:00Z', nodes: [{ status: 'waiting', title: 'T' }] });
+  });
+
+  it('reads null where the spec says string, and missing lists as empty (PROTOCOL §4.2, §4.5)', () => {
+    const output = executionOutputSchema.parse({
+      output: [{ nodeId: 'n', title: null, status: 'finish', errorMessage: null, messages: [{ messageId: 'm', type: 'ai', content: 'hi', reasoningContent: null }] }, { nodeId: 'p', status: 'init' }],
+      files: [{ name: 'a.md', type: 'text/markdown', size: 3, url: 'http://x/a.md', nodeId: null }],
+    });
+    expect(output).toEqual({
+      output: [
+        { nodeId: 'n', status: 'finish', rawStatus: 'finish', messages: [{ messageId: 'm', type: 'ai', rawType: 'ai', content: 'hi', reasoningContent: '' }] },
+        { nodeId: 'p', status: 'init', rawStatus: 'init', messages: [] },
+      ],
+      files: [{ name: 'a.md', type: 'text/markdown', size: 3, url: 'http://x/a.md' }],
+    });
+    expect(executionOutputSchema.parse({})).toEqual({ output: [], files: [] });
+  });
+
+  it('defaults dependentTasks to [] and required to false (PROTOCOL §5.2), and names untitled workflows', () => {
+    const plan = workflowPlanSchema.parse({ title: 'P', tasks: [{ id: 't', title: 'T', prompt: 'do', toolsets: [] }], variables: [{ name: 'v', variableType: 'weird' }] });
+    expect(plan).toEqual({ title: 'P', tasks: [{ id: 't', title: 'T', prompt: 'do', toolsets: [], dependentTasks: [] }], variables: [{ name: 'v', required: false }] });
+    expect(workflowSummariesSchema.parse([{ canvasId: 'c', title: null }])).toEqual([{ canvasId: 'c', title: 'Untitled' }]);
+  });
+});
+
+describe('strict where it matters', () => {
+  it('refuses a start answer without an execution id', () => {
+    expect(startedExecutionSchema.safeParse({ status: 'running' }).success).toBe(false);
+  });
+
+  it('refuses nodes without ids and plans without tasks', () => {
+    expect(executionSnapshotSchema('we').safeParse({ nodeExecutions: [{ status: 'finish' }] }).success).toBe(false);
+    expect(workflowPlanSchema.safeParse({ title: 'x' }).success).toBe(false);
+  });
+});
+
+describe('parseNodeError (PROTOCOL §4.3)', () => {
+  it.each([
+    ['[]', undefined],
+    ['', undefined],
+    [null, undefined],
+    ['["Request timeout. Please try again later."]', { message: 'Request timeout. Please try again later.', messages: ['Request timeout. Please try again later.'] }],
+    ['["a","b"]', { message: 'a; b', messages: ['a', 'b'] }],
+    ['Workflow aborted by user', { message: 'Workflow aborted by user', messages: ['Workflow aborted by user'] }],
+    ['[not json', { message: '[not json', messages: ['[not json'] }],
+  ])('%s', (raw, expected) => {
+    const error = parseNodeError(raw);
+    expect(error === undefined ? undefined : { message: error.message, messages: error.messages }).toEqual(expected);
+    if (error !== undefined) expect(error.raw).toBe(raw);
+  });
+});
