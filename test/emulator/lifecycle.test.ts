@@ -330,5 +330,4 @@ describe('output (PROTOCOL §4.2–§4.6)', () => {
     expect(unknown.status).toBe(404);
     expect(await unknown.json()).toEqual({ statusCode: 404, message: 'File not found', error: 'Not Found' });
   });
-  });
 });
