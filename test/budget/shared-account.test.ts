@@ -23,13 +23,26 @@ function playAgainstTheService(setup: Setup) {
       agenda.at(sim.now + setup.serviceMs, () => {
         sim.report(sent.ticket, answer.httpStatus, { remainingPerMinute: answer.remainingPerMinute });
         capped ||= sim.state.minuteCap !== undefined;
-        agenda.at(sim.now + 200, () => sim.enqueue(ticket('status', sent.ticket.key!)) && undefined);
+        const key = sent.ticket.key ?? 'none';
+        agenda.at(sim.now + 200, () => {
+          sim.enqueue(ticket('status', key));
+        });
       });
     });
   });
-  for (let index = 0; index < setup.runs; index++) agenda.at(0, () => sim.enqueue(ticket('status', `we-${index}`)) && undefined);
+  for (let index = 0; index < setup.runs; index++) {
+    agenda.at(0, () => {
+      sim.enqueue(ticket('status', `we-${index}`));
+    });
+  }
   const every = setup.otherEveryMs;
-  if (every !== undefined) for (let at = 0; at < setup.durationMs; at += every) agenda.at(at, () => account.arrive(sim.now));
+  if (every !== undefined) {
+    for (let at = 0; at < setup.durationMs; at += every) {
+      agenda.at(at, () => {
+        account.arrive(sim.now);
+      });
+    }
+  }
   agenda.runUntil(setup.durationMs);
   return { sent: sim.sent.length, ours429, capped };
 }
