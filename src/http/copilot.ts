@@ -58,7 +58,7 @@ function checkRequest(request: GenerateRequest): { query: string; locale?: strin
  */
 export function createCopilotApi(send: Send): CopilotApi {
   return {
-    generate(request: GenerateRequest, options: CallOptions = {}) {
+    async generate(request: GenerateRequest, options: CallOptions = {}) {
       const body = checkRequest(request);
       encodeJsonBody('request', body);
       return send({ endpoint: 'copilot', method: 'post', path: 'openapi/copilot/workflow/generate', json: body, schema: generatedWorkflowSchema, signal: options.signal });

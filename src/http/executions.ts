@@ -33,7 +33,7 @@ function checkVariables(variables: unknown): asserts variables is Variables {
 export function createExecutionsApi(context: ExecutionsContext): ExecutionsApi {
   const { send } = context;
   return {
-    start(canvasId: string, input: { readonly variables?: Variables } = {}, options: CallOptions = {}) {
+    async start(canvasId: string, input: { readonly variables?: Variables } = {}, options: CallOptions = {}) {
       const segment = pathSegment('canvasId', canvasId);
       const variables = input.variables ?? {};
       checkVariables(variables);
@@ -52,7 +52,7 @@ export function createExecutionsApi(context: ExecutionsContext): ExecutionsApi {
         signal: options.signal,
       });
     },
-    status(executionId: string, options: CallOptions = {}) {
+    async status(executionId: string, options: CallOptions = {}) {
       const segment = pathSegment('executionId', executionId);
       return send({
         endpoint: 'status',
@@ -64,7 +64,7 @@ export function createExecutionsApi(context: ExecutionsContext): ExecutionsApi {
         signal: options.signal,
       });
     },
-    output(executionId: string, options: CallOptions = {}) {
+    async output(executionId: string, options: CallOptions = {}) {
       const segment = pathSegment('executionId', executionId);
       return send({
         endpoint: 'output',
@@ -76,7 +76,7 @@ export function createExecutionsApi(context: ExecutionsContext): ExecutionsApi {
         signal: options.signal,
       });
     },
-    abort(executionId: string, options: CallOptions = {}) {
+    async abort(executionId: string, options: CallOptions = {}) {
       const segment = pathSegment('executionId', executionId);
       return send({
         endpoint: 'abort',

@@ -69,7 +69,7 @@ function searchParams(query: SearchQuery): Record<string, string | number> {
  * ```
  */
 export function createWorkflowsApi(send: Send): WorkflowsApi {
-  const search = (query: SearchQuery = {}, options: CallOptions = {}): Promise<WorkflowSummary[]> =>
+  const search = async (query: SearchQuery = {}, options: CallOptions = {}): Promise<WorkflowSummary[]> =>
     send({ endpoint: 'search', method: 'get', path: 'openapi/workflows', searchParams: searchParams(query), schema: workflowSummariesSchema, signal: options.signal });
 
   async function* list(query: ListQuery = {}, options: CallOptions = {}): AsyncGenerator<WorkflowSummary, void, undefined> {
@@ -85,7 +85,7 @@ export function createWorkflowsApi(send: Send): WorkflowsApi {
   return {
     search,
     list,
-    get(canvasId: string, options: CallOptions = {}) {
+    async get(canvasId: string, options: CallOptions = {}) {
       const segment = pathSegment('canvasId', canvasId);
       return send({ endpoint: 'detail', method: 'get', path: `openapi/workflows/${segment}`, schema: workflowPlanSchema, signal: options.signal });
     },
