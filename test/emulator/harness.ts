@@ -27,7 +27,7 @@ export async function call(
   if (init.body instanceof FormData) body = init.body;
   else if (typeof init.body === 'string') body = init.body;
   else if (init.body !== undefined) body = JSON.stringify(init.body);
-  if (typeof body === 'string') headers['Content-Type'] = 'application/json';
+  if (typeof body === 'string') headers['Content-Type'] ??= 'application/json';
   const transport = init.transport === 'in-process' ? emulator.fetch : fetch;
   return transport(`${emulator.url}${path}`, { method: init.method ?? (body === undefined ? 'GET' : 'POST'), headers, ...(body === undefined ? {} : { body }) });
 }

@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import { createManualClock } from '../../src/emulator/index.js';
+import { call, callJson, pollUntil, startEmulator } from './harness.js';
+
+const limitHeaders = (headers: Headers): Record<string, string | null> => ({
+  rpm: headers.get('x-ratelimit-limit-rpm'),
+  remainingRpm: headers.get('x-ratelimit-remaining-rpm'),
+  daily: headers.get('x-ratelimit-limit-daily'),
+  remainingDaily: headers.get('x-ratelimit-remaining-daily'),
+});
+
+describe('account rate limit (PROTOCOL §2.1)', () => {
+  it('carries the limit headers on every answer past auth, 100/min and 10,000/day by default', async () => {
+    const emulator = await startEmulator();
+    const first = await callJson(emulator, '/openapi/workflows');
+    expect(limitHeaders(first.headers)).toEqual({ rpm: '100', remainingRpm: '99', daily: '10000', remainingDaily: '9999' });
+    const businessError = await callJson(emulator, '/openapi/workflow/we-none/status');
+    expect(limitHeaders(businessError.headers)).toMatchObject({ remainingRpm: '98' });
+    const unauthorized = await fetch(`${emulator.url}/openapi/workflows`);
+    expect(unauthorized.headers.get('x-ratelimit-limit-rpm')).toBeNull();
+  });
+
+  it('refuses the request past the limit with 429 and no Retry-After; one counter for every endpoint', async () => {
+    const emulator = await startEmulator({ clock: createManualClock(), rateLimit: { perMinute: 3 } });
+    expect((await callJson(emulator, '/openapi/workflows')).status).toBe(200);
+    expect((await callJson(emulator, '/openapi/workflows/c-sample-linear')).status).toBe(200);
+    expect((await callJson(emulator, '/openapi/workflow/we-x/status')).status).toBe(200);
+    const refused = await callJson(emulator, '/openapi/workflow/c-sample-linear/run', { body: {} });
+    expect(refused.status).toBe(429);
+    expect(refused.body).toEqual({ statusCode: 429, message: 'Rate limit exceeded: 3 requests per minute', error: 'Too Many Requests' });
+    expect(refused.headers.get('retry-after')).toBeNull();
+    expect(limitHeaders(refused.headers)).toMatchObject({ rpm: '3', remainingRpm: '0' });
+    expect(emulator.executions.list()).toEqual([]);
+  });
+
+  it('uses fixed windows from the first request, in which rejected requests still count', async () => {
+    const clock = createManualClock();
+    const emulator = await startEmulator({ clock, rateLimit: { perMinute: 2 } });
+    const status = async (): Promise<number> => (await call(emulator, '/openapi/workflows')).status;
+    expect(await status()).toBe(200);
+    clock.advance(30_000);
+    expect(await status()).toBe(200);
+    expect(await status()).toBe(429);
+    // The window started at the first request: 60 s after it, not after the last.
+    clock.advance(29_999);
+    expect(await status()).toBe(429);
+    clock.advance(1);
+    expect(await status()).toBe(200);
+    expect(await status()).toBe(200);
+    expect(await status()).toBe(429);
+  });
+
+  it('limits per day as well', async () => {
+    const clock = createManualClock();
+    const emulator = await startEmulator({ clock, rateLimit: { perMinute: 100, perDay: 2 } });
+    expect((await call(emulator, '/openapi/workflows')).status).toBe(200);
+    clock.advance(120_000);
+    expect((await call(emulator, '/openapi/workflows')).status).toBe(200);
+    const refused = await callJson(emulator, '/openapi/workflows');
+    expect(refused.status).toBe(429);
+    expect(refused.body.message).toBe('Rate limit exceeded: 2 requests per day');
+    expect(limitHeaders(refused.headers)).toMatchObject({ daily: '2', remainingDaily: '0' });
+    clock.advance(24 * 60 * 60 * 1_000);
+    expect((await call(emulator, '/openapi/workflows')).status).toBe(200);
+  });
+
+  it('resets the minute window on the accelerated clock', async () => {
+    // speed 600: one emulator minute is 100 ms of real time.
+    const emulator = await startEmulator({ speed: 600, rateLimit: { perMinute: 2 } });
+    const statuses: number[] = [];
+    await pollUntil(
+      async () => {
+        statuses.push((await call(emulator, '/openapi/workflows')).status);
+        return statuses;
+      },
+      (seen) => seen.includes(429) && seen.at(-1) === 200,
+    );
+    expect(statuses.slice(0, 3)).toEqual([200, 200, 429]);
+  });
+
+  it('does not count public file downloads, preflights or unknown routes', async () => {
+    const emulator = await startEmulator({ clock: createManualClock(), rateLimit: { perMinute: 1 } });
+    await fetch(`${emulator.url}/openapi/workflows`, { method: 'OPTIONS' });
+    await fetch(`${emulator.url}/drive/file/public/df-x/a.txt`);
+    await fetch(`${emulator.url}/nothing`);
+    expect((await call(emulator, '/openapi/workflows')).status).toBe(200);
+  });
+
+  it('can be turned off: no 429s and no limit headers', async () => {
+    const emulator = await startEmulator({ rateLimit: false });
+    for (let i = 0; i < 120; i += 1) expect((await call(emulator, '/openapi/workflows', { transport: 'in-process' })).status).toBe(200);
+    expect((await call(emulator, '/openapi/workflows')).headers.get('x-ratelimit-limit-rpm')).toBeNull();
+  });
+});
