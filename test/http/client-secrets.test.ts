@@ -5,7 +5,7 @@ import { clientFor } from './support/client.js';
 import { API_KEY, json, startServer } from './support/loopback-server.js';
 
 function everyView(value: unknown): string {
-  return [String(value), inspect(value, { depth: 10, showHidden: true, getters: true }), String(JSON.stringify(value)), value instanceof Error ? (value.stack ?? '') : ''].join('\n');
+  return [String(value), inspect(value, { depth: 10, showHidden: true, getters: true }), (JSON.stringify(value) as string | undefined) ?? '', value instanceof Error ? (value.stack ?? '') : ''].join('\n');
 }
 
 describe('the API key never shows', () => {
