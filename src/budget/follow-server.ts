@@ -31,7 +31,7 @@ export function followServer(state: SchedulerState, report: GateReport, now: num
   const { limits } = state;
   const { rateLimit } = report;
   const settled = settleInFlight(state.inFlight, report.ticket);
-  const sentAt = Math.min(settled.sentAt ?? now, now);
+  const sentAt = settled.sentAt ?? now;
   const common = { sentAt, now, inFlight: settled.remaining.length, lastSendAt: state.lastSendAt };
   let { minuteCap, dayCap, pausedUntil, pacer } = state;
   if (rateLimit.remainingPerMinute !== undefined) {

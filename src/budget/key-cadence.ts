@@ -56,8 +56,11 @@ export function recordPoll(cadences: KeyCadences, entry: QueuedRequest, now: num
  */
 export function pruneCadences(cadences: KeyCadences, queue: readonly QueuedRequest[], now: number, idleMs: number): KeyCadences {
   let pruned: Map<string, KeyCadence> | undefined;
+  let waiting: ReadonlySet<string | undefined> | undefined;
   for (const [key, cadence] of cadences) {
-    if (cadence.lastSentAt + idleMs <= now && !queue.some((entry) => entry.ticket.key === key)) {
+    if (cadence.lastSentAt + idleMs > now) continue;
+    waiting ??= new Set(queue.map((entry) => entry.ticket.key));
+    if (!waiting.has(key)) {
       pruned ??= new Map(cadences);
       pruned.delete(key);
     }
