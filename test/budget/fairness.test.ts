@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Agenda, maxInAnyWindow, serviceRejections, Simulation, ticket } from './simulation.js';
 
@@ -46,6 +47,18 @@ describe('fair sharing among many runs', () => {
     // 50 runs sharing one send per 682 ms: each polls about every 34 s.
     for (const interval of intervals) expect(interval).toBeGreaterThan(30_000);
     for (const interval of intervals) expect(interval).toBeLessThan(36_000);
+  });
+
+  it('never makes a poll wait longer than one turn of the round-robin, whatever the number of runs and their cadence', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 80 }), fc.integer({ min: 0, max: 5_000 }), fc.integer({ min: 0, max: 1_500 }), (runs, pauseMs, latencyMs) => {
+        const { waits, counts } = pollMany(runs, pauseMs, 5 * 60_000, latencyMs);
+        // At most the other runs' polls are ahead of it, one per 682 ms.
+        expect(Math.max(...waits)).toBeLessThanOrEqual(runs * 682);
+        expect(Math.max(...counts) - Math.min(...counts)).toBeLessThanOrEqual(1);
+      }),
+      { numRuns: 40 },
+    );
   });
 
   it('keeps each run at its own cadence when the budget is loose', () => {
