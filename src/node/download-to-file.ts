@@ -1,0 +1,30 @@
+import { createWriteStream } from 'node:fs';
+import { Readable, type Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
+import { DownloadError } from '../errors/download-error.js';
+import { openFile, type DownloadOptions } from '../http/download.js';
+import type { OutputFile } from '../http/model.js';
+
+/**
+ * Streams an output file to a path or a writable stream, without holding it in memory and without
+ * the API key (PROTOCOL §4.6: output URLs are public). Resolves with the number of bytes written.
+ *
+ * @example
+ * ```ts
+ * for (const file of result.files) await downloadToFile(file, `./out/${file.name}`);
+ * ```
+ */
+export async function downloadToFile(file: Pick<OutputFile, 'url'> | string, destination: string | Writable, options: DownloadOptions = {}): Promise<number> {
+  const response = await openFile(file, options);
+  const body = response.body;
+  if (body === null) throw new DownloadError({ url: typeof file === 'string' ? file : (file.url ?? '') });
+  let written = 0;
+  const source = Readable.fromWeb(body as NodeReadableStream<Uint8Array>);
+  source.on('data', (chunk: Uint8Array) => {
+    written += chunk.byteLength;
+  });
+  const target = typeof destination === 'string' ? createWriteStream(destination) : destination;
+  await pipeline(source, target, options.signal === undefined ? {} : { signal: options.signal });
+  return written;
+}

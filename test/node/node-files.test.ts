@@ -1,0 +1,72 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough, Readable } from 'node:stream';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { downloadToFile, fromPath, fromStream } from '../../src/node/index.js';
+import { clientFor } from '../http/support/client.js';
+import { API_KEY, ok, startServer } from '../http/support/loopback-server.js';
+
+let dir = '';
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'flowstream-node-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** The file names and contents of one multipart body. */
+function parts(body: Buffer): [string, string][] {
+  return [...body.toString('utf8').matchAll(/filename="([^"]+)"\r\nContent-Type: [^\r]*\r\n\r\n([^\r]*)\r\n/g)].map((m) => [m[1] ?? '', m[2] ?? '']);
+}
+
+describe('upload sources from Node', () => {
+  it('uploads a file from a path, a Readable and a web ReadableStream, in order', async () => {
+    const path = join(dir, 'notes.txt');
+    await writeFile(path, 'from disk');
+    const server = await startServer((request, response) => { ok(response, { files: parts(request.body).map(([name]) => ({ fileKey: `of_${name}`, fileName: name })) }); });
+    const sources = [
+      await fromPath(path, { type: 'text/plain' }),
+      await fromStream(Readable.from([Buffer.from('from '), Buffer.from('node')]), 'node.txt'),
+      await fromStream(new ReadableStream<Uint8Array>({ start(c) { c.enqueue(new TextEncoder().encode('from web')); c.close(); } }), 'web.txt'),
+    ];
+    const uploaded = await clientFor(server.origin).files.upload(sources);
+    expect(uploaded.map((f) => f.fileName)).toEqual(['notes.txt', 'node.txt', 'web.txt']);
+    expect(parts(server.requests[0]!.body)).toEqual([['notes.txt', 'from disk'], ['node.txt', 'from node'], ['web.txt', 'from web']]);
+  });
+
+  it('names a path upload by option, and refuses a directory', async () => {
+    const path = join(dir, 'a.bin');
+    await writeFile(path, 'x');
+    expect((await fromPath(path, { name: 'renamed.bin' })).name).toBe('renamed.bin');
+    await expect(fromPath(dir)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+  });
+
+  it('stops reading a stream past 50 MiB', async () => {
+    const chunk = Buffer.alloc(1024 * 1024);
+    let produced = 0;
+    const endless = new Readable({ read() { produced += 1; this.push(chunk); } });
+    await expect(fromStream(endless, 'big.bin')).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', argument: 'stream' });
+    expect(produced).toBeLessThan(60);
+  });
+});
+
+describe('downloadToFile (PROTOCOL §4.6)', () => {
+  it('writes the file to a path, sends no API key, and counts the bytes', async () => {
+    const files = await startServer((_r, response) => { response.end('# Report'); });
+    const target = join(dir, 'r.md');
+    await expect(downloadToFile({ url: `${files.origin}/r.md` }, target)).resolves.toBe(8);
+    expect(await readFile(target, 'utf8')).toBe('# Report');
+    expect(files.requests[0]?.headers.authorization).toBeUndefined();
+    expect(JSON.stringify(files.requests[0]?.headers)).not.toContain(API_KEY);
+  });
+
+  it('writes to a stream', async () => {
+    const files = await startServer((_r, response) => { response.end('abc'); });
+    const sink = new PassThrough();
+    const chunks: Buffer[] = [];
+    sink.on('data', (c: Buffer) => chunks.push(c));
+    await downloadToFile(`${files.origin}/x`, sink);
+    expect(Buffer.concat(chunks).toString()).toBe('abc');
+  });
+});
