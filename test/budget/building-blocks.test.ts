@@ -26,7 +26,7 @@ describe('server cap', () => {
     const cap = serverCap(input);
     expect(cap).toEqual({ until: 63_000, allowance: 4, spacingMs: 15_500, notBefore: 16_500 });
     expect(capReadyAt(cap, 2_000)).toBe(16_500);
-    const spent = [16_500, 32_000, 47_500, 63_000 - 1].reduce((current, at) => capAfterSend(current, at), cap as ReturnType<typeof capAfterSend>);
+    const spent = [16_500, 32_000, 47_500, 63_000 - 1].reduce<ReturnType<typeof capAfterSend>>((current, at) => capAfterSend(current, at), cap);
     expect(spent?.allowance).toBe(0);
     expect(capReadyAt(spent, 62_999)).toBe(63_000);
     expect(capReadyAt(spent, 63_000)).toBe(Number.NEGATIVE_INFINITY);
