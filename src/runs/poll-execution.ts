@@ -1,4 +1,4 @@
-import { EMPTY, expand, map, mergeMap, type Observable, of, type SchedulerLike, switchMap, timer } from 'rxjs';
+import { concat, EMPTY, expand, map, mergeMap, type Observable, of, type SchedulerLike, switchMap, timer } from 'rxjs';
 import type { ExecutionSnapshot, ExecutionStatus, Logger } from '../http/model.js';
 import { type CadenceBounds, type CadenceState, nextCadence, type Reading, startCadence } from './cadence.js';
 import type { NodeEvent, RunEvent } from './events.js';
@@ -26,14 +26,18 @@ export interface PollSettings {
   readonly logger?: Logger | undefined;
 }
 
-/** One read of the execution: what it emitted and what the next one starts from. */
-interface Step {
+/** Where the next read starts from. */
+interface Position {
   readonly view: ExecutionView;
   readonly cadence: CadenceState;
   readonly lastOutputAt: number | undefined;
+  readonly waitMs: number;
+}
+
+/** Events to emit now; with `next` when this completes a read that is not the last. */
+interface Step {
   readonly events: readonly RunEvent[];
-  /** The wait before the next read; `undefined` once the run is over. */
-  readonly waitMs: number | undefined;
+  readonly next?: Position;
 }
 
 function isTerminal(status: ExecutionStatus | undefined): status is 'finish' | 'failed' {
@@ -42,8 +46,9 @@ function isTerminal(status: ExecutionStatus | undefined): status is 'finish' | '
 
 /**
  * Follows one execution until it is terminal: reads its status on the adaptive cadence, its output
- * only when it can have changed, and emits the events of each read, ending with `finished`. Errors of
- * the source pass through untouched; the caller decides what they mean.
+ * only when it can have changed, and emits the events of each read, ending with `finished`. Status
+ * events go out as soon as the status answers, not after the slower output read (PROTOCOL §2.5).
+ * Errors of the source pass through untouched; the caller decides what they mean.
  */
 export function pollExecution(source: ExecutionSource, settings: PollSettings): Observable<RunEvent> {
   const { executionId, bounds, scheduler } = settings;
@@ -58,55 +63,61 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
       ? { view: { ...view, status: snapshot.status }, events: [{ type: 'started', executionId, status: snapshot.status }] }
       : { view, events: [] };
 
-  const read = (previous: Step): Observable<Step> =>
+  const read = (previous: Position): Observable<Step> =>
     source.status(executionId).pipe(
       switchMap((snapshot) => {
         const started = announce(previous.view, snapshot);
         const status = logged(diffStatus(started.view, snapshot));
+        const statusEvents = [...started.events, ...status.events];
         const terminal = isTerminal(status.view.status);
-        const nodes = [...status.view.nodes.values()];
         const now = scheduler.now();
         const readOutput = shouldReadOutput({
           mode: settings.output,
           terminal,
           nodeEvents: status.events.filter((event): event is NodeEvent => event.type === 'node'),
-          executing: nodes.some((node) => node.status === 'executing'),
+          executing: [...status.view.nodes.values()].some((node) => node.status === 'executing'),
           sinceLastOutputMs: previous.lastOutputAt === undefined ? undefined : now - previous.lastOutputAt,
         });
-        const output$: Observable<ViewDiff | undefined> = readOutput
-          ? source.output(executionId).pipe(map((output) => logged(diffOutput(status.view, output))))
-          : of(undefined);
-        return output$.pipe(
-          map((output): Step => {
-            const view = output?.view ?? status.view;
-            const events = [...started.events, ...status.events, ...(output?.events ?? [])];
-            const lastOutputAt = readOutput ? now : previous.lastOutputAt;
-            if (isTerminal(view.status)) {
-              const result = runResultOf(view, view.status, settings.canvasId);
-              return { view, cadence: previous.cadence, lastOutputAt, events: [...events, { type: 'finished', executionId, result }], waitMs: undefined };
-            }
-            // PROTOCOL §3.3: every node done while the execution still says `executing` means the
-            // next server tick ends it; read again soon rather than declare the end ourselves.
-            const settling = nodes.length > 0 && nodes.every((node) => isNodeDone(node.status));
-            const reading: Reading = events.length > 0 ? 'changed' : settling ? 'settling' : 'quiet';
-            const next = nextCadence(bounds, previous.cadence, reading, settings.random);
-            return { view, cadence: next.state, lastOutputAt, events, waitMs: next.waitMs };
-          }),
+
+        const conclude = (diff: ViewDiff, changed: boolean): Step => {
+          const { view } = diff;
+          if (isTerminal(view.status)) {
+            const result = runResultOf(view, view.status, settings.canvasId);
+            return { events: [...diff.events, { type: 'finished', executionId, result }] };
+          }
+          // PROTOCOL §3.3: every node done while the execution still says `executing` means the
+          // next server tick ends it; read again soon rather than declare the end ourselves.
+          const nodes = [...view.nodes.values()];
+          const settling = nodes.length > 0 && nodes.every((node) => isNodeDone(node.status));
+          const reading: Reading = changed ? 'changed' : settling ? 'settling' : 'quiet';
+          const cadence = nextCadence(bounds, previous.cadence, reading, settings.random);
+          const lastOutputAt = readOutput ? now : previous.lastOutputAt;
+          return { events: diff.events, next: { view, cadence: cadence.state, lastOutputAt, waitMs: cadence.waitMs } };
+        };
+
+        if (!readOutput) return of(conclude({ ...status, events: statusEvents }, statusEvents.length > 0));
+        return concat(
+          of<Step>({ events: statusEvents }),
+          source.output(executionId).pipe(
+            map((output) => {
+              const diff = logged(diffOutput(status.view, output));
+              return conclude(diff, statusEvents.length + diff.events.length > 0);
+            }),
+          ),
         );
       }),
     );
 
-  const first: Step = {
+  const first: Position = {
     view: initialView(executionId, settings.startedStatus),
     cadence: startCadence(bounds),
     lastOutputAt: undefined,
-    events: [],
     // A fresh start has just told us its status: the first read waits one fast interval. A watch reads at once.
     waitMs: settings.startedStatus === undefined ? 0 : bounds.minMs,
   };
 
-  return of(first).pipe(
-    expand((step) => (step.waitMs === undefined ? EMPTY : timer(step.waitMs, scheduler).pipe(switchMap(() => read(step))))),
+  return of<Step>({ events: [], next: first }).pipe(
+    expand(({ next }) => (next === undefined ? EMPTY : timer(next.waitMs, scheduler).pipe(switchMap(() => read(next))))),
     mergeMap((step) => step.events),
   );
 }

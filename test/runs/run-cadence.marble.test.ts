@@ -1,0 +1,110 @@
+import { describe, it } from 'vitest';
+import { runsOver } from '../../src/runs/create-runs.js';
+import { CANVAS_ID, EXECUTION_ID, message, node, output, outputNode, scriptedSource, snapshot, started, testScheduler } from './fixtures.js';
+
+const defaults = { random: () => 0.5, polling: { minMs: 100, maxMs: 400 } };
+const executing = snapshot('executing', [node('n1', 'executing')]);
+
+describe('run cadence (virtual time)', () => {
+  it('reads the status fast after the start, then backs off ×1.5 while nothing changes, never slower than maxMs', () => {
+    testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+      const start$ = cold('-(s|)', { s: started() });
+      const status$ = cold('-(a|)', { a: executing });
+      const abort$ = cold('-(x|)', { x: undefined });
+      const source = scriptedSource({ start: () => start$, status: () => status$, abort: () => abort$ });
+      const run$ = runsOver(source, defaults).run(CANVAS_ID, {}, { output: 'final' });
+
+      expectObservable(run$, '1800ms !').toBe('-s 100ms n', {
+        s: { type: 'started', executionId: EXECUTION_ID, canvasId: CANVAS_ID, status: 'executing' },
+        n: { type: 'node', executionId: EXECUTION_ID, nodeId: 'n1', title: 'Title n1', status: 'executing' },
+      });
+      // Waits: 100 after the start, 100 after the change, then 150, 225, 338, 400, 400.
+      expectSubscriptions(status$.subscriptions).toBe(['101ms ^!', '202ms ^!', '353ms ^!', '579ms ^!', '918ms ^!', '1319ms ^!', '1720ms ^!']);
+      expectSubscriptions(abort$.subscriptions).toBe(['1800ms ^!']);
+    });
+  });
+
+  it('keeps reading fast while every node is done but the execution still says executing, then ends with one output read', () => {
+    testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+      const statuses = [
+        cold('-(a|)', { a: executing }),
+        cold('-(a|)', { a: snapshot('executing', [node('n1', 'finish')]) }),
+        cold('-(a|)', { a: snapshot('executing', [node('n1', 'finish')]) }),
+        cold('-(a|)', { a: snapshot('finish', [node('n1', 'finish')]) }),
+      ];
+      const output$ = cold('-(o|)', { o: output([outputNode('n1', 'finish', [message('m1', 'done')])]) });
+      const source = scriptedSource({ start: () => cold('-(s|)', { s: started() }), status: (call) => statuses[call]!, output: () => output$ });
+      const run$ = runsOver(source, defaults).run(CANVAS_ID, {}, { output: 'final' });
+
+      expectObservable(run$).toBe('-s 100ms n 100ms f 201ms S(MF|)', {
+        s: { type: 'started', executionId: EXECUTION_ID, canvasId: CANVAS_ID, status: 'executing' },
+        n: { type: 'node', executionId: EXECUTION_ID, nodeId: 'n1', title: 'Title n1', status: 'executing' },
+        f: { type: 'node', executionId: EXECUTION_ID, nodeId: 'n1', title: 'Title n1', status: 'finish', previous: 'executing' },
+        S: { type: 'status', executionId: EXECUTION_ID, status: 'finish', previous: 'executing' },
+        M: {
+          type: 'message',
+          executionId: EXECUTION_ID,
+          nodeId: 'n1',
+          messageId: 'm1',
+          role: 'ai',
+          delta: 'done',
+          reasoningDelta: '',
+          content: 'done',
+          reasoningContent: '',
+          replaced: false,
+        },
+        F: {
+          type: 'finished',
+          executionId: EXECUTION_ID,
+          result: {
+            executionId: EXECUTION_ID,
+            canvasId: CANVAS_ID,
+            status: 'finish',
+            nodes: [node('n1', 'finish')],
+            output: [outputNode('n1', 'finish', [message('m1', 'done')])],
+            files: [],
+            failedNodes: [],
+          },
+        },
+      });
+      // After the change at 203 the wait is 100; at 304 nothing changed but all is done: 100 again, not 150.
+      ['101ms ^!', '202ms ^!', '303ms ^!', '404ms ^!'].forEach((window, call) => {
+        expectSubscriptions(statuses[call]!.subscriptions).toBe(window);
+      });
+      expectSubscriptions(output$.subscriptions).toBe(['405ms ^!']);
+    });
+  });
+
+  it('streams: reads the output while a node executes, no more often than every 3 s', () => {
+    testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+      const status$ = cold('-(a|)', { a: executing });
+      const output$ = cold('-(o|)', { o: output([outputNode('n1', 'executing', [message('m1', 'hi')])]) });
+      const source = scriptedSource({ start: () => cold('-(s|)', { s: started() }), status: () => status$, output: () => output$, abort: () => cold('(x|)') });
+      expectObservable(runsOver(source, defaults).run(CANVAS_ID), '3500ms !').toBe('-s 100ms nm', {
+        s: { type: 'started', executionId: EXECUTION_ID, canvasId: CANVAS_ID, status: 'executing' },
+        n: { type: 'node', executionId: EXECUTION_ID, nodeId: 'n1', title: 'Title n1', status: 'executing' },
+        m: { type: 'message', executionId: EXECUTION_ID, nodeId: 'n1', messageId: 'm1', role: 'ai', delta: 'hi', reasoningDelta: '', content: 'hi', reasoningContent: '', replaced: false },
+      });
+      expectSubscriptions(output$.subscriptions).toBe(['102ms ^!', '3326ms ^!']);
+    });
+  });
+
+  it('reads the output when a node has just ended, in stream mode', () => {
+    testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+      const statuses = [cold('-(a|)', { a: snapshot('executing', [node('n1', 'init')]) }), cold('-(a|)', { a: snapshot('executing', [node('n1', 'finish')]) })];
+      const output$ = cold('-(o|)', { o: output() });
+      const source = scriptedSource({
+        start: () => cold('-(s|)', { s: started() }),
+        status: (call) => statuses[Math.min(call, 1)]!,
+        output: () => output$,
+        abort: () => cold('(x|)'),
+      });
+      expectObservable(runsOver(source, defaults).run(CANVAS_ID), '1000ms !').toBe('-s 100ms n 100ms f', {
+        s: { type: 'started', executionId: EXECUTION_ID, canvasId: CANVAS_ID, status: 'executing' },
+        n: { type: 'node', executionId: EXECUTION_ID, nodeId: 'n1', title: 'Title n1', status: 'init' },
+        f: { type: 'node', executionId: EXECUTION_ID, nodeId: 'n1', title: 'Title n1', status: 'finish', previous: 'init' },
+      });
+      expectSubscriptions(output$.subscriptions).toBe(['203ms ^!']);
+    });
+  });
+});
