@@ -35,18 +35,16 @@ export function followServer(state: SchedulerState, report: GateReport, now: num
   const common = { sentAt, now, inFlight: settled.remaining.length, lastSendAt: state.lastSendAt };
   let { minuteCap, dayCap, pausedUntil, pacer } = state;
   if (rateLimit.remainingPerMinute !== undefined) {
+    const remaining = rateLimit.remainingPerMinute;
     const explained = limits.perMinute - sendsWithin(state.sends, now, now - sentAt + limits.minuteWindowMs);
-    minuteCap =
-      rateLimit.remainingPerMinute < explained
-        ? serverCap({ ...common, remaining: rateLimit.remainingPerMinute, windowMs: limits.minuteWindowMs, reserve: limits.perMinute - limits.usablePerMinute, spread: true })
-        : undefined;
+    const reserve = limits.perMinute - limits.usablePerMinute;
+    minuteCap = remaining < explained ? serverCap({ ...common, remaining, windowMs: limits.minuteWindowMs, reserve, spread: true }) : undefined;
   }
   if (rateLimit.remainingPerDay !== undefined) {
+    const remaining = rateLimit.remainingPerDay;
     const explained = limits.perDay - sendsWithin(state.sends, now, now - sentAt + limits.dayWindowMs);
-    dayCap =
-      rateLimit.remainingPerDay < explained
-        ? serverCap({ ...common, remaining: rateLimit.remainingPerDay, windowMs: limits.dayWindowMs, reserve: limits.perDay - limits.usablePerDay, spread: false })
-        : undefined;
+    const reserve = limits.perDay - limits.usablePerDay;
+    dayCap = remaining < explained ? serverCap({ ...common, remaining, windowMs: limits.dayWindowMs, reserve, spread: false }) : undefined;
   }
   if (report.httpStatus === 429) {
     const resumeAt = rateLimit.retryAfterMs === undefined ? sentAt + limits.minuteWindowMs : now + rateLimit.retryAfterMs;

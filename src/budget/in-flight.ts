@@ -25,7 +25,10 @@ export interface InFlightRequest {
  * const { remaining, sentAt } = settleInFlight(state.inFlight, report.ticket);
  * ```
  */
-export function settleInFlight(inFlight: readonly InFlightRequest[], ticket: GateTicket): { readonly remaining: readonly InFlightRequest[]; readonly sentAt: number | undefined } {
+export function settleInFlight(
+  inFlight: readonly InFlightRequest[],
+  ticket: GateTicket,
+): { readonly remaining: readonly InFlightRequest[]; readonly sentAt: number | undefined } {
   let index = inFlight.findIndex((request) => request.ticket === ticket);
   if (index < 0) index = inFlight.findIndex((request) => sameTicket(request.ticket, ticket));
   const settled = inFlight[index];

@@ -41,7 +41,8 @@ export function recordPoll(cadences: KeyCadences, entry: QueuedRequest, now: num
   if (entry.ticket.priority !== 'status' || key === undefined) return cadences;
   const previous = cadences.get(key);
   const waitMs = now - entry.enqueuedAt;
-  const cadence: KeyCadence = previous === undefined ? { lastSentAt: now, waitMs } : { lastSentAt: now, intervalMs: now - previous.lastSentAt, waitMs };
+  const cadence: KeyCadence =
+    previous === undefined ? { lastSentAt: now, waitMs } : { lastSentAt: now, intervalMs: now - previous.lastSentAt, waitMs };
   return new Map(cadences).set(key, cadence);
 }
 

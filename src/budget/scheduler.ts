@@ -57,7 +57,8 @@ export function step(state: SchedulerState, event: SchedulerEvent, now: number):
 function apply(state: SchedulerState, event: SchedulerEvent, now: number): SchedulerState {
   switch (event.type) {
     case 'enqueue': {
-      const entry: QueuedRequest = { id: event.id, ticket: event.ticket, enqueuedAt: now, arrival: state.arrivals, tag: fairTag(state.queue, state.clocks, event.ticket) };
+      const tag = fairTag(state.queue, state.clocks, event.ticket);
+      const entry: QueuedRequest = { id: event.id, ticket: event.ticket, enqueuedAt: now, arrival: state.arrivals, tag };
       return { ...state, queue: [...state.queue, entry], arrivals: state.arrivals + 1 };
     }
     case 'cancel':

@@ -28,7 +28,10 @@ const settings = fc.record({
   safetyMargin: fc.constantFrom(0, 0.05, 0.2),
 });
 
-type Answer = typeof answer extends fc.Arbitrary<infer T> ? T : never;
+type Generated<A> = A extends fc.Arbitrary<infer T> ? T : never;
+type Answer = Generated<typeof answer>;
+type Arrival = Generated<typeof arrival>;
+type Settings = Generated<typeof settings>;
 
 function rateLimitOf(reply: Answer): RateLimitInfo {
   return {
@@ -38,7 +41,8 @@ function rateLimitOf(reply: Answer): RateLimitInfo {
   };
 }
 
-function play(options: fc.Arbitrary<{ requestsPerMinute: number; burst: number; safetyMargin: number }> extends fc.Arbitrary<infer T> ? T : never, arrivals: readonly (typeof arrival extends fc.Arbitrary<infer T> ? T : never)[], answers: readonly [Answer, ...Answer[]], untilMs: number) {
+/** Plays arrivals against the scheduler; each request gets the next scripted answer, round and round. */
+function play(options: Settings, arrivals: readonly Arrival[], answers: readonly [Answer, ...Answer[]], untilMs: number) {
   const sim = new Simulation(options);
   const arrivedAt: number[] = [];
   let replies = 0;
