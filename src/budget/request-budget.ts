@@ -39,9 +39,9 @@ interface Waiter {
  *
  * @example
  * ```ts
- * const budget = createRequestBudget({ requestsPerMinute: 100 });
- * const http = createHttpClient({ gate: budget });
- * budget.state$.subscribe((state) => logger.debug?.('budget', { ...state }));
+ * const budget = options.budget === false ? undefined : createRequestBudget(options.budget ?? {});
+ * const http = createHttpClient({ ...options, ...(budget === undefined ? {} : { gate: budget }) });
+ * budget?.state$.subscribe((state) => logger.debug?.('budget', { ...state }));
  * ```
  */
 export function createRequestBudget(options: RequestBudgetOptions = {}): RequestBudget {
