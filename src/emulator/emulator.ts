@@ -7,8 +7,7 @@ import type { EmulatorOptions, Profile } from './options.js';
 import { resolveOptions } from './options.js';
 import type { FetchFunction } from './server/in-process-fetch.js';
 import { inProcessFetch } from './server/in-process-fetch.js';
-import type { LoopbackServer } from './server/node-server.js';
-import { LOOPBACK_HOST, startServer } from './server/node-server.js';
+import { LOOPBACK_HOST, listenOnLoopback } from './server/node-server.js';
 import { ExecutionStore } from './state/execution-store.js';
 import type { FaultHandle, FaultSpec } from './state/faults.js';
 import { FaultRegistry } from './state/faults.js';
@@ -94,17 +93,16 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
   for (const definition of definitions) workflows.add(parseWorkflowDefinition(definition), clock.now());
 
   const closing = new AbortController();
-  let server: LoopbackServer | undefined;
-  let baseUrl = `http://${LOOPBACK_HOST}/v1`;
+  // The port, hence the URL that output file links use, is known only once the server listens.
+  const server = resolved.listen ? await listenOnLoopback(resolved.port) : undefined;
+  const baseUrl = server === undefined ? `http://${LOOPBACK_HOST}/v1` : `http://${LOOPBACK_HOST}:${String(server.port)}/v1`;
   const executions = new ExecutionStore();
   const requests = new RequestLog();
   const faults = new FaultRegistry();
   const context: AppContext = {
     profile: resolved.profile,
     clock,
-    get baseUrl() {
-      return baseUrl;
-    },
+    baseUrl,
     apiKey: resolved.apiKey,
     workflows,
     executions,
@@ -116,10 +114,7 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
     closing: closing.signal,
   };
   const app = createApp(context);
-  if (resolved.listen) {
-    server = await startServer(app, resolved.port);
-    baseUrl = `http://${LOOPBACK_HOST}:${server.port}/v1`;
-  }
+  server?.serve(app);
 
   return {
     url: baseUrl,

@@ -10,17 +10,17 @@ import type { FetchHandler } from '../app/create-app.js';
 /** The emulator's HTTP server, always on loopback. */
 export interface LoopbackServer {
   readonly port: number;
+  /** Starts answering with `handler`; until then no request is read (the URL must be known first). */
+  serve(handler: FetchHandler): void;
   close(): Promise<void>;
 }
 
 /** The host the emulator serves on: loopback only, never reachable from other machines. */
 export const LOOPBACK_HOST = '127.0.0.1';
 
-/** Serves `handler` over HTTP on 127.0.0.1:`port` (0 = ephemeral). */
-export async function startServer(handler: FetchHandler, port: number): Promise<LoopbackServer> {
-  const server = createServer((incoming, outgoing) => {
-    void serve(handler, incoming, outgoing);
-  });
+/** Listens on 127.0.0.1:`port` (0 = ephemeral). */
+export async function listenOnLoopback(port: number): Promise<LoopbackServer> {
+  const server = createServer();
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, LOOPBACK_HOST, () => {
@@ -31,6 +31,11 @@ export async function startServer(handler: FetchHandler, port: number): Promise<
   const address = server.address() as AddressInfo;
   return {
     port: address.port,
+    serve: (handler) => {
+      server.on('request', (incoming: IncomingMessage, outgoing: ServerResponse) => {
+        void serve(handler, incoming, outgoing);
+      });
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => {
