@@ -1,0 +1,181 @@
+import { takeWhile } from 'rxjs';
+import { describe, expect, it, vi } from 'vitest';
+import { brand, FlowstreamError } from '../../src/errors/flowstream-error.js';
+import { RunTimeoutError } from '../../src/errors/run-errors.js';
+import { runsOver } from '../../src/runs/create-runs.js';
+import { CANVAS_ID, EXECUTION_ID, node, output, scriptedSource, snapshot, started, testScheduler } from './fixtures.js';
+
+const defaults = { random: () => 0.5, polling: { minMs: 100, maxMs: 400 } };
+const executing = snapshot('executing', [node('n1', 'executing')]);
+const startedEvent = { type: 'started', executionId: EXECUTION_ID, canvasId: CANVAS_ID, status: 'executing' };
+const nodeEvent = { type: 'node', executionId: EXECUTION_ID, nodeId: 'n1', title: 'Title n1', status: 'executing' };
+
+function transient(message: string): FlowstreamError {
+  const error = new FlowstreamError(message, 'NETWORK_ERROR');
+  brand(error, 'NetworkError');
+  return error;
+}
+
+describe('abort on unsubscribe (virtual time)', () => {
+  it('aborts the execution once when unsubscribed mid-run', () => {
+    testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+      const status$ = cold('-(a|)', { a: executing });
+      const abort$ = cold('-(x|)', { x: undefined });
+      const source = scriptedSource({ start: () => cold('-(s|)', { s: started() }), status: () => status$, abort: () => abort$ });
+      expectObservable(runsOver(source, defaults).run(CANVAS_ID, {}, { output: 'final' }), '150ms !').toBe('-s 100ms n', { s: startedEvent, n: nodeEvent });
+      expectSubscriptions(status$.subscriptions).toBe('101ms ^!');
+      expectSubscriptions(abort$.subscriptions).toBe('150ms ^!');
+    });
+  });
+
+  it('lets the start finish when unsubscribed during it, then aborts once the id arrives, emitting nothing', () => {
+    testScheduler().run(({ cold, expectObservable, expectSubscriptions, flush }) => {
+      const start$ = cold('---(s|)', { s: started() });
+      const abort$ = cold('-(x|)', { x: undefined });
+      const source = scriptedSource({ start: () => start$, abort: () => abort$ });
+      expectObservable(runsOver(source, defaults).run(CANVAS_ID), '-!').toBe('');
+      expectSubscriptions(start$.subscriptions).toBe('^--!');
+      expectSubscriptions(abort$.subscriptions).toBe('---^!');
+      flush();
+      expect(source.calls).toEqual({ start: 1, status: 0, output: 0, abort: 1 });
+    });
+  });
+
+  it('cancels the start instead when abortOnUnsubscribe is false', () => {
+    testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+      const start$ = cold('---(s|)', { s: started() });
+      const source = scriptedSource({ start: () => start$ });
+      expectObservable(runsOver(source, defaults).run(CANVAS_ID, {}, { abortOnUnsubscribe: false }), '-!').toBe('');
+      expectSubscriptions(start$.subscriptions).toBe('^!');
+    });
+  });
+
+  it('never aborts a run that already finished, even when the subscriber leaves on `finished`', () => {
+    const seen: string[] = [];
+    testScheduler().run(({ cold, expectSubscriptions, flush }) => {
+      const output$ = cold('-o---|', { o: output() });
+      const source = scriptedSource({
+        start: () => cold('-(s|)', { s: started() }),
+        status: () => cold('-(a|)', { a: snapshot('finish', [node('n1', 'finish')]) }),
+        output: () => output$,
+        abort: () => cold('(x|)'),
+      });
+      runsOver(source, defaults)
+        .run(CANVAS_ID)
+        .pipe(takeWhile((event) => event.type !== 'finished'))
+        .subscribe((event) => seen.push(event.type));
+      // The output read is cut short at 103: the subscriber left on `finished`, before the run completed.
+      expectSubscriptions(output$.subscriptions).toBe('102ms ^!');
+      flush();
+      expect(source.calls.abort).toBe(0);
+    });
+    expect(seen).toEqual(['started', 'status', 'node']);
+  });
+
+  it('leaves a watched execution alone on unsubscribe by default, and aborts it when asked', () => {
+    testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+      const abort$ = cold('-(x|)', { x: undefined });
+      const source = scriptedSource({ status: () => cold('-(a|)', { a: executing }), abort: () => abort$ });
+      const runs = runsOver(source, defaults);
+      expectObservable(runs.watch(EXECUTION_ID, { output: 'final' }), '50ms !').toBe('-(sn)', {
+        s: { type: 'started', executionId: EXECUTION_ID, status: 'executing' },
+        n: nodeEvent,
+      });
+      expectObservable(runs.watch(EXECUTION_ID, { output: 'final', abortOnUnsubscribe: true }), '60ms !').toBe('-(sn)', {
+        s: { type: 'started', executionId: EXECUTION_ID, status: 'executing' },
+        n: nodeEvent,
+      });
+      expectSubscriptions(abort$.subscriptions).toBe('60ms ^!');
+    });
+  });
+
+  it('retries a failed abort in the background on transient errors, then gives up and logs', () => {
+    const warn = vi.fn();
+    testScheduler().run(({ cold, expectObservable, expectSubscriptions, flush }) => {
+      const abort$ = cold<void>('-#', undefined, transient('socket hang up'));
+      const source = scriptedSource({ start: () => cold('-(s|)', { s: started() }), status: () => cold('-(a|)', { a: executing }), abort: () => abort$ });
+      expectObservable(runsOver(source, { ...defaults, logger: { warn } }).run(CANVAS_ID, {}, { output: 'final' }), '50ms !').toBe('-s', { s: startedEvent });
+      // Retries 1 s, 2 s and 4 s after each failure.
+      expectSubscriptions(abort$.subscriptions).toBe(['50ms ^!', '1051ms ^!', '3052ms ^!', '7053ms ^!']);
+      flush();
+      expect(warn).toHaveBeenCalledTimes(1);
+      expect(warn).toHaveBeenCalledWith('Could not abort the execution', { executionId: EXECUTION_ID, error: transient('socket hang up') });
+    });
+  });
+
+  it('does not retry an abort that failed for good', () => {
+    const warn = vi.fn();
+    testScheduler().run(({ cold, expectObservable, expectSubscriptions, flush }) => {
+      const abort$ = cold<void>('-#', undefined, new FlowstreamError('Execution not found', 'NOT_FOUND'));
+      const source = scriptedSource({ start: () => cold('-(s|)', { s: started() }), status: () => cold('-(a|)', { a: executing }), abort: () => abort$ });
+      expectObservable(runsOver(source, { ...defaults, logger: { warn } }).run(CANVAS_ID, {}, { output: 'final' }), '50ms !').toBe('-s', { s: startedEvent });
+      expectSubscriptions(abort$.subscriptions).toBe('50ms ^!');
+      flush();
+      expect(warn).toHaveBeenCalledTimes(1);
+    });
+  });
+
+  it('gives up an abort that never answers after 30 s', () => {
+    const warn = vi.fn();
+    testScheduler().run(({ cold, expectObservable, expectSubscriptions, flush }) => {
+      const abort$ = cold<void>('-');
+      const source = scriptedSource({ start: () => cold('-(s|)', { s: started() }), status: () => cold('-(a|)', { a: executing }), abort: () => abort$ });
+      expectObservable(runsOver(source, { ...defaults, logger: { warn } }).run(CANVAS_ID, {}, { output: 'final' }), '50ms !').toBe('-s', { s: startedEvent });
+      expectSubscriptions(abort$.subscriptions).toBe('50ms ^ 29999ms !');
+      flush();
+      expect(warn).toHaveBeenCalledTimes(1);
+    });
+  });
+});
+
+describe('timeout and signal (virtual time)', () => {
+  it('aborts and errors with RunTimeoutError when timeoutMs passes', () => {
+    testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+      const abort$ = cold('-(x|)', { x: undefined });
+      const source = scriptedSource({ start: () => cold('-(s|)', { s: started() }), status: () => cold('-(a|)', { a: executing }), abort: () => abort$ });
+      expectObservable(runsOver(source, defaults).run(CANVAS_ID, {}, { output: 'final', timeoutMs: 250 })).toBe(
+        '-s 100ms n 147ms #',
+        { s: startedEvent, n: nodeEvent },
+        new RunTimeoutError(250, EXECUTION_ID),
+      );
+      expectSubscriptions(abort$.subscriptions).toBe('250ms ^!');
+    });
+  });
+
+  it('times out during the start: errors at once, aborts when the id arrives', () => {
+    testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+      const start$ = cold('500ms (s|)', { s: started() });
+      const abort$ = cold('-(x|)', { x: undefined });
+      const source = scriptedSource({ start: () => start$, abort: () => abort$ });
+      expectObservable(runsOver(source, defaults).run(CANVAS_ID, {}, { timeoutMs: 250 })).toBe('250ms #', undefined, new RunTimeoutError(250));
+      expectSubscriptions(start$.subscriptions).toBe('^ 499ms !');
+      expectSubscriptions(abort$.subscriptions).toBe('500ms ^!');
+    });
+  });
+
+  it('treats an aborted signal like an unsubscribe and errors with its reason', () => {
+    testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+      const controller = new AbortController();
+      const reason = new Error('user left');
+      const abort$ = cold('-(x|)', { x: undefined });
+      const source = scriptedSource({ start: () => cold('-(s|)', { s: started() }), status: () => cold('-(a|)', { a: executing }), abort: () => abort$ });
+      cold('120ms a').subscribe(() => {
+        controller.abort(reason);
+      });
+      expectObservable(runsOver(source, defaults).run(CANVAS_ID, {}, { output: 'final', signal: controller.signal })).toBe(
+        '-s 100ms n 17ms #',
+        { s: startedEvent, n: nodeEvent },
+        reason,
+      );
+      expectSubscriptions(abort$.subscriptions).toBe('120ms ^!');
+    });
+  });
+
+  it('does not start at all when the signal is already aborted', () => {
+    testScheduler().run(({ expectObservable }) => {
+      const reason = new Error('too late');
+      const source = scriptedSource({});
+      expectObservable(runsOver(source, defaults).run(CANVAS_ID, {}, { signal: AbortSignal.abort(reason) })).toBe('#', undefined, reason);
+    });
+  });
+});
