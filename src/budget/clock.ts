@@ -36,3 +36,25 @@ export const systemClock: BudgetClock = {
     globalThis.clearTimeout(handle as ReturnType<typeof globalThis.setTimeout>);
   },
 };
+
+/**
+ * A clock running `speed` times faster than `base`: for a budget in front of an emulator whose clock
+ * is accelerated (DESIGN.md, "Emulator"), so that the budget's minute is the emulator's minute.
+ *
+ * @example
+ * ```ts
+ * // The emulator runs 60× faster: its minute lasts one real second, and so does the budget's.
+ * const budget = createRequestBudget({ clock: scaledClock(60) });
+ * ```
+ */
+export function scaledClock(speed: number, base: BudgetClock = systemClock): BudgetClock {
+  if (!(Number.isFinite(speed) && speed > 0)) throw new RangeError(`speed must be a finite number > 0, got ${speed}`);
+  return {
+    now: () => base.now() * speed,
+    // Rounded up: a timer that fired early would only be set again.
+    setTimeout: (callback, delayMs) => base.setTimeout(callback, Math.ceil(delayMs / speed)),
+    clearTimeout: (handle) => {
+      base.clearTimeout(handle);
+    },
+  };
+}
