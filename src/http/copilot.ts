@@ -59,9 +59,8 @@ function checkRequest(request: GenerateRequest): { query: string; locale?: strin
 export function createCopilotApi(send: Send): CopilotApi {
   return {
     async generate(request: GenerateRequest, options: CallOptions = {}) {
-      const body = checkRequest(request);
-      encodeJsonBody('request', body);
-      return send({ endpoint: 'copilot', method: 'post', path: 'openapi/copilot/workflow/generate', json: body, schema: generatedWorkflowSchema, signal: options.signal });
+      const json = encodeJsonBody('request', checkRequest(request));
+      return send({ endpoint: 'copilot', method: 'post', path: 'openapi/copilot/workflow/generate', json, schema: generatedWorkflowSchema, signal: options.signal });
     },
   };
 }

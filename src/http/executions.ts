@@ -45,7 +45,7 @@ export function createExecutionsApi(context: ExecutionsContext): ExecutionsApi {
         endpoint: 'run',
         method: 'post',
         path: `openapi/workflow/${segment}/run`,
-        json: body,
+        json,
         // gate.ts: identical starts (same canvas, same exact body) share a key (PROTOCOL §2.2).
         key: `${canvasId}\n${json}`,
         schema: startedExecutionSchema,

@@ -15,7 +15,8 @@ export interface RequestSpec<T> {
   readonly path: string;
   readonly schema: z.ZodType<T>;
   readonly searchParams?: Readonly<Record<string, string | number>>;
-  readonly json?: unknown;
+  /** The JSON body as text: exactly the bytes that were size-checked (`encodeJsonBody`) and keyed. */
+  readonly json?: string;
   readonly body?: FormData;
   /** The gate's fairness key (gate.ts `GateTicket.key`). */
   readonly key?: string;
@@ -80,7 +81,7 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Send 
         timeout: timeoutMs,
         ...(spec.signal === undefined ? {} : { signal: spec.signal }),
         ...(spec.searchParams === undefined ? {} : { searchParams: { ...spec.searchParams } }),
-        ...(spec.json === undefined ? {} : { json: spec.json }),
+        ...(spec.json === undefined ? {} : { body: spec.json, headers: { 'content-type': 'application/json' } }),
         ...(spec.body === undefined ? {} : { body: spec.body }),
       });
     } catch (error) {

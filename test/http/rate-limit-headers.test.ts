@@ -1,0 +1,21 @@
+import { describe, expect, it } from 'vitest';
+import { readRateLimit } from '../../src/http/rate-limit-headers.js';
+
+describe('readRateLimit (PROTOCOL §2.1, §1.3)', () => {
+  it('reads the four counters, case-insensitively', () => {
+    const headers = new Headers({ 'X-RateLimit-Limit-RPM': '100', 'X-RateLimit-Remaining-RPM': '0', 'X-RateLimit-Limit-Daily': '10000', 'X-RateLimit-Remaining-Daily': '42' });
+    expect(readRateLimit(headers)).toEqual({ limitPerMinute: 100, remainingPerMinute: 0, limitPerDay: 10_000, remainingPerDay: 42 });
+  });
+
+  it('reads Retry-After in seconds or as an HTTP date', () => {
+    expect(readRateLimit(new Headers({ 'Retry-After': '2.5' }))).toEqual({ retryAfterMs: 2_500 });
+    const now = Date.parse('2026-01-01T00:00:00Z');
+    expect(readRateLimit(new Headers({ 'Retry-After': 'Thu, 01 Jan 2026 00:00:30 GMT' }), now)).toEqual({ retryAfterMs: 30_000 });
+    expect(readRateLimit(new Headers({ 'Retry-After': 'Wed, 31 Dec 2025 00:00:00 GMT' }), now)).toEqual({ retryAfterMs: 0 });
+  });
+
+  it('ignores absent and garbled values', () => {
+    expect(readRateLimit(new Headers({ 'X-RateLimit-Remaining-RPM': 'many', 'Retry-After': 'soon' }))).toEqual({});
+    expect(readRateLimit(new Headers())).toEqual({});
+  });
+});
