@@ -92,7 +92,7 @@ describe('abort on unsubscribe (virtual time)', () => {
   it('retries a failed abort in the background on transient errors, then gives up and logs', () => {
     const warn = vi.fn();
     testScheduler().run(({ cold, expectObservable, expectSubscriptions, flush }) => {
-      const abort$ = cold<void>('-#', undefined, transient('socket hang up'));
+      const abort$ = cold<undefined>('-#', undefined, transient('socket hang up'));
       const source = scriptedSource({ start: () => cold('-(s|)', { s: started() }), status: () => cold('-(a|)', { a: executing }), abort: () => abort$ });
       expectObservable(runsOver(source, { ...defaults, logger: { warn } }).run(CANVAS_ID, {}, { output: 'final' }), '50ms !').toBe('-s', { s: startedEvent });
       // Retries 1 s, 2 s and 4 s after each failure.
@@ -106,7 +106,7 @@ describe('abort on unsubscribe (virtual time)', () => {
   it('does not retry an abort that failed for good', () => {
     const warn = vi.fn();
     testScheduler().run(({ cold, expectObservable, expectSubscriptions, flush }) => {
-      const abort$ = cold<void>('-#', undefined, new FlowstreamError('Execution not found', 'NOT_FOUND'));
+      const abort$ = cold<undefined>('-#', undefined, new FlowstreamError('Execution not found', 'NOT_FOUND'));
       const source = scriptedSource({ start: () => cold('-(s|)', { s: started() }), status: () => cold('-(a|)', { a: executing }), abort: () => abort$ });
       expectObservable(runsOver(source, { ...defaults, logger: { warn } }).run(CANVAS_ID, {}, { output: 'final' }), '50ms !').toBe('-s', { s: startedEvent });
       expectSubscriptions(abort$.subscriptions).toBe('50ms ^!');
@@ -118,7 +118,7 @@ describe('abort on unsubscribe (virtual time)', () => {
   it('gives up an abort that never answers after 30 s', () => {
     const warn = vi.fn();
     testScheduler().run(({ cold, expectObservable, expectSubscriptions, flush }) => {
-      const abort$ = cold<void>('-');
+      const abort$ = cold<undefined>('-');
       const source = scriptedSource({ start: () => cold('-(s|)', { s: started() }), status: () => cold('-(a|)', { a: executing }), abort: () => abort$ });
       expectObservable(runsOver(source, { ...defaults, logger: { warn } }).run(CANVAS_ID, {}, { output: 'final' }), '50ms !').toBe('-s', { s: startedEvent });
       expectSubscriptions(abort$.subscriptions).toBe('50ms ^ 29999ms !');
