@@ -1,7 +1,14 @@
 import type { Endpoint, RateLimitInfo } from '../http/gate.js'; // type-only: errors name the endpoint they came from
 import { brand, FlowstreamError, guardFor } from './flowstream-error.js';
 
-/** What every API answer that failed tells us (PROTOCOL §1.2–1.3); absent fields stay absent. */
+/**
+ * What every API answer that failed tells us (PROTOCOL §1.2–1.3); absent fields stay absent.
+ *
+ * @example
+ * ```ts
+ * new NotFoundError({ endpoint: 'status', status: 200, errCode: 'E1021', executionId: 'we-1' });
+ * ```
+ */
 export interface ApiErrorDetails {
   readonly endpoint: Endpoint;
   /** The HTTP status; 200 for business errors sent in a `success:false` envelope (PROTOCOL §1.2). */

@@ -13,10 +13,24 @@ import {
   ServerError,
 } from './api-errors.js';
 
-/** A failed answer's body as the transport read it: parsed JSON, or the raw text when it is not JSON. */
+/**
+ * A failed answer's body as the transport read it: parsed JSON, or the raw text when it is not JSON.
+ *
+ * @example
+ * ```ts
+ * const body: FailureBody = { kind: 'text', text: '<html>502</html>' };
+ * ```
+ */
 export type FailureBody = { readonly kind: 'json'; readonly value: unknown } | { readonly kind: 'text'; readonly text: string };
 
-/** Everything the factory needs to know about one failed answer. */
+/**
+ * Everything the factory needs to know about one failed answer.
+ *
+ * @example
+ * ```ts
+ * errorFromAnswer({ endpoint: 'run', status: 409, body: { kind: 'json', value: { statusCode: 409, message: 'Duplicate', error: 'Conflict' } } });
+ * ```
+ */
 export interface FailedAnswer {
   readonly endpoint: Endpoint;
   readonly status: number;

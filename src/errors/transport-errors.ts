@@ -1,7 +1,14 @@
 import type { Endpoint } from '../http/gate.js'; // type-only: errors name the endpoint they came from
 import { brand, FlowstreamError, guardFor } from './flowstream-error.js';
 
-/** Where a request failed before an answer came back. */
+/**
+ * Where a request failed before an answer came back.
+ *
+ * @example
+ * ```ts
+ * new NetworkError({ endpoint: 'status', executionId: 'we-1', cause: fetchError });
+ * ```
+ */
 export interface TransportErrorDetails {
   readonly endpoint: Endpoint;
   readonly executionId?: string;

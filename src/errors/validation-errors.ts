@@ -1,7 +1,14 @@
 import type { Endpoint } from '../http/gate.js'; // type-only: errors name the endpoint they came from
 import { brand, FlowstreamError, guardFor } from './flowstream-error.js';
 
-/** One schema problem, as zod reports it (kept structural so errors do not depend on zod's types). */
+/**
+ * One schema problem, as zod reports it (kept structural so errors do not depend on zod's types).
+ *
+ * @example
+ * ```ts
+ * const issue: ResponseIssue = { path: ['data', 'executionId'], message: 'expected string' };
+ * ```
+ */
 export interface ResponseIssue {
   readonly path: readonly PropertyKey[];
   readonly message: string;

@@ -5,11 +5,33 @@ import { pathSegment } from './path-segment.js';
 import { generatedWorkflowSchema } from './schemas/workflow.js';
 import type { Send } from './transport.js';
 
-/** The locales of spec §4.8. */
+/**
+ * The locales of spec §4.8.
+ *
+ * @example
+ * ```ts
+ * COPILOT_LOCALES.includes('fr'); // true
+ * ```
+ */
 export const COPILOT_LOCALES = ['en', 'zh-CN', 'ja', 'zh-Hant', 'fr', 'de-DE', 'ko', 'hi', 'es', 'ru', 'de', 'it', 'tr', 'pt', 'vi', 'id', 'th', 'ar', 'mn', 'fa'] as const;
+/**
+ * A locale copilot accepts (spec §4.8).
+ *
+ * @example
+ * ```ts
+ * const locale: CopilotLocale = 'zh-CN';
+ * ```
+ */
 export type CopilotLocale = (typeof COPILOT_LOCALES)[number];
 
-/** What to generate. */
+/**
+ * What to generate.
+ *
+ * @example
+ * ```ts
+ * const request: GenerateRequest = { query: 'Translate the brief', locale: 'fr', replaceCanvasId: 'c-1' };
+ * ```
+ */
 export interface GenerateRequest {
   /** The workflow to build, in words; must not be blank (PROTOCOL §5.3). */
   readonly query: string;

@@ -2,7 +2,14 @@ import { DownloadError } from '../errors/download-error.js';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 import type { OutputFile } from './model.js';
 
-/** How to fetch an output file. */
+/**
+ * How to fetch an output file.
+ *
+ * @example
+ * ```ts
+ * await downloadFile(file, { signal: AbortSignal.timeout(30_000) });
+ * ```
+ */
 export interface DownloadOptions {
   /** The `fetch` to use; the global one by default. It is never the client's authenticated instance. */
   readonly fetch?: typeof globalThis.fetch;

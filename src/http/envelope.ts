@@ -3,7 +3,14 @@ import { errorFromAnswer, type FailureBody } from '../errors/error-factory.js';
 import { ResponseValidationError } from '../errors/validation-errors.js';
 import type { Endpoint, RateLimitInfo } from './gate.js';
 
-/** One answer as the transport read it. */
+/**
+ * One answer as the transport read it.
+ *
+ * @example
+ * ```ts
+ * unwrap({ endpoint: 'abort', status: 200, text: '{"success":true,"data":null}', rateLimit: {} }, abortSchema);
+ * ```
+ */
 export interface Answer {
   readonly endpoint: Endpoint;
   readonly status: number;

@@ -6,7 +6,14 @@ import { pathSegment } from './path-segment.js';
 import { abortSchema, executionOutputSchema, executionSnapshotSchema, startedExecutionSchema } from './schemas/execution.js';
 import type { Send } from './transport.js';
 
-/** What the executions resource shares with the rest of the client. */
+/**
+ * What the executions resource shares with the rest of the client.
+ *
+ * @example
+ * ```ts
+ * createExecutionsApi({ send, logger: undefined, uploadedKeys: new Set() });
+ * ```
+ */
 export interface ExecutionsContext {
   readonly send: Send;
   readonly logger: Logger | undefined;

@@ -4,7 +4,14 @@ import { uploadedFilesSchema } from './schemas/workflow.js';
 import type { Send } from './transport.js';
 import { toUploadParts, type UploadSource } from './upload-source.js';
 
-/** PROTOCOL §2.3: at most 10 files per request (11+ → 400 `Unexpected field`). */
+/**
+ * PROTOCOL §2.3: at most 10 files per request (11+ → 400 `Unexpected field`).
+ *
+ * @example
+ * ```ts
+ * Math.ceil(23 / UPLOAD_BATCH_SIZE); // 3 requests for 23 files
+ * ```
+ */
 export const UPLOAD_BATCH_SIZE = 10;
 
 /**

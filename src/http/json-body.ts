@@ -1,8 +1,22 @@
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 
-/** Spec §8: E2004 above 100k characters of content. */
+/**
+ * Spec §8: E2004 above 100k characters of content.
+ *
+ * @example
+ * ```ts
+ * 'x'.repeat(MAX_TEXT_CHARACTERS + 1); // refused before sending
+ * ```
+ */
 export const MAX_TEXT_CHARACTERS = 100_000;
-/** Spec §8: E2005 above 100 KB of request payload. */
+/**
+ * Spec §8: E2005 above 100 KB of request payload.
+ *
+ * @example
+ * ```ts
+ * new TextEncoder().encode(json).byteLength <= MAX_BODY_BYTES;
+ * ```
+ */
 export const MAX_BODY_BYTES = 100 * 1024;
 
 function isPlainObject(value: object): boolean {

@@ -2,7 +2,14 @@ import { InvalidArgumentError } from '../errors/validation-errors.js';
 import type { Endpoint, RequestGate } from './gate.js';
 import type { Logger } from './model.js';
 
-/** How failed requests are retried (see `decideRetry` for which failures qualify). */
+/**
+ * How failed requests are retried (see `decideRetry` for which failures qualify).
+ *
+ * @example
+ * ```ts
+ * createHttpClient({ apiKey, baseUrl, retry: { retries: 5, baseDelayMs: 250 } });
+ * ```
+ */
 export interface RetryOptions {
   /** Retries after the first attempt. Default 3; `0` never retries. */
   readonly retries?: number;
@@ -19,7 +26,14 @@ export interface RetryOptions {
   readonly maxWaitMs?: number;
 }
 
-/** Per-endpoint timeouts in milliseconds; `default` covers the endpoints not named. */
+/**
+ * Per-endpoint timeouts in milliseconds; `default` covers the endpoints not named.
+ *
+ * @example
+ * ```ts
+ * createHttpClient({ apiKey, baseUrl, timeoutMs: { default: 10_000, output: 60_000 } });
+ * ```
+ */
 export type TimeoutOptions = { readonly default?: number } & { readonly [E in Endpoint]?: number };
 
 /**
@@ -59,7 +73,14 @@ export interface ClientOptions {
   readonly gate?: RequestGate;
 }
 
-/** The options after defaults and checks: the one shape the rest of the client reads. The API key is kept apart. */
+/**
+ * The options after defaults and checks: the one shape the rest of the client reads. The API key is kept apart.
+ *
+ * @example
+ * ```ts
+ * const { timeouts, budget } = normalizeOptions(options);
+ * ```
+ */
 export interface ResolvedOptions {
   readonly baseUrl: string;
   readonly fetch: typeof globalThis.fetch | undefined;
@@ -72,12 +93,41 @@ export interface ResolvedOptions {
   readonly gate: RequestGate | undefined;
 }
 
+/**
+ * Timeout of every endpoint without its own default.
+ *
+ * @example
+ * ```ts
+ * normalizeOptions({ apiKey, baseUrl }).timeouts.status === DEFAULT_TIMEOUT_MS; // true
+ * ```
+ */
 export const DEFAULT_TIMEOUT_MS = 30_000;
-/** PROTOCOL §2.4: generation blocks up to 300 s; 30 s more covers the transfer. */
+/**
+ * PROTOCOL §2.4: generation blocks up to 300 s; 30 s more covers the transfer.
+ *
+ * @example
+ * ```ts
+ * normalizeOptions({ apiKey, baseUrl }).timeouts.copilot; // 330_000
+ * ```
+ */
 export const DEFAULT_COPILOT_TIMEOUT_MS = 330_000;
-/** Up to 10 files of 50 MiB each per request (PROTOCOL §2.3). */
+/**
+ * Up to 10 files of 50 MiB each per request (PROTOCOL §2.3).
+ *
+ * @example
+ * ```ts
+ * normalizeOptions({ apiKey, baseUrl }).timeouts.upload; // 120_000
+ * ```
+ */
 export const DEFAULT_UPLOAD_TIMEOUT_MS = 120_000;
-/** The service's account limit (PROTOCOL §2.1). */
+/**
+ * The service's account limit (PROTOCOL §2.1).
+ *
+ * @example
+ * ```ts
+ * normalizeOptions({ apiKey, baseUrl }).budget; // { requestsPerMinute: 100 }
+ * ```
+ */
 export const DEFAULT_REQUESTS_PER_MINUTE = 100;
 
 const DEFAULT_RETRY: Required<RetryOptions> = { retries: 3, baseDelayMs: 500, maxDelayMs: 10_000, rateLimitWaitMs: 60_000, maxWaitMs: 65_000 };
@@ -101,7 +151,14 @@ function baseUrlFromEnvironment(): string | undefined {
   return value === '' ? undefined : value;
 }
 
-/** Checks the base URL and returns it without trailing slashes; it must end in the version segment (spec §9). */
+/**
+ * Checks the base URL and returns it without trailing slashes; it must end in the version segment (spec §9).
+ *
+ * @example
+ * ```ts
+ * normalizeBaseUrl('https://api.example.com/v1/'); // 'https://api.example.com/v1'
+ * ```
+ */
 export function normalizeBaseUrl(raw: string | undefined): string {
   if (raw === undefined) throw new InvalidArgumentError('baseUrl', 'is required (pass `baseUrl` or set FLOWSTREAM_BASE_URL), e.g. https://host/v1');
   let url: URL;

@@ -23,7 +23,14 @@ const REPEATABLE: Readonly<Record<Endpoint, boolean>> = {
 /** A run must wait past the duplicate window before its identical retry (PROTOCOL §2.2). */
 const DUPLICATE_WINDOW_MS = 1_100;
 
-/** Everything the decision depends on; `random` ∈ [0, 1) is passed in so the function stays pure. */
+/**
+ * Everything the decision depends on; `random` ∈ [0, 1) is passed in so the function stays pure.
+ *
+ * @example
+ * ```ts
+ * decideRetry({ endpoint: 'output', attempt: 2, error, policy, random: 0.3 });
+ * ```
+ */
 export interface RetryInput {
   readonly endpoint: Endpoint;
   /** Attempts made so far, the failed one included (1 after the first failure). */
@@ -33,6 +40,15 @@ export interface RetryInput {
   readonly random: number;
 }
 
+/**
+ * Retry after `delayMs`, or stop; `reason` names the rule that decided (for logs).
+ *
+ * @example
+ * ```ts
+ * const decision = decideRetry(input);
+ * if (decision.retry) await abortableDelay(decision.delayMs, signal);
+ * ```
+ */
 export type RetryDecision =
   | { readonly retry: false; readonly reason: string }
   | { readonly retry: true; readonly delayMs: number; readonly reason: string };

@@ -5,7 +5,14 @@ import type { Logger } from './model.js';
 import type { RetryOptions } from './options.js';
 import { decideRetry } from './retry-decision.js';
 
-/** What a retried call needs besides the attempt itself. */
+/**
+ * What a retried call needs besides the attempt itself.
+ *
+ * @example
+ * ```ts
+ * await withRetries(attempt, { endpoint: 'status', policy: resolved.retry, signal });
+ * ```
+ */
 export interface RetryContext {
   readonly endpoint: Endpoint;
   readonly policy: Required<RetryOptions>;

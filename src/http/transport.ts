@@ -7,7 +7,14 @@ import type { ResolvedOptions } from './options.js';
 import { readRateLimit } from './rate-limit-headers.js';
 import { withRetries } from './retrying.js';
 
-/** One API call, described independently of how it is sent. */
+/**
+ * One API call, described independently of how it is sent.
+ *
+ * @example
+ * ```ts
+ * await send({ endpoint: 'status', method: 'get', path: 'openapi/workflow/we-1/status', schema, executionId: 'we-1' });
+ * ```
+ */
 export interface RequestSpec<T> {
   readonly endpoint: Endpoint;
   readonly method: 'get' | 'post';
@@ -24,7 +31,14 @@ export interface RequestSpec<T> {
   readonly signal?: AbortSignal | undefined;
 }
 
-/** Sends one described call, with retries, through the gate. */
+/**
+ * Sends one described call, with retries, through the gate.
+ *
+ * @example
+ * ```ts
+ * const plan = await send({ endpoint: 'detail', method: 'get', path: 'openapi/workflows/c-1', schema: workflowPlanSchema });
+ * ```
+ */
 export type Send = <T>(spec: RequestSpec<T>) => Promise<T>;
 
 /** DESIGN.md: abort > start > status > output > search; detail, upload and copilot rank with search. */

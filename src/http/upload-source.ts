@@ -1,9 +1,23 @@
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 
-/** PROTOCOL §2.3: the service refuses larger files with 413. */
+/**
+ * PROTOCOL §2.3: the service refuses larger files with 413.
+ *
+ * @example
+ * ```ts
+ * file.size <= MAX_UPLOAD_BYTES;
+ * ```
+ */
 export const MAX_UPLOAD_BYTES = 50 * 1024 * 1024;
 
-/** File contents with the name the service should record. */
+/**
+ * File contents with the name the service should record.
+ *
+ * @example
+ * ```ts
+ * await client.files.upload([{ name: 'data.csv', data: bytes, type: 'text/csv' }]);
+ * ```
+ */
 export interface NamedFileData {
   readonly name: string;
   readonly data: Blob | Uint8Array | ArrayBuffer;
@@ -22,7 +36,14 @@ export interface NamedFileData {
  */
 export type UploadSource = Blob | NamedFileData;
 
-/** A source ready for multipart: the part's bytes and its file name. */
+/**
+ * A source ready for multipart: the part's bytes and its file name.
+ *
+ * @example
+ * ```ts
+ * form.append('files', part.blob, part.name);
+ * ```
+ */
 export interface UploadPart {
   readonly name: string;
   readonly blob: Blob;

@@ -4,11 +4,33 @@ import { pathSegment } from './path-segment.js';
 import { workflowPlanSchema, workflowSummariesSchema } from './schemas/workflow.js';
 import type { Send } from './transport.js';
 
-/** Sort orders the service knows; anything else silently means `updationDesc` (PROTOCOL §5.1). */
+/**
+ * Sort orders the service knows; anything else silently means `updationDesc` (PROTOCOL §5.1).
+ *
+ * @example
+ * ```ts
+ * await client.workflows.search({ order: WORKFLOW_ORDERS[0] });
+ * ```
+ */
 export const WORKFLOW_ORDERS = ['creationAsc', 'creationDesc', 'updationAsc', 'updationDesc'] as const;
+/**
+ * A sort order of search (PROTOCOL §5.1).
+ *
+ * @example
+ * ```ts
+ * const order: WorkflowOrder = 'creationDesc';
+ * ```
+ */
 export type WorkflowOrder = (typeof WORKFLOW_ORDERS)[number];
 
-/** One page of a search (spec §4.5). */
+/**
+ * One page of a search (spec §4.5).
+ *
+ * @example
+ * ```ts
+ * await client.workflows.search({ keyword: 'report', page: 2, pageSize: 50 });
+ * ```
+ */
 export interface SearchQuery {
   readonly keyword?: string;
   readonly order?: WorkflowOrder;
@@ -18,7 +40,14 @@ export interface SearchQuery {
   readonly pageSize?: number;
 }
 
-/** Every page of a search. */
+/**
+ * Every page of a search.
+ *
+ * @example
+ * ```ts
+ * for await (const w of client.workflows.list({ keyword: 'report', pageSize: 100 })) console.log(w.title);
+ * ```
+ */
 export type ListQuery = Omit<SearchQuery, 'page'>;
 
 /**
