@@ -56,7 +56,16 @@ export interface ResolvedOptions {
   readonly apiKey: string;
 }
 
-const DEFAULT_RATE_LIMITS: RateLimits = { perMinute: 100, perDay: 10_000 };
+/** Every default, in one place. */
+const DEFAULTS = {
+  profile: 'service',
+  speed: 1,
+  // PROTOCOL §2.1: the service's account budget.
+  rateLimit: { perMinute: 100, perDay: 10_000 },
+  samples: true,
+  port: 0,
+  listen: true,
+} as const;
 
 /** Applies the defaults, once, in one place. */
 export function resolveOptions(options: EmulatorOptions): ResolvedOptions {
@@ -67,15 +76,15 @@ export function resolveOptions(options: EmulatorOptions): ResolvedOptions {
   const rateLimit =
     limits === false
       ? undefined
-      : { perMinute: limits?.perMinute ?? DEFAULT_RATE_LIMITS.perMinute, perDay: limits?.perDay ?? DEFAULT_RATE_LIMITS.perDay };
+      : { perMinute: limits?.perMinute ?? DEFAULTS.rateLimit.perMinute, perDay: limits?.perDay ?? DEFAULTS.rateLimit.perDay };
   return {
-    profile: options.profile ?? 'service',
-    clock: options.clock ?? createScaledClock(options.speed ?? 1),
+    profile: options.profile ?? DEFAULTS.profile,
+    clock: options.clock ?? createScaledClock(options.speed ?? DEFAULTS.speed),
     rateLimit,
     workflows: options.workflows ?? [],
-    samples: options.samples ?? true,
-    port: options.port ?? 0,
-    listen: options.listen ?? true,
+    samples: options.samples ?? DEFAULTS.samples,
+    port: options.port ?? DEFAULTS.port,
+    listen: options.listen ?? DEFAULTS.listen,
     apiKey,
   };
 }

@@ -69,6 +69,28 @@ describe('run body (PROTOCOL §5.4)', () => {
     ]);
   });
 
+  it('forgets uploads after 24 h of emulator time unless uploaded again, without failing the run (PROTOCOL §5.5, §5.6)', async () => {
+    const clock = createManualClock();
+    const emulator = await startEmulator({ clock, rateLimit: false });
+    const uploadNotes = async (): Promise<string> => {
+      const form = new FormData();
+      form.append('files', new Blob(['notes']), 'notes.txt');
+      return (await callJson<UploadData>(emulator, '/openapi/files/upload', { body: form })).body.data?.files[0]?.fileKey ?? '';
+    };
+    const fileKey = await uploadNotes();
+    const fileNameSeen = async (): Promise<string | undefined> => {
+      const { body } = await callJson<RunData>(emulator, runPath, { body: { variables: { attachment: fileKey, at: clock.now() } } });
+      const variable = emulator.executions.get(body.data?.executionId ?? '')?.variables[0];
+      return variable?.kind === 'files' ? variable.files[0]?.fileName : 'not a file';
+    };
+    clock.advance(23 * 60 * 60 * 1_000);
+    expect(await uploadNotes()).toBe(fileKey);
+    clock.advance(23 * 60 * 60 * 1_000);
+    expect(await fileNameSeen()).toBe('notes.txt');
+    clock.advance(60 * 60 * 1_000);
+    expect(await fileNameSeen()).toBeUndefined();
+  });
+
   it('does not check required variables (PROTOCOL §5.4)', async () => {
     const emulator = await startEmulator();
     expect((await callJson(emulator, runPath, { body: {} })).body.success).toBe(true);

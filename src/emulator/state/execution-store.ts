@@ -27,6 +27,8 @@ export interface ExecutionRecord {
 /** The executions of the emulator's account (PROTOCOL §3.8: any of them can be read). */
 export class ExecutionStore {
   readonly #byId = new Map<string, ExecutionRecord>();
+  /** Drive file id → execution id, for public downloads. */
+  readonly #fileOwners = new Map<string, string>();
 
   start(workflow: Workflow, variables: readonly ResolvedVariable[], now: number): ExecutionRecord {
     const record: ExecutionRecord = {
@@ -38,6 +40,7 @@ export class ExecutionStore {
       files: workflow.nodes.flatMap((node) => node.files.map((file) => ({ fileId: newDriveFileId(), nodeId: node.id, ...file }))),
     };
     this.#byId.set(record.executionId, record);
+    for (const file of record.files) this.#fileOwners.set(file.fileId, record.executionId);
     return record;
   }
 
@@ -60,10 +63,8 @@ export class ExecutionStore {
 
   /** The file behind a public drive link, with its execution. */
   findFile(fileId: string): { readonly record: ExecutionRecord; readonly file: ExecutionFile } | undefined {
-    for (const record of this.#byId.values()) {
-      const file = record.files.find((candidate) => candidate.fileId === fileId);
-      if (file !== undefined) return { record, file };
-    }
-    return undefined;
+    const record = this.#byId.get(this.#fileOwners.get(fileId) ?? '');
+    const file = record?.files.find((candidate) => candidate.fileId === fileId);
+    return record === undefined || file === undefined ? undefined : { record, file };
   }
 }
