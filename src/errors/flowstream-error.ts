@@ -5,6 +5,14 @@
  */
 const KINDS = Symbol.for('flowstream.error.kinds');
 
+/**
+ * Options every flowstream error accepts.
+ *
+ * @example
+ * ```ts
+ * new FlowstreamError('failed', 'SOME_CODE', { executionId: 'we-1', cause: error });
+ * ```
+ */
 export interface FlowstreamErrorOptions {
   readonly cause?: unknown;
   /** The execution the failure belongs to, when one is known: the caller can `watch()` it later. */
@@ -38,13 +46,27 @@ export class FlowstreamError extends Error {
   }
 }
 
-/** Records `kind` on the error; each constructor calls it once, after `super`. */
+/**
+ * Records `kind` on the error; each constructor calls it once, after `super`.
+ *
+ * @example
+ * ```ts
+ * class MyError extends FlowstreamError { constructor() { super('x', 'MY'); brand(this, 'MyError'); } }
+ * ```
+ */
 export function brand(error: FlowstreamError, kind: string): void {
   const kinds = (error as { [KINDS]?: readonly string[] })[KINDS] ?? [];
   Object.defineProperty(error, KINDS, { value: [...kinds, kind], enumerable: false, configurable: true });
 }
 
-/** Builds a cross-realm guard for the error class whose brand is `kind`. */
+/**
+ * Builds a cross-realm guard for the error class whose brand is `kind`.
+ *
+ * @example
+ * ```ts
+ * export const isMyError = guardFor<MyError>('MyError');
+ * ```
+ */
 // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- T is the guarded class, named by the caller
 export function guardFor<T extends FlowstreamError>(kind: string): (value: unknown) => value is T {
   return (value: unknown): value is T => {
@@ -54,5 +76,12 @@ export function guardFor<T extends FlowstreamError>(kind: string): (value: unkno
   };
 }
 
-/** True for any error thrown by flowstream, from any realm. */
+/**
+ * True for any error thrown by flowstream, from any realm.
+ *
+ * @example
+ * ```ts
+ * if (isFlowstreamError(error)) console.log(error.code);
+ * ```
+ */
 export const isFlowstreamError = guardFor<FlowstreamError>('FlowstreamError');

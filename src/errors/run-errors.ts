@@ -52,5 +52,21 @@ export class RunTimeoutError extends FlowstreamError {
   }
 }
 
+/**
+ * True for a {@link WorkflowFailedError} from any realm.
+ *
+ * @example
+ * ```ts
+ * if (isWorkflowFailedError(error)) console.log(error.result.failedNodes);
+ * ```
+ */
 export const isWorkflowFailedError = guardFor<WorkflowFailedError>('WorkflowFailedError');
+/**
+ * True for a {@link RunTimeoutError} from any realm.
+ *
+ * @example
+ * ```ts
+ * if (isRunTimeoutError(error)) console.log(error.timeoutMs);
+ * ```
+ */
 export const isRunTimeoutError = guardFor<RunTimeoutError>('RunTimeoutError');

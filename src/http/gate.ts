@@ -6,14 +6,43 @@
  * around whole calls could not (it would miss retry attempts).
  */
 
-/** The API's endpoints, as named in logs, errors, the budget and the emulator's request log. */
+/**
+ * The API's endpoints, as named in logs, errors, the budget and the emulator's request log.
+ *
+ * @example
+ * ```ts
+ * const endpoint: Endpoint = 'status';
+ * ```
+ */
 export type Endpoint = 'run' | 'abort' | 'status' | 'output' | 'search' | 'detail' | 'upload' | 'copilot';
 
-/** Request priorities, highest first (DESIGN.md: abort > start > status > output > search). */
+/**
+ * Request priorities, highest first (DESIGN.md: abort > start > status > output > search).
+ *
+ * @example
+ * ```ts
+ * REQUEST_PRIORITIES.indexOf('abort') < REQUEST_PRIORITIES.indexOf('search'); // true
+ * ```
+ */
 export const REQUEST_PRIORITIES = ['abort', 'start', 'status', 'output', 'search'] as const;
+/**
+ * One of the request priorities, highest first in {@link REQUEST_PRIORITIES}.
+ *
+ * @example
+ * ```ts
+ * const priority: RequestPriority = 'start';
+ * ```
+ */
 export type RequestPriority = (typeof REQUEST_PRIORITIES)[number];
 
-/** What the gate is told about a request that wants to go out. */
+/**
+ * What the gate is told about a request that wants to go out.
+ *
+ * @example
+ * ```ts
+ * await gate.acquire({ endpoint: 'status', priority: 'status', key: 'we-1' }, signal);
+ * ```
+ */
 export interface GateTicket {
   readonly endpoint: Endpoint;
   readonly priority: RequestPriority;
@@ -25,7 +54,14 @@ export interface GateTicket {
   readonly key?: string;
 }
 
-/** Rate-limit facts read off one answer (PROTOCOL §2.1; `Retry-After` only on the IP throttler, §1.3). */
+/**
+ * Rate-limit facts read off one answer (PROTOCOL §2.1; `Retry-After` only on the IP throttler, §1.3).
+ *
+ * @example
+ * ```ts
+ * if (report.rateLimit.remainingPerMinute === 0) pauseUntilNextWindow();
+ * ```
+ */
 export interface RateLimitInfo {
   readonly limitPerMinute?: number;
   readonly remainingPerMinute?: number;
@@ -34,7 +70,14 @@ export interface RateLimitInfo {
   readonly retryAfterMs?: number;
 }
 
-/** What the gate is told after each attempt. */
+/**
+ * What the gate is told after each attempt.
+ *
+ * @example
+ * ```ts
+ * gate.report({ ticket, httpStatus: 429, rateLimit: { remainingPerMinute: 0 } });
+ * ```
+ */
 export interface GateReport {
   readonly ticket: GateTicket;
   /** The HTTP status, or `undefined` when no answer came (network error, timeout, abort). */
@@ -42,6 +85,14 @@ export interface GateReport {
   readonly rateLimit: RateLimitInfo;
 }
 
+/**
+ * The gate every attempt passes: `acquire` before sending, `report` after the answer or failure.
+ *
+ * @example
+ * ```ts
+ * const open: RequestGate = { acquire: () => Promise.resolve(), report: () => undefined };
+ * ```
+ */
 export interface RequestGate {
   /**
    * Resolves when the request may be sent. Rejects with `signal.reason` when the signal aborts while

@@ -4,16 +4,44 @@
  * speaks these types, never the raw JSON.
  */
 
-/** Execution statuses of the spec (§2.4); `unknown` keeps a value we do not know without crashing a poll. */
+/**
+ * Execution statuses of the spec (§2.4); `unknown` keeps a value we do not know without crashing a poll.
+ *
+ * @example
+ * ```ts
+ * if (snapshot.status === 'unknown') logger.warn(`new status ${snapshot.rawStatus}`);
+ * ```
+ */
 export type ExecutionStatus = 'init' | 'executing' | 'finish' | 'failed' | 'unknown';
 
-/** Node statuses of the spec (§2.4); `waiting` never occurs on the service (PROTOCOL §3.1) but is accepted. */
+/**
+ * Node statuses of the spec (§2.4); `waiting` never occurs on the service (PROTOCOL §3.1) but is accepted.
+ *
+ * @example
+ * ```ts
+ * const done = snapshot.nodes.filter((node) => node.status === 'finish').length;
+ * ```
+ */
 export type NodeStatus = 'init' | 'waiting' | 'executing' | 'finish' | 'failed' | 'unknown';
 
-/** Message kinds (spec §2.5); `tool` practically never appears (PROTOCOL §4.5). */
+/**
+ * Message kinds (spec §2.5); `tool` practically never appears (PROTOCOL §4.5).
+ *
+ * @example
+ * ```ts
+ * const text = node.messages.filter((m) => m.type === 'ai').map((m) => m.content).join('');
+ * ```
+ */
 export type MessageType = 'ai' | 'tool' | 'unknown';
 
-/** A node's error, cleaned of the service's varying formats (PROTOCOL §4.3), with the raw text kept. */
+/**
+ * A node's error, cleaned of the service's varying formats (PROTOCOL §4.3), with the raw text kept.
+ *
+ * @example
+ * ```ts
+ * const failed = snapshot.nodes.filter((n) => n.error !== undefined).map((n) => n.error?.message);
+ * ```
+ */
 export interface NodeError {
   /** One readable message (several JSON-array entries are joined with `; `). */
   readonly message: string;
@@ -23,7 +51,14 @@ export interface NodeError {
   readonly raw: string;
 }
 
-/** The answer of `POST /openapi/workflow/{canvasId}/run`. `running` is read as `executing` (PROTOCOL §3.1). */
+/**
+ * The answer of `POST /openapi/workflow/{canvasId}/run`. `running` is read as `executing` (PROTOCOL §3.1).
+ *
+ * @example
+ * ```ts
+ * const { executionId } = await client.executions.start('c-1');
+ * ```
+ */
 export interface StartedExecution {
   readonly executionId: string;
   readonly status: ExecutionStatus;
@@ -31,7 +66,14 @@ export interface StartedExecution {
   readonly rawStatus: string;
 }
 
-/** One entry of `nodeExecutions` (PROTOCOL §4.1: every node, parents before children). */
+/**
+ * One entry of `nodeExecutions` (PROTOCOL §4.1: every node, parents before children).
+ *
+ * @example
+ * ```ts
+ * for (const node of snapshot.nodes) console.log(node.title ?? node.nodeId, node.status);
+ * ```
+ */
 export interface NodeExecution {
   readonly nodeId: string;
   readonly status: NodeStatus;
@@ -40,7 +82,14 @@ export interface NodeExecution {
   readonly error?: NodeError;
 }
 
-/** The answer of `GET /openapi/workflow/{executionId}/status`. */
+/**
+ * The answer of `GET /openapi/workflow/{executionId}/status`.
+ *
+ * @example
+ * ```ts
+ * const snapshot: ExecutionSnapshot = await client.executions.status(executionId);
+ * ```
+ */
 export interface ExecutionSnapshot {
   readonly executionId: string;
   readonly status: ExecutionStatus;
@@ -49,7 +98,14 @@ export interface ExecutionSnapshot {
   readonly nodes: readonly NodeExecution[];
 }
 
-/** One message of an output node (spec §2.5). `content`/`reasoningContent` are `''` when absent or null. */
+/**
+ * One message of an output node (spec §2.5). `content`/`reasoningContent` are `''` when absent or null.
+ *
+ * @example
+ * ```ts
+ * const last = output.output[0]?.messages.at(-1)?.content;
+ * ```
+ */
 export interface OutputMessage {
   readonly messageId: string;
   readonly type: MessageType;
@@ -58,7 +114,14 @@ export interface OutputMessage {
   readonly reasoningContent: string;
 }
 
-/** One task node of the output endpoint (PROTOCOL §4.2). */
+/**
+ * One task node of the output endpoint (PROTOCOL §4.2).
+ *
+ * @example
+ * ```ts
+ * const texts = output.output.map((node) => node.messages.map((m) => m.content).join('\n'));
+ * ```
+ */
 export interface OutputNode {
   readonly nodeId: string;
   readonly title?: string;
@@ -70,7 +133,14 @@ export interface OutputNode {
   readonly messages: readonly OutputMessage[];
 }
 
-/** An output file (PROTOCOL §4.6: `size` in bytes, `url` public and never to be sent the API key). */
+/**
+ * An output file (PROTOCOL §4.6: `size` in bytes, `url` public and never to be sent the API key).
+ *
+ * @example
+ * ```ts
+ * for (const file of output.files) await downloadFile(file);
+ * ```
+ */
 export interface OutputFile {
   readonly name: string;
   readonly type: string;
@@ -79,20 +149,50 @@ export interface OutputFile {
   readonly url?: string;
 }
 
-/** The answer of `GET /openapi/workflow/{executionId}/output`. */
+/**
+ * The answer of `GET /openapi/workflow/{executionId}/output`.
+ *
+ * @example
+ * ```ts
+ * const { output, files } = await client.executions.output(executionId);
+ * ```
+ */
 export interface ExecutionOutput {
   readonly output: readonly OutputNode[];
   readonly files: readonly OutputFile[];
 }
 
-/** A search result item (spec §2.2). */
+/**
+ * A search result item (spec §2.2).
+ *
+ * @example
+ * ```ts
+ * const [first] = await client.workflows.search({ keyword: 'report' });
+ * ```
+ */
 export interface WorkflowSummary {
   readonly canvasId: string;
   readonly title: string;
 }
 
+/**
+ * How a workflow variable takes its value (spec §2.3); `resource` takes uploaded fileKeys.
+ *
+ * @example
+ * ```ts
+ * const files = plan.variables.filter((v) => v.variableType === 'resource');
+ * ```
+ */
 export type VariableType = 'string' | 'option' | 'resource';
 
+/**
+ * One task of a workflow plan (spec §2.3).
+ *
+ * @example
+ * ```ts
+ * const order = plan.tasks.map((task) => `${task.title} after ${task.dependentTasks.join(', ')}`);
+ * ```
+ */
 export interface PlanTask {
   readonly id: string;
   readonly title: string;
@@ -102,6 +202,14 @@ export interface PlanTask {
   readonly dependentTasks: readonly string[];
 }
 
+/**
+ * One variable of a workflow plan (spec §2.3).
+ *
+ * @example
+ * ```ts
+ * const missing = plan.variables.filter((v) => v.required && !(v.name in variables));
+ * ```
+ */
 export interface PlanVariable {
   readonly name: string;
   readonly variableType?: VariableType;
@@ -110,31 +218,74 @@ export interface PlanVariable {
   readonly options?: readonly string[];
 }
 
-/** A workflow's plan (spec §2.3), from detail or copilot. */
+/**
+ * A workflow's plan (spec §2.3), from detail or copilot.
+ *
+ * @example
+ * ```ts
+ * const plan = await client.workflows.get('c-1');
+ * ```
+ */
 export interface WorkflowPlan {
   readonly title: string;
   readonly tasks: readonly PlanTask[];
   readonly variables: readonly PlanVariable[];
 }
 
-/** An uploaded file's key, to pass as a variable value (spec §2.6, PROTOCOL §5.5–5.6). */
+/**
+ * An uploaded file's key, to pass as a variable value (spec §2.6, PROTOCOL §5.5–5.6).
+ *
+ * @example
+ * ```ts
+ * const [file] = await client.files.upload([new File([bytes], 'in.pdf')]);
+ * ```
+ */
 export interface UploadedFile {
   readonly fileKey: string;
   readonly fileName: string;
 }
 
-/** The answer of copilot generation. */
+/**
+ * The answer of copilot generation.
+ *
+ * @example
+ * ```ts
+ * const { canvasId, workflowPlan } = await client.copilot.generate({ query: 'Summarise a PDF' });
+ * ```
+ */
 export interface GeneratedWorkflow {
   readonly canvasId: string;
   readonly workflowPlan: WorkflowPlan;
 }
 
-/** Values a workflow variable may take (spec §4.1 rule 1). */
+/**
+ * Values a workflow variable may take (spec §4.1 rule 1).
+ *
+ * @example
+ * ```ts
+ * const value: VariableValue = { language: 'fr', depth: 2 };
+ * ```
+ */
 export type VariableValue = string | number | boolean | null | readonly VariableValue[] | { readonly [key: string]: VariableValue };
 
+/**
+ * The variables of a run, by name (sent as `{variables}`, PROTOCOL §5.4).
+ *
+ * @example
+ * ```ts
+ * await client.executions.start('c-1', { variables: { topic: 'rxjs', files: [fileKey] } });
+ * ```
+ */
 export type Variables = Readonly<Record<string, VariableValue>>;
 
-/** Per-call options: every call can be cancelled. */
+/**
+ * Per-call options: every call can be cancelled.
+ *
+ * @example
+ * ```ts
+ * await client.executions.status(id, { signal: AbortSignal.timeout(5_000) });
+ * ```
+ */
 export interface CallOptions {
   readonly signal?: AbortSignal;
 }
@@ -142,6 +293,11 @@ export interface CallOptions {
 /**
  * The execution endpoints as the run layer sees them: the seam behind which `runs/` is tested in
  * virtual time, and which the budget wraps.
+ *
+ * @example
+ * ```ts
+ * const api: ExecutionsApi = createHttpClient({ apiKey, baseUrl }).executions;
+ * ```
  */
 export interface ExecutionsApi {
   start(canvasId: string, input?: { readonly variables?: Variables }, options?: CallOptions): Promise<StartedExecution>;
@@ -150,14 +306,28 @@ export interface ExecutionsApi {
   abort(executionId: string, options?: CallOptions): Promise<void>;
 }
 
-/** Where flowstream reports what it cannot throw (a warning about an `of_` text variable, an unknown status). */
+/**
+ * Where flowstream reports what it cannot throw (a warning about an `of_` text variable, an unknown status).
+ *
+ * @example
+ * ```ts
+ * createHttpClient({ apiKey, baseUrl, logger: console });
+ * ```
+ */
 export interface Logger {
   debug?(message: string, meta?: Readonly<Record<string, unknown>>): void;
   warn(message: string, meta?: Readonly<Record<string, unknown>>): void;
   error?(message: string, meta?: Readonly<Record<string, unknown>>): void;
 }
 
-/** How a run ended (DESIGN.md): the last status, every node, the final output and files. */
+/**
+ * How a run ended (DESIGN.md): the last status, every node, the final output and files.
+ *
+ * @example
+ * ```ts
+ * const result: RunResult = await runResult(client.run('c-1'));
+ * ```
+ */
 export interface RunResult {
   readonly executionId: string;
   readonly canvasId?: string;
