@@ -1,0 +1,112 @@
+import { firstValueFrom, lastValueFrom, toArray } from 'rxjs';
+import { describe, expect, it, vi } from 'vitest';
+import type { ExecutionsApi } from '../../src/http/model.js';
+import { createRuns } from '../../src/runs/create-runs.js';
+import { fromAbortable } from '../../src/runs/execution-source.js';
+import { withExecutionId } from '../../src/runs/execution-error.js';
+import { CANVAS_ID, EXECUTION_ID, node, output, snapshot, started } from './fixtures.js';
+
+describe('fromAbortable', () => {
+  it('makes the call per subscription and delivers its answer', async () => {
+    const call = vi.fn((signal: AbortSignal) => Promise.resolve(signal.aborted));
+    const once$ = fromAbortable(call);
+    expect(call).not.toHaveBeenCalled();
+    await expect(firstValueFrom(once$)).resolves.toBe(false);
+    await expect(firstValueFrom(once$)).resolves.toBe(false);
+    expect(call).toHaveBeenCalledTimes(2);
+  });
+
+  it('aborts the request when unsubscribed before the answer', () => {
+    let seen: AbortSignal | undefined;
+    const subscription = fromAbortable((signal) => {
+      seen = signal;
+      return new Promise<never>(() => undefined);
+    }).subscribe();
+    expect(seen?.aborted).toBe(false);
+    subscription.unsubscribe();
+    expect(seen?.aborted).toBe(true);
+  });
+
+  it('does not abort a request that has answered', async () => {
+    let seen: AbortSignal | undefined;
+    await firstValueFrom(
+      fromAbortable((signal) => {
+        seen = signal;
+        return Promise.resolve(1);
+      }),
+    );
+    expect(seen?.aborted).toBe(false);
+  });
+
+  it('turns a call that throws at once into an error', async () => {
+    await expect(
+      firstValueFrom(
+        fromAbortable(() => {
+          throw new Error('bad argument');
+        }),
+      ),
+    ).rejects.toThrow('bad argument');
+  });
+});
+
+describe('withExecutionId', () => {
+  it('adds the executionId to an error, keeping its class', () => {
+    class NetworkFailure extends Error {}
+    const error = new NetworkFailure('socket hang up');
+    expect(withExecutionId(error, EXECUTION_ID)).toBe(error);
+    expect(error).toBeInstanceOf(NetworkFailure);
+    expect(error).toMatchObject({ executionId: EXECUTION_ID, message: 'socket hang up' });
+  });
+
+  it('keeps an executionId the error already has', () => {
+    const error = Object.assign(new Error('x'), { executionId: 'we-other' });
+    expect(withExecutionId(error, EXECUTION_ID)).toMatchObject({ executionId: 'we-other' });
+  });
+
+  it('returns what cannot carry it unchanged', () => {
+    const frozen = Object.freeze(new Error('frozen'));
+    expect(withExecutionId(frozen, EXECUTION_ID)).toBe(frozen);
+    expect('executionId' in frozen).toBe(false);
+    expect(withExecutionId('text', EXECUTION_ID)).toBe('text');
+  });
+});
+
+function promiseApi(options: { readonly hang?: boolean } = {}) {
+  const signals: AbortSignal[] = [];
+  let reads = 0;
+  const start = vi.fn(() => Promise.resolve(started()));
+  const status = vi.fn((_id: string, call?: { readonly signal?: AbortSignal }) => {
+    if (call?.signal !== undefined) signals.push(call.signal);
+    reads += 1;
+    if (options.hang === true) return new Promise<never>(() => undefined);
+    return Promise.resolve(reads < 3 ? snapshot('executing', [node('n1', 'executing')]) : snapshot('finish', [node('n1', 'finish')]));
+  });
+  const abort = vi.fn(() => Promise.resolve());
+  const api: ExecutionsApi = { start, status, output: () => Promise.resolve(output()), abort };
+  return { api, start, status, abort, signals };
+}
+
+describe('createRuns over a Promise API', () => {
+  it('runs to the end, passing a signal with every call, and does not abort', async () => {
+    const { api, start, status, abort, signals } = promiseApi();
+    const run$ = createRuns(api, { polling: { minMs: 0, maxMs: 0 } }).run(CANVAS_ID, { variables: { topic: 'tides' } });
+    const events = await lastValueFrom(run$.pipe(toArray()));
+    expect(events.map((event) => event.type)).toEqual(['started', 'node', 'status', 'node', 'finished']);
+    expect(start).toHaveBeenCalledWith(CANVAS_ID, { variables: { topic: 'tides' } }, { signal: expect.any(AbortSignal) as unknown });
+    expect(status).toHaveBeenCalledTimes(3);
+    expect(signals.every((signal) => !signal.aborted)).toBe(true);
+    expect(abort).not.toHaveBeenCalled();
+  });
+
+  it('cancels the request in flight and aborts the execution once when unsubscribed', async () => {
+    const { api, status, abort, signals } = promiseApi({ hang: true });
+    const subscription = createRuns(api, { polling: { minMs: 0, maxMs: 0 } }).run(CANVAS_ID).subscribe();
+    await vi.waitFor(() => {
+      expect(status).toHaveBeenCalledTimes(1);
+    });
+    subscription.unsubscribe();
+    expect(signals[0]?.aborted).toBe(true);
+    expect(abort).toHaveBeenCalledTimes(1);
+    expect(abort).toHaveBeenCalledWith(EXECUTION_ID, { signal: expect.any(AbortSignal) as unknown });
+  });
+});
