@@ -22,17 +22,12 @@ export async function handleCopilot(context: AppContext, request: Request): Prom
   if (requested !== undefined && typeof requested !== 'string') return frameworkError(400, 'canvasId must be a string');
 
   const now = context.clock.now();
-  let canvasId: string;
-  if (requested === undefined) {
-    canvasId = newCanvasId();
-    // PROTOCOL §5.3: the new workflow exists even when generation then fails.
-    context.workflows.add({ canvasId, title: '', nodes: [], variables: [] }, now);
-  } else {
-    if (context.workflows.get(requested) === undefined) {
-      return context.profile === 'service' ? frameworkError(400, 'Canvas not found', {}, { canvasId: requested }) : frameworkError(404, 'Canvas not found', {}, { canvasId: requested });
-    }
-    canvasId = requested;
+  if (requested !== undefined && context.workflows.get(requested) === undefined) {
+    return frameworkError(context.profile === 'service' ? 400 : 404, 'Canvas not found', {}, { canvasId: requested });
   }
+  const canvasId = requested ?? newCanvasId();
+  // PROTOCOL §5.3: a new workflow exists even when generation then fails.
+  if (requested === undefined) context.workflows.add({ canvasId, title: '', nodes: [], variables: [] }, now);
   const workflow = generateWorkflow(canvasId, query, locale);
   if (workflow === undefined) {
     return frameworkError(400, 'Failed to generate a workflow plan from the query', { modelResponse: '' }, { canvasId });
