@@ -175,12 +175,20 @@ export function normalizeBaseUrl(raw: string | undefined): string {
   return `${url.origin}${path}`;
 }
 
+/** Timers cannot wait longer than a signed 32-bit number of milliseconds (~24.8 days). */
+const MAX_TIMER_MS = 2_147_483_647;
+
+function timeout(name: string, value: number): number {
+  if (positive(name, value) > MAX_TIMER_MS) throw new InvalidArgumentError(name, `must be at most ${MAX_TIMER_MS} ms (got ${value})`);
+  return value;
+}
+
 function normalizeTimeouts(option: number | TimeoutOptions | undefined): Record<Endpoint, number> {
   const given: TimeoutOptions = typeof option === 'number' ? { default: option } : (option ?? {});
-  const fallback = positive('timeoutMs', given.default ?? DEFAULT_TIMEOUT_MS);
+  const fallback = timeout('timeoutMs', given.default ?? DEFAULT_TIMEOUT_MS);
   const own: Partial<Record<Endpoint, number>> = { copilot: DEFAULT_COPILOT_TIMEOUT_MS, upload: DEFAULT_UPLOAD_TIMEOUT_MS };
   return Object.fromEntries(
-    ENDPOINTS.map((endpoint) => [endpoint, positive(`timeoutMs.${endpoint}`, given[endpoint] ?? own[endpoint] ?? fallback)]),
+    ENDPOINTS.map((endpoint) => [endpoint, timeout(`timeoutMs.${endpoint}`, given[endpoint] ?? own[endpoint] ?? fallback)]),
   ) as Record<Endpoint, number>;
 }
 

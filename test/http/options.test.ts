@@ -78,6 +78,7 @@ describe('normalizeOptions', () => {
     rejects(() => normalizeOptions({ ...base, apiKey: 'rf_a\nb' }), 'apiKey');
     rejects(() => normalizeOptions({ ...base, timeoutMs: 0 }), 'timeoutMs');
     rejects(() => normalizeOptions({ ...base, timeoutMs: { copilot: -1 } }), 'timeoutMs.copilot');
+    rejects(() => normalizeOptions({ ...base, timeoutMs: 2 ** 31 }), 'timeoutMs');
     rejects(() => normalizeOptions({ ...base, retry: { retries: 1.5 } }), 'retry.retries');
     rejects(() => normalizeOptions({ ...base, retry: { baseDelayMs: Number.NaN } }), 'retry.baseDelayMs');
     rejects(() => normalizeOptions({ ...base, budget: { requestsPerMinute: 0 } }), 'budget.requestsPerMinute');
