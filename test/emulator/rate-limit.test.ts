@@ -50,6 +50,17 @@ describe('account rate limit (PROTOCOL §2.1)', () => {
     expect(await status()).toBe(429);
   });
 
+  it('counts rejected requests too: requests refused by the minute limit use up the day', async () => {
+    const clock = createManualClock();
+    const emulator = await startEmulator({ clock, rateLimit: { perMinute: 1, perDay: 3 } });
+    const status = async (): Promise<number> => (await call(emulator, '/openapi/workflows')).status;
+    expect([await status(), await status(), await status()]).toEqual([200, 429, 429]);
+    clock.advance(60_000);
+    const refused = await callJson(emulator, '/openapi/workflows');
+    expect(refused.status).toBe(429);
+    expect(refused.body.message).toBe('Rate limit exceeded: 3 requests per day');
+  });
+
   it('limits per day as well', async () => {
     const clock = createManualClock();
     const emulator = await startEmulator({ clock, rateLimit: { perMinute: 100, perDay: 2 } });
