@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createEmulator, createManualClock } from '../../src/emulator/index.js';
 import { call, callJson, startEmulator } from './harness.js';
-import type { SearchData } from './wire.js';
+import type { OutputData, RunData, SearchData, StatusData } from './wire.js';
 
 describe('the emulator process', () => {
   it('serves on 127.0.0.1 with an ephemeral port and a /v1 base', async () => {
@@ -26,6 +26,20 @@ describe('the emulator process', () => {
     expect(response.status).toBe(200);
     expect(((await response.json()) as { data: SearchData }).data).toHaveLength(1);
     await expect(emulator.fetch('http://example.com/v1/openapi/workflows')).rejects.toThrow(TypeError);
+  });
+
+  it('runs a whole execution in-process: run, status, output and the file link', async () => {
+    const clock = createManualClock();
+    const emulator = await startEmulator({ clock, listen: false });
+    const id = (await callJson<RunData>(emulator, '/openapi/workflow/c-sample-files/run', { body: {}, transport: 'in-process' })).body.data?.executionId ?? '';
+    clock.advance(10_000);
+    const status = await callJson<StatusData>(emulator, `/openapi/workflow/${id}/status`, { transport: 'in-process' });
+    expect(status.body.data?.status).toBe('finish');
+    const output = await callJson<OutputData>(emulator, `/openapi/workflow/${id}/output`, { transport: 'in-process' });
+    const report = output.body.data?.files.find((file) => file.name === 'report.md');
+    expect(report?.url.startsWith('http://127.0.0.1/v1/drive/file/public/')).toBe(true);
+    expect(await (await emulator.fetch(report?.url ?? '')).text()).toContain('Quarterly report');
+    expect(emulator.requests.list().map((record) => record.endpoint)).toEqual(['run', 'status', 'output', 'file']);
   });
 
   it('honours an aborted signal on the in-process fetch', async () => {
