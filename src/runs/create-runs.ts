@@ -30,7 +30,7 @@ export interface Runs {
    *
    * @example
    * ```ts
-   * const result = await runs.watch('we-abc').pipe(runResult());
+   * const result = await runResult(runs.watch('we-abc'));
    * ```
    */
   watch(executionId: string, options?: RunOptions): Observable<RunEvent>;

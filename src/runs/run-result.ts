@@ -7,19 +7,28 @@ import { ofType } from './of-type.js';
  * The end of a run as a Promise: resolves with the `RunResult` of `finished`, rejects as the run
  * errors (`WorkflowFailedError` for a failed workflow unless `failOnWorkflowError: false`, transport
  * errors, `RunTimeoutError`), and rejects with rxjs `EmptyError` if the run completed without one.
+ * Call it with the run, or without arguments for a function to hand to rxjs `pipe()`.
  *
  * @example
  * ```ts
- * const result = await client.run('c-1').pipe(runResult());
+ * const result = await runResult(client.run('c-1'));
+ * const later = pipe(shareRun(), runResult())(client.run('c-2'));
  * console.log(result.files.map((file) => file.url));
  * ```
  */
-export function runResult(): (source: Observable<RunEvent>) => Promise<RunResult> {
-  return (source) =>
-    lastValueFrom(
-      source.pipe(
-        ofType('finished'),
-        map((event) => event.result),
-      ),
-    );
+export function runResult(source: Observable<RunEvent>): Promise<RunResult>;
+export function runResult(): (source: Observable<RunEvent>) => Promise<RunResult>;
+export function runResult(
+  source?: Observable<RunEvent>,
+): Promise<RunResult> | ((source: Observable<RunEvent>) => Promise<RunResult>) {
+  return source === undefined ? resultOf : resultOf(source);
+}
+
+function resultOf(source: Observable<RunEvent>): Promise<RunResult> {
+  return lastValueFrom(
+    source.pipe(
+      ofType('finished'),
+      map((event) => event.result),
+    ),
+  );
 }

@@ -21,7 +21,7 @@ interface Connection {
  * ```ts
  * const run$ = client.run('c-1').pipe(shareRun());
  * run$.pipe(toRunState()).subscribe(render);
- * const result = await run$.pipe(runResult());
+ * const result = await runResult(run$);
  * ```
  */
 export function shareRun(): MonoTypeOperatorFunction<RunEvent> {

@@ -1,0 +1,199 @@
+import { Observable, pipe, Subject } from 'rxjs';
+import { describe, expect, expectTypeOf, it, vi } from 'vitest';
+import type { RunResult } from '../../src/http/model.js';
+import type { FileEvent, MessageEvent, NodeEvent, RunEvent } from '../../src/runs/events.js';
+import { ofType } from '../../src/runs/of-type.js';
+import { runResult } from '../../src/runs/run-result.js';
+import type { RunState } from '../../src/runs/run-state.js';
+import { shareRun } from '../../src/runs/share-run.js';
+import { toAsyncIterable } from '../../src/runs/to-async-iterable.js';
+import { toRunState } from '../../src/runs/to-run-state.js';
+import { CANVAS_ID, EXECUTION_ID, node, testScheduler } from './fixtures.js';
+
+const id = EXECUTION_ID;
+const result: RunResult = { executionId: id, canvasId: CANVAS_ID, status: 'finish', nodes: [node('n1', 'finish')], output: [], files: [], failedNodes: [] };
+const file = { name: 'report.pdf', type: 'application/pdf', size: 3, nodeId: 'n1', url: 'https://x/v1/drive/file/public/df-1/report.pdf' };
+
+const ev = {
+  started: { type: 'started', executionId: id, canvasId: CANVAS_ID, status: 'executing' },
+  n1: { type: 'node', executionId: id, nodeId: 'n1', title: 'Write', status: 'executing', previous: 'init' },
+  n2: { type: 'node', executionId: id, nodeId: 'n2', title: 'Review', status: 'init' },
+  m1: { type: 'message', executionId: id, nodeId: 'n1', messageId: 'm1', role: 'ai', delta: 'Hel', reasoningDelta: '', content: 'Hel', reasoningContent: '', replaced: false },
+  m2: { type: 'message', executionId: id, nodeId: 'n1', messageId: 'm1', role: 'ai', delta: 'lo', reasoningDelta: '', content: 'Hello', reasoningContent: '', replaced: false },
+  done: { type: 'node', executionId: id, nodeId: 'n1', title: 'Write', status: 'finish', previous: 'executing' },
+  file: { type: 'file', executionId: id, file },
+  finished: { type: 'finished', executionId: id, result },
+} satisfies Record<string, RunEvent>;
+
+describe('ofType', () => {
+  it('keeps the events of the given types, narrowed', () => {
+    testScheduler().run(({ cold, expectObservable }) => {
+      const events$ = cold<RunEvent>('abcd', { a: ev.started, b: ev.n1, c: ev.m1, d: ev.file });
+      const picked$ = events$.pipe(ofType('node', 'file'));
+      expectTypeOf(picked$).toEqualTypeOf<Observable<NodeEvent | FileEvent>>();
+      expectObservable(picked$).toBe('-b-d', { b: ev.n1, d: ev.file });
+      expectTypeOf(events$.pipe(ofType('message'))).toEqualTypeOf<Observable<MessageEvent>>();
+    });
+  });
+});
+
+describe('toRunState', () => {
+  it('folds events into nodes in order with titles and text, files, progress and elapsed time', () => {
+    const states: RunState[] = [];
+    testScheduler().run(({ cold }) => {
+      const events$ = cold<RunEvent>('a 9ms b c d e 9ms f g h', { a: ev.started, b: ev.n1, c: ev.n2, d: ev.m1, e: ev.m2, f: ev.done, g: ev.file, h: ev.finished });
+      events$.pipe(toRunState()).subscribe((state) => states.push(state));
+    });
+    const last = states.at(-1)!;
+    expect(states).toHaveLength(8);
+    expect(last).toMatchObject({ executionId: id, canvasId: CANVAS_ID, status: 'finish', progress: { done: 1, total: 2 }, files: [file], result, elapsedMs: 25 });
+    expect(last.nodes.map((entry) => [entry.nodeId, entry.title, entry.status, entry.text])).toEqual([
+      ['n1', 'Write', 'finish', 'Hello'],
+      ['n2', 'Review', 'init', ''],
+    ]);
+    expect(states[3]).toMatchObject({ progress: { done: 0, total: 2 }, elapsedMs: 12 });
+    expect(states[3]!.nodes[0]!.text).toBe('Hel');
+  });
+
+  it('takes a rewritten message at its full new text', () => {
+    const replaced: RunEvent = { ...ev.m2, delta: 'Bye', content: 'Bye', replaced: true };
+    const states: RunState[] = [];
+    new Observable<RunEvent>((subscriber) => {
+      for (const event of [ev.started, ev.n1, ev.m1, replaced]) subscriber.next(event);
+    })
+      .pipe(toRunState())
+      .subscribe((state) => states.push(state));
+    expect(states.at(-1)!.nodes[0]!.text).toBe('Bye');
+  });
+});
+
+describe('runResult', () => {
+  it('resolves with the result of `finished`', async () => {
+    const events$ = new Observable<RunEvent>((subscriber) => {
+      subscriber.next(ev.started);
+      subscriber.next(ev.finished);
+      subscriber.complete();
+    });
+    await expect(runResult(events$)).resolves.toBe(result);
+    await expect(pipe(runResult())(events$)).resolves.toBe(result);
+  });
+
+  it('rejects as the run errors', async () => {
+    const failure = new Error('workflow failed');
+    const events$ = new Observable<RunEvent>((subscriber) => {
+      subscriber.next(ev.finished);
+      subscriber.error(failure);
+    });
+    await expect(runResult(events$)).rejects.toBe(failure);
+  });
+});
+
+describe('shareRun', () => {
+  it('runs one execution for many subscribers and replays the current state to a late one', () => {
+    testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+      const run$ = cold<RunEvent>('a b c d e 19ms f', { a: ev.started, b: ev.n1, c: ev.n2, d: ev.m1, e: ev.m2, f: ev.done });
+      const shared$ = run$.pipe(shareRun());
+      expectObservable(shared$, '^ 30ms !').toBe('a b c d e 19ms f', { a: ev.started, b: ev.n1, c: ev.n2, d: ev.m1, e: ev.m2, f: ev.done });
+      // Joins at 10: one event per piece of state (the message at its full text), then live events.
+      expectObservable(shared$, '10ms ^ 30ms !').toBe('10ms (SBMC) 8ms f', {
+        S: ev.started,
+        B: { type: 'node', executionId: id, nodeId: 'n1', title: 'Write', status: 'executing' },
+        C: ev.n2,
+        M: { ...ev.m2, delta: 'Hello' },
+        f: ev.done,
+      });
+      // The run lives until the late subscriber, the last one, leaves at 41.
+      expectSubscriptions(run$.subscriptions).toBe('^ 40ms !');
+    });
+  });
+
+  it('unsubscribes from the run (and so aborts it) only when the last subscriber leaves', () => {
+    testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+      const run$ = cold<RunEvent>('a', { a: ev.started });
+      const shared$ = run$.pipe(shareRun());
+      expectObservable(shared$, '^ 5ms !').toBe('a', { a: ev.started });
+      expectObservable(shared$, '2ms ^ 10ms !').toBe('2ms a', { a: ev.started });
+      expectSubscriptions(run$.subscriptions).toBe('^ 12ms !');
+    });
+  });
+
+  it('starts a new run for a subscriber that comes after the last one left', () => {
+    testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+      const run$ = cold<RunEvent>('a', { a: ev.started });
+      const shared$ = run$.pipe(shareRun());
+      expectObservable(shared$, '^ 3ms !').toBe('a', { a: ev.started });
+      expectObservable(shared$, '5ms ^ 3ms !').toBe('5ms a', { a: ev.started });
+      expectSubscriptions(run$.subscriptions).toBe(['^ 3ms !', '5ms ^ 3ms !']);
+    });
+  });
+
+  it('passes the end of the run to every subscriber', () => {
+    testScheduler().run(({ cold, expectObservable }) => {
+      const shared$ = cold<RunEvent>('a 3ms (f|)', { a: ev.started, f: ev.finished }).pipe(shareRun());
+      expectObservable(shared$).toBe('a 3ms (f|)', { a: ev.started, f: ev.finished });
+      expectObservable(shared$, '2ms ^').toBe('2ms a 1ms (f|)', { a: ev.started, f: ev.finished });
+    });
+  });
+});
+
+describe('toAsyncIterable', () => {
+  it('yields every event, then ends with the run', async () => {
+    const seen: string[] = [];
+    for await (const event of toAsyncIterable(
+      new Observable<RunEvent>((subscriber) => {
+        subscriber.next(ev.started);
+        subscriber.next(ev.finished);
+        subscriber.complete();
+      }),
+    )) {
+      seen.push(event.type);
+    }
+    expect(seen).toEqual(['started', 'finished']);
+  });
+
+  it('throws the run’s error from the loop', async () => {
+    const failure = new Error('network down');
+    const iterate = async () => {
+      for await (const event of toAsyncIterable(
+        new Observable<RunEvent>((subscriber) => {
+          subscriber.next(ev.started);
+          subscriber.error(failure);
+        }),
+      )) {
+        expect(event.type).toBe('started');
+      }
+    };
+    await expect(iterate()).rejects.toBe(failure);
+  });
+
+  it('unsubscribes — and so aborts the run — on break', async () => {
+    const teardown = vi.fn();
+    const live = new Subject<RunEvent>();
+    const events$ = new Observable<RunEvent>((subscriber) => {
+      const inner = live.subscribe(subscriber);
+      return () => {
+        inner.unsubscribe();
+        teardown();
+      };
+    });
+    const iterating = (async () => {
+      for await (const event of toAsyncIterable(events$)) {
+        if (event.type === 'node') break;
+      }
+    })();
+    await vi.waitFor(() => {
+      expect(live.observed).toBe(true);
+    });
+    live.next(ev.started);
+    live.next(ev.n1);
+    await iterating;
+    expect(teardown).toHaveBeenCalledTimes(1);
+    expect(live.observed).toBe(false);
+  });
+
+  it('does not subscribe until iterated', () => {
+    const subscribe = vi.fn();
+    toAsyncIterable(new Observable<RunEvent>(subscribe));
+    expect(subscribe).not.toHaveBeenCalled();
+  });
+});
