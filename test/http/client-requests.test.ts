@@ -65,6 +65,20 @@ describe('what the client sends', () => {
     expect(server.requests.map((r) => JSON.parse(r.body.toString()) as unknown)).toEqual([{ query: 'make it', locale: 'de-DE' }, { query: 'make it', canvasId: 'c-9' }]);
   });
 
+  it('leaves the User-Agent to the browser where there is one', async () => {
+    vi.stubGlobal('document', {});
+    try {
+      const fetch = vi.fn<typeof globalThis.fetch>(() => Promise.resolve(Response.json({ success: true, data: snapshot })));
+      await clientFor('http://127.0.0.1:9', { fetch }).executions.status('we-1');
+      const request = fetch.mock.calls[0]?.[0];
+      expect(request).toBeInstanceOf(Request);
+      expect((request as Request).headers.get('user-agent')).toBeNull();
+      expect((request as Request).headers.get('authorization')).toMatch(/^Bearer rf_/);
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+
   it('uses the injected fetch', async () => {
     const fetch = vi.fn<typeof globalThis.fetch>(() => Promise.resolve(Response.json({ success: true, data: snapshot })));
     await clientFor('http://127.0.0.1:9', { fetch }).executions.status('we-1');
