@@ -4,6 +4,7 @@ import type { ExecutionsApi } from '../../src/http/model.js';
 import { createRuns } from '../../src/runs/create-runs.js';
 import { fromAbortable } from '../../src/runs/execution-source.js';
 import { withExecutionId } from '../../src/runs/execution-error.js';
+import { toAsyncIterable } from '../../src/runs/to-async-iterable.js';
 import { CANVAS_ID, EXECUTION_ID, node, output, snapshot, started } from './fixtures.js';
 
 describe('fromAbortable', () => {
@@ -108,5 +109,18 @@ describe('createRuns over a Promise API', () => {
     expect(signals[0]?.aborted).toBe(true);
     expect(abort).toHaveBeenCalledTimes(1);
     expect(abort).toHaveBeenCalledWith(EXECUTION_ID, { signal: expect.any(AbortSignal) as unknown });
+  });
+});
+
+describe('the async-iterator bridge over a real run', () => {
+  it('aborts the execution once when the loop breaks', async () => {
+    const { api, abort } = promiseApi({ hang: true });
+    const seen: string[] = [];
+    for await (const event of toAsyncIterable(createRuns(api, { polling: { minMs: 0, maxMs: 0 } }).run(CANVAS_ID))) {
+      seen.push(event.type);
+      if (event.type === 'started') break;
+    }
+    expect(seen).toEqual(['started']);
+    expect(abort).toHaveBeenCalledTimes(1);
   });
 });

@@ -8,7 +8,8 @@ import type { RunState } from '../../src/runs/run-state.js';
 import { shareRun } from '../../src/runs/share-run.js';
 import { toAsyncIterable } from '../../src/runs/to-async-iterable.js';
 import { toRunState } from '../../src/runs/to-run-state.js';
-import { CANVAS_ID, EXECUTION_ID, node, testScheduler } from './fixtures.js';
+import { runsOver } from '../../src/runs/create-runs.js';
+import { CANVAS_ID, EXECUTION_ID, node, scriptedSource, snapshot, started, testScheduler } from './fixtures.js';
 
 const id = EXECUTION_ID;
 const result: RunResult = { executionId: id, canvasId: CANVAS_ID, status: 'finish', nodes: [node('n1', 'finish')], output: [], files: [], failedNodes: [] };
@@ -114,6 +115,23 @@ describe('shareRun', () => {
       expectObservable(shared$, '^ 5ms !').toBe('a', { a: ev.started });
       expectObservable(shared$, '2ms ^ 10ms !').toBe('2ms a', { a: ev.started });
       expectSubscriptions(run$.subscriptions).toBe('^ 12ms !');
+    });
+  });
+
+  it('aborts a shared run once, when its last subscriber leaves', () => {
+    testScheduler().run(({ cold, expectObservable, expectSubscriptions, flush }) => {
+      const abort$ = cold('-(x|)', { x: undefined });
+      const source = scriptedSource({
+        start: () => cold('-(s|)', { s: started() }),
+        status: () => cold('-(a|)', { a: snapshot('executing') }),
+        abort: () => abort$,
+      });
+      const shared$ = runsOver(source, { random: () => 0.5, polling: { minMs: 100, maxMs: 400 } }).run(CANVAS_ID, {}, { output: 'final' }).pipe(shareRun());
+      expectObservable(shared$, '^ 50ms !').toBe('-s', { s: ev.started });
+      expectObservable(shared$, '20ms ^ 200ms !').toBe('20ms s', { s: ev.started });
+      expectSubscriptions(abort$.subscriptions).toBe('221ms ^!');
+      flush();
+      expect(source.calls.start).toBe(1);
     });
   });
 
