@@ -60,6 +60,11 @@ function userAgentHeader(): Record<string, string> {
   return 'document' in globalThis ? {} : { 'user-agent': USER_AGENT };
 }
 
+/** Custom headers may not replace the credentials: an `Authorization` among them is dropped. */
+function customHeaders(headers: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => name.toLowerCase() !== 'authorization'));
+}
+
 /** The key must never appear in errors: answers that echo it are scrubbed before anything reads them. */
 function scrub(text: string, apiKey: string): string {
   return text.split(apiKey).join('[redacted]');
@@ -78,7 +83,7 @@ function scrub(text: string, apiKey: string): string {
 export function createTransport(apiKey: string, options: ResolvedOptions): Send {
   const http: KyInstance = ky.create({
     prefixUrl: `${options.baseUrl}/`,
-    headers: { ...userAgentHeader(), ...options.headers, authorization: `Bearer ${apiKey}` },
+    headers: { ...userAgentHeader(), ...customHeaders(options.headers), authorization: `Bearer ${apiKey}` },
     retry: 0, // retries are decided by decideRetry, driven by p-retry (retrying.ts)
     throwHttpErrors: false, // every answer goes through the one error factory
     ...(options.fetch === undefined ? {} : { fetch: options.fetch }),

@@ -9,7 +9,7 @@ const snapshot = { executionId: 'we-1', status: 'executing', nodeExecutions: [] 
 describe('what the client sends', () => {
   it('authenticates with Bearer, identifies itself, adds custom headers, under the /v1 base', async () => {
     const server = await startServer((_request, response) => { ok(response, snapshot); });
-    await clientFor(server.origin, { baseUrl: `${server.origin}/v1/`, headers: { 'x-team': 'ops' } }).executions.status('we-1');
+    await clientFor(server.origin, { baseUrl: `${server.origin}/v1/`, headers: { 'x-team': 'ops', Authorization: 'Bearer rf_other' } }).executions.status('we-1');
     const [request] = server.requests;
     expect(request?.method).toBe('GET');
     expect(request?.url).toBe('/v1/openapi/workflow/we-1/status');
