@@ -27,6 +27,12 @@ export const BACKOFF_FACTOR = 1.5;
 /** Each wait is spread ±20% so that runs started together do not poll in lockstep. */
 export const JITTER = 0.2;
 
+/**
+ * How long "every node done, execution still `executing`" counts as settling: two server ticks
+ * (PROTOCOL §3.3). Longer than that the execution is stuck, not settling, and the reads back off again.
+ */
+export const SETTLING_WINDOW_MS = 3000;
+
 /** Fills in the defaults; a `maxMs` below `minMs` is raised to it, negatives count as 0. */
 export function cadenceBounds(interval: PollInterval = {}, defaults: PollInterval = {}): CadenceBounds {
   const minMs = Math.max(0, interval.minMs ?? defaults.minMs ?? DEFAULT_POLL_INTERVAL.minMs);

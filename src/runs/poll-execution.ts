@@ -1,6 +1,6 @@
 import { concat, EMPTY, expand, map, mergeMap, type Observable, of, type SchedulerLike, switchMap, timer } from 'rxjs';
 import type { ExecutionSnapshot, ExecutionStatus, Logger } from '../http/model.js';
-import { type CadenceBounds, type CadenceState, nextCadence, type Reading, startCadence } from './cadence.js';
+import { type CadenceBounds, type CadenceState, nextCadence, type Reading, SETTLING_WINDOW_MS, startCadence } from './cadence.js';
 import type { NodeEvent, RunEvent } from './events.js';
 import type { ExecutionSource } from './execution-source.js';
 import { type ExecutionView, initialView } from './execution-view.js';
@@ -31,6 +31,8 @@ interface Position {
   readonly view: ExecutionView;
   readonly cadence: CadenceState;
   readonly lastOutputAt: number | undefined;
+  /** When the reads first found every node done while the execution still ran. */
+  readonly settlingSince: number | undefined;
   readonly waitMs: number;
 }
 
@@ -88,11 +90,13 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
           // PROTOCOL §3.3: every node done while the execution still says `executing` means the
           // next server tick ends it; read again soon rather than declare the end ourselves.
           const nodes = [...view.nodes.values()];
-          const settling = nodes.length > 0 && nodes.every((node) => isNodeDone(node.status));
+          const allDone = nodes.length > 0 && nodes.every((node) => isNodeDone(node.status));
+          const settlingSince = allDone ? (previous.settlingSince ?? now) : undefined;
+          const settling = settlingSince !== undefined && now - settlingSince < SETTLING_WINDOW_MS;
           const reading: Reading = changed ? 'changed' : settling ? 'settling' : 'quiet';
           const cadence = nextCadence(bounds, previous.cadence, reading, settings.random);
           const lastOutputAt = readOutput ? now : previous.lastOutputAt;
-          return { events: diff.events, next: { view, cadence: cadence.state, lastOutputAt, waitMs: cadence.waitMs } };
+          return { events: diff.events, next: { view, cadence: cadence.state, lastOutputAt, settlingSince, waitMs: cadence.waitMs } };
         };
 
         if (!readOutput) return of(conclude({ ...status, events: statusEvents }, statusEvents.length > 0));
@@ -112,6 +116,7 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
     view: initialView(executionId, settings.startedStatus),
     cadence: startCadence(bounds),
     lastOutputAt: undefined,
+    settlingSince: undefined,
     // A fresh start has just told us its status: the first read waits one fast interval. A watch reads at once.
     waitMs: settings.startedStatus === undefined ? 0 : bounds.minMs,
   };

@@ -76,6 +76,7 @@ export function runLifecycle(source: ExecutionSource, target: RunTarget, setting
     }
     if (signal !== undefined) {
       const onAbort = (): void => {
+        if (over) return;
         if (settings.abortOnUnsubscribe) abortExecution();
         end(signal.reason);
       };
@@ -87,6 +88,7 @@ export function runLifecycle(source: ExecutionSource, target: RunTarget, setting
     if (timeoutMs !== undefined) {
       owned.add(
         timer(timeoutMs, settings.scheduler).subscribe(() => {
+          if (over) return;
           abortExecution();
           end(new RunTimeoutError(timeoutMs, executionId));
         }),

@@ -1,4 +1,4 @@
-import { describe, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { runsOver } from '../../src/runs/create-runs.js';
 import { CANVAS_ID, EXECUTION_ID, message, node, output, outputNode, scriptedSource, snapshot, started, testScheduler } from './fixtures.js';
 
@@ -106,5 +106,32 @@ describe('run cadence (virtual time)', () => {
       });
       expectSubscriptions(output$.subscriptions).toBe(['203ms ^!']);
     });
+  });
+
+  it('stops reading fast when the execution stays executing after every node is done for longer than two ticks', () => {
+    const status$ = testScheduler().run(({ cold, expectObservable }) => {
+      const finished$ = cold('-(a|)', { a: snapshot('executing', [node('n1', 'finish')]) });
+      const source = scriptedSource({ start: () => cold('-(s|)', { s: started() }), status: () => finished$, abort: () => cold('(x|)') });
+      expectObservable(runsOver(source, defaults).run(CANVAS_ID, {}, { output: 'final' }), '4500ms !');
+      return finished$;
+    });
+    const frames = status$.subscriptions.map((log) => log.subscribedFrame);
+    const gaps = frames.slice(1).map((frame, index) => frame - frames[index]!);
+    // Each gap is the wait plus the frame the answer takes. Settling from 203: 100 ms waits for 3 s.
+    expect(gaps.slice(0, 30)).toEqual(Array.from({ length: 30 }, () => 101));
+    expect(gaps.slice(30, 34)).toEqual([151, 226, 339, 401]);
+  });
+
+  it('logs an unknown node status once and keeps following the run', () => {
+    const warn = vi.fn();
+    testScheduler().run(({ cold, expectObservable }) => {
+      const odd = { ...node('n1', 'unknown'), rawStatus: 'paused' };
+      const source = scriptedSource({ start: () => cold('-(s|)', { s: started() }), status: () => cold('-(a|)', { a: snapshot('executing', [odd]) }), abort: () => cold('(x|)') });
+      expectObservable(runsOver(source, { ...defaults, logger: { warn } }).run(CANVAS_ID, {}, { output: 'final' }), '1000ms !').toBe('-s 100ms n', {
+        s: { type: 'started', executionId: EXECUTION_ID, canvasId: CANVAS_ID, status: 'executing' },
+        n: { type: 'node', executionId: EXECUTION_ID, nodeId: 'n1', title: 'Title n1', status: 'unknown' },
+      });
+    });
+    expect(warn).toHaveBeenCalledExactlyOnceWith('Unknown node status', { executionId: EXECUTION_ID, nodeId: 'n1', status: 'paused' });
   });
 });

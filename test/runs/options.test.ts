@@ -1,0 +1,55 @@
+import { asyncScheduler } from 'rxjs';
+import { describe, expect, it } from 'vitest';
+import type { NodeEvent } from '../../src/runs/events.js';
+import { OUTPUT_SPACING_MS, type OutputQuestion, shouldReadOutput } from '../../src/runs/output-policy.js';
+import { runSettings } from '../../src/runs/run-options.js';
+import { EXECUTION_ID } from './fixtures.js';
+
+const ended: NodeEvent = { type: 'node', executionId: EXECUTION_ID, nodeId: 'n1', status: 'finish', previous: 'executing' };
+const begun: NodeEvent = { type: 'node', executionId: EXECUTION_ID, nodeId: 'n1', status: 'executing', previous: 'init' };
+const quiet: OutputQuestion = { mode: 'stream', terminal: false, nodeEvents: [], executing: false, sinceLastOutputMs: 10 };
+
+describe('shouldReadOutput (PROTOCOL §2.5)', () => {
+  it.each<[string, Partial<OutputQuestion>, boolean]>([
+    ['at the end, in stream mode', { terminal: true }, true],
+    ['at the end, in final mode', { terminal: true, mode: 'final' }, true],
+    ['never before the end in final mode', { mode: 'final', executing: true, nodeEvents: [ended], sinceLastOutputMs: undefined }, false],
+    ['when a node has just ended', { nodeEvents: [ended] }, true],
+    ['not when a node has just begun and was read a moment ago', { nodeEvents: [begun], executing: true }, false],
+    ['while a node executes, when never read', { executing: true, sinceLastOutputMs: undefined }, true],
+    ['while a node executes, once the spacing has passed', { executing: true, sinceLastOutputMs: OUTPUT_SPACING_MS }, true],
+    ['not while a node executes within the spacing', { executing: true, sinceLastOutputMs: OUTPUT_SPACING_MS - 1 }, false],
+    ['not when nothing runs', {}, false],
+  ])('%s', (_name, question, expected) => {
+    expect(shouldReadOutput({ ...quiet, ...question })).toBe(expected);
+  });
+});
+
+describe('runSettings', () => {
+  it('has the documented defaults', () => {
+    expect(runSettings('run')).toEqual({
+      bounds: { minMs: 500, maxMs: 10_000 },
+      timeoutMs: undefined,
+      output: 'stream',
+      abortOnUnsubscribe: true,
+      failOnWorkflowError: true,
+      signal: undefined,
+      scheduler: asyncScheduler,
+      random: Math.random,
+      logger: undefined,
+    });
+    expect(runSettings('watch').abortOnUnsubscribe).toBe(false);
+  });
+
+  it('takes every option, false and 0 included, over the client defaults', () => {
+    const signal = new AbortController().signal;
+    const random = () => 0.5;
+    const settings = runSettings(
+      'run',
+      { pollInterval: { minMs: 0 }, timeoutMs: 0, output: 'final', abortOnUnsubscribe: false, failOnWorkflowError: false, signal },
+      { polling: { minMs: 1000, maxMs: 2000 }, random },
+    );
+    expect(settings).toMatchObject({ bounds: { minMs: 0, maxMs: 2000 }, timeoutMs: 0, output: 'final', abortOnUnsubscribe: false, failOnWorkflowError: false, signal, random });
+    expect(runSettings('watch', { abortOnUnsubscribe: true }).abortOnUnsubscribe).toBe(true);
+  });
+});
