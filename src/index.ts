@@ -1,4 +1,68 @@
-// The public surface of flowstream, export by export (DESIGN.md).
-export { FlowstreamError, isFlowstreamError } from './errors/flowstream-error.js';
-export { WorkflowFailedError, RunTimeoutError, isWorkflowFailedError, isRunTimeoutError } from './errors/run-errors.js';
+// The public surface of flowstream, export by export (DESIGN.md "Public contract").
+
+// The client
+export { createClient, type Client, type ClientOptions, type BudgetView } from './client.js';
+
+// Runs as Observables
+export type { RunEvent, RunEventType, RunEventOf, StartedEvent, StatusEvent, NodeEvent, MessageEvent, FileEvent, FinishedEvent } from './runs/events.js';
+export type { RunInput, Runs } from './runs/create-runs.js';
+export type { RunOptions } from './runs/run-options.js';
+export type { PollInterval } from './runs/cadence.js';
+export type { OutputMode } from './runs/output-policy.js';
+export { ofType } from './runs/of-type.js';
+export { toRunState } from './runs/to-run-state.js';
+export type { RunState, NodeState, MessageState } from './runs/run-state.js';
+export { runResult } from './runs/run-result.js';
+export { shareRun } from './runs/share-run.js';
+export { toAsyncIterable } from './runs/to-async-iterable.js';
+
+// Plain calls, files and the domain model
+export type { HttpClient, RetryOptions, TimeoutOptions, WorkflowsApi, SearchQuery, ListQuery, WorkflowOrder, FilesApi, UploadSource, NamedFileData, CopilotApi, CopilotLocale, GenerateRequest, DownloadOptions } from './http/index.js';
+export { WORKFLOW_ORDERS, COPILOT_LOCALES, UPLOAD_BATCH_SIZE, MAX_UPLOAD_BYTES, downloadFile, openFile } from './http/index.js';
 export type * from './http/model.js';
+export type { Endpoint, RequestPriority, RateLimitInfo } from './http/gate.js';
+
+// The request budget
+export type { BudgetState, KeyCadence, ServerView, RequestBudgetOptions, BudgetClock } from './budget/index.js';
+export { scaledClock } from './budget/index.js';
+
+// Errors
+export {
+  FlowstreamError,
+  isFlowstreamError,
+  ApiError,
+  AuthenticationError,
+  ConflictError,
+  InsufficientCreditsError,
+  InvalidRequestError,
+  NotFoundError,
+  PayloadTooLargeError,
+  PermissionError,
+  RateLimitError,
+  ServerError,
+  isApiError,
+  isAuthenticationError,
+  isConflictError,
+  isInsufficientCreditsError,
+  isInvalidRequestError,
+  isNotFoundError,
+  isPayloadTooLargeError,
+  isPermissionError,
+  isRateLimitError,
+  isServerError,
+  NetworkError,
+  TimeoutError,
+  isNetworkError,
+  isTimeoutError,
+  InvalidArgumentError,
+  ResponseValidationError,
+  isInvalidArgumentError,
+  isResponseValidationError,
+  DownloadError,
+  isDownloadError,
+  WorkflowFailedError,
+  RunTimeoutError,
+  isWorkflowFailedError,
+  isRunTimeoutError,
+} from './errors/index.js';
+export type { FlowstreamErrorOptions, ApiErrorDetails, TransportErrorDetails, ResponseIssue } from './errors/index.js';

@@ -1,0 +1,84 @@
+/**
+ * The composition root: one request budget, the typed HTTP client behind it, and reactive runs on
+ * top — the data flow of DESIGN.md (runs → budget → http → fetch), wired in one place.
+ */
+import type { Observable } from 'rxjs';
+import { createRequestBudget, type BudgetState, type RequestBudgetOptions } from './budget/index.js';
+import { createHttpClient, type ClientOptions as HttpClientOptions, type HttpClient } from './http/index.js';
+import { createRuns, type Runs } from './runs/create-runs.js';
+import { toAsyncIterable } from './runs/to-async-iterable.js';
+
+/**
+ * Options of {@link createClient} (DESIGN.md "Public contract").
+ *
+ * @example
+ * ```ts
+ * const client = createClient({ apiKey: process.env.FLOWSTREAM_API_KEY!, baseUrl: 'https://api.example.com/v1', polling: { maxMs: 5000 } });
+ * ```
+ */
+export interface ClientOptions extends Omit<HttpClientOptions, 'gate' | 'budget'> {
+  /**
+   * The request budget every request of this client passes through: default 100 requests per minute,
+   * the service's account limit (PROTOCOL §2.1). `false` sends requests as soon as they are made.
+   */
+  readonly budget?: RequestBudgetOptions | false;
+}
+
+/** What UIs and logs can read of the client's request budget. */
+export interface BudgetView {
+  /** The state now: requests used and remaining in the window, queue depth, each run's poll interval. */
+  snapshot(): BudgetState;
+  /** The state on every change, starting with the current one. */
+  readonly state$: Observable<BudgetState>;
+}
+
+/**
+ * A flowstream client: the plain calls of the Workflow API and its runs as Observables.
+ *
+ * @example
+ * ```ts
+ * const client = createClient({ apiKey, baseUrl });
+ * client.run('c-123', { variables: { topic: 'tides' } }).pipe(ofType('node'))
+ *   .subscribe((event) => console.log(event.title, event.status));
+ * ```
+ */
+export interface Client extends HttpClient, Runs {
+  /**
+   * Runs an Observable as an async iterable, for code that does not use RxJS; leaving the loop
+   * (`break`, `return`, a throw) unsubscribes, and so aborts a run.
+   *
+   * @example
+   * ```ts
+   * for await (const event of client.events(client.run('c-123'))) if (event.type === 'finished') console.log(event.result);
+   * ```
+   */
+  events<T>(source: Observable<T>): AsyncIterable<T>;
+  /** The request budget's state, or `undefined` when the client was made with `budget: false`. */
+  readonly budget: BudgetView | undefined;
+}
+
+/**
+ * Creates a client. Every request it makes — plain calls, polls of every run, retries — shares one
+ * request budget, so many concurrent runs never draw a 429 from the service.
+ *
+ * @example
+ * ```ts
+ * const client = createClient({ apiKey: process.env.FLOWSTREAM_API_KEY!, baseUrl: 'https://api.example.com/v1' });
+ * const result = await runResult(client.run('c-123'));
+ * ```
+ */
+export function createClient(options: ClientOptions): Client {
+  const { budget: budgetOptions, ...httpOptions } = options;
+  const budget = budgetOptions === false ? undefined : createRequestBudget(budgetOptions ?? {});
+  const http = createHttpClient(budget === undefined ? httpOptions : { ...httpOptions, gate: budget });
+  const runs = createRuns(http.executions, {
+    ...(options.polling === undefined ? {} : { polling: options.polling }),
+    ...(options.logger === undefined ? {} : { logger: options.logger }),
+  });
+  return Object.freeze({
+    ...http,
+    ...runs,
+    events: toAsyncIterable,
+    budget: budget === undefined ? undefined : { snapshot: () => budget.snapshot(), state$: budget.state$ },
+  });
+}
