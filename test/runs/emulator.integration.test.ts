@@ -1,0 +1,143 @@
+import { lastValueFrom, take, toArray } from 'rxjs';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createEmulator, type Emulator, type Profile } from '../../src/emulator/index.js';
+import { isWorkflowFailedError } from '../../src/errors/run-errors.js';
+import { createHttpClient } from '../../src/http/client.js';
+import type { RunResult } from '../../src/http/model.js';
+import { createRuns, type Runs } from '../../src/runs/create-runs.js';
+import type { RunEvent } from '../../src/runs/events.js';
+import { runResult } from '../../src/runs/run-result.js';
+
+const PROFILES: readonly Profile[] = ['service', 'spec'];
+const open: Emulator[] = [];
+
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((emulator) => emulator.close()));
+});
+
+/** The emulator 100× faster (its 1.5 s tick takes 15 ms), reached in-process, polled at 5–20 ms. */
+async function setup(profile: Profile): Promise<{ emulator: Emulator; runs: Runs }> {
+  const emulator = await createEmulator({ profile, speed: 100, rateLimit: false, listen: false });
+  open.push(emulator);
+  const http = createHttpClient({
+    apiKey: emulator.apiKey,
+    baseUrl: emulator.url,
+    fetch: emulator.fetch,
+    retry: { retries: 3, baseDelayMs: 1, maxDelayMs: 4, rateLimitWaitMs: 5, maxWaitMs: 1000 },
+  });
+  return { emulator, runs: createRuns(http.executions, { polling: { minMs: 5, maxMs: 20 } }) };
+}
+
+/** What the events say the result is: nodes' last statuses, each message's text from its deltas, files. */
+function rebuild(events: readonly RunEvent[]) {
+  const nodes = new Map<string, string>();
+  const texts = new Map<string, string>();
+  const files: string[] = [];
+  for (const event of events) {
+    if (event.type === 'node') nodes.set(event.nodeId, event.status);
+    if (event.type === 'message') texts.set(event.messageId, event.replaced ? event.delta : (texts.get(event.messageId) ?? '') + event.delta);
+    if (event.type === 'file') files.push(event.file.name);
+  }
+  return { nodes, texts, files };
+}
+
+function expectRebuilt(events: readonly RunEvent[], result: RunResult): void {
+  const { nodes, texts, files } = rebuild(events);
+  expect([...nodes]).toEqual(result.nodes.map((node) => [node.nodeId, node.status]));
+  expect([...texts]).toEqual(result.output.flatMap((node) => node.messages.map((message) => [message.messageId, message.content])));
+  expect(files).toEqual(result.files.map((file) => file.name));
+}
+
+describe.each(PROFILES)('runs against the emulator, %s profile', (profile) => {
+  it('follows a DAG with parallel branches to its result, never aborting it', async () => {
+    const { emulator, runs } = await setup(profile);
+    const events = await lastValueFrom(runs.run('c-sample-parallel').pipe(toArray()));
+    const finished = events.at(-1);
+    expect(finished?.type).toBe('finished');
+    const result = (finished as Extract<RunEvent, { type: 'finished' }>).result;
+    expect(result.status).toBe('finish');
+    expect(result.nodes.every((node) => node.status === 'finish')).toBe(true);
+    expect(result.output.some((node) => node.messages.length > 0)).toBe(true);
+    expectRebuilt(events, result);
+    expect(emulator.requests.list({ endpoint: 'abort' })).toEqual([]);
+    expect(emulator.requests.list({ endpoint: 'run' })).toHaveLength(1);
+  });
+
+  it('delivers files and the final output', async () => {
+    const { runs } = await setup(profile);
+    const events = await lastValueFrom(runs.run('c-sample-files').pipe(toArray()));
+    const result = await runResult(runs.watch((events[0] as Extract<RunEvent, { type: 'started' }>).executionId));
+    expect(result.files.map((file) => file.name).sort()).toEqual(['chart.png', 'figures.csv', 'report.md']);
+    expectRebuilt(events, result);
+  });
+
+  it('fails with WorkflowFailedError while a sibling still runs; downstream stays init', async () => {
+    const { emulator, runs } = await setup(profile);
+    const error: unknown = await runResult(runs.run('c-sample-branch-failure')).then(
+      () => undefined,
+      (failure: unknown) => failure,
+    );
+    expect(isWorkflowFailedError(error)).toBe(true);
+    if (!isWorkflowFailedError(error)) return;
+    const { result } = error;
+    expect(result.status).toBe('failed');
+    expect(result.failedNodes).toHaveLength(1);
+    expect(result.nodes.some((node) => node.status === 'executing')).toBe(true);
+    expect(result.nodes.at(-1)?.status).toBe('init');
+    expect(error.executionId).toBe(result.executionId);
+    expect(emulator.requests.list({ endpoint: 'abort' })).toEqual([]);
+  });
+
+  it('aborts the execution exactly once when unsubscribed mid-run', async () => {
+    const { emulator, runs } = await setup(profile);
+    const [started] = await lastValueFrom(runs.run('c-sample-linear').pipe(take(3), toArray()));
+    const executionId = (started as Extract<RunEvent, { type: 'started' }>).executionId;
+    await vi.waitFor(() => {
+      expect(emulator.executions.get(executionId)?.status).toBe('failed');
+    });
+    expect(emulator.requests.list({ endpoint: 'abort' })).toHaveLength(1);
+    expect(emulator.executions.get(executionId)?.nodes.some((node) => node.errorMessage === 'Workflow aborted by user')).toBe(true);
+  });
+
+  it('aborts the execution once when unsubscribed while the start is in flight', async () => {
+    const { emulator, runs } = await setup(profile);
+    emulator.faults.add({ kind: 'latency', ms: 30, endpoint: 'run', times: 1 });
+    const seen: RunEvent[] = [];
+    const subscription = runs.run('c-sample-linear').subscribe((event) => seen.push(event));
+    subscription.unsubscribe();
+    await vi.waitFor(() => {
+      expect(emulator.requests.list({ endpoint: 'abort' })).toHaveLength(1);
+    });
+    const [execution] = emulator.executions.list();
+    await vi.waitFor(() => {
+      expect(emulator.executions.get(execution!.executionId)?.status).toBe('failed');
+    });
+    expect(seen).toEqual([]);
+    expect(emulator.requests.list({ endpoint: 'status' })).toEqual([]);
+  });
+
+  it('watches a finished execution to its result', async () => {
+    const { runs } = await setup(profile);
+    const first = await runResult(runs.run('c-sample-linear'));
+    const events = await lastValueFrom(runs.watch(first.executionId).pipe(toArray()));
+    expect(events[0]).toMatchObject({ type: 'started', status: 'finish' });
+    const again = (events.at(-1) as Extract<RunEvent, { type: 'finished' }>).result;
+    expect({ ...again, canvasId: first.canvasId }).toEqual(first);
+  });
+
+  it('survives 5xx, dropped connections and malformed bodies mid-run without losing or duplicating events', async () => {
+    const { emulator, runs } = await setup(profile);
+    const faults = [
+      emulator.faults.add({ kind: 'status', status: 503, endpoint: 'status', times: 2 }),
+      emulator.faults.add({ kind: 'drop', endpoint: 'output', times: 1 }),
+      emulator.faults.add({ kind: 'malformed', endpoint: 'status', times: 1 }),
+    ];
+    const events = await lastValueFrom(runs.run('c-sample-parallel').pipe(toArray()));
+    const result = (events.at(-1) as Extract<RunEvent, { type: 'finished' }>).result;
+    expect(result.status).toBe('finish');
+    expectRebuilt(events, result);
+    const texts = events.flatMap((event) => (event.type === 'message' && !event.replaced ? [`${event.messageId}:${event.content}`] : []));
+    expect(new Set(texts).size).toBe(texts.length);
+    expect(faults.map((fault) => fault.hits)).toEqual([2, 1, 1]);
+  });
+});
