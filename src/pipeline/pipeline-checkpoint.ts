@@ -1,0 +1,68 @@
+/**
+ * Where a step's execution stood when the checkpoint was taken.
+ * `aborted`: the pipeline aborted it (`onStepFailure: 'abort-all'`).
+ */
+export type StepCheckpointStatus = 'running' | 'finish' | 'failed' | 'aborted';
+
+/**
+ * One started step: its execution and where it stood.
+ *
+ * @example
+ * ```ts
+ * const entry: StepCheckpoint = { executionId: 'we-abc', status: 'running' };
+ * ```
+ */
+export interface StepCheckpoint {
+  readonly executionId: string;
+  readonly status: StepCheckpointStatus;
+}
+
+/**
+ * The state of a pipeline that survives a process restart: plain JSON, step name → execution. Steps
+ * without an entry had not started. Give it back as `resume` to re-attach instead of starting again.
+ *
+ * @example
+ * ```ts
+ * localStorage.setItem('pipeline', JSON.stringify(checkpoint));
+ * runPipeline(client, definition, { resume: JSON.parse(localStorage.getItem('pipeline')!) as PipelineCheckpoint });
+ * ```
+ */
+export interface PipelineCheckpoint {
+  readonly steps: Readonly<Record<string, StepCheckpoint>>;
+}
+
+/**
+ * The checkpoint with one step's entry replaced (a new object: checkpoints already handed out stay as they were).
+ *
+ * @example
+ * ```ts
+ * withStep({ steps: {} }, 'a', { executionId: 'we-abc', status: 'running' });
+ * ```
+ */
+export function withStep(checkpoint: PipelineCheckpoint, step: string, entry: StepCheckpoint): PipelineCheckpoint {
+  return { steps: { ...checkpoint.steps, [step]: entry } };
+}
+
+/**
+ * Whether a recorded step is re-attached with `watch` (its execution exists and did not fail) rather than started.
+ *
+ * @example
+ * ```ts
+ * isResumable({ executionId: 'we-abc', status: 'finish' }); // true
+ * ```
+ */
+export function isResumable(entry: StepCheckpoint | undefined): entry is StepCheckpoint {
+  if (entry === undefined) return false;
+  switch (entry.status) {
+    case 'running':
+    case 'finish':
+      return true;
+    case 'failed':
+    case 'aborted':
+      return false;
+    default: {
+      const unknown: never = entry.status;
+      return unknown;
+    }
+  }
+}

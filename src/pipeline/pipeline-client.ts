@@ -1,0 +1,15 @@
+import type { FilesApi } from '../http/files.js';
+import type { Runs } from '../runs/create-runs.js';
+
+/**
+ * What a pipeline needs of a client: its reactive runs and its file uploads. A whole `Client` fits;
+ * so does a test double. Every request still goes through that client's one request budget.
+ *
+ * @example
+ * ```ts
+ * const client: PipelineClient = createClient({ apiKey, baseUrl });
+ * ```
+ */
+export interface PipelineClient extends Runs {
+  readonly files: FilesApi;
+}

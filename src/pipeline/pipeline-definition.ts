@@ -1,0 +1,77 @@
+import type { RunResult } from '../http/model.js';
+import type { RunInput } from '../runs/create-runs.js';
+import type { RunOptions } from '../runs/run-options.js';
+import type { PipelineCheckpoint } from './pipeline-checkpoint.js';
+import type { StepContext } from './step-input.js';
+
+/**
+ * The results a step's `input` receives: every step finished so far, its `dependsOn` steps surely.
+ *
+ * @example
+ * ```ts
+ * const input = (results: StepResults<'research' | 'brief'>) => ({ variables: { notes: outputText(results.research!) } });
+ * ```
+ */
+export type StepResults<Name extends string> = Readonly<Partial<Record<Name, RunResult>>>;
+
+/**
+ * One step of a pipeline: a run of a workflow once its dependencies have finished.
+ *
+ * @example
+ * ```ts
+ * const summary: PipelineStep<'research' | 'summary'> = {
+ *   canvasId: 'c-summarise', dependsOn: ['research'], retry: 1,
+ *   input: (results) => ({ variables: { notes: outputText(results.research!) } }),
+ * };
+ * ```
+ */
+export interface PipelineStep<Name extends string> {
+  readonly canvasId: string;
+  /** Steps that must finish successfully before this one starts. */
+  readonly dependsOn?: readonly Name[];
+  /** The run's input, from the results so far; may be async (e.g. `transferFiles`). Default: no variables. */
+  readonly input?: (results: StepResults<Name>, context: StepContext) => RunInput | PromiseLike<RunInput>;
+  /** Re-run the workflow up to this many times when it fails (default 0). */
+  readonly retry?: number;
+  /** Options of this step's run, over the pipeline's `run` options. `failOnWorkflowError` is always true here. */
+  readonly run?: RunOptions;
+}
+
+/**
+ * A pipeline: named steps forming a DAG.
+ *
+ * @example
+ * ```ts
+ * const definition: PipelineDefinition<'a' | 'b'> = { steps: { a: { canvasId: 'c-a' }, b: { canvasId: 'c-b', dependsOn: ['a'] } } };
+ * ```
+ */
+export interface PipelineDefinition<Name extends string> {
+  readonly steps: Readonly<Record<Name, PipelineStep<NoInfer<Name>>>>;
+}
+
+/**
+ * What happens to independent branches when a step fails (after its retries); its dependants never start.
+ * `abort-all`: every running execution is aborted and nothing more starts. `finish-running`: the
+ * branches that do not depend on the failed step run on to their end.
+ */
+export type StepFailurePolicy = 'abort-all' | 'finish-running';
+
+/**
+ * Options of {@link runPipeline}.
+ *
+ * @example
+ * ```ts
+ * runPipeline(client, definition, { onStepFailure: 'finish-running', resume: JSON.parse(saved), run: { timeoutMs: 600_000 } });
+ * ```
+ */
+export interface PipelineOptions {
+  /** Default `abort-all`. */
+  readonly onStepFailure?: StepFailurePolicy;
+  /**
+   * A checkpoint of an earlier attempt: steps recorded `running` or `finish` are followed with `watch`
+   * instead of being started again; steps recorded `failed` or `aborted`, or not recorded, start anew.
+   */
+  readonly resume?: PipelineCheckpoint;
+  /** Options of every step's run. */
+  readonly run?: RunOptions;
+}

@@ -1,0 +1,52 @@
+import type { RunResult } from '../http/model.js';
+import type { RunEvent } from '../runs/events.js';
+import type { PipelineCheckpoint } from './pipeline-checkpoint.js';
+
+/** An event of one step's run, tagged with the step. */
+export interface StepEvent<Name extends string> {
+  readonly type: 'step';
+  readonly step: Name;
+  readonly event: RunEvent;
+}
+
+/** The checkpoint changed: a step started (or re-started on retry), finished, failed or was aborted. */
+export interface CheckpointEvent {
+  readonly type: 'checkpoint';
+  readonly checkpoint: PipelineCheckpoint;
+}
+
+/**
+ * How a step ended. `failed`: its workflow failed (`WorkflowFailedError` naming the step) or its run
+ * or input errored otherwise. `aborted`: running when another step failed under `abort-all`.
+ * `skipped`: never started, because `blockedBy` failed (or was skipped) or the pipeline stopped.
+ */
+export type StepOutcome<Name extends string> =
+  | { readonly status: 'finish'; readonly result: RunResult }
+  | { readonly status: 'failed'; readonly error: unknown }
+  | { readonly status: 'aborted' }
+  | { readonly status: 'skipped'; readonly blockedBy: Name };
+
+/**
+ * The last event: every step's outcome. The pipeline then completes, or errors with the first
+ * failed step's error.
+ */
+export interface PipelineFinishedEvent<Name extends string> {
+  readonly type: 'finished';
+  readonly outcomes: Readonly<Record<Name, StepOutcome<Name>>>;
+}
+
+/**
+ * Everything a pipeline tells its subscribers, discriminated on `type`.
+ *
+ * @example
+ * ```ts
+ * runPipeline(client, definition).subscribe((event) => {
+ *   switch (event.type) {
+ *     case 'step': console.log(event.step, event.event.type); break;
+ *     case 'checkpoint': save(event.checkpoint); break;
+ *     case 'finished': console.log(event.outcomes); break;
+ *   }
+ * });
+ * ```
+ */
+export type PipelineEvent<Name extends string> = StepEvent<Name> | CheckpointEvent | PipelineFinishedEvent<Name>;

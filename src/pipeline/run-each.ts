@@ -1,0 +1,95 @@
+import { defer, from, last, map, mergeMap, type Observable, type ObservableInput } from 'rxjs';
+import { InvalidArgumentError } from '../errors/validation-errors.js';
+import type { RunResult } from '../http/model.js';
+import type { RunInput } from '../runs/create-runs.js';
+import { ofType } from '../runs/of-type.js';
+import type { RunOptions } from '../runs/run-options.js';
+import { inInputOrder } from './in-input-order.js';
+import type { PipelineClient } from './pipeline-client.js';
+import { retryFailedWorkflow } from './retry-failed-workflow.js';
+
+/**
+ * Options of {@link runEach}.
+ *
+ * @example
+ * ```ts
+ * const options: RunEachOptions = { concurrency: 5, order: 'completion', retry: 1, run: { output: 'final' } };
+ * ```
+ */
+export interface RunEachOptions {
+  /** How many executions run at once (default 5). The client's budget paces their requests either way. */
+  readonly concurrency?: number;
+  /** `input` (default): results in the order of the inputs. `completion`: each as soon as it finishes. */
+  readonly order?: 'input' | 'completion';
+  /** Re-run a failed workflow up to this many times (default 0). */
+  readonly retry?: number;
+  /** Options of every run; `failOnWorkflowError: false` turns failed workflows into results instead of an error. */
+  readonly run?: RunOptions;
+}
+
+/**
+ * One finished run of {@link runEach}.
+ *
+ * @example
+ * ```ts
+ * runEach(client, 'c-1', inputs).subscribe(({ index, result }) => console.log(index, result.status));
+ * ```
+ */
+export interface EachResult {
+  /** The position of the input, from 0. */
+  readonly index: number;
+  readonly input: RunInput;
+  readonly result: RunResult;
+}
+
+/** Defaults of {@link RunEachOptions}. */
+const EACH_DEFAULTS = { concurrency: 5, order: 'input', retry: 0 } as const;
+
+/**
+ * Fans a workflow out over many inputs: one run per input, at most `concurrency` executions at once,
+ * all through the client's one request budget (so the fan-out does not draw 429s, PROTOCOL §2.1).
+ * Emits one {@link EachResult} per input and completes after the last. A workflow that fails (after
+ * its retries) errors the whole fan-out with its `WorkflowFailedError`: every running execution is
+ * aborted (once) and no further input starts — as on unsubscribe.
+ *
+ * @example
+ * ```ts
+ * const topics = ['tides', 'moons', 'comets'];
+ * runEach(client, 'c-brief', topics.map((topic) => ({ variables: { topic } })), { concurrency: 2 })
+ *   .subscribe(({ index, result }) => console.log(topics[index], outputText(result)));
+ * ```
+ */
+export function runEach(client: PipelineClient, canvasId: string, inputs: ObservableInput<RunInput>, options: RunEachOptions = {}): Observable<EachResult> {
+  const concurrency = options.concurrency ?? EACH_DEFAULTS.concurrency;
+  const order = options.order ?? EACH_DEFAULTS.order;
+  const retries = options.retry ?? EACH_DEFAULTS.retry;
+  if (!(concurrency === Number.POSITIVE_INFINITY || (Number.isInteger(concurrency) && concurrency >= 1))) {
+    throw new InvalidArgumentError('concurrency', `must be a whole number ≥ 1 or Infinity, got ${concurrency}`);
+  }
+  const retrying = retryFailedWorkflow<RunResult>(retries);
+  return defer(() => {
+    const results = from(inputs).pipe(
+      mergeMap(
+        (input, index) =>
+          client.run(canvasId, input, options.run).pipe(
+            ofType('finished'),
+            last(),
+            map((event) => event.result),
+            retrying,
+            map((result): EachResult => ({ index, input, result })),
+          ),
+        concurrency,
+      ),
+    );
+    switch (order) {
+      case 'input':
+        return results.pipe(inInputOrder());
+      case 'completion':
+        return results;
+      default: {
+        const unknown: never = order;
+        throw new InvalidArgumentError('order', `must be 'input' or 'completion', got ${String(unknown)}`);
+      }
+    }
+  });
+}

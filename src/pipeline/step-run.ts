@@ -1,0 +1,42 @@
+import { catchError, defer, type Observable, switchMap, throwError } from 'rxjs';
+import { isWorkflowFailedError, WorkflowFailedError } from '../errors/run-errors.js';
+import type { RunEvent } from '../runs/events.js';
+import type { RunOptions } from '../runs/run-options.js';
+import { fromAbortable } from './from-abortable.js';
+import type { PipelineClient } from './pipeline-client.js';
+import type { PipelineStep, StepResults } from './pipeline-definition.js';
+import type { StepCheckpoint } from './pipeline-checkpoint.js';
+import { retryFailedWorkflow } from './retry-failed-workflow.js';
+
+/**
+ * One step's run as a cold Observable of its events. The first attempt re-attaches to `resumed` with
+ * `watch` when given; later attempts (retries of a failed workflow) start anew from `input`. The
+ * pipeline owns the step's execution either way, so unsubscribing aborts it (`abortOnUnsubscribe`
+ * also for a watch), and a failed workflow always errors (`failOnWorkflowError`), with the step named.
+ *
+ * @example
+ * ```ts
+ * stepRun(client, 'summary', definition.steps.summary, results, undefined, {}).subscribe(console.log);
+ * ```
+ */
+export function stepRun<Name extends string>(
+  client: PipelineClient,
+  name: Name,
+  step: PipelineStep<Name>,
+  results: StepResults<Name>,
+  resumed: StepCheckpoint | undefined,
+  defaults: RunOptions,
+): Observable<RunEvent> {
+  const options: RunOptions = { ...defaults, ...step.run, abortOnUnsubscribe: true, failOnWorkflowError: true };
+  let attach = resumed;
+  const attempt = defer(() => {
+    const execution = attach;
+    attach = undefined;
+    if (execution !== undefined) return client.watch(execution.executionId, options);
+    return fromAbortable((signal) => step.input?.(results, { signal }) ?? {}).pipe(switchMap((input) => client.run(step.canvasId, input, options)));
+  });
+  return attempt.pipe(
+    retryFailedWorkflow(step.retry ?? 0),
+    catchError((error: unknown) => throwError(() => (isWorkflowFailedError(error) ? new WorkflowFailedError(error.result, { step: name }) : error))),
+  );
+}

@@ -1,0 +1,52 @@
+import { concat, defer, EMPTY, type OperatorFunction, switchMap, tap } from 'rxjs';
+import type { RunResult } from '../http/model.js';
+import type { RunEvent } from '../runs/events.js';
+import type { RunOptions } from '../runs/run-options.js';
+import { fromAbortable } from './from-abortable.js';
+import type { PipelineClient } from './pipeline-client.js';
+import type { ChainInput } from './step-input.js';
+
+/**
+ * Chains a run after the run upstream: the upstream events pass through, and once it has finished
+ * successfully, `input(result)` builds the variables (and files) of a new run of `canvasId`, whose
+ * events follow. So `runResult()` of a chain is the result of its last run.
+ *
+ * Cancellation reaches every link: unsubscribing aborts whichever execution runs at that moment (the
+ * run layer sends that abort exactly once), aborts the signal given to `input` while it prepares the
+ * next run, and starts nothing new. A failed upstream workflow errors the chain with
+ * `WorkflowFailedError` and the next run never starts; with `failOnWorkflowError: false` upstream, a
+ * failed result ends the chain there, completed. Compose `retry` on a link by retrying its run:
+ * `client.run(id).pipe(retry(2))` re-runs a failed workflow.
+ *
+ * @example
+ * ```ts
+ * const result = await runResult(
+ *   client.run('c-research', { variables: { topic: 'tides' } }).pipe(
+ *     thenRun(client, 'c-summarise', (research) => ({ variables: { notes: outputText(research) } })),
+ *     thenRun(client, 'c-illustrate', async (summary, { signal }) => {
+ *       const [doc] = await transferFiles(client, [outputFile(summary, 'summary.md')], { signal });
+ *       return { variables: { document: doc!.fileKey } };
+ *     }),
+ *   ),
+ * );
+ * ```
+ */
+export function thenRun(client: PipelineClient, canvasId: string, input: ChainInput, options: RunOptions = {}): OperatorFunction<RunEvent, RunEvent> {
+  return (source) =>
+    defer(() => {
+      let last: RunResult | undefined;
+      const next = defer(() => {
+        if (last?.status !== 'finish') return EMPTY;
+        const result = last;
+        return fromAbortable((signal) => input(result, { signal })).pipe(switchMap((runInput) => client.run(canvasId, runInput, options)));
+      });
+      return concat(
+        source.pipe(
+          tap((event) => {
+            if (event.type === 'finished') last = event.result;
+          }),
+        ),
+        next,
+      );
+    });
+}

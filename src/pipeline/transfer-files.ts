@@ -1,0 +1,61 @@
+import { downloadFile } from '../http/download.js';
+import type { OutputFile, UploadedFile } from '../http/model.js';
+import type { UploadSource } from '../http/upload-source.js';
+import type { PipelineClient } from './pipeline-client.js';
+
+/**
+ * Reads one output file into something `files.upload` accepts.
+ *
+ * @example
+ * ```ts
+ * const read: OutputFileReader = async (file, { signal }) => ({ name: file.name, data: await downloadFile(file, { signal }) });
+ * ```
+ */
+export type OutputFileReader = (file: OutputFile, options: { readonly signal?: AbortSignal }) => Promise<UploadSource>;
+
+/**
+ * Options of {@link transferFiles}.
+ *
+ * @example
+ * ```ts
+ * await transferFiles(client, result.files, { signal: AbortSignal.timeout(60_000) });
+ * ```
+ */
+export interface TransferOptions {
+  readonly signal?: AbortSignal;
+  /** The `fetch` for the public file URLs; the global one by default, never the client's authenticated one. */
+  readonly fetch?: typeof globalThis.fetch;
+  /**
+   * How a file is read before it is uploaded. Default: downloaded into a `Blob` (browser and Node).
+   * In Node, `spoolToDisk()` of the node helpers streams it through a temporary file instead.
+   */
+  readonly read?: OutputFileReader;
+}
+
+/**
+ * Hands output files of one run to the next as input: each is downloaded from its public URL —
+ * without the API key (PROTOCOL §4.6) — and uploaded to the account, in batches of ten (§2.3). The
+ * keys come back in the order of `files`; pass `fileKey` as a variable's value (§5.5: a string
+ * starting with `of_`, or an array of them for a list of files).
+ *
+ * @example
+ * ```ts
+ * const [report] = await transferFiles(client, [outputFile(result, 'report.md')], { signal });
+ * client.run('c-review', { variables: { document: report!.fileKey } });
+ * ```
+ */
+export async function transferFiles(client: Pick<PipelineClient, 'files'>, files: readonly OutputFile[], options: TransferOptions = {}): Promise<UploadedFile[]> {
+  const { signal } = options;
+  const read: OutputFileReader =
+    options.read ??
+    (async (file, call) => ({
+      name: file.name,
+      data: await downloadFile(file, { ...(options.fetch === undefined ? {} : { fetch: options.fetch }), ...call }),
+      ...(file.type === '' ? {} : { type: file.type }),
+    }));
+  const sources: UploadSource[] = [];
+  // One at a time: a file can be large, and the upload needs each one whole (multipart, §2.3).
+  for (const file of files) sources.push(await read(file, signal === undefined ? {} : { signal }));
+  if (sources.length === 0) return [];
+  return client.files.upload(sources, signal === undefined ? {} : { signal });
+}
