@@ -39,6 +39,11 @@ export interface Runs {
 /**
  * Runs over the Observable seam; `createRuns` puts an `ExecutionsApi` behind it. Nothing happens
  * until a subscription.
+ *
+ * @example
+ * ```ts
+ * const runs = runsOver(observeExecutions(executionsApi), { scheduler: testScheduler });
+ * ```
  */
 export function runsOver(source: ExecutionSource, defaults: RunsDefaults = {}): Runs {
   return {

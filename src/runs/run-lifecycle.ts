@@ -95,12 +95,11 @@ export function runLifecycle(source: ExecutionSource, target: RunTarget, setting
       );
     }
 
-    let starting: Subscription | undefined;
     if (target.kind === 'watch') {
       follow(target.executionId, undefined, undefined);
     } else {
       let started = false;
-      starting = target.start.subscribe({
+      const starting: Subscription = target.start.subscribe({
         next: (execution) => {
           started = true;
           executionId = execution.executionId;
@@ -119,7 +118,7 @@ export function runLifecycle(source: ExecutionSource, target: RunTarget, setting
       });
       owned.add(() => {
         // An abort is coming: let the start finish so that it can be aborted once its id arrives.
-        if (!started && !abortWanted) starting?.unsubscribe();
+        if (!started && !abortWanted) starting.unsubscribe();
       });
     }
 

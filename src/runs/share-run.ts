@@ -31,6 +31,8 @@ export function shareRun(): MonoTypeOperatorFunction<RunEvent> {
       const connection: Connection = current ?? { subject: new Subject(), state: INITIAL_RUN_STATE, subscribers: 0 };
       current = connection;
       for (const event of replayRunState(connection.state)) subscriber.next(event);
+      // A subscriber that had enough of the replay (`take(1)`) never joins.
+      if (subscriber.closed) return undefined;
       connection.subscribers += 1;
       const joined = connection.subject.subscribe(subscriber);
       const leave = (): void => {

@@ -1,4 +1,4 @@
-import { Observable, pipe, Subject } from 'rxjs';
+import { Observable, pipe, Subject, take } from 'rxjs';
 import { describe, expect, expectTypeOf, it, vi } from 'vitest';
 import type { RunResult } from '../../src/http/model.js';
 import type { FileEvent, MessageEvent, NodeEvent, RunEvent } from '../../src/runs/events.js';
@@ -132,6 +132,16 @@ describe('shareRun', () => {
       expectSubscriptions(abort$.subscriptions).toBe('221ms ^!');
       flush();
       expect(source.calls.start).toBe(1);
+    });
+  });
+
+  it('lets a late subscriber that only wants the replay leave without touching the run', () => {
+    testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+      const run$ = cold<RunEvent>('a', { a: ev.started });
+      const shared$ = run$.pipe(shareRun());
+      expectObservable(shared$, '^ 9ms !').toBe('a', { a: ev.started });
+      expectObservable(shared$.pipe(take(1)), '3ms ^').toBe('3ms (a|)', { a: ev.started });
+      expectSubscriptions(run$.subscriptions).toBe('^ 9ms !');
     });
   });
 

@@ -1,0 +1,23 @@
+/** Reactive runs (DESIGN.md "Reactive runs" and helpers): what the composition root and `src/index.ts` export. */
+export { createRuns, runsOver, type RunInput, type Runs } from './create-runs.js';
+export type { RunOptions, RunsDefaults } from './run-options.js';
+export { DEFAULT_POLL_INTERVAL, type PollInterval } from './cadence.js';
+export type { OutputMode } from './output-policy.js';
+export type {
+  FileEvent,
+  FinishedEvent,
+  MessageEvent,
+  NodeEvent,
+  RunEvent,
+  RunEventOf,
+  RunEventType,
+  StartedEvent,
+  StatusEvent,
+} from './events.js';
+export { fromAbortable, observeExecutions, type ExecutionSource } from './execution-source.js';
+export { ofType } from './of-type.js';
+export { toRunState } from './to-run-state.js';
+export type { MessageState, NodeState, RunState } from './run-state.js';
+export { runResult } from './run-result.js';
+export { shareRun } from './share-run.js';
+export { toAsyncIterable } from './to-async-iterable.js';
