@@ -1,0 +1,137 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { bundleProgressPage } from '../../examples/web/bundle.js';
+import { createEmulator, type Emulator } from '../../src/emulator/index.js';
+import { CHROMIUM_PATH, hasChromium, launchChromium } from './chromium.js';
+import { serveFolder, type StaticSite } from './static-server.js';
+
+const inCi = (process.env['CI'] ?? '') !== '';
+/** Where the README's picture comes from; rewritten only on request, so a test run leaves the tree clean. */
+const SCREENSHOT = new URL('../../docs/progress-page.png', import.meta.url);
+const updateScreenshot = (process.env['UPDATE_SCREENSHOT'] ?? '') !== '';
+/** Page conditions wait this long at most; the emulator runs 20× faster, so runs take about a second. */
+const WAIT_MS = 15_000;
+
+interface ShownNode {
+  readonly id: string;
+  readonly status: string;
+  readonly title: string;
+  readonly text: string;
+}
+
+/** The nodes as the page shows them, read from its markup. */
+function shownNodes(page: Page): Promise<ShownNode[]> {
+  return page.getByTestId('node').evaluateAll((items) =>
+    items.map((item) => ({
+      id: item.getAttribute('data-node-id') ?? '',
+      status: item.getAttribute('data-status') ?? '',
+      title: item.querySelector('.node-title')?.textContent ?? '',
+      text: item.querySelector('.node-text')?.textContent ?? '',
+    })),
+  );
+}
+
+// Locally a machine without Chromium skips; CI must not pass without having run it.
+describe.skipIf(!hasChromium() && !inCi)('the progress page in Chromium', () => {
+  let outdir = '';
+  let site: StaticSite | undefined;
+  let emulator: Emulator | undefined;
+  let browser: Browser | undefined;
+  let page: Page;
+  let pageErrors: Error[] = [];
+
+  beforeAll(async () => {
+    if (!hasChromium()) throw new Error(`${CHROMIUM_PATH} is missing: install Debian's chromium (apt-get install -y chromium), as .ci/run does`);
+    outdir = await mkdtemp(join(tmpdir(), 'flowstream-web-'));
+    await bundleProgressPage(outdir);
+    [site, emulator, browser] = await Promise.all([serveFolder(outdir), createEmulator({ speed: 20 }), launchChromium()]);
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all([browser?.close(), site?.close(), emulator?.close()]);
+    if (outdir !== '') await rm(outdir, { recursive: true, force: true });
+  });
+
+  beforeEach(async () => {
+    pageErrors = [];
+    page = await browser!.newPage({ viewport: { width: 900, height: 900 } });
+    page.setDefaultTimeout(WAIT_MS);
+    page.on('pageerror', (error) => pageErrors.push(error));
+    const connection = new URLSearchParams({ baseUrl: emulator!.url, apiKey: emulator!.apiKey });
+    await page.goto(`${site!.url}/index.html#${connection.toString()}`);
+  });
+
+  afterEach(async () => {
+    await page.close();
+    expect(pageErrors).toEqual([]);
+  });
+
+  /** Searches by keyword, picks the workflow by title, and waits for its plan (Run turns enabled). */
+  async function pick(keyword: string, title: string): Promise<void> {
+    await page.getByLabel('Keyword').fill(keyword);
+    await page.getByRole('button', { name: 'Search workflows' }).click();
+    await page.getByLabel('Workflow', { exact: true }).selectOption({ label: title });
+    await page.locator('#run-button:enabled').waitFor();
+  }
+
+  async function runToEnd(): Promise<void> {
+    await page.getByRole('button', { name: 'Run' }).click();
+    await page.locator('#run[data-state="finish"]').waitFor();
+  }
+
+  it('runs a workflow picked from search to the end, showing each node, its text and the files as links', async () => {
+    await pick('report', 'Quarterly report with files');
+    await runToEnd();
+
+    expect(await shownNodes(page)).toEqual([
+      { id: 'node-start', status: 'finish', title: 'Start', text: '' },
+      { id: 'node-report', status: 'finish', title: 'Write the report', text: 'The report is ready.' },
+      { id: 'node-chart', status: 'finish', title: 'Draw the chart', text: 'Chart drawn.' },
+    ]);
+    await expect(page.getByTestId('run-status').textContent()).resolves.toMatch(/^Finished: 3 of 3 nodes done/);
+    const links = page.getByTestId('files').getByRole('link');
+    expect(await links.allTextContents()).toEqual(['report.md', 'figures.csv', 'chart.png']);
+    // The link is the service's public URL: it downloads without the key.
+    const report = await fetch((await links.first().getAttribute('href'))!);
+    await expect(report.text()).resolves.toContain('# Quarterly report');
+
+    const picture = await page.screenshot({ fullPage: true, ...(updateScreenshot ? { path: SCREENSHOT.pathname } : {}) });
+    expect(picture.length).toBeGreaterThan(0);
+  }, 30_000);
+
+  it('fills the variables from the plan, uploads the chosen file and sends them with the run', async () => {
+    await pick('newsletter', 'Personalised newsletter (variables)');
+    await page.getByLabel('topic (required)').fill('tides');
+    await page.getByLabel('tone').selectOption('casual');
+    await page.getByLabel('attachment').setInputFiles({ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('High tide at 6.') });
+    await runToEnd();
+
+    const draft = (await shownNodes(page)).find((node) => node.id === 'node-draft');
+    expect(draft).toMatchObject({ status: 'finish', title: 'Draft the newsletter', text: 'Here is this week\'s newsletter.' });
+    const executionId = (await page.getByTestId('execution-id').textContent()) ?? '';
+    expect(emulator!.executions.get(executionId)?.variables).toEqual([
+      { name: 'topic', kind: 'text', value: 'tides' },
+      { name: 'tone', kind: 'text', value: 'casual' },
+      { name: 'attachment', kind: 'files', files: [{ fileKey: expect.stringMatching(/^of_/) as unknown, fileName: 'notes.txt' }] },
+    ]);
+  }, 30_000);
+
+  it('aborts the execution once when Cancel is pressed mid-run', async () => {
+    await pick('analysis', 'Long-running analysis (times out)');
+    await page.getByRole('button', { name: 'Run' }).click();
+    await page.locator('[data-node-id="node-analysis"][data-status="executing"]').waitFor();
+    const executionId = (await page.getByTestId('execution-id').textContent()) ?? '';
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await page.locator('#run[data-state="cancelled"]').waitFor();
+
+    // The abort leaves the page without blocking it; the emulator's log shows when it arrived.
+    await vi.waitFor(() => { expect(emulator!.requests.list({ endpoint: 'abort', executionId })).toHaveLength(1); }, { timeout: WAIT_MS });
+    const execution = emulator!.executions.get(executionId);
+    expect(execution?.status).toBe('failed');
+    expect(execution?.nodes.find((node) => node.nodeId === 'node-analysis')?.errorMessage).toBe('Workflow aborted by user');
+    await expect(page.getByRole('button', { name: 'Run' }).isEnabled()).resolves.toBe(true);
+  }, 30_000);
+});

@@ -1,0 +1,42 @@
+import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { extname, join, normalize } from 'node:path';
+
+const CONTENT_TYPES: Readonly<Record<string, string>> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.map': 'application/json',
+};
+
+/** A served folder: `url` is its root on 127.0.0.1, without a trailing slash. */
+export interface StaticSite {
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/** Serves the files of `root` (GET only) on an ephemeral loopback port: the page needs an http origin, as in real use. */
+export async function serveFolder(root: string): Promise<StaticSite> {
+  const server = createServer((request, response) => {
+    const path = normalize(decodeURIComponent(new URL(request.url ?? '/', 'http://127.0.0.1').pathname));
+    const type = CONTENT_TYPES[extname(path)];
+    // An absolute path normalised cannot climb above `/`, so the joined path stays inside root.
+    if (request.method !== 'GET' || type === undefined) {
+      response.writeHead(404).end();
+      return;
+    }
+    readFile(join(root, path)).then(
+      (body) => response.writeHead(200, { 'content-type': type }).end(body),
+      () => response.writeHead(404).end(),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => { resolve(); });
+    }),
+  };
+}
