@@ -1,0 +1,35 @@
+import { UsageError } from './usage-error.js';
+
+/** One `name=value` of `--var` or `--file`. */
+export interface Assignment {
+  readonly name: string;
+  readonly value: string;
+}
+
+/**
+ * Splits `name=value` at the first `=` (values may contain more). The flag names the option in the
+ * error message.
+ *
+ * @example
+ * ```ts
+ * parseAssignment('topic=a=b', '--var'); // { name: 'topic', value: 'a=b' }
+ * ```
+ */
+export function parseAssignment(text: string, flag: string): Assignment {
+  const at = text.indexOf('=');
+  const name = at < 0 ? '' : text.slice(0, at).trim();
+  if (name === '') throw new UsageError(`${flag} expects name=value (got "${text}")`);
+  return { name, value: text.slice(at + 1) };
+}
+
+/**
+ * Commander's accumulator for repeatable `name=value` options.
+ *
+ * @example
+ * ```ts
+ * command.option('--var <name=value>', 'a variable', collectAssignment('--var'), []);
+ * ```
+ */
+export function collectAssignment(flag: string): (text: string, previous: readonly Assignment[]) => readonly Assignment[] {
+  return (text, previous) => [...previous, parseAssignment(text, flag)];
+}

@@ -1,0 +1,49 @@
+import { Command, Option } from 'commander';
+import { COPILOT_LOCALES, type CopilotLocale } from '../../index.js';
+import { connect, withConnectionOptions } from '../connect.js';
+import type { CliContext } from '../context.js';
+import type { CommandOutcome } from '../exit-code.js';
+import { createPaint } from '../format/paint.js';
+import { planLines } from '../format/plan.js';
+
+interface GenerateFlags {
+  readonly locale?: CopilotLocale;
+  readonly replace?: string;
+  readonly json: boolean;
+  readonly apiKey?: string;
+  readonly baseUrl?: string;
+}
+
+async function generate(prompt: string, flags: GenerateFlags, context: CliContext): Promise<CommandOutcome> {
+  const client = connect(flags, context);
+  // Generation can block for up to 300 s on the service (PROTOCOL §2.4); say so instead of looking stuck.
+  if (!flags.json) context.stderr.write('Generating the workflow (this can take a few minutes)…\n');
+  const generated = await client.copilot.generate({
+    query: prompt,
+    ...(flags.locale === undefined ? {} : { locale: flags.locale }),
+    ...(flags.replace === undefined ? {} : { replaceCanvasId: flags.replace }),
+  });
+  const text = flags.json ? JSON.stringify(generated) : planLines(generated.canvasId, generated.workflowPlan, createPaint(context.stdout.isTTY && context.stdout.hasColors())).join('\n');
+  context.stdout.write(`${text}\n`);
+  return { kind: 'done' };
+}
+
+/**
+ * `flowstream generate "<prompt>"`: has the copilot build a workflow from words.
+ *
+ * @example
+ * ```ts
+ * program.addCommand(generateCommand(context, report));
+ * ```
+ */
+export function generateCommand(context: CliContext, report: (outcome: CommandOutcome) => void): Command {
+  return withConnectionOptions(new Command('generate'))
+    .description('build a workflow from a description, with the copilot')
+    .argument('<prompt>', 'what the workflow should do, in words')
+    .addOption(new Option('--locale <locale>', 'language of the generated titles').choices(COPILOT_LOCALES))
+    .option('--replace <canvasId>', "replace this workflow's tasks and variables instead of creating one (irreversible)")
+    .option('--json', 'the generated workflow as JSON', false)
+    .action(async (prompt: string, flags: GenerateFlags) => {
+      report(await generate(prompt, flags, context));
+    });
+}

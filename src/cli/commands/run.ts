@@ -1,0 +1,67 @@
+import { Command } from 'commander';
+import { collectAssignment, type Assignment } from '../assignments.js';
+import { connect, withConnectionOptions } from '../connect.js';
+import type { CliContext } from '../context.js';
+import type { CommandOutcome } from '../exit-code.js';
+import { positiveNumber } from '../numbers.js';
+import { outcomeOfRun } from '../outcome.js';
+import { createRenderer } from '../progress/create-renderer.js';
+import { followRun } from '../progress/follow-run.js';
+import { runVariables, uploadFileVariables } from '../variables.js';
+
+interface RunFlags {
+  readonly var: readonly Assignment[];
+  readonly file: readonly Assignment[];
+  readonly json: boolean;
+  readonly abort: boolean;
+  readonly timeout?: number;
+  readonly quiet: boolean;
+  readonly apiKey?: string;
+  readonly baseUrl?: string;
+}
+
+const EXAMPLES = `
+Examples:
+  $ flowstream run c-sample-parallel
+  $ flowstream run c-sample-variables --var topic=rxjs --var tone=casual --file attachment=./notes.md
+  $ flowstream run c-sample-linear --json | jq -c 'select(.type == "node")'
+
+Ctrl-C aborts the execution (exit 130); with --no-abort it keeps running and its id is printed.
+Exit codes: 0 finished, 1 workflow failed or timed out, 2 usage error, 3 API or connection error.`;
+
+async function run(canvasId: string, flags: RunFlags, context: CliContext): Promise<CommandOutcome> {
+  const client = connect(flags, context);
+  const variables = runVariables(flags.var, await uploadFileVariables(client, flags.file));
+  const run$ = client.run(canvasId, { variables }, {
+    failOnWorkflowError: false,
+    abortOnUnsubscribe: flags.abort,
+    ...(flags.timeout === undefined ? {} : { timeoutMs: flags.timeout * 1000 }),
+  });
+  const renderer = createRenderer(context.stdout, { json: flags.json, quiet: flags.quiet });
+  const ending = await followRun(run$, { renderer, onInterrupt: flags.abort ? 'abort' : 'detach', interrupts: context.interrupts, notices: context.stderr });
+  return outcomeOfRun(ending);
+}
+
+/**
+ * `flowstream run <canvasId>`: starts a run and follows it live.
+ *
+ * @example
+ * ```ts
+ * program.addCommand(runCommand(context, report));
+ * ```
+ */
+export function runCommand(context: CliContext, report: (outcome: CommandOutcome) => void): Command {
+  return withConnectionOptions(new Command('run'))
+    .description('start a run of a workflow and follow its progress live')
+    .argument('<canvasId>', 'the workflow to run (see `flowstream search`)')
+    .option('--var <name=value>', 'set a variable; repeat for more (a name given twice becomes a list)', collectAssignment('--var'), [])
+    .option('--file <name=path>', 'upload a file and pass its key as the variable name; repeatable', collectAssignment('--file'), [])
+    .option('--json', 'print every event as one line of JSON (NDJSON), for scripts', false)
+    .option('--no-abort', 'on Ctrl-C, leave the execution running and print its id to `watch` later')
+    .option('--timeout <seconds>', 'abort the execution and fail after this many seconds', positiveNumber)
+    .option('-q, --quiet', 'leave out partial output: progress and the summary only', false)
+    .addHelpText('after', EXAMPLES)
+    .action(async (canvasId: string, flags: RunFlags) => {
+      report(await run(canvasId, flags, context));
+    });
+}

@@ -1,0 +1,47 @@
+import { Command } from 'commander';
+import { fromPath } from '../../node/index.js';
+import { connect, withConnectionOptions } from '../connect.js';
+import type { CliContext } from '../context.js';
+import type { CommandOutcome } from '../exit-code.js';
+import { UsageError } from '../usage-error.js';
+
+interface UploadFlags {
+  readonly json: boolean;
+  readonly apiKey?: string;
+  readonly baseUrl?: string;
+}
+
+async function upload(paths: readonly string[], flags: UploadFlags, context: CliContext): Promise<CommandOutcome> {
+  const client = connect(flags, context);
+  const sources = await Promise.all(
+    paths.map(async (path) => {
+      try {
+        return await fromPath(path);
+      } catch (error) {
+        throw new UsageError(`Cannot upload ${path}: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }),
+  );
+  const uploaded = await client.files.upload(sources);
+  for (const file of uploaded) context.stdout.write(flags.json ? `${JSON.stringify(file)}\n` : `${file.fileKey}  ${file.fileName}\n`);
+  return { kind: 'done' };
+}
+
+/**
+ * `flowstream upload <paths…>`: uploads files and prints their keys, to pass as variables.
+ *
+ * @example
+ * ```ts
+ * program.addCommand(uploadCommand(context, report));
+ * ```
+ */
+export function uploadCommand(context: CliContext, report: (outcome: CommandOutcome) => void): Command {
+  return withConnectionOptions(new Command('upload'))
+    .description('upload files (at most 50 MiB each) and print their fileKeys')
+    .argument('<paths...>', 'the files to upload')
+    .option('--json', 'one JSON object per line', false)
+    .addHelpText('after', '\nPass a key to a run with --var name=<fileKey>, or let `flowstream run --file name=path` upload for you.')
+    .action(async (paths: string[], flags: UploadFlags) => {
+      report(await upload(paths, flags, context));
+    });
+}

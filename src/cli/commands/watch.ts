@@ -1,0 +1,42 @@
+import { Command } from 'commander';
+import { connect, withConnectionOptions } from '../connect.js';
+import type { CliContext } from '../context.js';
+import type { CommandOutcome } from '../exit-code.js';
+import { outcomeOfRun } from '../outcome.js';
+import { createRenderer } from '../progress/create-renderer.js';
+import { followRun } from '../progress/follow-run.js';
+
+interface WatchFlags {
+  readonly json: boolean;
+  readonly quiet: boolean;
+  readonly apiKey?: string;
+  readonly baseUrl?: string;
+}
+
+async function watch(executionId: string, flags: WatchFlags, context: CliContext): Promise<CommandOutcome> {
+  const client = connect(flags, context);
+  // Watching never aborts: Ctrl-C only stops following (PROTOCOL §3.8: anyone may watch any execution).
+  const run$ = client.watch(executionId, { failOnWorkflowError: false, abortOnUnsubscribe: false });
+  const renderer = createRenderer(context.stdout, { json: flags.json, quiet: flags.quiet });
+  return outcomeOfRun(await followRun(run$, { renderer, onInterrupt: 'detach', interrupts: context.interrupts, notices: context.stderr }));
+}
+
+/**
+ * `flowstream watch <executionId>`: follows an execution started elsewhere, until it ends.
+ *
+ * @example
+ * ```ts
+ * program.addCommand(watchCommand(context, report));
+ * ```
+ */
+export function watchCommand(context: CliContext, report: (outcome: CommandOutcome) => void): Command {
+  return withConnectionOptions(new Command('watch'))
+    .description('follow an execution that is already running (Ctrl-C stops watching; it does not abort)')
+    .argument('<executionId>', 'the execution to follow (we-…)')
+    .option('--json', 'print every event as one line of JSON (NDJSON)', false)
+    .option('-q, --quiet', 'leave out partial output', false)
+    .addHelpText('after', '\nExit codes: 0 finished, 1 workflow failed, 2 usage error, 3 API or connection error, 130 Ctrl-C.')
+    .action(async (executionId: string, flags: WatchFlags) => {
+      report(await watch(executionId, flags, context));
+    });
+}

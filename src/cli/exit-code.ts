@@ -1,0 +1,74 @@
+import {
+  isFlowstreamError,
+  isInvalidArgumentError,
+  isRunTimeoutError,
+  isWorkflowFailedError,
+} from '../index.js';
+import { isUsageError } from './usage-error.js';
+
+/** The exit codes of `flowstream` (README "The command"). */
+export const EXIT_CODES = {
+  /** The command did what it was asked; a run reached `finish`. */
+  ok: 0,
+  /** A run ended `failed` or ran past `--timeout` (it was aborted). */
+  workflowFailed: 1,
+  /** The command line or the configuration is wrong; nothing was sent. */
+  usage: 2,
+  /** The API or the connection to it failed. */
+  api: 3,
+  /** Ctrl-C: 128 + SIGINT, as shells report it. */
+  interrupted: 130,
+} as const;
+
+/** How a command ended, before it becomes an exit code. */
+export type CommandOutcome =
+  | { readonly kind: 'done' }
+  | { readonly kind: 'workflow-failed' }
+  | { readonly kind: 'interrupted' }
+  | { readonly kind: 'error'; readonly error: unknown };
+
+/**
+ * Commander's own errors carry a `code` starting with `commander.` (it has printed them already);
+ * apart from help and version (`exitCode` 0) they are all usage errors.
+ *
+ * @example
+ * ```ts
+ * if (isCommanderError(error) && error.exitCode === 0) return 0;
+ * ```
+ */
+export function isCommanderError(error: unknown): error is Error & { readonly code: string; readonly exitCode: number } {
+  return error instanceof Error && 'code' in error && typeof error.code === 'string' && error.code.startsWith('commander.');
+}
+
+function exitCodeForError(error: unknown): number {
+  if (isCommanderError(error)) return error.exitCode === 0 ? EXIT_CODES.ok : EXIT_CODES.usage;
+  if (isWorkflowFailedError(error) || isRunTimeoutError(error)) return EXIT_CODES.workflowFailed;
+  if (isUsageError(error) || isInvalidArgumentError(error)) return EXIT_CODES.usage;
+  // Every other flowstream error is the API's or the transport's: HTTP, network, timeouts, bad bodies, downloads.
+  if (isFlowstreamError(error)) return EXIT_CODES.api;
+  return EXIT_CODES.workflowFailed;
+}
+
+/**
+ * The process exit code of a command's outcome: one pure table, so that every path of every command
+ * agrees (0 finish, 1 workflow failed, 2 usage, 3 API/transport, 130 Ctrl-C).
+ *
+ * @example
+ * ```ts
+ * process.exitCode = exitCodeFor({ kind: 'error', error: new UsageError('no canvas id') }); // 2
+ * ```
+ */
+export function exitCodeFor(outcome: CommandOutcome): number {
+  switch (outcome.kind) {
+    case 'done':
+      return EXIT_CODES.ok;
+    case 'workflow-failed':
+      return EXIT_CODES.workflowFailed;
+    case 'interrupted':
+      return EXIT_CODES.interrupted;
+    case 'error':
+      return exitCodeForError(outcome.error);
+    default:
+      return outcome satisfies never;
+  }
+}

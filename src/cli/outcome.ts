@@ -1,0 +1,23 @@
+import type { CommandOutcome } from './exit-code.js';
+import type { RunEnding } from './progress/follow-run.js';
+
+/**
+ * How following a run ended, as a command outcome: a failed workflow is exit 1, Ctrl-C 130.
+ *
+ * @example
+ * ```ts
+ * return outcomeOfRun(await followRun(run$, options));
+ * ```
+ */
+export function outcomeOfRun(ending: RunEnding): CommandOutcome {
+  switch (ending.kind) {
+    case 'finished':
+      return ending.result.status === 'finish' ? { kind: 'done' } : { kind: 'workflow-failed' };
+    case 'interrupted':
+      return { kind: 'interrupted' };
+    case 'error':
+      return { kind: 'error', error: ending.error };
+    default:
+      return ending satisfies never;
+  }
+}

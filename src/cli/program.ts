@@ -1,0 +1,44 @@
+import { Command } from 'commander';
+import { emulatorCommand } from './commands/emulator.js';
+import { generateCommand } from './commands/generate.js';
+import { runCommand } from './commands/run.js';
+import { searchCommand } from './commands/search.js';
+import { showCommand } from './commands/show.js';
+import { uploadCommand } from './commands/upload.js';
+import { watchCommand } from './commands/watch.js';
+import type { CliContext } from './context.js';
+import type { CommandOutcome } from './exit-code.js';
+
+const CONFIGURATION = `
+Configuration:
+  FLOWSTREAM_API_KEY   the API key (rf_…); --api-key overrides it
+  FLOWSTREAM_BASE_URL  the API base URL, ending in /v1; --base-url overrides it
+  NO_COLOR             no colours, even on a terminal
+
+Try it locally: \`flowstream emulator\` prints a URL and a key for both.`;
+
+/**
+ * The `flowstream` command and its subcommands. Each action hands its outcome to `report`; commander
+ * throws instead of exiting, so that one place turns every ending into an exit code.
+ *
+ * @example
+ * ```ts
+ * await createProgram(context, (outcome) => (last = outcome)).parseAsync(['search', 'report'], { from: 'user' });
+ * ```
+ */
+export function createProgram(context: CliContext, report: (outcome: CommandOutcome) => void): Command {
+  const program = new Command('flowstream')
+    .description('Run hosted workflows from the terminal and watch them live.')
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => context.stdout.write(text),
+      writeErr: (text) => context.stderr.write(text),
+    })
+    .showHelpAfterError('(add --help for usage)')
+    .addHelpText('after', CONFIGURATION);
+  // Added after exitOverride and configureOutput, so that every subcommand inherits them.
+  for (const make of [runCommand, watchCommand, searchCommand, showCommand, uploadCommand, generateCommand, emulatorCommand]) {
+    program.addCommand(make(context, report));
+  }
+  return program;
+}

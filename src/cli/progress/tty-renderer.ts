@@ -1,0 +1,85 @@
+import spinners from 'cli-spinners';
+import { createLogUpdate } from 'log-update';
+import type { RunEvent, RunResult } from '../../index.js';
+import { formatDuration } from '../format/duration.js';
+import { nodeLine } from '../format/node-line.js';
+import { createPaint, type Paint } from '../format/paint.js';
+import { runSummary } from '../format/run-summary.js';
+import type { RunRenderer } from './renderer.js';
+import { advanceProgress, initialProgress, progressCount, type RunProgress } from './run-progress.js';
+
+/** Options of the live display. */
+export interface TtyRendererOptions {
+  readonly quiet: boolean;
+  readonly now: () => number;
+  /** Colours (the stream's `hasColors()`, which honours `NO_COLOR`). */
+  readonly colors: boolean;
+}
+
+const BAR_WIDTH = 20;
+
+function bar(done: number, total: number, paint: Paint): string {
+  const filled = total === 0 ? 0 : Math.round((done / total) * BAR_WIDTH);
+  return `${paint.ok('█'.repeat(filled))}${paint.dim('░'.repeat(BAR_WIDTH - filled))}`;
+}
+
+function frame(progress: RunProgress, nowMs: number, spinner: string, paint: Paint, width: number): string {
+  const { done, total } = progressCount(progress);
+  const what = [progress.canvasId, progress.executionId].filter((part) => part !== undefined).join(' · ');
+  const header = `${paint.busy(spinner)} ${bar(done, total, paint)} ${done}/${total} nodes  ${formatDuration(nowMs - progress.startedAtMs)}  ${paint.dim(what === '' ? 'starting…' : what)}`;
+  const lines = [header];
+  for (const node of progress.nodes) {
+    lines.push(`  ${nodeLine(node, nowMs, paint, spinner)}`);
+    // The latest text under a running node, cut to the terminal so that the frame never wraps.
+    if (node.status === 'executing' && node.lastLine !== '') lines.push(paint.dim(`      ${node.lastLine}`.slice(0, Math.max(10, width - 1))));
+  }
+  return lines.join('\n');
+}
+
+/**
+ * A terminal: one frame redrawn in place — a spinner and bar for the run, one line per node with its
+ * status and elapsed time — and each finished piece of output printed above it as it arrives.
+ *
+ * @example
+ * ```ts
+ * const renderer = ttyRenderer(process.stdout, { quiet: false, now: Date.now, colors: process.stdout.hasColors() });
+ * ```
+ */
+export function ttyRenderer(stream: NodeJS.WriteStream, options: TtyRendererOptions): RunRenderer {
+  const paint = createPaint(options.colors);
+  const update = createLogUpdate(stream);
+  const { frames, interval } = spinners.dots;
+  let tick = 0;
+  let progress: RunProgress = initialProgress(options.now());
+  const draw = (): void => {
+    update(frame(progress, options.now(), frames[tick % frames.length] ?? '-', paint, stream.columns));
+  };
+  const timer = setInterval(() => {
+    tick += 1;
+    draw();
+  }, interval);
+
+  const printAbove = (event: Extract<RunEvent, { type: 'message' }>): void => {
+    const title = progress.nodes.find((node) => node.nodeId === event.nodeId)?.title ?? event.nodeId;
+    const text = event.delta.trim();
+    if (options.quiet || text === '') return;
+    update.clear();
+    stream.write(`${paint.bold(title)} ${paint.dim('│')} ${event.replaced ? paint.dim('(rewritten) ') : ''}${text}\n`);
+  };
+
+  draw();
+  return {
+    event: (event) => {
+      progress = advanceProgress(progress, event, options.now());
+      if (event.type === 'message') printAbove(event);
+      draw();
+    },
+    close: (result: RunResult | undefined) => {
+      clearInterval(timer);
+      const mark = result === undefined ? '■' : result.status === 'finish' ? '✔' : '✖';
+      update(frame(progress, options.now(), mark, paint, stream.columns));
+      update.done();
+      if (result !== undefined) stream.write(`${runSummary(result, progress, options.now(), paint).join('\n')}\n`);
+    },
+  };
+}

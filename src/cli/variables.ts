@@ -1,0 +1,51 @@
+import type { Client, Variables, VariableValue } from '../index.js';
+import { fromPath } from '../node/index.js';
+import type { Assignment } from './assignments.js';
+import { UsageError } from './usage-error.js';
+
+function grouped(assignments: readonly Assignment[]): Map<string, string[]> {
+  const groups = new Map<string, string[]>();
+  for (const { name, value } of assignments) groups.set(name, [...(groups.get(name) ?? []), value]);
+  return groups;
+}
+
+/**
+ * Uploads the `--file name=path` files and gives each name its fileKeys (a list: resource variables
+ * take lists of fileKeys, PROTOCOL §5.5). An unreadable path is a usage error, found before any upload.
+ *
+ * @example
+ * ```ts
+ * const files = await uploadFileVariables(client, [{ name: 'attachment', value: './notes.md' }]);
+ * ```
+ */
+export async function uploadFileVariables(client: Client, files: readonly Assignment[]): Promise<Variables> {
+  if (files.length === 0) return {};
+  const sources = await Promise.all(
+    files.map(async ({ name, value }) => {
+      try {
+        return await fromPath(value);
+      } catch (error) {
+        throw new UsageError(`Cannot read --file ${name}=${value}: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }),
+  );
+  const uploaded = await client.files.upload(sources);
+  const keys = files.map(({ name }, index) => ({ name, value: uploaded[index]?.fileKey ?? '' }));
+  return Object.fromEntries([...grouped(keys)].map(([name, fileKeys]) => [name, fileKeys]));
+}
+
+/**
+ * The run's variables from `--var name=value` (a name given twice becomes a list) and the uploaded
+ * `--file` keys. A name used by both is a usage error.
+ *
+ * @example
+ * ```ts
+ * runVariables([{ name: 'topic', value: 'rxjs' }], {}); // { topic: 'rxjs' }
+ * ```
+ */
+export function runVariables(vars: readonly Assignment[], files: Variables): Variables {
+  const texts: [string, VariableValue][] = [...grouped(vars)].map(([name, values]) => [name, values.length === 1 ? (values[0] ?? '') : values]);
+  const clash = texts.find(([name]) => name in files);
+  if (clash !== undefined) throw new UsageError(`"${clash[0]}" is given both as --var and as --file`);
+  return { ...Object.fromEntries(texts), ...files };
+}
