@@ -41,7 +41,7 @@ export function cadenceBounds(interval: PollInterval = {}, defaults: PollInterva
 }
 
 /**
- * What the last read showed: `changed` (it produced events), `settling` (every node is done but the
+ * What the last read showed: `changed` (the execution or a node changed status), `settling` (every node is done but the
  * execution has not turned terminal yet, PROTOCOL §3.3: the next tick will say `finish`), or `quiet`.
  */
 export type Reading = 'changed' | 'settling' | 'quiet';

@@ -81,7 +81,10 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
           sinceLastOutputMs: previous.lastOutputAt === undefined ? undefined : now - previous.lastOutputAt,
         });
 
-        const conclude = (diff: ViewDiff, changed: boolean): Step => {
+        // The cadence follows the status: a new message says the node is busy, not that its status
+        // will change soon, and the output has its own spacing (PROTOCOL §4.4).
+        const changed = statusEvents.length > 0;
+        const conclude = (diff: ViewDiff): Step => {
           const { view } = diff;
           if (isTerminal(view.status)) {
             const result = runResultOf(view, view.status, settings.canvasId);
@@ -99,13 +102,13 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
           return { events: diff.events, next: { view, cadence: cadence.state, lastOutputAt, settlingSince, waitMs: cadence.waitMs } };
         };
 
-        if (!readOutput) return of(conclude({ ...status, events: statusEvents }, statusEvents.length > 0));
+        if (!readOutput) return of(conclude({ ...status, events: statusEvents }));
         return concat(
           of<Step>({ events: statusEvents }),
           source.output(executionId).pipe(
             map((output) => {
               const diff = logged(diffOutput(status.view, output));
-              return conclude(diff, statusEvents.length + diff.events.length > 0);
+              return conclude(diff);
             }),
           ),
         );

@@ -75,17 +75,26 @@ describe('run cadence (virtual time)', () => {
     });
   });
 
-  it('streams: reads the output while a node executes, no more often than every 3 s', () => {
-    testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+  it('streams: reads the output while a node executes, no more often than every 3 s; new messages do not speed up the status reads', () => {
+    testScheduler().run(({ cold, expectObservable, expectSubscriptions, flush }) => {
       const status$ = cold('-(a|)', { a: executing });
-      const output$ = cold('-(o|)', { o: output([outputNode('n1', 'executing', [message('m1', 'hi')])]) });
-      const source = scriptedSource({ start: () => cold('-(s|)', { s: started() }), status: () => status$, output: () => output$, abort: () => cold('(x|)') });
-      expectObservable(runsOver(source, defaults).run(CANVAS_ID), '3500ms !').toBe('-s 100ms nm', {
+      const outputs = [
+        cold('-(o|)', { o: output([outputNode('n1', 'executing', [message('m1', 'hi')])]) }),
+        cold('-(o|)', { o: output([outputNode('n1', 'executing', [message('m1', 'hi'), message('m2', 'there')])]) }),
+      ];
+      const source = scriptedSource({ start: () => cold('-(s|)', { s: started() }), status: () => status$, output: (call) => outputs[call]!, abort: () => cold('(x|)') });
+      const m = { type: 'message', executionId: EXECUTION_ID, nodeId: 'n1', role: 'ai', reasoningDelta: '', reasoningContent: '', replaced: false } as const;
+      expectObservable(runsOver(source, defaults).run(CANVAS_ID), '3800ms !').toBe('-s 100ms nm 3223ms M', {
         s: { type: 'started', executionId: EXECUTION_ID, canvasId: CANVAS_ID, status: 'executing' },
         n: { type: 'node', executionId: EXECUTION_ID, nodeId: 'n1', title: 'Title n1', status: 'executing' },
-        m: { type: 'message', executionId: EXECUTION_ID, nodeId: 'n1', messageId: 'm1', role: 'ai', delta: 'hi', reasoningDelta: '', content: 'hi', reasoningContent: '', replaced: false },
+        m: { ...m, messageId: 'm1', delta: 'hi', content: 'hi' },
+        M: { ...m, messageId: 'm2', delta: 'there', content: 'there' },
       });
-      expectSubscriptions(output$.subscriptions).toBe(['102ms ^!', '3326ms ^!']);
+      expectSubscriptions(outputs[0]!.subscriptions).toBe('102ms ^!');
+      expectSubscriptions(outputs[1]!.subscriptions).toBe('3326ms ^!');
+      // After the new message at 3327 the wait stays at the slowest, 400 ms: the next read is at 3727.
+      flush();
+      expect(status$.subscriptions.map((log) => log.subscribedFrame).slice(-2)).toEqual([3325, 3727]);
     });
   });
 
