@@ -27,8 +27,8 @@ export interface StepCheckpoint {
  * runPipeline(client, definition, { resume: JSON.parse(localStorage.getItem('pipeline')!) as PipelineCheckpoint });
  * ```
  */
-export interface PipelineCheckpoint {
-  readonly steps: Readonly<Record<string, StepCheckpoint>>;
+export interface PipelineCheckpoint<Name extends string = string> {
+  readonly steps: Readonly<Partial<Record<Name, StepCheckpoint>>>;
 }
 
 /**
@@ -39,7 +39,7 @@ export interface PipelineCheckpoint {
  * withStep({ steps: {} }, 'a', { executionId: 'we-abc', status: 'running' });
  * ```
  */
-export function withStep(checkpoint: PipelineCheckpoint, step: string, entry: StepCheckpoint): PipelineCheckpoint {
+export function withStep<Name extends string>(checkpoint: PipelineCheckpoint<Name>, step: Name, entry: StepCheckpoint): PipelineCheckpoint<Name> {
   return { steps: { ...checkpoint.steps, [step]: entry } };
 }
 

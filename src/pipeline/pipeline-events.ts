@@ -10,9 +10,9 @@ export interface StepEvent<Name extends string> {
 }
 
 /** The checkpoint changed: a step started (or re-started on retry), finished, failed or was aborted. */
-export interface CheckpointEvent {
+export interface CheckpointEvent<Name extends string> {
   readonly type: 'checkpoint';
-  readonly checkpoint: PipelineCheckpoint;
+  readonly checkpoint: PipelineCheckpoint<Name>;
 }
 
 /**
@@ -49,4 +49,4 @@ export interface PipelineFinishedEvent<Name extends string> {
  * });
  * ```
  */
-export type PipelineEvent<Name extends string> = StepEvent<Name> | CheckpointEvent | PipelineFinishedEvent<Name>;
+export type PipelineEvent<Name extends string> = StepEvent<Name> | CheckpointEvent<Name> | PipelineFinishedEvent<Name>;

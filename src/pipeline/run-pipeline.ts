@@ -45,7 +45,7 @@ export function runPipeline<Name extends string>(
   const { steps } = definition;
   const plan = planPipeline(steps);
   const policy = options.onStepFailure ?? 'abort-all';
-  const resume: Readonly<Record<string, StepCheckpoint>> = options.resume?.steps ?? {};
+  const resume: Readonly<Partial<Record<string, StepCheckpoint>>> = options.resume?.steps ?? {};
   for (const step of Object.keys(resume)) {
     if (!Object.hasOwn(steps, step)) throw new InvalidArgumentError('resume', `the checkpoint names a step "${step}" this pipeline does not have`);
   }
@@ -56,7 +56,7 @@ export function runPipeline<Name extends string>(
     const outcomes = new Map<Name, StepOutcome<Name>>();
     const results: Partial<Record<Name, RunResult>> = {};
     const running = new Map<Name, Subscription>();
-    let checkpoint: PipelineCheckpoint = { steps: { ...resume } };
+    let checkpoint: PipelineCheckpoint<Name> = { steps: { ...resume } as Partial<Record<Name, StepCheckpoint>> };
     let failure: { readonly step: Name; readonly error: unknown } | undefined;
     let advancing = false;
     let again = false;

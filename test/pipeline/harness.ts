@@ -19,13 +19,18 @@ afterEach(async () => {
 export async function setup(workflows: readonly WorkflowDefinition[] = [], options: { readonly rateLimit?: false } = {}): Promise<{ emulator: Emulator; client: Client }> {
   const emulator = await createEmulator({ speed: SPEED, workflows: [...workflows], ...(options.rateLimit === false ? { rateLimit: false } : {}) });
   open.push(emulator);
-  const client = createClient({
+  return { emulator, client: clientOf(emulator) };
+}
+
+/** A client of the emulator over loopback (or through `fetch`), polling at 10–40 ms (1–4 s of emulator time), its budget on the emulator's clock. */
+export function clientOf(emulator: Emulator, fetch?: typeof globalThis.fetch): Client {
+  return createClient({
     apiKey: emulator.apiKey,
     baseUrl: emulator.url,
-    polling: { minMs: 5, maxMs: 20 },
+    polling: { minMs: 10, maxMs: 40 },
     budget: { clock: scaledClock(SPEED) },
+    ...(fetch === undefined ? {} : { fetch }),
   });
-  return { emulator, client };
 }
 
 /** A workflow of one task node, `node-task`, after a start node. */
