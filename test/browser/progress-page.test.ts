@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import { bundleProgressPage } from '../../examples/web/bundle.js';
 import { createEmulator, type Emulator } from '../../src/emulator/index.js';
 import { CHROMIUM_PATH, hasChromium, launchChromium } from './chromium.js';
-import { serveFolder, type StaticSite } from './static-server.js';
+import { serveFolder, type StaticSite } from '../../examples/web/static-server.js';
 
 const inCi = (process.env['CI'] ?? '') !== '';
 /** Where the README's picture comes from; rewritten only on request, so a test run leaves the tree clean. */

@@ -15,7 +15,7 @@ export interface StaticSite {
   close(): Promise<void>;
 }
 
-/** Serves the files of `root` (GET only) on an ephemeral loopback port: the page needs an http origin, as in real use. */
+/** Serves the files of `root` (GET only) on an ephemeral loopback port, for `npm run web` and the browser test. */
 export async function serveFolder(root: string): Promise<StaticSite> {
   const server = createServer((request, response) => {
     const path = normalize(decodeURIComponent(new URL(request.url ?? '/', 'http://127.0.0.1').pathname));
