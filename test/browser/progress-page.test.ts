@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { bundleProgressPage } from '../../examples/web/bundle.js';
@@ -10,7 +11,7 @@ import { serveFolder, type StaticSite } from '../../examples/web/static-server.j
 
 const inCi = (process.env['CI'] ?? '') !== '';
 /** Where the README's picture comes from; rewritten only on request, so a test run leaves the tree clean. */
-const SCREENSHOT = new URL('../../docs/progress-page.png', import.meta.url);
+const SCREENSHOT = fileURLToPath(new URL('../../docs/progress-page.png', import.meta.url));
 const updateScreenshot = (process.env['UPDATE_SCREENSHOT'] ?? '') !== '';
 /** Page conditions wait this long at most; the emulator runs 20× faster, so runs take about a second. */
 const WAIT_MS = 15_000;
@@ -98,7 +99,7 @@ describe.skipIf(!hasChromium() && !inCi)('the progress page in Chromium', () => 
     const report = await fetch((await links.first().getAttribute('href'))!);
     await expect(report.text()).resolves.toContain('# Quarterly report');
 
-    const picture = await page.screenshot({ fullPage: true, ...(updateScreenshot ? { path: SCREENSHOT.pathname } : {}) });
+    const picture = await page.screenshot({ fullPage: true, ...(updateScreenshot ? { path: SCREENSHOT } : {}) });
     expect(picture.length).toBeGreaterThan(0);
   }, 30_000);
 
@@ -117,6 +118,19 @@ describe.skipIf(!hasChromium() && !inCi)('the progress page in Chromium', () => 
       { name: 'tone', kind: 'text', value: 'casual' },
       { name: 'attachment', kind: 'files', files: [{ fileKey: expect.stringMatching(/^of_/) as unknown, fileName: 'notes.txt' }] },
     ]);
+  }, 30_000);
+
+  it('shows a failed workflow with the failing node and its error, and no transport error', async () => {
+    await pick('translation', 'Translation with a failing branch');
+    await page.getByRole('button', { name: 'Run' }).click();
+    await page.locator('#run[data-state="failed"]').waitFor();
+
+    const nodes = await shownNodes(page);
+    expect(nodes.find((node) => node.id === 'node-translate-fr')?.status).toBe('failed');
+    expect(nodes.find((node) => node.id === 'node-merge')?.status).toBe('init');
+    await expect(page.locator('[data-node-id="node-translate-fr"] .node-error').textContent()).resolves.toBe('Request timeout. Please try again later.');
+    await expect(page.getByTestId('run-status').textContent()).resolves.toMatch(/^Failed: 1 node\(s\) failed/);
+    await expect(page.getByTestId('error').textContent()).resolves.toBe('');
   }, 30_000);
 
   it('aborts the execution once when Cancel is pressed mid-run', async () => {
