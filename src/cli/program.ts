@@ -36,9 +36,9 @@ export function createProgram(context: CliContext, report: (outcome: CommandOutc
     })
     .showHelpAfterError('(add --help for usage)')
     .addHelpText('after', CONFIGURATION);
-  // Added after exitOverride and configureOutput, so that every subcommand inherits them.
   for (const make of [runCommand, watchCommand, searchCommand, showCommand, uploadCommand, generateCommand, emulatorCommand]) {
-    program.addCommand(make(context, report));
+    // Subcommands made on their own inherit nothing: they too must throw instead of exiting, and write to the context.
+    program.addCommand(make(context, report).copyInheritedSettings(program));
   }
   return program;
 }
