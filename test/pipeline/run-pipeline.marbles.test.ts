@@ -1,0 +1,206 @@
+import { defer, type Observable } from 'rxjs';
+import type { TestScheduler } from 'rxjs/testing';
+import { describe, expect, it } from 'vitest';
+import { WorkflowFailedError } from '../../src/errors/run-errors.js';
+import { outputText } from '../../src/pipeline/output-text.js';
+import type { PipelineCheckpoint } from '../../src/pipeline/pipeline-checkpoint.js';
+import type { PipelineEvent } from '../../src/pipeline/pipeline-events.js';
+import { runPipeline } from '../../src/pipeline/run-pipeline.js';
+import type { RunEvent } from '../../src/runs/events.js';
+import { fakeClient, finishedEvent, resultOf, startedEvent, testScheduler } from './fake-client.js';
+
+const run = (id: string, status: 'finish' | 'failed' = 'finish') => {
+  const result = resultOf(id, { status, text: id });
+  return { s: startedEvent(id), f: finishedEvent(result), result };
+};
+
+const step = (name: string, event: RunEvent): PipelineEvent<string> => ({ type: 'step', step: name, event });
+const checkpoint = (steps: PipelineCheckpoint<string>['steps']): PipelineEvent<string> => ({ type: 'checkpoint', checkpoint: { steps } });
+
+/** What a pipeline emitted, each with its virtual frame, and how it ended. */
+interface Recording<Name extends string> {
+  readonly events: (readonly [frame: number, event: PipelineEvent<Name>])[];
+  end?: readonly [frame: number, error: unknown];
+}
+
+function record<Name extends string>(scheduler: TestScheduler, pipeline: Observable<PipelineEvent<Name>>, unsubscribeAt?: number): Recording<Name> {
+  const recording: Recording<Name> = { events: [] };
+  const subscription = pipeline.subscribe({
+    next: (event) => recording.events.push([scheduler.now(), event]),
+    error: (error: unknown) => {
+      recording.end = [scheduler.now(), error];
+    },
+    complete: () => {
+      recording.end = [scheduler.now(), undefined];
+    },
+  });
+  if (unsubscribeAt !== undefined) scheduler.schedule(() => { subscription.unsubscribe(); }, unsubscribeAt);
+  return recording;
+}
+
+describe('runPipeline in virtual time', () => {
+  it('re-runs a failed step with its retry; the checkpoint follows the new execution; the dependant gets the result', () => {
+    const a1 = run('we-a1', 'failed');
+    const a2 = run('we-a2');
+    const b = run('we-b');
+    const scheduler = testScheduler();
+    const { client, recording } = scheduler.run(({ cold }) => {
+      let attempts = 0;
+      const fake = fakeClient({
+        run: (canvasId) =>
+          canvasId === 'c-a'
+            ? defer(() => (attempts++ === 0 ? cold<RunEvent>('s-f#', a1, new WorkflowFailedError(a1.result)) : cold<RunEvent>('s-(f|)', a2)))
+            : cold<RunEvent>('s-(f|)', b),
+      });
+      const pipeline = runPipeline(fake, {
+        steps: {
+          a: { canvasId: 'c-a', retry: 1 },
+          b: { canvasId: 'c-b', dependsOn: ['a'], input: (results) => ({ variables: { from: outputText(results.a!) } }) },
+        },
+      });
+      return { client: fake, recording: record(scheduler, pipeline) };
+    });
+    expect(recording.events).toEqual([
+      [0, checkpoint({ a: { executionId: 'we-a1', status: 'running' } })],
+      [0, step('a', a1.s)],
+      [2, checkpoint({ a: { executionId: 'we-a1', status: 'failed' } })],
+      [2, step('a', a1.f)],
+      [3, checkpoint({ a: { executionId: 'we-a2', status: 'running' } })],
+      [3, step('a', a2.s)],
+      [5, checkpoint({ a: { executionId: 'we-a2', status: 'finish' } })],
+      [5, step('a', a2.f)],
+      [5, checkpoint({ a: { executionId: 'we-a2', status: 'finish' }, b: { executionId: 'we-b', status: 'running' } })],
+      [5, step('b', b.s)],
+      [7, checkpoint({ a: { executionId: 'we-a2', status: 'finish' }, b: { executionId: 'we-b', status: 'finish' } })],
+      [7, step('b', b.f)],
+      [7, { type: 'finished', outcomes: { a: { status: 'finish', result: a2.result }, b: { status: 'finish', result: b.result } } }],
+    ]);
+    expect(recording.end).toEqual([7, undefined]);
+    expect(client.calls.map((call) => [call.target, call.input])).toEqual([
+      ['c-a', {}],
+      ['c-a', {}],
+      ['c-b', { variables: { from: 'we-a2' } }],
+    ]);
+  });
+
+  it('abort-all: unsubscribes the running sibling at the failure, skips the rest, ends with every outcome then the step-named error', () => {
+    const a = run('we-a', 'failed');
+    const b = run('we-b');
+    const scheduler = testScheduler();
+    const recording = scheduler.run(({ cold, expectSubscriptions }) => {
+      const failing = cold<RunEvent>('s-f#', a, new WorkflowFailedError(a.result));
+      const sibling = cold<RunEvent>('s------(f|)', b);
+      const fake = fakeClient({ run: (canvasId) => (canvasId === 'c-a' ? failing : sibling) });
+      const pipeline = runPipeline(fake, { steps: { a: { canvasId: 'c-a' }, b: { canvasId: 'c-b' }, c: { canvasId: 'c-c', dependsOn: ['b'] } } });
+      expectSubscriptions(sibling.subscriptions).toBe('^--!');
+      return record(scheduler, pipeline);
+    });
+    const [frame, error] = recording.end ?? [];
+    expect(frame).toBe(3);
+    expect(error).toBeInstanceOf(WorkflowFailedError);
+    expect(error).toMatchObject({ step: 'a', result: a.result, message: expect.stringContaining('(step a)') as string });
+    expect(recording.events.at(-2)).toEqual([3, checkpoint({ a: { executionId: 'we-a', status: 'failed' }, b: { executionId: 'we-b', status: 'aborted' } })]);
+    expect(recording.events.at(-1)).toEqual([3, { type: 'finished', outcomes: { a: { status: 'failed', error }, b: { status: 'aborted' }, c: { status: 'skipped', blockedBy: 'a' } } }]);
+  });
+
+  it('finish-running: the independent branch runs on; the pipeline errors after its end', () => {
+    const a = run('we-a', 'failed');
+    const b = run('we-b');
+    const scheduler = testScheduler();
+    const recording = scheduler.run(({ cold, expectSubscriptions }) => {
+      const sibling = cold<RunEvent>('s------(f|)', b);
+      const fake = fakeClient({ run: (canvasId) => (canvasId === 'c-a' ? cold<RunEvent>('s-f#', a, new WorkflowFailedError(a.result)) : sibling) });
+      const pipeline = runPipeline(fake, { steps: { a: { canvasId: 'c-a' }, b: { canvasId: 'c-b' } } }, { onStepFailure: 'finish-running' });
+      expectSubscriptions(sibling.subscriptions).toBe('^------!');
+      return record(scheduler, pipeline);
+    });
+    expect(recording.end?.[0]).toBe(7);
+    expect(recording.events.at(-1)?.[1]).toMatchObject({ type: 'finished', outcomes: { a: { status: 'failed' }, b: { status: 'finish', result: b.result } } });
+  });
+
+  it('unsubscribing unsubscribes every running step and starts nothing more', () => {
+    const a = run('we-a');
+    const scheduler = testScheduler();
+    const client = scheduler.run(({ cold, expectSubscriptions }) => {
+      const left = cold<RunEvent>('s----(f|)', a);
+      const right = cold<RunEvent>('s--------(f|)', a);
+      const fake = fakeClient({ run: (canvasId) => (canvasId === 'c-a' ? left : right) });
+      record(scheduler, runPipeline(fake, { steps: { a: { canvasId: 'c-a' }, b: { canvasId: 'c-b' }, c: { canvasId: 'c-c', dependsOn: ['a', 'b'] } } }), 2);
+      expectSubscriptions(left.subscriptions).toBe('^-!');
+      expectSubscriptions(right.subscriptions).toBe('^-!');
+      return fake;
+    });
+    expect(client.calls.map((call) => call.target)).toEqual(['c-a', 'c-b']);
+  });
+
+  it('resumes: watches running and finished steps (owning them: abort on unsubscribe), re-runs failed and aborted ones', () => {
+    const scheduler = testScheduler();
+    const resume: PipelineCheckpoint = {
+      steps: {
+        done: { executionId: 'we-done', status: 'finish' },
+        going: { executionId: 'we-going', status: 'running' },
+        broken: { executionId: 'we-broken', status: 'failed' },
+        stopped: { executionId: 'we-stopped', status: 'aborted' },
+      },
+    };
+    const client = scheduler.run(({ cold }) => {
+      const fake = fakeClient({
+        watch: (executionId) => cold<RunEvent>('s-(f|)', run(executionId)),
+        run: (canvasId) => cold<RunEvent>('s-(f|)', run(`we-new-${canvasId}`)),
+      });
+      const pipeline = runPipeline(
+        fake,
+        {
+          steps: {
+            done: { canvasId: 'c-done' },
+            going: { canvasId: 'c-going', dependsOn: ['done'] },
+            broken: { canvasId: 'c-broken', dependsOn: ['going'] },
+            stopped: { canvasId: 'c-stopped' },
+            fresh: { canvasId: 'c-fresh', dependsOn: ['broken'] },
+          },
+        },
+        { resume, run: { output: 'final' } },
+      );
+      record(scheduler, pipeline);
+      return fake;
+    });
+    expect(client.calls.map((call) => [call.kind, call.target])).toEqual([
+      ['watch', 'we-done'],
+      ['watch', 'we-going'],
+      ['run', 'c-stopped'],
+      ['run', 'c-broken'],
+      ['run', 'c-fresh'],
+    ]);
+    expect(client.calls[1]?.options).toEqual({ output: 'final', abortOnUnsubscribe: true, failOnWorkflowError: true });
+  });
+
+  it('refuses a checkpoint of another pipeline and a definition with a cycle, before anything runs', () => {
+    const client = fakeClient({});
+    expect(() => runPipeline(client, { steps: { a: { canvasId: 'c-a' } } }, { resume: { steps: { z: { executionId: 'we-z', status: 'running' } } } })).toThrow(/"z"/);
+    expect(() => runPipeline(client, { steps: { a: { canvasId: 'c-a', dependsOn: ['a'] } } })).toThrow(/cycle/);
+    expect(client.calls).toEqual([]);
+  });
+
+  it('a step whose input throws fails without starting; its dependants are skipped', () => {
+    const scheduler = testScheduler();
+    const problem = new Error('no such file');
+    const { client, recording } = scheduler.run(() => {
+      const fake = fakeClient({});
+      const pipeline = runPipeline(fake, {
+        steps: {
+          a: {
+            canvasId: 'c-a',
+            input: () => {
+              throw problem;
+            },
+          },
+          b: { canvasId: 'c-b', dependsOn: ['a'] },
+        },
+      });
+      return { client: fake, recording: record(scheduler, pipeline) };
+    });
+    expect(recording.events).toEqual([[0, { type: 'finished', outcomes: { a: { status: 'failed', error: problem }, b: { status: 'skipped', blockedBy: 'a' } } }]]);
+    expect(recording.end).toEqual([0, problem]);
+    expect(client.calls).toEqual([]);
+  });
+});
