@@ -15,6 +15,7 @@ const connectionForm = byId('connection', HTMLFormElement);
 const workflowForm = byId('workflow', HTMLFormElement);
 const workflowSelect = byId('workflow-select', HTMLSelectElement);
 const variablesBox = byId('variables', HTMLDivElement);
+const searchButton = byId('search-button', HTMLButtonElement);
 const runButton = byId('run-button', HTMLButtonElement);
 const cancelButton = byId('cancel', HTMLButtonElement);
 const errorBox = byId('error', HTMLParagraphElement);
@@ -29,7 +30,9 @@ function showError(error: unknown): void {
   errorBox.textContent = error instanceof Error ? error.message : String(error);
 }
 
+/** One run at a time: while it goes, nothing may replace the workflow, its plan or the client under it. */
 function setRunning(running: boolean): void {
+  searchButton.disabled = running;
   runButton.disabled = running;
   cancelButton.disabled = !running;
   workflowSelect.disabled = running;
@@ -55,10 +58,11 @@ async function loadPlan(api: Client): Promise<void> {
 
 async function search(): Promise<void> {
   errorBox.textContent = '';
-  const api = createClient({ apiKey: formText(connectionForm, 'apiKey'), baseUrl: formText(connectionForm, 'baseUrl') });
-  client = api;
   const keyword = formText(connectionForm, 'keyword');
   try {
+    // createClient checks its options at once (a key, an absolute base URL): a typo shows as an error here.
+    const api = createClient({ apiKey: formText(connectionForm, 'apiKey'), baseUrl: formText(connectionForm, 'baseUrl') });
+    client = api;
     const workflows = await api.workflows.search(keyword === '' ? {} : { keyword });
     workflowSelect.replaceChildren(...workflows.map((workflow) => new Option(workflow.title, workflow.canvasId)));
     workflowForm.hidden = workflows.length === 0;

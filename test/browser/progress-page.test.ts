@@ -133,6 +133,15 @@ describe.skipIf(!hasChromium() && !inCi)('the progress page in Chromium', () => 
     await expect(page.getByTestId('error').textContent()).resolves.toBe('');
   }, 30_000);
 
+  it('shows the API refusing a wrong key, instead of a workflow list', async () => {
+    await page.getByLabel('API key').fill(`rf_${'x'.repeat(32)}`);
+    await page.getByRole('button', { name: 'Search workflows' }).click();
+    await page.getByRole('alert').filter({ hasText: /\S/ }).waitFor();
+
+    await expect(page.getByRole('alert').textContent()).resolves.toContain('Authentication failed');
+    await expect(page.locator('#workflow').isHidden()).resolves.toBe(true);
+  });
+
   it('aborts the execution once when Cancel is pressed mid-run', async () => {
     await pick('analysis', 'Long-running analysis (times out)');
     await page.getByRole('button', { name: 'Run' }).click();
