@@ -11,11 +11,13 @@ import { fakeClient, finishedEvent, resultOf, startedEvent, testScheduler } from
 
 const run = (id: string, status: 'finish' | 'failed' = 'finish') => {
   const result = resultOf(id, { status, text: id });
-  return { s: startedEvent(id), f: finishedEvent(result), result };
+  const s = startedEvent(id);
+  const f = finishedEvent(result);
+  return { s, f, result, values: { s, f } };
 };
 
 const step = (name: string, event: RunEvent): PipelineEvent<string> => ({ type: 'step', step: name, event });
-const checkpoint = (steps: PipelineCheckpoint<string>['steps']): PipelineEvent<string> => ({ type: 'checkpoint', checkpoint: { steps } });
+const checkpoint = (steps: PipelineCheckpoint['steps']): PipelineEvent<string> => ({ type: 'checkpoint', checkpoint: { steps } });
 
 /** What a pipeline emitted, each with its virtual frame, and how it ended. */
 interface Recording<Name extends string> {
@@ -49,8 +51,8 @@ describe('runPipeline in virtual time', () => {
       const fake = fakeClient({
         run: (canvasId) =>
           canvasId === 'c-a'
-            ? defer(() => (attempts++ === 0 ? cold<RunEvent>('s-f#', a1, new WorkflowFailedError(a1.result)) : cold<RunEvent>('s-(f|)', a2)))
-            : cold<RunEvent>('s-(f|)', b),
+            ? defer(() => (attempts++ === 0 ? cold<RunEvent>('s-f#', a1.values, new WorkflowFailedError(a1.result)) : cold<RunEvent>('s-(f|)', a2.values)))
+            : cold<RunEvent>('s-(f|)', b.values),
       });
       const pipeline = runPipeline(fake, {
         steps: {
@@ -88,8 +90,8 @@ describe('runPipeline in virtual time', () => {
     const b = run('we-b');
     const scheduler = testScheduler();
     const recording = scheduler.run(({ cold, expectSubscriptions }) => {
-      const failing = cold<RunEvent>('s-f#', a, new WorkflowFailedError(a.result));
-      const sibling = cold<RunEvent>('s------(f|)', b);
+      const failing = cold<RunEvent>('s-f#', a.values, new WorkflowFailedError(a.result));
+      const sibling = cold<RunEvent>('s------(f|)', b.values);
       const fake = fakeClient({ run: (canvasId) => (canvasId === 'c-a' ? failing : sibling) });
       const pipeline = runPipeline(fake, { steps: { a: { canvasId: 'c-a' }, b: { canvasId: 'c-b' }, c: { canvasId: 'c-c', dependsOn: ['b'] } } });
       expectSubscriptions(sibling.subscriptions).toBe('^--!');
@@ -108,8 +110,8 @@ describe('runPipeline in virtual time', () => {
     const b = run('we-b');
     const scheduler = testScheduler();
     const recording = scheduler.run(({ cold, expectSubscriptions }) => {
-      const sibling = cold<RunEvent>('s------(f|)', b);
-      const fake = fakeClient({ run: (canvasId) => (canvasId === 'c-a' ? cold<RunEvent>('s-f#', a, new WorkflowFailedError(a.result)) : sibling) });
+      const sibling = cold<RunEvent>('s------(f|)', b.values);
+      const fake = fakeClient({ run: (canvasId) => (canvasId === 'c-a' ? cold<RunEvent>('s-f#', a.values, new WorkflowFailedError(a.result)) : sibling) });
       const pipeline = runPipeline(fake, { steps: { a: { canvasId: 'c-a' }, b: { canvasId: 'c-b' } } }, { onStepFailure: 'finish-running' });
       expectSubscriptions(sibling.subscriptions).toBe('^------!');
       return record(scheduler, pipeline);
@@ -122,8 +124,8 @@ describe('runPipeline in virtual time', () => {
     const a = run('we-a');
     const scheduler = testScheduler();
     const client = scheduler.run(({ cold, expectSubscriptions }) => {
-      const left = cold<RunEvent>('s----(f|)', a);
-      const right = cold<RunEvent>('s--------(f|)', a);
+      const left = cold<RunEvent>('s----(f|)', a.values);
+      const right = cold<RunEvent>('s--------(f|)', a.values);
       const fake = fakeClient({ run: (canvasId) => (canvasId === 'c-a' ? left : right) });
       record(scheduler, runPipeline(fake, { steps: { a: { canvasId: 'c-a' }, b: { canvasId: 'c-b' }, c: { canvasId: 'c-c', dependsOn: ['a', 'b'] } } }), 2);
       expectSubscriptions(left.subscriptions).toBe('^-!');
@@ -145,8 +147,8 @@ describe('runPipeline in virtual time', () => {
     };
     const client = scheduler.run(({ cold }) => {
       const fake = fakeClient({
-        watch: (executionId) => cold<RunEvent>('s-(f|)', run(executionId)),
-        run: (canvasId) => cold<RunEvent>('s-(f|)', run(`we-new-${canvasId}`)),
+        watch: (executionId) => cold<RunEvent>('s-(f|)', run(executionId).values),
+        run: (canvasId) => cold<RunEvent>('s-(f|)', run(`we-new-${canvasId}`).values),
       });
       const pipeline = runPipeline(
         fake,
