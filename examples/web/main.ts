@@ -91,7 +91,7 @@ function startRun(): void {
         setRunning(false);
         // A failed workflow is already on screen from its `finished` state; anything else is not.
         if (isWorkflowFailedError(error)) return;
-        renderRunEnd(runView, 'error', 'The run could not be followed.');
+        renderRunEnd(runView, 'error', 'Stopped by an error (shown above).');
         showError(error);
       },
       complete: () => { setRunning(false); },
