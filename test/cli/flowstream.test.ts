@@ -1,0 +1,265 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEmulator, type Emulator, type WorkflowDefinition } from '../../src/emulator/index.js';
+import { build, flowstream } from './support/built-cli.js';
+
+// The command as a user runs it: the built dist/cli/main.js, spawned with only PATH, HOME and the
+// FLOWSTREAM_* variables, against an emulator of this process on 127.0.0.1.
+
+const STEPS: WorkflowDefinition = {
+  canvasId: 'c-test-steps',
+  title: 'Two steps',
+  nodes: [
+    { id: 'node-start', type: 'start', title: 'Start' },
+    { id: 'node-gather', title: 'Gather facts', parents: ['node-start'], durationMs: 40_000,
+      messages: [{ content: 'First fact found.', atMs: 10_000 }, { content: 'Second fact found.', atMs: 30_000 }] },
+    { id: 'node-write', title: 'Write notes', parents: ['node-gather'], durationMs: 20_000,
+      messages: [{ content: 'Notes written.' }],
+      files: [{ name: 'notes.md', type: 'text/markdown', content: '# Notes\n' }] },
+  ],
+};
+
+let emulator: Emulator;
+let connected: Record<string, string>;
+
+beforeAll(async () => {
+  await build();
+  emulator = await createEmulator({ speed: 20, rateLimit: false, workflows: [STEPS] });
+  connected = { FLOWSTREAM_API_KEY: emulator.apiKey, FLOWSTREAM_BASE_URL: emulator.url };
+}, 180_000);
+
+afterAll(async () => {
+  await emulator.close();
+});
+
+const ANSI = String.fromCharCode(27);
+
+function abortsOf(executionId: string): number {
+  return emulator.requests.list({ endpoint: 'abort', executionId }).length;
+}
+
+describe('flowstream run', () => {
+  it('shows progress as plain lines in a pipe: nodes with status and elapsed time, partial output, files with URLs', async () => {
+    const cli = flowstream(['run', 'c-test-steps'], connected);
+    expect(await cli.exited()).toBe(0);
+    const out = cli.stdout();
+    expect(out).toMatch(/^Started execution we-[a-z0-9]+ of c-test-steps$/mu);
+    expect(out).toMatch(/^\[\d+\/\d+\] › Gather facts {2}executing {2}\d+\.\ds$/mu);
+    expect(out).toMatch(/^\[\d+\/\d+\] ✔ Gather facts {2}finish {2}\d+\.\ds$/mu);
+    expect(out).toMatch(/^ {2}Gather facts │ First fact found\.$/mu);
+    expect(out).toMatch(/^ {2}Gather facts │ Second fact found\.$/mu);
+    expect(out).toMatch(/^✔ Run finished in \d+\.\ds · 3\/3 nodes · execution we-/mu);
+    expect(out).toContain(`notes.md  (text/markdown, 8 B)  ${emulator.url}/drive/file/public/`);
+    expect(out).not.toContain(ANSI);
+  });
+
+  it('leaves partial output out with --quiet', async () => {
+    const cli = flowstream(['run', 'c-sample-parallel', '--quiet'], connected);
+    expect(await cli.exited()).toBe(0);
+    expect(cli.stdout()).not.toContain('│');
+    expect(cli.stdout()).toContain('✔ Run finished');
+  });
+
+  it('prints one JSON event per line with --json, from started to finished', async () => {
+    const cli = flowstream(['run', 'c-sample-parallel', '--json'], connected);
+    expect(await cli.exited()).toBe(0);
+    const events = cli.stdout().trimEnd().split('\n').map((line) => JSON.parse(line) as { type: string; result?: { status: string } });
+    expect(events[0]?.type).toBe('started');
+    expect(events.at(-1)).toMatchObject({ type: 'finished', result: { status: 'finish' } });
+    expect(events.filter((event) => event.type === 'node').length).toBeGreaterThanOrEqual(4);
+    expect(events.some((event) => event.type === 'message')).toBe(true);
+  });
+
+  it('passes --var values and uploads --file files as fileKeys', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'flowstream-cli-'));
+    const path = join(dir, 'notes.md');
+    await writeFile(path, '# my notes\n');
+    const cli = flowstream(['run', 'c-sample-variables', '--var', 'topic=tides', '--var', 'tone=casual', '--file', `attachment=${path}`, '--quiet'], connected);
+    expect(await cli.exited()).toBe(0);
+    const executionId = /execution (we-[a-z0-9]+)/u.exec(cli.stdout())?.[1] ?? '';
+    const variables = emulator.executions.get(executionId)?.variables ?? [];
+    expect(variables).toEqual(
+      expect.arrayContaining([
+        { name: 'topic', kind: 'text', value: 'tides' },
+        { name: 'tone', kind: 'text', value: 'casual' },
+        { name: 'attachment', kind: 'files', files: [{ fileKey: expect.stringMatching(/^of_/u) as unknown, fileName: 'notes.md' }] },
+      ]),
+    );
+  });
+});
+
+describe('exit codes', () => {
+  it('exits 1 when the workflow fails, naming the failed node', async () => {
+    const cli = flowstream(['run', 'c-sample-branch-failure'], connected);
+    expect(await cli.exited()).toBe(1);
+    expect(cli.stdout()).toContain('✖ Run failed');
+    expect(cli.stdout()).toContain('Translate to French: Request timeout. Please try again later.');
+  });
+
+  it('exits 1 after --timeout, having aborted the execution once', async () => {
+    const cli = flowstream(['run', 'c-sample-timeout', '--timeout', '1'], connected);
+    expect(await cli.exited()).toBe(1);
+    const executionId = /execution (we-[a-z0-9]+)/u.exec(cli.stdout())?.[1] ?? '';
+    expect(abortsOf(executionId)).toBe(1);
+  });
+
+  it.each([
+    ['an unknown option', ['run', 'c-sample-linear', '--nope']],
+    ['a missing canvas id', ['run']],
+    ['a --timeout that is not a number', ['run', 'c-sample-linear', '--timeout', 'soon']],
+    ['a --var without =', ['run', 'c-sample-linear', '--var', 'topic']],
+    ['an unknown command', ['launch']],
+    ['a --file that cannot be read', ['run', 'c-sample-variables', '--file', 'attachment=/nonexistent/notes.md']],
+  ])('exits 2 for %s, sending nothing', async (_case, args) => {
+    const before = emulator.requests.list().length;
+    const cli = flowstream(args, connected);
+    expect(await cli.exited()).toBe(2);
+    expect(cli.stderr()).not.toBe('');
+    expect(emulator.requests.list().length).toBe(before);
+  });
+
+  it('exits 3 when the API refuses the key, without showing the key', async () => {
+    const wrongKey = `rf_${'x'.repeat(32)}`;
+    const cli = flowstream(['run', 'c-sample-linear'], { ...connected, FLOWSTREAM_API_KEY: wrongKey });
+    expect(await cli.exited()).toBe(3);
+    expect(cli.stderr()).toContain('Check FLOWSTREAM_API_KEY');
+    expect(cli.stderr()).not.toContain(wrongKey);
+  });
+
+  it('exits 3 for an unknown workflow', async () => {
+    const cli = flowstream(['show', 'c-does-not-exist'], connected);
+    expect(await cli.exited()).toBe(3);
+    expect(cli.stderr()).toMatch(/^Error: /mu);
+  });
+});
+
+describe('Ctrl-C', () => {
+  it('aborts the execution exactly once and exits 130', async () => {
+    const cli = flowstream(['run', 'c-sample-timeout'], connected);
+    const [, executionId = ''] = await cli.waitFor(/Started execution (we-[a-z0-9]+)/u);
+    cli.child.kill('SIGINT');
+    expect(await cli.exited()).toBe(130);
+    expect(cli.stderr()).toContain(`Interrupted: aborting execution ${executionId}.`);
+    expect(abortsOf(executionId)).toBe(1);
+    expect(emulator.executions.get(executionId)?.status).toBe('failed');
+  });
+
+  it('with --no-abort detaches: no abort, the execution keeps running and its id is printed to watch', async () => {
+    const cli = flowstream(['run', 'c-sample-timeout', '--no-abort'], connected);
+    const [, executionId = ''] = await cli.waitFor(/Started execution (we-[a-z0-9]+)/u);
+    cli.child.kill('SIGINT');
+    expect(await cli.exited()).toBe(130);
+    expect(cli.stderr()).toContain(`flowstream watch ${executionId}`);
+    expect(abortsOf(executionId)).toBe(0);
+    expect(emulator.executions.get(executionId)?.status).toBe('executing');
+  });
+});
+
+describe('flowstream watch', () => {
+  it('follows an execution started elsewhere to its end', async () => {
+    const response = await fetch(`${emulator.url}/openapi/workflow/c-test-steps/run`, { method: 'POST', headers: { Authorization: `Bearer ${emulator.apiKey}` } });
+    const { data } = (await response.json()) as { data: { executionId: string } };
+    const cli = flowstream(['watch', data.executionId], connected);
+    expect(await cli.exited()).toBe(0);
+    expect(cli.stdout()).toContain('✔ Write notes  finish');
+    expect(cli.stdout()).toContain('notes.md');
+  });
+});
+
+describe('configuration', () => {
+  it('says which settings are missing and exits 2', async () => {
+    const cli = flowstream(['search']);
+    expect(await cli.exited()).toBe(2);
+    expect(cli.stderr()).toContain('No API key: set FLOWSTREAM_API_KEY or pass --api-key <key>.');
+    expect(cli.stderr()).toContain('No API address: set FLOWSTREAM_BASE_URL');
+    expect(cli.stderr()).toContain('flowstream emulator');
+  });
+
+  it('takes --api-key and --base-url over the environment', async () => {
+    const cli = flowstream(['search', 'report', '--api-key', emulator.apiKey, '--base-url', emulator.url], {
+      FLOWSTREAM_API_KEY: `rf_${'y'.repeat(32)}`,
+      FLOWSTREAM_BASE_URL: 'http://127.0.0.1:9/v1',
+    });
+    expect(await cli.exited()).toBe(0);
+    expect(cli.stdout()).toMatch(/^c-sample-files {2}Quarterly report with files$/mu);
+  });
+});
+
+describe('the other commands', () => {
+  it('search lists matching workflows, at most --limit, or as JSON lines', async () => {
+    const limited = flowstream(['search', '--limit', '2', '--order', 'creationAsc'], connected);
+    expect(await limited.exited()).toBe(0);
+    expect(limited.stdout().trimEnd().split('\n')).toHaveLength(2);
+    const json = flowstream(['search', 'report', '--json'], connected);
+    expect(await json.exited()).toBe(0);
+    const found = json.stdout().trimEnd().split('\n').map((line) => JSON.parse(line) as { canvasId: string });
+    expect(found.map((workflow) => workflow.canvasId)).toEqual(expect.arrayContaining(['c-sample-files', 'c-sample-sales']));
+  });
+
+  it('show prints the plan: tasks, what they wait for, variables and how to run it', async () => {
+    const cli = flowstream(['show', 'c-sample-parallel'], connected);
+    expect(await cli.exited()).toBe(0);
+    expect(cli.stdout()).toContain('Summarise the market');
+    expect(cli.stdout()).toContain('after: Scan competitors, Compare pricing');
+    const variables = flowstream(['show', 'c-sample-variables'], connected);
+    expect(await variables.exited()).toBe(0);
+    expect(variables.stdout()).toMatch(/topic {2}string, required/u);
+    expect(variables.stdout()).toContain('Run it: flowstream run c-sample-variables --var topic=<value> --var tone=<value> --file attachment=<path>');
+    const json = flowstream(['show', 'c-sample-parallel', '--json'], connected);
+    expect(await json.exited()).toBe(0);
+    expect(JSON.parse(json.stdout())).toMatchObject({ title: 'Market scan (parallel branches)' });
+  });
+
+  it('upload prints a fileKey per file', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'flowstream-cli-'));
+    await writeFile(join(dir, 'a.txt'), 'a');
+    await writeFile(join(dir, 'b.txt'), 'b');
+    const cli = flowstream(['upload', join(dir, 'a.txt'), join(dir, 'b.txt')], connected);
+    expect(await cli.exited()).toBe(0);
+    expect(cli.stdout()).toMatch(/^of_\S+ {2}a\.txt\nof_\S+ {2}b\.txt\n$/u);
+  });
+
+  it('generate builds a workflow from a prompt and shows its plan', async () => {
+    const cli = flowstream(['generate', 'Search the web for tides. Then send an email with a summary.', '--locale', 'en'], connected);
+    expect(await cli.exited()).toBe(0);
+    expect(cli.stdout()).toMatch(/Tasks \(2\):/u);
+    expect(cli.stdout()).toContain('tools: web_search');
+  });
+
+  it('emulator serves the samples in the foreground, prints its URL and key, and stops on Ctrl-C', async () => {
+    const cli = flowstream(['emulator', '--speed', '50']);
+    const [, url = ''] = await cli.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+\/v1)/u);
+    const [, apiKey = ''] = await cli.waitFor(/API key: (rf_\w+)/u);
+    const search = flowstream(['search', 'parallel'], { FLOWSTREAM_API_KEY: apiKey, FLOWSTREAM_BASE_URL: url });
+    expect(await search.exited()).toBe(0);
+    expect(search.stdout()).toContain('c-sample-parallel');
+    cli.child.kill('SIGINT');
+    expect(await cli.exited()).toBe(0);
+    expect(cli.stdout()).toContain('Emulator stopped.');
+  });
+});
+
+describe('--help', () => {
+  it('lists the commands and the configuration', async () => {
+    const cli = flowstream(['--help']);
+    expect(await cli.exited()).toBe(0);
+    for (const command of ['run', 'watch', 'search', 'show', 'upload', 'generate', 'emulator']) expect(cli.stdout()).toMatch(new RegExp(`^ {2}${command}\\b`, 'mu'));
+    expect(cli.stdout()).toContain('FLOWSTREAM_API_KEY');
+  });
+
+  it.each(['run', 'watch', 'search', 'show', 'upload', 'generate', 'emulator'])('explains %s', async (command) => {
+    const cli = flowstream([command, '--help']);
+    expect(await cli.exited()).toBe(0);
+    expect(cli.stdout()).toContain(`Usage: flowstream ${command}`);
+  });
+
+  it('documents Ctrl-C, --no-abort and the exit codes of run', async () => {
+    const cli = flowstream(['run', '--help']);
+    expect(await cli.exited()).toBe(0);
+    for (const text of ['--var <name=value>', '--file <name=path>', '--json', '--no-abort', '--timeout <seconds>', '--quiet', 'Exit codes: 0 finished, 1 workflow failed']) {
+      expect(cli.stdout()).toContain(text);
+    }
+  });
+});

@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import type { RunEvent, RunResult } from '../../src/index.js';
+import { plainRenderer } from '../../src/cli/progress/plain-renderer.js';
+import { advanceProgress, initialProgress, nodeElapsedMs } from '../../src/cli/progress/run-progress.js';
+
+const executionId = 'we-1';
+const result: RunResult = {
+  executionId,
+  status: 'finish',
+  nodes: [],
+  output: [],
+  files: [{ name: 'a.md', type: 'text/markdown', size: 2048, url: 'http://127.0.0.1/v1/drive/file/public/df-1/a.md' }],
+  failedNodes: [],
+};
+
+function scripted(): { events: readonly [number, RunEvent][] } {
+  return {
+    events: [
+      [0, { type: 'started', executionId, canvasId: 'c-1', status: 'executing' }],
+      [100, { type: 'node', executionId, nodeId: 'n-start', title: 'Start', status: 'finish' }],
+      [100, { type: 'node', executionId, nodeId: 'n-a', title: 'Draft', status: 'init' }],
+      [600, { type: 'node', executionId, nodeId: 'n-a', title: 'Draft', status: 'executing', previous: 'init' }],
+      [900, { type: 'message', executionId, nodeId: 'n-a', messageId: 'm-1', role: 'ai', delta: 'line one\nline two', reasoningDelta: '', content: 'line one\nline two', reasoningContent: '', replaced: false }],
+      [2100, { type: 'node', executionId, nodeId: 'n-a', title: 'Draft', status: 'finish', previous: 'executing' }],
+      [2200, { type: 'file', executionId, file: result.files[0]! }],
+      [2300, { type: 'finished', executionId, result }],
+    ],
+  };
+}
+
+function render(quiet: boolean): string {
+  let now = 0;
+  let text = '';
+  const renderer = plainRenderer({ write: (chunk: string) => (text += chunk) }, { quiet, now: () => now });
+  for (const [at, event] of scripted().events) {
+    now = at;
+    renderer.event(event);
+  }
+  now = 2500;
+  renderer.close(result);
+  return text;
+}
+
+describe('the plain display', () => {
+  it('prints a line per node change with status and elapsed time, the output as it comes, and the files at the end', () => {
+    expect(render(false)).toBe(
+      [
+        'Started execution we-1 of c-1',
+        '[1/1] ✔ Start  finish',
+        '[1/2] › Draft  executing  0.0s',
+        '  Draft │ line one',
+        '  Draft │ line two',
+        '[2/2] ✔ Draft  finish  1.5s',
+        '✔ Run finished in 2.5s · 2/2 nodes · execution we-1',
+        'Files:',
+        '  a.md  (text/markdown, 2.0 KiB)  http://127.0.0.1/v1/drive/file/public/df-1/a.md',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('leaves the output out when quiet', () => {
+    expect(render(true)).not.toContain('│');
+  });
+});
+
+describe('run progress', () => {
+  it('times a node from when it was seen executing to when it was seen done', () => {
+    let progress = initialProgress(0);
+    for (const [at, event] of scripted().events) progress = advanceProgress(progress, event, at);
+    const draft = progress.nodes.find((node) => node.nodeId === 'n-a')!;
+    expect(nodeElapsedMs(draft, 9999)).toBe(1500);
+    expect(draft.lastLine).toBe('line two');
+  });
+
+  it('gives no time to a node first seen done, whose start nobody saw', () => {
+    const progress = advanceProgress(initialProgress(0), { type: 'node', executionId, nodeId: 'n', status: 'finish', previous: 'init' }, 50);
+    expect(nodeElapsedMs(progress.nodes[0]!, 100)).toBeUndefined();
+  });
+});
