@@ -120,7 +120,9 @@ export function runPipeline<Name extends string>(
     };
 
     const finish = (): void => {
-      subscriber.next({ type: 'finished', outcomes: Object.fromEntries(outcomes) as Record<Name, StepOutcome<Name>> });
+      // In declaration order, whatever order the steps ended in.
+      const all = Object.fromEntries(Object.keys(steps).map((step) => [step, outcomes.get(step as Name)]));
+      subscriber.next({ type: 'finished', outcomes: all as Record<Name, StepOutcome<Name>> });
       if (failure === undefined) subscriber.complete();
       else subscriber.error(failure.error);
     };
