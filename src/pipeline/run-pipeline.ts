@@ -128,13 +128,15 @@ export function runPipeline<Name extends string>(
     };
 
     const open = (): boolean => !subscriber.closed;
+    const stoppedBy = (): Name | undefined => (policy === 'abort-all' ? failure?.step : undefined);
     const pass = (): void => {
-      const moves = nextMoves(plan, phases, attached, policy === 'abort-all' ? failure?.step : undefined);
+      const moves = nextMoves(plan, phases, attached, stoppedBy());
       for (const [step, blockedBy] of moves.skip) {
         phases.set(step, 'skipped');
         outcomes.set(step, { status: 'skipped', blockedBy });
       }
-      for (const step of moves.start) if (open() && phases.get(step) === 'waiting') launch(step);
+      // A step launched in this pass may fail at once (its input threw) and stop the pipeline.
+      for (const step of moves.start) if (open() && stoppedBy() === undefined && phases.get(step) === 'waiting') launch(step);
     };
 
     // Re-entrant calls (a step settling while others are being launched) only ask for another pass.

@@ -183,7 +183,7 @@ describe('runPipeline in virtual time', () => {
     expect(client.calls).toEqual([]);
   });
 
-  it('a step whose input throws fails without starting; its dependants are skipped', () => {
+  it('a step whose input throws fails without starting; its dependants are skipped, and with abort-all every other step', () => {
     const scheduler = testScheduler();
     const problem = new Error('no such file');
     const { client, recording } = scheduler.run(() => {
@@ -197,11 +197,15 @@ describe('runPipeline in virtual time', () => {
             },
           },
           b: { canvasId: 'c-b', dependsOn: ['a'] },
+          c: { canvasId: 'c-c' },
         },
       });
       return { client: fake, recording: record(scheduler, pipeline) };
     });
-    expect(recording.events).toEqual([[0, { type: 'finished', outcomes: { a: { status: 'failed', error: problem }, b: { status: 'skipped', blockedBy: 'a' } } }]]);
+    // abort-all: the independent step c, ready at the same moment as a, is not started either.
+    expect(recording.events).toEqual([
+      [0, { type: 'finished', outcomes: { a: { status: 'failed', error: problem }, b: { status: 'skipped', blockedBy: 'a' }, c: { status: 'skipped', blockedBy: 'a' } } }],
+    ]);
     expect(recording.end).toEqual([0, problem]);
     expect(client.calls).toEqual([]);
   });
