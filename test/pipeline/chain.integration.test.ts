@@ -1,5 +1,9 @@
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { lastValueFrom, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
+import { spoolToDisk } from '../../src/node/spool-to-disk.js';
 import type { RunEvent } from '../../src/runs/events.js';
 import { runResult } from '../../src/runs/run-result.js';
 import { outputFields } from '../../src/pipeline/output-fields.js';
@@ -85,5 +89,24 @@ describe('a chain of runs with thenRun', () => {
     const [reviewRun] = executionsOf(emulator, 'c-review');
     expect(emulator.requests.list({ endpoint: 'abort' })[0]?.executionId).toBe(reviewRun?.executionId);
     expect(executionsOf(emulator, 'c-write')[0]?.status).toBe('finish');
+  });
+});
+
+describe('file transfer in Node through a disk spool', () => {
+  it('streams an output file to disk and uploads it from there, then removes it', async () => {
+    const { emulator, client } = await setup([task('c-big', { durationMs: 1_000, files: [{ name: 'data.bin', type: 'application/octet-stream', size: 3 * 1024 * 1024 }] })], { rateLimit: false });
+    const result = await runResult(client.run('c-big'));
+    const directory = await mkdtemp(join(tmpdir(), 'pipeline-test-'));
+    const spool = await spoolToDisk({ directory });
+    const [viaDisk] = await transferFiles(client, [outputFile(result, 'data.bin')], { read: spool.read });
+    expect(await readdir(directory)).toHaveLength(1);
+    await spool.close();
+    expect(await readdir(directory)).toEqual([]);
+    // PROTOCOL §5.6: the same bytes through memory give the same content-addressed key.
+    const [viaMemory] = await transferFiles(client, [outputFile(result, 'data.bin')]);
+    expect(viaDisk?.fileKey).toMatch(/^of_/);
+    expect(viaDisk?.fileKey).toBe(viaMemory?.fileKey);
+    expect(emulator.requests.list({ endpoint: 'file' })).toHaveLength(2);
+    await rm(directory, { recursive: true });
   });
 });
