@@ -1,6 +1,11 @@
 /**
  * Where a step's execution stood when the checkpoint was taken.
  * `aborted`: the pipeline aborted it (`onStepFailure: 'abort-all'`).
+ *
+ * @example
+ * ```ts
+ * const status: StepCheckpointStatus = 'running';
+ * ```
  */
 export type StepCheckpointStatus = 'running' | 'finish' | 'failed' | 'aborted';
 

@@ -53,6 +53,11 @@ export interface PipelineDefinition<Name extends string> {
  * What happens to independent branches when a step fails (after its retries); its dependants never start.
  * `abort-all`: every running execution is aborted and nothing more starts. `finish-running`: the
  * branches that do not depend on the failed step run on to their end.
+ *
+ * @example
+ * ```ts
+ * const policy: StepFailurePolicy = 'finish-running';
+ * ```
  */
 export type StepFailurePolicy = 'abort-all' | 'finish-running';
 

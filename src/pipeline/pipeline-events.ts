@@ -2,14 +2,28 @@ import type { RunResult } from '../http/model.js';
 import type { RunEvent } from '../runs/events.js';
 import type { PipelineCheckpoint } from './pipeline-checkpoint.js';
 
-/** An event of one step's run, tagged with the step. */
+/**
+ * An event of one step's run, tagged with the step.
+ *
+ * @example
+ * ```ts
+ * pipeline$.pipe(filter((e) => e.type === 'step' && e.event.type === 'message')).subscribe((e) => console.log(e.step));
+ * ```
+ */
 export interface StepEvent<Name extends string> {
   readonly type: 'step';
   readonly step: Name;
   readonly event: RunEvent;
 }
 
-/** The checkpoint changed: a step started (or re-started on retry), finished, failed or was aborted. */
+/**
+ * The checkpoint changed: a step started (or re-started on retry), finished, failed or was aborted.
+ *
+ * @example
+ * ```ts
+ * pipeline$.subscribe((e) => { if (e.type === 'checkpoint') writeFileSync('checkpoint.json', JSON.stringify(e.checkpoint)); });
+ * ```
+ */
 export interface CheckpointEvent<Name extends string> {
   readonly type: 'checkpoint';
   readonly checkpoint: PipelineCheckpoint<Name>;
@@ -19,6 +33,11 @@ export interface CheckpointEvent<Name extends string> {
  * How a step ended. `failed`: its workflow failed (`WorkflowFailedError` naming the step) or its run
  * or input errored otherwise. `aborted`: running when another step failed under `abort-all`.
  * `skipped`: never started, because `blockedBy` failed (or was skipped) or the pipeline stopped.
+ *
+ * @example
+ * ```ts
+ * const outcome: StepOutcome<'a' | 'b'> = { status: 'skipped', blockedBy: 'a' };
+ * ```
  */
 export type StepOutcome<Name extends string> =
   | { readonly status: 'finish'; readonly result: RunResult }
@@ -27,8 +46,13 @@ export type StepOutcome<Name extends string> =
   | { readonly status: 'skipped'; readonly blockedBy: Name };
 
 /**
- * The last event: every step's outcome. The pipeline then completes, or errors with the first
- * failed step's error.
+ * The last event: every step's outcome, in declaration order. The pipeline then completes, or errors
+ * with the first failed step's error.
+ *
+ * @example
+ * ```ts
+ * const last = await lastValueFrom(pipeline$.pipe(filter((e) => e.type === 'finished')));
+ * ```
  */
 export interface PipelineFinishedEvent<Name extends string> {
   readonly type: 'finished';

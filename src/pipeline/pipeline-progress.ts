@@ -1,6 +1,13 @@
 import type { PipelinePlan } from './pipeline-plan.js';
 
-/** Where a step stands within one subscription of a pipeline. */
+/**
+ * Where a step stands within one subscription of a pipeline.
+ *
+ * @example
+ * ```ts
+ * const phases = new Map<string, StepPhase>([['a', 'finish'], ['b', 'waiting']]);
+ * ```
+ */
 export type StepPhase = 'waiting' | 'running' | 'finish' | 'failed' | 'aborted' | 'skipped';
 
 /**

@@ -107,7 +107,8 @@ export function runPipeline<Name extends string>(
         },
         complete: () => {
           if (result === undefined) {
-            settle(step, { status: 'failed', error: new InvalidArgumentError(`steps.${step}`, 'its run completed without a result') });
+            // A run always ends with `finished` or an error (DESIGN.md); a source that broke this is a bug to show.
+            settle(step, { status: 'failed', error: new Error(`step ${step} completed without a finished event`) });
             return;
           }
           results[step] = result;

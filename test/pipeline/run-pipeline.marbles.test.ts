@@ -209,4 +209,10 @@ describe('runPipeline in virtual time', () => {
     expect(recording.end).toEqual([0, problem]);
     expect(client.calls).toEqual([]);
   });
+
+  it('fails a step whose run completed without a result', () => {
+    const scheduler = testScheduler();
+    const recording = scheduler.run(({ cold }) => record(scheduler, runPipeline(fakeClient({ run: () => cold<RunEvent>('s|', run('we-a').values) }), { steps: { a: { canvasId: 'c-a' } } })));
+    expect(recording.end?.[1]).toEqual(new Error('step a completed without a finished event'));
+  });
 });
