@@ -1,12 +1,15 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEmulator, type Emulator, type WorkflowDefinition } from '../../src/emulator/index.js';
-import { build, flowstream } from './support/built-cli.js';
+import { scrubbedEnv, startProcess } from './support/child-process.js';
+import { build, flowstream, ROOT } from './support/built-cli.js';
 
 // The command as a user runs it: the built dist/cli/main.js, spawned with only PATH, HOME and the
-// FLOWSTREAM_* variables, against an emulator of this process on 127.0.0.1.
+// FLOWSTREAM_* variables, against an emulator of this process on 127.0.0.1. `npm start` is tested
+// here too, last: it rebuilds dist/, which must not happen while other tests spawn the command.
 
 const STEPS: WorkflowDefinition = {
   canvasId: 'c-test-steps',
@@ -262,4 +265,45 @@ describe('--help', () => {
       expect(cli.stdout()).toContain(text);
     }
   });
+});
+
+describe('npm start', () => {
+  it('builds, runs the demo pipeline with live progress, prints the outputs and files, and exits 0', async () => {
+    const demo = startProcess('npm', ['start'], { env: scrubbedEnv(), cwd: ROOT });
+    expect(await demo.exited(120_000)).toBe(0);
+    const out = demo.stdout();
+    expect(out).toMatch(/flowstream demo — an embedded emulator at http:\/\/127\.0\.0\.1:\d+\/v1/u);
+    expect(out).toMatch(/^Started execution we-\S+ of c-demo-research$/mu);
+    expect(out).toMatch(/^\[\d+\/\d+\] › Compare pricing {2}executing/mu);
+    expect(out).toMatch(/^ {2}brief\.md {2}\(text\/markdown, \d+ B\) {2}http:\/\/127\.0\.0\.1:\d+\/v1\/drive\/file\/public\//mu);
+    expect(out).toMatch(/^Started execution we-\S+ of c-demo-report$/mu);
+    expect(out).toMatch(/^ {2}chart\.png {2}\(image\/png, 4\.0 KiB\)/mu);
+    expect(out).toContain('Final output of c-demo-report:\n  Recommendation: enter with a free tier and guided onboarding.');
+    expect(out).toMatch(/^Demo finished in \d+\.\ds\./mu);
+    expect(out).not.toContain('FLOWSTREAM_API_KEY and FLOWSTREAM_BASE_URL are set');
+  }, 150_000);
+
+  it('with FLOWSTREAM_* set, explains how to run against the service without calling it', async () => {
+    let requests = 0;
+    const service = createServer((_request, response) => {
+      requests += 1;
+      response.end();
+    });
+    await new Promise<void>((resolve) => service.listen(0, '127.0.0.1', resolve));
+    const address = service.address();
+    const port = typeof address === 'object' && address !== null ? address.port : 0;
+    try {
+      const demo = startProcess(process.execPath, ['dist/cli/start.js'], {
+        env: scrubbedEnv({ FLOWSTREAM_API_KEY: `rf_${'z'.repeat(32)}`, FLOWSTREAM_BASE_URL: `http://127.0.0.1:${port}/v1` }),
+        cwd: ROOT,
+      });
+      expect(await demo.exited(60_000)).toBe(0);
+      expect(demo.stdout()).toContain(`FLOWSTREAM_API_KEY and FLOWSTREAM_BASE_URL are set (http://127.0.0.1:${port}/v1).`);
+      expect(demo.stdout()).toContain('npx flowstream run <canvasId>');
+      expect(demo.stdout()).toContain('Demo finished in');
+      expect(requests).toBe(0);
+    } finally {
+      service.close();
+    }
+  }, 60_000);
 });
