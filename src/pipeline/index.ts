@@ -1,6 +1,6 @@
 // Pipelines (issue 6): chaining, fan-out and DAGs of runs, passing text, fields and files along.
 export type { PipelineClient } from './pipeline-client.js';
-export { thenRun } from './then-run.js';
+export { thenRun, type ThenRunOptions } from './then-run.js';
 export type { ChainInput, StepContext } from './step-input.js';
 export { runEach, type RunEachOptions, type EachResult } from './run-each.js';
 export { runPipeline } from './run-pipeline.js';

@@ -4,7 +4,21 @@ import type { RunEvent } from '../runs/events.js';
 import type { RunOptions } from '../runs/run-options.js';
 import { fromAbortable } from './from-abortable.js';
 import type { PipelineClient } from './pipeline-client.js';
+import { retryFailedWorkflow } from './retry-failed-workflow.js';
 import type { ChainInput } from './step-input.js';
+
+/**
+ * Options of {@link thenRun}: those of the new run, and how often to re-run it when its workflow fails.
+ *
+ * @example
+ * ```ts
+ * thenRun(client, 'c-2', (result) => ({}), { retry: 2, output: 'final' });
+ * ```
+ */
+export interface ThenRunOptions extends RunOptions {
+  /** Re-run the new workflow up to this many times when it fails (default 0); its input is built anew each time. */
+  readonly retry?: number;
+}
 
 /**
  * Chains a run after the run upstream: the upstream events pass through, and once it has finished
@@ -15,8 +29,8 @@ import type { ChainInput } from './step-input.js';
  * run layer sends that abort exactly once), aborts the signal given to `input` while it prepares the
  * next run, and starts nothing new. A failed upstream workflow errors the chain with
  * `WorkflowFailedError` and the next run never starts; with `failOnWorkflowError: false` upstream, a
- * failed result ends the chain there, completed. Compose `retry` on a link by retrying its run:
- * `client.run(id).pipe(retry(2))` re-runs a failed workflow.
+ * failed result ends the chain there, completed. `retry` re-runs the new link's failed workflow (the
+ * first link's with `retryFailedWorkflow(n)` on its run).
  *
  * @example
  * ```ts
@@ -31,14 +45,17 @@ import type { ChainInput } from './step-input.js';
  * );
  * ```
  */
-export function thenRun(client: PipelineClient, canvasId: string, input: ChainInput, options: RunOptions = {}): OperatorFunction<RunEvent, RunEvent> {
+export function thenRun(client: PipelineClient, canvasId: string, input: ChainInput, options: ThenRunOptions = {}): OperatorFunction<RunEvent, RunEvent> {
+  const { retry = 0, ...runOptions } = options;
+  const retrying = retryFailedWorkflow<RunEvent>(retry);
   return (source) =>
     defer(() => {
       let last: RunResult | undefined;
       const next = defer(() => {
         if (last?.status !== 'finish') return EMPTY;
         const result = last;
-        return fromAbortable((signal) => input(result, { signal })).pipe(switchMap((runInput) => client.run(canvasId, runInput, options)));
+        const attempt = defer(() => fromAbortable((signal) => input(result, { signal })).pipe(switchMap((runInput) => client.run(canvasId, runInput, runOptions))));
+        return attempt.pipe(retrying);
       });
       return concat(
         source.pipe(

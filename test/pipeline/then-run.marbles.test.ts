@@ -58,4 +58,18 @@ describe('thenRun in virtual time', () => {
       expectObservable(chain).toBe('s-(f#)', values, problem);
     });
   });
+
+  it('re-runs the new link with retry, building its input anew', () => {
+    const failed = resultOf('we-2', { status: 'failed' });
+    const client = testScheduler().run(({ cold, expectObservable }) => {
+      let attempts = 0;
+      const fake = fakeClient({
+        run: () => (attempts++ === 0 ? cold<RunEvent>('t---x--#', { ...values, x: finishedEvent(failed) }, new WorkflowFailedError(failed)) : cold<RunEvent>('t--(g|)', values)),
+      });
+      const chain = cold<RunEvent>('s-(f|)', values).pipe(thenRun(fake, 'c-2', (result) => ({ variables: { text: outputText(result) } }), { retry: 1, output: 'final' }));
+      expectObservable(chain).toBe('s-(ft)x--t--(g|)', { ...values, x: finishedEvent(failed) });
+      return fake;
+    });
+    expect(client.calls.map((call) => call.options)).toEqual([{ output: 'final' }, { output: 'final' }]);
+  });
 });
