@@ -1,0 +1,61 @@
+import { createRequestBudget, scaledClock } from '../../src/budget/index.js';
+import { createEmulator, type Emulator, type EndpointName, type WorkflowDefinition } from '../../src/emulator/index.js';
+import { createHttpClient, type HttpClient } from '../../src/http/index.js';
+import { createRuns, type Runs } from '../../src/runs/create-runs.js';
+import { benchTime, type BenchTime } from './time.js';
+
+/**
+ * One account on one emulator, with the service's limits (PROTOCOL §2.1: 100 per minute, 10,000 per
+ * day) on an accelerated clock, reached through the emulator's in-process `fetch` (no sockets: HTTP
+ * cost stays out of the measurement). Each contender gets its own world, so no one shares a window.
+ */
+export interface World {
+  readonly emulator: Emulator;
+  readonly time: BenchTime;
+  /**
+   * flowstream as `createClient` composes it (src/client.ts: budget → http → runs), with its timers on
+   * the emulator's clock: the budget on `scaledClock(speed)` and the runs on a scaled scheduler.
+   */
+  flowstream(): Runs;
+  /**
+   * The same HTTP client with no budget and no retries, for the baseline loops: the service's own tool
+   * neither paces nor retries (PROTOCOL §6).
+   */
+  plain(): HttpClient;
+  /** Requests the emulator answered, per endpoint, and how many of them were 429s. */
+  requests(): RequestCounts;
+  close(): Promise<void>;
+}
+
+export interface RequestCounts {
+  readonly total: number;
+  readonly byEndpoint: Readonly<Partial<Record<EndpointName, number>>>;
+  readonly rateLimited: number;
+}
+
+export async function openWorld(options: { readonly speed: number; readonly workflows: readonly WorkflowDefinition[] }): Promise<World> {
+  const emulator = await createEmulator({ speed: options.speed, listen: false, samples: false, workflows: options.workflows });
+  const time = benchTime(options.speed, () => emulator.clock.now());
+  const connection = { apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch };
+  return {
+    emulator,
+    time,
+    flowstream: () => {
+      const budget = createRequestBudget({ clock: scaledClock(options.speed) });
+      const http = createHttpClient({ ...connection, gate: budget });
+      return createRuns(http.executions, { scheduler: time.scheduler });
+    },
+    plain: () => createHttpClient({ ...connection, retry: false }),
+    requests: () => {
+      const byEndpoint: Partial<Record<EndpointName, number>> = {};
+      let rateLimited = 0;
+      const all = emulator.requests.list();
+      for (const request of all) {
+        byEndpoint[request.endpoint] = (byEndpoint[request.endpoint] ?? 0) + 1;
+        if (request.status === 429) rateLimited += 1;
+      }
+      return { total: all.length, byEndpoint, rateLimited };
+    },
+    close: () => emulator.close(),
+  };
+}

@@ -1,0 +1,128 @@
+import type { WorkflowDefinition } from '../src/emulator/index.js';
+import { type Contender, FLOWSTREAM_FINAL, FLOWSTREAM_STREAM, LOOP_1S, LOOP_2S } from './harness/contenders.js';
+import { type Detection, detection, seconds, table, times } from './harness/report.js';
+import { Sightings } from './harness/sightings.js';
+import { ratio } from './harness/stats.js';
+import { openWorld, type RequestCounts } from './harness/world.js';
+
+/**
+ * Issue 5's workflow: about four minutes with parallel branches — plan 40 s; two gathers of 75 s and
+ * 110 s side by side; write 60 s; review 35 s — long against the budget's round of N status polls, so
+ * that most changes fall in the steady state where every run waits its turn.
+ */
+const CANVAS_ID = 'c-bench-many';
+
+export const MANY_RUNS_WORKFLOW: WorkflowDefinition = {
+  canvasId: CANVAS_ID,
+  title: 'Bench: a multi-node run, many at once',
+  nodes: [
+    { id: 'node-start', type: 'start' },
+    { id: 'node-plan', parents: ['node-start'], durationMs: 40_000, messages: [{ content: 'plan' }] },
+    { id: 'node-gather-a', parents: ['node-plan'], durationMs: 75_000, messages: [{ content: 'a: first half' }, { content: 'a: second half' }] },
+    { id: 'node-gather-b', parents: ['node-plan'], durationMs: 110_000, messages: [{ content: 'b: first third' }, { content: 'b: second third' }, { content: 'b: last third' }] },
+    { id: 'node-write', parents: ['node-gather-a', 'node-gather-b'], durationMs: 60_000, messages: [{ content: 'draft' }, { content: 'report' }] },
+    { id: 'node-review', parents: ['node-write'], durationMs: 35_000, messages: [{ content: 'approved' }] },
+  ],
+};
+
+/** PROTOCOL §2.1: 100 requests per minute per account. */
+export const BUDGET_PER_SECOND = 100 / 60;
+
+/**
+ * The physical bound of issue 5 for N runs sharing the budget: with every request a status poll, each
+ * run is read once every N / budget-per-second seconds, and a change waits on average half of that.
+ */
+export const boundMs = (runs: number): number => (runs / (2 * BUDGET_PER_SECOND)) * 1000;
+
+/** PROTOCOL §3.6: no execution outlives 30 minutes; nothing can change after that. */
+const DEADLINE_MS = 30 * 60_000;
+
+export interface ManyRunsOptions {
+  readonly sizes: readonly number[];
+  /** Emulator ms per real ms. */
+  readonly speed: number;
+}
+
+export interface ManyRunsRow {
+  readonly runs: number;
+  readonly contender: string;
+  readonly completed: number;
+  /** Runs the service's own tool would have completed: it ends a watch at its first error (PROTOCOL §6). */
+  readonly completedWithoutError: number;
+  readonly requests: RequestCounts;
+  readonly detection: Detection;
+  readonly boundMs: number;
+  readonly p50VersusBound: number | null;
+  /** How long the contender took, first start to last result, in emulator ms. */
+  readonly elapsedMs: number;
+}
+
+export interface ManyRunsResult {
+  readonly scenario: 'many-runs';
+  readonly speed: number;
+  readonly budgetPerSecond: number;
+  readonly workflow: WorkflowDefinition;
+  readonly rows: readonly ManyRunsRow[];
+}
+
+const CONTENDERS: readonly Contender[] = [FLOWSTREAM_STREAM, FLOWSTREAM_FINAL, LOOP_2S, LOOP_1S];
+
+async function measure(contender: Contender, runs: number, speed: number): Promise<ManyRunsRow> {
+  const world = await openWorld({ speed, workflows: [MANY_RUNS_WORKFLOW] });
+  try {
+    const sightings = new Sightings();
+    const startedAt = world.time.now();
+    const outcome = await contender.follow(world, { canvasId: CANVAS_ID, runs, deadlineMs: DEADLINE_MS, sightings });
+    const elapsedMs = world.time.now() - startedAt;
+    const seen = detection(world.emulator.executions.list(), sightings);
+    return {
+      runs,
+      contender: contender.name,
+      ...outcome,
+      requests: world.requests(),
+      detection: seen,
+      boundMs: boundMs(runs),
+      p50VersusBound: ratio(seen.latencyMs.p50, boundMs(runs)),
+      elapsedMs,
+    };
+  } finally {
+    await world.close();
+  }
+}
+
+/**
+ * Size after size; the contenders of one size side by side, each on its own emulator and account
+ * (their own rate-limit windows), which keeps the whole bench within minutes of real time.
+ */
+export async function manyRuns(options: ManyRunsOptions): Promise<ManyRunsResult> {
+  const rows: ManyRunsRow[] = [];
+  for (const runs of options.sizes) rows.push(...(await Promise.all(CONTENDERS.map((contender) => measure(contender, runs, options.speed)))));
+  return { scenario: 'many-runs', speed: options.speed, budgetPerSecond: BUDGET_PER_SECOND, workflow: MANY_RUNS_WORKFLOW, rows };
+}
+
+export const MANY_RUNS_HEADERS = ['N', 'contender', 'completed', 'tool', '429s', 'requests', 'run', 'status', 'output', 'changes seen', 'p50 s', 'p95 s', 'mean s', 'bound s', 'p50/bound', 'took s'] as const;
+
+export function manyRunsTable(result: ManyRunsResult): string {
+  return table(
+    MANY_RUNS_HEADERS,
+    result.rows.map((row) => [
+      String(row.runs),
+      row.contender,
+      `${row.completed}/${row.runs}`,
+      `${row.completedWithoutError}/${row.runs}`,
+      String(row.requests.rateLimited),
+      String(row.requests.total),
+      String(row.requests.byEndpoint.run ?? 0),
+      String(row.requests.byEndpoint.status ?? 0),
+      String(row.requests.byEndpoint.output ?? 0),
+      `${row.detection.seen}/${row.detection.changes}`,
+      seconds(row.detection.latencyMs.p50),
+      seconds(row.detection.latencyMs.p95),
+      seconds(row.detection.latencyMs.mean),
+      seconds(row.boundMs),
+      times(row.p50VersusBound),
+      (row.elapsedMs / 1000).toFixed(0),
+    ]),
+    2,
+  );
+}
