@@ -231,6 +231,16 @@ describe('the other commands', () => {
     expect(cli.stdout()).toContain('tools: web_search');
   });
 
+  it('generate --replace rewrites the tasks of an existing workflow', async () => {
+    const cli = flowstream(['generate', 'Translate the digest; then email it', '--replace', 'c-sample-news', '--json'], connected);
+    expect(await cli.exited()).toBe(0);
+    expect(JSON.parse(cli.stdout())).toMatchObject({ canvasId: 'c-sample-news' });
+    const show = flowstream(['show', 'c-sample-news'], connected);
+    expect(await show.exited()).toBe(0);
+    expect(show.stdout()).toContain('Tasks (2):');
+    expect(show.stdout()).toContain('tools: send_email');
+  });
+
   it('emulator serves the samples in the foreground, prints its URL and key, and stops on Ctrl-C', async () => {
     const cli = flowstream(['emulator', '--speed', '50']);
     const [, url = ''] = await cli.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+\/v1)/u);

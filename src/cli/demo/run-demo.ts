@@ -57,7 +57,7 @@ export async function runDemo(context: CliContext): Promise<number> {
     const ending = await followRun(demoPipeline(client), { renderer, onInterrupt: 'abort', interrupts: context.interrupts, notices: context.stderr });
     const outcome = outcomeOfRun(ending);
     if (ending.kind === 'finished') {
-      print(['', `Final output of ${REPORT_CANVAS_ID}:`, ...outputText(ending.result, { nodeId: REPORT_NODE_ID }).split('\n').map((line) => `  ${line}`), '']);
+      print(['', `Final output of ${REPORT_CANVAS_ID}:`, ...outputText(ending.result, { nodeId: REPORT_NODE_ID }).split('\n').map((line) => (line === '' ? '' : `  ${line}`)), '']);
       print([`Demo finished in ${formatDuration(Date.now() - began)}. Next: \`npx flowstream emulator\`, then \`npx flowstream run c-sample-parallel\`.`]);
     } else if (ending.kind === 'error') {
       context.stderr.write(`${describeError(ending.error).join('\n')}\n`);

@@ -58,7 +58,9 @@ export function followRun(run$: Observable<RunEvent>, options: FollowOptions): P
     };
     const stopListening = options.interrupts(() => {
       if (options.onInterrupt === 'abort') {
-        notices.write(executionId === undefined ? 'Interrupted: the run is aborted as soon as it has started.\n' : `Interrupted: aborting execution ${executionId}.\n`);
+        // The abort is sent in the background and the process waits for it; a second Ctrl-C quits at once.
+        const what = executionId === undefined ? 'the run is aborted as soon as it has started' : `aborting execution ${executionId}`;
+        notices.write(`Interrupted: ${what}. (Ctrl-C again to quit at once.)\n`);
         settle({ kind: 'interrupted', ...(executionId === undefined ? {} : { executionId }), detached: false });
       } else if (executionId === undefined) {
         notices.write('Interrupted: detaching as soon as the run has started.\n');
