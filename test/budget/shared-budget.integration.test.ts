@@ -15,8 +15,9 @@ const SPEED = 20;
 const RUNS = 50;
 
 /** A start, three parallel branches of 80–120 s and a 40 s summary joining them: 160 s per run. */
+const CANVAS = 'c-fan-in';
 const FAN_IN: WorkflowDefinition = {
-  canvasId: 'c-fan-in',
+  canvasId: CANVAS,
   title: 'Three sources, one summary',
   nodes: [
     { id: 'node-start', type: 'start' },
@@ -67,12 +68,12 @@ describe('one client budget shared by 50 concurrent runs, on the emulator with i
     });
     const budget = client.budget!;
     // The process's first fetch loads the HTTP stack: warm it up so the runs' first requests travel as fast as the rest.
-    await client.workflows.get(FAN_IN.canvasId);
+    await client.workflows.get(CANVAS);
 
     const states: BudgetState[] = [];
     const subscription = budget.state$.subscribe((state) => states.push(state));
     const started = performance.now();
-    const results = await Promise.all(Array.from({ length: RUNS }, (_, n) => runResult(client.run(FAN_IN.canvasId, { variables: { n } }))));
+    const results = await Promise.all(Array.from({ length: RUNS }, (_, n) => runResult(client.run(CANVAS, { variables: { n } }))));
     const realMs = performance.now() - started;
     subscription.unsubscribe();
 
