@@ -22,6 +22,8 @@ import { stepRun } from './step-run.js';
  * - Unsubscribing aborts every running execution (once each) and starts nothing new.
  * - `resume`: steps the checkpoint records as `running` or `finish` are followed with `watch`, not
  *   started again.
+ * - A definition that is not a DAG (no steps, an unknown dependency, a cycle) or a checkpoint naming
+ *   an unknown step throws `InvalidArgumentError` at once, before anything runs.
  *
  * @example
  * ```ts
