@@ -43,7 +43,7 @@ function abortsOf(executionId: string): number {
   return emulator.requests.list({ endpoint: 'abort', executionId }).length;
 }
 
-describe('flowstream run', () => {
+describe('flowstream run', { timeout: 60_000 }, () => {
   it('shows progress as plain lines in a pipe: nodes with status and elapsed time, partial output, files with URLs', async () => {
     const cli = flowstream(['run', 'c-test-steps'], connected);
     expect(await cli.exited()).toBe(0);
@@ -93,7 +93,7 @@ describe('flowstream run', () => {
   });
 });
 
-describe('exit codes', () => {
+describe('exit codes', { timeout: 60_000 }, () => {
   it('exits 1 when the workflow fails, naming the failed node', async () => {
     const cli = flowstream(['run', 'c-sample-branch-failure'], connected);
     expect(await cli.exited()).toBe(1);
@@ -138,7 +138,7 @@ describe('exit codes', () => {
   });
 });
 
-describe('Ctrl-C', () => {
+describe('Ctrl-C', { timeout: 60_000 }, () => {
   it('aborts the execution exactly once and exits 130', async () => {
     const cli = flowstream(['run', 'c-sample-timeout'], connected);
     const [, executionId = ''] = await cli.waitFor(/Started execution (we-[a-z0-9]+)/u);
@@ -160,7 +160,7 @@ describe('Ctrl-C', () => {
   });
 });
 
-describe('flowstream watch', () => {
+describe('flowstream watch', { timeout: 60_000 }, () => {
   it('follows an execution started elsewhere to its end', async () => {
     const response = await fetch(`${emulator.url}/openapi/workflow/c-test-steps/run`, { method: 'POST', headers: { Authorization: `Bearer ${emulator.apiKey}` } });
     const { data } = (await response.json()) as { data: { executionId: string } };
@@ -171,7 +171,7 @@ describe('flowstream watch', () => {
   });
 });
 
-describe('configuration', () => {
+describe('configuration', { timeout: 60_000 }, () => {
   it('says which settings are missing and exits 2', async () => {
     const cli = flowstream(['search']);
     expect(await cli.exited()).toBe(2);
@@ -190,11 +190,14 @@ describe('configuration', () => {
   });
 });
 
-describe('the other commands', () => {
+describe('the other commands', { timeout: 60_000 }, () => {
   it('search lists matching workflows, at most --limit, or as JSON lines', async () => {
-    const limited = flowstream(['search', '--limit', '2', '--order', 'creationAsc'], connected);
-    expect(await limited.exited()).toBe(0);
-    expect(limited.stdout().trimEnd().split('\n')).toHaveLength(2);
+    const oldest = flowstream(['search', '--limit', '2', '--order', 'creationAsc'], connected);
+    expect(await oldest.exited()).toBe(0);
+    expect(oldest.stdout().trimEnd().split('\n').map((line) => line.split(' ')[0])).toEqual(['c-sample-linear', 'c-sample-parallel']);
+    const newest = flowstream(['search', '--limit', '1', '--order', 'creationDesc'], connected);
+    expect(await newest.exited()).toBe(0);
+    expect(newest.stdout()).toMatch(/^c-test-steps {2}Two steps\n$/u);
     const json = flowstream(['search', 'report', '--json'], connected);
     expect(await json.exited()).toBe(0);
     const found = json.stdout().trimEnd().split('\n').map((line) => JSON.parse(line) as { canvasId: string });
@@ -242,8 +245,8 @@ describe('the other commands', () => {
   });
 
   it('emulator serves the samples in the foreground, prints its URL and key, and stops on Ctrl-C', async () => {
-    const cli = flowstream(['emulator', '--speed', '50']);
-    const [, url = ''] = await cli.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+\/v1)/u);
+    const cli = flowstream(['emulator', '--speed', '50', '--profile', 'spec']);
+    const [, url = ''] = await cli.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+\/v1) \(profile spec, time 50x\)/u);
     const [, apiKey = ''] = await cli.waitFor(/API key: (rf_\w+)/u);
     const search = flowstream(['search', 'parallel'], { FLOWSTREAM_API_KEY: apiKey, FLOWSTREAM_BASE_URL: url });
     expect(await search.exited()).toBe(0);
@@ -254,7 +257,7 @@ describe('the other commands', () => {
   });
 });
 
-describe('--help', () => {
+describe('--help', { timeout: 60_000 }, () => {
   it('lists the commands and the configuration', async () => {
     const cli = flowstream(['--help']);
     expect(await cli.exited()).toBe(0);
@@ -277,7 +280,7 @@ describe('--help', () => {
   });
 });
 
-describe('npm start', () => {
+describe('npm start', { timeout: 60_000 }, () => {
   it('builds, runs the demo pipeline with live progress, prints the outputs and files, and exits 0', async () => {
     const demo = startProcess('npm', ['start'], { env: scrubbedEnv(), cwd: ROOT });
     expect(await demo.exited(120_000)).toBe(0);
