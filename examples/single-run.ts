@@ -42,9 +42,14 @@ try {
   console.log(`finished: ${result.status}, ${result.output.length} task nodes`);
   for (const file of result.files) console.log(`file ${file.name} (${file.type}) ${file.url ?? ''}`);
 } catch (error) {
-  if (!isWorkflowFailedError(error)) throw error;
-  console.log(`failed: ${error.result.failedNodes.map((node) => `${node.title ?? node.nodeId}: ${node.error?.message ?? ''}`).join('; ')}`);
-  process.exitCode = 1;
+  if (interrupted.signal.aborted) {
+    console.log('interrupted: the execution was aborted');
+    process.exitCode = 130;
+  } else {
+    if (!isWorkflowFailedError(error)) throw error;
+    console.log(`failed: ${error.result.failedNodes.map((node) => `${node.title ?? node.nodeId}: ${node.error?.message ?? ''}`).join('; ')}`);
+    process.exitCode = 1;
+  }
 } finally {
   await close();
 }

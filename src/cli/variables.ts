@@ -30,7 +30,11 @@ export async function uploadFileVariables(client: Client, files: readonly Assign
     }),
   );
   const uploaded = await client.files.upload(sources);
-  const keys = files.map(({ name }, index) => ({ name, value: uploaded[index]?.fileKey ?? '' }));
+  const keys = files.map(({ name, value }, index) => {
+    const key = uploaded[index]?.fileKey;
+    if (key === undefined) throw new Error(`The upload returned no key for ${value}`);
+    return { name, value: key };
+  });
   return Object.fromEntries([...grouped(keys)].map(([name, fileKeys]) => [name, fileKeys]));
 }
 

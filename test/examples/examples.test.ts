@@ -11,6 +11,14 @@ import { scrubbedEnv, startProcess } from '../cli/support/child-process.js';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const TSX = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url));
 
+let emulator: Emulator;
+beforeAll(async () => {
+  emulator = await createEmulator({ speed: 10, rateLimit: false });
+});
+afterAll(async () => {
+  await emulator.close();
+});
+
 function example(name: string, args: readonly string[] = [], env: Record<string, string> = {}): ReturnType<typeof startProcess> {
   return startProcess(TSX, [`examples/${name}.ts`, ...args], { env: scrubbedEnv(env), cwd: ROOT });
 }
@@ -32,6 +40,17 @@ describe('examples/single-run.ts', () => {
   }, 60_000);
 });
 
+describe('examples/single-run.ts on Ctrl-C', () => {
+  it('aborts the execution once and exits 130', async () => {
+    const run = example('single-run', ['c-sample-timeout'], { FLOWSTREAM_API_KEY: emulator.apiKey, FLOWSTREAM_BASE_URL: emulator.url });
+    const [, executionId = ''] = await run.waitFor(/^started (we-\S+)$/mu, 30_000);
+    run.child.kill('SIGINT');
+    expect(await run.exited(60_000)).toBe(130);
+    expect(run.stdout()).toContain('interrupted: the execution was aborted');
+    expect(emulator.requests.list({ endpoint: 'abort', executionId })).toHaveLength(1);
+  }, 60_000);
+});
+
 describe('examples/upload-run-download.ts', () => {
   it('uploads a file, runs a workflow with it and downloads the output files', async () => {
     const run = example('upload-run-download');
@@ -44,14 +63,6 @@ describe('examples/upload-run-download.ts', () => {
 });
 
 describe('examples/sse-service.ts', () => {
-  let emulator: Emulator;
-  beforeAll(async () => {
-    emulator = await createEmulator({ speed: 10, rateLimit: false });
-  });
-  afterAll(async () => {
-    await emulator.close();
-  });
-
   /** Reads server-sent events until `stop` says enough; returns the events read. */
   async function readEvents(body: ReadableStream<Uint8Array>, stop: (events: readonly { event: string; data: unknown }[]) => boolean): Promise<{ event: string; data: unknown }[]> {
     const events: { event: string; data: unknown }[] = [];
