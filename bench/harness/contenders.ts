@@ -126,11 +126,13 @@ class Stop extends Error {}
 /** One way of following runs, as every scenario compares them. */
 export interface Contender {
   readonly name: string;
+  /** A fixed loop's period; flowstream has none (its demand is bounded by its budget). */
+  readonly periodMs?: number;
   follow(world: World, assignment: Assignment): Promise<Outcome>;
 }
 
 export const FLOWSTREAM_STREAM: Contender = { name: 'flowstream (stream)', follow: (world, assignment) => followWithFlowstream(world, assignment, 'stream') };
 export const FLOWSTREAM_FINAL: Contender = { name: 'flowstream (final)', follow: (world, assignment) => followWithFlowstream(world, assignment, 'final') };
 /** The service's own tool (PROTOCOL §6): the baseline every ratio is taken against. */
-export const LOOP_2S: Contender = { name: 'fixed 2 s loop', follow: (world, assignment) => followWithFixedLoop(world, assignment, 2000) };
-export const LOOP_1S: Contender = { name: 'fixed 1 s loop', follow: (world, assignment) => followWithFixedLoop(world, assignment, 1000) };
+export const LOOP_2S: Contender = { name: 'fixed 2 s loop', periodMs: 2000, follow: (world, assignment) => followWithFixedLoop(world, assignment, 2000) };
+export const LOOP_1S: Contender = { name: 'fixed 1 s loop', periodMs: 1000, follow: (world, assignment) => followWithFixedLoop(world, assignment, 1000) };

@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { MANY_RUNS_HEADERS, manyRuns, manyRunsTable } from '../../bench/many-runs.js';
+import { SINGLE_RUN_HEADERS, singleRun, singleRunTable } from '../../bench/single-run.js';
+
+// A smoke test of the bench harness at the smallest sizes, fast: it proves the scenarios run end to
+// end and that their numbers add up. It asserts no timings (those are the bench's to report).
+
+/** The table's lines split into cells (cells are separated by two spaces or more). */
+const cells = (text: string): string[][] => text.split('\n').map((line) => line.trim().split(/ {2,}/));
+
+const sum = (counts: Readonly<Partial<Record<string, number>>>): number => Object.values(counts).reduce<number>((total, count) => total + (count ?? 0), 0);
+
+describe('npm run bench, at its smallest', () => {
+  it('compares one run of the scripted timeline per contender, and its counts add up', { timeout: 60_000 }, async () => {
+    const result = await singleRun({ repetitions: 1, speed: 50 });
+
+    expect(result.rows.map((row) => row.contender)).toEqual(['flowstream (stream)', 'flowstream (final)', 'fixed 2 s loop', 'fixed 1 s loop']);
+    for (const row of result.rows) {
+      expect(row.completed).toBe(1);
+      const { total, run, status, output, other } = row.requestsPerRun;
+      expect(run + status + output + other).toBe(total);
+      expect(run).toBe(1);
+      expect(output).toBeGreaterThanOrEqual(1);
+      // Five task nodes start and end, and the execution settles: eleven changes, all seen.
+      expect(row.detection).toMatchObject({ changes: 11, seen: 11 });
+      expect(row.detection.latencyMs.p50).toBeGreaterThanOrEqual(0);
+    }
+    expect(result.rows.find((row) => row.contender === 'fixed 2 s loop')?.versus2sLoop).toEqual({ requests: 1, p50: 1, mean: 1 });
+
+    const table = cells(singleRunTable(result));
+    expect(table[0]).toEqual([...SINGLE_RUN_HEADERS]);
+    expect(table.slice(2).map((line) => line.length)).toEqual([14, 14, 14, 14]);
+  });
+
+  it('runs two runs at once per contender on one account, and its request counts match the emulator log', { timeout: 60_000 }, async () => {
+    const result = await manyRuns({ sizes: [2], speed: 100 });
+
+    expect(result.rows.map((row) => [row.runs, row.contender])).toEqual([
+      [2, 'flowstream (stream)'],
+      [2, 'flowstream (final)'],
+      [2, 'fixed 2 s loop'],
+      [2, 'fixed 1 s loop'],
+    ]);
+    for (const row of result.rows) {
+      expect(row.completed).toBe(2);
+      // Only a failed request keeps a completed run from counting for the service's own tool.
+      if (row.requests.rateLimited === 0) expect(row.completedWithoutError).toBe(2);
+      else expect(row.completedWithoutError).toBeLessThan(2);
+      expect(sum(row.requests.byEndpoint)).toBe(row.requests.total);
+      expect(row.requests.byEndpoint.run).toBe(2);
+      expect(row.detection).toMatchObject({ changes: 22, seen: 22 });
+      expect(row.boundMs).toBeCloseTo(600);
+    }
+
+    // flowstream's budget keeps it under the account's limit, whatever the timing.
+    expect(result.rows.filter((row) => row.contender.startsWith('flowstream')).map((row) => row.requests.rateLimited)).toEqual([0, 0]);
+
+    const table = cells(manyRunsTable(result));
+    expect(table[0]).toEqual([...MANY_RUNS_HEADERS]);
+    expect(table.slice(2).map((line) => line.length)).toEqual([18, 18, 18, 18]);
+  });
+});
