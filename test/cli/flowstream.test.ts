@@ -149,6 +149,19 @@ describe('Ctrl-C', { timeout: 60_000 }, () => {
     expect(emulator.executions.get(executionId)?.status).toBe('failed');
   });
 
+  it('aborts exactly once when Ctrl-C comes while the start request is still in flight', async () => {
+    emulator.faults.add({ kind: 'latency', ms: 1500, endpoint: 'run', times: 1 });
+    const known = new Set(emulator.executions.list().map((execution) => execution.executionId));
+    const cli = flowstream(['run', 'c-sample-timeout'], connected);
+    await cli.waitFor(/^Starting a run of c-sample-timeout$/mu);
+    cli.child.kill('SIGINT');
+    expect(await cli.exited()).toBe(130);
+    expect(cli.stderr()).toContain('Interrupted: the run is aborted as soon as it has started.');
+    const started = emulator.executions.list().filter((execution) => !known.has(execution.executionId));
+    expect(started).toHaveLength(1);
+    expect(abortsOf(started[0]!.executionId)).toBe(1);
+  });
+
   it('with --no-abort detaches: no abort, the execution keeps running and its id is printed to watch', async () => {
     const cli = flowstream(['run', 'c-sample-timeout', '--no-abort'], connected);
     const [, executionId = ''] = await cli.waitFor(/Started execution (we-[a-z0-9]+)/u);

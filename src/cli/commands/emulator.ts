@@ -32,14 +32,16 @@ function banner(emulator: Emulator, flags: EmulatorFlags): string {
 
 async function serve(flags: EmulatorFlags, context: CliContext): Promise<CommandOutcome> {
   const emulator = await createEmulator({ port: flags.port, speed: flags.speed, profile: flags.profile });
-  context.stdout.write(`${banner(emulator, flags)}\n`);
-  await new Promise<void>((resolve) => {
+  // Listening before the banner: whoever reads it may press Ctrl-C at once.
+  const stopped = new Promise<void>((resolve) => {
     const stopInterrupt = context.interrupts(resolve);
     process.once('SIGTERM', () => {
       stopInterrupt();
       resolve();
     });
   });
+  context.stdout.write(`${banner(emulator, flags)}\n`);
+  await stopped;
   await emulator.close();
   context.stdout.write('Emulator stopped.\n');
   return { kind: 'done' };

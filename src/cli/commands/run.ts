@@ -38,8 +38,10 @@ async function run(canvasId: string, flags: RunFlags, context: CliContext): Prom
     ...(flags.timeout === undefined ? {} : { timeoutMs: flags.timeout * 1000 }),
   });
   const renderer = createRenderer(context.stdout, { json: flags.json, quiet: flags.quiet });
-  const ending = await followRun(run$, { renderer, onInterrupt: flags.abort ? 'abort' : 'detach', interrupts: context.interrupts, notices: context.stderr });
-  return outcomeOfRun(ending);
+  const ending = followRun(run$, { renderer, onInterrupt: flags.abort ? 'abort' : 'detach', interrupts: context.interrupts, notices: context.stderr });
+  // Said once Ctrl-C is handled (followRun listens before it subscribes), while the start is in flight.
+  if (!flags.json) context.stdout.write(`Starting a run of ${canvasId}\n`);
+  return outcomeOfRun(await ending);
 }
 
 /**
