@@ -60,8 +60,8 @@ export function followRun(run$: Observable<RunEvent>, options: FollowOptions): P
       if (options.onInterrupt === 'abort') {
         // The abort is sent in the background and the process waits for it; a second Ctrl-C quits at once.
         const what = executionId === undefined ? 'the run is aborted as soon as it has started' : `aborting execution ${executionId}`;
-        notices.write(`Interrupted: ${what}. (Ctrl-C again to quit at once.)\n`);
         settle({ kind: 'interrupted', ...(executionId === undefined ? {} : { executionId }), detached: false });
+        notices.write(`Interrupted: ${what}. (Ctrl-C again to quit at once.)\n`);
       } else if (executionId === undefined) {
         notices.write('Interrupted: detaching as soon as the run has started.\n');
         detachWhenStarted = true;
