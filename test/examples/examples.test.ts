@@ -5,12 +5,12 @@ import { createEmulator, type Emulator } from '../../src/emulator/index.js';
 import { scrubbedEnv, startProcess } from '../cli/support/child-process.js';
 
 // Each example as a user runs it (`npx tsx examples/<name>.ts`), in a scrubbed environment: without
-// FLOWSTREAM_* it starts its own emulator; the SSE one is pointed at an emulator of this process so
-// that the test can read its request log.
+// FLOWSTREAM_* it starts its own emulator; some are pointed at an emulator of this process so that
+// the test can read its request log. tsx is loaded into node (`node --import tsx`, tsx's in-process
+// form) rather than its CLI, whose parent process relays a SIGINT to the script and SIGKILLs it when
+// the script is slow to answer — a loaded machine would then decide the Ctrl-C test.
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const TSX = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url));
-
 let emulator: Emulator;
 beforeAll(async () => {
   emulator = await createEmulator({ speed: 10, rateLimit: false });
@@ -20,7 +20,7 @@ afterAll(async () => {
 });
 
 function example(name: string, args: readonly string[] = [], env: Record<string, string> = {}): ReturnType<typeof startProcess> {
-  return startProcess(TSX, [`examples/${name}.ts`, ...args], { env: scrubbedEnv(env), cwd: ROOT });
+  return startProcess(process.execPath, ['--import', 'tsx', `examples/${name}.ts`, ...args], { env: scrubbedEnv(env), cwd: ROOT });
 }
 
 describe('examples/single-run.ts', () => {
