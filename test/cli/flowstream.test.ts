@@ -150,7 +150,7 @@ describe('Ctrl-C', { timeout: 60_000 }, () => {
   });
 
   it('aborts exactly once when Ctrl-C comes while the start request is still in flight', async () => {
-    emulator.faults.add({ kind: 'latency', ms: 1500, endpoint: 'run', times: 1 });
+    emulator.faults.add({ kind: 'latency', ms: 3000, endpoint: 'run', times: 1 });
     const known = new Set(emulator.executions.list().map((execution) => execution.executionId));
     const cli = flowstream(['run', 'c-sample-timeout'], connected);
     await cli.waitFor(/^Starting a run of c-sample-timeout$/mu);
