@@ -2,11 +2,12 @@ import type { WorkflowDefinition } from '../src/emulator/index.js';
 import { type Contender, FLOWSTREAM_FINAL, FLOWSTREAM_STREAM, LOOP_1S, LOOP_2S } from './harness/contenders.js';
 import { type Detection, detection, seconds, table, times } from './harness/report.js';
 import { Sightings } from './harness/sightings.js';
+import { variantOf } from './harness/variants.js';
 import { ratio } from './harness/stats.js';
 import { openWorld, type RequestCounts } from './harness/world.js';
 
 /**
- * Issue 5's workflow: about four minutes with parallel branches — plan 40 s; two gathers of 75 s and
+ * Issue 5's workflow (before its variants, below): about four minutes with parallel branches — plan 40 s; two gathers of 75 s and
  * 110 s side by side; write 60 s; review 35 s — long against the budget's round of N status polls, so
  * that most changes fall in the steady state where every run waits its turn.
  */
@@ -24,6 +25,16 @@ export const MANY_RUNS_WORKFLOW: WorkflowDefinition = {
     { id: 'node-review', parents: ['node-write'], durationMs: 35_000, messages: [{ content: 'approved' }] },
   ],
 };
+
+/**
+ * The runs' timelines: `VARIANTS` versions of the workflow, each duration moved by a seeded ±15%, run
+ * `item` starting variant `item % VARIANTS` — the same for every contender.
+ */
+const VARIANTS = 16;
+export const MANY_RUNS_VARIANTS: readonly WorkflowDefinition[] = Array.from({ length: VARIANTS }, (_, variant) =>
+  variantOf(MANY_RUNS_WORKFLOW, variant + 1, (durationMs) => 0.15 * durationMs, `${CANVAS_ID}-${variant}`),
+);
+const CANVAS_IDS = MANY_RUNS_VARIANTS.map((variant) => variant.canvasId!);
 
 /** PROTOCOL §2.1: 100 requests per minute per account. */
 export const BUDGET_PER_SECOND = 100 / 60;
@@ -78,18 +89,18 @@ export interface ManyRunsResult {
   readonly scenario: 'many-runs';
   readonly maxSpeed: number;
   readonly budgetPerSecond: number;
-  readonly workflow: WorkflowDefinition;
+  readonly workflows: readonly WorkflowDefinition[];
   readonly rows: readonly ManyRunsRow[];
 }
 
 const CONTENDERS: readonly Contender[] = [FLOWSTREAM_STREAM, FLOWSTREAM_FINAL, LOOP_2S, LOOP_1S];
 
 async function measure(contender: Contender, runs: number, speed: number): Promise<ManyRunsRow> {
-  const world = await openWorld({ speed, workflows: [MANY_RUNS_WORKFLOW] });
+  const world = await openWorld({ speed, workflows: MANY_RUNS_VARIANTS });
   try {
     const sightings = new Sightings();
     const startedAt = world.time.now();
-    const outcome = await contender.follow(world, { canvasId: CANVAS_ID, runs, deadlineMs: DEADLINE_MS, sightings });
+    const outcome = await contender.follow(world, { canvasIds: CANVAS_IDS, runs, deadlineMs: DEADLINE_MS, sightings });
     const elapsedMs = world.time.now() - startedAt;
     const seen = detection(world.emulator.executions.list(), sightings);
     return {
@@ -122,7 +133,7 @@ export async function manyRuns(options: ManyRunsOptions): Promise<ManyRunsResult
     scenario: 'many-runs',
     maxSpeed: options.speed,
     budgetPerSecond: BUDGET_PER_SECOND,
-    workflow: MANY_RUNS_WORKFLOW,
+    workflows: MANY_RUNS_VARIANTS,
     rows: rows.sort((a, b) => order(a) - order(b)),
   };
 }

@@ -2,6 +2,7 @@ import type { WorkflowDefinition } from '../src/emulator/index.js';
 import { type Contender, FLOWSTREAM_FINAL, FLOWSTREAM_STREAM, LOOP_1S, LOOP_2S } from './harness/contenders.js';
 import { type Detection, detection, seconds, table, times } from './harness/report.js';
 import { Sightings } from './harness/sightings.js';
+import { variantOf } from './harness/variants.js';
 import { ratio } from './harness/stats.js';
 import { openWorld, type RequestCounts } from './harness/world.js';
 
@@ -58,28 +59,11 @@ const CONTENDERS: readonly Contender[] = [FLOWSTREAM_STREAM, FLOWSTREAM_FINAL, L
 
 const JITTER_MS = 500;
 
-/** The timeline of repetition `repetition`: the same for every contender. */
-export function timelineOf(repetition: number): WorkflowDefinition {
-  const random = seeded(repetition + 1);
-  return {
-    ...SINGLE_RUN_WORKFLOW,
-    nodes: SINGLE_RUN_WORKFLOW.nodes.map((node) =>
-      node.durationMs === undefined ? node : { ...node, durationMs: Math.round(node.durationMs + JITTER_MS * (2 * random() - 1)) },
-    ),
-  };
-}
+/** Real ms between the starts of two repetitions. */
+const STAGGER_REAL_MS = 150;
 
-/** mulberry32: a small seeded generator, so that every contender meets the same timelines. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The timeline of repetition `repetition`: the same for every contender. */
+export const timelineOf = (repetition: number): WorkflowDefinition => variantOf(SINGLE_RUN_WORKFLOW, repetition + 1, () => JITTER_MS);
 
 /** Each repetition alone: its own emulator and account, so no run shares a budget or a window. */
 async function measure(contender: Contender, options: SingleRunOptions): Promise<Omit<SingleRunRow, 'versus2sLoop'>> {
@@ -87,9 +71,11 @@ async function measure(contender: Contender, options: SingleRunOptions): Promise
   const sightings = new Sightings();
   const repetitions = await Promise.all(
     Array.from({ length: options.repetitions }, async (_, repetition) => {
+      // Staggered: repetitions started in one burst would meet a busy event loop at their first polls.
+      await new Promise((resolve) => setTimeout(resolve, repetition * STAGGER_REAL_MS));
       const world = await openWorld({ speed: options.speed, workflows: [timelineOf(repetition)] });
       try {
-        const outcome = await contender.follow(world, { canvasId: CANVAS_ID, runs: 1, deadlineMs: 30 * 60_000, sightings });
+        const outcome = await contender.follow(world, { canvasIds: [CANVAS_ID], runs: 1, deadlineMs: 30 * 60_000, sightings });
         return { outcome, requests: world.requests(), executions: world.emulator.executions.list() };
       } finally {
         await world.close();
@@ -116,6 +102,8 @@ async function measure(contender: Contender, options: SingleRunOptions): Promise
 
 /** Runs every contender in turn (the repetitions of one contender together) and compares each with the 2 s loop. */
 export async function singleRun(options: SingleRunOptions): Promise<SingleRunResult> {
+  // A first, discarded run warms up the code paths (module loading, JIT), which would otherwise slow the first contender's first polls.
+  await measure(FLOWSTREAM_STREAM, { ...options, repetitions: 1 });
   const measured: Omit<SingleRunRow, 'versus2sLoop'>[] = [];
   for (const contender of CONTENDERS) measured.push(await measure(contender, options));
   const baseline = measured.find((row) => row.contender === LOOP_2S.name);

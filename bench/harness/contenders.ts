@@ -4,9 +4,10 @@ import type { OutputMode } from '../../src/runs/output-policy.js';
 import type { Sightings } from './sightings.js';
 import type { World } from './world.js';
 
-/** What a contender is asked to do: start `runs` executions of `canvasId` at once and follow each to its end. */
+/** What a contender is asked to do: start `runs` executions at once and follow each to its end. */
 export interface Assignment {
-  readonly canvasId: string;
+  /** Run `item` starts `canvasIds[item % canvasIds.length]`. */
+  readonly canvasIds: readonly string[];
   readonly runs: number;
   /** Emulator ms after which the contender stops following (PROTOCOL §3.6: no execution outlives 30 min). */
   readonly deadlineMs: number;
@@ -23,6 +24,8 @@ export interface Outcome {
   readonly completedWithoutError: number;
 }
 
+const canvasOf = (assignment: Assignment, item: number): string => assignment.canvasIds[item % assignment.canvasIds.length]!;
+
 /** Each run's variables differ, as in a fan-out over inputs: no two starts are identical (PROTOCOL §2.2). */
 const variablesOf = (item: number): { item: number } => ({ item });
 
@@ -33,7 +36,7 @@ export async function followWithFlowstream(world: World, assignment: Assignment,
   const { sightings } = assignment;
   const one = (item: number): Promise<boolean> =>
     lastValueFrom(
-      runs.run(assignment.canvasId, { variables: variablesOf(item) }, { output, timeoutMs: assignment.deadlineMs }).pipe(
+      runs.run(canvasOf(assignment, item), { variables: variablesOf(item) }, { output, timeoutMs: assignment.deadlineMs }).pipe(
         tap((event) => {
           const now = time.now();
           switch (event.type) {
@@ -95,7 +98,7 @@ export async function followWithFixedLoop(world: World, assignment: Assignment, 
     try {
       let executionId: string | undefined;
       while (executionId === undefined) {
-        executionId = (await attempt(() => http.executions.start(assignment.canvasId, { variables: variablesOf(item) })))?.executionId;
+        executionId = (await attempt(() => http.executions.start(canvasOf(assignment, item), { variables: variablesOf(item) })))?.executionId;
         if (executionId === undefined) await time.sleep(periodMs);
       }
       const id = executionId;
