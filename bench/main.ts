@@ -4,23 +4,42 @@
  * an accelerated clock. Every time printed is emulator time; tables go to stdout, results to
  * `bench/results/<scenario>.json`.
  */
-import { manyRuns, manyRunsTable } from './many-runs.js';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { writeResults } from './harness/report.js';
+import { manyRuns, manyRunsTable } from './many-runs.js';
 import { singleRun, singleRunTable } from './single-run.js';
 
-const SINGLE_RUN = { repetitions: 12, speed: 10 };
+const SINGLE_RUN = { repetitions: 12, speed: 5 };
 const MANY_RUNS = { sizes: [1, 10, 50, 200], speed: 20 };
+
+/**
+ * Runs `scenario` while watching the event loop. The emulator's clock is real time accelerated, so a
+ * stalled event loop (a busy machine) shows up as emulator seconds of latency: the p99 and max delay,
+ * in real ms, say whether a run was disturbed.
+ */
+async function watched<T>(scenario: () => Promise<T>): Promise<T & { readonly eventLoopDelayRealMs: { readonly p99: number; readonly max: number } }> {
+  const histogram = monitorEventLoopDelay({ resolution: 10 });
+  histogram.enable();
+  const result = await scenario();
+  histogram.disable();
+  return { ...result, eventLoopDelayRealMs: { p99: histogram.percentile(99) / 1e6, max: histogram.max / 1e6 } };
+}
+
+const delayNote = ({ p99, max }: { p99: number; max: number }, speed: number): string =>
+  `event-loop delay: p99 ${p99.toFixed(0)} ms, max ${max.toFixed(0)} ms of real time (× ${speed} in emulator time)`;
 
 const began = performance.now();
 
-const single = await singleRun(SINGLE_RUN);
+const single = await watched(() => singleRun(SINGLE_RUN));
 console.log(`\nSingle run (issue 4): the scripted timeline ${SINGLE_RUN.repetitions}× per contender, each run alone on its account; emulator ${SINGLE_RUN.speed}× real time; latencies in emulator seconds\n`);
 console.log(singleRunTable(single));
+console.log(delayNote(single.eventLoopDelayRealMs, SINGLE_RUN.speed));
 console.log(`→ ${await writeResults('single-run', single)}`);
 
-const many = await manyRuns(MANY_RUNS);
-console.log(`\nMany runs (issue 5): N runs at once on one account (100 requests/min); emulator ${MANY_RUNS.speed}× real time; latencies in emulator seconds\n`);
+const many = await watched(() => manyRuns(MANY_RUNS));
+console.log(`\nMany runs (issue 5): N runs at once on one account (100 requests/min); emulator up to ${MANY_RUNS.speed}× real time; latencies in emulator seconds\n`);
 console.log(manyRunsTable(many));
+console.log(delayNote(many.eventLoopDelayRealMs, MANY_RUNS.speed));
 console.log(`→ ${await writeResults('many-runs', many)}`);
 
 console.log(`\nbench took ${((performance.now() - began) / 1000).toFixed(0)} s of real time`);

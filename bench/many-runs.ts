@@ -61,7 +61,7 @@ export interface ManyRunsOptions {
  * the event loop falls behind and the loop silently polls slower than its period. flowstream's budget
  * asks at most 100 a minute, so it runs at the full speed.
  */
-const REAL_REQUESTS_PER_SECOND = 200;
+const REAL_REQUESTS_PER_SECOND = 120;
 
 export function speedFor(contender: Contender, runs: number, maxSpeed: number): number {
   if (contender.periodMs === undefined) return maxSpeed;
