@@ -1,0 +1,350 @@
+/**
+ * Client overhead (issue 5): with the budget disabled and the emulator in-process, 10,000 concurrent
+ * watched runs in one process — memory per run, event-loop delay p99 — and the CPU of one status poll
+ * through flowstream against a bare `fetch` + `JSON.parse` of the same payload, measured in the same run.
+ *
+ * Run it with the garbage collector exposed, so memory is measured after a full collection:
+ *
+ *     node --expose-gc --import tsx bench/overhead.ts
+ *
+ * (`npx tsx bench/overhead.ts` works too; memory is then read without forcing a collection, and the
+ * table says so.) Prints a table and writes `bench/results/overhead.json`. About 2 minutes on 2 cores.
+ *
+ * Every figure is taken in this run and the CPU figures are given as ratios to the baseline measured
+ * beside them: absolute times depend on the machine, the ratios much less.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { pathToFileURL } from 'node:url';
+import type { Subscription } from 'rxjs';
+import { type Client, createClient } from '../src/client.js';
+import { createEmulator, type Emulator, type WorkflowDefinition } from '../src/emulator/index.js';
+
+export interface OverheadOptions {
+  /** Concurrent watched runs. Default 10,000. */
+  readonly runs?: number;
+  /**
+   * Fixed status-poll interval of every watch, ms. Default 30,000: 10,000 runs then make ~330 polls
+   * a second, which one event loop carries with room to spare; at the default cadence's slowest
+   * (10 s) they would need more CPU than one loop has, and the figures would measure the backlog.
+   */
+  readonly pollMs?: number;
+  /** Length of the steady window in which delay and CPU are measured, ms. Default 30,000. */
+  readonly windowMs?: number;
+  /** Status polls per side and round in the poll-cost comparison. Default 2,000. */
+  readonly polls?: number;
+  /** Rounds of that comparison, alternating the sides. Default 5. */
+  readonly rounds?: number;
+}
+
+export interface OverheadResults {
+  readonly runs: number;
+  readonly pollMs: number;
+  readonly windowMs: number;
+  readonly gcExposed: boolean;
+  readonly node: string;
+  /** Bytes of the status payload every poll reads (a 5-node workflow). */
+  readonly payloadBytes: number;
+  readonly memory: {
+    /** Heap used with every execution started and no watch, after a full GC when exposed. */
+    readonly baselineHeapBytes: number;
+    /** The same with every watch subscribed and polling (median of 4 samples, after the window). */
+    readonly watchingHeapBytes: number;
+    readonly heapBytesPerRun: number;
+  };
+  readonly eventLoopDelay: {
+    /** p50 / p99 / max in ms with the runs started and no watch (same duration). */
+    readonly idle: Percentiles;
+    /** The same while the watches poll. */
+    readonly watching: Percentiles;
+  };
+  readonly cpu: {
+    /** µs of process CPU per status poll; each includes the emulator's handling of the request. */
+    readonly bareFetchJsonUs: number;
+    /** `JSON.parse` of the payload alone (no request): what the bare baseline spends outside the emulator and fetch. */
+    readonly jsonParseUs: number;
+    /** `client.executions.status(id)`: transport, envelope check, schema validation. */
+    readonly clientStatusUs: number;
+    /** One poll inside a running watch (steady window): the above plus diffing, cadence and timers. */
+    readonly watchPollUs: number;
+    /** clientStatusUs / bareFetchJsonUs. */
+    readonly clientStatusRatio: number;
+    /** watchPollUs / bareFetchJsonUs. */
+    readonly watchPollRatio: number;
+    /** What flowstream adds to a poll over the bare baseline, µs (watchPollUs − bareFetchJsonUs). */
+    readonly flowstreamExtraUs: number;
+    /** Polls the watches made in the window, and their rate. */
+    readonly windowPolls: number;
+    readonly pollsPerSecond: number;
+  };
+  readonly durationMs: number;
+}
+
+export interface Percentiles {
+  readonly p50: number;
+  readonly p99: number;
+  readonly max: number;
+}
+
+const CANVAS = 'c-overhead';
+const MINUTE = 60_000;
+
+/** A long-running workflow with parallel branches: it stays `executing` (and nothing in it changes) for 25 minutes. */
+const LONG_RUNNING: WorkflowDefinition = {
+  canvasId: CANVAS,
+  title: 'Overhead: long-running, parallel branches',
+  nodes: [
+    { id: 'node-start', type: 'start' },
+    { id: 'node-search', title: 'Search the web', parents: ['node-start'], durationMs: 25 * MINUTE, messages: [{ content: 'found' }] },
+    { id: 'node-read', title: 'Read the papers', parents: ['node-start'], durationMs: 25 * MINUTE, messages: [{ content: 'read' }] },
+    { id: 'node-ask', title: 'Ask the forums', parents: ['node-start'], durationMs: 25 * MINUTE, messages: [{ content: 'asked' }] },
+    { id: 'node-summary', title: 'Summarise', parents: ['node-search', 'node-read', 'node-ask'], durationMs: MINUTE, messages: [{ content: 'summary' }] },
+  ],
+};
+
+const progress = (message: string): void => {
+  if (process.env['OVERHEAD_DEBUG'] !== undefined) console.error(`${(performance.now() / 1000).toFixed(1)} s  ${message}`);
+};
+
+const gc: (() => void) | undefined = (globalThis as { gc?: () => void }).gc;
+
+/**
+ * A full collection that also frees what weak references and finalizers held (undici keeps fetch
+ * bodies in a FinalizationRegistry; WeakRef targets live until the current job ends): collect, let the
+ * loop turn, again.
+ */
+async function collect(): Promise<void> {
+  if (gc === undefined) return;
+  for (let pass = 0; pass < 3; pass += 1) {
+    gc();
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+const delay = (ms: number): Promise<void> =>
+  new Promise((resolve) => {
+    setTimeout(resolve, ms);
+  });
+
+function cpuMicros(): number {
+  const usage = process.cpuUsage();
+  return usage.user + usage.system;
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+/** Runs `task` for each item, at most `width` at a time. */
+async function inBatches<T>(items: readonly T[], width: number, task: (item: T) => Promise<unknown>): Promise<void> {
+  for (let index = 0; index < items.length; index += width) await Promise.all(items.slice(index, index + width).map(task));
+}
+
+/** Event-loop delay over `ms` of whatever is going on, in ms. */
+async function loopDelay(ms: number): Promise<Percentiles> {
+  const histogram = monitorEventLoopDelay({ resolution: 1 });
+  histogram.enable();
+  await delay(ms);
+  histogram.disable();
+  return { p50: histogram.percentile(50) / 1e6, p99: histogram.percentile(99) / 1e6, max: histogram.max / 1e6 };
+}
+
+/** CPU µs per call of `poll` over `ids`, 100 calls in flight at a time. */
+async function cpuPerCall(ids: readonly string[], poll: (id: string) => Promise<unknown>): Promise<number> {
+  const before = cpuMicros();
+  await inBatches(ids, 100, poll);
+  return (cpuMicros() - before) / ids.length;
+}
+
+/**
+ * Measures the client's overhead; prints nothing. Parameters default to the issue's figures.
+ *
+ * @example
+ * ```ts
+ * const results = await measureOverhead({ runs: 1_000, windowMs: 5_000 });
+ * ```
+ */
+export async function measureOverhead(options: OverheadOptions = {}): Promise<OverheadResults> {
+  const runs = options.runs ?? 10_000;
+  const pollMs = options.pollMs ?? 30_000;
+  const windowMs = options.windowMs ?? 30_000;
+  const polls = Math.min(options.polls ?? 2_000, runs);
+  const rounds = options.rounds ?? 5;
+  const began = performance.now();
+
+  const emulator: Emulator = await createEmulator({ listen: false, rateLimit: false, workflows: [LONG_RUNNING] });
+  try {
+    const client: Client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, budget: false });
+
+    // Every execution started up front (distinct inputs: identical starts within 1 s are refused, PROTOCOL §2.2).
+    const ids: string[] = [];
+    await inBatches(
+      Array.from({ length: runs }, (_, n) => n),
+      200,
+      async (n) => {
+        ids.push((await client.executions.start(CANVAS, { variables: { n } })).executionId);
+      },
+    );
+    progress(`started ${ids.length}`);
+    const statusUrl = (id: string): string => `${emulator.url}/openapi/workflow/${id}/status`;
+    const headers = { Authorization: `Bearer ${emulator.apiKey}` };
+    const bare = async (id: string): Promise<unknown> => (await emulator.fetch(statusUrl(id), { headers })).json();
+    const payload = await (await emulator.fetch(statusUrl(ids[0]!), { headers })).text();
+
+    // Poll cost, before any watch runs: bare fetch + JSON.parse vs the client's status call, same
+    // executions, alternating sides per round so drift (JIT, GC, the emulator's request log) hits both.
+    const sample = ids.slice(0, polls);
+    await cpuPerCall(sample.slice(0, 500), bare); // warm-up, both sides
+    await cpuPerCall(sample.slice(0, 500), (id) => client.executions.status(id));
+    const bareRounds: number[] = [];
+    const clientRounds: number[] = [];
+    for (let round = 0; round < rounds; round += 1) {
+      emulator.requests.clear();
+      bareRounds.push(await cpuPerCall(sample, bare));
+      emulator.requests.clear();
+      clientRounds.push(await cpuPerCall(sample, (id) => client.executions.status(id)));
+    }
+    const parseStart = cpuMicros();
+    const parses = 20_000;
+    for (let n = 0; n < parses; n += 1) JSON.parse(payload);
+    const jsonParseUs = (cpuMicros() - parseStart) / parses;
+
+    progress('poll cost measured');
+    // Baseline memory and loop delay: the executions exist, nothing watches them.
+    emulator.requests.clear();
+    await collect();
+    const baselineHeapBytes = process.memoryUsage().heapUsed;
+    const idle = await loopDelay(Math.min(windowMs, 10_000));
+
+    // Every run watched, subscriptions spread over one poll interval so that polls are spread too.
+    const subscriptions: Subscription[] = [];
+    const perTick = Math.ceil(runs / 20);
+    for (let index = 0; index < runs; index += perTick) {
+      for (const id of ids.slice(index, index + perTick)) {
+        subscriptions.push(client.watch(id, { pollInterval: { minMs: pollMs, maxMs: pollMs }, output: 'final' }).subscribe({ error: (error: unknown) => { throw error; } }));
+      }
+      await delay(pollMs / 20);
+    }
+    await delay(2_000); // every watch past its first read (made on subscription), in its steady cadence
+    progress(`watching ${subscriptions.length}`);
+
+    // The steady window: loop delay and CPU per poll, no forced collection in it.
+    emulator.requests.clear();
+    const cpuBefore = cpuMicros();
+    const started = performance.now();
+    const watching = await loopDelay(windowMs);
+    const windowCpu = cpuMicros() - cpuBefore;
+    const elapsed = performance.now() - started;
+    const windowPolls = emulator.requests.list({ endpoint: 'status' }).length;
+    const otherRequests = emulator.requests.list().length - windowPolls;
+    if (otherRequests !== 0) throw new Error(`expected only status polls in the window, saw ${otherRequests} other requests`);
+
+    progress(`window: ${windowPolls} polls`);
+    // Then memory: samples a few seconds apart, each after a full collection.
+    const heapSamples: number[] = [];
+    for (let sample = 0; sample < 4; sample += 1) {
+      await delay(2_000);
+      emulator.requests.clear();
+      await collect();
+      const usage = process.memoryUsage();
+      heapSamples.push(usage.heapUsed);
+    }
+    for (const subscription of subscriptions) subscription.unsubscribe();
+    if (process.env['OVERHEAD_DEBUG'] !== undefined) {
+      await collect();
+      console.error({ baselineHeapBytes, heapSamples, afterUnsubscribe: process.memoryUsage().heapUsed });
+    }
+
+    const bareFetchJsonUs = median(bareRounds);
+    const clientStatusUs = median(clientRounds);
+    const watchPollUs = windowCpu / windowPolls;
+    const watchingHeapBytes = median(heapSamples);
+    return {
+      runs,
+      pollMs,
+      windowMs,
+      gcExposed: gc !== undefined,
+      node: process.version,
+      payloadBytes: Buffer.byteLength(payload),
+      memory: {
+        baselineHeapBytes,
+        watchingHeapBytes,
+        heapBytesPerRun: (watchingHeapBytes - baselineHeapBytes) / runs,
+      },
+      eventLoopDelay: { idle, watching },
+      cpu: {
+        bareFetchJsonUs,
+        jsonParseUs,
+        clientStatusUs,
+        watchPollUs,
+        clientStatusRatio: clientStatusUs / bareFetchJsonUs,
+        watchPollRatio: watchPollUs / bareFetchJsonUs,
+        flowstreamExtraUs: watchPollUs - bareFetchJsonUs,
+        windowPolls,
+        pollsPerSecond: windowPolls / (elapsed / 1000),
+      },
+      durationMs: performance.now() - began,
+    };
+  } finally {
+    await emulator.close();
+  }
+}
+
+/**
+ * The results as a table for a terminal.
+ *
+ * @example
+ * ```ts
+ * console.log(formatOverhead(await measureOverhead()));
+ * ```
+ */
+export function formatOverhead(results: OverheadResults): string {
+  const { memory, eventLoopDelay: loop, cpu } = results;
+  const kib = (bytes: number): string => `${(bytes / 1024).toFixed(1)} KiB`;
+  const ms = (value: number): string => `${value.toFixed(1)} ms`;
+  const us = (value: number): string => `${value.toFixed(0)} µs`;
+  const rows: [string, string][] = [
+    ['watched runs (budget off, emulator in-process)', `${results.runs.toLocaleString('en')} polling every ${results.pollMs / 1000} s`],
+    ['memory per run: heap used', `${kib(memory.heapBytesPerRun)}${results.gcExposed ? '' : ' (no --expose-gc: not collected first)'}`],
+    ['event-loop delay p50 / p99 / max, idle', `${ms(loop.idle.p50)} / ${ms(loop.idle.p99)} / ${ms(loop.idle.max)}`],
+    ['event-loop delay p50 / p99 / max, watching', `${ms(loop.watching.p50)} / ${ms(loop.watching.p99)} / ${ms(loop.watching.max)}`],
+    ['status payload', `${results.payloadBytes} bytes`],
+    ['CPU per poll: bare fetch + JSON.parse (baseline)', `${us(cpu.bareFetchJsonUs)}  ×1.00`],
+    ['  of which JSON.parse alone', us(cpu.jsonParseUs)],
+    ['CPU per poll: client.executions.status', `${us(cpu.clientStatusUs)}  ×${cpu.clientStatusRatio.toFixed(2)}`],
+    ['CPU per poll: inside a running watch', `${us(cpu.watchPollUs)}  ×${cpu.watchPollRatio.toFixed(2)}`],
+    ['  flowstream over the baseline', `+${us(cpu.flowstreamExtraUs)} per poll`],
+    ['polls in the window', `${cpu.windowPolls.toLocaleString('en')} (${cpu.pollsPerSecond.toFixed(0)}/s over ${results.windowMs / 1000} s)`],
+  ];
+  const width = Math.max(...rows.map(([label]) => label.length));
+  return rows.map(([label, value]) => `${label.padEnd(width)}  ${value}`).join('\n');
+}
+
+/**
+ * Measures, prints the table, writes `bench/results/overhead.json` and returns the results: what
+ * `npm run bench` calls.
+ *
+ * @example
+ * ```ts
+ * const results = await main();
+ * ```
+ */
+export async function main(options: OverheadOptions = {}): Promise<OverheadResults> {
+  const results = await measureOverhead(options);
+  console.log(formatOverhead(results));
+  const file = new URL('./results/overhead.json', import.meta.url);
+  await mkdir(new URL('.', file), { recursive: true });
+  await writeFile(file, `${JSON.stringify(results, null, 2)}\n`);
+  console.log(`\nwritten to bench/results/overhead.json (${(results.durationMs / 1000).toFixed(0)} s)`);
+  return results;
+}
+
+const invokedDirectly = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
+if (invokedDirectly) {
+  const number = (name: string): number | undefined => (process.env[name] === undefined ? undefined : Number(process.env[name]));
+  const runs = number('OVERHEAD_RUNS');
+  const windowMs = number('OVERHEAD_WINDOW_MS');
+  await main({ ...(runs === undefined ? {} : { runs }), ...(windowMs === undefined ? {} : { windowMs }) });
+}
