@@ -8,14 +8,15 @@ import { runResult } from '../../src/runs/run-result.js';
  * Emulator ms per real ms: the emulator's minute, its rate-limit window, lasts 3 real seconds, and the
  * budget's minute with it (`scaledClock`). Measured: the whole test takes ~15 s. Not faster: client and
  * emulator share this process (~9 ms of CPU per request, both sides), and the budget's 2 s latency
- * allowance is 100 real ms at this speed; at 50× the process saturates, requests arrive seconds of
- * emulator time after they were let through, bunch up as the backlog drains, and draw 429s.
+ * allowance is 100 real ms at this speed (measured: requests arrive 1 ms after the budget lets them
+ * go, 75 ms at most). At 50× the process saturates: requests arrive seconds of emulator time after
+ * they were let through, bunch up as the backlog drains, and draw 429s.
  */
 const SPEED = 20;
 const RUNS = 50;
 
-/** A start, three parallel branches of 80–120 s and a 40 s summary joining them: 160 s per run. */
 const CANVAS = 'c-fan-in';
+/** A start, three parallel branches of 80–120 s and a 40 s summary joining them: 160 s per run. */
 const FAN_IN: WorkflowDefinition = {
   canvasId: CANVAS,
   title: 'Three sources, one summary',
