@@ -13,4 +13,3 @@ export { outputText, type OutputTextOptions } from './output-text.js';
 export { outputFields } from './output-fields.js';
 export { outputFile } from './output-file.js';
 export { transferFiles, type TransferOptions, type OutputFileReader } from './transfer-files.js';
-export { fromAbortable } from './from-abortable.js';

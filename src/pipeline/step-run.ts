@@ -2,7 +2,7 @@ import { catchError, defer, type Observable, switchMap, throwError } from 'rxjs'
 import { isWorkflowFailedError, WorkflowFailedError } from '../errors/run-errors.js';
 import type { RunEvent } from '../runs/events.js';
 import type { RunOptions } from '../runs/run-options.js';
-import { fromAbortable } from './from-abortable.js';
+import { fromAbortable } from '../runs/from-abortable.js';
 import type { PipelineClient } from './pipeline-client.js';
 import type { PipelineStep, StepResults } from './pipeline-definition.js';
 import type { StepCheckpoint } from './pipeline-checkpoint.js';

@@ -2,7 +2,7 @@ import { concat, defer, EMPTY, type OperatorFunction, switchMap, tap } from 'rxj
 import type { RunResult } from '../http/model.js';
 import type { RunEvent } from '../runs/events.js';
 import type { RunOptions } from '../runs/run-options.js';
-import { fromAbortable } from './from-abortable.js';
+import { fromAbortable } from '../runs/from-abortable.js';
 import type { PipelineClient } from './pipeline-client.js';
 import { retryFailedWorkflow } from './retry-failed-workflow.js';
 import type { ChainInput } from './step-input.js';

@@ -1,4 +1,5 @@
-import { Observable } from 'rxjs';
+import type { Observable } from 'rxjs';
+import { fromAbortable } from './from-abortable.js';
 import type { ExecutionOutput, ExecutionSnapshot, ExecutionsApi, StartedExecution, Variables } from '../http/model.js';
 
 /**
@@ -11,43 +12,6 @@ export interface ExecutionSource {
   status(executionId: string): Observable<ExecutionSnapshot>;
   output(executionId: string): Observable<ExecutionOutput>;
   abort(executionId: string): Observable<void>;
-}
-
-/**
- * One Promise call as a cold Observable, after rxjs `fromFetch`: each subscription makes the call with
- * its own `AbortSignal`, and unsubscribing before the answer aborts the request.
- *
- * @example
- * ```ts
- * const status$ = fromAbortable((signal) => api.status('we-1', { signal }));
- * ```
- */
-export function fromAbortable<T>(call: (signal: AbortSignal) => Promise<T>): Observable<T> {
-  return new Observable<T>((subscriber) => {
-    const controller = new AbortController();
-    let settled = false;
-    let answer: Promise<T>;
-    try {
-      answer = call(controller.signal);
-    } catch (error: unknown) {
-      subscriber.error(error);
-      return undefined;
-    }
-    answer.then(
-      (value) => {
-        settled = true;
-        subscriber.next(value);
-        subscriber.complete();
-      },
-      (error: unknown) => {
-        settled = true;
-        subscriber.error(error);
-      },
-    );
-    return () => {
-      if (!settled) controller.abort();
-    };
-  });
 }
 
 /**

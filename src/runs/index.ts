@@ -14,7 +14,8 @@ export type {
   StartedEvent,
   StatusEvent,
 } from './events.js';
-export { fromAbortable, observeExecutions, type ExecutionSource } from './execution-source.js';
+export { observeExecutions, type ExecutionSource } from './execution-source.js';
+export { fromAbortable } from './from-abortable.js';
 export { ofType } from './of-type.js';
 export { toRunState } from './to-run-state.js';
 export type { MessageState, NodeState, RunState } from './run-state.js';

@@ -1,7 +1,5 @@
-import { firstValueFrom } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import type { RunResult, UploadedFile } from '../../src/http/model.js';
-import { fromAbortable } from '../../src/pipeline/from-abortable.js';
 import { outputFields } from '../../src/pipeline/output-fields.js';
 import { outputFile } from '../../src/pipeline/output-file.js';
 import { outputText } from '../../src/pipeline/output-text.js';
@@ -89,32 +87,5 @@ describe('transferFiles', () => {
     const transfer = transferFiles(client, [outputFile(result, 'a.md')], { fetch: hanging, signal: controller.signal });
     controller.abort(reason);
     await expect(transfer).rejects.toBe(reason);
-  });
-});
-
-describe('fromAbortable', () => {
-  it('aborts the signal when unsubscribed before the task settles', () => {
-    let signal: AbortSignal | undefined;
-    const subscription = fromAbortable((given) => {
-      signal = given;
-      return new Promise<never>(() => undefined);
-    }).subscribe();
-    expect(signal?.aborted).toBe(false);
-    subscription.unsubscribe();
-    expect(signal?.aborted).toBe(true);
-  });
-
-  it('emits at once for a plain value, and errors for a throwing task', async () => {
-    const values: number[] = [];
-    fromAbortable(() => 1).subscribe((value) => values.push(value));
-    expect(values).toEqual([1]);
-    await expect(firstValueFrom(fromAbortable(() => Promise.resolve(2)))).resolves.toBe(2);
-    await expect(
-      firstValueFrom(
-        fromAbortable(() => {
-          throw new Error('bad');
-        }),
-      ),
-    ).rejects.toThrow('bad');
   });
 });

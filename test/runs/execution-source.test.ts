@@ -2,7 +2,7 @@ import { firstValueFrom, lastValueFrom, toArray } from 'rxjs';
 import { describe, expect, it, vi } from 'vitest';
 import type { ExecutionsApi } from '../../src/http/model.js';
 import { createRuns } from '../../src/runs/create-runs.js';
-import { fromAbortable } from '../../src/runs/execution-source.js';
+import { fromAbortable } from '../../src/runs/from-abortable.js';
 import { withExecutionId } from '../../src/runs/execution-error.js';
 import { toAsyncIterable } from '../../src/runs/to-async-iterable.js';
 import { CANVAS_ID, EXECUTION_ID, node, output, snapshot, started } from './fixtures.js';
@@ -37,6 +37,12 @@ describe('fromAbortable', () => {
       }),
     );
     expect(seen?.aborted).toBe(false);
+  });
+
+  it('emits at once for a call that answers without a Promise', () => {
+    const values: number[] = [];
+    fromAbortable(() => 1).subscribe((value) => values.push(value));
+    expect(values).toEqual([1]);
   });
 
   it('turns a call that throws at once into an error', async () => {

@@ -5,23 +5,24 @@ function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
 }
 
 /**
- * A task that may return a Promise as a cold Observable that aborts the task's signal on
- * unsubscribe, as rxjs `fromFetch` does: the Promise code of a pipeline (downloads, uploads, a step's
- * input) stays cancellable and behind an Observable seam. A task that answers at once (no Promise)
- * emits synchronously, so pure inputs keep runs in virtual time under test.
+ * A call that takes an `AbortSignal` as a cold Observable, after rxjs `fromFetch`: each subscription
+ * makes the call with its own signal, and unsubscribing before the answer aborts it. The run layer
+ * puts every request behind this seam; pipelines put downloads, uploads and a step's input there.
+ * A call that answers at once (no Promise) emits synchronously, so pure inputs keep tests in virtual time.
  *
  * @example
  * ```ts
- * fromAbortable((signal) => downloadFile(file, { signal })).subscribe((blob) => console.log(blob.size));
+ * const status$ = fromAbortable((signal) => api.status('we-1', { signal }));
  * ```
  */
-export function fromAbortable<T>(task: (signal: AbortSignal) => T | PromiseLike<T>): Observable<T> {
+export function fromAbortable<T>(call: (signal: AbortSignal) => T | PromiseLike<T>): Observable<T> {
   return new Observable<T>((subscriber) => {
     const controller = new AbortController();
+    let settled = false;
     let answer: T | PromiseLike<T>;
     try {
-      answer = task(controller.signal);
-    } catch (error) {
+      answer = call(controller.signal);
+    } catch (error: unknown) {
       subscriber.error(error);
       return undefined;
     }
@@ -32,15 +33,17 @@ export function fromAbortable<T>(task: (signal: AbortSignal) => T | PromiseLike<
     }
     answer.then(
       (value) => {
+        settled = true;
         subscriber.next(value);
         subscriber.complete();
       },
       (error: unknown) => {
+        settled = true;
         subscriber.error(error);
       },
     );
     return () => {
-      controller.abort();
+      if (!settled) controller.abort();
     };
   });
 }
