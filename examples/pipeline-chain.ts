@@ -7,7 +7,7 @@
 import { tap } from 'rxjs';
 import { createClient, runResult, scaledClock } from '../src/index.js';
 import { createEmulator } from '../src/emulator/index.js';
-import { outputFile, outputText, thenRun, transferFiles } from '../src/pipeline/index.js';
+import { outputFile, outputText, thenRun, transferFiles } from '../src/index.js';
 
 const speed = 50;
 const emulator = await createEmulator({ speed });

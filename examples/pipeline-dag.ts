@@ -8,7 +8,7 @@
 import { lastValueFrom, tap } from 'rxjs';
 import { createClient, isWorkflowFailedError, scaledClock } from '../src/index.js';
 import { createEmulator } from '../src/emulator/index.js';
-import { outputText, type PipelineEvent, runPipeline } from '../src/pipeline/index.js';
+import { outputText, type PipelineEvent, runPipeline } from '../src/index.js';
 
 const speed = 50;
 const emulator = await createEmulator({ speed });

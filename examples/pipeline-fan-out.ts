@@ -7,7 +7,7 @@
 import { lastValueFrom, tap } from 'rxjs';
 import { createClient, scaledClock } from '../src/index.js';
 import { createEmulator } from '../src/emulator/index.js';
-import { outputText, runEach } from '../src/pipeline/index.js';
+import { outputText, runEach } from '../src/index.js';
 
 const speed = 50;
 const emulator = await createEmulator({ speed });

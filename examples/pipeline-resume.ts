@@ -8,7 +8,7 @@
 import { filter, firstValueFrom, lastValueFrom, share } from 'rxjs';
 import { createClient, scaledClock } from '../src/index.js';
 import { createEmulator, type Emulator } from '../src/emulator/index.js';
-import { type PipelineCheckpoint, type PipelineDefinition, runPipeline } from '../src/pipeline/index.js';
+import { type PipelineCheckpoint, type PipelineDefinition, runPipeline } from '../src/index.js';
 
 const speed = 50;
 const emulator = await createEmulator({ speed });

@@ -7,7 +7,7 @@ export { createClient, type Client, type ClientOptions, type BudgetView } from '
 export type { RunEvent, RunEventType, RunEventOf, StartedEvent, StatusEvent, NodeEvent, MessageEvent, FileEvent, FinishedEvent } from './runs/events.js';
 export type { RunInput, Runs } from './runs/create-runs.js';
 export type { RunOptions } from './runs/run-options.js';
-export type { PollInterval } from './runs/cadence.js';
+export { DEFAULT_POLL_INTERVAL, type PollInterval } from './runs/cadence.js';
 export type { OutputMode } from './runs/output-policy.js';
 export { ofType } from './runs/of-type.js';
 export { toRunState } from './runs/to-run-state.js';
@@ -15,6 +15,34 @@ export type { RunState, NodeState, MessageState } from './runs/run-state.js';
 export { runResult } from './runs/run-result.js';
 export { shareRun } from './runs/share-run.js';
 export { toAsyncIterable } from './runs/to-async-iterable.js';
+export { fromAbortable } from './runs/from-abortable.js';
+
+// Pipelines
+export { thenRun, runEach, runPipeline, retryFailedWorkflow, inInputOrder, outputText, outputFields, outputFile, transferFiles } from './pipeline/index.js';
+export type {
+  PipelineClient,
+  ThenRunOptions,
+  ChainInput,
+  StepContext,
+  RunEachOptions,
+  EachResult,
+  PipelineDefinition,
+  PipelineStep,
+  PipelineOptions,
+  StepResults,
+  StepFailurePolicy,
+  PipelineEvent,
+  StepEvent,
+  CheckpointEvent,
+  PipelineFinishedEvent,
+  StepOutcome,
+  PipelineCheckpoint,
+  StepCheckpoint,
+  StepCheckpointStatus,
+  OutputTextOptions,
+  TransferOptions,
+  OutputFileReader,
+} from './pipeline/index.js';
 
 // Plain calls, files and the domain model
 export type { HttpClient, RetryOptions, TimeoutOptions, WorkflowsApi, SearchQuery, ListQuery, WorkflowOrder, FilesApi, UploadSource, NamedFileData, CopilotApi, CopilotLocale, GenerateRequest, DownloadOptions } from './http/index.js';

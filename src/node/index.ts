@@ -2,3 +2,4 @@
 export { fromPath } from './from-path.js';
 export { fromStream } from './from-stream.js';
 export { downloadToFile } from './download-to-file.js';
+export { spoolToDisk, type DiskSpool } from './spool-to-disk.js';

@@ -1,6 +1,6 @@
 import type { Observable } from 'rxjs';
 import type { Client, RunEvent } from '../../index.js';
-import { outputFile, thenRun, transferFiles } from '../../pipeline/index.js';
+import { outputFile, thenRun, transferFiles } from '../../index.js';
 import { BRIEF_FILE, REPORT_CANVAS_ID, RESEARCH_CANVAS_ID } from './demo-workflows.js';
 
 /**

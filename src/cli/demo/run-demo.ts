@@ -1,6 +1,6 @@
 import { createClient } from '../../index.js';
 import { createEmulator } from '../../emulator/index.js';
-import { outputText } from '../../pipeline/index.js';
+import { outputText } from '../../index.js';
 import type { CliContext } from '../context.js';
 import { describeError } from '../describe-error.js';
 import { exitCodeFor } from '../exit-code.js';
