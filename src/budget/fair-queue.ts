@@ -31,6 +31,17 @@ export interface QueuedRequest {
 export type VirtualTimes = Readonly<Record<RequestPriority, number>>;
 
 /**
+ * The class a request shares its fair turns in. A run's status and output reads are one flow: a run
+ * reads its output between two status reads, so with output a class below status, a saturated budget
+ * left a run waiting for its output (and so polling nothing) a minute while the others polled every
+ * few seconds — and its `finished` waited on that read. Sharing one round-robin by run keeps every
+ * run's cadence even.
+ */
+function fairClass(priority: RequestPriority): RequestPriority {
+  return priority === 'output' ? 'status' : priority;
+}
+
+/**
  * A tag for a new request, so that within a class the budget goes round-robin by key: a key with
  * several requests waiting gets tags one apart, interleaved with the other keys', while a key's first
  * request goes behind everything already waiting (start-time fair queueing with unit costs). When every
@@ -43,10 +54,11 @@ export type VirtualTimes = Readonly<Record<RequestPriority, number>>;
  * ```
  */
 export function fairTag(queue: readonly QueuedRequest[], clocks: VirtualTimes, ticket: GateTicket): number {
-  let latest = clocks[ticket.priority];
+  const flowClass = fairClass(ticket.priority);
+  let latest = clocks[flowClass];
   if (ticket.key !== undefined) {
     for (const entry of queue) {
-      if (entry.ticket.priority === ticket.priority && entry.ticket.key === ticket.key) latest = Math.max(latest, entry.tag);
+      if (fairClass(entry.ticket.priority) === flowClass && entry.ticket.key === ticket.key) latest = Math.max(latest, entry.tag);
     }
   }
   return latest + 1;
@@ -66,8 +78,8 @@ export interface Choice {
 }
 
 /**
- * Picks the next request: strict priority (abort > start > status > output > search), then fair
- * tag, then arrival. No starvation: `bypassed` counts consecutive sends that overtook an eligible
+ * Picks the next request: strict priority (abort > start > a run's status and output reads > search),
+ * then fair tag, then arrival. No starvation: `bypassed` counts consecutive sends that overtook an eligible
  * lower-priority request; once it reaches `starvationLimit`, the lower-priority request that has
  * waited longest goes instead (an abort is never held back), so lower classes keep at least
  * 1 / (starvationLimit + 1) of the budget when higher ones saturate it.
@@ -98,8 +110,8 @@ export function chooseNext(eligible: readonly [QueuedRequest, ...QueuedRequest[]
  * ```
  */
 export function advanceVirtualTime(clocks: VirtualTimes, entry: QueuedRequest): VirtualTimes {
-  const priority = entry.ticket.priority;
-  return { ...clocks, [priority]: Math.max(clocks[priority], entry.tag) };
+  const flowClass = fairClass(entry.ticket.priority);
+  return { ...clocks, [flowClass]: Math.max(clocks[flowClass], entry.tag) };
 }
 
 /**
@@ -115,7 +127,7 @@ export function initialVirtualTimes(): VirtualTimes {
 }
 
 function rank(entry: QueuedRequest): number {
-  return REQUEST_PRIORITIES.indexOf(entry.ticket.priority);
+  return REQUEST_PRIORITIES.indexOf(fairClass(entry.ticket.priority));
 }
 
 function strictlyBefore(a: QueuedRequest, b: QueuedRequest): boolean {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { chooseNext, fairTag, initialVirtualTimes } from '../../src/budget/fair-queue.js';
 import type { QueuedRequest } from '../../src/budget/fair-queue.js';
 import { settleInFlight } from '../../src/budget/in-flight.js';
+import { pruneCadences } from '../../src/budget/key-cadence.js';
 import { logReadyAt, pruneSendLog, sendsWithin } from '../../src/budget/send-log.js';
 import { capAfterSend, capReadyAt, serverCap } from '../../src/budget/server-cap.js';
 import { ticket } from './simulation.js';
@@ -49,17 +50,21 @@ describe('fair queue', () => {
     const clocks = { ...initialVirtualTimes(), status: 4 };
     expect(fairTag(queue, clocks, ticket('status', 'we-1'))).toBe(6);
     expect(fairTag(queue, clocks, ticket('status', 'we-2'))).toBe(5);
-    expect(fairTag(queue, clocks, ticket('output', 'we-1'))).toBe(1);
+    // A run's output read shares its status reads' turns (one flow per run).
+    expect(fairTag(queue, clocks, ticket('output', 'we-1'))).toBe(6);
+    expect(fairTag(queue, clocks, ticket('search'))).toBe(1);
   });
 
   it('prefers priority over tag and tag over arrival', () => {
     expect(chooseNext([entry(0, 'search', 1), entry(1, 'output', 9)], 0, 9).chosen.id).toBe(1);
+    expect(chooseNext([entry(0, 'status', 3), entry(1, 'output', 2)], 0, 9).chosen.id).toBe(1);
+    expect(chooseNext([entry(0, 'output', 2), entry(1, 'status', 2)], 0, 9).chosen.id).toBe(0);
     expect(chooseNext([entry(0, 'status', 3), entry(1, 'status', 2)], 0, 9).chosen.id).toBe(1);
     expect(chooseNext([entry(0, 'status', 2), entry(1, 'status', 2)], 0, 9).chosen.id).toBe(0);
   });
 
   it('counts overtakings and lets the longest-waiting lower request through at the limit', () => {
-    const waiting = [entry(0, 'status', 1, 500), entry(1, 'search', 1, 300), entry(2, 'output', 1, 100)] as const;
+    const waiting = [entry(0, 'status', 1, 500), entry(1, 'search', 1, 300), entry(2, 'search', 1, 100)] as const;
     expect(chooseNext(waiting, 0, 2)).toMatchObject({ chosen: { id: 0 }, bypassed: 1 });
     expect(chooseNext(waiting, 2, 2)).toMatchObject({ chosen: { id: 2 }, bypassed: 0 });
     expect(chooseNext([entry(0, 'status', 1)], 5, 2)).toMatchObject({ chosen: { id: 0 }, bypassed: 0 });
@@ -76,5 +81,20 @@ describe('requests in flight', () => {
     expect(settleInFlight(inFlight, retried)).toEqual({ remaining: [inFlight[0]], sentAt: 2 });
     expect(settleInFlight(inFlight, ticket('status', 'we-1'))).toEqual({ remaining: [inFlight[1]], sentAt: 1 });
     expect(settleInFlight(inFlight, ticket('output', 'we-1'))).toEqual({ remaining: inFlight, sentAt: undefined });
+  });
+});
+
+describe('per-run cadences', () => {
+  const cadences = new Map([
+    ['we-idle', { lastSentAt: 0, intervalMs: 4_000, waitMs: 0 }],
+    ['we-queued', { lastSentAt: 0, intervalMs: 4_000, waitMs: 0 }],
+    ['we-reading', { lastSentAt: 0, intervalMs: 4_000, waitMs: 0 }],
+  ]);
+
+  it('forgets a run idle for the window, but not one with a request queued or still in flight', () => {
+    const queued = { id: 1, ticket: ticket('status', 'we-queued'), enqueuedAt: 60_000, arrival: 1, tag: 1 };
+    const inFlight = { ticket: ticket('output', 'we-reading'), sentAt: 61_000 };
+    expect([...pruneCadences(cadences, [queued, inFlight], 70_000, 62_000).keys()]).toEqual(['we-queued', 'we-reading']);
+    expect(pruneCadences(cadences, [queued, inFlight], 50_000, 62_000)).toBe(cadences);
   });
 });

@@ -46,12 +46,23 @@ describe('scheduler: priorities', () => {
     const sim = new Simulation();
     for (let index = 0; index < 5; index++) sim.enqueue(ticket('status', `busy-${index}`));
     sim.enqueue(ticket('search'));
-    sim.enqueue(ticket('output', 'we-1'));
     sim.enqueue(ticket('status', 'we-1'));
+    sim.enqueue(ticket('output', 'we-3'));
     sim.enqueue(ticket('start', 'c-1 {}'));
     sim.enqueue(ticket('abort', 'we-2'));
     sim.advanceTo(10_000);
     expect(sim.sent.slice(5).map((sent) => sent.ticket.priority)).toEqual(['abort', 'start', 'status', 'output', 'search']);
+  });
+
+  it("serves a run's output read in the run's round-robin turn, not behind every other run's status", () => {
+    const sim = new Simulation();
+    for (let index = 0; index < 5; index++) sim.enqueue(ticket('status', `busy-${index}`));
+    for (let index = 0; index < 20; index++) sim.enqueue(ticket('status', `we-${index}`));
+    const output = sim.enqueue(ticket('output', 'we-x'));
+    for (let index = 20; index < 40; index++) sim.enqueue(ticket('status', `we-${index}`));
+    sim.advanceTo(60_000);
+    // Every run waiting has one turn per round: the output goes right after the 20 reads queued before it.
+    expect(sim.sent.findIndex((sent) => sent.id === output)).toBe(5 + 20);
   });
 
   it('lets a waiting lower priority go after nine requests overtook it, so no class starves', () => {
@@ -67,9 +78,9 @@ describe('scheduler: priorities', () => {
   it('takes the starvation limit from the options', () => {
     const sim = new Simulation({ starvationLimit: 2 });
     for (let index = 0; index < 20; index++) sim.enqueue(ticket('status', `we-${index}`));
-    const output = sim.enqueue(ticket('output', 'we-x'));
+    const search = sim.enqueue(ticket('search'));
     sim.advanceTo(60_000);
-    expect(sim.sent.findIndex((sent) => sent.id === output)).toBe(5 + 2);
+    expect(sim.sent.findIndex((sent) => sent.id === search)).toBe(5 + 2);
   });
 
   it('never holds an abort back for a starving lower priority', () => {
