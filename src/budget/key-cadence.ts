@@ -1,4 +1,5 @@
 import type { QueuedRequest } from './fair-queue.js';
+import type { GateTicket } from '../http/gate.js';
 
 /**
  * A run's polling as the budget lets it happen: the run layer shows it and adapts to it (no point
@@ -47,20 +48,25 @@ export function recordPoll(cadences: KeyCadences, entry: QueuedRequest, now: num
 }
 
 /**
- * Forgets keys that have not polled for `idleMs` and have nothing waiting: their run has ended or
- * no longer needs the budget.
+ * Forgets keys that have not polled for `idleMs` and have nothing queued or in flight: their run has
+ * ended or no longer needs the budget. (A run whose slow output read is still on its way is not idle.)
  *
  * @example
  * ```ts
- * cadences = pruneCadences(cadences, queue, now, 62_000);
+ * cadences = pruneCadences(cadences, [...state.queue, ...state.inFlight], now, 62_000);
  * ```
  */
-export function pruneCadences(cadences: KeyCadences, queue: readonly QueuedRequest[], now: number, idleMs: number): KeyCadences {
+export function pruneCadences(
+  cadences: KeyCadences,
+  busy: readonly { readonly ticket: GateTicket }[],
+  now: number,
+  idleMs: number,
+): KeyCadences {
   let pruned: Map<string, KeyCadence> | undefined;
   let waiting: ReadonlySet<string | undefined> | undefined;
   for (const [key, cadence] of cadences) {
     if (cadence.lastSentAt + idleMs > now) continue;
-    waiting ??= new Set(queue.map((entry) => entry.ticket.key));
+    waiting ??= new Set(busy.map((entry) => entry.ticket.key));
     if (!waiting.has(key)) {
       pruned ??= new Map(cadences);
       pruned.delete(key);

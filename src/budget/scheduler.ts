@@ -138,7 +138,7 @@ function prune(state: SchedulerState, now: number): SchedulerState {
     minuteCap: state.minuteCap !== undefined && now >= state.minuteCap.until ? undefined : state.minuteCap,
     dayCap: state.dayCap !== undefined && now >= state.dayCap.until ? undefined : state.dayCap,
     starts: pruneStartMarks(state.starts, now, limits.duplicateStartSpacingMs),
-    cadences: pruneCadences(state.cadences, state.queue, now, limits.minuteWindowMs),
+    cadences: pruneCadences(state.cadences, [...state.queue, ...state.inFlight], now, limits.minuteWindowMs),
   };
 }
 

@@ -55,7 +55,9 @@ describe('budget state for UIs and logs', () => {
 
   it('forgets a run that has stopped polling for a window', () => {
     const sim = new Simulation();
-    sim.enqueue(ticket('status', 'we-1'));
+    const poll = ticket('status', 'we-1');
+    sim.enqueue(poll);
+    sim.report(poll);
     sim.advanceTo(62_000);
     sim.enqueue(ticket('search'));
     expect(budgetState(sim.state, sim.now).cadences).toEqual({});
