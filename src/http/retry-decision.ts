@@ -38,6 +38,11 @@ export interface RetryInput {
   readonly error: unknown;
   readonly policy: Required<RetryOptions>;
   readonly random: number;
+  /**
+   * Whether a request gate (the client's budget) holds every request after a 429 until the window can
+   * have reset. Then the retry itself need not wait for the window: waiting here too doubled the pause.
+   */
+  readonly gated?: boolean;
 }
 
 /**
@@ -80,10 +85,11 @@ export function decideRetry(input: RetryInput): RetryDecision {
   if (input.attempt > input.policy.retries) return { retry: false, reason: 'retries exhausted' };
   // 2. Rate limited. The request was refused, not executed, so even a start may go again — after the
   //    window: `Retry-After` when the IP throttler sent it (PROTOCOL §1.3), else a full fixed window,
-  //    since the account limiter sends no reset time (§2.1). A spent daily budget will not reset soon.
+  //    since the account limiter sends no reset time (§2.1). With a gate, the gate keeps that wait for
+  //    every request at once, so the retry only queues behind it. A spent daily budget will not reset soon.
   if (isRateLimitError(error)) {
     if (error.rateLimit.remainingPerDay === 0) return { retry: false, reason: 'daily limit reached' };
-    const window = error.rateLimit.retryAfterMs ?? input.policy.rateLimitWaitMs;
+    const window = input.gated === true ? 0 : (error.rateLimit.retryAfterMs ?? input.policy.rateLimitWaitMs);
     const delayMs = endpoint === 'run' ? Math.max(window, DUPLICATE_WINDOW_MS) : window;
     return waitFor(delayMs, input, 'rate limited');
   }

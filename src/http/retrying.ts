@@ -18,6 +18,8 @@ export interface RetryContext {
   readonly policy: Required<RetryOptions>;
   readonly signal?: AbortSignal | undefined;
   readonly logger?: Logger | undefined;
+  /** Whether a request gate stands before every attempt (see `RetryInput.gated`). */
+  readonly gated?: boolean;
   /** Source of jitter; tests pin it. */
   readonly random?: () => number;
 }
@@ -41,7 +43,14 @@ export function withRetries<T>(attempt: () => Promise<T>, context: RetryContext)
     signal: context.signal,
     shouldRetry: async ({ error, attemptNumber }) => {
       if (context.signal?.aborted === true) return false;
-      const decision = decideRetry({ endpoint: context.endpoint, attempt: attemptNumber, error, policy: context.policy, random: random() });
+      const decision = decideRetry({
+        endpoint: context.endpoint,
+        attempt: attemptNumber,
+        error,
+        policy: context.policy,
+        random: random(),
+        gated: context.gated === true,
+      });
       if (!decision.retry) return false;
       context.logger?.debug?.(`flowstream: retrying ${context.endpoint} in ${decision.delayMs} ms (${decision.reason})`, {
         endpoint: context.endpoint,

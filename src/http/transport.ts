@@ -127,6 +127,7 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Send 
     return withRetries(() => attemptOnce(spec, ticket, options.gate), {
       endpoint: spec.endpoint,
       policy: options.retry,
+      gated: options.gate !== undefined,
       signal: spec.signal,
       logger: options.logger,
     });

@@ -39,6 +39,12 @@ describe('decideRetry', () => {
     expect(decide('status', rateLimited('status', { remainingPerMinute: 0 }))).toEqual({ retry: true, delayMs: 60_000, reason: 'rate limited' });
   });
 
+  it('leaves the window to the budget when a gate holds every request after a 429', () => {
+    expect(decide('status', rateLimited('status', { remainingPerMinute: 0 }), { gated: true })).toEqual({ retry: true, delayMs: 0, reason: 'rate limited' });
+    expect(decide('search', rateLimited('search', { retryAfterMs: 30_000 }), { gated: true })).toMatchObject({ retry: true, delayMs: 0 });
+    expect(decide('run', rateLimited('run'), { gated: true })).toMatchObject({ retry: true, delayMs: 1_100 });
+  });
+
   it('obeys Retry-After over its own timing (PROTOCOL §1.3)', () => {
     expect(decide('search', rateLimited('search', { retryAfterMs: 2_000 }))).toMatchObject({ retry: true, delayMs: 2_000 });
     expect(decide('status', new ServerError({ endpoint: 'status', status: 503, retryAfterMs: 4_000 }))).toMatchObject({ retry: true, delayMs: 4_000 });
