@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 import { warnAboutFileKeyLookalikes } from './file-key-warning.js';
 import { encodeJsonBody } from './json-body.js';
@@ -39,6 +40,17 @@ function checkVariables(variables: unknown): asserts variables is Variables {
  */
 export function createExecutionsApi(context: ExecutionsContext): ExecutionsApi {
   const { send } = context;
+  /** One call on an existing execution: keyed by its id for the budget, its errors carry the id. */
+  const onExecution = async <T>(
+    endpoint: 'status' | 'output' | 'abort',
+    method: 'get' | 'post',
+    executionId: string,
+    schema: z.ZodType<T>,
+    options: CallOptions,
+  ): Promise<T> => {
+    const segment = pathSegment('executionId', executionId);
+    return send({ endpoint, method, path: `openapi/workflow/${segment}/${endpoint}`, key: executionId, executionId, schema, signal: options.signal });
+  };
   return {
     async start(canvasId: string, input: { readonly variables?: Variables } = {}, options: CallOptions = {}) {
       const segment = pathSegment('canvasId', canvasId);
@@ -59,41 +71,8 @@ export function createExecutionsApi(context: ExecutionsContext): ExecutionsApi {
         signal: options.signal,
       });
     },
-    async status(executionId: string, options: CallOptions = {}) {
-      const segment = pathSegment('executionId', executionId);
-      return send({
-        endpoint: 'status',
-        method: 'get',
-        path: `openapi/workflow/${segment}/status`,
-        key: executionId,
-        executionId,
-        schema: executionSnapshotSchema(executionId),
-        signal: options.signal,
-      });
-    },
-    async output(executionId: string, options: CallOptions = {}) {
-      const segment = pathSegment('executionId', executionId);
-      return send({
-        endpoint: 'output',
-        method: 'get',
-        path: `openapi/workflow/${segment}/output`,
-        key: executionId,
-        executionId,
-        schema: executionOutputSchema,
-        signal: options.signal,
-      });
-    },
-    async abort(executionId: string, options: CallOptions = {}) {
-      const segment = pathSegment('executionId', executionId);
-      return send({
-        endpoint: 'abort',
-        method: 'post',
-        path: `openapi/workflow/${segment}/abort`,
-        key: executionId,
-        executionId,
-        schema: abortSchema,
-        signal: options.signal,
-      });
-    },
+    status: (executionId, options = {}) => onExecution('status', 'get', executionId, executionSnapshotSchema(executionId), options),
+    output: (executionId, options = {}) => onExecution('output', 'get', executionId, executionOutputSchema, options),
+    abort: (executionId, options = {}) => onExecution('abort', 'post', executionId, abortSchema, options),
   };
 }
