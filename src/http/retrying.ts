@@ -36,7 +36,7 @@ export interface RetryContext {
  */
 export function withRetries<T>(attempt: () => Promise<T>, context: RetryContext): Promise<T> {
   const random = context.random ?? Math.random;
-  return pRetry(attempt, {
+  const retried = pRetry(attempt, {
     retries: context.policy.retries,
     minTimeout: 0,
     maxTimeout: 0,
@@ -59,5 +59,11 @@ export function withRetries<T>(attempt: () => Promise<T>, context: RetryContext)
       await abortableDelay(decision.delayMs, context.signal);
       return true;
     },
+  });
+  // p-retry turns a non-Error rejection into its own TypeError; an abort must reject with the
+  // caller's reason, whatever it is (gate.ts promises the same of a waiting request).
+  return retried.catch((error: unknown) => {
+    if (context.signal?.aborted === true) throw context.signal.reason;
+    throw error;
   });
 }

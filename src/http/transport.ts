@@ -1,4 +1,4 @@
-import ky, { type KyInstance, TimeoutError as KyTimeoutError } from 'ky';
+import ky, { type KyInstance } from 'ky';
 import type { z } from 'zod';
 import { NetworkError, TimeoutError } from '../errors/transport-errors.js';
 import { unwrap } from './envelope.js';
@@ -93,33 +93,45 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Send 
     await gate?.acquire(ticket, spec.signal);
     const timeoutMs = options.timeouts[spec.endpoint];
     const context = { endpoint: spec.endpoint, ...(spec.executionId === undefined ? {} : { executionId: spec.executionId }) };
-    let response: Response;
+    // One deadline for the answer AND its body: ky's own timeout stops at the headers, so a body that
+    // stalls would otherwise hang the call (and a run's polling) for ever.
+    const deadline = new AbortController();
+    const timer = setTimeout(() => {
+      deadline.abort();
+    }, timeoutMs);
+    const signal = spec.signal === undefined ? deadline.signal : AbortSignal.any([spec.signal, deadline.signal]);
+    const failure = (error: unknown): Error => {
+      if (spec.signal?.aborted === true) return spec.signal.reason as Error;
+      if (deadline.signal.aborted) return new TimeoutError({ ...context, timeoutMs });
+      return new NetworkError({ ...context, cause: error });
+    };
     try {
-      response = await http(spec.path, {
-        method: spec.method,
-        timeout: timeoutMs,
-        ...(spec.signal === undefined ? {} : { signal: spec.signal }),
-        ...(spec.searchParams === undefined ? {} : { searchParams: { ...spec.searchParams } }),
-        ...(spec.json === undefined ? {} : { body: spec.json, headers: { 'content-type': 'application/json' } }),
-        ...(spec.body === undefined ? {} : { body: spec.body }),
-      });
-    } catch (error) {
-      gate?.report({ ticket, httpStatus: undefined, rateLimit: {} });
-      if (spec.signal?.aborted === true) throw spec.signal.reason as Error;
-      // ky's TimeoutError holds the Request, headers and key included: it is not kept as a cause.
-      if (error instanceof KyTimeoutError) throw new TimeoutError({ ...context, timeoutMs });
-      throw new NetworkError({ ...context, cause: error });
+      let response: Response;
+      try {
+        response = await http(spec.path, {
+          method: spec.method,
+          timeout: false,
+          signal,
+          ...(spec.searchParams === undefined ? {} : { searchParams: { ...spec.searchParams } }),
+          ...(spec.json === undefined ? {} : { body: spec.json, headers: { 'content-type': 'application/json' } }),
+          ...(spec.body === undefined ? {} : { body: spec.body }),
+        });
+      } catch (error) {
+        gate?.report({ ticket, httpStatus: undefined, rateLimit: {} });
+        throw failure(error);
+      }
+      const rateLimit = readRateLimit(response.headers);
+      gate?.report({ ticket, httpStatus: response.status, rateLimit });
+      let text: string;
+      try {
+        text = await response.text();
+      } catch (error) {
+        throw failure(error); // the connection dropped, or the deadline passed, mid-body
+      }
+      return unwrap({ ...context, status: response.status, text: scrub(text, apiKey), rateLimit }, spec.schema);
+    } finally {
+      clearTimeout(timer);
     }
-    const rateLimit = readRateLimit(response.headers);
-    gate?.report({ ticket, httpStatus: response.status, rateLimit });
-    let text: string;
-    try {
-      text = await response.text();
-    } catch (error) {
-      if (spec.signal?.aborted === true) throw spec.signal.reason as Error;
-      throw new NetworkError({ ...context, cause: error }); // the connection dropped mid-body
-    }
-    return unwrap({ ...context, status: response.status, text: scrub(text, apiKey), rateLimit }, spec.schema);
   };
 
   return <T>(spec: RequestSpec<T>): Promise<T> => {

@@ -170,4 +170,23 @@ describe('cancellation and timeouts', () => {
     expect(isTimeoutError(error)).toBe(true);
     expect(error).toMatchObject({ endpoint: 'status', timeoutMs: 50, executionId: 'we-1' });
   });
+
+  it('times out a body that stalls after the headers, too', async () => {
+    const server = await startServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.write('{"success":true,'); // and nothing more
+    });
+    const error: unknown = await clientFor(server.origin, { timeoutMs: { status: 50 }, retry: false }).executions.status('we-1').catch((e: unknown) => e);
+    expect(isTimeoutError(error)).toBe(true);
+    expect(error).toMatchObject({ endpoint: 'status', timeoutMs: 50 });
+  });
+
+  it('rejects with the signal’s reason even when it is not an Error', async () => {
+    const server = await startServer(() => undefined);
+    const controller = new AbortController();
+    const pending = clientFor(server.origin).executions.status('we-1', { signal: controller.signal });
+    await vi.waitFor(() => { expect(server.requests).toHaveLength(1); });
+    controller.abort('user left');
+    await expect(pending).rejects.toBe('user left');
+  });
 });
