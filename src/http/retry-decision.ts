@@ -90,7 +90,8 @@ export function decideRetry(input: RetryInput): RetryDecision {
   if (isRateLimitError(error)) {
     if (error.rateLimit.remainingPerDay === 0) return { retry: false, reason: 'daily limit reached' };
     const window = input.gated === true ? 0 : (error.rateLimit.retryAfterMs ?? input.policy.rateLimitWaitMs);
-    const delayMs = endpoint === 'run' ? Math.max(window, DUPLICATE_WINDOW_MS) : window;
+    // Behind a gate the budget spaces identical starts itself (budget/duplicate-starts.ts).
+    const delayMs = endpoint === 'run' && input.gated !== true ? Math.max(window, DUPLICATE_WINDOW_MS) : window;
     return waitFor(delayMs, input, 'rate limited');
   }
   // 3. Anything else may have reached the server: only repeatable requests go again (PROTOCOL §2.2).

@@ -42,7 +42,7 @@ describe('decideRetry', () => {
   it('leaves the window to the budget when a gate holds every request after a 429', () => {
     expect(decide('status', rateLimited('status', { remainingPerMinute: 0 }), { gated: true })).toEqual({ retry: true, delayMs: 0, reason: 'rate limited' });
     expect(decide('search', rateLimited('search', { retryAfterMs: 30_000 }), { gated: true })).toMatchObject({ retry: true, delayMs: 0 });
-    expect(decide('run', rateLimited('run'), { gated: true })).toMatchObject({ retry: true, delayMs: 1_100 });
+    expect(decide('run', rateLimited('run'), { gated: true })).toMatchObject({ retry: true, delayMs: 0 });
   });
 
   it('obeys Retry-After over its own timing (PROTOCOL §1.3)', () => {

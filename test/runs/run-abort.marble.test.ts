@@ -89,29 +89,15 @@ describe('abort on unsubscribe (virtual time)', () => {
     });
   });
 
-  it('retries a failed abort in the background on transient errors, then gives up and logs', () => {
+  it('sends a failed abort once (the http layer has retried it already) and logs the failure', () => {
     const warn = vi.fn();
     testScheduler().run(({ cold, expectObservable, expectSubscriptions, flush }) => {
       const abort$ = cold<undefined>('-#', undefined, transient('socket hang up'));
       const source = scriptedSource({ start: () => cold('-(s|)', { s: started() }), status: () => cold('-(a|)', { a: executing }), abort: () => abort$ });
       expectObservable(runsOver(source, { ...defaults, logger: { warn } }).run(CANVAS_ID, {}, { output: 'final' }), '50ms !').toBe('-s', { s: startedEvent });
-      // Retries 1 s, 2 s and 4 s after each failure.
-      expectSubscriptions(abort$.subscriptions).toBe(['50ms ^!', '1051ms ^!', '3052ms ^!', '7053ms ^!']);
-      flush();
-      expect(warn).toHaveBeenCalledTimes(1);
-      expect(warn).toHaveBeenCalledWith('Could not abort the execution', { executionId: EXECUTION_ID, error: transient('socket hang up') });
-    });
-  });
-
-  it('does not retry an abort that failed for good', () => {
-    const warn = vi.fn();
-    testScheduler().run(({ cold, expectObservable, expectSubscriptions, flush }) => {
-      const abort$ = cold<undefined>('-#', undefined, new FlowstreamError('Execution not found', 'NOT_FOUND'));
-      const source = scriptedSource({ start: () => cold('-(s|)', { s: started() }), status: () => cold('-(a|)', { a: executing }), abort: () => abort$ });
-      expectObservable(runsOver(source, { ...defaults, logger: { warn } }).run(CANVAS_ID, {}, { output: 'final' }), '50ms !').toBe('-s', { s: startedEvent });
       expectSubscriptions(abort$.subscriptions).toBe('50ms ^!');
       flush();
-      expect(warn).toHaveBeenCalledTimes(1);
+      expect(warn).toHaveBeenCalledWith('Could not abort the execution', { executionId: EXECUTION_ID, error: transient('socket hang up') });
     });
   });
 
