@@ -1,3 +1,4 @@
+import { InvalidArgumentError } from '../errors/validation-errors.js';
 /**
  * The budget's only contact with time. Injected so the scheduler runs in virtual time under test, and
  * so a host can supply its own timers. `now` must be monotonic: a wall clock that jumps back (NTP, a
@@ -48,7 +49,7 @@ export const systemClock: BudgetClock = {
  * ```
  */
 export function scaledClock(speed: number, base: BudgetClock = systemClock): BudgetClock {
-  if (!(Number.isFinite(speed) && speed > 0)) throw new RangeError(`speed must be a finite number > 0, got ${speed}`);
+  if (!(Number.isFinite(speed) && speed > 0)) throw new InvalidArgumentError('speed', `must be a finite number > 0, got ${speed}`);
   return {
     now: () => base.now() * speed,
     // Rounded up: a timer that fired early would only be set again.

@@ -1,3 +1,4 @@
+import { InvalidArgumentError } from '../errors/validation-errors.js';
 import type { BudgetClock } from './clock.js';
 
 /**
@@ -84,7 +85,7 @@ const DEFAULTS = {
 } as const;
 
 /**
- * Derives the scheduler's numbers from the options, validating them (a `RangeError` names the bad one).
+ * Derives the scheduler's numbers from the options, validating them (an `InvalidArgumentError` names the bad one).
  *
  * Pacing (a GCRA, i.e. a token bucket of `burst` tokens): a send is allowed once `now >= tat − (burst − 1) × T`,
  * and each send moves `tat` (the theoretical arrival time) to `max(tat, now) + T`. So send k+1 comes at
@@ -108,7 +109,7 @@ export function budgetLimits(options: RequestBudgetOptions = {}): BudgetLimits {
   const perMinute = positiveInteger('requestsPerMinute', options.requestsPerMinute ?? DEFAULTS.requestsPerMinute);
   const perDay = positiveInteger('requestsPerDay', options.requestsPerDay ?? DEFAULTS.requestsPerDay);
   const safetyMargin = options.safetyMargin ?? DEFAULTS.safetyMargin;
-  if (!(safetyMargin >= 0 && safetyMargin < 1)) throw new RangeError(`safetyMargin must be in [0, 1), got ${safetyMargin}`);
+  if (!(safetyMargin >= 0 && safetyMargin < 1)) throw new InvalidArgumentError('budget.safetyMargin', `must be in [0, 1), got ${safetyMargin}`);
   const latencyAllowanceMs = nonNegative('latencyAllowanceMs', options.latencyAllowanceMs ?? DEFAULTS.latencyAllowanceMs);
   const usablePerMinute = Math.max(1, perMinute - Math.floor(perMinute * safetyMargin));
   const usablePerDay = Math.max(1, perDay - Math.floor(perDay * safetyMargin));
@@ -131,11 +132,11 @@ export function budgetLimits(options: RequestBudgetOptions = {}): BudgetLimits {
 }
 
 function positiveInteger(name: string, value: number): number {
-  if (!Number.isInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer, got ${value}`);
+  if (!Number.isInteger(value) || value < 1) throw new InvalidArgumentError(`budget.${name}`, `must be a positive integer, got ${value}`);
   return value;
 }
 
 function nonNegative(name: string, value: number): number {
-  if (!(Number.isFinite(value) && value >= 0)) throw new RangeError(`${name} must be a finite number ≥ 0, got ${value}`);
+  if (!(Number.isFinite(value) && value >= 0)) throw new InvalidArgumentError(`budget.${name}`, `must be a finite number ≥ 0, got ${value}`);
   return value;
 }

@@ -3,7 +3,6 @@ export { createHttpClient, type HttpClient } from './client.js';
 export {
   normalizeOptions,
   DEFAULT_COPILOT_TIMEOUT_MS,
-  DEFAULT_REQUESTS_PER_MINUTE,
   DEFAULT_TIMEOUT_MS,
   DEFAULT_UPLOAD_TIMEOUT_MS,
   type ClientOptions,

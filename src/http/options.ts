@@ -59,8 +59,6 @@ export interface ClientOptions {
   readonly timeoutMs?: number | TimeoutOptions;
   /** Retry policy, or `false` to never retry. */
   readonly retry?: RetryOptions | false;
-  /** The request budget shared by every request of the client (default 100 per minute), or `false`. */
-  readonly budget?: { readonly requestsPerMinute?: number } | false;
   /** Bounds of the status polling cadence, defaults for every run. */
   readonly polling?: { readonly minMs?: number; readonly maxMs?: number };
   /** Extra headers sent with every API request (never to file downloads). */
@@ -78,7 +76,7 @@ export interface ClientOptions {
  *
  * @example
  * ```ts
- * const { timeouts, budget } = normalizeOptions(options);
+ * const { timeouts, retry } = normalizeOptions(options);
  * ```
  */
 export interface ResolvedOptions {
@@ -86,7 +84,6 @@ export interface ResolvedOptions {
   readonly fetch: typeof globalThis.fetch | undefined;
   readonly timeouts: Readonly<Record<Endpoint, number>>;
   readonly retry: Required<RetryOptions>;
-  readonly budget: { readonly requestsPerMinute: number } | false;
   readonly polling: { readonly minMs?: number; readonly maxMs?: number };
   readonly headers: Readonly<Record<string, string>>;
   readonly logger: Logger | undefined;
@@ -120,15 +117,6 @@ export const DEFAULT_COPILOT_TIMEOUT_MS = 330_000;
  * ```
  */
 export const DEFAULT_UPLOAD_TIMEOUT_MS = 120_000;
-/**
- * The service's account limit (PROTOCOL §2.1).
- *
- * @example
- * ```ts
- * normalizeOptions({ apiKey, baseUrl }).budget; // { requestsPerMinute: 100 }
- * ```
- */
-export const DEFAULT_REQUESTS_PER_MINUTE = 100;
 
 const DEFAULT_RETRY: Required<RetryOptions> = { retries: 3, baseDelayMs: 500, maxDelayMs: 10_000, rateLimitWaitMs: 60_000, maxWaitMs: 65_000 };
 
@@ -230,13 +218,11 @@ function checkApiKey(apiKey: unknown): asserts apiKey is string {
  */
 export function normalizeOptions(options: ClientOptions): ResolvedOptions {
   checkApiKey(options.apiKey);
-  const budget = options.budget ?? {};
   return {
     baseUrl: normalizeBaseUrl(options.baseUrl ?? baseUrlFromEnvironment()),
     fetch: options.fetch,
     timeouts: normalizeTimeouts(options.timeoutMs),
     retry: normalizeRetry(options.retry),
-    budget: budget === false ? false : { requestsPerMinute: positive('budget.requestsPerMinute', budget.requestsPerMinute ?? DEFAULT_REQUESTS_PER_MINUTE) },
     polling: normalizePolling(options.polling),
     headers: { ...options.headers },
     logger: options.logger,

@@ -1,3 +1,4 @@
+import { InvalidArgumentError } from '../../src/errors/validation-errors.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createRequestBudget, scaledClock, systemClock } from '../../src/budget/index.js';
 import { ticket } from './simulation.js';
@@ -31,7 +32,7 @@ describe('budget clocks', () => {
   });
 
   it('refuses a speed that is not a positive number', () => {
-    expect(() => scaledClock(0)).toThrow(RangeError);
+    expect(() => scaledClock(0)).toThrow(InvalidArgumentError);
     expect(() => scaledClock(Number.NaN)).toThrow(/speed/);
   });
 });

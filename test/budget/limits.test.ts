@@ -1,3 +1,4 @@
+import { InvalidArgumentError } from '../../src/errors/validation-errors.js';
 import { describe, expect, it } from 'vitest';
 import { budgetLimits } from '../../src/budget/limits.js';
 
@@ -55,7 +56,7 @@ describe('budget limits', () => {
     [{ duplicateStartSpacingMs: Number.POSITIVE_INFINITY }, /duplicateStartSpacingMs/],
     [{ starvationLimit: 0 }, /starvationLimit/],
   ])('refuses %o', (options, message) => {
-    expect(() => budgetLimits(options)).toThrow(RangeError);
+    expect(() => budgetLimits(options)).toThrow(InvalidArgumentError);
     expect(() => budgetLimits(options)).toThrow(message);
   });
 });

@@ -28,7 +28,6 @@ describe('normalizeOptions', () => {
       fetch: undefined,
       timeouts: { run: 30_000, abort: 30_000, status: 30_000, output: 30_000, search: 30_000, detail: 30_000, upload: 120_000, copilot: 330_000 },
       retry: { retries: 3, baseDelayMs: 500, maxDelayMs: 10_000, rateLimitWaitMs: 60_000, maxWaitMs: 65_000 },
-      budget: { requestsPerMinute: 100 },
       polling: {},
       headers: {},
       logger: undefined,
@@ -50,7 +49,6 @@ describe('normalizeOptions', () => {
       fetch,
       timeoutMs: { default: 1_000, copilot: 2_000, status: 3 },
       retry: { retries: 0, baseDelayMs: 0, maxDelayMs: 0, rateLimitWaitMs: 0, maxWaitMs: 0 },
-      budget: { requestsPerMinute: 10 },
       polling: { minMs: 100, maxMs: 200 },
       headers: { 'x-team': 'a' },
       logger,
@@ -59,17 +57,15 @@ describe('normalizeOptions', () => {
     expect(resolved.fetch).toBe(fetch);
     expect(resolved.timeouts).toMatchObject({ copilot: 2_000, status: 3, run: 1_000, upload: 120_000 });
     expect(resolved.retry).toEqual({ retries: 0, baseDelayMs: 0, maxDelayMs: 0, rateLimitWaitMs: 0, maxWaitMs: 0 });
-    expect(resolved.budget).toEqual({ requestsPerMinute: 10 });
     expect(resolved.polling).toEqual({ minMs: 100, maxMs: 200 });
     expect(resolved.headers).toEqual({ 'x-team': 'a' });
     expect(resolved.logger).toBe(logger);
     expect(resolved.gate).toBe(gate);
   });
 
-  it('reads retry: false as no retries, budget: false as no budget, a number timeout as the default', () => {
-    const resolved = normalizeOptions({ ...base, retry: false, budget: false, timeoutMs: 7 });
+  it('reads retry: false as no retries, a number timeout as the default', () => {
+    const resolved = normalizeOptions({ ...base, retry: false, timeoutMs: 7 });
     expect(resolved.retry.retries).toBe(0);
-    expect(resolved.budget).toBe(false);
     expect(resolved.timeouts.status).toBe(7);
   });
 
@@ -81,7 +77,6 @@ describe('normalizeOptions', () => {
     rejects(() => normalizeOptions({ ...base, timeoutMs: 2 ** 31 }), 'timeoutMs');
     rejects(() => normalizeOptions({ ...base, retry: { retries: 1.5 } }), 'retry.retries');
     rejects(() => normalizeOptions({ ...base, retry: { baseDelayMs: Number.NaN } }), 'retry.baseDelayMs');
-    rejects(() => normalizeOptions({ ...base, budget: { requestsPerMinute: 0 } }), 'budget.requestsPerMinute');
     rejects(() => normalizeOptions({ ...base, polling: { minMs: 10, maxMs: 5 } }), 'polling');
   });
 });
