@@ -8,7 +8,7 @@
  */
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { runResult } from '../src/index.js';
 import type { WorkflowDefinition } from '../src/emulator/index.js';
 import { downloadToFile, fromPath } from '../src/node/index.js';
@@ -45,7 +45,8 @@ try {
   console.log(`run ${result.executionId}: ${result.status}`);
 
   for (const file of result.files) {
-    const target = join(work, file.name);
+    // The name comes from the server: keep only its last part, so it cannot point outside `work`.
+    const target = join(work, basename(file.name));
     // Output URLs are public: downloadToFile never sends the API key with them (PROTOCOL §4.6).
     const bytes = await downloadToFile(file, target);
     console.log(`downloaded ${file.name} (${bytes} bytes) to ${target}`);

@@ -16,10 +16,12 @@ interface SearchFlags {
 async function search(keyword: string | undefined, flags: SearchFlags, context: CliContext): Promise<CommandOutcome> {
   const client = connect(flags, context);
   const found: WorkflowSummary[] = [];
-  // `list` follows the pages; stop reading as soon as the limit is reached.
-  for await (const workflow of client.workflows.list({ ...(keyword === undefined ? {} : { keyword }), ...(flags.order === undefined ? {} : { order: flags.order }) })) {
-    if (found.length >= flags.limit) break;
+  // `list` follows the pages; pages no larger than the limit (100 at most, PROTOCOL §5.1), and no read
+  // past the item that reaches it, so no page is fetched only to be thrown away.
+  const query = { ...(keyword === undefined ? {} : { keyword }), ...(flags.order === undefined ? {} : { order: flags.order }), pageSize: Math.min(flags.limit, 100) };
+  for await (const workflow of client.workflows.list(query)) {
     found.push(workflow);
+    if (found.length >= flags.limit) break;
   }
   if (flags.json) {
     for (const workflow of found) context.stdout.write(`${JSON.stringify(workflow)}\n`);
