@@ -1,3 +1,4 @@
+import type { NodeStatus } from '../http/model.js';
 import type { NodeEvent } from './events.js';
 import { isNodeDone } from './node-progress.js';
 
@@ -43,4 +44,31 @@ export function shouldReadOutput(question: OutputQuestion): boolean {
     default:
       return question.mode satisfies never;
   }
+}
+
+export interface OutputAloneQuestion {
+  readonly mode: OutputMode;
+  /** The nodes as the run last saw them. */
+  readonly nodes: readonly NodeStatus[];
+  /** Time since the last output read; `undefined` when it was never read. */
+  readonly sinceLastOutputMs: number | undefined;
+}
+
+/**
+ * Whether the next read can be the output alone, without the status: in `stream` mode, when the output
+ * is due anyway (a node executing, spaced as above) and the execution cannot have turned terminal since
+ * the last read. The output lists every task node with its status (PROTOCOL §4.2) and only task nodes
+ * move (§3.2), so it shows every node transition; what it lacks is the execution's status, which turns
+ * terminal only after a node failed or when every node is done (§3.3) — both read the status again.
+ * One request instead of two for each read while text streams: under a tight budget that halves what
+ * a streaming run costs.
+ */
+export function shouldReadOutputAlone(question: OutputAloneQuestion): boolean {
+  return (
+    question.mode === 'stream' &&
+    question.nodes.some((status) => status === 'executing') &&
+    // A failed node turns the execution `failed`; a status we do not know might have done so too.
+    !question.nodes.some((status) => status === 'failed' || status === 'unknown') &&
+    (question.sinceLastOutputMs ?? Infinity) >= OUTPUT_SPACING_MS
+  );
 }

@@ -6,9 +6,9 @@ import type { ExecutionSource } from './execution-source.js';
 import { type ExecutionView, initialView } from './execution-view.js';
 import { isNodeDone } from './node-progress.js';
 import { diffOutput } from './output-diff.js';
-import { type OutputMode, shouldReadOutput } from './output-policy.js';
+import { type OutputMode, shouldReadOutput, shouldReadOutputAlone } from './output-policy.js';
 import { runResultOf } from './run-result-of.js';
-import { diffStatus } from './status-diff.js';
+import { diffNodeStatuses, diffStatus } from './status-diff.js';
 import type { ViewDiff } from './view-diff.js';
 
 export interface PollSettings {
@@ -65,55 +65,76 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
       ? { view: { ...view, status: snapshot.status }, events: [{ type: 'started', executionId, status: snapshot.status }] }
       : { view, events: [] };
 
-  const read = (previous: Position): Observable<Step> =>
+  /**
+   * The step after a read that ended with `diff` at `now`: `finished` when the execution is terminal,
+   * otherwise the events and where the next read starts. `changed` says a status moved, which sets the
+   * cadence back to its fastest: a new message says the node is busy, not that its status will change
+   * soon, and the output has its own spacing (PROTOCOL §4.4).
+   */
+  const conclude = (previous: Position, diff: ViewDiff, read: { now: number; changed: boolean; output: boolean }): Step => {
+    const { view } = diff;
+    if (isTerminal(view.status)) {
+      const result = runResultOf(view, view.status, settings.canvasId);
+      return { events: [...diff.events, { type: 'finished', executionId, result }] };
+    }
+    // PROTOCOL §3.3: every node done while the execution still says `executing` means the
+    // next server tick ends it; read again soon rather than declare the end ourselves.
+    const nodes = [...view.nodes.values()];
+    const allDone = nodes.length > 0 && nodes.every((node) => isNodeDone(node.status));
+    const settlingSince = allDone ? (previous.settlingSince ?? read.now) : undefined;
+    const settling = settlingSince !== undefined && read.now - settlingSince < SETTLING_WINDOW_MS;
+    const reading: Reading = read.changed ? 'changed' : settling ? 'settling' : 'quiet';
+    const cadence = nextCadence(bounds, previous.cadence, reading, settings.random);
+    const lastOutputAt = read.output ? read.now : previous.lastOutputAt;
+    return { events: diff.events, next: { view, cadence: cadence.state, lastOutputAt, settlingSince, waitMs: cadence.waitMs } };
+  };
+
+  const sinceLastOutput = (position: Position, now: number): number | undefined =>
+    position.lastOutputAt === undefined ? undefined : now - position.lastOutputAt;
+
+  /** The status, then the output when it can have changed. Status events go out before the slower output read. */
+  const readStatus = (previous: Position): Observable<Step> =>
     source.status(executionId).pipe(
       switchMap((snapshot) => {
         const started = announce(previous.view, snapshot);
         const status = logged(diffStatus(started.view, snapshot));
         const statusEvents = [...started.events, ...status.events];
-        const terminal = isTerminal(status.view.status);
         const now = scheduler.now();
         const readOutput = shouldReadOutput({
           mode: settings.output,
-          terminal,
+          terminal: isTerminal(status.view.status),
           nodeEvents: status.events.filter((event): event is NodeEvent => event.type === 'node'),
           executing: [...status.view.nodes.values()].some((node) => node.status === 'executing'),
-          sinceLastOutputMs: previous.lastOutputAt === undefined ? undefined : now - previous.lastOutputAt,
+          sinceLastOutputMs: sinceLastOutput(previous, now),
         });
-
-        // The cadence follows the status: a new message says the node is busy, not that its status
-        // will change soon, and the output has its own spacing (PROTOCOL §4.4).
-        const changed = statusEvents.length > 0;
-        const conclude = (diff: ViewDiff): Step => {
-          const { view } = diff;
-          if (isTerminal(view.status)) {
-            const result = runResultOf(view, view.status, settings.canvasId);
-            return { events: [...diff.events, { type: 'finished', executionId, result }] };
-          }
-          // PROTOCOL §3.3: every node done while the execution still says `executing` means the
-          // next server tick ends it; read again soon rather than declare the end ourselves.
-          const nodes = [...view.nodes.values()];
-          const allDone = nodes.length > 0 && nodes.every((node) => isNodeDone(node.status));
-          const settlingSince = allDone ? (previous.settlingSince ?? now) : undefined;
-          const settling = settlingSince !== undefined && now - settlingSince < SETTLING_WINDOW_MS;
-          const reading: Reading = changed ? 'changed' : settling ? 'settling' : 'quiet';
-          const cadence = nextCadence(bounds, previous.cadence, reading, settings.random);
-          const lastOutputAt = readOutput ? now : previous.lastOutputAt;
-          return { events: diff.events, next: { view, cadence: cadence.state, lastOutputAt, settlingSince, waitMs: cadence.waitMs } };
-        };
-
-        if (!readOutput) return of(conclude({ ...status, events: statusEvents }));
+        const read = { now, changed: statusEvents.length > 0, output: readOutput };
+        if (!readOutput) return of(conclude(previous, { ...status, events: statusEvents }, read));
         return concat(
           of<Step>({ events: statusEvents }),
-          source.output(executionId).pipe(
-            map((output) => {
-              const diff = logged(diffOutput(status.view, output));
-              return conclude(diff);
-            }),
-          ),
+          source.output(executionId).pipe(map((output) => conclude(previous, logged(diffOutput(status.view, output)), read))),
         );
       }),
     );
+
+  /** The output alone, its task nodes standing in for the status read (see `shouldReadOutputAlone`). */
+  const readOutputAlone = (previous: Position): Observable<Step> =>
+    source.output(executionId).pipe(
+      map((output) => {
+        const moved = logged(diffNodeStatuses(previous.view, output.output));
+        const text = logged(diffOutput(moved.view, output));
+        const diff = { ...text, events: [...moved.events, ...text.events] };
+        return conclude(previous, diff, { now: scheduler.now(), changed: moved.events.length > 0, output: true });
+      }),
+    );
+
+  const read = (previous: Position): Observable<Step> =>
+    shouldReadOutputAlone({
+      mode: settings.output,
+      nodes: [...previous.view.nodes.values()].map((node) => node.status),
+      sinceLastOutputMs: sinceLastOutput(previous, scheduler.now()),
+    })
+      ? readOutputAlone(previous)
+      : readStatus(previous);
 
   const first: Position = {
     view: initialView(executionId, settings.startedStatus),

@@ -16,6 +16,38 @@ function nodeEvent(executionId: string, node: NodeExecution, previous: NodeExecu
   };
 }
 
+/** Only a node's own fields: an output node (PROTOCOL §4.2) also carries its messages and times. */
+function nodeOf({ nodeId, status, rawStatus, title, error }: NodeExecution): NodeExecution {
+  return { nodeId, status, rawStatus, ...(title === undefined ? {} : { title }), ...(error === undefined ? {} : { error }) };
+}
+
+/** Moves the nodes of `reading` forward in `nodes`, pushing one event per node that moved. */
+function moveNodes(executionId: string, nodes: Map<string, NodeExecution>, reading: readonly NodeExecution[], log: WarningLog, events: RunEvent[]): void {
+  for (const node of reading.map(nodeOf)) {
+    const known = nodes.get(node.nodeId);
+    if (node.status === 'unknown') {
+      log.once(`node:${node.nodeId}:${node.rawStatus}`, 'Unknown node status', { executionId, nodeId: node.nodeId, status: node.rawStatus });
+    }
+    if (known === undefined) {
+      nodes.set(node.nodeId, node);
+      events.push(nodeEvent(executionId, node, undefined));
+    } else if (nodeRank(node.status) > nodeRank(known.status)) {
+      nodes.set(node.nodeId, node);
+      events.push(nodeEvent(executionId, node, known));
+    } else if (node.status === known.status) {
+      // Same status: keep the fresher title and error without an event.
+      nodes.set(node.nodeId, node);
+    } else if (node.status !== 'unknown') {
+      log.once(`regress:${node.nodeId}:${known.status}:${node.status}`, 'Ignored a node status that went backwards', {
+        executionId,
+        nodeId: node.nodeId,
+        from: known.status,
+        to: node.status,
+      });
+    }
+  }
+}
+
 /**
  * Compares a status reading with the view: a `status` event when the execution's status changed, then
  * one `node` event per node that moved forward, in the reading's parents-before-children order
@@ -43,29 +75,25 @@ export function diffStatus(view: ExecutionView, snapshot: ExecutionSnapshot): Vi
   }
 
   const nodes = new Map(view.nodes);
-  for (const node of snapshot.nodes) {
-    const known = nodes.get(node.nodeId);
-    if (node.status === 'unknown') {
-      log.once(`node:${node.nodeId}:${node.rawStatus}`, 'Unknown node status', { executionId, nodeId: node.nodeId, status: node.rawStatus });
-    }
-    if (known === undefined) {
-      nodes.set(node.nodeId, node);
-      events.push(nodeEvent(executionId, node, undefined));
-    } else if (nodeRank(node.status) > nodeRank(known.status)) {
-      nodes.set(node.nodeId, node);
-      events.push(nodeEvent(executionId, node, known));
-    } else if (node.status === known.status) {
-      // Same status: keep the fresher title and error without an event.
-      nodes.set(node.nodeId, node);
-    } else if (node.status !== 'unknown') {
-      log.once(`regress:${node.nodeId}:${known.status}:${node.status}`, 'Ignored a node status that went backwards', {
-        executionId,
-        nodeId: node.nodeId,
-        from: known.status,
-        to: node.status,
-      });
-    }
-  }
-
+  moveNodes(executionId, nodes, snapshot.nodes, log, events);
   return { view: { ...view, status, nodes, reported: log.reported }, events, warnings: log.warnings };
+}
+
+/**
+ * The node transitions an output reading shows: it lists the task nodes with their status (PROTOCOL
+ * §4.2), the only nodes that move (§3.2), so a run that reads its output can skip that status read.
+ * The execution's own status is not in it and stays as it was. Same rules and order as `diffStatus`.
+ *
+ * @example
+ * ```ts
+ * const moved = diffNodeStatuses(view, output.output);
+ * const { events } = diffOutput(moved.view, output);
+ * ```
+ */
+export function diffNodeStatuses(view: ExecutionView, reading: readonly NodeExecution[]): ViewDiff {
+  const log = new WarningLog(view.reported);
+  const events: RunEvent[] = [];
+  const nodes = new Map(view.nodes);
+  moveNodes(view.executionId, nodes, reading, log, events);
+  return { view: { ...view, nodes, reported: log.reported }, events, warnings: log.warnings };
 }

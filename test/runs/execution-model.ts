@@ -40,6 +40,8 @@ export interface Step {
   readonly sample: boolean;
   /** …and the output too. */
   readonly readOutput: boolean;
+  /** …or the output alone, without the status, as a streaming run does while the execution runs. */
+  readonly outputAlone: boolean;
 }
 
 export interface Scenario {
@@ -59,6 +61,7 @@ const stepArb = fc.record({
   fresh: fc.integer({ min: 0, max: 2 }).map((n) => n === 0),
   sample: fc.boolean(),
   readOutput: fc.boolean(),
+  outputAlone: fc.boolean(),
 });
 
 export const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
@@ -71,6 +74,8 @@ export interface Reading {
   readonly status: ExecutionSnapshot;
   readonly output: ExecutionOutput;
   readonly readOutput: boolean;
+  /** The output was read without the status: only its task nodes' statuses were seen. */
+  readonly outputAlone: boolean;
 }
 
 export class ExecutionModel {
@@ -144,7 +149,7 @@ export class ExecutionModel {
     this.#allDoneBefore = allDone;
   }
 
-  read(readOutput: boolean): Reading {
+  read(readOutput: boolean, outputAlone = false): Reading {
     return {
       status: {
         executionId: EXECUTION_ID,
@@ -166,6 +171,7 @@ export class ExecutionModel {
         files: this.nodes.flatMap((entry) => entry.files),
       },
       readOutput,
+      outputAlone,
     };
   }
 
@@ -181,7 +187,9 @@ export function readings(mode: PartialOutputMode, scenario: Scenario): Reading[]
   for (const step of scenario.steps) {
     model.apply(step);
     const terminal = model.status !== 'executing';
-    if (step.sample || terminal) result.push(model.read(step.readOutput || terminal));
+    // The first reading and the terminal one are always of the status, as a run's are.
+    const outputAlone = step.outputAlone && !terminal && result.length > 0;
+    if (step.sample || terminal) result.push(model.read(step.readOutput || terminal, outputAlone));
     if (terminal) return result;
   }
   result.push(model.read(true));

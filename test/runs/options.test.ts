@@ -1,7 +1,7 @@
 import { asyncScheduler } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import type { NodeEvent } from '../../src/runs/events.js';
-import { OUTPUT_SPACING_MS, type OutputQuestion, shouldReadOutput } from '../../src/runs/output-policy.js';
+import { type OutputAloneQuestion, OUTPUT_SPACING_MS, type OutputQuestion, shouldReadOutput, shouldReadOutputAlone } from '../../src/runs/output-policy.js';
 import { runSettings } from '../../src/runs/run-options.js';
 import { EXECUTION_ID } from './fixtures.js';
 
@@ -22,6 +22,22 @@ describe('shouldReadOutput (PROTOCOL §2.5)', () => {
     ['not when nothing runs', {}, false],
   ])('%s', (_name, question, expected) => {
     expect(shouldReadOutput({ ...quiet, ...question })).toBe(expected);
+  });
+});
+
+describe('shouldReadOutputAlone (PROTOCOL §4.2, §3.3)', () => {
+  const streaming: OutputAloneQuestion = { mode: 'stream', nodes: ['finish', 'executing', 'init'], sinceLastOutputMs: OUTPUT_SPACING_MS };
+  it.each<[string, Partial<OutputAloneQuestion>, boolean]>([
+    ['while a node executes and the output is due', {}, true],
+    ['when the output was never read', { sinceLastOutputMs: undefined }, true],
+    ['not within the output spacing', { sinceLastOutputMs: OUTPUT_SPACING_MS - 1 }, false],
+    ['not in final mode', { mode: 'final' }, false],
+    ['not before the first status read', { nodes: [] }, false],
+    ['not when no node executes (every node done: the execution may have turned finish)', { nodes: ['finish', 'finish'] }, false],
+    ['not after a node failed (the execution turns failed)', { nodes: ['failed', 'executing'] }, false],
+    ['not while a node has a status we do not know', { nodes: ['unknown', 'executing'] }, false],
+  ])('%s', (_name, question, expected) => {
+    expect(shouldReadOutputAlone({ ...streaming, ...question })).toBe(expected);
   });
 });
 

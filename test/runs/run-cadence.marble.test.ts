@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
+import type { RunEvent } from '../../src/runs/events.js';
 import { runsOver } from '../../src/runs/create-runs.js';
 import { CANVAS_ID, EXECUTION_ID, message, node, output, outputNode, scriptedSource, snapshot, started, testScheduler } from './fixtures.js';
 
@@ -75,7 +76,7 @@ describe('run cadence (virtual time)', () => {
     });
   });
 
-  it('streams: reads the output while a node executes, no more often than every 3 s; new messages do not speed up the status reads', () => {
+  it('streams: reads the output alone while a node executes, no more often than every 3 s; new messages do not speed up the reads', () => {
     testScheduler().run(({ cold, expectObservable, expectSubscriptions, flush }) => {
       const status$ = cold('-(a|)', { a: executing });
       const outputs = [
@@ -84,18 +85,82 @@ describe('run cadence (virtual time)', () => {
       ];
       const source = scriptedSource({ start: () => cold('-(s|)', { s: started() }), status: () => status$, output: (call) => outputs[call]!, abort: () => cold('(x|)') });
       const m = { type: 'message', executionId: EXECUTION_ID, nodeId: 'n1', role: 'ai', reasoningDelta: '', reasoningContent: '', replaced: false } as const;
-      expectObservable(runsOver(source, defaults).run(CANVAS_ID), '3800ms !').toBe('-s 100ms nm 3223ms M', {
+      expectObservable(runsOver(source, defaults).run(CANVAS_ID), '3800ms !').toBe('-s 100ms nm 3222ms M', {
         s: { type: 'started', executionId: EXECUTION_ID, canvasId: CANVAS_ID, status: 'executing' },
         n: { type: 'node', executionId: EXECUTION_ID, nodeId: 'n1', title: 'Title n1', status: 'executing' },
         m: { ...m, messageId: 'm1', delta: 'hi', content: 'hi' },
         M: { ...m, messageId: 'm2', delta: 'there', content: 'there' },
       });
       expectSubscriptions(outputs[0]!.subscriptions).toBe('102ms ^!');
-      expectSubscriptions(outputs[1]!.subscriptions).toBe('3326ms ^!');
-      // After the new message at 3327 the wait stays at the slowest, 400 ms: the next read is at 3727.
+      // 3 s after the first output read the output is read alone: it shows n1 still executing (PROTOCOL §4.2).
+      expectSubscriptions(outputs[1]!.subscriptions).toBe('3325ms ^!');
+      // After the new message at 3326 the wait stays at the slowest, 400 ms: the next read, of the status, is at 3726.
       flush();
-      expect(status$.subscriptions.map((log) => log.subscribedFrame).slice(-2)).toEqual([3325, 3727]);
+      expect(status$.subscriptions.map((log) => log.subscribedFrame).slice(-2)).toEqual([2924, 3726]);
     });
+  });
+
+  it('streams: an output read alone moves the nodes it shows, their node events before their text, and leaves the end to a status read', () => {
+    const calls: string[] = [];
+    const events: RunEvent[] = [];
+    testScheduler().run(({ cold, flush }) => {
+      let ended = false;
+      const running = [outputNode('n1', 'executing', [message('m1', 'hi')]), outputNode('n2', 'init')];
+      const done = [outputNode('n1', 'finish', [message('m1', 'hi')]), outputNode('n2', 'finish', [message('m2', 'bye')])];
+      const source = scriptedSource({
+        start: () => cold('-(s|)', { s: started() }),
+        status: () => {
+          calls.push('status');
+          const nodes = ended ? [node('n1', 'finish'), node('n2', 'finish')] : [node('n1', 'executing'), node('n2', 'init')];
+          return cold('-(a|)', { a: snapshot(ended ? 'finish' : 'executing', nodes) });
+        },
+        output: (call) => {
+          calls.push('output');
+          // The server moves on between the first output read and the second.
+          if (call > 0) ended = true;
+          return cold('-(o|)', { o: output(call === 0 ? running : done) });
+        },
+        abort: () => cold('(x|)'),
+      });
+      runsOver(source, defaults).run(CANVAS_ID).subscribe((event) => events.push(event));
+      flush();
+    });
+    const described = events.map((event) =>
+      event.type === 'node' ? `${event.nodeId}:${event.status}` : event.type === 'message' ? `text:${event.messageId}` : event.type === 'status' ? `status:${event.status}` : event.type,
+    );
+    expect(described).toEqual(['started', 'n1:executing', 'n2:init', 'text:m1', 'n1:finish', 'n2:finish', 'text:m2', 'status:finish', 'finished']);
+    // The status and output at first; statuses while the output is spaced; the output alone; then the
+    // status (every node done: it may now say finish) and the final output read.
+    expect(calls.slice(0, 2)).toEqual(['status', 'output']);
+    expect(calls.slice(2, -3).every((call) => call === 'status')).toBe(true);
+    expect(calls.slice(-3)).toEqual(['output', 'status', 'output']);
+  });
+
+  it('streams: after an output read alone shows a node failed, the next read is the status, which says failed', () => {
+    const calls: string[] = [];
+    const events: RunEvent[] = [];
+    testScheduler().run(({ cold, flush }) => {
+      let failed = false;
+      const source = scriptedSource({
+        start: () => cold('-(s|)', { s: started() }),
+        status: () => {
+          calls.push('status');
+          const nodes = [node('n1', failed ? 'failed' : 'executing'), node('n2', 'executing')];
+          return cold('-(a|)', { a: snapshot(failed ? 'failed' : 'executing', nodes) });
+        },
+        output: (call) => {
+          calls.push('output');
+          if (call > 0) failed = true;
+          return cold('-(o|)', { o: output([outputNode('n1', failed ? 'failed' : 'executing'), outputNode('n2', 'executing')]) });
+        },
+        abort: () => cold('(x|)'),
+      });
+      runsOver(source, defaults).run(CANVAS_ID, {}, { failOnWorkflowError: false }).subscribe((event) => events.push(event));
+      flush();
+    });
+    expect(calls.slice(-3)).toEqual(['output', 'status', 'output']);
+    const described = events.map((event) => (event.type === 'node' ? `${event.nodeId}:${event.status}` : event.type === 'status' ? `status:${event.status}` : event.type));
+    expect(described.slice(-3)).toEqual(['n1:failed', 'status:failed', 'finished']);
   });
 
   it('reads the output when a node has just ended, in stream mode', () => {

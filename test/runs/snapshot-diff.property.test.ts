@@ -6,7 +6,7 @@ import { type ExecutionView, fileKey, initialView, messageKey } from '../../src/
 import { nodeRank } from '../../src/runs/node-progress.js';
 import { diffOutput } from '../../src/runs/output-diff.js';
 import { runResultOf } from '../../src/runs/run-result-of.js';
-import { diffStatus } from '../../src/runs/status-diff.js';
+import { diffNodeStatuses, diffStatus } from '../../src/runs/status-diff.js';
 import { type PartialOutputMode, type Reading, readings, scenarioArb } from './execution-model.js';
 import { EXECUTION_ID } from './fixtures.js';
 
@@ -14,10 +14,11 @@ function replay(all: readonly Reading[]): { events: RunEvent[]; view: ExecutionV
   let view = initialView(EXECUTION_ID, 'executing');
   const events: RunEvent[] = [];
   for (const reading of all) {
-    const status = diffStatus(view, reading.status);
+    // A streaming run may read the output alone: its task nodes stand in for the status (PROTOCOL §4.2).
+    const status = reading.outputAlone ? diffNodeStatuses(view, reading.output.output) : diffStatus(view, reading.status);
     view = status.view;
     events.push(...status.events);
-    if (reading.readOutput) {
+    if (reading.readOutput || reading.outputAlone) {
       const output = diffOutput(view, reading.output);
       view = output.view;
       events.push(...output.events);
