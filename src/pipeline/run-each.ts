@@ -1,9 +1,9 @@
-import { defer, from, last, map, mergeMap, type Observable, type ObservableInput } from 'rxjs';
+import { defer, from, map, mergeMap, type Observable, type ObservableInput } from 'rxjs';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 import type { RunResult } from '../http/model.js';
 import type { RunInput } from '../runs/create-runs.js';
-import { ofType } from '../runs/of-type.js';
 import type { RunOptions } from '../runs/run-options.js';
+import { toRunResult } from '../runs/run-result.js';
 import { inInputOrder } from './in-input-order.js';
 import type { PipelineClient } from './pipeline-client.js';
 import { retryFailedWorkflow } from './retry-failed-workflow.js';
@@ -72,9 +72,7 @@ export function runEach(client: PipelineClient, canvasId: string, inputs: Observ
       mergeMap(
         (input, index) =>
           client.run(canvasId, input, options.run).pipe(
-            ofType('finished'),
-            last(),
-            map((event) => event.result),
+            toRunResult(),
             retrying,
             map((result): EachResult => ({ index, input, result })),
           ),

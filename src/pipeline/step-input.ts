@@ -1,5 +1,9 @@
+import { type Observable, switchMap } from 'rxjs';
 import type { RunResult } from '../http/model.js';
-import type { RunInput } from '../runs/create-runs.js';
+import type { RunInput, Runs } from '../runs/create-runs.js';
+import type { RunEvent } from '../runs/events.js';
+import { fromAbortable } from '../runs/from-abortable.js';
+import type { RunOptions } from '../runs/run-options.js';
 
 /**
  * What a step's input function may use besides the results: a signal that aborts when the pipeline
@@ -24,3 +28,22 @@ export interface StepContext {
  * ```
  */
 export type ChainInput = (result: RunResult, context: StepContext) => RunInput | PromiseLike<RunInput>;
+
+/**
+ * A run whose input is built first, from earlier results: the input function gets a signal that
+ * aborts when the run is unsubscribed before the input is ready, and the run starts with what it
+ * returns. `thenRun` and the steps of `runPipeline` start their runs this way.
+ *
+ * @example
+ * ```ts
+ * runWithInput(client, 'c-2', ({ signal }) => transferFiles(client, files, { signal }).then(toVariables), {});
+ * ```
+ */
+export function runWithInput(
+  client: Runs,
+  canvasId: string,
+  input: (context: StepContext) => RunInput | PromiseLike<RunInput>,
+  options: RunOptions,
+): Observable<RunEvent> {
+  return fromAbortable((signal) => input({ signal })).pipe(switchMap((runInput) => client.run(canvasId, runInput, options)));
+}

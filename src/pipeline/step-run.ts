@@ -1,12 +1,12 @@
-import { catchError, defer, type Observable, switchMap, throwError } from 'rxjs';
+import { catchError, defer, type Observable, throwError } from 'rxjs';
 import { isWorkflowFailedError, WorkflowFailedError } from '../errors/run-errors.js';
 import type { RunEvent } from '../runs/events.js';
 import type { RunOptions } from '../runs/run-options.js';
-import { fromAbortable } from '../runs/from-abortable.js';
 import type { PipelineClient } from './pipeline-client.js';
 import type { PipelineStep, StepResults } from './pipeline-definition.js';
 import type { StepCheckpoint } from './pipeline-checkpoint.js';
 import { retryFailedWorkflow } from './retry-failed-workflow.js';
+import { runWithInput } from './step-input.js';
 
 /**
  * One step's run as a cold Observable of its events. The first attempt re-attaches to `resumed` with
@@ -33,7 +33,7 @@ export function stepRun<Name extends string>(
     const execution = attach;
     attach = undefined;
     if (execution !== undefined) return client.watch(execution.executionId, options);
-    return fromAbortable((signal) => step.input?.(results, { signal }) ?? {}).pipe(switchMap((input) => client.run(step.canvasId, input, options)));
+    return runWithInput(client, step.canvasId, (context) => step.input?.(results, context) ?? {}, options);
   });
   return attempt.pipe(
     retryFailedWorkflow(step.retry ?? 0),

@@ -1,11 +1,10 @@
-import { concat, defer, EMPTY, type OperatorFunction, switchMap, tap } from 'rxjs';
+import { concat, defer, EMPTY, type OperatorFunction, tap } from 'rxjs';
 import type { RunResult } from '../http/model.js';
 import type { RunEvent } from '../runs/events.js';
 import type { RunOptions } from '../runs/run-options.js';
-import { fromAbortable } from '../runs/from-abortable.js';
 import type { PipelineClient } from './pipeline-client.js';
 import { retryFailedWorkflow } from './retry-failed-workflow.js';
-import type { ChainInput } from './step-input.js';
+import { type ChainInput, runWithInput } from './step-input.js';
 
 /**
  * Options of {@link thenRun}: those of the new run, and how often to re-run it when its workflow fails.
@@ -54,7 +53,7 @@ export function thenRun(client: PipelineClient, canvasId: string, input: ChainIn
       const next = defer(() => {
         if (last?.status !== 'finish') return EMPTY;
         const result = last;
-        const attempt = defer(() => fromAbortable((signal) => input(result, { signal })).pipe(switchMap((runInput) => client.run(canvasId, runInput, runOptions))));
+        const attempt = defer(() => runWithInput(client, canvasId, (context) => input(result, context), runOptions));
         return attempt.pipe(retrying);
       });
       return concat(

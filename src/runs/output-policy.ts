@@ -1,6 +1,4 @@
 import type { NodeStatus } from '../http/model.js';
-import type { NodeEvent } from './events.js';
-import { isNodeDone } from './node-progress.js';
 
 /**
  * `stream`: read the output while task nodes run, so message events arrive as the text does.
@@ -18,18 +16,18 @@ export interface OutputQuestion {
   readonly mode: OutputMode;
   /** The execution reached `finish` or `failed`: the last read, for the final messages and files. */
   readonly terminal: boolean;
-  /** The node events of this status read. */
-  readonly nodeEvents: readonly NodeEvent[];
-  /** Some node is executing now. */
-  readonly executing: boolean;
+  /** The nodes as the status read shows them. */
+  readonly nodes: readonly NodeStatus[];
   /** Time since the last output read; `undefined` when it was never read. */
   readonly sinceLastOutputMs: number | undefined;
 }
 
 /**
- * Whether to read the output now: only when it can have changed (PROTOCOL §2.5). Always at the end;
- * in `stream` mode also when a node has just ended (its last messages; files appear only for
- * finished nodes, §4.6) and, spaced, while a node is executing.
+ * Whether a status read goes on to read the output: only when it can have changed (PROTOCOL §2.5).
+ * Always at the end, for the final messages and files. In `stream` mode also, spaced, while a node
+ * executes, but only when the next read cannot be the output alone (`shouldReadOutputAlone`: a node
+ * failed or has a status we do not know); otherwise the text comes with that next read, one request
+ * instead of two.
  */
 export function shouldReadOutput(question: OutputQuestion): boolean {
   if (question.terminal) return true;
@@ -38,8 +36,9 @@ export function shouldReadOutput(question: OutputQuestion): boolean {
       return false;
     case 'stream':
       return (
-        question.nodeEvents.some((event) => isNodeDone(event.status)) ||
-        (question.executing && (question.sinceLastOutputMs ?? Infinity) >= OUTPUT_SPACING_MS)
+        question.nodes.some((status) => status === 'executing') &&
+        !outputShowsEveryChange(question.nodes) &&
+        (question.sinceLastOutputMs ?? Infinity) >= OUTPUT_SPACING_MS
       );
     default:
       return question.mode satisfies never;
@@ -52,23 +51,31 @@ export interface OutputAloneQuestion {
   readonly nodes: readonly NodeStatus[];
   /** Time since the last output read; `undefined` when it was never read. */
   readonly sinceLastOutputMs: number | undefined;
+  /** A node ended after the last output read: its last messages and its files are there to read (§4.6). */
+  readonly nodeEndedSinceOutput: boolean;
 }
 
 /**
- * Whether the next read can be the output alone, without the status: in `stream` mode, when the output
- * is due anyway (a node executing, spaced as above) and the execution cannot have turned terminal since
- * the last read. The output lists every task node with its status (PROTOCOL §4.2) and only task nodes
- * move (§3.2), so it shows every node transition; what it lacks is the execution's status, which turns
- * terminal only after a node failed or when every node is done (§3.3) — both read the status again.
- * One request instead of two for each read while text streams: under a tight budget that halves what
- * a streaming run costs.
+ * Whether the next read can be the output alone, without the status: in `stream` mode, while a node
+ * executes, when the output is due (spaced as above, or a node has ended since it was last read) and
+ * the output shows every change the status could (`outputShowsEveryChange`). So a streaming run
+ * spends one request per read, as a run that reads its output only at the end does.
  */
 export function shouldReadOutputAlone(question: OutputAloneQuestion): boolean {
   return (
     question.mode === 'stream' &&
-    question.nodes.some((status) => status === 'executing') &&
-    // A failed node turns the execution `failed`; a status we do not know might have done so too.
-    !question.nodes.some((status) => status === 'failed' || status === 'unknown') &&
-    (question.sinceLastOutputMs ?? Infinity) >= OUTPUT_SPACING_MS
+    outputShowsEveryChange(question.nodes) &&
+    (question.nodeEndedSinceOutput || (question.sinceLastOutputMs ?? Infinity) >= OUTPUT_SPACING_MS)
   );
+}
+
+/**
+ * Whether an output read shows every change a status read could, from nodes at these statuses. The
+ * output lists every task node with its status (PROTOCOL §4.2) and only task nodes move (§3.2), so it
+ * shows every node transition; what it lacks is the execution's status, which turns terminal only
+ * after a node failed or when none is pending or executing (§3.3). So: some node still executes, none
+ * failed, and none has a status we do not know (it might have ended the execution too).
+ */
+function outputShowsEveryChange(nodes: readonly NodeStatus[]): boolean {
+  return nodes.some((status) => status === 'executing') && !nodes.some((status) => status === 'failed' || status === 'unknown');
 }

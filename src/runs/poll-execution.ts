@@ -1,7 +1,7 @@
 import { concat, EMPTY, expand, map, mergeMap, type Observable, of, type SchedulerLike, switchMap, timer } from 'rxjs';
 import type { ExecutionSnapshot, ExecutionStatus, Logger } from '../http/model.js';
 import { type CadenceBounds, type CadenceState, nextCadence, type Reading, SETTLING_WINDOW_MS, startCadence } from './cadence.js';
-import type { NodeEvent, RunEvent } from './events.js';
+import type { RunEvent } from './events.js';
 import type { ExecutionSource } from './execution-source.js';
 import { type ExecutionView, initialView } from './execution-view.js';
 import { isNodeDone } from './node-progress.js';
@@ -31,6 +31,8 @@ interface Position {
   readonly view: ExecutionView;
   readonly cadence: CadenceState;
   readonly lastOutputAt: number | undefined;
+  /** A node ended after the last output read (its last text and files are not read yet). */
+  readonly outputBehind: boolean;
   /** When the reads first found every node done while the execution still ran. */
   readonly settlingSince: number | undefined;
   readonly waitMs: number;
@@ -71,7 +73,7 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
    * cadence back to its fastest: a new message says the node is busy, not that its status will change
    * soon, and the output has its own spacing (PROTOCOL §4.4).
    */
-  const conclude = (previous: Position, diff: ViewDiff, read: { now: number; changed: boolean; output: boolean }): Step => {
+  const conclude = (previous: Position, diff: ViewDiff, read: { now: number; changed: boolean; output: boolean; nodeEnded: boolean }): Step => {
     const { view } = diff;
     if (isTerminal(view.status)) {
       const result = runResultOf(view, view.status, settings.canvasId);
@@ -86,7 +88,8 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
     const reading: Reading = read.changed ? 'changed' : settling ? 'settling' : 'quiet';
     const cadence = nextCadence(bounds, previous.cadence, reading, settings.random);
     const lastOutputAt = read.output ? read.now : previous.lastOutputAt;
-    return { events: diff.events, next: { view, cadence: cadence.state, lastOutputAt, settlingSince, waitMs: cadence.waitMs } };
+    const outputBehind = !read.output && (previous.outputBehind || read.nodeEnded);
+    return { events: diff.events, next: { view, cadence: cadence.state, lastOutputAt, outputBehind, settlingSince, waitMs: cadence.waitMs } };
   };
 
   const sinceLastOutput = (position: Position, now: number): number | undefined =>
@@ -103,11 +106,11 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
         const readOutput = shouldReadOutput({
           mode: settings.output,
           terminal: isTerminal(status.view.status),
-          nodeEvents: status.events.filter((event): event is NodeEvent => event.type === 'node'),
-          executing: [...status.view.nodes.values()].some((node) => node.status === 'executing'),
+          nodes: [...status.view.nodes.values()].map((node) => node.status),
           sinceLastOutputMs: sinceLastOutput(previous, now),
         });
-        const read = { now, changed: statusEvents.length > 0, output: readOutput };
+        const nodeEnded = status.events.some((event) => event.type === 'node' && isNodeDone(event.status));
+        const read = { now, changed: statusEvents.length > 0, output: readOutput, nodeEnded };
         if (!readOutput) return of(conclude(previous, { ...status, events: statusEvents }, read));
         return concat(
           of<Step>({ events: statusEvents }),
@@ -123,7 +126,7 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
         const moved = logged(diffNodeStatuses(previous.view, output.output));
         const text = logged(diffOutput(moved.view, output));
         const diff = { ...text, events: [...moved.events, ...text.events] };
-        return conclude(previous, diff, { now: scheduler.now(), changed: moved.events.length > 0, output: true });
+        return conclude(previous, diff, { now: scheduler.now(), changed: moved.events.length > 0, output: true, nodeEnded: false });
       }),
     );
 
@@ -132,6 +135,7 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
       mode: settings.output,
       nodes: [...previous.view.nodes.values()].map((node) => node.status),
       sinceLastOutputMs: sinceLastOutput(previous, scheduler.now()),
+      nodeEndedSinceOutput: previous.outputBehind,
     })
       ? readOutputAlone(previous)
       : readStatus(previous);
@@ -140,6 +144,7 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
     view: initialView(executionId, settings.startedStatus),
     cadence: startCadence(bounds),
     lastOutputAt: undefined,
+    outputBehind: false,
     settlingSince: undefined,
     // A fresh start has just told us its status: the first read waits one fast interval. A watch reads at once.
     waitMs: settings.startedStatus === undefined ? 0 : bounds.minMs,

@@ -1,4 +1,4 @@
-import { lastValueFrom, map, type Observable } from 'rxjs';
+import { last, lastValueFrom, map, type Observable, type OperatorFunction, pipe } from 'rxjs';
 import type { RunResult } from '../http/model.js';
 import type { RunEvent } from './events.js';
 import { ofType } from './of-type.js';
@@ -25,10 +25,21 @@ export function runResult(
 }
 
 function resultOf(source: Observable<RunEvent>): Promise<RunResult> {
-  return lastValueFrom(
-    source.pipe(
-      ofType('finished'),
-      map((event) => event.result),
-    ),
+  return lastValueFrom(source.pipe(toRunResult()));
+}
+
+/**
+ * The same as an operator: the run's events become its one `RunResult`, with the same errors.
+ *
+ * @example
+ * ```ts
+ * client.run('c-1').pipe(toRunResult(), retryFailedWorkflow(2)).subscribe((result) => console.log(result.status));
+ * ```
+ */
+export function toRunResult(): OperatorFunction<RunEvent, RunResult> {
+  return pipe(
+    ofType('finished'),
+    last(),
+    map((event) => event.result),
   );
 }

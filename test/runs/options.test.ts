@@ -1,36 +1,33 @@
 import { asyncScheduler } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import type { NodeEvent } from '../../src/runs/events.js';
 import { type OutputAloneQuestion, OUTPUT_SPACING_MS, type OutputQuestion, shouldReadOutput, shouldReadOutputAlone } from '../../src/runs/output-policy.js';
 import { runSettings } from '../../src/runs/run-options.js';
-import { EXECUTION_ID } from './fixtures.js';
 
-const ended: NodeEvent = { type: 'node', executionId: EXECUTION_ID, nodeId: 'n1', status: 'finish', previous: 'executing' };
-const begun: NodeEvent = { type: 'node', executionId: EXECUTION_ID, nodeId: 'n1', status: 'executing', previous: 'init' };
-const quiet: OutputQuestion = { mode: 'stream', terminal: false, nodeEvents: [], executing: false, sinceLastOutputMs: 10 };
+const quiet: OutputQuestion = { mode: 'stream', terminal: false, nodes: ['finish', 'init'], sinceLastOutputMs: 10 };
+const failedBeside: OutputQuestion['nodes'] = ['failed', 'executing'];
 
-describe('shouldReadOutput (PROTOCOL §2.5)', () => {
+describe('shouldReadOutput after a status read (PROTOCOL §2.5)', () => {
   it.each<[string, Partial<OutputQuestion>, boolean]>([
     ['at the end, in stream mode', { terminal: true }, true],
     ['at the end, in final mode', { terminal: true, mode: 'final' }, true],
-    ['never before the end in final mode', { mode: 'final', executing: true, nodeEvents: [ended], sinceLastOutputMs: undefined }, false],
-    ['when a node has just ended', { nodeEvents: [ended] }, true],
-    ['not when a node has just begun and was read a moment ago', { nodeEvents: [begun], executing: true }, false],
-    ['while a node executes, when never read', { executing: true, sinceLastOutputMs: undefined }, true],
-    ['while a node executes, once the spacing has passed', { executing: true, sinceLastOutputMs: OUTPUT_SPACING_MS }, true],
-    ['not while a node executes within the spacing', { executing: true, sinceLastOutputMs: OUTPUT_SPACING_MS - 1 }, false],
-    ['not when nothing runs', {}, false],
+    ['never before the end in final mode', { mode: 'final', nodes: failedBeside, sinceLastOutputMs: undefined }, false],
+    ['not while a node executes and the next read can be the output alone', { nodes: ['executing'], sinceLastOutputMs: undefined }, false],
+    ['while a node executes beside a failed one, when never read', { nodes: failedBeside, sinceLastOutputMs: undefined }, true],
+    ['while a node executes beside one of unknown status, once the spacing has passed', { nodes: ['unknown', 'executing'], sinceLastOutputMs: OUTPUT_SPACING_MS }, true],
+    ['not within the spacing', { nodes: failedBeside, sinceLastOutputMs: OUTPUT_SPACING_MS - 1 }, false],
+    ['not when nothing runs (a node that just ended is read with the next read, or at the end)', {}, false],
   ])('%s', (_name, question, expected) => {
     expect(shouldReadOutput({ ...quiet, ...question })).toBe(expected);
   });
 });
 
 describe('shouldReadOutputAlone (PROTOCOL §4.2, §3.3)', () => {
-  const streaming: OutputAloneQuestion = { mode: 'stream', nodes: ['finish', 'executing', 'init'], sinceLastOutputMs: OUTPUT_SPACING_MS };
+  const streaming: OutputAloneQuestion = { mode: 'stream', nodes: ['finish', 'executing', 'init'], sinceLastOutputMs: OUTPUT_SPACING_MS, nodeEndedSinceOutput: false };
   it.each<[string, Partial<OutputAloneQuestion>, boolean]>([
     ['while a node executes and the output is due', {}, true],
     ['when the output was never read', { sinceLastOutputMs: undefined }, true],
     ['not within the output spacing', { sinceLastOutputMs: OUTPUT_SPACING_MS - 1 }, false],
+    ['within the spacing when a node has ended since the last output read', { sinceLastOutputMs: 1, nodeEndedSinceOutput: true }, true],
     ['not in final mode', { mode: 'final' }, false],
     ['not before the first status read', { nodes: [] }, false],
     ['not when no node executes (every node done: the execution may have turned finish)', { nodes: ['finish', 'finish'] }, false],

@@ -85,18 +85,19 @@ describe('run cadence (virtual time)', () => {
       ];
       const source = scriptedSource({ start: () => cold('-(s|)', { s: started() }), status: () => status$, output: (call) => outputs[call]!, abort: () => cold('(x|)') });
       const m = { type: 'message', executionId: EXECUTION_ID, nodeId: 'n1', role: 'ai', reasoningDelta: '', reasoningContent: '', replaced: false } as const;
-      expectObservable(runsOver(source, defaults).run(CANVAS_ID), '3800ms !').toBe('-s 100ms nm 3222ms M', {
+      expectObservable(runsOver(source, defaults).run(CANVAS_ID), '3800ms !').toBe('-s 100ms n 100ms m 3121ms M', {
         s: { type: 'started', executionId: EXECUTION_ID, canvasId: CANVAS_ID, status: 'executing' },
         n: { type: 'node', executionId: EXECUTION_ID, nodeId: 'n1', title: 'Title n1', status: 'executing' },
         m: { ...m, messageId: 'm1', delta: 'hi', content: 'hi' },
         M: { ...m, messageId: 'm2', delta: 'there', content: 'there' },
       });
-      expectSubscriptions(outputs[0]!.subscriptions).toBe('102ms ^!');
-      // 3 s after the first output read the output is read alone: it shows n1 still executing (PROTOCOL §4.2).
-      expectSubscriptions(outputs[1]!.subscriptions).toBe('3325ms ^!');
-      // After the new message at 3326 the wait stays at the slowest, 400 ms: the next read, of the status, is at 3726.
+      // The status read that first shows n1 executing is not followed by the output: the next read, 100 ms
+      // later, is the output alone. 3 s after it, again: it shows n1 still executing (PROTOCOL §4.2).
+      expectSubscriptions(outputs[0]!.subscriptions).toBe('202ms ^!');
+      expectSubscriptions(outputs[1]!.subscriptions).toBe('3324ms ^!');
+      // After the new message at 3325 the wait stays at the slowest, 400 ms: the next read, of the status, is at 3725.
       flush();
-      expect(status$.subscriptions.map((log) => log.subscribedFrame).slice(-2)).toEqual([2924, 3726]);
+      expect(status$.subscriptions.map((log) => log.subscribedFrame).slice(-2)).toEqual([2923, 3725]);
     });
   });
 
@@ -163,22 +164,35 @@ describe('run cadence (virtual time)', () => {
     expect(described.slice(-3)).toEqual(['n1:failed', 'status:failed', 'finished']);
   });
 
-  it('reads the output when a node has just ended, in stream mode', () => {
+  it('streams: when a status read shows a node ended, the next read is the output alone, within the spacing', () => {
     testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
-      const statuses = [cold('-(a|)', { a: snapshot('executing', [node('n1', 'init')]) }), cold('-(a|)', { a: snapshot('executing', [node('n1', 'finish')]) })];
-      const output$ = cold('-(o|)', { o: output() });
+      const statuses = [
+        cold('-(a|)', { a: snapshot('executing', [node('n1', 'executing'), node('n2', 'executing')]) }),
+        cold('-(a|)', { a: snapshot('executing', [node('n1', 'finish'), node('n2', 'executing')]) }),
+      ];
+      const outputs = [
+        cold('-(o|)', { o: output([outputNode('n1', 'executing'), outputNode('n2', 'executing')]) }),
+        cold('-(o|)', { o: output([outputNode('n1', 'finish', [message('m1', 'done')]), outputNode('n2', 'executing')]) }),
+      ];
       const source = scriptedSource({
         start: () => cold('-(s|)', { s: started() }),
         status: (call) => statuses[Math.min(call, 1)]!,
-        output: () => output$,
+        output: (call) => outputs[Math.min(call, 1)]!,
         abort: () => cold('(x|)'),
       });
-      expectObservable(runsOver(source, defaults).run(CANVAS_ID), '1000ms !').toBe('-s 100ms n 100ms f', {
+      const m = { type: 'message', executionId: EXECUTION_ID, nodeId: 'n1', role: 'ai', reasoningDelta: '', reasoningContent: '', replaced: false } as const;
+      expectObservable(runsOver(source, defaults).run(CANVAS_ID), '600ms !').toBe('-s 100ms (ab) 248ms f 100ms M', {
         s: { type: 'started', executionId: EXECUTION_ID, canvasId: CANVAS_ID, status: 'executing' },
-        n: { type: 'node', executionId: EXECUTION_ID, nodeId: 'n1', title: 'Title n1', status: 'init' },
-        f: { type: 'node', executionId: EXECUTION_ID, nodeId: 'n1', title: 'Title n1', status: 'finish', previous: 'init' },
+        a: { type: 'node', executionId: EXECUTION_ID, nodeId: 'n1', title: 'Title n1', status: 'executing' },
+        b: { type: 'node', executionId: EXECUTION_ID, nodeId: 'n2', title: 'Title n2', status: 'executing' },
+        f: { type: 'node', executionId: EXECUTION_ID, nodeId: 'n1', title: 'Title n1', status: 'finish', previous: 'executing' },
+        M: { ...m, messageId: 'm1', delta: 'done', content: 'done' },
       });
-      expectSubscriptions(output$.subscriptions).toBe(['203ms ^!']);
+      // Status at 101; the output alone at 202 (nothing new: the wait grows to 150); the status at 353
+      // shows n1 ended: the next read, 100 ms after its answer and well within the 3 s spacing, is the output alone.
+      expectSubscriptions(outputs[0]!.subscriptions).toBe('202ms ^!');
+      expectSubscriptions(outputs[1]!.subscriptions).toBe('454ms ^!');
+      expectSubscriptions(statuses[1]!.subscriptions).toBe('353ms ^!');
     });
   });
 
