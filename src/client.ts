@@ -5,6 +5,7 @@
 import type { Observable } from 'rxjs';
 import { createRequestBudget, type BudgetState, type RequestBudgetOptions } from './budget/index.js';
 import { createHttpClient, type ClientOptions as HttpClientOptions, type HttpClient } from './http/index.js';
+import type { PollInterval } from './runs/cadence.js';
 import { createRuns, type Runs } from './runs/create-runs.js';
 import { toAsyncIterable } from './runs/to-async-iterable.js';
 
@@ -16,7 +17,9 @@ import { toAsyncIterable } from './runs/to-async-iterable.js';
  * const client = createClient({ apiKey: process.env.FLOWSTREAM_API_KEY!, baseUrl: 'https://api.example.com/v1', polling: { maxMs: 5000 } });
  * ```
  */
-export interface ClientOptions extends Omit<HttpClientOptions, 'gate' | 'budget'> {
+export interface ClientOptions extends Omit<HttpClientOptions, 'gate'> {
+  /** Bounds of every run's status polling cadence (default 500 ms – 10 s); a run's `pollInterval` overrides them. */
+  readonly polling?: PollInterval;
   /**
    * The request budget every request of this client passes through: default 100 requests per minute,
    * the service's account limit (PROTOCOL §2.1). `false` sends requests as soon as they are made.
@@ -68,11 +71,11 @@ export interface Client extends HttpClient, Runs {
  * ```
  */
 export function createClient(options: ClientOptions): Client {
-  const { budget: budgetOptions, ...httpOptions } = options;
+  const { budget: budgetOptions, polling, ...httpOptions } = options;
   const budget = budgetOptions === false ? undefined : createRequestBudget(budgetOptions ?? {});
   const http = createHttpClient(budget === undefined ? httpOptions : { ...httpOptions, gate: budget });
   const runs = createRuns(http.executions, {
-    ...(options.polling === undefined ? {} : { polling: options.polling }),
+    ...(polling === undefined ? {} : { polling }),
     ...(options.logger === undefined ? {} : { logger: options.logger }),
   });
   return Object.freeze({

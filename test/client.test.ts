@@ -22,6 +22,11 @@ describe('createClient', () => {
     expect(error).toMatchObject({ argument: 'budget.requestsPerMinute' });
   });
 
+  it('refuses bad polling bounds when it is created, not at the first run', () => {
+    expect(() => createClient({ ...options, polling: { minMs: 2000, maxMs: 1000 } })).toThrow(expect.objectContaining({ name: 'InvalidArgumentError', argument: 'polling' }));
+    expect(() => createClient({ ...options, polling: { maxMs: Number.POSITIVE_INFINITY } })).toThrow(expect.objectContaining({ argument: 'polling.maxMs' }));
+  });
+
   it('counts every request of its calls in its budget', async () => {
     const emulator = await createEmulator({ listen: false });
     try {

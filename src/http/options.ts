@@ -59,8 +59,6 @@ export interface ClientOptions {
   readonly timeoutMs?: number | TimeoutOptions;
   /** Retry policy, or `false` to never retry. */
   readonly retry?: RetryOptions | false;
-  /** Bounds of the status polling cadence, defaults for every run. */
-  readonly polling?: { readonly minMs?: number; readonly maxMs?: number };
   /** Extra headers sent with every API request (never to file downloads). */
   readonly headers?: Readonly<Record<string, string>>;
   /** Where warnings go (an `of_` text variable, PROTOCOL §5.5). Default: none. */
@@ -84,7 +82,6 @@ export interface ResolvedOptions {
   readonly fetch: typeof globalThis.fetch | undefined;
   readonly timeouts: Readonly<Record<Endpoint, number>>;
   readonly retry: Required<RetryOptions>;
-  readonly polling: { readonly minMs?: number; readonly maxMs?: number };
   readonly headers: Readonly<Record<string, string>>;
   readonly logger: Logger | undefined;
   readonly gate: RequestGate | undefined;
@@ -163,13 +160,29 @@ export function normalizeBaseUrl(raw: string | undefined): string {
   return `${url.origin}${path}`;
 }
 
-/** Timers cannot wait longer than a signed 32-bit number of milliseconds (~24.8 days). */
+/**
+ * Timers cannot wait longer than a signed 32-bit number of milliseconds (~24.8 days): setTimeout fires
+ * after 1 ms for anything longer, so a longer deadline would expire at once and a longer poll wait
+ * would poll in a tight loop.
+ */
 const MAX_TIMER_MS = 2_147_483_647;
 
-function timeout(name: string, value: number): number {
+/**
+ * Checks a delay a timer will wait (a timeout, a poll wait): a finite number of ms > 0 that a timer
+ * keeps as given. An `InvalidArgumentError` names the option.
+ *
+ * @example
+ * ```ts
+ * timerDelay('pollInterval.maxMs', 10_000); // 10_000
+ * ```
+ */
+export function timerDelay(name: string, value: unknown): number {
+  if (typeof value !== 'number') throw new InvalidArgumentError(name, `must be a number of ms (got ${String(value)})`);
   if (positive(name, value) > MAX_TIMER_MS) throw new InvalidArgumentError(name, `must be at most ${MAX_TIMER_MS} ms (got ${value})`);
   return value;
 }
+
+const timeout = timerDelay;
 
 function normalizeTimeouts(option: number | TimeoutOptions | undefined): Record<Endpoint, number> {
   const given: TimeoutOptions = typeof option === 'number' ? { default: option } : (option ?? {});
@@ -191,13 +204,6 @@ function normalizeRetry(option: RetryOptions | false | undefined): Required<Retr
     rateLimitWaitMs: nonNegative('retry.rateLimitWaitMs', given.rateLimitWaitMs ?? DEFAULT_RETRY.rateLimitWaitMs),
     maxWaitMs: nonNegative('retry.maxWaitMs', given.maxWaitMs ?? DEFAULT_RETRY.maxWaitMs),
   };
-}
-
-function normalizePolling(option: ClientOptions['polling']): ResolvedOptions['polling'] {
-  const minMs = option?.minMs === undefined ? undefined : positive('polling.minMs', option.minMs);
-  const maxMs = option?.maxMs === undefined ? undefined : positive('polling.maxMs', option.maxMs);
-  if (minMs !== undefined && maxMs !== undefined && minMs > maxMs) throw new InvalidArgumentError('polling', `minMs (${minMs}) exceeds maxMs (${maxMs})`);
-  return { ...(minMs === undefined ? {} : { minMs }), ...(maxMs === undefined ? {} : { maxMs }) };
 }
 
 /** Header values must not break the request line; a key with a newline is a paste accident. */
@@ -223,7 +229,6 @@ export function normalizeOptions(options: ClientOptions): ResolvedOptions {
     fetch: options.fetch,
     timeouts: normalizeTimeouts(options.timeoutMs),
     retry: normalizeRetry(options.retry),
-    polling: normalizePolling(options.polling),
     headers: { ...options.headers },
     logger: options.logger,
     gate: options.gate,

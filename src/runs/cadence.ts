@@ -1,3 +1,6 @@
+import { InvalidArgumentError } from '../errors/validation-errors.js';
+import { timerDelay } from '../http/options.js';
+
 /** Bounds of the status poll cadence, per client (`polling`) or per run (`pollInterval`). */
 export interface PollInterval {
   /** The fastest cadence: after the start and right after any change. Default 500 ms. */
@@ -33,11 +36,34 @@ export const JITTER = 0.2;
  */
 export const SETTLING_WINDOW_MS = 3000;
 
-/** Fills in the defaults; a `maxMs` below `minMs` is raised to it, negatives count as 0. */
-export function cadenceBounds(interval: PollInterval = {}, defaults: PollInterval = {}): CadenceBounds {
-  const minMs = Math.max(0, interval.minMs ?? defaults.minMs ?? DEFAULT_POLL_INTERVAL.minMs);
+/**
+ * Fills in the run's bounds from the client's, then the defaults. Each given bound must be 0 or a
+ * number of ms a timer keeps (see `timerDelay`), and a `minMs` above the `maxMs` given beside it is a mistake (`InvalidArgumentError`,
+ * named after `name`); a `maxMs` that comes from a default and is below `minMs` is raised to it.
+ *
+ * @example
+ * ```ts
+ * cadenceBounds({ minMs: 1000 }, { maxMs: 5000 }); // { minMs: 1000, maxMs: 5000 }
+ * cadenceBounds({ minMs: 20_000 }); // { minMs: 20_000, maxMs: 20_000 }
+ * ```
+ */
+export function cadenceBounds(interval: PollInterval = {}, defaults: PollInterval = {}, name = 'pollInterval'): CadenceBounds {
+  checkInterval(defaults, 'polling');
+  checkInterval(interval, name);
+  const minMs = interval.minMs ?? defaults.minMs ?? DEFAULT_POLL_INTERVAL.minMs;
   const maxMs = Math.max(minMs, interval.maxMs ?? defaults.maxMs ?? DEFAULT_POLL_INTERVAL.maxMs);
   return { minMs, maxMs };
+}
+
+function checkInterval(interval: PollInterval, name: string): void {
+  for (const key of ['minMs', 'maxMs'] as const) {
+    const value: unknown = interval[key];
+    // 0 reads again at once: fine behind a budget that paces, or against a test double.
+    if (value !== undefined && value !== 0) timerDelay(`${name}.${key}`, value);
+  }
+  if (interval.minMs !== undefined && interval.maxMs !== undefined && interval.minMs > interval.maxMs) {
+    throw new InvalidArgumentError(name, `minMs (${String(interval.minMs)}) exceeds maxMs (${String(interval.maxMs)})`);
+  }
 }
 
 /**

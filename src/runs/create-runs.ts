@@ -1,6 +1,7 @@
 import { defer, type Observable } from 'rxjs';
 import type { ExecutionsApi, Variables } from '../http/model.js';
 import type { RunEvent } from './events.js';
+import { cadenceBounds } from './cadence.js';
 import { type ExecutionSource, observeExecutions } from './execution-source.js';
 import { runLifecycle } from './run-lifecycle.js';
 import { type RunOptions, type RunsDefaults, runSettings } from './run-options.js';
@@ -46,6 +47,8 @@ export interface Runs {
  * ```
  */
 export function runsOver(source: ExecutionSource, defaults: RunsDefaults = {}): Runs {
+  // The client's `polling` is checked once, here, so a bad one fails `createClient`, not every run.
+  cadenceBounds(undefined, defaults.polling);
   return {
     run: (canvasId, input = {}, options = {}) =>
       defer(() =>

@@ -1,7 +1,9 @@
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import type { Logger } from '../http/model.js';
+import { InvalidArgumentError } from '../errors/validation-errors.js';
+import { timerDelay } from '../http/options.js';
 import { type CadenceBounds, cadenceBounds, type PollInterval } from './cadence.js';
-import type { OutputMode } from './output-policy.js';
+import { OUTPUT_MODES, type OutputMode } from './output-policy.js';
 
 /**
  * Options of one run or watch.
@@ -55,12 +57,19 @@ export interface RunSettings {
   readonly logger: Logger | undefined;
 }
 
-/** Fills in a run's options from the client's defaults; `kind` decides `abortOnUnsubscribe`. */
+/**
+ * Fills in a run's options from the client's defaults; `kind` decides `abortOnUnsubscribe`. A value
+ * that cannot be meant (a negative `timeoutMs`, an `output` that is neither mode) is an
+ * `InvalidArgumentError`, not a guess.
+ */
 export function runSettings(kind: 'run' | 'watch', options: RunOptions = {}, defaults: RunsDefaults = {}): RunSettings {
+  const { timeoutMs, output = 'stream' } = options;
+  if (timeoutMs !== undefined) timerDelay('timeoutMs', timeoutMs);
+  if (!OUTPUT_MODES.includes(output)) throw new InvalidArgumentError('output', `must be 'stream' or 'final' (got ${String(output as unknown)})`);
   return {
     bounds: cadenceBounds(options.pollInterval, defaults.polling),
-    timeoutMs: options.timeoutMs,
-    output: options.output ?? 'stream',
+    timeoutMs,
+    output,
     abortOnUnsubscribe: options.abortOnUnsubscribe ?? kind === 'run',
     failOnWorkflowError: options.failOnWorkflowError ?? true,
     signal: options.signal,

@@ -28,7 +28,6 @@ describe('normalizeOptions', () => {
       fetch: undefined,
       timeouts: { run: 30_000, abort: 30_000, status: 30_000, output: 30_000, search: 30_000, detail: 30_000, upload: 120_000, copilot: 330_000 },
       retry: { retries: 3, baseDelayMs: 500, maxDelayMs: 10_000, rateLimitWaitMs: 60_000, maxWaitMs: 65_000 },
-      polling: {},
       headers: {},
       logger: undefined,
       gate: undefined,
@@ -49,7 +48,6 @@ describe('normalizeOptions', () => {
       fetch,
       timeoutMs: { default: 1_000, copilot: 2_000, status: 3 },
       retry: { retries: 0, baseDelayMs: 0, maxDelayMs: 0, rateLimitWaitMs: 0, maxWaitMs: 0 },
-      polling: { minMs: 100, maxMs: 200 },
       headers: { 'x-team': 'a' },
       logger,
       gate,
@@ -57,7 +55,6 @@ describe('normalizeOptions', () => {
     expect(resolved.fetch).toBe(fetch);
     expect(resolved.timeouts).toMatchObject({ copilot: 2_000, status: 3, run: 1_000, upload: 120_000 });
     expect(resolved.retry).toEqual({ retries: 0, baseDelayMs: 0, maxDelayMs: 0, rateLimitWaitMs: 0, maxWaitMs: 0 });
-    expect(resolved.polling).toEqual({ minMs: 100, maxMs: 200 });
     expect(resolved.headers).toEqual({ 'x-team': 'a' });
     expect(resolved.logger).toBe(logger);
     expect(resolved.gate).toBe(gate);
@@ -77,7 +74,6 @@ describe('normalizeOptions', () => {
     rejects(() => normalizeOptions({ ...base, timeoutMs: 2 ** 31 }), 'timeoutMs');
     rejects(() => normalizeOptions({ ...base, retry: { retries: 1.5 } }), 'retry.retries');
     rejects(() => normalizeOptions({ ...base, retry: { baseDelayMs: Number.NaN } }), 'retry.baseDelayMs');
-    rejects(() => normalizeOptions({ ...base, polling: { minMs: 10, maxMs: 5 } }), 'polling');
   });
 });
 

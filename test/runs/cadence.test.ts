@@ -14,9 +14,11 @@ describe('cadenceBounds', () => {
     expect(cadenceBounds({ minMs: 200 }, { minMs: 300, maxMs: 5000 })).toEqual({ minMs: 200, maxMs: 5000 });
   });
 
-  it('lets 0 be set (?? not ||) and raises a max below the min', () => {
+  it('lets 0 be set (?? not ||) and raises a default max below the min; refuses a min above the max given with it', () => {
     expect(cadenceBounds({ minMs: 0, maxMs: 0 })).toEqual({ minMs: 0, maxMs: 0 });
-    expect(cadenceBounds({ minMs: 2000, maxMs: 1000 })).toEqual({ minMs: 2000, maxMs: 2000 });
+    expect(cadenceBounds({ minMs: 20_000 })).toEqual({ minMs: 20_000, maxMs: 20_000 });
+    expect(cadenceBounds({ minMs: 3000 }, { maxMs: 1000 })).toEqual({ minMs: 3000, maxMs: 3000 });
+    expect(() => cadenceBounds({ minMs: 2000, maxMs: 1000 })).toThrow(expect.objectContaining({ argument: 'pollInterval' }));
   });
 });
 

@@ -1,7 +1,9 @@
 import { asyncScheduler } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { type OutputAloneQuestion, OUTPUT_SPACING_MS, type OutputQuestion, shouldReadOutput, shouldReadOutputAlone } from '../../src/runs/output-policy.js';
-import { runSettings } from '../../src/runs/run-options.js';
+import { type RunOptions, runSettings } from '../../src/runs/run-options.js';
+import { runsOver } from '../../src/runs/create-runs.js';
+import { scriptedSource } from './fixtures.js';
 
 const quiet: OutputQuestion = { mode: 'stream', terminal: false, nodes: ['finish', 'init'], sinceLastOutputMs: 10 };
 const failedBeside: OutputQuestion['nodes'] = ['failed', 'executing'];
@@ -59,10 +61,26 @@ describe('runSettings', () => {
     const random = () => 0.5;
     const settings = runSettings(
       'run',
-      { pollInterval: { minMs: 0 }, timeoutMs: 0, output: 'final', abortOnUnsubscribe: false, failOnWorkflowError: false, signal },
+      { pollInterval: { minMs: 0 }, timeoutMs: 1, output: 'final', abortOnUnsubscribe: false, failOnWorkflowError: false, signal },
       { polling: { minMs: 1000, maxMs: 2000 }, random },
     );
-    expect(settings).toMatchObject({ bounds: { minMs: 0, maxMs: 2000 }, timeoutMs: 0, output: 'final', abortOnUnsubscribe: false, failOnWorkflowError: false, signal, random });
+    expect(settings).toMatchObject({ bounds: { minMs: 0, maxMs: 2000 }, timeoutMs: 1, output: 'final', abortOnUnsubscribe: false, failOnWorkflowError: false, signal, random });
     expect(runSettings('watch', { abortOnUnsubscribe: true }).abortOnUnsubscribe).toBe(true);
+  });
+
+  it.each<[string, RunOptions, string]>([
+    ['a negative wait', { pollInterval: { minMs: -1 } }, 'pollInterval.minMs'],
+    ['a wait no timer keeps (it would poll in a tight loop)', { pollInterval: { maxMs: 2 ** 31 } }, 'pollInterval.maxMs'],
+    ['NaN', { pollInterval: { maxMs: Number.NaN } }, 'pollInterval.maxMs'],
+    ['minMs above maxMs', { pollInterval: { minMs: 5000, maxMs: 1000 } }, 'pollInterval'],
+    ['a timeout of 0', { timeoutMs: 0 }, 'timeoutMs'],
+    ['an infinite timeout (a timer would fire at once)', { timeoutMs: Number.POSITIVE_INFINITY }, 'timeoutMs'],
+    ['an output mode that does not exist', { output: 'streaming' as NonNullable<RunOptions['output']> }, 'output'],
+  ])('refuses %s with an InvalidArgumentError naming the option', (_name, options, argument) => {
+    expect(() => runSettings('run', options)).toThrow(expect.objectContaining({ name: 'InvalidArgumentError', argument }));
+  });
+
+  it('refuses a bad client polling once, when the runs are made', () => {
+    expect(() => runsOver(scriptedSource({}), { polling: { minMs: -5 } })).toThrow(expect.objectContaining({ argument: 'polling.minMs' }));
   });
 });
