@@ -65,7 +65,9 @@ export interface RunSettings {
 export function runSettings(kind: 'run' | 'watch', options: RunOptions = {}, defaults: RunsDefaults = {}): RunSettings {
   const { timeoutMs, output = 'stream' } = options;
   if (timeoutMs !== undefined) timerDelay('timeoutMs', timeoutMs);
-  if (!OUTPUT_MODES.includes(output)) throw new InvalidArgumentError('output', `must be 'stream' or 'final' (got ${String(output as unknown)})`);
+  // Typed as a mode, but a JavaScript caller can pass anything.
+  const given: unknown = output;
+  if (!OUTPUT_MODES.includes(given)) throw new InvalidArgumentError('output', `must be 'stream' or 'final' (got ${String(given)})`);
   return {
     bounds: cadenceBounds(options.pollInterval, defaults.polling),
     timeoutMs,
