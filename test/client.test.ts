@@ -1,9 +1,28 @@
 import { describe, expect, it } from 'vitest';
+import { ofType } from '../src/runs/index.js';
 import { createClient } from '../src/client.js';
 import { createEmulator } from '../src/emulator/index.js';
 import { isInvalidArgumentError } from '../src/errors/validation-errors.js';
 
 const options = { apiKey: 'rf_00000000000000000000000000000000', baseUrl: 'http://127.0.0.1:1/v1' };
+
+/** A fetch that counts its calls and answers each with `data` (an empty search page) only when released. */
+function heldFetch(data: unknown = []): { readonly fetch: typeof globalThis.fetch; calls: () => number; releaseAll: () => void } {
+  const held: (() => void)[] = [];
+  let calls = 0;
+  const fetch = async (): Promise<Response> => {
+    calls += 1;
+    await new Promise<void>((resolve) => held.push(resolve));
+    return Response.json({ success: true, data });
+  };
+  const releaseAll = (): void => {
+    for (const release of held.splice(0)) release();
+  };
+  return { fetch, calls: () => calls, releaseAll };
+}
+
+/** One turn of the event loop: every promise chain that can move without a timer or an answer has moved. */
+const settled = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 describe('createClient', () => {
   it('gives every client a request budget by default, and none with budget: false', () => {
@@ -25,6 +44,52 @@ describe('createClient', () => {
   it('refuses bad polling bounds when it is created, not at the first run', () => {
     expect(() => createClient({ ...options, polling: { minMs: 2000, maxMs: 1000 } })).toThrow(expect.objectContaining({ name: 'InvalidArgumentError', argument: 'polling' }));
     expect(() => createClient({ ...options, polling: { maxMs: Number.POSITIVE_INFINITY } })).toThrow(expect.objectContaining({ argument: 'polling.maxMs' }));
+  });
+
+  it('sends every request at once with budget: false, where a budget holds those beyond its burst', async () => {
+    const sendAll = async (budget: false | { burst: number }): Promise<number> => {
+      const server = heldFetch();
+      const client = createClient({ ...options, fetch: server.fetch, retry: false, budget });
+      const stop = new AbortController();
+      const searches = Array.from({ length: 10 }, () => client.workflows.search({}, { signal: stop.signal }).catch(() => undefined));
+      await settled();
+      const sent = server.calls();
+      stop.abort();
+      server.releaseAll();
+      await Promise.all(searches);
+      return sent;
+    };
+    expect(await sendAll({ burst: 3 })).toBe(3);
+    expect(await sendAll(false)).toBe(10);
+  });
+
+  it('drops a run start from the budget queue the moment the run is unsubscribed, and sends nothing for it', async () => {
+    const server = heldFetch();
+    const client = createClient({ ...options, fetch: server.fetch, retry: false, budget: { burst: 1 } });
+    // The one request of the burst is on its way and held there: the next one must wait its turn.
+    const search = client.workflows.search({});
+    await settled();
+    const subscription = client.run('c-queued').pipe(ofType('started')).subscribe();
+    await settled();
+    expect(client.budget?.snapshot().queued.total).toBe(1);
+    subscription.unsubscribe();
+    expect(client.budget?.snapshot().queued.total).toBe(0);
+    server.releaseAll();
+    await search;
+    await settled();
+    expect(server.calls()).toBe(1);
+  });
+
+  it('lets a start that was already sent run to its answer when it is withdrawn', async () => {
+    const server = heldFetch({ executionId: 'we-000000000000000000000001', status: 'running' });
+    const client = createClient({ ...options, fetch: server.fetch, retry: false });
+    const withdraw = new AbortController();
+    const start = client.executions.start('c-sent', {}, { withdraw: withdraw.signal });
+    await settled();
+    expect(server.calls()).toBe(1);
+    withdraw.abort();
+    server.releaseAll();
+    await expect(start).resolves.toMatchObject({ executionId: 'we-000000000000000000000001' });
   });
 
   it('counts every request of its calls in its budget', async () => {

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 import { warnAboutFileKeyLookalikes } from './file-key-warning.js';
 import { encodeJsonBody } from './json-body.js';
-import type { CallOptions, ExecutionsApi, Logger, Variables } from './model.js';
+import type { CallOptions, ExecutionsApi, Logger, StartOptions, Variables } from './model.js';
 import { pathSegment } from './path-segment.js';
 import { abortSchema, executionOutputSchema, executionSnapshotSchema, startedExecutionSchema } from './schemas/execution.js';
 import type { Send } from './transport.js';
@@ -52,7 +52,7 @@ export function createExecutionsApi(context: ExecutionsContext): ExecutionsApi {
     return send({ endpoint, method, path: `openapi/workflow/${segment}/${endpoint}`, key: executionId, executionId, schema, signal: options.signal });
   };
   return {
-    async start(canvasId: string, input: { readonly variables?: Variables } = {}, options: CallOptions = {}) {
+    async start(canvasId: string, input: { readonly variables?: Variables } = {}, options: StartOptions = {}) {
       const segment = pathSegment('canvasId', canvasId);
       const variables = input.variables ?? {};
       checkVariables(variables);
@@ -69,6 +69,7 @@ export function createExecutionsApi(context: ExecutionsContext): ExecutionsApi {
         key: `${canvasId}\n${json}`,
         schema: startedExecutionSchema,
         signal: options.signal,
+        withdraw: options.withdraw,
       });
     },
     status: (executionId, options = {}) => onExecution('status', 'get', executionId, executionSnapshotSchema(executionId), options),

@@ -291,6 +291,23 @@ export interface CallOptions {
 }
 
 /**
+ * Options of a start. `withdraw` takes the start back while it still waits for the client's request
+ * budget: nothing has been sent, so no execution can exist, and the call rejects with the signal's
+ * reason. Once the request is on its way `withdraw` changes nothing, because the execution may then
+ * exist (the run layer lets such a start answer, to abort what it started); `signal` still cancels.
+ *
+ * @example
+ * ```ts
+ * const withdraw = new AbortController();
+ * const started = client.executions.start('c-1', {}, { withdraw: withdraw.signal });
+ * withdraw.abort(); // dropped from the budget's queue if it was still there
+ * ```
+ */
+export interface StartOptions extends CallOptions {
+  readonly withdraw?: AbortSignal;
+}
+
+/**
  * The execution endpoints as the run layer sees them: the seam behind which `runs/` is tested in
  * virtual time, and which the budget wraps.
  *
@@ -300,7 +317,7 @@ export interface CallOptions {
  * ```
  */
 export interface ExecutionsApi {
-  start(canvasId: string, input?: { readonly variables?: Variables }, options?: CallOptions): Promise<StartedExecution>;
+  start(canvasId: string, input?: { readonly variables?: Variables }, options?: StartOptions): Promise<StartedExecution>;
   status(executionId: string, options?: CallOptions): Promise<ExecutionSnapshot>;
   output(executionId: string, options?: CallOptions): Promise<ExecutionOutput>;
   abort(executionId: string, options?: CallOptions): Promise<void>;

@@ -29,6 +29,8 @@ export interface RequestSpec<T> {
   readonly key?: string;
   readonly executionId?: string;
   readonly signal?: AbortSignal | undefined;
+  /** Aborts the wait for the gate only: an attempt already let through is not affected (`StartOptions.withdraw`). */
+  readonly withdraw?: AbortSignal | undefined;
 }
 
 /**
@@ -65,6 +67,12 @@ function customHeaders(headers: Readonly<Record<string, string>>): Record<string
   return Object.fromEntries(Object.entries(headers).filter(([name]) => name.toLowerCase() !== 'authorization'));
 }
 
+/** What ends an attempt's wait for the gate: the call's signal, or a withdrawal while nothing is sent yet. */
+function waitSignal(spec: RequestSpec<unknown>): AbortSignal | undefined {
+  if (spec.withdraw === undefined) return spec.signal;
+  return spec.signal === undefined ? spec.withdraw : AbortSignal.any([spec.signal, spec.withdraw]);
+}
+
 /** The key must never appear in errors: answers that echo it are scrubbed before anything reads them. */
 function scrub(text: string, apiKey: string): string {
   return text.split(apiKey).join('[redacted]');
@@ -90,7 +98,7 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Send 
   });
 
   const attemptOnce = async <T>(spec: RequestSpec<T>, ticket: GateTicket, gate: RequestGate | undefined): Promise<T> => {
-    await gate?.acquire(ticket, spec.signal);
+    await gate?.acquire(ticket, waitSignal(spec));
     const timeoutMs = options.timeouts[spec.endpoint];
     const context = { endpoint: spec.endpoint, ...(spec.executionId === undefined ? {} : { executionId: spec.executionId }) };
     // One deadline for the answer AND its body: ky's own timeout stops at the headers, so a body that

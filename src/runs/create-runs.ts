@@ -52,7 +52,7 @@ export function runsOver(source: ExecutionSource, defaults: RunsDefaults = {}): 
   return {
     run: (canvasId, input = {}, options = {}) =>
       defer(() =>
-        runLifecycle(source, { kind: 'start', canvasId, start: defer(() => source.start(canvasId, input)) }, runSettings('run', options, defaults)),
+        runLifecycle(source, { kind: 'start', canvasId, start: (withdraw) => source.start(canvasId, input, withdraw) }, runSettings('run', options, defaults)),
       ),
     watch: (executionId, options = {}) =>
       defer(() => runLifecycle(source, { kind: 'watch', executionId }, runSettings('watch', options, defaults))),

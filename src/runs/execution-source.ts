@@ -8,7 +8,8 @@ import type { ExecutionOutput, ExecutionSnapshot, ExecutionsApi, StartedExecutio
  * virtual time.
  */
 export interface ExecutionSource {
-  start(canvasId: string, input?: { readonly variables?: Variables }): Observable<StartedExecution>;
+  /** `withdraw` takes the start back while it still waits for the budget (`StartOptions.withdraw`). */
+  start(canvasId: string, input?: { readonly variables?: Variables }, withdraw?: AbortSignal): Observable<StartedExecution>;
   status(executionId: string): Observable<ExecutionSnapshot>;
   output(executionId: string): Observable<ExecutionOutput>;
   abort(executionId: string): Observable<void>;
@@ -25,7 +26,7 @@ export interface ExecutionSource {
  */
 export function observeExecutions(api: ExecutionsApi): ExecutionSource {
   return {
-    start: (canvasId, input) => fromAbortable((signal) => api.start(canvasId, input, { signal })),
+    start: (canvasId, input, withdraw) => fromAbortable((signal) => api.start(canvasId, input, withdraw === undefined ? { signal } : { signal, withdraw })),
     status: (executionId) => fromAbortable((signal) => api.status(executionId, { signal })),
     output: (executionId) => fromAbortable((signal) => api.output(executionId, { signal })),
     abort: (executionId) => fromAbortable((signal) => api.abort(executionId, { signal })),

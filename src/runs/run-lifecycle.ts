@@ -10,7 +10,12 @@ import type { RunSettings } from './run-options.js';
 
 /** Where a run's execution comes from: a start of its own, or an existing one to follow. */
 export type RunTarget =
-  | { readonly kind: 'start'; readonly canvasId: string; readonly start: Observable<StartedExecution> }
+  | {
+      readonly kind: 'start';
+      readonly canvasId: string;
+      /** The start request; `withdraw` takes it back while it has not been sent (`StartOptions.withdraw`). */
+      readonly start: (withdraw: AbortSignal) => Observable<StartedExecution>;
+    }
   | { readonly kind: 'watch'; readonly executionId: string };
 
 /**
@@ -19,7 +24,8 @@ export type RunTarget =
  * unless `failOnWorkflowError` is false; a failed request errors carrying the `executionId` and leaves
  * the execution alone. Leaving early (unsubscribe, `signal`, `timeoutMs`) aborts the execution once,
  * in the background; when that happens while the start is in flight, the start is let through (the
- * execution may exist anyway) and aborted as soon as its id arrives, with nothing more emitted.
+ * execution may exist anyway) and aborted as soon as its id arrives, with nothing more emitted. A start
+ * still waiting for the request budget is withdrawn instead: nothing was sent, so there is nothing to abort.
  */
 export function runLifecycle(source: ExecutionSource, target: RunTarget, settings: RunSettings): Observable<RunEvent> {
   return new Observable<RunEvent>((subscriber) => {
@@ -99,7 +105,8 @@ export function runLifecycle(source: ExecutionSource, target: RunTarget, setting
       follow(target.executionId, undefined, undefined);
     } else {
       let started = false;
-      const starting: Subscription = target.start.subscribe({
+      const withdraw = new AbortController();
+      const starting: Subscription = target.start(withdraw.signal).subscribe({
         next: (execution) => {
           started = true;
           executionId = execution.executionId;
@@ -117,8 +124,11 @@ export function runLifecycle(source: ExecutionSource, target: RunTarget, setting
         },
       });
       owned.add(() => {
-        // An abort is coming: let the start finish so that it can be aborted once its id arrives.
-        if (!started && !abortWanted) starting.unsubscribe();
+        if (started) return;
+        // An abort is coming: let a start already sent finish, so that it can be aborted once its id
+        // arrives; one still queued in the budget is dropped, and its call ends with nothing to abort.
+        if (abortWanted) withdraw.abort();
+        else starting.unsubscribe();
       });
     }
 

@@ -1,6 +1,6 @@
 import { firstValueFrom, lastValueFrom, toArray } from 'rxjs';
 import { describe, expect, it, vi } from 'vitest';
-import type { ExecutionsApi } from '../../src/http/model.js';
+import type { ExecutionsApi, StartOptions } from '../../src/http/model.js';
 import { createRuns } from '../../src/runs/create-runs.js';
 import { fromAbortable } from '../../src/runs/from-abortable.js';
 import { withExecutionId } from '../../src/runs/execution-error.js';
@@ -99,7 +99,7 @@ describe('createRuns over a Promise API', () => {
     const run$ = createRuns(api, { polling: { minMs: 0, maxMs: 0 } }).run(CANVAS_ID, { variables: { topic: 'tides' } });
     const events = await lastValueFrom(run$.pipe(toArray()));
     expect(events.map((event) => event.type)).toEqual(['started', 'node', 'status', 'node', 'finished']);
-    expect(start).toHaveBeenCalledWith(CANVAS_ID, { variables: { topic: 'tides' } }, { signal: expect.any(AbortSignal) as unknown });
+    expect(start).toHaveBeenCalledWith(CANVAS_ID, { variables: { topic: 'tides' } }, { signal: expect.any(AbortSignal) as unknown, withdraw: expect.any(AbortSignal) as unknown });
     expect(status).toHaveBeenCalledTimes(3);
     expect(signals.every((signal) => !signal.aborted)).toBe(true);
     expect(abort).not.toHaveBeenCalled();
@@ -115,6 +115,26 @@ describe('createRuns over a Promise API', () => {
     expect(signals[0]?.aborted).toBe(true);
     expect(abort).toHaveBeenCalledTimes(1);
     expect(abort).toHaveBeenCalledWith(EXECUTION_ID, { signal: expect.any(AbortSignal) as unknown });
+  });
+
+  it('withdraws a start that is not answered yet when unsubscribed, without cancelling it, and aborts once it answers', async () => {
+    const { api, abort } = promiseApi();
+    let answer: (value: ReturnType<typeof started>) => void = () => undefined;
+    let call: StartOptions | undefined;
+    api.start = (_canvasId, _input, options) => {
+      call = options;
+      return new Promise((resolve) => (answer = resolve));
+    };
+    const subscription = createRuns(api).run(CANVAS_ID).subscribe();
+    subscription.unsubscribe();
+    // Withdrawn: the budget drops it if it still waits there. Not cancelled: if it was sent, it may have started.
+    expect(call?.withdraw?.aborted).toBe(true);
+    expect(call?.signal?.aborted).toBe(false);
+    expect(abort).not.toHaveBeenCalled();
+    answer(started());
+    await vi.waitFor(() => {
+      expect(abort).toHaveBeenCalledTimes(1);
+    });
   });
 });
 
