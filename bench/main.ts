@@ -1,10 +1,12 @@
 /**
  * `npm run bench`: issue 4's single-run comparison and issue 5's many-runs comparison, in one run on
  * the emulator (in-process `fetch`, the service's limits: 100 requests per minute, 10,000 per day) on
- * an accelerated clock. Every time printed is emulator time; tables go to stdout, results to
- * `bench/results/<scenario>.json`.
+ * an accelerated clock, then the client's own overhead (`overhead.ts`, real time). Every time printed
+ * by the first two is emulator time; tables go to stdout, results to `bench/results/<scenario>.json`.
  */
+import { spawn } from 'node:child_process';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
 import { writeResults } from './harness/report.js';
 import { manyRuns, manyRunsTable } from './many-runs.js';
 import { singleRun, singleRunTable } from './single-run.js';
@@ -41,5 +43,17 @@ console.log(`\nMany runs (issue 5): N runs at once on one account (100 requests/
 console.log(manyRunsTable(many));
 console.log(delayNote(many.eventLoopDelayRealMs, MANY_RUNS.speed));
 console.log(`→ ${await writeResults('many-runs', many)}`);
+
+// In a process of its own, with the garbage collector exposed so that memory is read after a full
+// collection, and no other scenario's emulators left in its heap or on its event loop.
+console.log('\nClient overhead (issue 5): 10,000 watched runs in one process, the budget off, the emulator in-process\n');
+await new Promise<void>((resolve, reject) => {
+  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', fileURLToPath(new URL('overhead.ts', import.meta.url))], { stdio: 'inherit' });
+  child.on('error', reject);
+  child.on('exit', (code) => {
+    if (code === 0) resolve();
+    else reject(new Error(`bench/overhead.ts exited with ${String(code)}`));
+  });
+});
 
 console.log(`\nbench took ${((performance.now() - began) / 1000).toFixed(0)} s of real time`);

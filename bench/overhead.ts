@@ -3,7 +3,8 @@
  * watched runs in one process — memory per run, event-loop delay p99 — and the CPU of one status poll
  * through flowstream against a bare `fetch` + `JSON.parse` of the same payload, measured in the same run.
  *
- * Run it with the garbage collector exposed, so memory is measured after a full collection:
+ * `npm run bench` runs it last, in a process of its own with the garbage collector exposed, so that
+ * memory is measured after a full collection; alone:
  *
  *     node --expose-gc --import tsx bench/overhead.ts
  *

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MANY_RUNS_HEADERS, manyRuns, manyRunsTable } from '../../bench/many-runs.js';
+import { formatOverhead, measureOverhead } from '../../bench/overhead.js';
 import { SINGLE_RUN_HEADERS, singleRun, singleRunTable } from '../../bench/single-run.js';
 
 // A smoke test of the bench harness at the smallest sizes, fast: it proves the scenarios run end to
@@ -58,5 +59,20 @@ describe('npm run bench, at its smallest', () => {
     const table = cells(manyRunsTable(result));
     expect(table[0]).toEqual([...MANY_RUNS_HEADERS]);
     expect(table.slice(2).map((line) => line.length)).toEqual([18, 18, 18, 18]);
+  });
+
+  it('measures the client overhead of a few watched runs against a bare fetch + JSON.parse, every figure present', { timeout: 60_000 }, async () => {
+    const results = await measureOverhead({ runs: 50, pollMs: 200, windowMs: 1000, polls: 50, rounds: 1 });
+
+    expect(results.runs).toBe(50);
+    expect(results.payloadBytes).toBeGreaterThan(0);
+    expect(results.cpu.windowPolls).toBeGreaterThan(0);
+    for (const figure of [results.cpu.bareFetchJsonUs, results.cpu.clientStatusUs, results.cpu.watchPollUs, results.cpu.clientStatusRatio, results.cpu.watchPollRatio]) {
+      expect(Number.isFinite(figure) && figure > 0).toBe(true);
+    }
+    expect(results.cpu.watchPollRatio).toBeCloseTo(results.cpu.watchPollUs / results.cpu.bareFetchJsonUs);
+    expect(Number.isFinite(results.memory.heapBytesPerRun)).toBe(true);
+    expect(results.eventLoopDelay.watching.p99).toBeGreaterThan(0);
+    expect(formatOverhead(results)).toContain('CPU per poll: inside a running watch');
   });
 });
