@@ -8,14 +8,19 @@ interface Connection {
   state: RunState;
   subscribers: number;
   subscription?: Subscription;
+  /** The run completed: its state is final, and later subscribers get it and complete. */
+  completed: boolean;
 }
 
 /**
  * Shares one run among many subscribers: the first subscription starts the execution, later ones
  * join it and first receive a replay of its current state (see `replayRunState`: `started`, each
  * node's status, each message's full text, each file) instead of every delta so far. Only when the
- * last subscriber leaves is the source unsubscribed — and so the execution aborted. After the run
- * ends, the next subscriber starts a new one.
+ * last subscriber leaves is the source unsubscribed — and so the execution aborted. Once the run has
+ * completed, a later subscriber gets its final state (ending with `finished`) and completes: the
+ * workflow is never run twice by accident. After an error (a failed request, or a failed workflow
+ * with `failOnWorkflowError`), or once every subscriber left early, the next subscriber starts a new
+ * execution — so `retry()` re-runs.
  *
  * @example
  * ```ts
@@ -28,9 +33,13 @@ export function shareRun(): MonoTypeOperatorFunction<RunEvent> {
   return (source) => {
     let current: Connection | undefined;
     return new Observable<RunEvent>((subscriber) => {
-      const connection: Connection = current ?? { subject: new Subject(), state: INITIAL_RUN_STATE, subscribers: 0 };
+      const connection: Connection = current ?? { subject: new Subject(), state: INITIAL_RUN_STATE, subscribers: 0, completed: false };
       current = connection;
       for (const event of replayRunState(connection.state)) subscriber.next(event);
+      if (connection.completed) {
+        subscriber.complete();
+        return undefined;
+      }
       // A subscriber that had enough of the replay (`take(1)`) never joins.
       if (subscriber.closed) return undefined;
       connection.subscribers += 1;
@@ -48,14 +57,14 @@ export function shareRun(): MonoTypeOperatorFunction<RunEvent> {
           connection.subject.error(error);
         },
         complete: () => {
-          leave();
+          connection.completed = true;
           connection.subject.complete();
         },
       });
       return () => {
         joined.unsubscribe();
         connection.subscribers -= 1;
-        if (connection.subscribers === 0) {
+        if (connection.subscribers === 0 && !connection.completed) {
           leave();
           connection.subscription?.unsubscribe();
         }

@@ -155,6 +155,29 @@ describe('shareRun', () => {
     });
   });
 
+  it('gives a subscriber that comes after the run completed its final state, without starting the workflow again', () => {
+    testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+      const run$ = cold<RunEvent>('a b 2ms (f|)', { a: ev.started, b: ev.n1, f: ev.finished });
+      const shared$ = run$.pipe(shareRun());
+      expectObservable(shared$).toBe('a b 2ms (f|)', { a: ev.started, b: ev.n1, f: ev.finished });
+      // The replay of the state: each piece at its last value (the execution `finish`, the node with no `previous`).
+      const node: RunEvent = { type: 'node', executionId: id, nodeId: 'n1', title: 'Write', status: 'executing' };
+      expectObservable(shared$, '10ms ^').toBe('10ms (abf|)', { a: { ...ev.started, status: 'finish' }, b: node, f: ev.finished });
+      expectSubscriptions(run$.subscriptions).toBe('^ 3ms !');
+    });
+  });
+
+  it('starts a new run for a subscriber that comes after the run errored, so that retry() re-runs', () => {
+    testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+      const failure = new Error('service down');
+      const run$ = cold<RunEvent>('a 2ms #', { a: ev.started }, failure);
+      const shared$ = run$.pipe(shareRun());
+      expectObservable(shared$).toBe('a 2ms #', { a: ev.started }, failure);
+      expectObservable(shared$, '10ms ^').toBe('10ms a 2ms #', { a: ev.started }, failure);
+      expectSubscriptions(run$.subscriptions).toBe(['^ 2ms !', '10ms ^ 2ms !']);
+    });
+  });
+
   it('passes the end of the run to every subscriber', () => {
     testScheduler().run(({ cold, expectObservable }) => {
       const shared$ = cold<RunEvent>('a 3ms (f|)', { a: ev.started, f: ev.finished }).pipe(shareRun());
