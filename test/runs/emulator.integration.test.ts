@@ -41,6 +41,18 @@ function rebuild(events: readonly RunEvent[]) {
   return { nodes, texts, files };
 }
 
+/** PROTOCOL §3.2: a node moves init → executing → finish | failed, never back and never twice to one status. */
+const NODE_ORDER: Readonly<Record<string, number>> = { init: 0, waiting: 0, executing: 1, finish: 2, failed: 2 };
+
+function expectEachNodeForward(events: readonly RunEvent[]): void {
+  const seen = new Map<string, string[]>();
+  for (const event of events) if (event.type === 'node') seen.set(event.nodeId, [...(seen.get(event.nodeId) ?? []), event.status]);
+  for (const statuses of seen.values()) {
+    const ranks = statuses.map((status) => NODE_ORDER[status] ?? -1);
+    expect(ranks.every((rank, index) => index === 0 || rank > ranks[index - 1]!)).toBe(true);
+  }
+}
+
 function expectRebuilt(events: readonly RunEvent[], result: RunResult): void {
   const { nodes, texts, files } = rebuild(events);
   expect([...nodes]).toEqual(result.nodes.map((node) => [node.nodeId, node.status]));
@@ -59,6 +71,7 @@ describe.each(PROFILES)('runs against the emulator, %s profile', (profile) => {
     expect(result.nodes.every((node) => node.status === 'finish')).toBe(true);
     expect(result.output.some((node) => node.messages.length > 0)).toBe(true);
     expectRebuilt(events, result);
+    expectEachNodeForward(events);
     expect(emulator.requests.list({ endpoint: 'abort' })).toEqual([]);
     expect(emulator.requests.list({ endpoint: 'run' })).toHaveLength(1);
   });
@@ -114,6 +127,20 @@ describe.each(PROFILES)('runs against the emulator, %s profile', (profile) => {
     });
     expect(seen).toEqual([]);
     expect(emulator.requests.list({ endpoint: 'status' })).toEqual([]);
+    expect(emulator.executions.get(execution!.executionId)?.nodes.some((node) => node.errorMessage === 'Workflow aborted by user')).toBe(true);
+  });
+
+  it('sends the abort again in the background when the service first answers it with a 5xx, until it lands', async () => {
+    const { emulator, runs } = await setup(profile);
+    const fault = emulator.faults.add({ kind: 'status', status: 503, endpoint: 'abort', times: 2 });
+    const [started] = await lastValueFrom(runs.run('c-sample-linear').pipe(take(2), toArray()));
+    const executionId = (started as Extract<RunEvent, { type: 'started' }>).executionId;
+    await vi.waitFor(() => {
+      expect(emulator.executions.get(executionId)?.status).toBe('failed');
+    });
+    expect(fault.hits).toBe(2);
+    expect(emulator.requests.list({ endpoint: 'abort' }).map((request) => request.status)).toEqual([503, 503, 200]);
+    expect(emulator.executions.get(executionId)?.nodes.some((node) => node.errorMessage === 'Workflow aborted by user')).toBe(true);
   });
 
   it('watches a finished execution to its result', async () => {
@@ -136,6 +163,14 @@ describe.each(PROFILES)('runs against the emulator, %s profile', (profile) => {
     const result = (events.at(-1) as Extract<RunEvent, { type: 'finished' }>).result;
     expect(result.status).toBe('finish');
     expectRebuilt(events, result);
+    expectEachNodeForward(events);
+    // Nothing lost: the events agree with the service's own record of the execution, and with a clean read of its output.
+    const truth = emulator.executions.get(result.executionId);
+    const { nodes } = rebuild(events);
+    expect([...nodes]).toEqual(truth?.nodes.map((node) => [node.nodeId, node.status]));
+    const clean = await createHttpClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch }).executions.output(result.executionId);
+    expect([...rebuild(events).texts]).toEqual(clean.output.flatMap((node) => node.messages.map((message) => [message.messageId, message.content])));
+    expect(rebuild(events).files.sort()).toEqual(clean.files.map((file) => file.name).sort());
     const texts = events.flatMap((event) => (event.type === 'message' && !event.replaced ? [`${event.messageId}:${event.content}`] : []));
     expect(new Set(texts).size).toBe(texts.length);
     expect(faults.map((fault) => fault.hits)).toEqual([2, 1, 1]);
