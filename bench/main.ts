@@ -8,11 +8,12 @@ import { spawn } from 'node:child_process';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { writeResults } from './harness/report.js';
-import { manyRuns, manyRunsTable } from './many-runs.js';
+import { manyRuns, manyRunsTable, phaseSweep, phaseSweepTable } from './many-runs.js';
 import { singleRun, singleRunTable } from './single-run.js';
 
 const SINGLE_RUN = { repetitions: 12, speed: 5 };
 const MANY_RUNS = { sizes: [1, 10, 50, 200], speed: 20 };
+const PHASE_SWEEP = { runs: 50, planMs: [20_000, 40_000, 55_000, 70_000, 85_000], speed: 20 };
 
 /**
  * Runs `scenario` while watching the event loop. The emulator's clock is real time accelerated, so a
@@ -43,6 +44,12 @@ console.log(`\nMany runs (issue 5): N runs at once on one account (100 requests/
 console.log(manyRunsTable(many));
 console.log(delayNote(many.eventLoopDelayRealMs, MANY_RUNS.speed));
 console.log(`→ ${await writeResults('many-runs', many)}`);
+
+const sweep = await watched(async () => ({ rows: await phaseSweep(PHASE_SWEEP) }));
+console.log(`\nThe round's phase (issue 5): N = ${PHASE_SWEEP.runs} as above, the first node lasting 20–85 s instead of 40 s; emulator ${PHASE_SWEEP.speed}× real time\n`);
+console.log(phaseSweepTable(sweep.rows));
+console.log(delayNote(sweep.eventLoopDelayRealMs, PHASE_SWEEP.speed));
+console.log(`→ ${await writeResults('phase-sweep', sweep)}`);
 
 // In a process of its own, with the garbage collector exposed so that memory is read after a full
 // collection, and no other scenario's emulators left in its heap or on its event loop.

@@ -31,10 +31,9 @@ export const MANY_RUNS_WORKFLOW: WorkflowDefinition = {
  * `item` starting variant `item % VARIANTS` — the same for every contender.
  */
 const VARIANTS = 16;
-export const MANY_RUNS_VARIANTS: readonly WorkflowDefinition[] = Array.from({ length: VARIANTS }, (_, variant) =>
-  variantOf(MANY_RUNS_WORKFLOW, variant + 1, (durationMs) => 0.15 * durationMs, `${CANVAS_ID}-${variant}`),
-);
-const CANVAS_IDS = MANY_RUNS_VARIANTS.map((variant) => variant.canvasId!);
+const variantsOf = (workflow: WorkflowDefinition): readonly WorkflowDefinition[] =>
+  Array.from({ length: VARIANTS }, (_, variant) => variantOf(workflow, variant + 1, (durationMs) => 0.15 * durationMs, `${CANVAS_ID}-${variant}`));
+export const MANY_RUNS_VARIANTS: readonly WorkflowDefinition[] = variantsOf(MANY_RUNS_WORKFLOW);
 
 /** PROTOCOL §2.1: 100 requests per minute per account. */
 export const BUDGET_PER_SECOND = 100 / 60;
@@ -95,12 +94,13 @@ export interface ManyRunsResult {
 
 const CONTENDERS: readonly Contender[] = [FLOWSTREAM_STREAM, FLOWSTREAM_FINAL, LOOP_2S, LOOP_1S];
 
-async function measure(contender: Contender, runs: number, speed: number): Promise<ManyRunsRow> {
-  const world = await openWorld({ speed, workflows: MANY_RUNS_VARIANTS });
+async function measure(contender: Contender, runs: number, speed: number, workflows: readonly WorkflowDefinition[] = MANY_RUNS_VARIANTS): Promise<ManyRunsRow> {
+  const world = await openWorld({ speed, workflows });
   try {
     const sightings = new Sightings();
     const startedAt = world.time.now();
-    const outcome = await contender.follow(world, { canvasIds: CANVAS_IDS, runs, deadlineMs: DEADLINE_MS, sightings });
+    const canvasIds = workflows.map((workflow) => workflow.canvasId!);
+    const outcome = await contender.follow(world, { canvasIds, runs, deadlineMs: DEADLINE_MS, sightings });
     const elapsedMs = world.time.now() - startedAt;
     const seen = detection(world.emulator.executions.list(), sightings);
     return {
@@ -165,6 +165,59 @@ export function manyRunsTable(result: ManyRunsResult): string {
       (row.elapsedMs / 1000).toFixed(0),
       ((row.requests.total / row.elapsedMs) * 60_000).toFixed(0),
       `${Number(row.speed.toFixed(2))}×`,
+    ]),
+    2,
+  );
+}
+
+/** The headline workflow's variants with its first node lasting `planMs` (before the variants' spread). */
+const variantsWithPlan = (planMs: number): readonly WorkflowDefinition[] =>
+  variantsOf({ ...MANY_RUNS_WORKFLOW, nodes: MANY_RUNS_WORKFLOW.nodes.map((node) => (node.id === 'node-plan' ? { ...node, durationMs: planMs } : node)) });
+
+export interface PhaseSweepOptions {
+  readonly runs: number;
+  /** Durations of the first node to try, ms. */
+  readonly planMs: readonly number[];
+  readonly speed: number;
+}
+
+export interface PhaseSweepRow extends ManyRunsRow {
+  readonly planMs: number;
+}
+
+/**
+ * How much the bound comparison owes to one phase. N runs started at once are polled in the order
+ * they started, one round every N sends, so a change that comes a fixed time after the start (the
+ * first node's end) falls at one point of that round for every run: seen at once when the round comes
+ * right after it, a whole round late when the round has just passed. The headline workflow's 40 s
+ * first node is one such phase; this runs flowstream on the same workflow with other first-node
+ * durations, every other node as it was.
+ */
+export async function phaseSweep(options: PhaseSweepOptions): Promise<readonly PhaseSweepRow[]> {
+  const rows: PhaseSweepRow[] = [];
+  for (const planMs of options.planMs) {
+    for (const contender of [FLOWSTREAM_STREAM, FLOWSTREAM_FINAL]) rows.push({ planMs, ...(await measure(contender, options.runs, options.speed, variantsWithPlan(planMs))) });
+  }
+  return rows;
+}
+
+export const PHASE_SWEEP_HEADERS = ['first node s', 'contender', 'completed', '429s', 'requests', 'p50 s', 'p95 s', 'mean s', 'bound s', 'p50/bound', 'took s'] as const;
+
+export function phaseSweepTable(rows: readonly PhaseSweepRow[]): string {
+  return table(
+    PHASE_SWEEP_HEADERS,
+    rows.map((row) => [
+      (row.planMs / 1000).toFixed(0),
+      row.contender,
+      `${row.completed}/${row.runs}`,
+      String(row.requests.rateLimited),
+      String(row.requests.total),
+      seconds(row.detection.latencyMs.p50),
+      seconds(row.detection.latencyMs.p95),
+      seconds(row.detection.latencyMs.mean),
+      seconds(row.boundMs),
+      times(row.p50VersusBound),
+      (row.elapsedMs / 1000).toFixed(0),
     ]),
     2,
   );

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MANY_RUNS_HEADERS, manyRuns, manyRunsTable } from '../../bench/many-runs.js';
+import { MANY_RUNS_HEADERS, manyRuns, manyRunsTable, PHASE_SWEEP_HEADERS, phaseSweep, phaseSweepTable } from '../../bench/many-runs.js';
 import { formatOverhead, measureOverhead } from '../../bench/overhead.js';
 import { SINGLE_RUN_HEADERS, singleRun, singleRunTable } from '../../bench/single-run.js';
 
@@ -59,6 +59,25 @@ describe('npm run bench, at its smallest', () => {
     const table = cells(manyRunsTable(result));
     expect(table[0]).toEqual([...MANY_RUNS_HEADERS]);
     expect(table.slice(2).map((line) => line.length)).toEqual([18, 18, 18, 18]);
+  });
+
+  it('sweeps the first node\'s duration, two flowstream rows per duration, with no 429', { timeout: 60_000 }, async () => {
+    const rows = await phaseSweep({ runs: 2, planMs: [20_000, 55_000], speed: 100 });
+
+    expect(rows.map((row) => [row.planMs, row.contender])).toEqual([
+      [20_000, 'flowstream (stream)'],
+      [20_000, 'flowstream (final)'],
+      [55_000, 'flowstream (stream)'],
+      [55_000, 'flowstream (final)'],
+    ]);
+    for (const row of rows) {
+      expect(row.completed).toBe(2);
+      expect(row.requests.rateLimited).toBe(0);
+      expect(row.detection).toMatchObject({ changes: 22, seen: 22 });
+    }
+    const table = cells(phaseSweepTable(rows));
+    expect(table[0]).toEqual([...PHASE_SWEEP_HEADERS]);
+    expect(table.slice(2).map((line) => line.length)).toEqual([11, 11, 11, 11]);
   });
 
   it('measures the client overhead of a few watched runs against a bare fetch + JSON.parse, every figure present', { timeout: 60_000 }, async () => {
