@@ -35,6 +35,9 @@ const nodeExecutionSchema: z.ZodType<NodeExecution> = z
     return { nodeId, status: toNodeStatus(rawStatus), rawStatus, ...defined({ title, error: parseNodeError(errorMessage) }) };
   });
 
+/** The status payload's fields, built once: zod compiles an object schema at its first parse, so a schema made per call costs that every poll. */
+const snapshotPayloadSchema = z.object({ executionId: looseString, status: looseString, createdAt: looseString, nodeExecutions: z.array(nodeExecutionSchema).nullish() });
+
 /**
  * `GET /openapi/workflow/{executionId}/status` data (PROTOCOL §4.1). `executionId` is optional in the
  * spec; the resource fills in the requested id when it is missing.
@@ -45,18 +48,16 @@ const nodeExecutionSchema: z.ZodType<NodeExecution> = z
  * ```
  */
 export function executionSnapshotSchema(requestedId: string): z.ZodType<ExecutionSnapshot> {
-  return z
-    .object({ executionId: looseString, status: looseString, createdAt: looseString, nodeExecutions: z.array(nodeExecutionSchema).nullish() })
-    .transform(({ executionId, status, createdAt, nodeExecutions }) => {
-      const rawStatus = status ?? '';
-      return {
-        executionId: executionId ?? requestedId,
-        status: toExecutionStatus(rawStatus),
-        rawStatus,
-        ...defined({ createdAt }),
-        nodes: nodeExecutions ?? [],
-      };
-    });
+  return snapshotPayloadSchema.transform(({ executionId, status, createdAt, nodeExecutions }) => {
+    const rawStatus = status ?? '';
+    return {
+      executionId: executionId ?? requestedId,
+      status: toExecutionStatus(rawStatus),
+      rawStatus,
+      ...defined({ createdAt }),
+      nodes: nodeExecutions ?? [],
+    };
+  });
 }
 
 const outputMessageSchema: z.ZodType<OutputMessage> = z
