@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ofType } from '../src/runs/index.js';
 import { createClient } from '../src/client.js';
 import { createEmulator } from '../src/emulator/index.js';
@@ -90,6 +90,25 @@ describe('createClient', () => {
     withdraw.abort();
     server.releaseAll();
     await expect(start).resolves.toMatchObject({ executionId: 'we-000000000000000000000001' });
+  });
+
+  it('iterates a run with for await, and leaving the loop early aborts the execution once', async () => {
+    const emulator = await createEmulator({ listen: false, speed: 100, rateLimit: false });
+    try {
+      const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, budget: false, polling: { minMs: 5, maxMs: 20 } });
+      const types: string[] = [];
+      for await (const event of client.events(client.run('c-sample-linear'))) types.push(event.type);
+      expect(types[0]).toBe('started');
+      expect(types.at(-1)).toBe('finished');
+      expect(emulator.requests.list({ endpoint: 'abort' })).toEqual([]);
+
+      for await (const event of client.events(client.run('c-sample-linear'))) if (event.type === 'started') break;
+      await vi.waitFor(() => {
+        expect(emulator.requests.list({ endpoint: 'abort' })).toHaveLength(1);
+      });
+    } finally {
+      await emulator.close();
+    }
   });
 
   it('counts every request of its calls in its budget', async () => {
