@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { ofType } from '../src/runs/index.js';
+import type { BudgetClock } from '../src/budget/index.js';
 import { createClient } from '../src/client.js';
 import { createEmulator } from '../src/emulator/index.js';
 import { isInvalidArgumentError } from '../src/errors/validation-errors.js';
@@ -19,6 +20,29 @@ function heldFetch(data: unknown = []): { readonly fetch: typeof globalThis.fetc
     for (const release of held.splice(0)) release();
   };
   return { fetch, calls: () => calls, releaseAll };
+}
+
+/** A budget clock that moves only when told to, firing the timers that fall due. */
+function manualClock(): BudgetClock & { advance: (ms: number) => void } {
+  let now = 0;
+  let timers: { readonly at: number; readonly callback: () => void }[] = [];
+  return {
+    now: () => now,
+    setTimeout: (callback, delayMs) => {
+      const timer = { at: now + delayMs, callback };
+      timers.push(timer);
+      return timer;
+    },
+    clearTimeout: (handle) => {
+      timers = timers.filter((timer) => timer !== handle);
+    },
+    advance: (ms) => {
+      now += ms;
+      const due = timers.filter((timer) => timer.at <= now);
+      timers = timers.filter((timer) => timer.at > now);
+      for (const timer of due) timer.callback();
+    },
+  };
 }
 
 /** One turn of the event loop: every promise chain that can move without a timer or an answer has moved. */
@@ -65,7 +89,8 @@ describe('createClient', () => {
 
   it('drops a run start from the budget queue the moment the run is unsubscribed, and sends nothing for it', async () => {
     const server = heldFetch();
-    const client = createClient({ ...options, fetch: server.fetch, retry: false, budget: { burst: 1 } });
+    const clock = manualClock();
+    const client = createClient({ ...options, fetch: server.fetch, retry: false, budget: { burst: 1, clock } });
     // The one request of the burst is on its way and held there: the next one must wait its turn.
     const search = client.workflows.search({});
     await settled();
@@ -76,8 +101,26 @@ describe('createClient', () => {
     expect(client.budget?.snapshot().queued.total).toBe(0);
     server.releaseAll();
     await search;
+    // Long past the budget's next turn: a start still queued would have gone by now.
+    clock.advance(60_000);
     await settled();
     expect(server.calls()).toBe(1);
+  });
+
+  it('withdraws a start waiting to be sent again after a 429, with no budget too', async () => {
+    let calls = 0;
+    const fetch = (): Promise<Response> => {
+      calls += 1;
+      return Promise.resolve(Response.json({ statusCode: 429, message: 'Rate limit exceeded: 100 requests per minute', error: 'Too Many Requests' }, { status: 429 }));
+    };
+    const client = createClient({ ...options, fetch, budget: false, retry: { rateLimitWaitMs: 30_000, maxWaitMs: 60_000 } });
+    const withdraw = new AbortController();
+    const start = client.executions.start('c-refused', {}, { withdraw: withdraw.signal });
+    await settled();
+    expect(calls).toBe(1);
+    withdraw.abort(new Error('withdrawn'));
+    await expect(start).rejects.toThrow('withdrawn');
+    expect(calls).toBe(1);
   });
 
   it('lets a start that was already sent run to its answer when it is withdrawn', async () => {

@@ -291,10 +291,12 @@ export interface CallOptions {
 }
 
 /**
- * Options of a start. `withdraw` takes the start back while it still waits for the client's request
- * budget: nothing has been sent, so no execution can exist, and the call rejects with the signal's
- * reason. Once the request is on its way `withdraw` changes nothing, because the execution may then
- * exist (the run layer lets such a start answer, to abort what it started); `signal` still cancels.
+ * Options of a start. `withdraw` takes the start back while nothing of it is on its way: while it
+ * waits for the client's request budget, or to be sent again after a refusal that started nothing
+ * (a 429). The call then rejects with the signal's reason, and no execution exists. Once a request is
+ * on its way `withdraw` changes nothing, since the execution may exist: the call answers as usual,
+ * and `signal` still cancels it. Without a budget a start is sent at once, so only a retry's wait can
+ * be withdrawn.
  *
  * @example
  * ```ts

@@ -1,5 +1,6 @@
 import pRetry from 'p-retry';
 import { abortableDelay } from './abortable-delay.js';
+import { linkSignals } from './linked-signal.js';
 import type { Endpoint } from './gate.js';
 import type { Logger } from './model.js';
 import type { RetryOptions } from './options.js';
@@ -17,6 +18,8 @@ export interface RetryContext {
   readonly endpoint: Endpoint;
   readonly policy: Required<RetryOptions>;
   readonly signal?: AbortSignal | undefined;
+  /** Ends the wait before a retry, not an attempt on its way (`StartOptions.withdraw`). */
+  readonly withdraw?: AbortSignal | undefined;
   readonly logger?: Logger | undefined;
   /** Whether a request gate stands before every attempt (see `RetryInput.gated`). */
   readonly gated?: boolean;
@@ -42,7 +45,7 @@ export function withRetries<T>(attempt: () => Promise<T>, context: RetryContext)
     maxTimeout: 0,
     signal: context.signal,
     shouldRetry: async ({ error, attemptNumber }) => {
-      if (context.signal?.aborted === true) return false;
+      if (context.signal?.aborted === true || context.withdraw?.aborted === true) return false;
       const decision = decideRetry({
         endpoint: context.endpoint,
         attempt: attemptNumber,
@@ -56,7 +59,12 @@ export function withRetries<T>(attempt: () => Promise<T>, context: RetryContext)
         endpoint: context.endpoint,
         attempt: attemptNumber,
       });
-      await abortableDelay(decision.delayMs, context.signal);
+      const wait = linkSignals([context.signal, context.withdraw]);
+      try {
+        await abortableDelay(decision.delayMs, wait.signal);
+      } finally {
+        wait.unlink();
+      }
       return true;
     },
   });

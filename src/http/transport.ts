@@ -4,6 +4,7 @@ import { NetworkError, TimeoutError } from '../errors/transport-errors.js';
 import { unwrap } from './envelope.js';
 import type { Endpoint, GateTicket, RequestGate, RequestPriority } from './gate.js';
 import type { ResolvedOptions } from './options.js';
+import { linkSignals } from './linked-signal.js';
 import { readRateLimit } from './rate-limit-headers.js';
 import { withRetries } from './retrying.js';
 
@@ -67,12 +68,6 @@ function customHeaders(headers: Readonly<Record<string, string>>): Record<string
   return Object.fromEntries(Object.entries(headers).filter(([name]) => name.toLowerCase() !== 'authorization'));
 }
 
-/** What ends an attempt's wait for the gate: the call's signal, or a withdrawal while nothing is sent yet. */
-function waitSignal(spec: RequestSpec<unknown>): AbortSignal | undefined {
-  if (spec.withdraw === undefined) return spec.signal;
-  return spec.signal === undefined ? spec.withdraw : AbortSignal.any([spec.signal, spec.withdraw]);
-}
-
 /** The key must never appear in errors: answers that echo it are scrubbed before anything reads them. */
 function scrub(text: string, apiKey: string): string {
   return text.split(apiKey).join('[redacted]');
@@ -98,7 +93,18 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Send 
   });
 
   const attemptOnce = async <T>(spec: RequestSpec<T>, ticket: GateTicket, gate: RequestGate | undefined): Promise<T> => {
-    await gate?.acquire(ticket, waitSignal(spec));
+    // Withdrawn before this attempt is sent: nothing of it can have started (an earlier attempt of a
+    // start was retried only because it surely started nothing, retry-decision.ts).
+    spec.withdraw?.throwIfAborted();
+    if (gate !== undefined) {
+      // The wait for the gate ends with the call's signal or a withdrawal.
+      const wait = linkSignals([spec.signal, spec.withdraw]);
+      try {
+        await gate.acquire(ticket, wait.signal);
+      } finally {
+        wait.unlink();
+      }
+    }
     const timeoutMs = options.timeouts[spec.endpoint];
     const context = { endpoint: spec.endpoint, ...(spec.executionId === undefined ? {} : { executionId: spec.executionId }) };
     // One deadline for the answer AND its body: ky's own timeout stops at the headers, so a body that
@@ -107,7 +113,8 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Send 
     const timer = setTimeout(() => {
       deadline.abort();
     }, timeoutMs);
-    const signal = spec.signal === undefined ? deadline.signal : AbortSignal.any([spec.signal, deadline.signal]);
+    const linked = linkSignals([spec.signal, deadline.signal]);
+    const signal = linked.signal ?? deadline.signal;
     const failure = (error: unknown): Error => {
       if (spec.signal?.aborted === true) return spec.signal.reason as Error;
       if (deadline.signal.aborted) return new TimeoutError({ ...context, timeoutMs });
@@ -139,6 +146,7 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Send 
       return unwrap({ ...context, status: response.status, text: scrub(text, apiKey), rateLimit }, spec.schema);
     } finally {
       clearTimeout(timer);
+      linked.unlink();
     }
   };
 
@@ -149,6 +157,7 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Send 
       policy: options.retry,
       gated: options.gate !== undefined,
       signal: spec.signal,
+      withdraw: spec.withdraw,
       logger: options.logger,
     });
   };

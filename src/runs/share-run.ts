@@ -17,10 +17,11 @@ interface Connection {
  * join it and first receive a replay of its current state (see `replayRunState`: `started`, each
  * node's status, each message's full text, each file) instead of every delta so far. Only when the
  * last subscriber leaves is the source unsubscribed — and so the execution aborted. Once the run has
- * completed, a later subscriber gets its final state (ending with `finished`) and completes: the
- * workflow is never run twice by accident. After an error (a failed request, or a failed workflow
- * with `failOnWorkflowError`), or once every subscriber left early, the next subscriber starts a new
- * execution — so `retry()` re-runs.
+ * completed with its result, a later subscriber gets its final state (ending with `finished`) and
+ * completes: the workflow is never run twice by accident (so `repeat()` after `shareRun()` replays
+ * the result; to run the workflow again, subscribe to the run that is not shared).
+ * After an error (a failed request, or a failed workflow with `failOnWorkflowError`), or once every
+ * subscriber left early, the next subscriber starts a new execution — so `retry()` re-runs.
  *
  * @example
  * ```ts
@@ -57,7 +58,10 @@ export function shareRun(): MonoTypeOperatorFunction<RunEvent> {
           connection.subject.error(error);
         },
         complete: () => {
-          connection.completed = true;
+          // Ended with its result: final, kept for later subscribers. Cut short upstream (a
+          // `takeUntil` before `shareRun`): the execution was left, so the next subscriber starts anew.
+          if (connection.state.result === undefined) leave();
+          else connection.completed = true;
           connection.subject.complete();
         },
       });

@@ -130,7 +130,7 @@ describe.each(PROFILES)('runs against the emulator, %s profile', (profile) => {
     expect(emulator.executions.get(execution!.executionId)?.nodes.some((node) => node.errorMessage === 'Workflow aborted by user')).toBe(true);
   });
 
-  it('sends the abort again in the background when the service first answers it with a 5xx, until it lands', async () => {
+  it('sends the abort again in the background when the service first answers it with a 5xx, and it lands', async () => {
     const { emulator, runs } = await setup(profile);
     const fault = emulator.faults.add({ kind: 'status', status: 503, endpoint: 'abort', times: 2 });
     const [started] = await lastValueFrom(runs.run('c-sample-linear').pipe(take(2), toArray()));

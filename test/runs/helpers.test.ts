@@ -167,6 +167,16 @@ describe('shareRun', () => {
     });
   });
 
+  it('starts a new run for a subscriber that comes after the run was cut short before its result', () => {
+    testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+      const run$ = cold<RunEvent>('a 2ms |', { a: ev.started });
+      const shared$ = run$.pipe(shareRun());
+      expectObservable(shared$).toBe('a 2ms |', { a: ev.started });
+      expectObservable(shared$, '10ms ^').toBe('10ms a 2ms |', { a: ev.started });
+      expectSubscriptions(run$.subscriptions).toBe(['^ 2ms !', '10ms ^ 2ms !']);
+    });
+  });
+
   it('starts a new run for a subscriber that comes after the run errored, so that retry() re-runs', () => {
     testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
       const failure = new Error('service down');
