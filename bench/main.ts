@@ -45,7 +45,7 @@ console.log(manyRunsTable(many));
 console.log(delayNote(many.eventLoopDelayRealMs, MANY_RUNS.speed));
 console.log(`→ ${await writeResults('many-runs', many)}`);
 
-const sweep = await watched(async () => ({ rows: await phaseSweep(PHASE_SWEEP) }));
+const sweep = await watched(async () => ({ ...PHASE_SWEEP, rows: await phaseSweep(PHASE_SWEEP) }));
 console.log(`\nThe round's phase (issue 5): N = ${PHASE_SWEEP.runs} as above, the first node lasting 20–85 s instead of 40 s; emulator ${PHASE_SWEEP.speed}× real time\n`);
 console.log(phaseSweepTable(sweep.rows));
 console.log(delayNote(sweep.eventLoopDelayRealMs, PHASE_SWEEP.speed));

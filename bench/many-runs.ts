@@ -187,11 +187,12 @@ export interface PhaseSweepRow extends ManyRunsRow {
 
 /**
  * How much the bound comparison owes to one phase. N runs started at once are polled in the order
- * they started, one round every N sends, so a change that comes a fixed time after the start (the
- * first node's end) falls at one point of that round for every run: seen at once when the round comes
- * right after it, a whole round late when the round has just passed. The headline workflow's 40 s
- * first node is one such phase; this runs flowstream on the same workflow with other first-node
- * durations, every other node as it was.
+ * they started, one round every N sends, so a change that comes about the same time after every
+ * start (the first node's end, within the variants' ±15%) falls at about the same point of that round
+ * for every run: seen soon when the round comes right after it, most of a round late when the round
+ * has just passed. The headline workflow's 40 s first node is one such phase; this runs flowstream on
+ * the same workflow with other first-node durations, every other node as it was. One run per cell:
+ * the two contenders of a duration differ by up to 0.2× of the bound, the durations by up to 0.8×.
  */
 export async function phaseSweep(options: PhaseSweepOptions): Promise<readonly PhaseSweepRow[]> {
   const rows: PhaseSweepRow[] = [];
