@@ -141,6 +141,15 @@ export async function manyRuns(options: ManyRunsOptions): Promise<ManyRunsResult
   };
 }
 
+/** The cells under `p50 s`, `p95 s`, `mean s`, `bound s` and `p50/bound`. */
+const latencyCells = (row: ManyRunsRow): string[] => [
+  seconds(row.detection.latencyMs.p50),
+  seconds(row.detection.latencyMs.p95),
+  seconds(row.detection.latencyMs.mean),
+  seconds(row.boundMs),
+  times(row.p50VersusBound),
+];
+
 export const MANY_RUNS_HEADERS = ['N', 'contender', 'completed', 'tool', '429s', 'requests', 'run', 'status', 'output', 'changes seen', 'p50 s', 'p95 s', 'mean s', 'bound s', 'p50/bound', 'took s', 'req/min', 'speed'] as const;
 
 export function manyRunsTable(result: ManyRunsResult): string {
@@ -157,11 +166,7 @@ export function manyRunsTable(result: ManyRunsResult): string {
       String(row.requests.byEndpoint.status ?? 0),
       String(row.requests.byEndpoint.output ?? 0),
       `${row.detection.seen}/${row.detection.changes}`,
-      seconds(row.detection.latencyMs.p50),
-      seconds(row.detection.latencyMs.p95),
-      seconds(row.detection.latencyMs.mean),
-      seconds(row.boundMs),
-      times(row.p50VersusBound),
+      ...latencyCells(row),
       (row.elapsedMs / 1000).toFixed(0),
       ((row.requests.total / row.elapsedMs) * 60_000).toFixed(0),
       `${Number(row.speed.toFixed(2))}×`,
@@ -213,11 +218,7 @@ export function phaseSweepTable(rows: readonly PhaseSweepRow[]): string {
       `${row.completed}/${row.runs}`,
       String(row.requests.rateLimited),
       String(row.requests.total),
-      seconds(row.detection.latencyMs.p50),
-      seconds(row.detection.latencyMs.p95),
-      seconds(row.detection.latencyMs.mean),
-      seconds(row.boundMs),
-      times(row.p50VersusBound),
+      ...latencyCells(row),
       (row.elapsedMs / 1000).toFixed(0),
     ]),
     2,
