@@ -30,7 +30,7 @@ export interface RequestSpec<T> {
   readonly key?: string;
   readonly executionId?: string;
   readonly signal?: AbortSignal | undefined;
-  /** Aborts the wait for the gate only: an attempt already let through is not affected (`StartOptions.withdraw`). */
+  /** Withdraws the call while no attempt of it is on its way: before one, in the gate, or waiting to retry (`StartOptions.withdraw`). */
   readonly withdraw?: AbortSignal | undefined;
 }
 

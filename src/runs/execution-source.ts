@@ -8,7 +8,7 @@ import type { ExecutionOutput, ExecutionSnapshot, ExecutionsApi, StartedExecutio
  * virtual time.
  */
 export interface ExecutionSource {
-  /** `withdraw` takes the start back while it still waits for the budget (`StartOptions.withdraw`). */
+  /** `withdraw` takes the start back while nothing of it is on its way (`StartOptions.withdraw`). */
   start(canvasId: string, input?: { readonly variables?: Variables }, withdraw?: AbortSignal): Observable<StartedExecution>;
   status(executionId: string): Observable<ExecutionSnapshot>;
   output(executionId: string): Observable<ExecutionOutput>;

@@ -13,7 +13,7 @@ export type RunTarget =
   | {
       readonly kind: 'start';
       readonly canvasId: string;
-      /** The start request; `withdraw` takes it back while it has not been sent (`StartOptions.withdraw`). */
+      /** The start request; `withdraw` takes it back while nothing of it is on its way (`StartOptions.withdraw`). */
       readonly start: (withdraw: AbortSignal) => Observable<StartedExecution>;
     }
   | { readonly kind: 'watch'; readonly executionId: string };
@@ -25,7 +25,7 @@ export type RunTarget =
  * the execution alone. Leaving early (unsubscribe, `signal`, `timeoutMs`) aborts the execution once,
  * in the background; when that happens while the start is in flight, the start is let through (the
  * execution may exist anyway) and aborted as soon as its id arrives, with nothing more emitted. A start
- * still waiting for the request budget is withdrawn instead: nothing was sent, so there is nothing to abort.
+ * not sent yet (waiting for the request budget, or to retry) is withdrawn instead: nothing to abort.
  */
 export function runLifecycle(source: ExecutionSource, target: RunTarget, settings: RunSettings): Observable<RunEvent> {
   return new Observable<RunEvent>((subscriber) => {
@@ -126,7 +126,8 @@ export function runLifecycle(source: ExecutionSource, target: RunTarget, setting
       owned.add(() => {
         if (started) return;
         // An abort is coming: let a start already sent finish, so that it can be aborted once its id
-        // arrives; one still queued in the budget is dropped, and its call ends with nothing to abort.
+        // arrives; one not sent yet (queued in the budget, or waiting to retry) is withdrawn, and its
+        // call ends with nothing to abort.
         if (abortWanted) withdraw.abort();
         else starting.unsubscribe();
       });
