@@ -46,7 +46,8 @@ console.log(delayNote(many.eventLoopDelayRealMs, MANY_RUNS.speed));
 console.log(`→ ${await writeResults('many-runs', many)}`);
 
 const sweep = await watched(async () => ({ ...PHASE_SWEEP, rows: await phaseSweep(PHASE_SWEEP) }));
-console.log(`\nThe round's phase (issue 5): N = ${PHASE_SWEEP.runs} as above, the first node lasting 20–85 s instead of 40 s; emulator ${PHASE_SWEEP.speed}× real time\n`);
+const firstNodes = PHASE_SWEEP.planMs.map((ms) => ms / 1000).join(', ');
+console.log(`\nThe round's phase (issue 5): N = ${PHASE_SWEEP.runs} as above, the first node lasting ${firstNodes} s (40 s above); emulator ${PHASE_SWEEP.speed}× real time\n`);
 console.log(phaseSweepTable(sweep.rows));
 console.log(delayNote(sweep.eventLoopDelayRealMs, PHASE_SWEEP.speed));
 console.log(`→ ${await writeResults('phase-sweep', sweep)}`);
