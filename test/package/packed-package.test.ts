@@ -1,0 +1,98 @@
+import { execFile } from 'node:child_process';
+import { cp, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { scrubbedEnv } from '../cli/support/child-process.js';
+
+// The package as a user gets it: `npm pack` (its `prepack` builds), the tarball installed into a new
+// project, imported by its public names, type-checked under both module resolutions users choose, and
+// one workflow run on the packed emulator. What the repository's own tests import from `src/` cannot
+// show: a missing file in `files`, a broken `exports` map, declarations that do not resolve. It is packed
+// from a copy of the sources, so its build never rewrites the `dist/` that other tests run meanwhile.
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+const run = promisify(execFile);
+
+/** A user's program: every public entry point, and one run of a sample workflow on the emulator. */
+const PROGRAM = `import { tap } from 'rxjs';
+import { createClient, runResult, isFlowstreamError, type RunEvent } from 'flowstream';
+import { createEmulator } from 'flowstream/emulator';
+import { fromPath } from 'flowstream/node';
+
+const emulator = await createEmulator({ speed: 50 });
+try {
+  const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url });
+  const seen: RunEvent['type'][] = [];
+  const result = await runResult(client.run('c-sample-parallel').pipe(tap((event: RunEvent) => seen.push(event.type))));
+  console.log(JSON.stringify({ status: result.status, executionId: result.executionId, first: seen[0], last: seen.at(-1), fromPath: typeof fromPath, guard: isFlowstreamError(new Error('x')) }));
+} finally {
+  await emulator.close();
+}
+`;
+
+/** The two ways a TypeScript user resolves packages: Node's own (with `exports`), and a bundler's. */
+const TSCONFIGS = {
+  node16: { module: 'node16', moduleResolution: 'node16' },
+  bundler: { module: 'esnext', moduleResolution: 'bundler' },
+} as const;
+
+let project = '';
+
+async function npm(args: readonly string[], cwd: string): Promise<string> {
+  const { stdout } = await run('npm', args, { cwd, env: scrubbedEnv(), maxBuffer: 16 * 1024 * 1024 });
+  return stdout;
+}
+
+function tsconfig(resolution: (typeof TSCONFIGS)[keyof typeof TSCONFIGS], outDir?: string): string {
+  return JSON.stringify({
+    compilerOptions: {
+      target: 'es2022',
+      ...resolution,
+      strict: true,
+      skipLibCheck: false,
+      types: ['node'],
+      typeRoots: [join(ROOT, 'node_modules', '@types')],
+      ...(outDir === undefined ? { noEmit: true } : { outDir }),
+    },
+    files: ['main.ts'],
+  });
+}
+
+describe('the packed package, installed into a new project', () => {
+  beforeAll(async () => {
+    project = await mkdtemp(join(tmpdir(), 'flowstream-packed-'));
+    const packed = join(project, 'tarball');
+    const source = join(project, 'source');
+    await mkdir(packed);
+    await mkdir(source);
+    const entries = ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'src', 'README.md', 'CHANGELOG.md', 'LICENSE'];
+    await Promise.all(entries.filter((entry) => existsSync(join(ROOT, entry))).map((entry) => cp(join(ROOT, entry), join(source, entry), { recursive: true })));
+    await symlink(join(ROOT, 'node_modules'), join(source, 'node_modules'), 'dir');
+    await npm(['pack', '--silent', '--pack-destination', packed], source);
+    const [tarball] = await readdir(packed);
+    await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'user-project', private: true, type: 'module', dependencies: { flowstream: `file:${join(packed, tarball!)}` } }));
+    await npm(['install', '--silent', '--no-audit', '--no-fund', '--prefer-offline'], project);
+    await writeFile(join(project, 'main.ts'), PROGRAM);
+  }, 180_000);
+
+  afterAll(async () => {
+    if (project !== '') await rm(project, { recursive: true, force: true });
+  });
+
+  it.each(Object.keys(TSCONFIGS) as (keyof typeof TSCONFIGS)[])('type-checks a program importing flowstream, flowstream/emulator and flowstream/node with moduleResolution %s', async (name) => {
+    await writeFile(join(project, `tsconfig.${name}.json`), tsconfig(TSCONFIGS[name]));
+    await expect(run(process.execPath, [TSC, '-p', `tsconfig.${name}.json`], { cwd: project })).resolves.toBeDefined();
+  }, 60_000);
+
+  it('runs one workflow to its end on the packed emulator', async () => {
+    await writeFile(join(project, 'tsconfig.emit.json'), tsconfig(TSCONFIGS.node16, 'out'));
+    await run(process.execPath, [TSC, '-p', 'tsconfig.emit.json'], { cwd: project });
+    const { stdout } = await run(process.execPath, [join(project, 'out', 'main.js')], { cwd: project, env: scrubbedEnv() });
+    expect(JSON.parse(stdout)).toEqual({ status: 'finish', executionId: expect.stringMatching(/^we-/) as unknown, first: 'started', last: 'finished', fromPath: 'function', guard: false });
+  }, 60_000);
+});
