@@ -7,7 +7,7 @@ import { pruneCadences, recordPoll } from './key-cadence.js';
 import { pacerAfterSend, pacerReadyAt } from './pacing.js';
 import type { SchedulerState } from './scheduler-state.js';
 import { logReadyAt, logSend, pruneSendLog } from './send-log.js';
-import { capAfterSend, capReadyAt } from './server-cap.js';
+import { capAbortReadyAt, capAfterSend, capReadyAt } from './server-cap.js';
 
 /**
  * What can happen to the budget. `id`s are the shell's handles on waiting requests.
@@ -78,10 +78,12 @@ function drain(initial: SchedulerState, now: number): SchedulerStep {
   const released: number[] = [];
   for (;;) {
     const readyAt = budgetReadyAt(state, now);
+    const abortsReadyAt = abortReadyAt(state, now);
     const eligible: QueuedRequest[] = [];
     let wakeAt = Number.POSITIVE_INFINITY;
     for (const entry of state.queue) {
-      const entryReadyAt = Math.max(readyAt, startReadyAt(state.starts, entry.ticket, state.limits.duplicateStartSpacingMs));
+      const entryReadyAt =
+        entry.ticket.priority === 'abort' ? abortsReadyAt : Math.max(readyAt, startReadyAt(state.starts, entry.ticket, state.limits.duplicateStartSpacingMs));
       if (entryReadyAt <= now) eligible.push(entry);
       else wakeAt = Math.min(wakeAt, entryReadyAt);
     }
@@ -109,8 +111,34 @@ export function budgetReadyAt(state: SchedulerState, now: number): number {
     state.pausedUntil,
     capReadyAt(state.minuteCap, now),
     capReadyAt(state.dayCap, now),
-    // The pacer bounds every minute-long window; the day is bounded by counting (PROTOCOL §2.1).
+    // The pacer bounds every minute-long window of paced sends; aborts are not paced (`abortReadyAt`),
+    // so every window is also bounded by counting, and so is the day (PROTOCOL §2.1).
+    logReadyAt(state.sends, limits.usablePerMinute, limits.minuteWindowMs),
     logReadyAt(state.sends, limits.usablePerDay, limits.dayWindowMs),
+  );
+}
+
+/**
+ * When an abort may go. An execution left running spends the account's credits, so an abort takes the
+ * fastest rate the service's count allows rather than the pacer's smooth one: no more than the
+ * service's own limit in any of our windows (the safety margin is the reserve aborts may use), not
+ * before a 429's pause ends, and ahead of a server cap's spread while that count is above zero
+ * (`capAbortReadyAt`). So a mass abort drains at up to the full limit per window instead of one per
+ * pacing interval.
+ *
+ * @example
+ * ```ts
+ * abortReadyAt(state, now) <= budgetReadyAt(state, now); // an abort never waits longer than a poll
+ * ```
+ */
+export function abortReadyAt(state: SchedulerState, now: number): number {
+  const { limits } = state;
+  return Math.max(
+    state.pausedUntil,
+    capAbortReadyAt(state.minuteCap, now),
+    capAbortReadyAt(state.dayCap, now),
+    logReadyAt(state.sends, limits.perMinute, limits.minuteWindowMs),
+    logReadyAt(state.sends, limits.perDay, limits.dayWindowMs),
   );
 }
 

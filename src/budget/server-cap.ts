@@ -13,6 +13,11 @@
 export interface ServerCap {
   readonly until: number;
   readonly allowance: number;
+  /**
+   * What the service's count itself still allows, the reserve included: an abort may use it, ahead of
+   * the spread, while it is above zero (an execution left running spends credits; DESIGN.md).
+   */
+  readonly hardAllowance: number;
   readonly spacingMs: number;
   readonly notBefore: number;
 }
@@ -56,9 +61,10 @@ export interface ServerCapInput {
  */
 export function serverCap(input: ServerCapInput): ServerCap {
   const until = input.sentAt + input.windowMs;
-  const allowance = Math.max(0, input.remaining - input.inFlight - input.reserve);
+  const hardAllowance = Math.max(0, input.remaining - input.inFlight);
+  const allowance = Math.max(0, hardAllowance - input.reserve);
   const spacingMs = input.spread && allowance > 0 ? Math.max(0, until - input.now) / allowance : 0;
-  return { until, allowance, spacingMs, notBefore: input.lastSendAt + spacingMs };
+  return { until, allowance, hardAllowance, spacingMs, notBefore: input.lastSendAt + spacingMs };
 }
 
 /**
@@ -76,6 +82,19 @@ export function capReadyAt(cap: ServerCap | undefined, now: number): number {
 }
 
 /**
+ * The earliest time the cap lets an abort go: at once while the service's count allows one more
+ * request (reserve included, no spacing), otherwise when the service's window has reset.
+ *
+ * ```ts
+ * capAbortReadyAt(cap, now) <= capReadyAt(cap, now); // an abort never waits longer than another request
+ * ```
+ */
+export function capAbortReadyAt(cap: ServerCap | undefined, now: number): number {
+  if (cap === undefined || now >= cap.until || cap.hardAllowance > 0) return Number.NEGATIVE_INFINITY;
+  return cap.until;
+}
+
+/**
  * The cap after a send at `now`; `undefined` once it has expired.
  *
  * @example
@@ -85,5 +104,5 @@ export function capReadyAt(cap: ServerCap | undefined, now: number): number {
  */
 export function capAfterSend(cap: ServerCap | undefined, now: number): ServerCap | undefined {
   if (cap === undefined || now >= cap.until) return undefined;
-  return { ...cap, allowance: cap.allowance - 1, notBefore: now + cap.spacingMs };
+  return { ...cap, allowance: Math.max(0, cap.allowance - 1), hardAllowance: Math.max(0, cap.hardAllowance - 1), notBefore: now + cap.spacingMs };
 }

@@ -27,9 +27,9 @@ describe('budget state for UIs and logs', () => {
     for (let index = 0; index < 5; index++) sim.enqueue(ticket('status', `busy-${index}`));
     sim.enqueue(ticket('output', 'we-1'));
     sim.enqueue(ticket('output', 'we-2'));
-    sim.enqueue(ticket('abort', 'we-3'));
+    sim.enqueue(ticket('start', 'c-3'));
     expect(budgetState(sim.state, sim.now)).toMatchObject({
-      queued: { total: 3, byPriority: { abort: 1, start: 0, status: 0, output: 2, search: 0 } },
+      queued: { total: 3, byPriority: { abort: 0, start: 1, status: 0, output: 2, search: 0 } },
       nextSendAt: 682,
     });
   });

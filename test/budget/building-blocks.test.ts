@@ -25,7 +25,7 @@ describe('server cap', () => {
 
   it('leaves what the service has left, minus our requests on their way and the reserve, spread over the window', () => {
     const cap = serverCap(input);
-    expect(cap).toEqual({ until: 63_000, allowance: 4, spacingMs: 15_500, notBefore: 16_500 });
+    expect(cap).toEqual({ until: 63_000, allowance: 4, hardAllowance: 9, spacingMs: 15_500, notBefore: 16_500 });
     expect(capReadyAt(cap, 2_000)).toBe(16_500);
     const spent = [16_500, 32_000, 47_500, 63_000 - 1].reduce<ReturnType<typeof capAfterSend>>((current, at) => capAfterSend(current, at), cap);
     expect(spent?.allowance).toBe(0);
