@@ -34,20 +34,38 @@ export function followServer(state: SchedulerState, report: GateReport, now: num
   const sentAt = settled.sentAt ?? now;
   const common = { sentAt, now, inFlight: settled.remaining.length, lastSendAt: state.lastSendAt };
   let { minuteCap, dayCap, pausedUntil, pacer } = state;
-  if (rateLimit.remainingPerMinute !== undefined) {
-    const remaining = rateLimit.remainingPerMinute;
-    const explained = limits.perMinute - sendsWithin(state.sends, now, now - sentAt + limits.minuteWindowMs);
-    const reserve = limits.perMinute - limits.usablePerMinute;
-    minuteCap = remaining < explained ? serverCap({ ...common, remaining, windowMs: limits.minuteWindowMs, reserve, spread: true }) : undefined;
-  }
-  if (rateLimit.remainingPerDay !== undefined) {
-    const remaining = rateLimit.remainingPerDay;
-    const explained = limits.perDay - sendsWithin(state.sends, now, now - sentAt + limits.dayWindowMs);
-    const reserve = limits.perDay - limits.usablePerDay;
-    dayCap = remaining < explained ? serverCap({ ...common, remaining, windowMs: limits.dayWindowMs, reserve, spread: false }) : undefined;
+  const zeroUntil = { ...state.zeroUntil };
+  const ignoring = { ...state.ignoring };
+  const answered = report.httpStatus !== undefined && report.httpStatus >= 200 && report.httpStatus < 300;
+  const scopes = [
+    { scope: 'minute', remaining: rateLimit.remainingPerMinute, limit: limits.perMinute, usable: limits.usablePerMinute, windowMs: limits.minuteWindowMs, spread: true },
+    { scope: 'day', remaining: rateLimit.remainingPerDay, limit: limits.perDay, usable: limits.usablePerDay, windowMs: limits.dayWindowMs, spread: false },
+  ] as const;
+  for (const { scope, remaining, limit, usable, windowMs, spread } of scopes) {
+    if (remaining === undefined || ignoring[scope]) continue;
+    // A request sent once the service's "0 remaining" had run its course, answered with success and
+    // "0 remaining" again, shows the count means nothing (a server stuck at 0): stop following it
+    // rather than stall every request for ever. A 429 still pauses.
+    if (answered && remaining === 0 && Number.isFinite(zeroUntil[scope]) && sentAt >= zeroUntil[scope]) {
+      ignoring[scope] = true;
+      if (scope === 'minute') minuteCap = undefined;
+      else dayCap = undefined;
+      continue;
+    }
+    const explained = limit - sendsWithin(state.sends, now, now - sentAt + windowMs);
+    let cap = remaining < explained ? serverCap({ ...common, remaining, windowMs, reserve: limit - usable, spread }) : undefined;
+    // The day cannot be spread and is too long to wait blind: with nothing left for us, look again
+    // after one minute's window (one request), never a whole day later.
+    if (cap !== undefined && scope === 'day' && cap.allowance === 0) cap = { ...cap, until: Math.min(cap.until, sentAt + limits.minuteWindowMs) };
+    zeroUntil[scope] = remaining === 0 && cap !== undefined ? cap.until : Number.NEGATIVE_INFINITY;
+    if (scope === 'minute') minuteCap = cap;
+    else dayCap = cap;
   }
   if (report.httpStatus === 429) {
-    const resumeAt = rateLimit.retryAfterMs === undefined ? sentAt + limits.minuteWindowMs : now + rateLimit.retryAfterMs;
+    // Never longer than one window: the account limiter's count resets within it (PROTOCOL §2.1), and
+    // a throttler asking for more (§1.3) fails the call that met it (http/retry-decision.ts) rather
+    // than holding every call of the client, aborts included, for as long as it likes.
+    const resumeAt = rateLimit.retryAfterMs === undefined ? sentAt + limits.minuteWindowMs : now + Math.min(rateLimit.retryAfterMs, limits.minuteWindowMs);
     pausedUntil = Math.max(pausedUntil, resumeAt);
     pacer = pacerResumingAt(pacer, pausedUntil, limits);
   }
@@ -59,6 +77,8 @@ export function followServer(state: SchedulerState, report: GateReport, now: num
     pausedUntil,
     pacer,
     server: serverView(state.server, report, now),
+    zeroUntil,
+    ignoring,
     starts: markStart(state.starts, report.ticket, now, 'answered'),
   };
 }

@@ -1,6 +1,7 @@
 import { BehaviorSubject } from 'rxjs';
 import type { Observable } from 'rxjs';
 import type { GateReport, GateTicket, RequestGate } from '../http/gate.js';
+import { MAX_TIMER_MS } from '../http/options.js';
 import { budgetState } from './budget-state.js';
 import type { BudgetState } from './budget-state.js';
 import { systemClock } from './clock.js';
@@ -73,10 +74,12 @@ export function createRequestBudget(options: RequestBudgetOptions = {}): Request
     if (timer !== undefined) clock.clearTimeout(timer.handle);
     timer = undefined;
     if (wakeAt === undefined) return;
+    // A timer keeps at most 2^31 − 1 ms; a longer one fires at once (and would spin). Waking early
+    // only steps the scheduler again, which sets the next timer.
     const handle = clock.setTimeout(() => {
       timer = undefined;
       dispatch({ type: 'wake' });
-    }, Math.max(0, Math.ceil(wakeAt - now)));
+    }, Math.min(MAX_TIMER_MS, Math.max(0, Math.ceil(wakeAt - now))));
     timer = { handle, at: wakeAt };
   }
 

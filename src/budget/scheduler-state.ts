@@ -38,6 +38,10 @@ export interface SchedulerState {
   readonly dayCap: ServerCap | undefined;
   /** The last `X-RateLimit-Remaining-*` values the service sent, for UIs and logs. */
   readonly server: ServerView;
+  /** Per scope, until when the service's last word was "0 remaining" (see `followServer`). */
+  readonly zeroUntil: { readonly minute: number; readonly day: number };
+  /** Per scope, whether the service's remaining count proved meaningless and is no longer followed. */
+  readonly ignoring: { readonly minute: boolean; readonly day: boolean };
   readonly starts: StartMarks;
   readonly cadences: KeyCadences;
 }
@@ -94,6 +98,8 @@ export function initialSchedulerState(limits: BudgetLimits): SchedulerState {
     minuteCap: undefined,
     dayCap: undefined,
     server: {},
+    zeroUntil: { minute: Number.NEGATIVE_INFINITY, day: Number.NEGATIVE_INFINITY },
+    ignoring: { minute: false, day: false },
     starts: new Map(),
     cadences: new Map(),
   };

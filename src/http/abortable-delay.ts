@@ -1,5 +1,7 @@
+import { MAX_TIMER_MS } from './options.js';
+
 /**
- * Waits `ms`, or rejects with `signal.reason` as soon as the signal aborts. The abort listener is
+ * Waits `ms` (at most 2^31 − 1: callers bound their waits, see `retry.maxWaitMs`), or rejects with `signal.reason` as soon as the signal aborts. The abort listener is
  * removed when the wait ends either way, so long-lived signals do not collect listeners.
  *
  * @example
@@ -17,10 +19,11 @@ export function abortableDelay(ms: number, signal?: AbortSignal): Promise<void> 
       clearTimeout(timer);
       reject(signal?.reason as Error);
     };
+    // A timer keeps at most 2^31 − 1 ms; a longer one would fire at once.
     const timer = setTimeout(() => {
       signal?.removeEventListener('abort', onAbort);
       resolve();
-    }, ms);
+    }, Math.min(ms, MAX_TIMER_MS));
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }

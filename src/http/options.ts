@@ -165,7 +165,7 @@ export function normalizeBaseUrl(raw: string | undefined): string {
  * after 1 ms for anything longer, so a longer deadline would expire at once and a longer poll wait
  * would poll in a tight loop.
  */
-const MAX_TIMER_MS = 2_147_483_647;
+export const MAX_TIMER_MS = 2_147_483_647;
 
 /**
  * Checks a delay a timer will wait (a timeout, a poll wait): a finite number of ms > 0 that a timer
@@ -197,12 +197,14 @@ function normalizeRetry(option: RetryOptions | false | undefined): Required<Retr
   const given: RetryOptions = option === false ? { retries: 0 } : (option ?? {});
   const retries = nonNegative('retry.retries', given.retries ?? DEFAULT_RETRY.retries);
   if (!Number.isInteger(retries)) throw new InvalidArgumentError('retry.retries', `must be an integer (got ${String(retries)})`);
+  // Every retry delay is waited by a timer: one past what a timer keeps would fire at once.
+  const delay = (name: keyof RetryOptions, value: number): number => (value === 0 ? 0 : timerDelay(`retry.${name}`, value));
   return {
     retries,
-    baseDelayMs: nonNegative('retry.baseDelayMs', given.baseDelayMs ?? DEFAULT_RETRY.baseDelayMs),
-    maxDelayMs: nonNegative('retry.maxDelayMs', given.maxDelayMs ?? DEFAULT_RETRY.maxDelayMs),
-    rateLimitWaitMs: nonNegative('retry.rateLimitWaitMs', given.rateLimitWaitMs ?? DEFAULT_RETRY.rateLimitWaitMs),
-    maxWaitMs: nonNegative('retry.maxWaitMs', given.maxWaitMs ?? DEFAULT_RETRY.maxWaitMs),
+    baseDelayMs: delay('baseDelayMs', given.baseDelayMs ?? DEFAULT_RETRY.baseDelayMs),
+    maxDelayMs: delay('maxDelayMs', given.maxDelayMs ?? DEFAULT_RETRY.maxDelayMs),
+    rateLimitWaitMs: delay('rateLimitWaitMs', given.rateLimitWaitMs ?? DEFAULT_RETRY.rateLimitWaitMs),
+    maxWaitMs: delay('maxWaitMs', given.maxWaitMs ?? DEFAULT_RETRY.maxWaitMs),
   };
 }
 

@@ -89,7 +89,11 @@ export function decideRetry(input: RetryInput): RetryDecision {
   //    every request at once, so the retry only queues behind it. A spent daily budget will not reset soon.
   if (isRateLimitError(error)) {
     if (error.rateLimit.remainingPerDay === 0) return { retry: false, reason: 'daily limit reached' };
-    const window = input.gated === true ? 0 : (error.rateLimit.retryAfterMs ?? input.policy.rateLimitWaitMs);
+    // A server asking for more than the caller accepts gets its error surfaced at once, with or
+    // without a gate: behind one the wait would otherwise sit in the gate's queue instead.
+    const asked = error.rateLimit.retryAfterMs;
+    if (asked !== undefined && asked > input.policy.maxWaitMs) return { retry: false, reason: `server asks to wait ${asked} ms, over maxWaitMs` };
+    const window = input.gated === true ? 0 : (asked ?? input.policy.rateLimitWaitMs);
     // Behind a gate the budget spaces identical starts itself (budget/duplicate-starts.ts).
     const delayMs = endpoint === 'run' && input.gated !== true ? Math.max(window, DUPLICATE_WINDOW_MS) : window;
     return waitFor(delayMs, input, 'rate limited');

@@ -53,6 +53,17 @@ describe('after a 429', () => {
     expect(sim.sent[2]!.at).toBe(300 + WINDOW);
   });
 
+  it('never pauses longer than one window, however long a Retry-After asks for (the call that met it fails instead)', () => {
+    const sim = new Simulation();
+    queueMany(sim, 1, 'early');
+    sim.advanceTo(50);
+    sim.report(sim.sent[0]!.ticket, 429, { retryAfterMs: Number.MAX_SAFE_INTEGER });
+    expect(sim.state.pausedUntil).toBe(50 + WINDOW);
+    const [abort] = [sim.enqueue(ticket('abort', 'we-1'))];
+    sim.advanceTo(2 * WINDOW);
+    expect(sim.sentAt(abort)).toBe(50 + WINDOW);
+  });
+
   it('shows the pause in its state', () => {
     const sim = new Simulation();
     queueMany(sim, 1);
@@ -143,5 +154,54 @@ describe('its own daily limit', () => {
     expect(sim.wakeAt).toBe(86_402_000);
     sim.advanceTo(86_402_000 + 10 * 60_000);
     expect(sim.sent).toHaveLength(25);
+  });
+});
+
+describe('following a service whose counts mean nothing (issue 11)', () => {
+  it('stops following a per-minute count stuck at 0 once a request after the window is served and still reads 0', () => {
+    const sim = new Simulation();
+    queueMany(sim, 1, 'first');
+    sim.advanceTo(100);
+    sim.report(sim.sent[0]!.ticket, 200, { remainingPerMinute: 0 });
+    queueMany(sim, 40);
+    sim.advanceTo(WINDOW - 1);
+    expect(sim.sent).toHaveLength(1);
+    // After the window the count has reset: requests go again, and the first is served with "0" again.
+    sim.advanceTo(WINDOW);
+    sim.report(sim.sent[1]!.ticket, 200, { remainingPerMinute: 0 });
+    expect(sim.state.ignoring.minute).toBe(true);
+    expect(sim.state.minuteCap).toBeUndefined();
+    // Followed, that "0" would have stopped everything for another window; ignored, the pacer goes on.
+    sim.advanceTo(2 * WINDOW - 1);
+    expect(sim.sent.length).toBe(41);
+  });
+
+  it('looks again after a minute when the day\'s count leaves nothing, rather than stall every request for a day', () => {
+    const sim = new Simulation();
+    queueMany(sim, 1, 'first');
+    sim.advanceTo(100);
+    sim.report(sim.sent[0]!.ticket, 200, { remainingPerDay: 0 });
+    queueMany(sim, 3);
+    sim.advanceTo(WINDOW - 1);
+    expect(sim.sent).toHaveLength(1);
+    sim.advanceTo(WINDOW);
+    expect(sim.sent.length).toBeGreaterThan(1);
+    // Served with 0 again: the day's count is stuck, and no longer followed.
+    sim.report(sim.sent[1]!.ticket, 200, { remainingPerDay: 0 });
+    expect(sim.state.ignoring.day).toBe(true);
+  });
+
+  it('keeps following a day that is really spent: the look after a minute meets a 429, and everything waits again', () => {
+    const sim = new Simulation();
+    queueMany(sim, 1, 'first');
+    sim.advanceTo(100);
+    sim.report(sim.sent[0]!.ticket, 200, { remainingPerDay: 0 });
+    queueMany(sim, 10);
+    sim.advanceTo(WINDOW);
+    const looked = sim.sent.length;
+    sim.report(sim.sent[1]!.ticket, 429, { remainingPerDay: 0 });
+    expect(sim.state.ignoring.day).toBe(false);
+    sim.advanceTo(2 * WINDOW - 1);
+    expect(sim.sent).toHaveLength(looked);
   });
 });

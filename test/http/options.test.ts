@@ -75,6 +75,11 @@ describe('normalizeOptions', () => {
     rejects(() => normalizeOptions({ ...base, retry: { retries: 1.5 } }), 'retry.retries');
     rejects(() => normalizeOptions({ ...base, retry: { baseDelayMs: Number.NaN } }), 'retry.baseDelayMs');
   });
+
+  it.each(['baseDelayMs', 'maxDelayMs', 'rateLimitWaitMs', 'maxWaitMs'] as const)('refuses retry.%s beyond what a timer keeps (it would fire at once)', (name) => {
+    rejects(() => normalizeOptions({ ...base, retry: { [name]: 2 ** 31 } }), `retry.${name}`);
+    expect(normalizeOptions({ ...base, retry: { [name]: 0 } }).retry[name]).toBe(0);
+  });
 });
 
 describe('base URL', () => {

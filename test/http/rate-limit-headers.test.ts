@@ -19,3 +19,21 @@ describe('readRateLimit (PROTOCOL §2.1, §1.3)', () => {
     expect(readRateLimit(new Headers())).toEqual({});
   });
 });
+
+describe('readRateLimit against a hostile server (issue 11)', () => {
+  it.each(['0x0', '0.5', '-1', '1e3', ' 12abc', '12 13', '9'.repeat(20)])('ignores the count %j, which is not a plain decimal integer', (value) => {
+    expect(readRateLimit(new Headers({ 'X-RateLimit-Remaining-RPM': value, 'X-RateLimit-Remaining-Daily': value }))).toEqual({});
+  });
+
+  it('reads an absurd Retry-After as a finite wait longer than any, never Infinity', () => {
+    expect(readRateLimit(new Headers({ 'Retry-After': '999999999' }))).toEqual({ retryAfterMs: 999_999_999_000 });
+    expect(readRateLimit(new Headers({ 'Retry-After': '1e308' }))).toEqual({ retryAfterMs: Number.MAX_SAFE_INTEGER });
+    const now = Date.parse('2026-01-01T00:00:00Z');
+    expect(readRateLimit(new Headers({ 'Retry-After': 'Fri, 31 Dec 9999 23:59:59 GMT' }), now).retryAfterMs).toBe(Date.parse('9999-12-31T23:59:59Z') - now);
+  });
+
+  it('does not take loose date-like text as a date', () => {
+    expect(readRateLimit(new Headers({ 'Retry-After': '12 Jan' }))).toEqual({});
+    expect(readRateLimit(new Headers({ 'Retry-After': '2030' }))).toEqual({ retryAfterMs: 2_030_000 });
+  });
+});

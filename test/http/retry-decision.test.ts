@@ -45,6 +45,11 @@ describe('decideRetry', () => {
     expect(decide('run', rateLimited('run'), { gated: true })).toMatchObject({ retry: true, delayMs: 0 });
   });
 
+  it('surfaces a Retry-After over maxWaitMs at once behind a gate too, instead of leaving the call in its queue', () => {
+    expect(decide('status', rateLimited('status', { retryAfterMs: 120_000 }), { gated: true })).toEqual({ retry: false, reason: 'server asks to wait 120000 ms, over maxWaitMs' });
+    expect(decide('abort', rateLimited('abort', { retryAfterMs: Number.MAX_SAFE_INTEGER }), { gated: true }).retry).toBe(false);
+  });
+
   it('obeys Retry-After over its own timing (PROTOCOL §1.3)', () => {
     expect(decide('search', rateLimited('search', { retryAfterMs: 2_000 }))).toMatchObject({ retry: true, delayMs: 2_000 });
     expect(decide('status', new ServerError({ endpoint: 'status', status: 503, retryAfterMs: 4_000 }))).toMatchObject({ retry: true, delayMs: 4_000 });
