@@ -7,6 +7,7 @@ import type { ResolvedOptions } from './options.js';
 import { linkSignals } from './linked-signal.js';
 import { readRateLimit } from './rate-limit-headers.js';
 import { withRetries } from './retrying.js';
+import { scrubSecret } from './secret.js';
 
 /**
  * One API call, described independently of how it is sent.
@@ -66,11 +67,6 @@ function userAgentHeader(): Record<string, string> {
 /** Custom headers may not replace the credentials: an `Authorization` among them is dropped. */
 function customHeaders(headers: Readonly<Record<string, string>>): Record<string, string> {
   return Object.fromEntries(Object.entries(headers).filter(([name]) => name.toLowerCase() !== 'authorization'));
-}
-
-/** The key must never appear in errors: answers that echo it are scrubbed before anything reads them. */
-function scrub(text: string, apiKey: string): string {
-  return text.split(apiKey).join('[redacted]');
 }
 
 /**
@@ -143,7 +139,7 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Send 
       } catch (error) {
         throw failure(error); // the connection dropped, or the deadline passed, mid-body
       }
-      return unwrap({ ...context, status: response.status, text: scrub(text, apiKey), rateLimit }, spec.schema);
+      return unwrap({ ...context, status: response.status, text: scrubSecret(text, apiKey), rateLimit }, spec.schema);
     } finally {
       clearTimeout(timer);
       linked.unlink();

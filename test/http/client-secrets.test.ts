@@ -21,15 +21,22 @@ describe('the API key never shows', () => {
       if (index === 0) json(response, 401, { statusCode: 401, message: `Invalid API key ${echoed}`, error: 'Unauthorized' });
       else if (index === 1) json(response, 200, { success: false, errCode: 'E0004', errMsg: echoed });
       else if (index === 2) { response.writeHead(500); response.end(`trace: ${echoed}`); }
+      else if (index === 3) {
+        // JSON-escaped: the raw text does not hold the key, the parsed message does.
+        response.writeHead(401, { 'content-type': 'application/json' });
+        response.end(`{"statusCode":401,"message":"Invalid API key ${echoed.replace('Bearer rf_', 'Bearer \\u0072f_')}","error":"Unauthorized"}`);
+      }
       else response.socket?.destroy();
     });
     const client = clientFor(server.origin, { retry: false, timeoutMs: 200 });
-    const errors = await Promise.all([client.workflows.get('c-1'), client.workflows.get('c-1'), client.workflows.get('c-1'), client.executions.start('c-1')].map((p) => p.catch((e: unknown) => e)));
+    const calls = [client.workflows.get('c-1'), client.workflows.get('c-1'), client.workflows.get('c-1'), client.workflows.get('c-1'), client.executions.start('c-1')];
+    const errors = await Promise.all(calls.map((p) => p.catch((e: unknown) => e)));
     for (const error of errors) {
       expect(error).toBeInstanceOf(Error);
       expect(everyView(error)).not.toContain(API_KEY);
     }
     expect((errors[0] as Error).message).toContain('[redacted]');
+    expect((errors[3] as Error).message).toContain('Invalid API key Bearer [redacted]');
   });
 
   it('not in timeout errors (ky’s own timeout error holds the request and is not kept)', async () => {
