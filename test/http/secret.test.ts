@@ -6,7 +6,7 @@ const KEY = 'rf_SECRETsecretSECRETsecret0123456789';
 
 /** JSON text of `value` with every character of the key spelled as a `\uXXXX` escape where `pick` says so. */
 function escaped(value: string, pick: (index: number) => boolean): string {
-  return JSON.stringify(value).replace(/rf_[A-Za-z0-9]+/u, (key) => [...key].map((character, index) => (pick(index) ? `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}` : character)).join(''));
+  return JSON.stringify(value).replace(/rf_[A-Za-z0-9]+/u, (key) => Array.from(key, (character) => character).map((character, index) => (pick(index) ? `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}` : character)).join(''));
 }
 
 describe('scrubSecret', () => {
