@@ -5,6 +5,7 @@
 import type { Observable } from 'rxjs';
 import { createRequestBudget, type BudgetState, type RequestBudgetOptions } from './budget/index.js';
 import { createHttpClient, type ClientOptions as HttpClientOptions, type HttpClient } from './http/index.js';
+import { safeLogger } from './http/safe-logger.js';
 import type { PollInterval } from './runs/cadence.js';
 import { createRuns, type Runs } from './runs/create-runs.js';
 import { toAsyncIterable } from './runs/to-async-iterable.js';
@@ -74,9 +75,10 @@ export function createClient(options: ClientOptions): Client {
   const { budget: budgetOptions, polling, ...httpOptions } = options;
   const budget = budgetOptions === false ? undefined : createRequestBudget(budgetOptions ?? {});
   const http = createHttpClient(budget === undefined ? httpOptions : { ...httpOptions, gate: budget });
+  const logger = safeLogger(options.logger);
   const runs = createRuns(http.executions, {
     ...(polling === undefined ? {} : { polling }),
-    ...(options.logger === undefined ? {} : { logger: options.logger }),
+    ...(logger === undefined ? {} : { logger }),
   });
   return Object.freeze({
     ...http,

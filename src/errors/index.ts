@@ -23,7 +23,17 @@ export {
   isServerError,
   type ApiErrorDetails,
 } from './api-errors.js';
-export { NetworkError, TimeoutError, isNetworkError, isTimeoutError, type TransportErrorDetails } from './transport-errors.js';
+export {
+  NetworkError,
+  RedirectError,
+  ResponseTooLargeError,
+  TimeoutError,
+  isNetworkError,
+  isRedirectError,
+  isResponseTooLargeError,
+  isTimeoutError,
+  type TransportErrorDetails,
+} from './transport-errors.js';
 export {
   InvalidArgumentError,
   ResponseValidationError,

@@ -95,3 +95,79 @@ export const isNetworkError = guardFor<NetworkError>('NetworkError');
  * ```
  */
 export const isTimeoutError = guardFor<TimeoutError>('TimeoutError');
+
+/**
+ * An API answer larger than `maxResponseBytes` once decoded: cut off unread, so that a hostile or
+ * broken server (a gzip body inflating to gigabytes) cannot fill the memory. Not retried.
+ *
+ * @example
+ * ```ts
+ * if (isResponseTooLargeError(e)) console.warn(`the answer passed ${e.maxBytes} bytes`);
+ * ```
+ */
+export class ResponseTooLargeError extends FlowstreamError {
+  readonly endpoint: Endpoint;
+  readonly maxBytes: number;
+  readonly mayHaveStarted: boolean;
+
+  constructor(details: TransportErrorDetails & { readonly maxBytes: number }) {
+    const started = mayHaveStarted(details.endpoint);
+    super(`The answer to ${details.endpoint} is larger than ${details.maxBytes} bytes (maxResponseBytes)${started ? MAY_HAVE_STARTED : ''}`, 'RESPONSE_TOO_LARGE', {
+      ...(details.executionId === undefined ? {} : { executionId: details.executionId }),
+    });
+    this.endpoint = details.endpoint;
+    this.maxBytes = details.maxBytes;
+    this.mayHaveStarted = started;
+    brand(this, 'ResponseTooLargeError');
+  }
+}
+
+/**
+ * Whether `value` is a {@link ResponseTooLargeError}, across realms.
+ *
+ * @example
+ * ```ts
+ * isResponseTooLargeError(error);
+ * ```
+ */
+export const isResponseTooLargeError = guardFor<ResponseTooLargeError>('ResponseTooLargeError');
+
+/**
+ * The API answered with a redirect. API calls never follow one: following would send the custom
+ * headers to another origin and turn a POST start into a GET whose answer is taken for the start.
+ * `location` is where it pointed (empty when a browser hides it).
+ *
+ * @example
+ * ```ts
+ * if (isRedirectError(e)) console.error(`the API base URL redirects to ${e.location}: fix baseUrl`);
+ * ```
+ */
+export class RedirectError extends FlowstreamError {
+  readonly endpoint: Endpoint;
+  readonly status: number;
+  readonly location: string;
+  readonly mayHaveStarted: boolean;
+
+  constructor(details: TransportErrorDetails & { readonly status: number; readonly location: string }) {
+    const started = mayHaveStarted(details.endpoint);
+    const to = details.location === '' ? '' : ` to ${details.location}`;
+    super(`The API answered ${details.endpoint} with a redirect (HTTP ${details.status})${to}, which flowstream does not follow: check baseUrl${started ? MAY_HAVE_STARTED : ''}`, 'UNEXPECTED_REDIRECT', {
+      ...(details.executionId === undefined ? {} : { executionId: details.executionId }),
+    });
+    this.endpoint = details.endpoint;
+    this.status = details.status;
+    this.location = details.location;
+    this.mayHaveStarted = started;
+    brand(this, 'RedirectError');
+  }
+}
+
+/**
+ * Whether `value` is a {@link RedirectError}, across realms.
+ *
+ * @example
+ * ```ts
+ * isRedirectError(error);
+ * ```
+ */
+export const isRedirectError = guardFor<RedirectError>('RedirectError');

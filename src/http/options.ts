@@ -1,6 +1,7 @@
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 import type { Endpoint, RequestGate } from './gate.js';
 import type { Logger } from './model.js';
+import { safeLogger } from './safe-logger.js';
 
 /**
  * How failed requests are retried (see `decideRetry` for which failures qualify).
@@ -61,8 +62,13 @@ export interface ClientOptions {
   readonly retry?: RetryOptions | false;
   /** Extra headers sent with every API request (never to file downloads). */
   readonly headers?: Readonly<Record<string, string>>;
-  /** Where warnings go (an `of_` text variable, PROTOCOL §5.5). Default: none. */
+  /** Where warnings go (an `of_` text variable, PROTOCOL §5.5). Default: none. A logger that throws is ignored. */
   readonly logger?: Logger;
+  /**
+   * The most bytes an API answer may have once decoded (gzip included); a larger one is cut off and
+   * fails with `ResponseTooLargeError`, so a hostile or broken server cannot fill the memory. Default 8 MiB.
+   */
+  readonly maxResponseBytes?: number;
   /**
    * @internal The request gate every attempt passes through; `createClient` hands in the budget.
    */
@@ -84,6 +90,7 @@ export interface ResolvedOptions {
   readonly retry: Required<RetryOptions>;
   readonly headers: Readonly<Record<string, string>>;
   readonly logger: Logger | undefined;
+  readonly maxResponseBytes: number;
   readonly gate: RequestGate | undefined;
 }
 
@@ -96,6 +103,9 @@ export interface ResolvedOptions {
  * ```
  */
 export const DEFAULT_TIMEOUT_MS = 30_000;
+
+/** The default of `maxResponseBytes`: far above any answer of the API, far below what hurts. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
 /**
  * PROTOCOL §2.4: generation blocks up to 300 s; 30 s more covers the transfer.
  *
@@ -208,6 +218,29 @@ function normalizeRetry(option: RetryOptions | false | undefined): Required<Retr
   };
 }
 
+function positiveInteger(name: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) throw new InvalidArgumentError(name, `must be a whole number ≥ 1 (got ${String(value)})`);
+  return value;
+}
+
+/** A header name is an RFC 9110 token. */
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/u;
+
+/**
+ * Extra headers, checked here rather than failing late inside `fetch` with a bare TypeError: a name
+ * must be a token, a value a string without CR, LF or NUL (which would split the request, or be
+ * refused by every fetch).
+ */
+function checkHeaders(headers: unknown): Readonly<Record<string, string>> {
+  if (headers === undefined) return {};
+  if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) throw new InvalidArgumentError('headers', 'must be an object of header names to values');
+  for (const [name, value] of Object.entries(headers)) {
+    if (!HEADER_NAME.test(name)) throw new InvalidArgumentError('headers', `${JSON.stringify(name)} is not a header name`);
+    if (typeof value !== 'string' || /[\r\n\0]/u.test(value)) throw new InvalidArgumentError(`headers.${name}`, 'must be a string without CR, LF or NUL');
+  }
+  return { ...(headers as Record<string, string>) };
+}
+
 /** Header values must not break the request line; a key with a newline is a paste accident. */
 function checkApiKey(apiKey: unknown): asserts apiKey is string {
   if (typeof apiKey !== 'string' || apiKey.trim() === '') throw new InvalidArgumentError('apiKey', 'is required');
@@ -231,8 +264,9 @@ export function normalizeOptions(options: ClientOptions): ResolvedOptions {
     fetch: options.fetch,
     timeouts: normalizeTimeouts(options.timeoutMs),
     retry: normalizeRetry(options.retry),
-    headers: { ...options.headers },
-    logger: options.logger,
+    headers: checkHeaders(options.headers),
+    logger: safeLogger(options.logger),
+    maxResponseBytes: positiveInteger('maxResponseBytes', options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES),
     gate: options.gate,
   };
 }

@@ -1,6 +1,6 @@
 import ky, { type KyInstance } from 'ky';
 import type { z } from 'zod';
-import { NetworkError, TimeoutError } from '../errors/transport-errors.js';
+import { isResponseTooLargeError, NetworkError, RedirectError, ResponseTooLargeError, TimeoutError } from '../errors/transport-errors.js';
 import { unwrap } from './envelope.js';
 import type { Endpoint, GateTicket, RequestGate, RequestPriority } from './gate.js';
 import type { ResolvedOptions } from './options.js';
@@ -8,6 +8,7 @@ import { linkSignals } from './linked-signal.js';
 import { readRateLimit } from './rate-limit-headers.js';
 import { withRetries } from './retrying.js';
 import { scrubSecret } from './secret.js';
+import { readBodyText } from './body-text.js';
 
 /**
  * One API call, described independently of how it is sent.
@@ -84,6 +85,9 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Send 
     prefixUrl: `${options.baseUrl}/`,
     headers: { ...userAgentHeader(), ...customHeaders(options.headers), authorization: `Bearer ${apiKey}` },
     retry: 0, // retries are decided by decideRetry, driven by p-retry (retrying.ts)
+    // A redirected API call is an error, never followed: fetch would carry the custom headers to the
+    // other origin, turn a POST start into a GET and take that origin's answer for the start.
+    redirect: 'manual',
     throwHttpErrors: false, // every answer goes through the one error factory
     ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
   });
@@ -133,10 +137,16 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Send 
       }
       const rateLimit = readRateLimit(response.headers);
       gate?.report({ ticket, httpStatus: response.status, rateLimit });
+      // Node's fetch hands back the 3xx itself; a browser's, an opaque redirect with status 0.
+      if (response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400)) {
+        await response.body?.cancel().catch(() => undefined);
+        throw new RedirectError({ ...context, status: response.status, location: response.headers.get('location') ?? '' });
+      }
       let text: string;
       try {
-        text = await response.text();
+        text = await readBodyText(response, options.maxResponseBytes, () => new ResponseTooLargeError({ ...context, maxBytes: options.maxResponseBytes }));
       } catch (error) {
+        if (isResponseTooLargeError(error)) throw error;
         throw failure(error); // the connection dropped, or the deadline passed, mid-body
       }
       return unwrap({ ...context, status: response.status, text: scrubSecret(text, apiKey), rateLimit }, spec.schema);

@@ -30,6 +30,7 @@ describe('normalizeOptions', () => {
       retry: { retries: 3, baseDelayMs: 500, maxDelayMs: 10_000, rateLimitWaitMs: 60_000, maxWaitMs: 65_000 },
       headers: {},
       logger: undefined,
+      maxResponseBytes: 8 * 1024 * 1024,
       gate: undefined,
     });
     expect(JSON.stringify(resolved)).not.toContain('rf_key');
@@ -50,13 +51,16 @@ describe('normalizeOptions', () => {
       retry: { retries: 0, baseDelayMs: 0, maxDelayMs: 0, rateLimitWaitMs: 0, maxWaitMs: 0 },
       headers: { 'x-team': 'a' },
       logger,
+      maxResponseBytes: 1,
       gate,
     });
     expect(resolved.fetch).toBe(fetch);
+    expect(resolved.maxResponseBytes).toBe(1);
     expect(resolved.timeouts).toMatchObject({ copilot: 2_000, status: 3, run: 1_000, upload: 120_000 });
     expect(resolved.retry).toEqual({ retries: 0, baseDelayMs: 0, maxDelayMs: 0, rateLimitWaitMs: 0, maxWaitMs: 0 });
     expect(resolved.headers).toEqual({ 'x-team': 'a' });
-    expect(resolved.logger).toBe(logger);
+    resolved.logger?.warn('hello', { a: 1 });
+    expect(logger.warn).toHaveBeenCalledWith('hello', { a: 1 });
     expect(resolved.gate).toBe(gate);
   });
 
@@ -74,6 +78,24 @@ describe('normalizeOptions', () => {
     rejects(() => normalizeOptions({ ...base, timeoutMs: 2 ** 31 }), 'timeoutMs');
     rejects(() => normalizeOptions({ ...base, retry: { retries: 1.5 } }), 'retry.retries');
     rejects(() => normalizeOptions({ ...base, retry: { baseDelayMs: Number.NaN } }), 'retry.baseDelayMs');
+  });
+
+  it('refuses headers that would split the request or that fetch would refuse, naming the header', () => {
+    rejects(() => normalizeOptions({ ...base, headers: { 'x-team': 'a\r\nx-evil: 1' } }), 'headers.x-team');
+    rejects(() => normalizeOptions({ ...base, headers: { 'x-team': 'a\nb' } }), 'headers.x-team');
+    rejects(() => normalizeOptions({ ...base, headers: { 'bad name': 'a' } }), 'headers');
+    rejects(() => normalizeOptions({ ...base, headers: { 'x-n': 1 as unknown as string } }), 'headers.x-n');
+    rejects(() => normalizeOptions({ ...base, headers: null as unknown as Record<string, string> }), 'headers');
+  });
+
+  it.each([0, -1, 1.5, Number.NaN, '8'])('refuses maxResponseBytes %j', (value) => {
+    rejects(() => normalizeOptions({ ...base, maxResponseBytes: value as number }), 'maxResponseBytes');
+  });
+
+  it('keeps a throwing logger from breaking what it reports on', () => {
+    const resolved = normalizeOptions({ ...base, logger: { warn: () => { throw new Error('disk full'); }, debug: () => { throw new Error('x'); } } });
+    expect(() => resolved.logger?.warn('a')).not.toThrow();
+    expect(() => resolved.logger?.debug?.('a')).not.toThrow();
   });
 
   it.each(['baseDelayMs', 'maxDelayMs', 'rateLimitWaitMs', 'maxWaitMs'] as const)('refuses retry.%s beyond what a timer keeps (it would fire at once)', (name) => {
