@@ -18,6 +18,8 @@ const cases = [
   [new errors.ServerError(details), errors.isServerError, 'SERVER_ERROR', 'ServerError'],
   [new errors.NetworkError({ endpoint: 'status' }), errors.isNetworkError, 'NETWORK_ERROR', 'NetworkError'],
   [new errors.TimeoutError({ endpoint: 'status', timeoutMs: 5 }), errors.isTimeoutError, 'TIMEOUT', 'TimeoutError'],
+  [new errors.ResponseTooLargeError({ endpoint: 'status', maxBytes: 5 }), errors.isResponseTooLargeError, 'RESPONSE_TOO_LARGE', 'ResponseTooLargeError'],
+  [new errors.RedirectError({ endpoint: 'status', status: 302, location: '' }), errors.isRedirectError, 'UNEXPECTED_REDIRECT', 'RedirectError'],
   [new errors.ResponseValidationError({ endpoint: 'status', reason: 'schema' }), errors.isResponseValidationError, 'RESPONSE_VALIDATION', 'ResponseValidationError'],
   [new errors.InvalidArgumentError('executionId', 'must not be empty'), errors.isInvalidArgumentError, 'INVALID_ARGUMENT', 'InvalidArgumentError'],
   [new errors.DownloadError({ url: 'http://127.0.0.1/x', status: 404 }), errors.isDownloadError, 'DOWNLOAD_FAILED', 'DownloadError'],
