@@ -4,6 +4,7 @@ import type { CallOptions, GeneratedWorkflow } from './model.js';
 import { pathSegment } from './path-segment.js';
 import { generatedWorkflowSchema } from './schemas/workflow.js';
 import type { Send } from './transport.js';
+import { objectArgument } from './object-argument.js';
 
 /**
  * The locales of spec §4.8.
@@ -80,9 +81,9 @@ function checkRequest(request: GenerateRequest): { query: string; locale?: strin
  */
 export function createCopilotApi(send: Send): CopilotApi {
   return {
-    async generate(request: GenerateRequest, options: CallOptions = {}) {
+    async generate(request: GenerateRequest, options?: CallOptions) {
       const json = encodeJsonBody('request', checkRequest(request));
-      return send({ endpoint: 'copilot', method: 'post', path: 'openapi/copilot/workflow/generate', json, schema: generatedWorkflowSchema, signal: options.signal });
+      return send({ endpoint: 'copilot', method: 'post', path: 'openapi/copilot/workflow/generate', json, schema: generatedWorkflowSchema, signal: objectArgument('options', options).signal });
     },
   };
 }

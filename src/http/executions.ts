@@ -3,6 +3,7 @@ import { InvalidArgumentError } from '../errors/validation-errors.js';
 import { warnAboutFileKeyLookalikes } from './file-key-warning.js';
 import { encodeJsonBody } from './json-body.js';
 import type { CallOptions, ExecutionsApi, Logger, StartOptions, Variables } from './model.js';
+import { objectArgument } from './object-argument.js';
 import { pathSegment } from './path-segment.js';
 import { abortSchema, executionOutputSchema, executionSnapshotSchema, startedExecutionSchema } from './schemas/execution.js';
 import type { Send } from './transport.js';
@@ -46,15 +47,17 @@ export function createExecutionsApi(context: ExecutionsContext): ExecutionsApi {
     method: 'get' | 'post',
     executionId: string,
     schema: z.ZodType<T>,
-    options: CallOptions,
+    options: CallOptions | undefined,
   ): Promise<T> => {
     const segment = pathSegment('executionId', executionId);
-    return send({ endpoint, method, path: `openapi/workflow/${segment}/${endpoint}`, key: executionId, executionId, schema, signal: options.signal });
+    const { signal } = objectArgument('options', options);
+    return send({ endpoint, method, path: `openapi/workflow/${segment}/${endpoint}`, key: executionId, executionId, schema, signal });
   };
   return {
-    async start(canvasId: string, input: { readonly variables?: Variables } = {}, options: StartOptions = {}) {
+    async start(canvasId: string, input?: { readonly variables?: Variables }, options?: StartOptions) {
       const segment = pathSegment('canvasId', canvasId);
-      const variables = input.variables ?? {};
+      const { signal, withdraw } = objectArgument('options', options);
+      const variables = objectArgument('input', input).variables ?? {};
       checkVariables(variables);
       // PROTOCOL §5.4: the service rejects top-level variables, so the wrapper is always sent.
       const body = { variables };
@@ -68,12 +71,12 @@ export function createExecutionsApi(context: ExecutionsContext): ExecutionsApi {
         // gate.ts: identical starts (same canvas, same exact body) share a key (PROTOCOL §2.2).
         key: `${canvasId}\n${json}`,
         schema: startedExecutionSchema,
-        signal: options.signal,
-        withdraw: options.withdraw,
+        signal,
+        withdraw,
       });
     },
-    status: (executionId, options = {}) => onExecution('status', 'get', executionId, executionSnapshotSchema(executionId), options),
-    output: (executionId, options = {}) => onExecution('output', 'get', executionId, executionOutputSchema, options),
-    abort: (executionId, options = {}) => onExecution('abort', 'post', executionId, abortSchema, options),
+    status: (executionId, options) => onExecution('status', 'get', executionId, executionSnapshotSchema(executionId), options),
+    output: (executionId, options) => onExecution('output', 'get', executionId, executionOutputSchema, options),
+    abort: (executionId, options) => onExecution('abort', 'post', executionId, abortSchema, options),
   };
 }

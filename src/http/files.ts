@@ -3,6 +3,7 @@ import type { CallOptions, UploadedFile } from './model.js';
 import { uploadedFilesSchema } from './schemas/workflow.js';
 import type { Send } from './transport.js';
 import { toUploadParts, type UploadSource } from './upload-source.js';
+import { objectArgument } from './object-argument.js';
 
 /**
  * PROTOCOL §2.3: at most 10 files per request (11+ → 400 `Unexpected field`).
@@ -38,15 +39,16 @@ export interface FilesApi {
  */
 export function createFilesApi(send: Send, uploadedKeys: Set<string>): FilesApi {
   return {
-    async upload(files: readonly UploadSource[], options: CallOptions = {}) {
+    async upload(files: readonly UploadSource[], options?: CallOptions) {
       const parts = toUploadParts(files);
+      const { signal } = objectArgument('options', options);
       const results: UploadedFile[] = [];
       // Batches go one after another so the result order is the input order.
       for (let start = 0; start < parts.length; start += UPLOAD_BATCH_SIZE) {
         const batch = parts.slice(start, start + UPLOAD_BATCH_SIZE);
         const form = new FormData();
         for (const part of batch) form.append('files', part.blob, part.name); // field `files`, repeated (PROTOCOL §2.3)
-        const uploaded = await send({ endpoint: 'upload', method: 'post', path: 'openapi/files/upload', body: form, schema: uploadedFilesSchema, signal: options.signal });
+        const uploaded = await send({ endpoint: 'upload', method: 'post', path: 'openapi/files/upload', body: form, schema: uploadedFilesSchema, signal });
         if (uploaded.length !== batch.length) {
           throw new ResponseValidationError({
             endpoint: 'upload',

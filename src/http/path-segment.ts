@@ -25,5 +25,7 @@ export function pathSegment(argument: string, id: unknown): string {
     const code = id.charCodeAt(index);
     if (code < 0x20 || code === 0x7f) throw new InvalidArgumentError(argument, 'contains control characters');
   }
+  // encodeURIComponent throws a bare URIError on a lone UTF-16 surrogate.
+  if (/\p{Cs}/u.test(id)) throw new InvalidArgumentError(argument, 'contains a lone UTF-16 surrogate, which is not text');
   return encodeURIComponent(id);
 }

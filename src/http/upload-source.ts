@@ -62,7 +62,9 @@ function partOf(source: UploadSource, index: number): UploadPart {
     if (name === undefined || name === '') throw new InvalidArgumentError(argument, 'a Blob needs a name: pass a File or { name, data }');
     return { name, blob: source };
   }
-  if (typeof source !== 'object' || typeof source.name !== 'string' || source.name === '') throw new InvalidArgumentError(`${argument}.name`, 'must be a non-empty string');
+  const given: unknown = source;
+  if (typeof given !== 'object' || given === null) throw new InvalidArgumentError(argument, 'must be a File, a named Blob or { name, data }');
+  if (typeof source.name !== 'string' || source.name === '') throw new InvalidArgumentError(`${argument}.name`, 'must be a non-empty string');
   const isData = source.data instanceof Blob || source.data instanceof Uint8Array || source.data instanceof ArrayBuffer;
   if (!isData) throw new InvalidArgumentError(`${argument}.data`, 'must be a Blob, Uint8Array or ArrayBuffer');
   return { name: source.name, blob: toBlob(source.data, source.type) };

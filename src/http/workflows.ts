@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 import type { CallOptions, WorkflowPlan, WorkflowSummary } from './model.js';
+import { objectArgument } from './object-argument.js';
 import { pathSegment } from './path-segment.js';
 import { workflowPlanSchema, workflowSummariesSchema } from './schemas/workflow.js';
 import type { Send } from './transport.js';
@@ -48,7 +49,13 @@ export interface SearchQuery {
  * for await (const w of client.workflows.list({ keyword: 'report', pageSize: 100 })) console.log(w.title);
  * ```
  */
-export type ListQuery = Omit<SearchQuery, 'page'>;
+export interface ListQuery extends Omit<SearchQuery, 'page'> {
+  /**
+   * The most pages read (default 1,000: 100,000 workflows at the largest page size). A server that
+   * ignored `page` would otherwise be read for ever; `list` also stops when a page repeats the last.
+   */
+  readonly maxPages?: number;
+}
 
 /**
  * The workflow endpoints (spec §4.5–4.6).
@@ -61,13 +68,17 @@ export type ListQuery = Omit<SearchQuery, 'page'>;
 export interface WorkflowsApi {
   /** One page of workflows whose title contains `keyword` (case-insensitive). */
   search(query?: SearchQuery, options?: CallOptions): Promise<WorkflowSummary[]>;
-  /** Every matching workflow, page by page; stops at the first page shorter than `pageSize` (PROTOCOL §5.1). */
+  /**
+   * Every matching workflow, page by page; stops at the first page shorter than `pageSize` (PROTOCOL
+   * §5.1), at a page that repeats the one before, or after `maxPages`.
+   */
   list(query?: ListQuery, options?: CallOptions): AsyncIterable<WorkflowSummary>;
   /** A workflow's plan: title, tasks and variables. */
   get(canvasId: string, options?: CallOptions): Promise<WorkflowPlan>;
 }
 
 const DEFAULT_PAGE_SIZE = 20;
+const DEFAULT_MAX_PAGES = 1_000;
 /** Larger sizes are clamped by the service (PROTOCOL §5.1), which would make `list` stop after one page. */
 const MAX_PAGE_SIZE = 100;
 
@@ -98,13 +109,28 @@ function searchParams(query: SearchQuery): Record<string, string | number> {
  * ```
  */
 export function createWorkflowsApi(send: Send): WorkflowsApi {
-  const search = async (query: SearchQuery = {}, options: CallOptions = {}): Promise<WorkflowSummary[]> =>
-    send({ endpoint: 'search', method: 'get', path: 'openapi/workflows', searchParams: searchParams(query), schema: workflowSummariesSchema, signal: options.signal });
+  const search = async (query?: SearchQuery, options?: CallOptions): Promise<WorkflowSummary[]> =>
+    send({
+      endpoint: 'search',
+      method: 'get',
+      path: 'openapi/workflows',
+      searchParams: searchParams(objectArgument('query', query)),
+      schema: workflowSummariesSchema,
+      signal: objectArgument('options', options).signal,
+    });
 
-  async function* list(query: ListQuery = {}, options: CallOptions = {}): AsyncGenerator<WorkflowSummary, void, undefined> {
-    const pageSize = query.pageSize ?? DEFAULT_PAGE_SIZE;
-    for (let page = 1; ; page += 1) {
-      const items = await search({ ...query, page, pageSize }, options);
+  async function* list(query?: ListQuery, options?: CallOptions): AsyncGenerator<WorkflowSummary, void, undefined> {
+    const { maxPages = DEFAULT_MAX_PAGES, ...rest } = objectArgument('query', query);
+    const pageSize = rest.pageSize ?? DEFAULT_PAGE_SIZE;
+    checkInteger('maxPages', maxPages, 1, Number.MAX_SAFE_INTEGER);
+    let previous = '';
+    for (let page = 1; page <= maxPages; page += 1) {
+      const items = await search({ ...rest, page, pageSize }, options);
+      // A page with the same workflows as the one before is a server ignoring `page`: what follows
+      // would only repeat it (and never end).
+      const ids = items.map((item) => item.canvasId).join('\n');
+      if (page > 1 && ids === previous) return;
+      previous = ids;
       yield* items;
       // PROTOCOL §5.1: no total is sent; the last page is the first one shorter than pageSize.
       if (items.length < pageSize) return;
@@ -114,9 +140,9 @@ export function createWorkflowsApi(send: Send): WorkflowsApi {
   return {
     search,
     list,
-    async get(canvasId: string, options: CallOptions = {}) {
+    async get(canvasId: string, options?: CallOptions) {
       const segment = pathSegment('canvasId', canvasId);
-      return send({ endpoint: 'detail', method: 'get', path: `openapi/workflows/${segment}`, schema: workflowPlanSchema, signal: options.signal });
+      return send({ endpoint: 'detail', method: 'get', path: `openapi/workflows/${segment}`, schema: workflowPlanSchema, signal: objectArgument('options', options).signal });
     },
   };
 }

@@ -1,5 +1,6 @@
 import { defer, type Observable } from 'rxjs';
 import type { ExecutionsApi, Variables } from '../http/model.js';
+import { objectArgument } from '../http/object-argument.js';
 import type { RunEvent } from './events.js';
 import { cadenceBounds } from './cadence.js';
 import { type ExecutionSource, observeExecutions } from './execution-source.js';
@@ -50,12 +51,13 @@ export function runsOver(source: ExecutionSource, defaults: RunsDefaults = {}): 
   // The client's `polling` is checked once, here, so a bad one fails `createClient`, not every run.
   cadenceBounds(undefined, defaults.polling);
   return {
-    run: (canvasId, input = {}, options = {}) =>
-      defer(() =>
-        runLifecycle(source, { kind: 'start', canvasId, start: (withdraw) => source.start(canvasId, input, withdraw) }, runSettings('run', options, defaults)),
-      ),
-    watch: (executionId, options = {}) =>
-      defer(() => runLifecycle(source, { kind: 'watch', executionId }, runSettings('watch', options, defaults))),
+    run: (canvasId, input, options) =>
+      defer(() => {
+        const given = objectArgument('input', input);
+        return runLifecycle(source, { kind: 'start', canvasId, start: (withdraw) => source.start(canvasId, given, withdraw) }, runSettings('run', objectArgument('options', options), defaults));
+      }),
+    watch: (executionId, options) =>
+      defer(() => runLifecycle(source, { kind: 'watch', executionId }, runSettings('watch', objectArgument('options', options), defaults))),
   };
 }
 

@@ -38,7 +38,57 @@ const cases: readonly (readonly [string, (client: HttpClient) => Promise<unknown
   ['a page of 0', (c) => c.workflows.search({ page: 0 }), 'page'],
   ['a page size over 100', (c) => c.workflows.search({ pageSize: 101 }), 'pageSize'],
   ['an unknown order', (c) => c.workflows.search({ order: 'newest' as 'creationAsc' }), 'order'],
+  ['a lone surrogate in an execution id', (c) => c.executions.status('we-\ud800'), 'executionId'],
+  ['a lone surrogate in a canvas id', (c) => c.workflows.get('c-\udfff-1'), 'canvasId'],
+  ['a lone surrogate in a variable', (c) => c.executions.start('c-1', { variables: { a: 'x\ud83d' } }), 'variables.variables.a'],
+  ['a lone surrogate in a variable name', (c) => c.executions.start('c-1', { variables: { ['\udc00']: 'x' } }), 'variables.variables.\udc00'],
+  ['null as a run input', (c) => c.executions.start('c-1', null as unknown as undefined), 'input'],
+  ['null as options', (c) => c.executions.start('c-1', {}, null as unknown as undefined), 'options'],
+  ['null as status options', (c) => c.executions.status('we-1', null as unknown as undefined), 'options'],
+  ['null as a search query', (c) => c.workflows.search(null as unknown as undefined), 'query'],
+  ['null as plan options', (c) => c.workflows.get('c-1', null as unknown as undefined), 'options'],
+  ['null as upload options', (c) => c.files.upload([new File(['x'], 'x.txt')], null as unknown as undefined), 'options'],
+  ['null as an upload entry', (c) => c.files.upload([null as unknown as File]), 'files[0]'],
+  ['null as copilot options', (c) => c.copilot.generate({ query: 'q' }, null as unknown as undefined), 'options'],
 ];
+
+/** `{ a: { a: … } }`, `levels` deep, built without recursion. */
+function nested(levels: number): Variables {
+  let value: Record<string, unknown> = {};
+  for (let level = 0; level < levels; level += 1) value = { a: value };
+  return value as Variables;
+}
+
+describe('input no stack can hold, and input that changes while it is read', () => {
+  it('refuses variables nested 20,000 levels deep with InvalidArgumentError, not a stack overflow', async () => {
+    const { client, fetch } = silentClient();
+    const error: unknown = await client.executions.start('c-1', { variables: nested(20_000) }).catch((e: unknown) => e);
+    expect(isInvalidArgumentError(error)).toBe(true);
+    expect((error as Error).message).toContain('nests deeper than 64 levels');
+    expect(fetch).not.toHaveBeenCalled();
+  });
+
+  it('accepts ordinary nesting', async () => {
+    const fetch = vi.fn<typeof globalThis.fetch>(() => Promise.resolve(Response.json({ success: true, data: { executionId: 'we-1', status: 'running' } })));
+    await clientFor('http://127.0.0.1:9', { fetch }).executions.start('c-1', { variables: nested(20) });
+    expect(fetch).toHaveBeenCalledOnce();
+  });
+
+  it('checks the bytes it sends: a getter that answers longer text once checked is refused', async () => {
+    const { client, fetch } = silentClient();
+    let reads = 0;
+    const variables = {
+      get text(): string {
+        reads += 1;
+        return reads === 1 ? 'short' : 'x'.repeat(100_001);
+      },
+    };
+    const error: unknown = await client.executions.start('c-1', { variables }).catch((e: unknown) => e);
+    expect(isInvalidArgumentError(error)).toBe(true);
+    expect(error).toMatchObject({ argument: 'variables.variables.text' });
+    expect(fetch).not.toHaveBeenCalled();
+  });
+});
 
 describe('arguments are checked before anything is sent', () => {
   it.each(cases)('refuses %s', async (_label, call, argument) => {

@@ -66,3 +66,15 @@ describe('parseNodeError (PROTOCOL §4.3)', () => {
     if (error !== undefined) expect(error.raw).toBe(raw);
   });
 });
+
+describe('parseNodeError against a hostile server', () => {
+  it('keeps an errorMessage nested 20,000 arrays deep as its raw text, without overflowing the stack', () => {
+    const raw = `[${'['.repeat(20_000)}"deep"${']'.repeat(20_000)}]`;
+    const error = parseNodeError(raw);
+    expect(error).toEqual({ message: raw, messages: [raw], raw });
+  });
+
+  it('still shows a shallow non-string entry as JSON', () => {
+    expect(parseNodeError('["timeout", {"code": 7}]')?.messages).toEqual(['timeout', '{"code":7}']);
+  });
+});

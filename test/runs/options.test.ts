@@ -83,4 +83,17 @@ describe('runSettings', () => {
   it('refuses a bad client polling once, when the runs are made', () => {
     expect(() => runsOver(scriptedSource({}), { polling: { minMs: -5 } })).toThrow(expect.objectContaining({ argument: 'polling.minMs' }));
   });
+
+  it.each([
+    ['input', (runs: ReturnType<typeof runsOver>) => runs.run('c-1', null as unknown as undefined)],
+    ['options', (runs: ReturnType<typeof runsOver>) => runs.run('c-1', {}, null as unknown as undefined)],
+    ['options', (runs: ReturnType<typeof runsOver>) => runs.watch('we-1', null as unknown as undefined)],
+  ] as const)('errors a run given null as its %s with InvalidArgumentError, starting nothing', (argument, open) => {
+    let started = 0;
+    const runs = runsOver(scriptedSource({ start: () => { started += 1; throw new Error('nothing may start'); } }));
+    let failure: unknown;
+    open(runs).subscribe({ error: (error: unknown) => { failure = error; } });
+    expect(failure).toMatchObject({ code: 'INVALID_ARGUMENT', argument });
+    expect(started).toBe(0);
+  });
 });

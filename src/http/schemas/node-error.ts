@@ -29,8 +29,25 @@ function jsonMessages(raw: string): string[] | undefined {
     return undefined;
   }
   if (!Array.isArray(parsed)) return undefined;
-  return parsed
-    .map((entry: unknown) => (typeof entry === 'string' ? entry : JSON.stringify(entry)))
-    .map((entry) => entry.trim())
-    .filter((entry) => entry !== '');
+  // PROTOCOL §4.3 promises strings. Anything else is shown as JSON, when it can be: an entry nested
+  // thousands deep would overflow JSON.stringify's stack, and is then not a message but the raw text.
+  const messages: string[] = [];
+  for (const entry of parsed as unknown[]) {
+    const text = typeof entry === 'string' ? entry : shallowJson(entry);
+    if (text === undefined) return undefined;
+    if (text.trim() !== '') messages.push(text.trim());
+  }
+  return messages;
+}
+
+const MAX_ENTRY_DEPTH = 32;
+
+/** `JSON.stringify(value)` when `value` nests no deeper than `MAX_ENTRY_DEPTH`, else `undefined`. */
+function shallowJson(value: unknown): string | undefined {
+  let level: unknown[] = [value];
+  for (let depth = 0; level.length > 0; depth += 1) {
+    if (depth > MAX_ENTRY_DEPTH) return undefined;
+    level = level.flatMap((item) => (typeof item === 'object' && item !== null ? Object.values(item as Readonly<Record<string, unknown>>) : []));
+  }
+  return JSON.stringify(value);
 }
