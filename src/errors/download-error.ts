@@ -12,15 +12,32 @@ import { brand, FlowstreamError, guardFor } from './flowstream-error.js';
 export class DownloadError extends FlowstreamError {
   readonly url: string;
   readonly status?: number;
+  /** Why it stopped when no HTTP status says: the file passed `maxBytes`, or the download its `timeoutMs`. */
+  readonly reason?: 'too-large' | 'timeout';
+  /** The limit the file passed, with `reason: 'too-large'`. */
+  readonly maxBytes?: number;
 
-  constructor(details: { readonly url: string; readonly status?: number; readonly cause?: unknown }) {
-    super(
-      `Download of ${details.url} failed${details.status === undefined ? '' : ` with HTTP ${details.status}`}`,
-      'DOWNLOAD_FAILED',
-      details.cause === undefined ? {} : { cause: details.cause },
-    );
+  constructor(details: {
+    readonly url: string;
+    readonly status?: number;
+    readonly cause?: unknown;
+    readonly reason?: 'too-large' | 'timeout';
+    readonly maxBytes?: number;
+    readonly timeoutMs?: number;
+  }) {
+    const why =
+      details.reason === 'too-large'
+        ? `: the file is larger than ${String(details.maxBytes)} bytes (maxBytes)`
+        : details.reason === 'timeout'
+          ? ` after ${String(details.timeoutMs)} ms (timeoutMs)`
+          : details.status === undefined
+            ? ''
+            : ` with HTTP ${details.status}`;
+    super(`Download of ${details.url} failed${why}`, 'DOWNLOAD_FAILED', details.cause === undefined ? {} : { cause: details.cause });
     this.url = details.url;
     if (details.status !== undefined) this.status = details.status;
+    if (details.reason !== undefined) this.reason = details.reason;
+    if (details.maxBytes !== undefined) this.maxBytes = details.maxBytes;
     brand(this, 'DownloadError');
   }
 }

@@ -41,13 +41,13 @@ export async function spoolToDisk(options: { readonly directory?: string } = {})
   let count = 0;
   const close = (): Promise<void> => rm(directory, { recursive: true, force: true });
   return {
-    read: async (file, { signal }) => {
+    read: async (file, { signal, maxBytes }) => {
       count += 1;
       // A numbered sub-directory per file: two files may share a name, and the name must stay the file's own.
       const folder = join(directory, String(count));
       await mkdir(folder);
       const path = join(folder, basename(file.name));
-      await downloadToFile(file, path, signal === undefined ? {} : { signal });
+      await downloadToFile(file, path, { maxBytes, ...(signal === undefined ? {} : { signal }) });
       return fromPath(path, { name: file.name, ...(file.type === '' ? {} : { type: file.type }) });
     },
     close,

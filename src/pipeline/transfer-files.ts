@@ -1,17 +1,18 @@
 import { downloadFile } from '../http/download.js';
 import type { OutputFile, UploadedFile } from '../http/model.js';
-import type { UploadSource } from '../http/upload-source.js';
+import { MAX_UPLOAD_BYTES, type UploadSource } from '../http/upload-source.js';
 import type { PipelineClient } from './pipeline-client.js';
 
 /**
- * Reads one output file into something `files.upload` accepts.
+ * Reads one output file into something `files.upload` accepts. `maxBytes` is the upload's limit
+ * (50 MiB, PROTOCOL §2.3): a reader stops there, rather than fetch a file whole that cannot be uploaded.
  *
  * @example
  * ```ts
- * const read: OutputFileReader = async (file, { signal }) => ({ name: file.name, data: await downloadFile(file, { signal }) });
+ * const read: OutputFileReader = async (file, { signal, maxBytes }) => ({ name: file.name, data: await downloadFile(file, { signal, maxBytes }) });
  * ```
  */
-export type OutputFileReader = (file: OutputFile, options: { readonly signal?: AbortSignal }) => Promise<UploadSource>;
+export type OutputFileReader = (file: OutputFile, options: { readonly signal?: AbortSignal; readonly maxBytes: number }) => Promise<UploadSource>;
 
 /**
  * Options of {@link transferFiles}.
@@ -55,7 +56,7 @@ export async function transferFiles(client: Pick<PipelineClient, 'files'>, files
     }));
   const sources: UploadSource[] = [];
   // One at a time: a file can be large, and the upload needs each one whole (multipart, §2.3).
-  for (const file of files) sources.push(await read(file, signal === undefined ? {} : { signal }));
+  for (const file of files) sources.push(await read(file, { maxBytes: MAX_UPLOAD_BYTES, ...(signal === undefined ? {} : { signal }) }));
   if (sources.length === 0) return [];
   return client.files.upload(sources, signal === undefined ? {} : { signal });
 }
