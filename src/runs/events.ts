@@ -54,7 +54,10 @@ export interface MessageEvent {
   readonly replaced: boolean;
 }
 
-/** An output file appeared (once per file, PROTOCOL §4.6). */
+/**
+ * An output file appeared: once per file (PROTOCOL §4.6), with its `url` — a file listed first without
+ * one is announced when its url arrives, or at the end with what is known of it.
+ */
 export interface FileEvent {
   readonly type: 'file';
   readonly executionId: string;

@@ -20,7 +20,13 @@ export interface ExecutionView {
   readonly messages: ReadonlyMap<string, MessageView>;
   /** The task nodes of the latest output read (PROTOCOL §4.2). */
   readonly outputNodes: readonly OutputNode[];
-  readonly files: ReadonlyMap<string, OutputFile>;
+  /** Every file seen, at its fullest details, in first-seen order. */
+  readonly files: readonly OutputFile[];
+  /**
+   * Indexes in `files` of files listed without a `url` yet, whose `file` event waits for it (or for the
+   * end): one file, one event, and one a consumer can download from.
+   */
+  readonly heldFiles: ReadonlySet<number>;
   /** Odd readings already logged, so each is logged once. */
   readonly reported: ReadonlySet<string>;
 }
@@ -33,7 +39,8 @@ export function initialView(executionId: string, status?: ExecutionStatus): Exec
     nodes: new Map(),
     messages: new Map(),
     outputNodes: [],
-    files: new Map(),
+    files: [],
+    heldFiles: new Set(),
     reported: new Set(),
   };
 }
@@ -42,7 +49,23 @@ export function messageKey(nodeId: string, messageId: string): string {
   return `${nodeId}\u0000${messageId}`;
 }
 
-/** PROTOCOL §4.6 gives files no id: a file is the same file when node, name and link match. */
-export function fileKey(file: OutputFile): string {
-  return `${file.nodeId ?? ''}\u0000${file.name}\u0000${file.url ?? ''}`;
+/**
+ * PROTOCOL §4.6 gives files no id. A file is the same file as one seen before when name and type match
+ * and no detail they both have differs: a listing that adds the `url`, `nodeId` or `size` it lacked
+ * is that file's details arriving, not a second file; two files of one name on different nodes, or
+ * at different links, stay two.
+ */
+export function sameFile(known: OutputFile, seen: OutputFile): boolean {
+  const agree = (key: 'nodeId' | 'url' | 'size'): boolean => known[key] === undefined || seen[key] === undefined || known[key] === seen[key];
+  return known.name === seen.name && known.type === seen.type && agree('nodeId') && agree('url') && agree('size');
+}
+
+/** `known` with every detail `seen` adds. */
+export function withDetails(known: OutputFile, seen: OutputFile): OutputFile {
+  return {
+    ...known,
+    ...(seen.nodeId === undefined ? {} : { nodeId: seen.nodeId }),
+    ...(seen.url === undefined ? {} : { url: seen.url }),
+    ...(seen.size === undefined ? {} : { size: seen.size }),
+  };
 }

@@ -1,6 +1,7 @@
 import type { ExecutionOutput, OutputMessage } from '../http/model.js';
 import type { MessageEvent, RunEvent } from './events.js';
-import { type ExecutionView, fileKey, messageKey, type MessageView } from './execution-view.js';
+import type { OutputNode } from '../http/model.js';
+import { type ExecutionView, messageKey, type MessageView, sameFile, withDetails } from './execution-view.js';
 import { messageChange } from './message-change.js';
 import { type ViewDiff, WarningLog } from './view-diff.js';
 
@@ -21,7 +22,8 @@ function roleOf(message: OutputMessage, log: WarningLog, executionId: string): M
 /**
  * Compares an output reading with the view: `message` events with exact deltas for each message whose
  * text is new, grew or was rewritten (PROTOCOL §4.4), then a `file` event for each file not seen before
- * (PROTOCOL §4.6). A message missing from a later reading is kept: text once delivered is never taken back.
+ * (PROTOCOL §4.6) — held back while it has no `url`, until its url arrives (see `ExecutionView.heldFiles`).
+ * A message or node missing from a later reading is kept: text once delivered is never taken back.
  *
  * @example
  * ```ts
@@ -54,17 +56,56 @@ export function diffOutput(view: ExecutionView, output: ExecutionOutput): ViewDi
     }
   }
 
-  const files = new Map(view.files);
+  const files = [...view.files];
+  const held = new Set(view.heldFiles);
   for (const file of output.files) {
-    const key = fileKey(file);
-    if (files.has(key)) continue;
-    files.set(key, file);
-    events.push({ type: 'file', executionId, file });
+    const index = files.findIndex((known) => sameFile(known, file));
+    const known = files[index];
+    if (known === undefined) {
+      files.push(file);
+      if (file.url === undefined) held.add(files.length - 1);
+      else events.push({ type: 'file', executionId, file });
+      continue;
+    }
+    const updated = withDetails(known, file);
+    files[index] = updated;
+    if (held.has(index) && updated.url !== undefined) {
+      held.delete(index);
+      events.push({ type: 'file', executionId, file: updated });
+    }
   }
 
   return {
-    view: { ...view, messages, files, outputNodes: output.output, reported: log.reported },
+    view: { ...view, messages, files, heldFiles: held, outputNodes: mergeOutputNodes(view.outputNodes, output.output), reported: log.reported },
     events,
     warnings: log.warnings,
   };
+}
+
+/**
+ * The task nodes as the latest reading shows them, with every node an earlier reading showed and this
+ * one leaves out kept where it was: its delivered text belongs to the run's result.
+ */
+function mergeOutputNodes(known: readonly OutputNode[], latest: readonly OutputNode[]): readonly OutputNode[] {
+  const byId = new Map(latest.map((node) => [node.nodeId, node]));
+  const merged = known.map((node) => byId.get(node.nodeId) ?? node);
+  const seen = new Set(known.map((node) => node.nodeId));
+  return [...merged, ...latest.filter((node) => !seen.has(node.nodeId))];
+}
+
+/**
+ * At the end, the `file` events of files still waiting for a `url`: what is known of them is all
+ * there will be.
+ *
+ * @example
+ * ```ts
+ * const { events, view: last } = announceHeldFiles(view);
+ * ```
+ */
+export function announceHeldFiles(view: ExecutionView): ViewDiff {
+  const events: RunEvent[] = [...view.heldFiles].sort((a, b) => a - b).flatMap((index) => {
+    const file = view.files[index];
+    return file === undefined ? [] : [{ type: 'file' as const, executionId: view.executionId, file }];
+  });
+  return { view: { ...view, heldFiles: new Set() }, events, warnings: [] };
 }

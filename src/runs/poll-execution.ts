@@ -5,7 +5,7 @@ import type { RunEvent } from './events.js';
 import type { ExecutionSource } from './execution-source.js';
 import { type ExecutionView, initialView } from './execution-view.js';
 import { isNodeDone } from './node-progress.js';
-import { diffOutput } from './output-diff.js';
+import { announceHeldFiles, diffOutput } from './output-diff.js';
 import { type OutputMode, shouldReadOutput, shouldReadOutputAlone } from './output-policy.js';
 import { runResultOf } from './run-result-of.js';
 import { diffNodeStatuses, diffStatus } from './status-diff.js';
@@ -76,8 +76,9 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
   const conclude = (previous: Position, diff: ViewDiff, read: { now: number; changed: boolean; output: boolean; nodeEnded: boolean }): Step => {
     const { view } = diff;
     if (isTerminal(view.status)) {
-      const result = runResultOf(view, view.status, settings.canvasId);
-      return { events: [...diff.events, { type: 'finished', executionId, result }] };
+      const last = announceHeldFiles(view);
+      const result = runResultOf(last.view, view.status, settings.canvasId);
+      return { events: [...diff.events, ...last.events, { type: 'finished', executionId, result }] };
     }
     // PROTOCOL §3.3: every node done while the execution still says `executing` means the
     // next server tick ends it; read again soon rather than declare the end ourselves.

@@ -18,7 +18,7 @@ export function runResultOf(view: ExecutionView, status: RunResult['status'], ca
       ...node,
       messages: messages.filter((entry) => entry.nodeId === node.nodeId).map((entry) => entry.message),
     })),
-    files: [...view.files.values()],
+    files: [...view.files],
     failedNodes: nodes.filter((node) => node.status === 'failed'),
   };
 }

@@ -19,23 +19,33 @@ export function toAsyncIterable<T>(source: Observable<T>): AsyncIterable<T> {
   return { [Symbol.asyncIterator]: () => iterate(source) };
 }
 
+interface Pending<T> {
+  readonly resolve: (result: IteratorResult<T, undefined>) => void;
+  readonly reject: (error: unknown) => void;
+}
+
 function iterate<T>(source: Observable<T>): AsyncIterator<T, undefined> {
   const buffered: T[] = [];
   let ending: Ending | undefined;
-  let waiting: { resolve: (result: IteratorResult<T, undefined>) => void; reject: (error: unknown) => void } | undefined;
+  // Every `next()` not answered yet, in call order: the protocol lets a caller ask again without
+  // awaiting, and each call gets the next value (or the end) in turn.
+  const waiting: Pending<T>[] = [];
   let subscription: Subscription | undefined;
 
   const settleWaiting = (): void => {
-    const pending = waiting;
-    if (pending === undefined) return;
-    if (buffered.length > 0) {
-      waiting = undefined;
-      pending.resolve({ done: false, value: buffered.shift() as T });
-    } else if (ending !== undefined) {
-      waiting = undefined;
-      if (ending.failed) pending.reject(ending.error);
-      else pending.resolve({ done: true, value: undefined });
-      ending = { failed: false };
+    for (let pending = waiting[0]; pending !== undefined; pending = waiting[0]) {
+      if (buffered.length > 0) {
+        waiting.shift();
+        pending.resolve({ done: false, value: buffered.shift() as T });
+      } else if (ending !== undefined) {
+        waiting.shift();
+        // The error goes to the first caller that meets the end; later ones are simply done.
+        if (ending.failed) pending.reject(ending.error);
+        else pending.resolve({ done: true, value: undefined });
+        ending = { failed: false };
+      } else {
+        return;
+      }
     }
   };
 
@@ -50,7 +60,7 @@ function iterate<T>(source: Observable<T>): AsyncIterator<T, undefined> {
   return {
     next: () =>
       new Promise((resolve, reject) => {
-        waiting = { resolve, reject };
+        waiting.push({ resolve, reject });
         subscription ??= source.subscribe({
           next: (value) => {
             buffered.push(value);

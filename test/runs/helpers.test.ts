@@ -252,6 +252,31 @@ describe('toAsyncIterable', () => {
     expect(live.observed).toBe(false);
   });
 
+  it('answers next() calls made without awaiting each, in order, then the end', async () => {
+    const source = new Subject<number>();
+    const iterator = toAsyncIterable(source)[Symbol.asyncIterator]();
+    const first = iterator.next();
+    const second = iterator.next();
+    const third = iterator.next();
+    source.next(1);
+    source.next(2);
+    source.complete();
+    await expect(Promise.all([first, second, third])).resolves.toEqual([
+      { done: false, value: 1 },
+      { done: false, value: 2 },
+      { done: true, value: undefined },
+    ]);
+  });
+
+  it('settles every waiting next() with done when the loop is left', async () => {
+    const source = new Subject<number>();
+    const iterator = toAsyncIterable(source)[Symbol.asyncIterator]();
+    const waiting = [iterator.next(), iterator.next()];
+    await iterator.return?.();
+    await expect(Promise.all(waiting)).resolves.toEqual([{ done: true, value: undefined }, { done: true, value: undefined }]);
+    expect(source.observed).toBe(false);
+  });
+
   it('does not subscribe until iterated', () => {
     const subscribe = vi.fn();
     toAsyncIterable(new Observable<RunEvent>(subscribe));
