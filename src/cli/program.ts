@@ -8,6 +8,7 @@ import { uploadCommand } from './commands/upload.js';
 import { watchCommand } from './commands/watch.js';
 import type { CliContext } from './context.js';
 import type { CommandOutcome } from './exit-code.js';
+import { packageVersion } from './version.js';
 
 const CONFIGURATION = `
 Configuration:
@@ -29,6 +30,7 @@ Try it locally: \`flowstream emulator\` prints a URL and a key for both.`;
 export function createProgram(context: CliContext, report: (outcome: CommandOutcome) => void): Command {
   const program = new Command('flowstream')
     .description('Run hosted workflows from the terminal and watch them live.')
+    .version(packageVersion(), '-V, --version', 'print the version of flowstream')
     .exitOverride()
     .configureOutput({
       writeOut: (text) => context.stdout.write(text),

@@ -24,12 +24,24 @@ const STEPS: WorkflowDefinition = {
   ],
 };
 
+const OSC52 = '\u001b]52;c;cm0gLXJmIH4=\u0007';
+/** Titles and text carrying what a terminal would execute: a clipboard write, a cursor move, a C1 CSI, a bidi override. */
+const EVIL: WorkflowDefinition = {
+  canvasId: 'c-test-evil',
+  title: `Evil${OSC52} title`,
+  nodes: [
+    { id: 'node-start', type: 'start', title: 'Start' },
+    { id: 'node-evil', title: 'Evil\u001b[2J\u001b[H node\u202e', parents: ['node-start'], durationMs: 2_000,
+      messages: [{ content: `Line one${OSC52}\nLine\u009b31m two` }] },
+  ],
+};
+
 let emulator: Emulator;
 let connected: Record<string, string>;
 
 beforeAll(async () => {
   await build();
-  emulator = await createEmulator({ speed: 20, rateLimit: false, workflows: [STEPS] });
+  emulator = await createEmulator({ speed: 20, rateLimit: false, workflows: [EVIL, STEPS] });
   connected = { FLOWSTREAM_API_KEY: emulator.apiKey, FLOWSTREAM_BASE_URL: emulator.url };
 }, 180_000);
 
@@ -43,6 +55,26 @@ function abortsOf(executionId: string): number {
   return emulator.requests.list({ endpoint: 'abort', executionId }).length;
 }
 
+describe('server text in the terminal', { timeout: 60_000 }, () => {
+  it('prints titles and messages with every escape sequence and control character removed', async () => {
+    for (const args of [['run', 'c-test-evil'], ['search', 'Evil'], ['show', 'c-test-evil']]) {
+      const cli = flowstream(args, connected);
+      expect(await cli.exited()).toBe(0);
+      const out = cli.stdout() + cli.stderr();
+      expect(out).not.toContain(ANSI);
+      // eslint-disable-next-line no-control-regex -- looking for control characters is the point
+      expect(out).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e]/u);
+      expect(out).not.toContain(']52;');
+      if (args[0] !== 'run') expect(out).toContain('Evil title');
+    }
+    const run = flowstream(['run', 'c-test-evil'], connected);
+    await run.exited();
+    expect(run.stdout()).toContain('Evil node');
+    expect(run.stdout()).toContain('Line one');
+    expect(run.stdout()).toContain('Line two');
+  });
+});
+
 describe('flowstream run', { timeout: 60_000 }, () => {
   it('shows progress as plain lines in a pipe: nodes with status and elapsed time, partial output, files with URLs', async () => {
     const cli = flowstream(['run', 'c-test-steps'], connected);
@@ -53,7 +85,10 @@ describe('flowstream run', { timeout: 60_000 }, () => {
     expect(out).toMatch(/^\[\d+\/\d+\] ✔ Gather facts {2}finish {2}\d+\.\ds$/mu);
     expect(out).toMatch(/^ {2}Gather facts │ First fact found\.$/mu);
     expect(out).toMatch(/^ {2}Gather facts │ Second fact found\.$/mu);
-    expect(out).toMatch(/^✔ Run finished in \d+\.\ds · 3\/3 nodes · execution we-/mu);
+    // The start node is no work: two task nodes, counted from the first line on.
+    expect(out).toMatch(/^✔ Run finished in \d+\.\ds · 2\/2 nodes · execution we-/mu);
+    expect(out).not.toMatch(/^\[\d+\/1\]/mu);
+    expect(out).not.toContain('Start  finish');
     expect(out).toContain(`notes.md  (text/markdown, 8 B)  ${emulator.url}/drive/file/public/`);
     expect(out).not.toContain(ANSI);
   });
@@ -73,6 +108,8 @@ describe('flowstream run', { timeout: 60_000 }, () => {
     expect(events.at(-1)).toMatchObject({ type: 'finished', result: { status: 'finish' } });
     expect(events.filter((event) => event.type === 'node').length).toBeGreaterThanOrEqual(4);
     expect(events.some((event) => event.type === 'message')).toBe(true);
+    // Each line says when it was shown.
+    for (const line of cli.stdout().trimEnd().split('\n')) expect((JSON.parse(line) as { at: string }).at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/u);
   });
 
   it('passes --var values and uploads --file files as fileKeys', async () => {
@@ -106,6 +143,32 @@ describe('exit codes', { timeout: 60_000 }, () => {
     expect(await cli.exited()).toBe(1);
     const executionId = /execution (we-[a-z0-9]+)/u.exec(cli.stdout())?.[1] ?? '';
     expect(abortsOf(executionId)).toBe(1);
+    // Said in the flag's own unit, and without suggesting to watch what was aborted.
+    expect(cli.stderr()).toContain(`The run did not finish within --timeout 1 s; execution ${executionId} was aborted.`);
+    expect(cli.stderr()).not.toContain('may still be running');
+    expect(cli.stderr()).not.toContain('1000 ms');
+  });
+
+  it('says to check the id, not to watch it again, for an execution that does not exist', async () => {
+    const cli = flowstream(['watch', 'we-nope'], connected);
+    expect(await cli.exited()).toBe(3);
+    expect(cli.stderr()).toContain('Check the execution id');
+    expect(cli.stderr()).not.toContain('flowstream watch we-nope');
+  });
+
+  it('says what is wrong with a key that lacks its rf_ prefix, sending nothing', async () => {
+    const before = emulator.requests.list().length;
+    const cli = flowstream(['search'], { ...connected, FLOWSTREAM_API_KEY: emulator.apiKey.slice(3) });
+    expect(await cli.exited()).toBe(2);
+    expect(cli.stderr()).toContain('does not start with rf_');
+    expect(cli.stderr()).not.toContain('Missing API key');
+    expect(emulator.requests.list().length).toBe(before);
+  });
+
+  it('prints its version', async () => {
+    const cli = flowstream(['--version'], connected);
+    expect(await cli.exited()).toBe(0);
+    expect(cli.stdout().trim()).toMatch(/^\d+\.\d+\.\d+/u);
   });
 
   it.each([

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RunEvent, RunResult } from '../../src/index.js';
 import { plainRenderer } from '../../src/cli/progress/plain-renderer.js';
-import { advanceProgress, initialProgress, nodeElapsedMs } from '../../src/cli/progress/run-progress.js';
+import { advanceProgress, initialProgress, nodeElapsedMs, progressCount, withOutputNodes } from '../../src/cli/progress/run-progress.js';
 
 const executionId = 'we-1';
 const result: RunResult = {
@@ -19,6 +19,7 @@ function scripted(): { events: readonly [number, RunEvent][] } {
       [0, { type: 'started', executionId, canvasId: 'c-1', status: 'executing' }],
       [100, { type: 'node', executionId, nodeId: 'n-start', title: 'Start', status: 'finish' }],
       [100, { type: 'node', executionId, nodeId: 'n-a', title: 'Draft', status: 'init' }],
+      [100, { type: 'node', executionId, nodeId: 'n-b', title: 'Review', status: 'init' }],
       [600, { type: 'node', executionId, nodeId: 'n-a', title: 'Draft', status: 'executing', previous: 'init' }],
       [900, { type: 'message', executionId, nodeId: 'n-a', messageId: 'm-1', role: 'ai', delta: 'line one\nline two', reasoningDelta: '', content: 'line one\nline two', reasoningContent: '', replaced: false }],
       [2100, { type: 'node', executionId, nodeId: 'n-a', title: 'Draft', status: 'finish', previous: 'executing' }],
@@ -28,11 +29,13 @@ function scripted(): { events: readonly [number, RunEvent][] } {
   };
 }
 
-function render(quiet: boolean): string {
+/** Feeds the events as polls do: those of one time arrive together, each time's in a turn of its own. */
+async function render(quiet: boolean): Promise<string> {
   let now = 0;
   let text = '';
   const renderer = plainRenderer({ write: (chunk: string) => (text += chunk) }, { quiet, now: () => now });
   for (const [at, event] of scripted().events) {
+    if (at !== now) await Promise.resolve();
     now = at;
     renderer.event(event);
   }
@@ -42,16 +45,15 @@ function render(quiet: boolean): string {
 }
 
 describe('the plain display', () => {
-  it('prints a line per node change with status and elapsed time, the output as it comes, and the files at the end', () => {
-    expect(render(false)).toBe(
+  it('prints a line per task node change with status and elapsed time, the output as it comes, and the files at the end; the count is over task nodes and whole from the first line', async () => {
+    expect(await render(false)).toBe(
       [
         'Started execution we-1 of c-1',
-        '[1/1] ✔ Start  finish',
-        '[1/2] › Draft  executing  0.0s',
+        '[0/2] › Draft  executing  0.0s',
         '  Draft │ line one',
         '  Draft │ line two',
-        '[2/2] ✔ Draft  finish  1.5s',
-        '✔ Run finished in 2.5s · 2/2 nodes · execution we-1',
+        '[1/2] ✔ Draft  finish  1.5s',
+        '✔ Run finished in 2.5s · 1/2 nodes · execution we-1',
         'Files:',
         '  a.md  (text/markdown, 2.0 KiB)  http://127.0.0.1/v1/drive/file/public/df-1/a.md',
         '',
@@ -59,8 +61,8 @@ describe('the plain display', () => {
     );
   });
 
-  it('leaves the output out when quiet', () => {
-    expect(render(true)).not.toContain('│');
+  it('leaves the output out when quiet', async () => {
+    expect(await render(true)).not.toContain('│');
   });
 });
 
@@ -76,5 +78,24 @@ describe('run progress', () => {
   it('gives no time to a node first seen done, whose start nobody saw', () => {
     const progress = advanceProgress(initialProgress(0), { type: 'node', executionId, nodeId: 'n', status: 'finish', previous: 'init' }, 50);
     expect(nodeElapsedMs(progress.nodes[0]!, 100)).toBeUndefined();
+  });
+
+  it('times a watched node by the service\'s own start and end, not from when the watch attached', () => {
+    const attachedAt = Date.parse('2026-01-01T00:10:00Z');
+    const progress = withOutputNodes(initialProgress(attachedAt), [
+      { nodeId: 'n-done', title: 'Done', status: 'finish', rawStatus: 'finish', messages: [], startTime: '2026-01-01T00:00:00Z', endTime: '2026-01-01T00:02:30Z' },
+      { nodeId: 'n-running', title: 'Running', status: 'executing', rawStatus: 'executing', messages: [], startTime: '2026-01-01T00:05:00Z' },
+    ], attachedAt);
+    expect(nodeElapsedMs(progress.nodes[0]!, attachedAt)).toBe(150_000);
+    expect(nodeElapsedMs(progress.nodes[1]!, attachedAt + 1_000)).toBe(301_000);
+    expect(progressCount(progress)).toEqual({ done: 1, total: 2 });
+  });
+
+  it('counts no start or memo node as work', () => {
+    let progress = initialProgress(0);
+    progress = advanceProgress(progress, { type: 'node', executionId, nodeId: 'n-start', status: 'finish' }, 0);
+    progress = advanceProgress(progress, { type: 'node', executionId, nodeId: 'n-memo', status: 'finish' }, 0);
+    progress = advanceProgress(progress, { type: 'node', executionId, nodeId: 'n-a', status: 'init' }, 0);
+    expect(progressCount(progress)).toEqual({ done: 0, total: 1 });
   });
 });

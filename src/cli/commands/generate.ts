@@ -5,6 +5,7 @@ import type { CliContext } from '../context.js';
 import type { CommandOutcome } from '../exit-code.js';
 import { createPaint } from '../format/paint.js';
 import { planLines } from '../format/plan.js';
+import { terminalSafe, terminalText } from '../format/terminal-text.js';
 
 interface GenerateFlags {
   readonly locale?: CopilotLocale;
@@ -23,7 +24,7 @@ async function generate(prompt: string, flags: GenerateFlags, context: CliContex
     ...(flags.locale === undefined ? {} : { locale: flags.locale }),
     ...(flags.replace === undefined ? {} : { replaceCanvasId: flags.replace }),
   });
-  const text = flags.json ? JSON.stringify(generated) : planLines(generated.canvasId, generated.workflowPlan, createPaint(context.stdout.isTTY && context.stdout.hasColors())).join('\n');
+  const text = flags.json ? JSON.stringify(generated) : planLines(terminalText(generated.canvasId), terminalSafe(generated.workflowPlan), createPaint(context.stdout.isTTY && context.stdout.hasColors())).join('\n');
   context.stdout.write(`${text}\n`);
   return { kind: 'done' };
 }

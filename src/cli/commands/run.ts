@@ -7,6 +7,7 @@ import { positiveNumber } from '../numbers.js';
 import { outcomeOfRun } from '../outcome.js';
 import { createRenderer } from '../progress/create-renderer.js';
 import { followRun } from '../progress/follow-run.js';
+import type { RunRenderer } from '../progress/renderer.js';
 import { runVariables, uploadFileVariables } from '../variables.js';
 
 interface RunFlags {
@@ -37,10 +38,21 @@ async function run(canvasId: string, flags: RunFlags, context: CliContext): Prom
     abortOnUnsubscribe: flags.abort,
     ...(flags.timeout === undefined ? {} : { timeoutMs: flags.timeout * 1000 }),
   });
-  const renderer = createRenderer(context.stdout, { json: flags.json, quiet: flags.quiet });
+  // followRun listens for Ctrl-C before anything is said; the live display is made after the line
+  // below, whose first frame would otherwise leave that line stale on the screen.
+  // No event can come before it exists: the start answers asynchronously.
+  const display: { current?: RunRenderer } = {};
+  const renderer: RunRenderer = {
+    event: (event) => {
+      display.current?.event(event);
+    },
+    close: (result) => {
+      display.current?.close(result);
+    },
+  };
   const ending = followRun(run$, { renderer, onInterrupt: flags.abort ? 'abort' : 'detach', interrupts: context.interrupts, notices: context.stderr });
-  // Said once Ctrl-C is handled (followRun listens before it subscribes), while the start is in flight.
   if (!flags.json) context.stdout.write(`Starting a run of ${canvasId}\n`);
+  display.current = createRenderer(context.stdout, { json: flags.json, quiet: flags.quiet });
   return outcomeOfRun(await ending);
 }
 

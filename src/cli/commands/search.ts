@@ -4,6 +4,7 @@ import { connect, withConnectionOptions } from '../connect.js';
 import type { CliContext } from '../context.js';
 import type { CommandOutcome } from '../exit-code.js';
 import { wholeNumber } from '../numbers.js';
+import { terminalText } from '../format/terminal-text.js';
 
 interface SearchFlags {
   readonly order?: WorkflowOrder;
@@ -29,7 +30,7 @@ async function search(keyword: string | undefined, flags: SearchFlags, context: 
     context.stdout.write(keyword === undefined ? 'No workflows.\n' : `No workflow title contains "${keyword}".\n`);
   } else {
     const width = Math.max(...found.map((workflow) => workflow.canvasId.length));
-    for (const workflow of found) context.stdout.write(`${workflow.canvasId.padEnd(width)}  ${workflow.title}\n`);
+    for (const workflow of found) context.stdout.write(`${terminalText(workflow.canvasId).padEnd(width)}  ${terminalText(workflow.title)}\n`);
   }
   return { kind: 'done' };
 }

@@ -4,6 +4,7 @@ import type { CliContext } from '../context.js';
 import type { CommandOutcome } from '../exit-code.js';
 import { createPaint } from '../format/paint.js';
 import { planLines } from '../format/plan.js';
+import { terminalSafe } from '../format/terminal-text.js';
 
 interface ShowFlags {
   readonly json: boolean;
@@ -13,7 +14,7 @@ interface ShowFlags {
 
 async function show(canvasId: string, flags: ShowFlags, context: CliContext): Promise<CommandOutcome> {
   const plan = await connect(flags, context).workflows.get(canvasId);
-  const text = flags.json ? JSON.stringify(plan) : planLines(canvasId, plan, createPaint(context.stdout.isTTY && context.stdout.hasColors())).join('\n');
+  const text = flags.json ? JSON.stringify(plan) : planLines(canvasId, terminalSafe(plan), createPaint(context.stdout.isTTY && context.stdout.hasColors())).join('\n');
   context.stdout.write(`${text}\n`);
   return { kind: 'done' };
 }

@@ -4,6 +4,7 @@ import { connect, withConnectionOptions } from '../connect.js';
 import type { CliContext } from '../context.js';
 import type { CommandOutcome } from '../exit-code.js';
 import { UsageError } from '../usage-error.js';
+import { terminalText } from '../format/terminal-text.js';
 
 interface UploadFlags {
   readonly json: boolean;
@@ -23,7 +24,7 @@ async function upload(paths: readonly string[], flags: UploadFlags, context: Cli
     }),
   );
   const uploaded = await client.files.upload(sources);
-  for (const file of uploaded) context.stdout.write(flags.json ? `${JSON.stringify(file)}\n` : `${file.fileKey}  ${file.fileName}\n`);
+  for (const file of uploaded) context.stdout.write(flags.json ? `${JSON.stringify(file)}\n` : `${terminalText(file.fileKey)}  ${terminalText(file.fileName)}\n`);
   return { kind: 'done' };
 }
 

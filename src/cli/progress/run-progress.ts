@@ -1,4 +1,4 @@
-import type { ExecutionStatus, NodeError, NodeStatus, OutputFile, RunEvent, RunResult } from '../../index.js';
+import type { ExecutionStatus, NodeError, NodeStatus, OutputFile, OutputNode, RunEvent, RunResult } from '../../index.js';
 
 /** A node as the progress display shows it: status, when it started and ended (display clock), last text. */
 export interface NodeProgress {
@@ -11,6 +11,13 @@ export interface NodeProgress {
   readonly error?: NodeError;
   /** The node's latest line of text, for the live display. */
   readonly lastLine: string;
+  /**
+   * Whether the node is work (a task node, PROTOCOL §4.2) rather than a start, memo or other node with
+   * none, which is `finish` from the start (§3.2): seen waiting or running, with text, or in the output.
+   */
+  readonly task: boolean;
+  /** The service's own duration of the node (`endTime − startTime` of the output), once known. */
+  readonly serviceElapsedMs?: number;
 }
 
 /** A run as the progress display shows it. */
@@ -51,10 +58,12 @@ function nextNode(known: NodeProgress | undefined, event: Extract<RunEvent, { ty
   const endedAtMs = known?.endedAtMs ?? (isDone(event.status) && startedAtMs !== undefined ? nowMs : undefined);
   const error = event.error ?? known?.error;
   return {
+    ...known,
     nodeId: event.nodeId,
     title: event.title ?? known?.title ?? event.nodeId,
     status: event.status,
     lastLine: known?.lastLine ?? '',
+    task: (known?.task ?? false) || !isDone(event.status),
     ...(startedAtMs === undefined ? {} : { startedAtMs }),
     ...(endedAtMs === undefined ? {} : { endedAtMs }),
     ...(error === undefined ? {} : { error }),
@@ -91,20 +100,54 @@ export function advanceProgress(progress: RunProgress, event: RunEvent, nowMs: n
           title: event.nodeId,
           status: 'unknown',
           ...known,
+          task: true,
           lastLine: lastLineOf(event.content) === '' ? (known?.lastLine ?? '') : lastLineOf(event.content),
         })),
       };
     case 'file':
       return { ...progress, files: [...progress.files, event.file] };
     case 'finished':
-      return { ...progress, status: event.result.status, result: event.result, files: event.result.files };
+      return { ...withOutputNodes(progress, event.result.output), status: event.result.status, result: event.result, files: event.result.files };
     default:
       return event satisfies never;
   }
 }
 
 /**
- * How long a node has run: to its end when done, to `nowMs` while executing, nothing before it starts.
+ * The output's task nodes (PROTOCOL §4.2) marked as work, with the service's own start and end times:
+ * `watch` reads them when it attaches, and every run has them at its end.
+ *
+ * @example
+ * ```ts
+ * progress = withOutputNodes(progress, (await client.executions.output(executionId)).output);
+ * ```
+ */
+export function withOutputNodes(progress: RunProgress, output: readonly OutputNode[], nowMs: number = progress.startedAtMs): RunProgress {
+  let nodes = progress.nodes;
+  for (const node of output) {
+    const start = node.startTime === undefined ? Number.NaN : Date.parse(node.startTime);
+    const end = node.endTime === undefined ? Number.NaN : Date.parse(node.endTime);
+    const serviceElapsedMs = Number.isFinite(start) && Number.isFinite(end) && end >= start ? end - start : undefined;
+    // A node still running counts from its own start, read as wall-clock time (the service's clock);
+    // one that seems to start in the future (a skewed or accelerated clock) from when we saw it.
+    const startedAtMs = Number.isFinite(start) && start <= nowMs ? start : undefined;
+    nodes = upsert(nodes, node.nodeId, (known) => ({
+      nodeId: node.nodeId,
+      title: node.title ?? node.nodeId,
+      status: node.status,
+      lastLine: '',
+      ...(startedAtMs === undefined ? {} : { startedAtMs }),
+      ...known,
+      task: true,
+      ...(serviceElapsedMs === undefined ? {} : { serviceElapsedMs }),
+    }));
+  }
+  return { ...progress, nodes };
+}
+
+/**
+ * How long a node has run: the service's own duration once known; else to its end when done, to
+ * `nowMs` while executing, nothing before it starts.
  *
  * @example
  * ```ts
@@ -112,12 +155,14 @@ export function advanceProgress(progress: RunProgress, event: RunEvent, nowMs: n
  * ```
  */
 export function nodeElapsedMs(node: NodeProgress, nowMs: number): number | undefined {
+  if (node.serviceElapsedMs !== undefined) return node.serviceElapsedMs;
   if (node.startedAtMs === undefined) return undefined;
   return (node.endedAtMs ?? nowMs) - node.startedAtMs;
 }
 
 /**
- * Nodes done (`finish` or `failed`) out of all nodes seen.
+ * Task nodes done (`finish` or `failed`) out of the task nodes seen: a start or memo node is no work.
+ * The first status read lists every node (PROTOCOL §4.1), so the total is whole from then on.
  *
  * @example
  * ```ts
@@ -125,5 +170,6 @@ export function nodeElapsedMs(node: NodeProgress, nowMs: number): number | undef
  * ```
  */
 export function progressCount(progress: RunProgress): { readonly done: number; readonly total: number } {
-  return { done: progress.nodes.filter((node) => isDone(node.status)).length, total: progress.nodes.length };
+  const tasks = progress.nodes.filter((node) => node.task);
+  return { done: tasks.filter((node) => isDone(node.status)).length, total: tasks.length };
 }

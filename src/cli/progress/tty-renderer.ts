@@ -1,12 +1,12 @@
 import spinners from 'cli-spinners';
 import { createLogUpdate } from 'log-update';
-import type { RunEvent, RunResult } from '../../index.js';
+import type { OutputNode, RunEvent, RunResult } from '../../index.js';
 import { formatDuration } from '../format/duration.js';
 import { nodeLine } from '../format/node-line.js';
 import { createPaint, type Paint } from '../format/paint.js';
 import { runSummary } from '../format/run-summary.js';
 import type { RunRenderer } from './renderer.js';
-import { advanceProgress, initialProgress, progressCount, type RunProgress } from './run-progress.js';
+import { advanceProgress, initialProgress, progressCount, type RunProgress, withOutputNodes } from './run-progress.js';
 
 /** Options of the live display. */
 export interface TtyRendererOptions {
@@ -14,6 +14,8 @@ export interface TtyRendererOptions {
   readonly now: () => number;
   /** Colours (the stream's `hasColors()`, which honours `NO_COLOR`). */
   readonly colors: boolean;
+  /** Task nodes known before the first event (`watch` reads them when it attaches). */
+  readonly known?: readonly OutputNode[];
 }
 
 const BAR_WIDTH = 20;
@@ -26,9 +28,11 @@ function bar(done: number, total: number, paint: Paint): string {
 function frame(progress: RunProgress, nowMs: number, spinner: string, paint: Paint, width: number): string {
   const { done, total } = progressCount(progress);
   const what = [progress.canvasId, progress.executionId].filter((part) => part !== undefined).join(' · ');
-  const header = `${paint.busy(spinner)} ${bar(done, total, paint)} ${done}/${total} nodes  ${formatDuration(nowMs - progress.startedAtMs)}  ${paint.dim(what === '' ? 'starting…' : what)}`;
+  // Before the first status read the count is unknown, not 0/0.
+  const count = total === 0 ? '' : `${bar(done, total, paint)} ${done}/${total} nodes  `;
+  const header = `${paint.busy(spinner)} ${count}${formatDuration(nowMs - progress.startedAtMs)}  ${paint.dim(what === '' ? 'starting…' : what)}`;
   const lines = [header];
-  for (const node of progress.nodes) {
+  for (const node of progress.nodes.filter((entry) => entry.task)) {
     lines.push(`  ${nodeLine(node, nowMs, paint, spinner)}`);
     // The latest text under a running node, cut to the terminal so that the frame never wraps.
     if (node.status === 'executing' && node.lastLine !== '') lines.push(paint.dim(`      ${node.lastLine}`.slice(0, Math.max(10, width - 1))));
@@ -50,7 +54,18 @@ export function ttyRenderer(stream: NodeJS.WriteStream, options: TtyRendererOpti
   const update = createLogUpdate(stream);
   const { frames, interval } = spinners.dots;
   let tick = 0;
-  let progress: RunProgress = initialProgress(options.now());
+  let progress: RunProgress = withOutputNodes(initialProgress(options.now()), options.known ?? [], options.now());
+  // One frame per poll, not per event: the events of one read arrive together (see plainRenderer).
+  let drawPending = false;
+  let closed = false;
+  const drawSoon = (): void => {
+    if (drawPending) return;
+    drawPending = true;
+    queueMicrotask(() => {
+      drawPending = false;
+      if (!closed) draw();
+    });
+  };
   const draw = (): void => {
     update(frame(progress, options.now(), frames[tick % frames.length] ?? '-', paint, stream.columns));
   };
@@ -72,9 +87,10 @@ export function ttyRenderer(stream: NodeJS.WriteStream, options: TtyRendererOpti
     event: (event) => {
       progress = advanceProgress(progress, event, options.now());
       if (event.type === 'message') printAbove(event);
-      draw();
+      drawSoon();
     },
     close: (result: RunResult | undefined) => {
+      closed = true;
       clearInterval(timer);
       const mark = result === undefined ? '■' : result.status === 'finish' ? '✔' : '✖';
       update(frame(progress, options.now(), mark, paint, stream.columns));
