@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process';
-import { cp, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -88,6 +88,25 @@ describe('the packed package, installed into a new project', () => {
     await writeFile(join(project, `tsconfig.${name}.json`), tsconfig(TSCONFIGS[name]));
     await expect(run(process.execPath, [TSC, '-p', `tsconfig.${name}.json`], { cwd: project })).resolves.toBeDefined();
   }, 60_000);
+
+  it('ships its licence, and source maps whose sources it ships too', async () => {
+    const installed = join(project, 'node_modules', 'flowstream');
+    expect(existsSync(join(installed, 'LICENSE'))).toBe(true);
+    const maps = (await readdir(join(installed, 'dist'), { recursive: true })).filter((file) => file.endsWith('.map'));
+    expect(maps.length).toBeGreaterThan(10);
+    for (const map of maps) {
+      const path = join(installed, 'dist', map);
+      const { sources } = JSON.parse(await readFile(path, 'utf8')) as { sources: string[] };
+      for (const source of sources) expect(existsSync(resolve(dirname(path), source)), `${map} → ${source}`).toBe(true);
+    }
+  });
+
+  it('takes rxjs as a peer, so an app and flowstream share one copy (Observables from both interoperate)', async () => {
+    const manifest = JSON.parse(await readFile(join(project, 'node_modules', 'flowstream', 'package.json'), 'utf8')) as { peerDependencies?: Record<string, string>; dependencies?: Record<string, string> };
+    expect(manifest.peerDependencies).toHaveProperty('rxjs');
+    expect(manifest.dependencies).not.toHaveProperty('rxjs');
+    expect(existsSync(join(project, 'node_modules', 'flowstream', 'node_modules', 'rxjs'))).toBe(false);
+  });
 
   it('runs one workflow to its end on the packed emulator', async () => {
     await writeFile(join(project, 'tsconfig.emit.json'), tsconfig(TSCONFIGS.node16, 'out'));
