@@ -6,7 +6,7 @@ import type { Observable } from 'rxjs';
 import { createRequestBudget, type BudgetState, type RequestBudgetOptions } from './budget/index.js';
 import { createHttpClient, type ClientOptions as HttpClientOptions, type HttpClient } from './http/index.js';
 import type { PollInterval } from './runs/cadence.js';
-import { createRuns, type Runs } from './runs/create-runs.js';
+import { createRuns, type RunHandles, type Runs } from './runs/create-runs.js';
 import { toAsyncIterable } from './runs/to-async-iterable.js';
 
 /**
@@ -45,7 +45,7 @@ export interface BudgetView {
  *   .subscribe((event) => console.log(event.title, event.status));
  * ```
  */
-export interface Client extends HttpClient, Runs {
+export interface Client extends HttpClient, Runs, RunHandles {
   /**
    * Runs an Observable as an async iterable, for code that does not use RxJS; leaving the loop
    * (`break`, `return`, a throw) unsubscribes, and so aborts a run.

@@ -15,9 +15,9 @@ export interface BackgroundAbortOptions {
  * for it (that one is being torn down), it never throws into the caller, and it ends by
  * `ABORT_DEADLINE_MS` at the latest. Transient failures are retried by the http layer (abort is
  * repeatable, http/retry-decision.ts), so it is sent once here. Aborting a finished execution is harmless
- * (PROTOCOL §3.5), so a failure is only logged.
+ * (PROTOCOL §3.5), so a failure is only logged. `settled` hears when the abort answered or gave up.
  */
-export function abortInBackground(source: ExecutionSource, executionId: string, options: BackgroundAbortOptions): void {
+export function abortInBackground(source: ExecutionSource, executionId: string, options: BackgroundAbortOptions, settled?: () => void): void {
   const { scheduler, logger } = options;
   source
     .abort(executionId)
@@ -25,6 +25,10 @@ export function abortInBackground(source: ExecutionSource, executionId: string, 
     .subscribe({
       error: (error: unknown) => {
         logger?.warn('Could not abort the execution', { executionId, error });
+        settled?.();
+      },
+      complete: () => {
+        settled?.();
       },
     });
 }

@@ -137,8 +137,9 @@ export function reduceRunState(state: RunState, event: RunEvent): RunState {
  * its current status, each message at its full text, each file — not every delta that led there.
  */
 export function replayRunState(state: RunState): readonly RunEvent[] {
-  const { executionId, status } = state;
-  if (executionId === undefined || status === undefined) return [];
+  const { executionId, status, result } = state;
+  // A run stopped before its start was sent ends with a result and nothing else (no execution).
+  if (executionId === undefined || status === undefined) return result === undefined ? [] : [{ type: 'finished', executionId: result.executionId, result }];
   const events: RunEvent[] = [{ type: 'started', executionId, ...(state.canvasId === undefined ? {} : { canvasId: state.canvasId }), status }];
   for (const node of state.nodes) {
     events.push({
