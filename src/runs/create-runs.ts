@@ -38,7 +38,15 @@ export interface Runs {
   watch(executionId: string, options?: RunOptions): Observable<RunEvent>;
 }
 
-/** Runs as handles, for apps and UIs: `client.startRun`. */
+/**
+ * Runs as handles, for apps and UIs: `client.startRun`.
+ *
+ * @example
+ * ```ts
+ * const runs: RunHandles = client;
+ * const run = runs.startRun('c-123');
+ * ```
+ */
 export interface RunHandles {
   /**
    * Starts a new execution now and returns its handle: the execution id, the events and states
