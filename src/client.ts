@@ -3,12 +3,29 @@
  * top — the data flow of DESIGN.md (runs → budget → http → fetch), wired in one place.
  */
 import type { Observable } from 'rxjs';
+import { timerDelay } from './http/options.js';
 import { createRequestBudget, type BudgetState, type RequestBudgetOptions } from './budget/index.js';
 import { createHttpClient, type ClientOptions as HttpClientOptions, type HttpClient } from './http/index.js';
 import { safeLogger } from './http/safe-logger.js';
 import type { PollInterval } from './runs/cadence.js';
-import { createRuns, type Runs } from './runs/create-runs.js';
+import { createRuns, type RunHandles, type Runs } from './runs/create-runs.js';
+import type { RunEvent } from './runs/events.js';
+import type { RunState } from './runs/run-state.js';
 import { toAsyncIterable } from './runs/to-async-iterable.js';
+import { toRunState } from './runs/to-run-state.js';
+
+/**
+ * Options of `client.events` for a run's states instead of its events.
+ *
+ * @example
+ * ```ts
+ * for await (const state of client.events(client.run('c-1'), { sampleStateMs: 5_000 })) updateCard(state);
+ * ```
+ */
+export interface StateEventsOptions {
+  /** Yield the run's state (see `toRunState`), at most one per period and always the final one. */
+  readonly sampleStateMs: number;
+}
 
 /**
  * Options of {@link createClient} (DESIGN.md "Public contract").
@@ -46,7 +63,7 @@ export interface BudgetView {
  *   .subscribe((event) => console.log(event.title, event.status));
  * ```
  */
-export interface Client extends HttpClient, Runs {
+export interface Client extends HttpClient, Runs, RunHandles {
   /**
    * Runs an Observable as an async iterable, for code that does not use RxJS; leaving the loop
    * (`break`, `return`, a throw) unsubscribes, and so aborts a run.
@@ -57,6 +74,18 @@ export interface Client extends HttpClient, Runs {
    * ```
    */
   events<T>(source: Observable<T>): AsyncIterable<T>;
+  /**
+   * A run's states instead of its events, sampled for a display refreshed on a timer: at most one per
+   * `sampleStateMs`, always the final one (with the result). Leaving the loop aborts the run as above.
+   *
+   * @example
+   * ```ts
+   * for await (const state of client.events(client.run('c-123'), { sampleStateMs: 5_000 })) {
+   *   await editCard(`${state.progress.done}/${state.progress.total}`);
+   * }
+   * ```
+   */
+  events(source: Observable<RunEvent>, options: StateEventsOptions): AsyncIterable<RunState>;
   /** The request budget's state, or `undefined` when the client was made with `budget: false`. */
   readonly budget: BudgetView | undefined;
 }
@@ -83,7 +112,16 @@ export function createClient(options: ClientOptions): Client {
   return Object.freeze({
     ...http,
     ...runs,
-    events: toAsyncIterable,
+    events: eventsOf,
     budget: budget === undefined ? undefined : { snapshot: () => budget.snapshot(), state$: budget.state$ },
   });
+}
+
+function eventsOf<T>(source: Observable<T>): AsyncIterable<T>;
+function eventsOf(source: Observable<RunEvent>, options: StateEventsOptions): AsyncIterable<RunState>;
+function eventsOf(source: Observable<unknown>, options?: StateEventsOptions): AsyncIterable<unknown> {
+  if (options === undefined) return toAsyncIterable(source);
+  const sampleMs = timerDelay('sampleStateMs', options.sampleStateMs);
+  // Only the second overload passes options: the source is a run's events.
+  return toAsyncIterable((source as Observable<RunEvent>).pipe(toRunState({ sampleMs })));
 }

@@ -1,16 +1,20 @@
 // The public surface of flowstream, export by export (DESIGN.md "Public contract").
 
 // The client
-export { createClient, type Client, type ClientOptions, type BudgetView } from './client.js';
+export { createClient, type Client, type ClientOptions, type BudgetView, type StateEventsOptions } from './client.js';
 
 // Runs as Observables
 export type { RunEvent, RunEventType, RunEventOf, StartedEvent, StatusEvent, NodeEvent, MessageEvent, FileEvent, FinishedEvent } from './runs/events.js';
-export type { RunInput, Runs } from './runs/create-runs.js';
+export type { RunInput, Runs, RunHandles } from './runs/create-runs.js';
+export type { RunHandle, StartRunOptions } from './runs/run-handle.js';
 export type { RunOptions } from './runs/run-options.js';
 export { DEFAULT_POLL_INTERVAL, type PollInterval } from './runs/cadence.js';
 export type { OutputMode } from './runs/output-policy.js';
 export { ofType } from './runs/of-type.js';
-export { toRunState } from './runs/to-run-state.js';
+export { toRunState, type RunStateOptions } from './runs/to-run-state.js';
+export { sampleRunState } from './runs/sample-run-state.js';
+export { runStore, type RunStore } from './runs/run-store.js';
+export { createRunLimiter, type RunLimiter, type RunLimiterOptions } from './runs/run-limiter.js';
 export type { RunState, NodeState, MessageState } from './runs/run-state.js';
 export { runResult } from './runs/run-result.js';
 export { shareRun } from './runs/share-run.js';
@@ -92,6 +96,8 @@ export {
   isResponseValidationError,
   DownloadError,
   isDownloadError,
+  ConcurrencyLimitError,
+  isConcurrencyLimitError,
   WorkflowFailedError,
   RunTimeoutError,
   isWorkflowFailedError,

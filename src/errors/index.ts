@@ -42,5 +42,6 @@ export {
   type ResponseIssue,
 } from './validation-errors.js';
 export { DownloadError, isDownloadError } from './download-error.js';
+export { ConcurrencyLimitError, isConcurrencyLimitError } from './concurrency-limit-error.js';
 export { errorFromAnswer, type FailedAnswer, type FailureBody } from './error-factory.js';
 export { RunTimeoutError, WorkflowFailedError, isRunTimeoutError, isWorkflowFailedError } from './run-errors.js';

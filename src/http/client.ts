@@ -43,6 +43,6 @@ export function createHttpClient(options: ClientOptions): HttpClient {
     workflows: createWorkflowsApi(send),
     executions: createExecutionsApi({ send, logger: resolved.logger, uploadedKeys }),
     files: createFilesApi(send, uploadedKeys),
-    copilot: createCopilotApi(send),
+    copilot: createCopilotApi(send, resolved.logger),
   });
 }

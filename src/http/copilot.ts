@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 import { encodeJsonBody, MAX_TEXT_CHARACTERS } from './json-body.js';
-import type { CallOptions, GeneratedWorkflow } from './model.js';
+import type { CallOptions, GeneratedWorkflow, Logger } from './model.js';
 import { pathSegment } from './path-segment.js';
 import { generatedWorkflowSchema } from './schemas/workflow.js';
 import type { Send } from './transport.js';
@@ -16,14 +16,20 @@ import { objectArgument } from './object-argument.js';
  */
 export const COPILOT_LOCALES = ['en', 'zh-CN', 'ja', 'zh-Hant', 'fr', 'de-DE', 'ko', 'hi', 'es', 'ru', 'de', 'it', 'tr', 'pt', 'vi', 'id', 'th', 'ar', 'mn', 'fa'] as const;
 /**
- * A locale copilot accepts (spec §4.8).
+ * A locale for copilot's titles: one of the documented list (spec §4.8), which editors offer as you
+ * type, or any other tag. The service passes the locale on to the model without checking it, so an
+ * undocumented one (`zh-Hans`, `pt-BR`) is sent as given; the client only logs a warning.
  *
  * @example
  * ```ts
  * const locale: CopilotLocale = 'zh-CN';
+ * const other: CopilotLocale = 'zh-Hans'; // accepted, with a logger warning
  * ```
  */
-export type CopilotLocale = (typeof COPILOT_LOCALES)[number];
+// `string & {}` keeps the documented names as suggestions instead of widening the union to `string`.
+export type CopilotLocale = (typeof COPILOT_LOCALES)[number] | (string & {});
+
+const DOCUMENTED_LOCALES: ReadonlySet<string> = new Set(COPILOT_LOCALES);
 
 /**
  * What to generate.
@@ -57,12 +63,22 @@ export interface CopilotApi {
   generate(request: GenerateRequest, options?: CallOptions): Promise<GeneratedWorkflow>;
 }
 
-function checkRequest(request: GenerateRequest): { query: string; locale?: string; canvasId?: string } {
+/** Each undocumented locale is logged once per client: a bot generating in `zh-Hans` all day hears it once. */
+function checkLocale(locale: string | undefined, logger: Logger | undefined, warned: Set<string>): void {
+  if (locale === undefined) return;
+  // Typed as a string, but a JavaScript caller can pass anything.
+  const given: unknown = locale;
+  if (typeof given !== 'string' || given.trim() === '') throw new InvalidArgumentError('locale', 'must be a non-empty string');
+  if (!DOCUMENTED_LOCALES.has(locale) && !warned.has(locale)) {
+    warned.add(locale);
+    logger?.warn(`flowstream: copilot locale "${locale}" is not one of the documented ones (${COPILOT_LOCALES.join(', ')}); it is sent as given`, { locale });
+  }
+}
+
+function checkRequest(request: GenerateRequest, logger: Logger | undefined, warned: Set<string>): { query: string; locale?: string; canvasId?: string } {
   if (typeof request.query !== 'string' || request.query.trim() === '') throw new InvalidArgumentError('query', 'must not be empty');
   if (request.query.length > MAX_TEXT_CHARACTERS) throw new InvalidArgumentError('query', `is longer than ${MAX_TEXT_CHARACTERS} characters (the service's E2004)`);
-  if (request.locale !== undefined && !(COPILOT_LOCALES as readonly string[]).includes(request.locale)) {
-    throw new InvalidArgumentError('locale', `must be one of ${COPILOT_LOCALES.join(', ')} (got "${request.locale}")`);
-  }
+  checkLocale(request.locale, logger, warned);
   if (request.replaceCanvasId !== undefined) pathSegment('replaceCanvasId', request.replaceCanvasId);
   return {
     query: request.query,
@@ -72,17 +88,18 @@ function checkRequest(request: GenerateRequest): { query: string; locale?: strin
 }
 
 /**
- * Builds the copilot resource.
+ * Builds the copilot resource; `logger` hears about undocumented locales (once each).
  *
  * @example
  * ```ts
- * const copilot = createCopilotApi(send);
+ * const copilot = createCopilotApi(send, console);
  * ```
  */
-export function createCopilotApi(send: Send): CopilotApi {
+export function createCopilotApi(send: Send, logger?: Logger): CopilotApi {
+  const warned = new Set<string>();
   return {
     async generate(request: GenerateRequest, options?: CallOptions) {
-      const json = encodeJsonBody('request', checkRequest(request));
+      const json = encodeJsonBody('request', checkRequest(request, logger, warned));
       return send({ endpoint: 'copilot', method: 'post', path: 'openapi/copilot/workflow/generate', json, schema: generatedWorkflowSchema, signal: objectArgument('options', options).signal });
     },
   };

@@ -340,6 +340,16 @@ export interface Logger {
 }
 
 /**
+ * Why a run ended (see `RunResult.endedBy`).
+ *
+ * @example
+ * ```ts
+ * const ending: RunEnding = result.endedBy; // 'finish' | 'failed' | 'aborted' | 'timeout'
+ * ```
+ */
+export type RunEnding = 'finish' | 'failed' | 'aborted' | 'timeout';
+
+/**
  * How a run ended (DESIGN.md): the last status, every node, the final output and files.
  *
  * @example
@@ -351,6 +361,12 @@ export interface RunResult {
   readonly executionId: string;
   readonly canvasId?: string;
   readonly status: 'finish' | 'failed';
+  /**
+   * Why the run ended: the execution's own end (`finish`, `failed`), or an abort by this client that
+   * ended it — `aborted` (a run handle's `cancel()`) or `timeout` (a run handle's `timeoutMs`). The
+   * service has no aborted status (PROTOCOL §3.5): an aborted execution reads `failed`.
+   */
+  readonly endedBy: RunEnding;
   readonly nodes: readonly NodeExecution[];
   readonly output: readonly OutputNode[];
   readonly files: readonly OutputFile[];

@@ -4,6 +4,7 @@ import { objectArgument } from '../http/object-argument.js';
 import type { RunEvent } from './events.js';
 import { cadenceBounds } from './cadence.js';
 import { type ExecutionSource, observeExecutions } from './execution-source.js';
+import { type RunHandle, startRunOver, type StartRunOptions } from './run-handle.js';
 import { runLifecycle } from './run-lifecycle.js';
 import { type RunOptions, type RunsDefaults, runSettings } from './run-options.js';
 
@@ -39,15 +40,41 @@ export interface Runs {
 }
 
 /**
+ * Runs as handles, for apps and UIs: `client.startRun`.
+ *
+ * @example
+ * ```ts
+ * const runs: RunHandles = client;
+ * const run = runs.startRun('c-123');
+ * ```
+ */
+export interface RunHandles {
+  /**
+   * Starts a new execution now and returns its handle: the execution id, the events and states
+   * (shared, replayed to late subscribers), the result, `cancel()` and `detach()`. The run is followed
+   * once, whatever the number of subscribers, until it ends — unsubscribing never aborts it.
+   *
+   * @example
+   * ```ts
+   * const run = runs.startRun('c-123', { variables: { topic: 'tides' } }, { timeoutMs: 30 * 60_000 });
+   * run.state.subscribe((state) => render(state.progress));
+   * stopButton.onclick = () => void run.cancel();
+   * const { endedBy, files } = await run.result;
+   * ```
+   */
+  startRun(canvasId: string, input?: RunInput, options?: StartRunOptions): RunHandle;
+}
+
+/**
  * Runs over the Observable seam; `createRuns` puts an `ExecutionsApi` behind it. Nothing happens
- * until a subscription.
+ * until a subscription, except for `startRun`, which starts at once.
  *
  * @example
  * ```ts
  * const runs = runsOver(observeExecutions(executionsApi), { scheduler: testScheduler });
  * ```
  */
-export function runsOver(source: ExecutionSource, defaults: RunsDefaults = {}): Runs {
+export function runsOver(source: ExecutionSource, defaults: RunsDefaults = {}): Runs & RunHandles {
   // The client's `polling` is checked once, here, so a bad one fails `createClient`, not every run.
   cadenceBounds(undefined, defaults.polling);
   return {
@@ -58,6 +85,7 @@ export function runsOver(source: ExecutionSource, defaults: RunsDefaults = {}): 
       }),
     watch: (executionId, options) =>
       defer(() => runLifecycle(source, { kind: 'watch', executionId }, runSettings('watch', objectArgument('options', options), defaults))),
+    startRun: (canvasId, input, options) => startRunOver(source, canvasId, objectArgument('input', input), objectArgument('options', options), defaults),
   };
 }
 
@@ -71,6 +99,6 @@ export function runsOver(source: ExecutionSource, defaults: RunsDefaults = {}): 
  * runs.run('c-123').subscribe({ next: console.log, error: console.error });
  * ```
  */
-export function createRuns(api: ExecutionsApi, defaults: RunsDefaults = {}): Runs {
+export function createRuns(api: ExecutionsApi, defaults: RunsDefaults = {}): Runs & RunHandles {
   return runsOver(observeExecutions(api), defaults);
 }

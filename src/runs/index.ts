@@ -1,5 +1,6 @@
 /** Reactive runs (DESIGN.md "Reactive runs" and helpers): what the composition root and `src/index.ts` export. */
-export { createRuns, runsOver, type RunInput, type Runs } from './create-runs.js';
+export { createRuns, runsOver, type RunInput, type Runs, type RunHandles } from './create-runs.js';
+export type { RunHandle, StartRunOptions } from './run-handle.js';
 export type { RunOptions, RunsDefaults } from './run-options.js';
 export { DEFAULT_POLL_INTERVAL, type PollInterval } from './cadence.js';
 export type { OutputMode } from './output-policy.js';
@@ -17,7 +18,10 @@ export type {
 export { observeExecutions, type ExecutionSource } from './execution-source.js';
 export { fromAbortable } from './from-abortable.js';
 export { ofType } from './of-type.js';
-export { toRunState } from './to-run-state.js';
+export { toRunState, type RunStateOptions } from './to-run-state.js';
+export { sampleRunState } from './sample-run-state.js';
+export { runStore, type RunStore } from './run-store.js';
+export { createRunLimiter, type RunLimiter, type RunLimiterOptions } from './run-limiter.js';
 export type { MessageState, NodeState, RunState } from './run-state.js';
 export { runResult } from './run-result.js';
 export { shareRun } from './share-run.js';

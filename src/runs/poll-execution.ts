@@ -1,4 +1,4 @@
-import { concat, EMPTY, expand, map, mergeMap, type Observable, of, type SchedulerLike, switchMap, timer } from 'rxjs';
+import { concat, defer, EMPTY, expand, map, merge, mergeMap, Observable, of, type SchedulerLike, Subject, switchMap, take, timer } from 'rxjs';
 import type { ExecutionSnapshot, ExecutionStatus, Logger } from '../http/model.js';
 import { type CadenceBounds, type CadenceState, nextCadence, type Reading, SETTLING_WINDOW_MS, startCadence } from './cadence.js';
 import type { RunEvent } from './events.js';
@@ -24,6 +24,8 @@ export interface PollSettings {
   readonly scheduler: SchedulerLike;
   readonly random: () => number;
   readonly logger?: Logger | undefined;
+  /** Cuts the wait before the next read short with a status read: after an abort, the end is read at once. */
+  readonly readNow?: Observable<void> | undefined;
 }
 
 /** Where the next read starts from. */
@@ -151,8 +153,45 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
     waitMs: settings.startedStatus === undefined ? 0 : bounds.minMs,
   };
 
-  return of<Step>({ events: [], next: first }).pipe(
-    expand(({ next }) => (next === undefined ? EMPTY : timer(next.waitMs, scheduler).pipe(switchMap(() => read(next))))),
-    mergeMap((step) => step.events),
-  );
+  /** Reads on the cadence; a poke (`readNow`) ends the wait at once and makes the next read the status. */
+  const follow = (pokes: Pokes | undefined): Observable<RunEvent> =>
+    of<Step>({ events: [], next: first }).pipe(
+      expand(({ next }) => {
+        if (next === undefined) return EMPTY;
+        const waited = pokes === undefined ? timer(next.waitMs, scheduler) : merge(timer(next.waitMs, scheduler), pokes.wake).pipe(take(1));
+        return waited.pipe(switchMap(() => (pokes?.take() === true ? readStatus(next) : read(next))));
+      }),
+      mergeMap((step) => step.events),
+    );
+
+  const { readNow } = settings;
+  if (readNow === undefined) return follow(undefined);
+  return new Observable<RunEvent>((subscriber) => {
+    // A poke that comes during a read still counts: the wait after that read is skipped.
+    let poked = false;
+    const woken = new Subject<void>();
+    const listening = readNow.subscribe(() => {
+      poked = true;
+      woken.next();
+    });
+    const pokes: Pokes = {
+      wake: defer(() => (poked ? of(undefined) : woken)),
+      take: () => {
+        const was = poked;
+        poked = false;
+        return was;
+      },
+    };
+    const following = follow(pokes).subscribe(subscriber);
+    return () => {
+      listening.unsubscribe();
+      following.unsubscribe();
+    };
+  });
+}
+
+/** Pokes not acted on yet: `wake` ends a wait, `take` says (once) whether one came. */
+interface Pokes {
+  readonly wake: Observable<unknown>;
+  take(): boolean;
 }

@@ -13,6 +13,7 @@ export function runResultOf(view: ExecutionView, status: RunResult['status'], ca
     executionId: view.executionId,
     ...(canvasId === undefined ? {} : { canvasId }),
     status,
+    endedBy: status,
     nodes,
     output: view.outputNodes.map((node) => ({
       ...node,

@@ -19,11 +19,24 @@ export interface NodeState {
   readonly messages: readonly MessageState[];
   /** The node's messages' text, joined by a blank line. */
   readonly text: string;
+  /**
+   * The node does work: a task node, one the output lists (PROTOCOL §4.2), counted in `progress`.
+   * Nodes with no work (start, memo, resource…) are `finish` from the start (§3.2), so a node is taken
+   * for a task once it was seen at any other status, had a message, or is in the result's output. A
+   * task whose whole life passed between two reads looks like one with no work until the result.
+   */
+  readonly task: boolean;
+  /**
+   * How long the node has run, or ran: from its start and end times in the result's output when the
+   * service gave them (§4.2), otherwise from when the run saw it executing to when it saw it done, on
+   * the run's scheduler. Absent when neither is known (a node with no work, one not started yet).
+   */
+  readonly elapsedMs?: number;
 }
 
 /**
- * A run folded into what a UI shows: what `toRunState()` emits and what `shareRun()` replays to a
- * late subscriber.
+ * A run folded into what a UI shows: what `toRunState()` emits, one state per poll, and what
+ * `shareRun()` replays to a late subscriber.
  */
 export interface RunState {
   /** Absent until `started`. */
@@ -33,9 +46,9 @@ export interface RunState {
   /** In the service's parents-before-children order (PROTOCOL §4.1). */
   readonly nodes: readonly NodeState[];
   readonly files: readonly OutputFile[];
-  /** Nodes `finish` or `failed` out of all nodes. */
+  /** Task nodes `finish` or `failed` out of all task nodes (see `NodeState.task`). */
   readonly progress: { readonly done: number; readonly total: number };
-  /** Time from subscription to the latest event. */
+  /** Time from subscription to this state (to `finished` once finished), on the run's scheduler. */
   readonly elapsedMs: number;
   /** Present once `finished`. */
   readonly result?: RunResult;
@@ -44,11 +57,15 @@ export interface RunState {
 export const INITIAL_RUN_STATE: RunState = { nodes: [], files: [], progress: { done: 0, total: 0 }, elapsedMs: 0 };
 
 function withNodes(state: RunState, nodes: readonly NodeState[]): RunState {
-  return { ...state, nodes, progress: { done: nodes.filter((node) => isNodeDone(node.status)).length, total: nodes.length } };
+  const tasks = nodes.filter((node) => node.task);
+  return { ...state, nodes, progress: { done: tasks.filter((node) => isNodeDone(node.status)).length, total: tasks.length } };
 }
 
 function applyNode(nodes: readonly NodeState[], event: NodeEvent): readonly NodeState[] {
   const known = nodes.find((node) => node.nodeId === event.nodeId);
+  // PROTOCOL §3.2: a node with no work is `finish` whenever it is seen; any other status, now or
+  // before (`previous`), says it does work.
+  const seenWorking = event.status !== 'finish' || (event.previous !== undefined && event.previous !== 'finish');
   const next: NodeState = {
     nodeId: event.nodeId,
     ...(event.title === undefined ? {} : { title: event.title }),
@@ -56,15 +73,16 @@ function applyNode(nodes: readonly NodeState[], event: NodeEvent): readonly Node
     ...(event.error === undefined ? {} : { error: event.error }),
     messages: known?.messages ?? [],
     text: known?.text ?? '',
+    task: (known?.task ?? false) || seenWorking,
   };
   return known === undefined ? [...nodes, next] : nodes.map((node) => (node === known ? next : node));
 }
 
 function applyMessage(nodes: readonly NodeState[], event: MessageEvent): readonly NodeState[] {
   // Messages follow their node's event; a message of a node not seen yet still gets a place.
-  const listed = nodes.some((node) => node.nodeId === event.nodeId)
+  const listed: readonly NodeState[] = nodes.some((node) => node.nodeId === event.nodeId)
     ? nodes
-    : [...nodes, { nodeId: event.nodeId, status: 'unknown' as const, messages: [], text: '' }];
+    : [...nodes, { nodeId: event.nodeId, status: 'unknown', messages: [], text: '', task: true }];
   const message: MessageState = {
     messageId: event.messageId,
     role: event.role,
@@ -75,13 +93,20 @@ function applyMessage(nodes: readonly NodeState[], event: MessageEvent): readonl
     if (node.nodeId !== event.nodeId) return node;
     const known = node.messages.some((entry) => entry.messageId === event.messageId);
     const messages = known ? node.messages.map((entry) => (entry.messageId === event.messageId ? message : entry)) : [...node.messages, message];
-    return { ...node, messages, text: messages.map((entry) => entry.content).join('\n\n') };
+    return { ...node, messages, text: messages.map((entry) => entry.content).join('\n\n'), task: true };
   });
+}
+
+/** The result's output lists exactly the task nodes (PROTOCOL §4.2): the end settles what was a guess. */
+function applyResult(nodes: readonly NodeState[], result: RunResult): readonly NodeState[] {
+  const tasks = new Set(result.output.map((node) => node.nodeId));
+  return nodes.map((node) => (node.task || !tasks.has(node.nodeId) ? node : { ...node, task: true }));
 }
 
 /**
  * One event folded into the state. Messages are taken at their full text (`content`), so the state
- * is right whether or not earlier text was `replaced`.
+ * is right whether or not earlier text was `replaced`. Times are not read here: `toRunState` adds
+ * them (`elapsedMs`) when it emits.
  */
 export function reduceRunState(state: RunState, event: RunEvent): RunState {
   switch (event.type) {
@@ -101,7 +126,7 @@ export function reduceRunState(state: RunState, event: RunEvent): RunState {
     case 'file':
       return { ...state, files: [...state.files, event.file] };
     case 'finished':
-      return { ...state, status: event.result.status, result: event.result };
+      return { ...withNodes(state, applyResult(state.nodes, event.result)), status: event.result.status, result: event.result };
     default:
       return event satisfies never;
   }
@@ -112,8 +137,9 @@ export function reduceRunState(state: RunState, event: RunEvent): RunState {
  * its current status, each message at its full text, each file — not every delta that led there.
  */
 export function replayRunState(state: RunState): readonly RunEvent[] {
-  const { executionId, status } = state;
-  if (executionId === undefined || status === undefined) return [];
+  const { executionId, status, result } = state;
+  // A run stopped before its start was sent ends with a result and nothing else (no execution).
+  if (executionId === undefined || status === undefined) return result === undefined ? [] : [{ type: 'finished', executionId: result.executionId, result }];
   const events: RunEvent[] = [{ type: 'started', executionId, ...(state.canvasId === undefined ? {} : { canvasId: state.canvasId }), status }];
   for (const node of state.nodes) {
     events.push({

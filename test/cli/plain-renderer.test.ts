@@ -7,6 +7,7 @@ const executionId = 'we-1';
 const result: RunResult = {
   executionId,
   status: 'finish',
+  endedBy: 'finish',
   nodes: [],
   output: [],
   files: [{ name: 'a.md', type: 'text/markdown', size: 2048, url: 'http://127.0.0.1/v1/drive/file/public/df-1/a.md' }],

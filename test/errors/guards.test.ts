@@ -23,6 +23,7 @@ const cases = [
   [new errors.ResponseValidationError({ endpoint: 'status', reason: 'schema' }), errors.isResponseValidationError, 'RESPONSE_VALIDATION', 'ResponseValidationError'],
   [new errors.InvalidArgumentError('executionId', 'must not be empty'), errors.isInvalidArgumentError, 'INVALID_ARGUMENT', 'InvalidArgumentError'],
   [new errors.DownloadError({ url: 'http://127.0.0.1/x', status: 404 }), errors.isDownloadError, 'DOWNLOAD_FAILED', 'DownloadError'],
+  [new errors.ConcurrencyLimitError('user-1', 5), errors.isConcurrencyLimitError, 'CONCURRENCY_LIMIT', 'ConcurrencyLimitError'],
 ] as const;
 
 const guards = cases.map(([, guard]) => guard);

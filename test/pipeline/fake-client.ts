@@ -20,6 +20,7 @@ export function resultOf(executionId: string, options: { readonly status?: RunRe
   return {
     executionId,
     status,
+    endedBy: status,
     nodes: [node],
     output: [{ ...node, messages: options.text === undefined ? [] : [{ messageId: `am-${executionId}`, type: 'ai', rawType: 'ai', content: options.text, reasoningContent: '' }] }],
     files: options.files ?? [],

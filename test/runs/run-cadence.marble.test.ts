@@ -61,6 +61,7 @@ describe('run cadence (virtual time)', () => {
             executionId: EXECUTION_ID,
             canvasId: CANVAS_ID,
             status: 'finish',
+            endedBy: 'finish',
             nodes: [node('n1', 'finish')],
             output: [outputNode('n1', 'finish', [message('m1', 'done')])],
             files: [],

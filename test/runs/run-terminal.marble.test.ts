@@ -12,6 +12,7 @@ const failedResult: RunResult = {
   executionId: EXECUTION_ID,
   canvasId: CANVAS_ID,
   status: 'failed',
+  endedBy: 'failed',
   nodes: [failedNode, node('n2', 'init')],
   output: [],
   files: [],
@@ -91,7 +92,7 @@ describe('how a run ends (virtual time)', () => {
   it('watches a finished execution to its result at once', () => {
     testScheduler().run(({ cold, expectObservable }) => {
       const source = scriptedSource({ status: () => cold('-(a|)', { a: snapshot('finish', [node('n1', 'finish')]) }), output: () => cold('----(o|)', { o: output() }) });
-      const result: RunResult = { executionId: EXECUTION_ID, status: 'finish', nodes: [node('n1', 'finish')], output: [], files: [], failedNodes: [] };
+      const result: RunResult = { executionId: EXECUTION_ID, status: 'finish', endedBy: 'finish', nodes: [node('n1', 'finish')], output: [], files: [], failedNodes: [] };
       expectObservable(runsOver(source, defaults).watch(EXECUTION_ID)).toBe('-(sn)(F|)', {
         s: { type: 'started', executionId: EXECUTION_ID, status: 'finish' },
         n: { type: 'node', executionId: EXECUTION_ID, nodeId: 'n1', title: 'Title n1', status: 'finish' },

@@ -1,0 +1,229 @@
+import { concat, defer, EMPTY, from, type Observable, ReplaySubject, Subject, Subscription, tap, throwError, timer } from 'rxjs';
+import type { RunResult, Variables } from '../http/model.js';
+import { timerDelay } from '../http/options.js';
+import { abortInBackground } from './background-abort.js';
+import type { RunEvent } from './events.js';
+import type { ExecutionSource } from './execution-source.js';
+import { type RunControl, runLifecycle } from './run-lifecycle.js';
+import { type RunOptions, type RunsDefaults, runSettings } from './run-options.js';
+import { INITIAL_RUN_STATE, reduceRunState, replayRunState, type RunState } from './run-state.js';
+import { sampleRunState } from './sample-run-state.js';
+import { shareRun } from './share-run.js';
+import { toRunState } from './to-run-state.js';
+
+/**
+ * Options of `client.startRun`: those of a run, but for a handle `timeoutMs` and `signal` stop the
+ * execution as `cancel()` does (it is aborted and followed to its end, `endedBy: 'timeout'` or
+ * `'aborted'`) instead of erroring, and there is no `abortOnUnsubscribe`: a handle's subscribers come
+ * and go without touching the execution; `cancel()` and `detach()` decide.
+ *
+ * @example
+ * ```ts
+ * client.startRun('c-1', { variables: { topic: 'tides' } }, { timeoutMs: 30 * 60_000, sampleStateMs: 5_000 });
+ * ```
+ */
+export interface StartRunOptions extends Omit<RunOptions, 'abortOnUnsubscribe'> {
+  /** `state` emits at most one state per period, always the final one (see `sampleRunState`). Default: every poll's. */
+  readonly sampleStateMs?: number;
+}
+
+/**
+ * A run already started, for apps and UIs: the run is followed once, whatever the number of
+ * subscribers, from `startRun` until it ends, `cancel()` or `detach()`.
+ *
+ * @example
+ * ```ts
+ * const run = client.startRun('c-1', { variables: { question } }, { timeoutMs: 30 * 60_000 });
+ * run.state.pipe(sampleRunState(5_000)).subscribe(updateCard);
+ * onCancelButton(() => run.cancel());
+ * const result = await run.result;
+ * if (result.endedBy === 'finish') await send(result.files);
+ * ```
+ */
+export interface RunHandle {
+  /**
+   * The execution's id, once the start answered. Rejects when the run ended without one: with the
+   * start's error, or an `AbortError` when `cancel()` withdrew the start before it was sent.
+   */
+  readonly executionId: Promise<string>;
+  /** The run's events; a late subscriber first gets the state so far (see `shareRun`), then the rest. */
+  readonly events: Observable<RunEvent>;
+  /** One state per poll (see `toRunState`), sampled with `sampleStateMs`; a late subscriber gets the latest at once. */
+  readonly state: Observable<RunState>;
+  /**
+   * The result, once the execution ended: `endedBy` says how (`finish`, `aborted` after `cancel()`,
+   * `timeout` after `timeoutMs`, `failed` with `failOnWorkflowError: false`). Rejects as a run errors
+   * (`WorkflowFailedError` for a failed workflow by default, the typed error of a request that could not
+   * be made), or with an `AbortError` after `detach()`. Never read, it never reports an unhandled rejection.
+   */
+  readonly result: Promise<RunResult>;
+  /**
+   * Aborts the execution — or withdraws its start when it was not sent yet — and resolves with the
+   * final result (`endedBy: 'aborted'`, read once the service shows the abort; with `executionId: ''`
+   * when no execution was ever made). After the run ended it only returns `result`, and aborts an
+   * execution left running by an error or `detach()`.
+   */
+  cancel(): Promise<RunResult>;
+  /**
+   * Stops following the run and leaves the execution running (nothing is aborted; a start on its way
+   * still goes through, so `executionId` resolves). `events` and `state` complete; `result` rejects.
+   */
+  detach(): void;
+}
+
+interface Deferred<T> {
+  readonly promise: Promise<T>;
+  resolve(value: T): void;
+  reject(error: unknown): void;
+}
+
+/** A promise settled from outside, marked handled: an app that never reads it hears no unhandled rejection. */
+function deferred<T>(): Deferred<T> {
+  let resolve: (value: T) => void = () => undefined;
+  let reject: (error: unknown) => void = () => undefined;
+  const promise = new Promise<T>((settle, fail) => {
+    resolve = settle;
+    reject = fail;
+  });
+  // The handler goes on a copy: `promise` itself still rejects for whoever awaits it.
+  promise.catch(() => undefined);
+  return { promise, resolve, reject };
+}
+
+/**
+ * Starts a run at once (hot) and returns its handle; see `RunHandle`. Options are checked here, so a
+ * bad one throws before anything is sent.
+ *
+ * @example
+ * ```ts
+ * const run = startRunOver(observeExecutions(api), 'c-1', {}, { timeoutMs: 60_000 }, { scheduler });
+ * ```
+ */
+export function startRunOver(
+  source: ExecutionSource,
+  canvasId: string,
+  input: { readonly variables?: Variables },
+  options: StartRunOptions,
+  defaults: RunsDefaults,
+): RunHandle {
+  const settings = runSettings('run', options, defaults);
+  const { sampleStateMs } = options;
+  if (sampleStateMs !== undefined) timerDelay('sampleStateMs', sampleStateMs);
+  const { scheduler, timeoutMs, signal } = settings;
+
+  // The handle's own `timeoutMs` and `signal` steer the run (below); the lifecycle never ends it on its own.
+  const control = new Subject<RunControl>();
+  const run$ = runLifecycle(
+    source,
+    { kind: 'start', canvasId, start: (withdraw) => source.start(canvasId, input, withdraw) },
+    { ...settings, timeoutMs: undefined, signal: undefined, abortOnUnsubscribe: false },
+    control,
+  );
+
+  const executionId = deferred<string>();
+  const result = deferred<RunResult>();
+  // The events folded as they came: what a newcomer gets once the run is over.
+  let seen = INITIAL_RUN_STATE;
+  let ended: { readonly error: unknown } | 'completed' | undefined;
+  let detached = false;
+  let leftRunning: 'abort' | 'aborted' | undefined;
+
+  let followed = false;
+  const events = defer(() => {
+    if (!followed) {
+      followed = true;
+      return run$;
+    }
+    // Followed once and over (an error, or detached): a newcomer gets how it stood and how it ended, never a new run.
+    const ending = ended;
+    return concat(from(replayRunState(seen)), ending === undefined || ending === 'completed' ? EMPTY : throwError(() => ending.error));
+  }).pipe(shareRun());
+
+  const steering = new Subscription();
+  /** An execution left running (an error, `detach()`) is aborted when `cancel()` asks for it, once. */
+  const abortLeftRunning = (): void => {
+    const id = seen.executionId;
+    if (leftRunning !== 'abort' || id === undefined || seen.result !== undefined) return;
+    leftRunning = 'aborted';
+    abortInBackground(source, id, settings);
+  };
+  const finish = (ending: { readonly error: unknown } | 'completed'): void => {
+    ended = ending;
+    steering.unsubscribe();
+    if (ending !== 'completed') {
+      executionId.reject(ending.error);
+      result.reject(ending.error);
+    } else {
+      executionId.reject(new DOMException('No execution: the run was cancelled before its start was sent', 'AbortError'));
+      if (seen.result === undefined) result.reject(new DOMException('The run handle was detached: the execution goes on unobserved', 'AbortError'));
+      else result.resolve(seen.result);
+    }
+    abortLeftRunning();
+  };
+
+  const states = new ReplaySubject<RunState>(1);
+  events
+    .pipe(
+      tap((event) => {
+        seen = reduceRunState(seen, event);
+        if (event.type === 'started') executionId.resolve(event.executionId);
+      }),
+      toRunState(defaults.scheduler === undefined ? {} : { scheduler: defaults.scheduler }),
+    )
+    .subscribe({
+      next: (state) => {
+        states.next(state);
+      },
+      error: (error: unknown) => {
+        finish({ error });
+        states.error(error);
+      },
+      complete: () => {
+        finish('completed');
+        states.complete();
+      },
+    });
+
+  const cancel = (): Promise<RunResult> => {
+    if (ended === undefined && !detached) control.next('cancel');
+    else {
+      leftRunning ??= 'abort';
+      if (ended !== undefined) abortLeftRunning();
+    }
+    return result.promise;
+  };
+
+  if (ended === undefined) {
+    if (timeoutMs !== undefined) {
+      steering.add(
+        timer(timeoutMs, scheduler).subscribe(() => {
+          control.next('timeout');
+        }),
+      );
+    }
+    if (signal !== undefined) {
+      const onAbort = (): void => {
+        void cancel();
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      steering.add(() => {
+        signal.removeEventListener('abort', onAbort);
+      });
+      if (signal.aborted) onAbort();
+    }
+  }
+
+  return {
+    executionId: executionId.promise,
+    events,
+    state: sampleStateMs === undefined ? states.asObservable() : states.pipe(sampleRunState(sampleStateMs, scheduler)),
+    result: result.promise,
+    cancel,
+    detach: () => {
+      if (ended !== undefined || detached) return;
+      detached = true;
+      steering.unsubscribe();
+      control.next('detach');
+    },
+  };
+}

@@ -1,0 +1,97 @@
+import type { Observable, Subscription } from 'rxjs';
+import type { RunEvent } from './events.js';
+import { INITIAL_RUN_STATE, type RunState } from './run-state.js';
+import { type RunStateOptions, toRunState } from './to-run-state.js';
+
+/**
+ * A run's state for UI frameworks, with no dependency on any: React's `useSyncExternalStore`
+ * (`subscribe`, `getSnapshot`), Svelte stores (`subscribe` calls the listener at once with the value)
+ * and Vue (`shallowRef` set from `subscribe`) all take it as it is.
+ *
+ * @example
+ * ```tsx
+ * const store = runStore(handle.events);
+ * function Progress() {
+ *   const state = useSyncExternalStore(store.subscribe, store.getSnapshot);
+ *   return <progress value={state?.progress.done ?? 0} max={state?.progress.total ?? 1} />;
+ * }
+ * ```
+ */
+export interface RunStore {
+  /**
+   * Adds a listener, called at once with the current snapshot and then on every change; returns the
+   * function that removes it. The first listener subscribes the run; the last one leaving
+   * unsubscribes it (which aborts a `client.run` — give the store a handle's `events` for a run that
+   * must outlive the components showing it).
+   */
+  subscribe(listener: (state: RunState | undefined) => void): () => void;
+  /** The latest state (one per poll, see `toRunState`): the same object until the state changes; `undefined` before the first. */
+  getSnapshot(): RunState | undefined;
+  /**
+   * The error that ended the run, if one did (a failed request; a failed workflow also shows in the
+   * state's `result`). An error counts as a change: listeners hear of it and the snapshot is a new
+   * object, so frameworks that compare snapshots by identity render again and can read it.
+   */
+  getError(): unknown;
+}
+
+/**
+ * Makes a {@link RunStore} of a run. Nothing happens until the first listener; once the run has
+ * ended, the store keeps its last state and error and never subscribes the run again.
+ *
+ * @example
+ * ```ts
+ * const store = runStore(client.startRun('c-1').events, { sampleMs: 1_000 });
+ * const stop = store.subscribe((state) => console.log(state?.progress));
+ * ```
+ */
+export function runStore(run$: Observable<RunEvent>, options: RunStateOptions = {}): RunStore {
+  const states$ = run$.pipe(toRunState(options));
+  // Entries, not listeners: the same function subscribed twice is two subscriptions.
+  const listeners = new Set<{ readonly listener: (state: RunState | undefined) => void }>();
+  let snapshot: RunState | undefined;
+  let error: unknown;
+  let subscription: Subscription | undefined;
+  let ended = false;
+
+  const notify = (): void => {
+    for (const entry of [...listeners]) entry.listener(snapshot);
+  };
+
+  const connect = (): void => {
+    if (ended || subscription !== undefined) return;
+    error = undefined;
+    subscription = states$.subscribe({
+      next: (state) => {
+        snapshot = state;
+        notify();
+      },
+      error: (caught: unknown) => {
+        ended = true;
+        error = caught;
+        // A new object even when no state came yet (a start refused): the change must show.
+        snapshot = { ...(snapshot ?? INITIAL_RUN_STATE) };
+        notify();
+      },
+      complete: () => {
+        ended = true;
+      },
+    });
+  };
+
+  return {
+    subscribe: (listener) => {
+      const entry = { listener };
+      listeners.add(entry);
+      listener(snapshot);
+      connect();
+      return () => {
+        if (!listeners.delete(entry) || listeners.size > 0) return;
+        subscription?.unsubscribe();
+        subscription = undefined;
+      };
+    },
+    getSnapshot: () => snapshot,
+    getError: () => error,
+  };
+}

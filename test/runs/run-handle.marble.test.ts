@@ -1,0 +1,338 @@
+import { defer, NEVER, Observable, timer } from 'rxjs';
+import type { TestScheduler } from 'rxjs/testing';
+import { describe, expect, it } from 'vitest';
+import { FlowstreamError } from '../../src/errors/flowstream-error.js';
+import { isWorkflowFailedError } from '../../src/errors/run-errors.js';
+import type { ExecutionSnapshot, StartedExecution } from '../../src/http/model.js';
+import { runsOver } from '../../src/runs/create-runs.js';
+import type { RunEvent } from '../../src/runs/events.js';
+import type { RunHandle } from '../../src/runs/run-handle.js';
+import type { RunState } from '../../src/runs/run-state.js';
+import { CANVAS_ID, EXECUTION_ID, node, output, outputNode, scriptedSource, snapshot, started, testScheduler } from './fixtures.js';
+
+const defaults = { random: () => 0.5, polling: { minMs: 100, maxMs: 100 } };
+const start = node('start', 'finish', 'Start');
+const abortedNode = { ...node('a', 'failed'), error: { message: 'Workflow aborted by user', messages: ['Workflow aborted by user'], raw: 'Workflow aborted by user' } };
+
+type Cold = TestScheduler['createColdObservable'];
+
+/**
+ * An execution of one task `a` that runs until it is aborted (PROTOCOL §3.5: the abort fails every
+ * unfinished node and the execution) or, with `finishAt`, finishes at that frame. Every status read is
+ * recorded with its frame; the start answers after `startFrames` frames, or waits for ever.
+ */
+function execution(cold: Cold, now: () => number, options: { finishAt?: number; startFrames?: number } = {}) {
+  let abortedAt: number | undefined;
+  const reads: number[] = [];
+  const current = (): ExecutionSnapshot => {
+    if (abortedAt !== undefined) return snapshot('failed', [start, abortedNode]);
+    if (options.finishAt !== undefined && now() >= options.finishAt) return snapshot('finish', [start, node('a', 'finish')]);
+    return snapshot('executing', [start, node('a', 'executing')]);
+  };
+  const source = scriptedSource({
+    start: () => (options.startFrames === undefined ? cold('-(s|)', { s: started() }) : cold(`${options.startFrames}ms (s|)`, { s: started() })),
+    status: () =>
+      defer(() => {
+        reads.push(now());
+        return cold('(a|)', { a: current() });
+      }),
+    output: () => defer(() => cold('(o|)', { o: output([outputNode('a', current().nodes[1]!.status)]) })),
+    abort: () =>
+      defer(() => {
+        abortedAt = now();
+        return cold('-(x|)', { x: undefined });
+      }),
+  });
+  return { source, reads, abortedAt: () => abortedAt };
+}
+
+/** A start that waits (in the request budget) until it is withdrawn, then fails with the withdrawal's reason. */
+function queuedStart(withdraw: AbortSignal | undefined): Observable<StartedExecution> {
+  return new Observable<StartedExecution>((subscriber) => {
+    const onWithdraw = (): void => {
+      subscriber.error(withdraw?.reason);
+    };
+    withdraw?.addEventListener('abort', onWithdraw, { once: true });
+    return () => {
+      withdraw?.removeEventListener('abort', onWithdraw);
+    };
+  });
+}
+
+function collect(handle: RunHandle): { events: RunEvent[]; states: RunState[]; ended: string[] } {
+  const seen = { events: [] as RunEvent[], states: [] as RunState[], ended: [] as string[] };
+  handle.events.subscribe({ next: (event) => seen.events.push(event), complete: () => seen.ended.push('events complete'), error: () => seen.ended.push('events error') });
+  handle.state.subscribe({ next: (state) => seen.states.push(state), complete: () => seen.ended.push('state complete'), error: () => seen.ended.push('state error') });
+  return seen;
+}
+
+describe('startRun: a run handle (issue 16)', () => {
+  it('starts at once and follows the run once for every subscriber; late ones get the state so far', async () => {
+    const clock = testScheduler();
+    let handle: RunHandle | undefined;
+    const late: RunEvent[] = [];
+    let source: ReturnType<typeof execution>['source'] | undefined;
+    clock.run(({ cold, flush }) => {
+      const run = execution(cold, () => clock.now(), { finishAt: 250 });
+      source = run.source;
+      handle = runsOver(run.source, defaults).startRun(CANVAS_ID, { variables: { topic: 'tides' } }, { output: 'final' });
+      expect(run.source.calls.start).toBe(1);
+      collect(handle);
+      collect(handle);
+      timer(150).subscribe(() => {
+        handle!.events.subscribe((event) => late.push(event));
+      });
+      flush();
+      // One read per poll for the three subscribers: 101, 201, then 301 shows the end.
+      expect(run.reads).toEqual([101, 201, 301]);
+    });
+    expect(source?.calls.abort).toBe(0);
+    await expect(handle!.executionId).resolves.toBe(EXECUTION_ID);
+    await expect(handle!.result).resolves.toMatchObject({ status: 'finish', endedBy: 'finish', executionId: EXECUTION_ID });
+    // Joined at 150: `started`, each node as it stands, then what came after.
+    expect(late.map((event) => `${event.type}${event.type === 'node' ? `:${event.nodeId}:${event.status}` : ''}`)).toEqual([
+      'started',
+      'node:start:finish',
+      'node:a:executing',
+      'status',
+      'node:a:finish',
+      'finished',
+    ]);
+  });
+
+  it('cancel() aborts once, reads the end at once, and resolves with endedBy: aborted — no error', async () => {
+    const clock = testScheduler();
+    let handle: RunHandle | undefined;
+    let seen: ReturnType<typeof collect> | undefined;
+    let cancelled: Promise<unknown> | undefined;
+    clock.run(({ cold, flush }) => {
+      const run = execution(cold, () => clock.now());
+      handle = runsOver(run.source, defaults).startRun(CANVAS_ID);
+      seen = collect(handle);
+      timer(150).subscribe(() => {
+        cancelled = handle!.cancel();
+        void handle!.cancel();
+      });
+      flush();
+      expect(run.source.calls.abort).toBe(1);
+      // The abort answers at 151 and the end is read then, with the status (a streaming run would
+      // otherwise read the output alone at 201, and the status only after that).
+      expect(run.reads).toEqual([101, 151]);
+    });
+    const result = await cancelled;
+    expect(result).toMatchObject({ status: 'failed', endedBy: 'aborted', failedNodes: [abortedNode] });
+    await expect(handle!.result).resolves.toBe(result);
+    expect(seen?.ended.sort()).toEqual(['events complete', 'state complete']);
+    expect(seen?.states.at(-1)).toMatchObject({ status: 'failed', result: { endedBy: 'aborted' } });
+  });
+
+  it('cancel() withdraws a start not sent yet: nothing is sent, the result says aborted, executionId rejects', async () => {
+    const clock = testScheduler();
+    let handle: RunHandle | undefined;
+    let seen: ReturnType<typeof collect> | undefined;
+    const source = scriptedSource({ abort: () => NEVER, status: () => NEVER });
+    const withdrawing = { ...source, start: (_canvasId: string, _input: unknown, withdraw?: AbortSignal) => queuedStart(withdraw) };
+    clock.run(({ flush }) => {
+      handle = runsOver(withdrawing, defaults).startRun(CANVAS_ID);
+      seen = collect(handle);
+      timer(30).subscribe(() => void handle!.cancel());
+      flush();
+    });
+    expect(source.calls).toMatchObject({ abort: 0, status: 0 });
+    await expect(handle!.result).resolves.toEqual({
+      executionId: '',
+      canvasId: CANVAS_ID,
+      status: 'failed',
+      endedBy: 'aborted',
+      nodes: [],
+      output: [],
+      files: [],
+      failedNodes: [],
+    });
+    await expect(handle!.executionId).rejects.toMatchObject({ name: 'AbortError' });
+    expect(seen?.states.at(-1)?.result?.endedBy).toBe('aborted');
+    expect(seen?.ended.sort()).toEqual(['events complete', 'state complete']);
+  });
+
+  it('cancel() during a start already sent aborts the execution as soon as its id arrives, and follows it to its end', async () => {
+    const clock = testScheduler();
+    let handle: RunHandle | undefined;
+    clock.run(({ cold, flush }) => {
+      const run = execution(cold, () => clock.now(), { startFrames: 20 });
+      handle = runsOver(run.source, defaults).startRun(CANVAS_ID);
+      timer(5).subscribe(() => void handle!.cancel());
+      flush();
+      expect(run.abortedAt()).toBe(20);
+      expect(run.reads).toEqual([21]);
+    });
+    await expect(handle!.executionId).resolves.toBe(EXECUTION_ID);
+    await expect(handle!.result).resolves.toMatchObject({ endedBy: 'aborted' });
+  });
+
+  it('timeoutMs aborts the execution and resolves with endedBy: timeout', async () => {
+    const clock = testScheduler();
+    let handle: RunHandle | undefined;
+    clock.run(({ cold, flush }) => {
+      const run = execution(cold, () => clock.now());
+      handle = runsOver(run.source, defaults).startRun(CANVAS_ID, {}, { timeoutMs: 250 });
+      flush();
+      expect(run.abortedAt()).toBe(250);
+      // The status at 101, the output alone at 201, the status again as soon as the abort answered.
+      expect(run.reads).toEqual([101, 251]);
+    });
+    await expect(handle!.result).resolves.toMatchObject({ status: 'failed', endedBy: 'timeout' });
+  });
+
+  it('an aborted signal cancels like cancel()', async () => {
+    const clock = testScheduler();
+    let handle: RunHandle | undefined;
+    const controller = new AbortController();
+    clock.run(({ cold, flush }) => {
+      const run = execution(cold, () => clock.now());
+      handle = runsOver(run.source, defaults).startRun(CANVAS_ID, {}, { signal: controller.signal });
+      timer(120).subscribe(() => {
+        controller.abort();
+      });
+      flush();
+      expect(run.source.calls.abort).toBe(1);
+    });
+    await expect(handle!.result).resolves.toMatchObject({ endedBy: 'aborted' });
+  });
+
+  it('detach() stops following and aborts nothing; result rejects, events and state complete', async () => {
+    const clock = testScheduler();
+    let handle: RunHandle | undefined;
+    let seen: ReturnType<typeof collect> | undefined;
+    clock.run(({ cold, flush }) => {
+      const run = execution(cold, () => clock.now());
+      handle = runsOver(run.source, defaults).startRun(CANVAS_ID, {}, { timeoutMs: 500 });
+      seen = collect(handle);
+      timer(150).subscribe(() => {
+        handle!.detach();
+      });
+      flush();
+      expect(run.reads).toEqual([101]);
+      expect(run.source.calls.abort).toBe(0);
+    });
+    await expect(handle!.executionId).resolves.toBe(EXECUTION_ID);
+    await expect(handle!.result).rejects.toMatchObject({ name: 'AbortError' });
+    expect(seen?.ended.sort()).toEqual(['events complete', 'state complete']);
+  });
+
+  it('detach() during the start lets it through: the execution runs, its id is known, nothing is read', async () => {
+    const clock = testScheduler();
+    let handle: RunHandle | undefined;
+    clock.run(({ cold, flush }) => {
+      const run = execution(cold, () => clock.now(), { startFrames: 20 });
+      handle = runsOver(run.source, defaults).startRun(CANVAS_ID);
+      timer(5).subscribe(() => {
+        handle!.detach();
+      });
+      flush();
+      expect(run.reads).toEqual([]);
+      expect(run.source.calls.abort).toBe(0);
+    });
+    await expect(handle!.executionId).resolves.toBe(EXECUTION_ID);
+    await expect(handle!.result).rejects.toMatchObject({ name: 'AbortError' });
+  });
+
+  it('cancel() after detach() aborts the execution left running, once', async () => {
+    const clock = testScheduler();
+    let handle: RunHandle | undefined;
+    clock.run(({ cold, flush }) => {
+      const run = execution(cold, () => clock.now());
+      handle = runsOver(run.source, defaults).startRun(CANVAS_ID);
+      timer(150).subscribe(() => {
+        handle!.detach();
+        void handle!.cancel();
+        void handle!.cancel();
+      });
+      flush();
+      expect(run.source.calls.abort).toBe(1);
+    });
+    await expect(handle!.result).rejects.toMatchObject({ name: 'AbortError' });
+  });
+
+  it('cancel() after the end only returns the result', async () => {
+    const clock = testScheduler();
+    let handle: RunHandle | undefined;
+    clock.run(({ cold, flush }) => {
+      const run = execution(cold, () => clock.now(), { finishAt: 150 });
+      handle = runsOver(run.source, defaults).startRun(CANVAS_ID);
+      flush();
+      expect(run.source.calls.abort).toBe(0);
+    });
+    await expect(handle!.cancel()).resolves.toMatchObject({ endedBy: 'finish' });
+  });
+
+  it('a failed workflow rejects the result with WorkflowFailedError; with failOnWorkflowError: false it resolves, endedBy: failed', async () => {
+    const clock = testScheduler();
+    const failing = (cold: Cold) =>
+      scriptedSource({
+        start: () => cold('-(s|)', { s: started() }),
+        status: () => cold('(a|)', { a: snapshot('failed', [start, { ...node('a', 'failed'), error: { message: 'x', messages: ['x'], raw: 'x' } }]) }),
+        output: () => cold('(o|)', { o: output() }),
+      });
+    const handles: RunHandle[] = [];
+    clock.run(({ cold, flush }) => {
+      handles.push(runsOver(failing(cold), defaults).startRun(CANVAS_ID));
+      handles.push(runsOver(failing(cold), defaults).startRun(CANVAS_ID, {}, { failOnWorkflowError: false }));
+      flush();
+    });
+    const error: unknown = await handles[0]!.result.catch((caught: unknown) => caught);
+    expect(isWorkflowFailedError(error) && error.result.endedBy).toBe('failed');
+    await expect(handles[1]!.result).resolves.toMatchObject({ endedBy: 'failed' });
+  });
+
+  it('after an error, a newcomer gets the state and the error, never a new execution; nothing rejects unhandled', async () => {
+    const clock = testScheduler();
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => {
+      unhandled.push(reason);
+    };
+    process.on('unhandledRejection', onUnhandled);
+    const failure = new FlowstreamError('Network request failed', 'NETWORK_ERROR');
+    const late: string[] = [];
+    let starts = 0;
+    clock.run(({ cold, flush }) => {
+      const source = scriptedSource({
+        start: () => cold('-(s|)', { s: started() }),
+        status: (call) => (call === 0 ? cold('(a|)', { a: snapshot('executing', [start, node('a', 'executing')]) }) : cold('#', undefined, failure)),
+      });
+      // Never reads `result` nor `executionId`.
+      const handle = runsOver(source, defaults).startRun(CANVAS_ID, {}, { output: 'final' });
+      timer(300).subscribe(() => {
+        handle.events.subscribe({ next: (event) => late.push(event.type), error: (error: unknown) => late.push(error === failure ? 'error' : 'other') });
+        handle.state.subscribe({ next: (state) => late.push(`state ${state.progress.done}/${state.progress.total}`), error: () => late.push('state error') });
+      });
+      flush();
+      starts = source.calls.start;
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    process.off('unhandledRejection', onUnhandled);
+    expect(starts).toBe(1);
+    expect(late).toEqual(['started', 'node', 'node', 'error', 'state 0/1', 'state error']);
+    expect(unhandled).toEqual([]);
+  });
+
+  it('samples its state with sampleStateMs, always delivering the final one', () => {
+    const clock = testScheduler();
+    const frames: number[] = [];
+    clock.run(({ cold, flush }) => {
+      const run = execution(cold, () => clock.now(), { finishAt: 350 });
+      const handle = runsOver(run.source, defaults).startRun(CANVAS_ID, {}, { output: 'final', sampleStateMs: 250 });
+      handle.state.subscribe(() => frames.push(clock.now()));
+      flush();
+    });
+    // States at 1 (started), 101 (`a` executing) and twice at 401 (the status, then the result): the
+    // first at once, 101 held to 251, the status at 401 held, the result at once.
+    expect(frames).toEqual([1, 251, 401]);
+  });
+
+  it('refuses a bad option before anything is sent', () => {
+    const source = scriptedSource({});
+    expect(() => runsOver(source, defaults).startRun(CANVAS_ID, {}, { sampleStateMs: -1 })).toThrow(/sampleStateMs/);
+    expect(() => runsOver(source, defaults).startRun(CANVAS_ID, {}, { timeoutMs: Number.NaN })).toThrow(/timeoutMs/);
+    expect(source.calls.start).toBe(0);
+  });
+});

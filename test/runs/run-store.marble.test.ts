@@ -1,0 +1,122 @@
+import { describe, expect, it } from 'vitest';
+import type { RunEvent } from '../../src/runs/events.js';
+import type { RunState } from '../../src/runs/run-state.js';
+import { runStore } from '../../src/runs/run-store.js';
+import { CANVAS_ID, EXECUTION_ID, testScheduler } from './fixtures.js';
+
+const ev = {
+  s: { type: 'started', executionId: EXECUTION_ID, canvasId: CANVAS_ID, status: 'executing' },
+  a: { type: 'node', executionId: EXECUTION_ID, nodeId: 'a', status: 'executing' },
+  b: { type: 'node', executionId: EXECUTION_ID, nodeId: 'a', status: 'finish', previous: 'executing' },
+} satisfies Record<string, RunEvent>;
+
+/** A listener that records what it was called with, and the store's snapshot at that moment. */
+function recorder(store: { getSnapshot(): RunState | undefined }) {
+  const calls: (string | undefined)[] = [];
+  const listener = (state: RunState | undefined): void => {
+    expect(state).toBe(store.getSnapshot());
+    calls.push(state === undefined ? undefined : `${state.status ?? '-'} ${state.nodes.map((node) => node.status).join(',')}`);
+  };
+  return { calls, listener };
+}
+
+describe('runStore: a store for useSyncExternalStore, Svelte and Vue', () => {
+  it('subscribes the run once for all listeners and unsubscribes it when the last one leaves', () => {
+    testScheduler().run(({ cold, expectSubscriptions, flush }) => {
+      const run$ = cold<RunEvent>('s 9ms a 9ms b', ev);
+      const store = runStore(run$);
+      const first = recorder(store);
+      const second = recorder(store);
+      expect(store.getSnapshot()).toBeUndefined();
+      const leaveFirst = store.subscribe(first.listener);
+      let leaveSecond = (): void => undefined;
+      cold('5ms x 9ms y 4ms z').subscribe((step) => {
+        if (step === 'x') leaveSecond = store.subscribe(second.listener);
+        if (step === 'y') leaveFirst();
+        if (step === 'z') leaveSecond();
+      });
+      flush();
+      // One subscription of the run, from the first listener (0) to the last one leaving (20).
+      expectSubscriptions(run$.subscriptions).toBe('^ 19ms !');
+      expect(first.calls).toEqual([undefined, 'executing ', 'executing executing']);
+      expect(second.calls).toEqual(['executing ', 'executing executing']);
+    });
+  });
+
+  it('returns the same snapshot object until the state changes', () => {
+    testScheduler().run(({ cold, flush }) => {
+      const store = runStore(cold<RunEvent>('s 9ms a', ev));
+      const snapshots: (RunState | undefined)[] = [];
+      store.subscribe(() => {
+        snapshots.push(store.getSnapshot());
+      });
+      flush();
+      expect(snapshots).toHaveLength(3);
+      expect(store.getSnapshot()).toBe(snapshots[2]);
+      expect(store.getSnapshot()).toBe(store.getSnapshot());
+      expect(snapshots[1]).not.toBe(snapshots[2]);
+    });
+  });
+
+  it('keeps a finished run: later listeners get its last state and never start it again', () => {
+    testScheduler().run(({ cold, expectSubscriptions, flush }) => {
+      const run$ = cold<RunEvent>('s 4ms (b|)', ev);
+      const store = runStore(run$);
+      const leave = store.subscribe(() => undefined);
+      cold('10ms x').subscribe(() => {
+        leave();
+        const late = recorder(store);
+        store.subscribe(late.listener);
+        expect(late.calls).toEqual(['executing finish']);
+      });
+      flush();
+      expectSubscriptions(run$.subscriptions).toBe('^ 4ms !');
+    });
+  });
+
+  it('makes an error a change: a new snapshot object, and the error to read', () => {
+    const failure = new Error('network down');
+    testScheduler().run(({ cold, flush }) => {
+      const store = runStore(cold<RunEvent>('s 4ms #', ev, failure));
+      const snapshots: (RunState | undefined)[] = [];
+      store.subscribe((state) => snapshots.push(state));
+      flush();
+      expect(snapshots).toHaveLength(3);
+      expect(snapshots[2]).not.toBe(snapshots[1]);
+      expect(snapshots[2]).toEqual(snapshots[1]);
+      expect(store.getError()).toBe(failure);
+    });
+  });
+
+  it('shows an error before any state (a start refused) with a fresh empty snapshot', () => {
+    const failure = new Error('canvas not found');
+    testScheduler().run(({ cold, flush }) => {
+      const store = runStore(cold<RunEvent>('--#', undefined, failure));
+      const snapshots: (RunState | undefined)[] = [];
+      store.subscribe((state) => snapshots.push(state));
+      flush();
+      expect(snapshots).toEqual([undefined, { nodes: [], files: [], progress: { done: 0, total: 0 }, elapsedMs: 0 }]);
+      expect(store.getError()).toBe(failure);
+    });
+  });
+
+  it('subscribes again after every listener left early, and counts the same function twice', () => {
+    testScheduler().run(({ cold, expectSubscriptions, flush }) => {
+      const run$ = cold<RunEvent>('s 20ms a', ev);
+      const store = runStore(run$);
+      const listener = (): void => undefined;
+      const leaveOnce = store.subscribe(listener);
+      const leaveTwice = store.subscribe(listener);
+      cold('3ms x 1ms y 5ms z').subscribe((step) => {
+        if (step === 'x') leaveOnce();
+        if (step === 'y') {
+          leaveOnce();
+          leaveTwice();
+        }
+        if (step === 'z') store.subscribe(listener);
+      });
+      flush();
+      expectSubscriptions(run$.subscriptions).toBe(['^ 4ms !', '11ms ^']);
+    });
+  });
+});
