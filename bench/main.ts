@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: issue 4's single-run comparison and issue 5's many-runs comparison, in one run on
+ * `npm run bench`: the browser bundle's size, issue 4's single-run comparison and issue 5's many-runs comparison, in one run on
  * the emulator (in-process `fetch`, the service's limits: 100 requests per minute, 10,000 per day) on
  * an accelerated clock, then the client's own overhead (`overhead.ts`, real time). Every time printed
  * by the first two is emulator time; tables go to stdout, results to `bench/results/<scenario>.json`.
@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { bundleSize, bundleSizeTable } from './bundle-size.js';
 import { writeResults } from './harness/report.js';
 import { manyRuns, manyRunsTable, phaseSweep, phaseSweepTable } from './many-runs.js';
 import { singleRun, singleRunTable } from './single-run.js';
@@ -32,6 +33,11 @@ const delayNote = ({ p99, max }: { p99: number; max: number }, speed: number): s
   `event-loop delay: p99 ${p99.toFixed(0)} ms, max ${max.toFixed(0)} ms of real time (× ${speed} in emulator time)`;
 
 const began = performance.now();
+
+const bundles = [await bundleSize(), await bundleSize(['es2015'])];
+console.log('\nBrowser bundle (issue 11): `import { createClient } from \'flowstream\'` bundled by esbuild for the browser, minified and gzipped (aim: under 40 KB gzipped)\n');
+console.log(bundleSizeTable(bundles));
+console.log(`→ ${await writeResults('bundle-size', bundles)}`);
 
 const single = await watched(() => singleRun(SINGLE_RUN));
 console.log(`\nSingle run (issue 4): the scripted timeline ${SINGLE_RUN.repetitions}× per contender, each run alone on its account; emulator ${SINGLE_RUN.speed}× real time; latencies in emulator seconds\n`);

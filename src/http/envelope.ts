@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod/mini';
 import { errorFromAnswer, type FailureBody } from '../errors/error-factory.js';
 import { ResponseValidationError } from '../errors/validation-errors.js';
 import type { Endpoint, RateLimitInfo } from './gate.js';
@@ -40,7 +40,7 @@ function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
  * const snapshot = unwrap({ endpoint: 'status', status: 200, text, rateLimit: {} }, schema);
  * ```
  */
-export function unwrap<T>(answer: Answer, schema: z.ZodType<T>): T {
+export function unwrap<T>(answer: Answer, schema: z.ZodMiniType<T>): T {
   const body = parseBody(answer.text);
   const context = { endpoint: answer.endpoint, ...(answer.executionId === undefined ? {} : { executionId: answer.executionId }) };
   const envelope = body.kind === 'json' && isRecord(body.value) ? body.value : undefined;

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod/mini';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 import { warnAboutFileKeyLookalikes } from './file-key-warning.js';
 import { encodeJsonBody } from './json-body.js';
@@ -46,7 +46,7 @@ export function createExecutionsApi(context: ExecutionsContext): ExecutionsApi {
     endpoint: 'status' | 'output' | 'abort',
     method: 'get' | 'post',
     executionId: string,
-    schema: z.ZodType<T>,
+    schema: z.ZodMiniType<T>,
     options: CallOptions | undefined,
   ): Promise<T> => {
     const segment = pathSegment('executionId', executionId);

@@ -1,5 +1,5 @@
 import ky, { type KyInstance } from 'ky';
-import type { z } from 'zod';
+import type * as z from 'zod/mini';
 import { isResponseTooLargeError, NetworkError, RedirectError, ResponseTooLargeError, TimeoutError } from '../errors/transport-errors.js';
 import { unwrap } from './envelope.js';
 import type { Endpoint, GateTicket, RequestGate, RequestPriority } from './gate.js';
@@ -23,7 +23,7 @@ export interface RequestSpec<T> {
   readonly method: 'get' | 'post';
   /** Relative to the base URL, without a leading slash; ids already encoded. */
   readonly path: string;
-  readonly schema: z.ZodType<T>;
+  readonly schema: z.ZodMiniType<T>;
   readonly searchParams?: Readonly<Record<string, string | number>>;
   /** The JSON body as text: exactly the bytes that were size-checked (`encodeJsonBody`) and keyed. */
   readonly json?: string;

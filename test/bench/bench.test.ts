@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { BUNDLE_SIZE_HEADERS, bundleSize, bundleSizeTable } from '../../bench/bundle-size.js';
 import { MANY_RUNS_HEADERS, manyRuns, manyRunsTable, PHASE_SWEEP_HEADERS, phaseSweep, phaseSweepTable } from '../../bench/many-runs.js';
 import { formatOverhead, measureOverhead } from '../../bench/overhead.js';
 import { SINGLE_RUN_HEADERS, singleRun, singleRunTable } from '../../bench/single-run.js';
@@ -12,6 +13,17 @@ const cells = (text: string): string[][] => text.split('\n').map((line) => line.
 const sum = (counts: Readonly<Partial<Record<string, number>>>): number => Object.values(counts).reduce<number>((total, count) => total + (count ?? 0), 0);
 
 describe('npm run bench, at its smallest', () => {
+  it('measures the browser bundle of a minimal import, without zod\'s full build and its locales', { timeout: 60_000 }, async () => {
+    const size = await bundleSize();
+    expect(size.gzippedBytes).toBeLessThan(size.minifiedBytes);
+    expect(size.byPackage.map((part) => part.name)).toEqual(expect.arrayContaining(['flowstream', 'rxjs', 'ky', 'zod']));
+    expect(size.byPackage.reduce((total, part) => total + part.bytes, 0)).toBeLessThanOrEqual(size.minifiedBytes);
+    // zod/mini on the client path: the full build with its 64 locales was 454 KB of a 530 KB bundle.
+    expect(size.byPackage.find((part) => part.name === 'zod')!.bytes).toBeLessThan(60 * 1024);
+    expect(size.minifiedBytes).toBeLessThan(200 * 1024);
+    expect(cells(bundleSizeTable([size]))[0]).toEqual([...BUNDLE_SIZE_HEADERS]);
+  });
+
   it('compares one run of the scripted timeline per contender, and its counts add up', { timeout: 60_000 }, async () => {
     const result = await singleRun({ repetitions: 1, speed: 50 });
 

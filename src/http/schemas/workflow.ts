@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import type { GeneratedWorkflow, PlanTask, PlanVariable, UploadedFile, WorkflowPlan, WorkflowSummary } from '../model.js';
 
 /**
@@ -9,42 +9,47 @@ import type { GeneratedWorkflow, PlanTask, PlanVariable, UploadedFile, WorkflowP
  * workflowSummariesSchema.parse([{ canvasId: 'c-1', title: null }])[0]?.title; // 'Untitled'
  * ```
  */
-export const workflowSummariesSchema: z.ZodType<WorkflowSummary[]> = z.array(
-  z.object({ canvasId: z.string().min(1), title: z.string().nullish() }).transform(({ canvasId, title }) => ({ canvasId, title: title ?? 'Untitled' })),
+export const workflowSummariesSchema: z.ZodMiniType<WorkflowSummary[]> = z.array(
+  z.pipe(
+    z.object({ canvasId: z.string().check(z.minLength(1)), title: z.nullish(z.string()) }),
+    z.transform(({ canvasId, title }) => ({ canvasId, title: title ?? 'Untitled' })),
+  ),
 );
 
-const taskSchema: z.ZodType<PlanTask> = z
-  .object({
+const taskSchema: z.ZodMiniType<PlanTask> = z.pipe(
+  z.object({
     id: z.string(),
-    title: z.string().nullish(),
-    prompt: z.string().nullish(),
-    toolsets: z.array(z.string()).nullish(),
+    title: z.nullish(z.string()),
+    prompt: z.nullish(z.string()),
+    toolsets: z.nullish(z.array(z.string())),
     // PROTOCOL §5.2: task→task edges only, omitted when empty.
-    dependentTasks: z.array(z.string()).nullish(),
-  })
-  .transform(({ id, title, prompt, toolsets, dependentTasks }) => ({
+    dependentTasks: z.nullish(z.array(z.string())),
+  }),
+  z.transform(({ id, title, prompt, toolsets, dependentTasks }) => ({
     id,
     title: title ?? '',
     prompt: prompt ?? '',
     toolsets: toolsets ?? [],
     dependentTasks: dependentTasks ?? [],
-  }));
+  })),
+);
 
-const variableSchema: z.ZodType<PlanVariable> = z
-  .object({
+const variableSchema: z.ZodMiniType<PlanVariable> = z.pipe(
+  z.object({
     name: z.string(),
     // An unknown type is dropped rather than failing the whole plan.
-    variableType: z.enum(['string', 'option', 'resource']).nullish().catch(undefined),
-    required: z.boolean().nullish(),
-    options: z.array(z.string()).nullish(),
-  })
-  .transform(({ name, variableType, required, options }) => ({
+    variableType: z.catch(z.nullish(z.enum(['string', 'option', 'resource'])), undefined),
+    required: z.nullish(z.boolean()),
+    options: z.nullish(z.array(z.string())),
+  }),
+  z.transform(({ name, variableType, required, options }) => ({
     name,
     ...(variableType === undefined || variableType === null ? {} : { variableType }),
     // PROTOCOL §5.2: `required` defaults to false; `options` only when non-empty.
     required: required ?? false,
     ...(options === undefined || options === null ? {} : { options }),
-  }));
+  })),
+);
 
 /**
  * A workflow plan (spec §2.3), from detail and copilot.
@@ -54,9 +59,10 @@ const variableSchema: z.ZodType<PlanVariable> = z
  * workflowPlanSchema.parse({ title: 'T', tasks: [] }).variables; // []
  * ```
  */
-export const workflowPlanSchema: z.ZodType<WorkflowPlan> = z
-  .object({ title: z.string().nullish(), tasks: z.array(taskSchema), variables: z.array(variableSchema).nullish() })
-  .transform(({ title, tasks, variables }) => ({ title: title ?? 'Untitled', tasks, variables: variables ?? [] }));
+export const workflowPlanSchema: z.ZodMiniType<WorkflowPlan> = z.pipe(
+  z.object({ title: z.nullish(z.string()), tasks: z.array(taskSchema), variables: z.nullish(z.array(variableSchema)) }),
+  z.transform(({ title, tasks, variables }) => ({ title: title ?? 'Untitled', tasks, variables: variables ?? [] })),
+);
 
 /**
  * Copilot generation data (spec §4.8).
@@ -66,7 +72,7 @@ export const workflowPlanSchema: z.ZodType<WorkflowPlan> = z
  * generatedWorkflowSchema.parse({ canvasId: 'c-1', workflowPlan: { title: 'T', tasks: [] } });
  * ```
  */
-export const generatedWorkflowSchema: z.ZodType<GeneratedWorkflow> = z.object({ canvasId: z.string().min(1), workflowPlan: workflowPlanSchema });
+export const generatedWorkflowSchema: z.ZodMiniType<GeneratedWorkflow> = z.object({ canvasId: z.string().check(z.minLength(1)), workflowPlan: workflowPlanSchema });
 
 /**
  * Upload data (spec §4.7): keys are strict, since a run needs them.
@@ -76,6 +82,7 @@ export const generatedWorkflowSchema: z.ZodType<GeneratedWorkflow> = z.object({ 
  * uploadedFilesSchema.parse({ files: [{ fileKey: 'of_x', fileName: 'a.txt' }] });
  * ```
  */
-export const uploadedFilesSchema: z.ZodType<UploadedFile[]> = z
-  .object({ files: z.array(z.object({ fileKey: z.string().min(1), fileName: z.string() })) })
-  .transform(({ files }) => files);
+export const uploadedFilesSchema: z.ZodMiniType<UploadedFile[]> = z.pipe(
+  z.object({ files: z.array(z.object({ fileKey: z.string().check(z.minLength(1)), fileName: z.string() })) }),
+  z.transform(({ files }) => files),
+);
