@@ -2,29 +2,38 @@ import type * as z from 'zod/mini';
 import { errorFromAnswer, type FailureBody } from '../errors/error-factory.js';
 import { ResponseValidationError } from '../errors/validation-errors.js';
 import type { Endpoint, RateLimitInfo } from './gate.js';
+import type { Redactor } from './key-redaction.js';
 
 /**
  * One answer as the transport read it.
  *
  * @example
  * ```ts
- * unwrap({ endpoint: 'abort', status: 200, text: '{"success":true,"data":null}', rateLimit: {} }, abortSchema);
+ * unwrap({ endpoint: 'abort', status: 200, text: '{"success":true,"data":null}', rateLimit: {} }, abortSchema, createRedactor(apiKey));
  * ```
  */
 export interface Answer {
   readonly endpoint: Endpoint;
   readonly status: number;
+  /** The body exactly as the server sent it (decoded to text), the key not yet removed. */
   readonly text: string;
   readonly rateLimit: RateLimitInfo;
   readonly executionId?: string | undefined;
 }
 
-function parseBody(text: string): FailureBody {
+/**
+ * The body parsed, then rid of the key: parsing first undoes the JSON escapes a key may hide behind
+ * (`rf_\u0053…`), and every string and property name of the value is cleaned, data included, since
+ * any of it may reach an error (`errMsg`, a node's `errorMessage` in `WorkflowFailedError`) or a log.
+ */
+function parseBody(text: string, redact: Redactor): FailureBody {
+  let value: unknown;
   try {
-    return { kind: 'json', value: JSON.parse(text) as unknown };
+    value = JSON.parse(text) as unknown;
   } catch {
-    return { kind: 'text', text };
+    return { kind: 'text', text: redact.text(text) };
   }
+  return { kind: 'json', value: redact.json(value) };
 }
 
 function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
@@ -32,16 +41,17 @@ function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
 }
 
 /**
- * Turns an answer into the endpoint's data or the one error that describes it. The envelope's
+ * Turns an answer into the endpoint's data or the one error that describes it, with the API key
+ * removed from all of it by `redact`. The envelope's
  * `success` decides, not only the HTTP status: business errors come as HTTP 200 (PROTOCOL §1.2).
  *
  * @example
  * ```ts
- * const snapshot = unwrap({ endpoint: 'status', status: 200, text, rateLimit: {} }, schema);
+ * const snapshot = unwrap({ endpoint: 'status', status: 200, text, rateLimit: {} }, schema, createRedactor(apiKey));
  * ```
  */
-export function unwrap<T>(answer: Answer, schema: z.ZodMiniType<T>): T {
-  const body = parseBody(answer.text);
+export function unwrap<T>(answer: Answer, schema: z.ZodMiniType<T>, redact: Redactor): T {
+  const body = parseBody(answer.text, redact);
   const context = { endpoint: answer.endpoint, ...(answer.executionId === undefined ? {} : { executionId: answer.executionId }) };
   const envelope = body.kind === 'json' && isRecord(body.value) ? body.value : undefined;
   const ok = answer.status >= 200 && answer.status < 300;

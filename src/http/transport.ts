@@ -7,7 +7,7 @@ import type { ResolvedOptions } from './options.js';
 import { linkSignals } from './linked-signal.js';
 import { readRateLimit } from './rate-limit-headers.js';
 import { withRetries } from './retrying.js';
-import { scrubSecret } from './secret.js';
+import { createRedactor } from './key-redaction.js';
 import { readBodyText } from './body-text.js';
 
 /**
@@ -81,6 +81,8 @@ function customHeaders(headers: Readonly<Record<string, string>>): Record<string
  * ```
  */
 export function createTransport(apiKey: string, options: ResolvedOptions): Send {
+  // The key must never appear in errors or logs: whatever the server sends is rid of it before anything reads it.
+  const redact = createRedactor(apiKey);
   const http: KyInstance = ky.create({
     prefixUrl: `${options.baseUrl}/`,
     headers: { ...userAgentHeader(), ...customHeaders(options.headers), authorization: `Bearer ${apiKey}` },
@@ -118,7 +120,8 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Send 
     const failure = (error: unknown): Error => {
       if (spec.signal?.aborted === true) return spec.signal.reason as Error;
       if (deadline.signal.aborted) return new TimeoutError({ ...context, timeoutMs });
-      return new NetworkError({ ...context, cause: error });
+      // fetch's errors can quote the server: a malformed answer's bytes ride in a parser error's `data`.
+      return new NetworkError({ ...context, cause: redact.error(error) });
     };
     try {
       let response: Response;
@@ -140,7 +143,7 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Send 
       // Node's fetch hands back the 3xx itself; a browser's, an opaque redirect with status 0.
       if (response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400)) {
         await response.body?.cancel().catch(() => undefined);
-        throw new RedirectError({ ...context, status: response.status, location: response.headers.get('location') ?? '' });
+        throw new RedirectError({ ...context, status: response.status, location: redact.text(response.headers.get('location') ?? '') });
       }
       let text: string;
       try {
@@ -149,7 +152,7 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Send 
         if (isResponseTooLargeError(error)) throw error;
         throw failure(error); // the connection dropped, or the deadline passed, mid-body
       }
-      return unwrap({ ...context, status: response.status, text: scrubSecret(text, apiKey), rateLimit }, spec.schema);
+      return unwrap({ ...context, status: response.status, text, rateLimit }, spec.schema, redact);
     } finally {
       clearTimeout(timer);
       linked.unlink();

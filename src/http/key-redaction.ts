@@ -1,0 +1,161 @@
+import { decodedForms, mayBeEncoded } from './encoded-forms.js';
+
+/**
+ * What the API key is replaced with wherever a server sent it back.
+ *
+ * @example
+ * ```ts
+ * createRedactor('rf_abc').text('Invalid API key rf_abc'); // 'Invalid API key [redacted]'
+ * ```
+ */
+export const REDACTED = '[redacted]';
+
+/** Layers of encoding looked through: a key encoded more often than this is no longer text anyone reads. */
+const MAX_DECODE_LAYERS = 4;
+/** A whitespace-free run of text: where one key, however encoded, must lie whole. */
+const TOKEN = /\S+/g;
+/** How deep an error's causes and fields are searched; anything deeper is dropped from a cleaned copy. */
+const MAX_ERROR_DEPTH = 6;
+
+/**
+ * Removes the API key from everything a server sent: a server may echo the key (`Invalid API key
+ * rf_…`), plainly or encoded, in its body, its status line or a malformed answer that ends up in a
+ * `fetch` error. Every server-provided text passes through one of these before an error, a log or
+ * the caller sees it.
+ *
+ * @example
+ * ```ts
+ * const redact = createRedactor(apiKey);
+ * const errMsg = redact.text(serverMessage);
+ * ```
+ */
+export interface Redactor {
+  /** The text with every occurrence of the key — plain, in any letter case, or under layers of encoding — replaced. */
+  text(text: string): string;
+  /** A parsed JSON value with the key removed from every string and property name, rewritten in place (any depth). */
+  json(value: unknown): unknown;
+  /** The error itself when no text in it (message, stack, fields, causes) holds the key; otherwise a cleaned copy of the same class. */
+  error(error: unknown): unknown;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+function isObject(value: unknown): value is object {
+  return typeof value === 'object' && value !== null;
+}
+
+/** Writes a property without ever reaching a setter (a JSON key may be `__proto__`). */
+function setOwn(target: object, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
+}
+
+/** Own data properties only: reading an accessor could run code, and is not what the error holds. */
+function ownData(value: object): [string, unknown, PropertyDescriptor][] {
+  return Object.getOwnPropertyNames(value).flatMap((name) => {
+    const descriptor = Object.getOwnPropertyDescriptor(value, name);
+    return descriptor !== undefined && 'value' in descriptor ? [[name, descriptor.value as unknown, descriptor] as [string, unknown, PropertyDescriptor]] : [];
+  });
+}
+
+function bytesAsText(view: ArrayBufferView): string {
+  return new TextDecoder().decode(new Uint8Array(view.buffer, view.byteOffset, view.byteLength));
+}
+
+/**
+ * Builds the redactor of one API key. The key holds no whitespace (`normalizeOptions` refuses one that does).
+ *
+ * @example
+ * ```ts
+ * const redact = createRedactor('rf_SECRET');
+ * redact.text('key=rf%5FSECRET'); // 'key=[redacted]'
+ * ```
+ */
+export function createRedactor(secret: string): Redactor {
+  const every = new RegExp(escapeRegExp(secret), 'gi');
+  const any = new RegExp(escapeRegExp(secret), 'i');
+  const hide = (text: string): string => text.replace(every, REDACTED);
+  /** A whitespace-free piece of text, rid of a key hidden under encodings: replaced by the decoded form that showed it. */
+  const cleanToken = (token: string): string => {
+    let result = token;
+    // Each rewrite makes the token shorter (decoding and hiding both do), so this ends.
+    for (let found = true; found && result.length >= secret.length; ) {
+      found = false;
+      for (const form of decodedForms(result, MAX_DECODE_LAYERS)) {
+        if (any.test(form)) {
+          result = hide(form);
+          found = true;
+          break;
+        }
+      }
+    }
+    return result;
+  };
+
+  const text = (original: string): string => {
+    const result = hide(original);
+    if (!mayBeEncoded(result)) return result;
+    // The key holds no whitespace, and decoding leaves whitespace as it is, so a key under encodings
+    // lies within one whitespace-free token: each is searched on its own, which keeps the search
+    // small however long the text. Text without the key stays exactly as sent.
+    return result.replace(TOKEN, (token) => (mayBeEncoded(token) ? cleanToken(token) : token));
+  };
+
+  const json = (value: unknown): unknown => {
+    if (typeof value === 'string') return text(value);
+    // An explicit stack, not recursion: a hostile body may nest 20,000 levels deep.
+    const pending: unknown[] = [value];
+    for (let node = pending.pop(); node !== undefined; node = pending.pop()) {
+      if (!isObject(node)) continue;
+      if (Array.isArray(node)) {
+        const items = node as unknown[];
+        items.forEach((item, index) => {
+          if (typeof item === 'string') items[index] = text(item);
+          else pending.push(item);
+        });
+        continue;
+      }
+      for (const [name, item] of ownData(node)) {
+        const cleanName = text(name);
+        if (cleanName !== name) Reflect.deleteProperty(node, name);
+        if (typeof item === 'string') setOwn(node, cleanName, text(item));
+        else {
+          if (cleanName !== name) setOwn(node, cleanName, item);
+          pending.push(item);
+        }
+      }
+    }
+    return value;
+  };
+
+  /** True when some text in `value` holds the key, or when it nests deeper than is searched. */
+  const holdsKey = (value: unknown, depth: number): boolean => {
+    if (typeof value === 'string') return text(value) !== value;
+    if (ArrayBuffer.isView(value)) return holdsKey(bytesAsText(value), depth);
+    if (!isObject(value)) return false;
+    if (depth >= MAX_ERROR_DEPTH) return true;
+    return ownData(value).some(([name, item]) => text(name) !== name || holdsKey(item, depth + 1));
+  };
+
+  const cleanCopy = (value: unknown, depth: number): unknown => {
+    if (typeof value === 'string') return text(value);
+    if (ArrayBuffer.isView(value)) return text(bytesAsText(value)); // raw bytes of an answer, as the text they spell
+    if (!isObject(value)) return value;
+    if (depth >= MAX_ERROR_DEPTH) return undefined;
+    if (Array.isArray(value)) return value.map((item: unknown) => cleanCopy(item, depth + 1));
+    const prototype = Object.getPrototypeOf(value) as object | null;
+    // A real Error keeps what tools rely on (stack, `instanceof`, how `inspect` shows it).
+    const copy = value instanceof Error ? (Object.setPrototypeOf(new Error(), prototype) as object) : (Object.create(prototype) as object);
+    for (const [name, item, descriptor] of ownData(value)) {
+      Object.defineProperty(copy, text(name), { ...descriptor, value: cleanCopy(item, depth + 1) });
+    }
+    return copy;
+  };
+
+  return {
+    text,
+    json,
+    error: (error: unknown): unknown => (holdsKey(error, 0) ? cleanCopy(error, 0) : error),
+  };
+}
