@@ -1,8 +1,10 @@
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import * as errors from '../../src/errors/index.js';
+import * as publicSurface from '../../src/index.js';
 
 const details = { endpoint: 'status', status: 500 } as const;
+const failedResult = { executionId: 'we-1', status: 'failed', endedBy: 'failed', nodes: [], output: [], files: [], failedNodes: [] } as const;
 
 /** Each class, an instance, its guard, its code, and the guards of the ancestors it must satisfy. */
 const cases = [
@@ -24,6 +26,8 @@ const cases = [
   [new errors.InvalidArgumentError('executionId', 'must not be empty'), errors.isInvalidArgumentError, 'INVALID_ARGUMENT', 'InvalidArgumentError'],
   [new errors.DownloadError({ url: 'http://127.0.0.1/x', status: 404 }), errors.isDownloadError, 'DOWNLOAD_FAILED', 'DownloadError'],
   [new errors.ConcurrencyLimitError('user-1', 5), errors.isConcurrencyLimitError, 'CONCURRENCY_LIMIT', 'ConcurrencyLimitError'],
+  [new errors.WorkflowFailedError(failedResult), errors.isWorkflowFailedError, 'WORKFLOW_FAILED', 'WorkflowFailedError'],
+  [new errors.RunTimeoutError(1_000, 'we-1'), errors.isRunTimeoutError, 'RUN_TIMEOUT', 'RunTimeoutError'],
 ] as const;
 
 const guards = cases.map(([, guard]) => guard);
@@ -40,6 +44,14 @@ describe('error classes', () => {
       if (other === guard) continue;
       expect(other(error)).toBe(other === errors.isApiError && isApi);
     }
+  });
+
+  it('covers every error class and guard the package exports, so a new one cannot be forgotten here', () => {
+    const exported = Object.entries(publicSurface);
+    const classes = exported.filter(([, value]) => typeof value === 'function' && value.prototype instanceof errors.FlowstreamError).map(([name]) => name);
+    const guardNames = exported.filter(([name, value]) => /^is[A-Z]\w*Error$/u.test(name) && typeof value === 'function' && name !== 'isFlowstreamError').map(([name]) => name);
+    expect(classes.sort()).toEqual(cases.map(([, , , name]) => name).sort());
+    expect(guardNames.sort()).toEqual(cases.map(([, , , name]) => `is${name}`).sort());
   });
 
   it('guards work without instanceof: a copy of the brand from another realm is recognised', () => {
