@@ -108,7 +108,7 @@ export function createClient(options: ClientOptions): Client {
   const runs = createRuns(http.executions, {
     ...(polling === undefined ? {} : { polling }),
     ...(logger === undefined ? {} : { logger }),
-  });
+  }, http.workflows);
   return Object.freeze({
     ...http,
     ...runs,

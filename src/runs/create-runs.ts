@@ -5,6 +5,7 @@ import type { RunEvent } from './events.js';
 import { cadenceBounds } from './cadence.js';
 import { type ExecutionSource, observeExecutions } from './execution-source.js';
 import { type RunHandle, startRunOver, type StartRunOptions } from './run-handle.js';
+import { startExecution } from './start-execution.js';
 import { runLifecycle } from './run-lifecycle.js';
 import { type RunOptions, type RunsDefaults, runSettings } from './run-options.js';
 
@@ -81,7 +82,8 @@ export function runsOver(source: ExecutionSource, defaults: RunsDefaults = {}): 
     run: (canvasId, input, options) =>
       defer(() => {
         const given = objectArgument('input', input);
-        return runLifecycle(source, { kind: 'start', canvasId, start: (withdraw) => source.start(canvasId, given, withdraw) }, runSettings('run', objectArgument('options', options), defaults));
+        const settings = objectArgument('options', options);
+        return runLifecycle(source, { kind: 'start', canvasId, start: startExecution(source, canvasId, given, settings.checkVariables === true) }, runSettings('run', settings, defaults));
       }),
     watch: (executionId, options) =>
       defer(() => runLifecycle(source, { kind: 'watch', executionId }, runSettings('watch', objectArgument('options', options), defaults))),
@@ -99,6 +101,6 @@ export function runsOver(source: ExecutionSource, defaults: RunsDefaults = {}): 
  * runs.run('c-123').subscribe({ next: console.log, error: console.error });
  * ```
  */
-export function createRuns(api: ExecutionsApi, defaults: RunsDefaults = {}): Runs & RunHandles {
-  return runsOver(observeExecutions(api), defaults);
+export function createRuns(api: ExecutionsApi, defaults: RunsDefaults = {}, plans?: Parameters<typeof observeExecutions>[1]): Runs & RunHandles {
+  return runsOver(observeExecutions(api, plans), defaults);
 }

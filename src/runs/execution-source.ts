@@ -1,6 +1,6 @@
 import type { Observable } from 'rxjs';
 import { fromAbortable } from './from-abortable.js';
-import type { ExecutionOutput, ExecutionSnapshot, ExecutionsApi, StartedExecution, Variables } from '../http/model.js';
+import type { CallOptions, ExecutionOutput, ExecutionSnapshot, ExecutionsApi, StartedExecution, Variables, WorkflowPlan } from '../http/model.js';
 
 /**
  * The execution endpoints as Observables: one request per subscription, cancelled by unsubscribing.
@@ -13,6 +13,8 @@ export interface ExecutionSource {
   status(executionId: string): Observable<ExecutionSnapshot>;
   output(executionId: string): Observable<ExecutionOutput>;
   abort(executionId: string): Observable<void>;
+  /** The workflow's plan, to check a run's variables against (`RunOptions.checkVariables`). */
+  readonly plan?: (canvasId: string) => Observable<WorkflowPlan>;
 }
 
 /**
@@ -24,8 +26,9 @@ export interface ExecutionSource {
  * source.status('we-1').subscribe(console.log);
  * ```
  */
-export function observeExecutions(api: ExecutionsApi): ExecutionSource {
+export function observeExecutions(api: ExecutionsApi, plans?: { get(canvasId: string, options?: CallOptions): Promise<WorkflowPlan> }): ExecutionSource {
   return {
+    ...(plans === undefined ? {} : { plan: (canvasId: string) => fromAbortable((signal) => plans.get(canvasId, { signal })) }),
     start: (canvasId, input, withdraw) => fromAbortable((signal) => api.start(canvasId, input, withdraw === undefined ? { signal } : { signal, withdraw })),
     status: (executionId) => fromAbortable((signal) => api.status(executionId, { signal })),
     output: (executionId) => fromAbortable((signal) => api.output(executionId, { signal })),

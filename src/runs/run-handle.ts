@@ -10,6 +10,7 @@ import { INITIAL_RUN_STATE, reduceRunState, replayRunState, type RunState } from
 import { sampleRunState } from './sample-run-state.js';
 import { shareRun } from './share-run.js';
 import { toRunState } from './to-run-state.js';
+import { startExecution } from './start-execution.js';
 
 /**
  * Options of `client.startRun`: those of a run, but for a handle `timeoutMs` and `signal` stop the
@@ -115,7 +116,7 @@ export function startRunOver(
   const control = new Subject<RunControl>();
   const run$ = runLifecycle(
     source,
-    { kind: 'start', canvasId, start: (withdraw) => source.start(canvasId, input, withdraw) },
+    { kind: 'start', canvasId, start: startExecution(source, canvasId, input, options.checkVariables === true) },
     { ...settings, timeoutMs: undefined, signal: undefined, abortOnUnsubscribe: false },
     control,
   );

@@ -30,6 +30,13 @@ export interface RunOptions {
    * waiting on the run stops instead of taking it for a success.
    */
   readonly signal?: AbortSignal;
+  /**
+   * `run`, `startRun`: read the workflow's plan first and check the variables against it — an unknown
+   * name ("did you mean"), a required one left out, a value outside its options — erroring with
+   * `InvalidArgumentError` before the start is sent (the service checks none of it, PROTOCOL §5.4, and a
+   * wrong run costs credits). One more request. Default false.
+   */
+  readonly checkVariables?: boolean;
 }
 
 /** Defaults shared by every run of a client. */

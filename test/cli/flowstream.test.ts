@@ -149,6 +149,25 @@ describe('exit codes', { timeout: 60_000 }, () => {
     expect(cli.stderr()).not.toContain('1000 ms');
   });
 
+  it.each([
+    ['a misspelt variable', ['--var', 'topik=tides'], 'did you mean `topic`?'],
+    ['a missing required variable', ['--var', 'tone=casual'], 'variables.topic: is required'],
+    ['a value outside the options', ['--var', 'topic=tides', '--var', 'tone=rude'], '"rude" is not one of its options'],
+  ])('exits 2 for %s, checked against the plan, starting nothing', async (_case, vars, message) => {
+    const before = emulator.requests.list({ endpoint: 'run' }).length;
+    const cli = flowstream(['run', 'c-sample-variables', ...vars], connected);
+    expect(await cli.exited()).toBe(2);
+    expect(cli.stderr()).toContain(message);
+    expect(emulator.requests.list({ endpoint: 'run' }).length).toBe(before);
+  });
+
+  it('starts without the check with --no-check', async () => {
+    const before = emulator.requests.list({ endpoint: 'run' }).length;
+    const cli = flowstream(['run', 'c-sample-variables', '--var', 'topic=tides', '--var', 'tone=rude', '--no-check', '--quiet'], connected);
+    expect(await cli.exited()).toBe(0);
+    expect(emulator.requests.list({ endpoint: 'run' }).length).toBe(before + 1);
+  });
+
   it('says to check the id, not to watch it again, for an execution that does not exist', async () => {
     const cli = flowstream(['watch', 'we-nope'], connected);
     expect(await cli.exited()).toBe(3);
@@ -215,7 +234,8 @@ describe('Ctrl-C', { timeout: 60_000 }, () => {
   it('aborts exactly once when Ctrl-C comes while the start request is still in flight', async () => {
     emulator.faults.add({ kind: 'latency', ms: 3000, endpoint: 'run', times: 1 });
     const known = new Set(emulator.executions.list().map((execution) => execution.executionId));
-    const cli = flowstream(['run', 'c-sample-timeout'], connected);
+    // No plan check first: Ctrl-C must meet the start itself on its way.
+    const cli = flowstream(['run', 'c-sample-timeout', '--no-check'], connected);
     await cli.waitFor(/^Starting a run of c-sample-timeout$/mu);
     cli.child.kill('SIGINT');
     expect(await cli.exited()).toBe(130);

@@ -17,6 +17,7 @@ interface RunFlags {
   readonly abort: boolean;
   readonly timeout?: number;
   readonly quiet: boolean;
+  readonly check: boolean;
   readonly apiKey?: string;
   readonly baseUrl?: string;
 }
@@ -36,6 +37,8 @@ async function run(canvasId: string, flags: RunFlags, context: CliContext): Prom
   const run$ = client.run(canvasId, { variables }, {
     failOnWorkflowError: false,
     abortOnUnsubscribe: flags.abort,
+    // A wrong run still costs credits: the variables are checked against the plan before it starts.
+    checkVariables: flags.check,
     ...(flags.timeout === undefined ? {} : { timeoutMs: flags.timeout * 1000 }),
   });
   // followRun listens for Ctrl-C before anything is said; the live display is made after the line
@@ -74,6 +77,7 @@ export function runCommand(context: CliContext, report: (outcome: CommandOutcome
     .option('--no-abort', 'on Ctrl-C, leave the execution running and print its id to `watch` later')
     .option('--timeout <seconds>', 'abort the execution and fail after this many seconds', positiveNumber)
     .option('-q, --quiet', 'leave out partial output: progress and the summary only', false)
+    .option('--no-check', 'start without checking the variables against the workflow\'s plan')
     .addHelpText('after', EXAMPLES)
     .action(async (canvasId: string, flags: RunFlags) => {
       report(await run(canvasId, flags, context));
