@@ -7,7 +7,8 @@ export { createClient, type Client, type ClientOptions, type BudgetView, type St
 export type { RunEvent, RunEventType, RunEventOf, StartedEvent, StatusEvent, NodeEvent, MessageEvent, FileEvent, FinishedEvent } from './runs/events.js';
 export type { RunInput, Runs, RunHandles } from './runs/create-runs.js';
 export type { RunHandle, StartRunOptions } from './runs/run-handle.js';
-export type { RunOptions } from './runs/run-options.js';
+export type { FailedBranches, RunOptions } from './runs/run-options.js';
+export { checkVariablesAgainstPlan } from './runs/variables-against-plan.js';
 export { DEFAULT_POLL_INTERVAL, type PollInterval } from './runs/cadence.js';
 export type { OutputMode } from './runs/output-policy.js';
 export { ofType } from './runs/of-type.js';

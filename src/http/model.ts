@@ -372,4 +372,9 @@ export interface RunResult {
   readonly files: readonly OutputFile[];
   /** The nodes that ended `failed`, with their errors (abort and timeouts included, PROTOCOL §3.5–3.6). */
   readonly failedNodes: readonly NodeExecution[];
+  /**
+   * Nodes still running when the execution was already `failed`: a failed node fails the execution at
+   * once while other branches go on (PROTOCOL §3.3). Empty otherwise; see `RunOptions.onFailedBranches`.
+   */
+  readonly runningNodes: readonly NodeExecution[];
 }

@@ -1,7 +1,7 @@
 /** Reactive runs (DESIGN.md "Reactive runs" and helpers): what the composition root and `src/index.ts` export. */
 export { createRuns, runsOver, type RunInput, type Runs, type RunHandles } from './create-runs.js';
 export type { RunHandle, StartRunOptions } from './run-handle.js';
-export type { RunOptions, RunsDefaults } from './run-options.js';
+export type { FailedBranches, RunOptions, RunsDefaults } from './run-options.js';
 export { DEFAULT_POLL_INTERVAL, type PollInterval } from './cadence.js';
 export type { OutputMode } from './output-policy.js';
 export type {

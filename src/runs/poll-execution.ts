@@ -26,6 +26,8 @@ export interface PollSettings {
   readonly logger?: Logger | undefined;
   /** Cuts the wait before the next read short with a status read: after an abort, the end is read at once. */
   readonly readNow?: Observable<void> | undefined;
+  /** `'follow'`: a failed execution is read on until its last running branch ends (`RunOptions.onFailedBranches`). */
+  readonly onFailedBranches?: 'leave' | 'abort' | 'follow';
 }
 
 /** Where the next read starts from. */
@@ -77,7 +79,9 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
    */
   const conclude = (previous: Position, diff: ViewDiff, read: { now: number; changed: boolean; output: boolean; nodeEnded: boolean }): Step => {
     const { view } = diff;
-    if (isTerminal(view.status)) {
+    // PROTOCOL §3.3: a failed execution's other branches may still run; `follow` reads on until they end.
+    const branchesRunning = view.status === 'failed' && [...view.nodes.values()].some((node) => node.status === 'executing' || node.status === 'waiting');
+    if (isTerminal(view.status) && !(settings.onFailedBranches === 'follow' && branchesRunning)) {
       const last = announceHeldFiles(view);
       const result = runResultOf(last.view, view.status, settings.canvasId);
       return { events: [...diff.events, ...last.events, { type: 'finished', executionId, result }] };

@@ -35,7 +35,7 @@ function isTerminal(status: ExecutionStatus): boolean {
  * (`executionId: ''`), no nodes and no output.
  */
 function withdrawnResult(canvasId: string, endedBy: RunEnding): RunResult {
-  return { executionId: '', canvasId, status: 'failed', endedBy, nodes: [], output: [], files: [], failedNodes: [] };
+  return { executionId: '', canvasId, status: 'failed', endedBy, nodes: [], output: [], files: [], failedNodes: [], runningNodes: [] };
 }
 
 /**
@@ -95,6 +95,11 @@ export function runLifecycle(source: ExecutionSource, target: RunTarget, setting
             over = true;
             const ended = ending(event);
             result = ended.result;
+            // PROTOCOL §3.3, §3.5: branches still running after the failure spend credits; abort them once.
+            if (settings.onFailedBranches === 'abort' && ended.result.runningNodes.length > 0 && !abortSent) {
+              abortSent = true;
+              abortInBackground(source, id, settings);
+            }
             subscriber.next(ended);
             return;
           }

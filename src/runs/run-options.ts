@@ -37,6 +37,12 @@ export interface RunOptions {
    * wrong run costs credits). One more request. Default false.
    */
   readonly checkVariables?: boolean;
+  /**
+   * When the execution fails while other branches still run (PROTOCOL §3.3): `'leave'` them running
+   * (the result lists them in `runningNodes`), `'abort'` the execution once (it stops spending credits,
+   * §3.5), or `'follow'` them to their end before `finished`. Default `'leave'`.
+   */
+  readonly onFailedBranches?: FailedBranches;
 }
 
 /** Defaults shared by every run of a client. */
@@ -58,10 +64,29 @@ export interface RunSettings {
   readonly output: OutputMode;
   readonly abortOnUnsubscribe: boolean;
   readonly failOnWorkflowError: boolean;
+  readonly onFailedBranches: FailedBranches;
   readonly signal: AbortSignal | undefined;
   readonly scheduler: SchedulerLike;
   readonly random: () => number;
   readonly logger: Logger | undefined;
+}
+
+/**
+ * What a run does with branches still running when the execution has failed (`RunOptions.onFailedBranches`).
+ *
+ * @example
+ * ```ts
+ * client.run('c-1', {}, { onFailedBranches: 'abort' });
+ * ```
+ */
+export type FailedBranches = 'leave' | 'abort' | 'follow';
+
+const FAILED_BRANCHES: readonly unknown[] = ['leave', 'abort', 'follow'] satisfies readonly FailedBranches[];
+
+function failedBranches(given: FailedBranches | undefined): FailedBranches {
+  const value: unknown = given ?? 'leave';
+  if (!FAILED_BRANCHES.includes(value)) throw new InvalidArgumentError('onFailedBranches', `must be 'leave', 'abort' or 'follow' (got ${String(value)})`);
+  return value as FailedBranches;
 }
 
 /**
@@ -81,6 +106,7 @@ export function runSettings(kind: 'run' | 'watch', options: RunOptions = {}, def
     output,
     abortOnUnsubscribe: options.abortOnUnsubscribe ?? kind === 'run',
     failOnWorkflowError: options.failOnWorkflowError ?? true,
+    onFailedBranches: failedBranches(options.onFailedBranches),
     signal: options.signal,
     scheduler: defaults.scheduler ?? asyncScheduler,
     random: defaults.random ?? Math.random,

@@ -21,5 +21,6 @@ export function runResultOf(view: ExecutionView, status: RunResult['status'], ca
     })),
     files: [...view.files],
     failedNodes: nodes.filter((node) => node.status === 'failed'),
+    runningNodes: nodes.filter((node) => node.status === 'executing' || node.status === 'waiting'),
   };
 }

@@ -16,7 +16,7 @@ import {
 import { type CommandOutcome, exitCodeFor } from '../../src/cli/exit-code.js';
 import { UsageError } from '../../src/cli/usage-error.js';
 
-const failed: RunResult = { executionId: 'we-1', status: 'failed', endedBy: 'failed', nodes: [], output: [], files: [], failedNodes: [] };
+const failed: RunResult = { executionId: 'we-1', status: 'failed', endedBy: 'failed', nodes: [], output: [], files: [], failedNodes: [], runningNodes: [] };
 const api = { endpoint: 'status' } as const;
 
 describe('exitCodeFor', () => {

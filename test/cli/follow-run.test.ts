@@ -6,7 +6,7 @@ import type { InterruptSource } from '../../src/cli/progress/interrupts.js';
 import type { RunRenderer } from '../../src/cli/progress/renderer.js';
 
 const executionId = 'we-1';
-const result: RunResult = { executionId, status: 'finish', endedBy: 'finish', nodes: [], output: [], files: [], failedNodes: [] };
+const result: RunResult = { executionId, status: 'finish', endedBy: 'finish', nodes: [], output: [], files: [], failedNodes: [], runningNodes: [] };
 
 function harness(): { interrupts: InterruptSource; interrupt: () => void; listening: () => boolean; renderer: RunRenderer; closed: (RunResult | undefined)[]; notices: string[] } {
   let listener: (() => void) | undefined;

@@ -12,6 +12,7 @@ const result: RunResult = {
   output: [],
   files: [{ name: 'a.md', type: 'text/markdown', size: 2048, url: 'http://127.0.0.1/v1/drive/file/public/df-1/a.md' }],
   failedNodes: [],
+  runningNodes: [],
 };
 
 function scripted(): { events: readonly [number, RunEvent][] } {

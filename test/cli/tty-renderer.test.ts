@@ -6,7 +6,7 @@ import { ttyRenderer } from '../../src/cli/progress/tty-renderer.js';
 
 const ESC = String.fromCharCode(27);
 const executionId = 'we-1';
-const result: RunResult = { executionId, status: 'finish', endedBy: 'finish', nodes: [], output: [], files: [], failedNodes: [] };
+const result: RunResult = { executionId, status: 'finish', endedBy: 'finish', nodes: [], output: [], files: [], failedNodes: [], runningNodes: [] };
 
 /** A stream that says it is a terminal of 80×24, and keeps what was written. */
 function terminal(): { stream: NodeJS.WriteStream; text: () => string } {

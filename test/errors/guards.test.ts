@@ -4,7 +4,7 @@ import * as errors from '../../src/errors/index.js';
 import * as publicSurface from '../../src/index.js';
 
 const details = { endpoint: 'status', status: 500 } as const;
-const failedResult = { executionId: 'we-1', status: 'failed', endedBy: 'failed', nodes: [], output: [], files: [], failedNodes: [] } as const;
+const failedResult = { executionId: 'we-1', status: 'failed', endedBy: 'failed', nodes: [], output: [], files: [], failedNodes: [], runningNodes: [] } as const;
 
 /** Each class, an instance, its guard, its code, and the guards of the ancestors it must satisfy. */
 const cases = [

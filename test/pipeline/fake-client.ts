@@ -25,6 +25,7 @@ export function resultOf(executionId: string, options: { readonly status?: RunRe
     output: [{ ...node, messages: options.text === undefined ? [] : [{ messageId: `am-${executionId}`, type: 'ai', rawType: 'ai', content: options.text, reasoningContent: '' }] }],
     files: options.files ?? [],
     failedNodes: status === 'failed' ? [node] : [],
+    runningNodes: [],
   };
 }
 

@@ -12,7 +12,7 @@ import { runsOver } from '../../src/runs/create-runs.js';
 import { CANVAS_ID, EXECUTION_ID, node, scriptedSource, snapshot, started, testScheduler } from './fixtures.js';
 
 const id = EXECUTION_ID;
-const result: RunResult = { executionId: id, canvasId: CANVAS_ID, status: 'finish', endedBy: 'finish', nodes: [node('n1', 'finish')], output: [], files: [], failedNodes: [] };
+const result: RunResult = { executionId: id, canvasId: CANVAS_ID, status: 'finish', endedBy: 'finish', nodes: [node('n1', 'finish')], output: [], files: [], failedNodes: [], runningNodes: [] };
 const file = { name: 'report.pdf', type: 'application/pdf', size: 3, nodeId: 'n1', url: 'https://x/v1/drive/file/public/df-1/report.pdf' };
 
 const ev = {

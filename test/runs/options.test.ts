@@ -48,6 +48,7 @@ describe('runSettings', () => {
       output: 'stream',
       abortOnUnsubscribe: true,
       failOnWorkflowError: true,
+      onFailedBranches: 'leave',
       signal: undefined,
       scheduler: asyncScheduler,
       random: Math.random,
@@ -70,6 +71,7 @@ describe('runSettings', () => {
 
   it.each<[string, RunOptions, string]>([
     ['a negative wait', { pollInterval: { minMs: -1 } }, 'pollInterval.minMs'],
+    ['an unknown onFailedBranches', { onFailedBranches: 'ignore' as 'leave' }, 'onFailedBranches'],
     ['a wait no timer keeps (it would poll in a tight loop)', { pollInterval: { maxMs: 2 ** 31 } }, 'pollInterval.maxMs'],
     ['NaN', { pollInterval: { maxMs: Number.NaN } }, 'pollInterval.maxMs'],
     ['minMs above maxMs', { pollInterval: { minMs: 5000, maxMs: 1000 } }, 'pollInterval'],

@@ -66,6 +66,7 @@ describe('run cadence (virtual time)', () => {
             output: [outputNode('n1', 'finish', [message('m1', 'done')])],
             files: [],
             failedNodes: [],
+            runningNodes: [],
           },
         },
       });

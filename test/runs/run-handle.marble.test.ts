@@ -148,6 +148,7 @@ describe('startRun: a run handle (issue 16)', () => {
       output: [],
       files: [],
       failedNodes: [],
+      runningNodes: [],
     });
     await expect(handle!.executionId).rejects.toMatchObject({ name: 'AbortError' });
     expect(seen?.states.at(-1)?.result?.endedBy).toBe('aborted');

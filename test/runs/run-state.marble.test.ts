@@ -85,6 +85,7 @@ describe('toRunState: one state per poll (issue 16)', () => {
       output: [outputNode('a', 'finish')],
       files: [],
       failedNodes: [],
+      runningNodes: [],
     };
     const states: RunState[] = [];
     testScheduler().run(({ cold, flush }) => {
@@ -141,7 +142,7 @@ describe('sampling states for a display on a timer', () => {
     elapsedMs: 0,
     ...(result === undefined ? {} : { result }),
   });
-  const result = { executionId: EXECUTION_ID, status: 'finish', endedBy: 'finish', nodes: [], output: [], files: [], failedNodes: [] } satisfies RunResult;
+  const result = { executionId: EXECUTION_ID, status: 'finish', endedBy: 'finish', nodes: [], output: [], files: [], failedNodes: [], runningNodes: [] } satisfies RunResult;
 
   it('emits the first state at once, then the latest once per period, and the final one at once', () => {
     testScheduler().run(({ cold, expectObservable }) => {

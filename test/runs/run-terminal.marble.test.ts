@@ -17,6 +17,7 @@ const failedResult: RunResult = {
   output: [],
   files: [],
   failedNodes: [failedNode],
+  runningNodes: [],
 };
 const startedEvent = { type: 'started', executionId: EXECUTION_ID, canvasId: CANVAS_ID, status: 'executing' };
 
@@ -92,7 +93,7 @@ describe('how a run ends (virtual time)', () => {
   it('watches a finished execution to its result at once', () => {
     testScheduler().run(({ cold, expectObservable }) => {
       const source = scriptedSource({ status: () => cold('-(a|)', { a: snapshot('finish', [node('n1', 'finish')]) }), output: () => cold('----(o|)', { o: output() }) });
-      const result: RunResult = { executionId: EXECUTION_ID, status: 'finish', endedBy: 'finish', nodes: [node('n1', 'finish')], output: [], files: [], failedNodes: [] };
+      const result: RunResult = { executionId: EXECUTION_ID, status: 'finish', endedBy: 'finish', nodes: [node('n1', 'finish')], output: [], files: [], failedNodes: [], runningNodes: [] };
       expectObservable(runsOver(source, defaults).watch(EXECUTION_ID)).toBe('-(sn)(F|)', {
         s: { type: 'started', executionId: EXECUTION_ID, status: 'finish' },
         n: { type: 'node', executionId: EXECUTION_ID, nodeId: 'n1', title: 'Title n1', status: 'finish' },
