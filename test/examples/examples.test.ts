@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createEmulator, type Emulator } from '../../src/emulator/index.js';
 import { scrubbedEnv, startProcess } from '../cli/support/child-process.js';
 
@@ -120,5 +120,22 @@ describe('examples/sse-service.ts', () => {
       service.child.kill('SIGINT');
       expect(await service.exited()).toBe(0);
     }
+  }, 60_000);
+});
+
+describe('examples/chat-bot-runs.ts', () => {
+  it('refuses a user\'s third run before it starts, aborts the cancelled one once, and lists the files of the others', async () => {
+    const runsBefore = emulator.requests.list({ endpoint: 'run' }).length;
+    const run = example('chat-bot-runs', [], { FLOWSTREAM_API_KEY: emulator.apiKey, FLOWSTREAM_BASE_URL: emulator.url });
+    expect(await run.exited(60_000)).toBe(0);
+    const out = run.stdout();
+    expect(out).toContain('[ana] c-sample-parallel: refused: 2 runs are already active for "ana"');
+    expect(out).toContain('[ana] c-sample-files: finish, files: report.md, figures.csv, chart.png');
+    expect(out).toMatch(/^\[bo\] c-sample-linear: finish$/mu);
+    expect(out).toMatch(/^\[ana\] c-sample-files: \d+\/2 steps/mu);
+    const cancelled = /cancelled (we-[a-z0-9]+)/u.exec(out)?.[1] ?? '';
+    // The refused run started nothing: three starts for four requests.
+    expect(emulator.requests.list({ endpoint: 'run' }).length - runsBefore).toBe(3);
+    await vi.waitFor(() => { expect(emulator.requests.list({ endpoint: 'abort', executionId: cancelled })).toHaveLength(1); }, { timeout: 10_000 });
   }, 60_000);
 });
