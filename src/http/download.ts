@@ -121,6 +121,8 @@ export async function openFile(file: Pick<OutputFile, 'url'> | string, options: 
     controller.abort(signal?.reason);
   };
   const timer = setTimeout(() => {
+    // A body nobody reads to its end is let go here too, listener included.
+    signal?.removeEventListener('abort', onAbort);
     deadline.abort();
     controller.abort();
   }, timeoutMs);
