@@ -18,21 +18,22 @@ import { type RunStateOptions, toRunState } from './to-run-state.js';
  * ```
  */
 export interface RunStore {
+  // Functions, not methods: frameworks take them unbound (`useSyncExternalStore(store.subscribe, store.getSnapshot)`).
   /**
    * Adds a listener, called at once with the current snapshot and then on every change; returns the
    * function that removes it. The first listener subscribes the run; the last one leaving
    * unsubscribes it (which aborts a `client.run` — give the store a handle's `events` for a run that
    * must outlive the components showing it).
    */
-  subscribe(listener: (state: RunState | undefined) => void): () => void;
+  readonly subscribe: (listener: (state: RunState | undefined) => void) => () => void;
   /** The latest state (one per poll, see `toRunState`): the same object until the state changes; `undefined` before the first. */
-  getSnapshot(): RunState | undefined;
+  readonly getSnapshot: () => RunState | undefined;
   /**
    * The error that ended the run, if one did (a failed request; a failed workflow also shows in the
    * state's `result`). An error counts as a change: listeners hear of it and the snapshot is a new
    * object, so frameworks that compare snapshots by identity render again and can read it.
    */
-  getError(): unknown;
+  readonly getError: () => unknown;
 }
 
 /**
