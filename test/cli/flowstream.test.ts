@@ -330,6 +330,14 @@ describe('the other commands', { timeout: 60_000 }, () => {
     expect(cli.stdout()).toContain('tools: web_search');
   });
 
+  it('generate passes an undocumented locale on, with a warning', async () => {
+    const cli = flowstream(['generate', 'Search the web for tides. Then send an email with a summary.', '--locale', 'zh-Hans'], connected);
+    expect(await cli.exited()).toBe(0);
+    expect(cli.stderr()).toContain('warning:');
+    expect(cli.stderr()).toContain('zh-Hans');
+    expect(cli.stdout()).toMatch(/Tasks \(2\):/u);
+  });
+
   it('generate --replace rewrites the tasks of an existing workflow', async () => {
     const cli = flowstream(['generate', 'Translate the digest; then email it', '--replace', 'c-sample-news', '--json'], connected);
     expect(await cli.exited()).toBe(0);

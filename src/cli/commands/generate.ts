@@ -41,7 +41,7 @@ export function generateCommand(context: CliContext, report: (outcome: CommandOu
   return withConnectionOptions(new Command('generate'))
     .description('build a workflow from a description, with the copilot')
     .argument('<prompt>', 'what the workflow should do, in words')
-    .addOption(new Option('--locale <locale>', 'language of the generated titles').choices(COPILOT_LOCALES))
+    .addOption(new Option('--locale <locale>', `language of the generated titles (documented: ${COPILOT_LOCALES.join(', ')}; others are passed on with a warning)`))
     .option('--replace <canvasId>', "replace this workflow's tasks and variables instead of creating one (irreversible)")
     .option('--json', 'the generated workflow as JSON', false)
     .action(async (prompt: string, flags: GenerateFlags) => {
