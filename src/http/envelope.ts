@@ -3,6 +3,7 @@ import { errorFromAnswer, type FailureBody } from '../errors/error-factory.js';
 import { ResponseValidationError } from '../errors/validation-errors.js';
 import type { Endpoint, RateLimitInfo } from './gate.js';
 import type { Redactor } from './key-redaction.js';
+import { parseContext } from './schemas/parse-context.js';
 
 /**
  * One answer as the transport read it.
@@ -64,7 +65,7 @@ export function unwrap<T>(answer: Answer, schema: z.ZodMiniType<T>, redact: Reda
       new ResponseValidationError({ ...context, reason: 'schema', issues: [{ path: ['success'], message: 'expected the envelope {"success":true,"data":…}' }] }),
     );
   }
-  const parsed = schema.safeParse(envelope['data']);
+  const parsed = schema.safeParse(envelope['data'], parseContext);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((issue) => ({ path: ['data', ...issue.path], message: issue.message, code: issue.code }));
     return fail(new ResponseValidationError({ ...context, reason: 'schema', issues }));

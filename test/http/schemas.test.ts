@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { unwrap } from '../../src/http/envelope.js';
+import { createRedactor } from '../../src/http/key-redaction.js';
 import { executionOutputSchema, executionSnapshotSchema, startedExecutionSchema } from '../../src/http/schemas/execution.js';
 import { parseNodeError } from '../../src/http/schemas/node-error.js';
 import { workflowPlanSchema, workflowSummariesSchema } from '../../src/http/schemas/workflow.js';
@@ -76,5 +78,29 @@ describe('parseNodeError against a hostile server', () => {
 
   it('still shows a shallow non-string entry as JSON', () => {
     expect(parseNodeError('["timeout", {"code": 7}]')?.messages).toEqual(['timeout', '{"code":7}']);
+  });
+});
+
+describe('what a ResponseValidationError says', () => {
+  const redact = createRedactor('rf_nothing-to-hide-here-0123456789');
+
+  it('names each issue\'s path and says in English what was expected', () => {
+    const text = JSON.stringify({ success: true, data: { nodeExecutions: [{ status: 'finish' }], executionId: 7 } });
+    expect(() => unwrap({ endpoint: 'status', status: 200, text, rateLimit: {} }, executionSnapshotSchema('we-1'), redact)).toThrow(
+      expect.objectContaining({
+        reason: 'schema',
+        issues: [
+          { path: ['data', 'executionId'], message: 'Invalid input: expected string, received number', code: 'invalid_type' },
+          { path: ['data', 'nodeExecutions', 0, 'nodeId'], message: 'Invalid input: expected string, received undefined', code: 'invalid_type' },
+        ],
+      }),
+    );
+  });
+
+  it('drops an unknown variable type instead of failing the plan', () => {
+    expect(workflowPlanSchema.parse({ title: 'T', tasks: [], variables: [{ name: 'x', variableType: 'colour' }, { name: 'y', variableType: 'option' }] }).variables).toEqual([
+      { name: 'x', required: false },
+      { name: 'y', variableType: 'option', required: false },
+    ]);
   });
 });

@@ -1,5 +1,6 @@
+// A namespace import, so that a bundler keeps only the zod functions used here.
 import * as z from 'zod/mini';
-import type { GeneratedWorkflow, PlanTask, PlanVariable, UploadedFile, WorkflowPlan, WorkflowSummary } from '../model.js';
+import type { GeneratedWorkflow, PlanTask, PlanVariable, UploadedFile, VariableType, WorkflowPlan, WorkflowSummary } from '../model.js';
 
 /**
  * One search result; untitled workflows read `Untitled` on the service (PROTOCOL §5.1).
@@ -34,17 +35,23 @@ const taskSchema: z.ZodMiniType<PlanTask> = z.pipe(
   })),
 );
 
+const VARIABLE_TYPES: ReadonlySet<unknown> = new Set<VariableType>(['string', 'option', 'resource']);
+
+const isVariableType = (value: unknown): value is VariableType => VARIABLE_TYPES.has(value);
+
 const variableSchema: z.ZodMiniType<PlanVariable> = z.pipe(
   z.object({
     name: z.string(),
-    // An unknown type is dropped rather than failing the whole plan.
-    variableType: z.catch(z.nullish(z.enum(['string', 'option', 'resource'])), undefined),
+    // Checked in the transform, not by `z.catch(z.enum(…))`: an unknown type is dropped rather than
+    // failing the whole plan, and zod/mini's `catch` alone adds about 10 KB (minified) of zod's
+    // utilities to the browser bundle.
+    variableType: z.unknown(),
     required: z.nullish(z.boolean()),
     options: z.nullish(z.array(z.string())),
   }),
   z.transform(({ name, variableType, required, options }) => ({
     name,
-    ...(variableType === undefined || variableType === null ? {} : { variableType }),
+    ...(isVariableType(variableType) ? { variableType } : {}),
     // PROTOCOL §5.2: `required` defaults to false; `options` only when non-empty.
     required: required ?? false,
     ...(options === undefined || options === null ? {} : { options }),
