@@ -2,8 +2,39 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-/** Node built-ins may only be used outside the browser-safe core (DESIGN.md, "Rules of the house"). */
-const CORE = ['src/index.ts', 'src/errors/**', 'src/http/**', 'src/runs/**', 'src/budget/**', 'src/pipeline/**'];
+/**
+ * The layers of the browser-safe core, bottom first (DESIGN.md, "Layers"): a layer imports only the
+ * layers below it, and `domain` nothing at all. Data flows runs → budget → http → fetch.
+ */
+const CORE_LAYERS = ['domain', 'errors', 'http', 'budget', 'runs', 'pipeline'];
+
+/** Node built-ins and the Node-only folders stay out of the core (DESIGN.md, "Rules of the house"). */
+const BROWSER_SAFE = [
+  { group: ['node:*'], message: 'The core runs in a browser: Node-only code belongs in src/node/.' },
+  { group: ['**/node/**', '**/emulator/**', '**/cli/**', '**/redis/**', '**/bullmq/**'], message: 'The core never imports node/, emulator/, cli/, redis/ or bullmq/.' },
+];
+
+/** The import rule of one core layer: browser-safe, and nothing from a layer above it or from the root. */
+function layerRule(layer) {
+  const above = CORE_LAYERS.slice(CORE_LAYERS.indexOf(layer) + 1);
+  return {
+    files: [`src/${layer}/**`],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            ...BROWSER_SAFE,
+            {
+              group: [...above.map((name) => `**/${name}/**`), '../client.js', '../index.js', '../../client.js', '../../index.js'],
+              message: `Layers import only the layers below them (DESIGN.md): ${layer}/ may use ${CORE_LAYERS.slice(0, CORE_LAYERS.indexOf(layer)).join(', ') || 'nothing of the client'}.`,
+            },
+          ],
+        },
+      ],
+    },
+  };
+}
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'examples/web/dist/**'] },
@@ -20,19 +51,10 @@ export default tseslint.config(
     },
   },
   {
-    files: CORE,
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            { group: ['node:*'], message: 'The core runs in a browser: Node-only code belongs in src/node/.' },
-            { group: ['**/node/**', '**/emulator/**', '**/cli/**'], message: 'The core never imports node/, emulator/ or cli/.' },
-          ],
-        },
-      ],
-    },
+    files: ['src/index.ts', 'src/client.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: BROWSER_SAFE }] },
   },
+  ...CORE_LAYERS.map(layerRule),
   {
     files: ['src/emulator/**'],
     rules: {
@@ -41,7 +63,7 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: ['../errors/*', '../http/*', '../runs/*', '../budget/*', '../pipeline/*', '../node/*', '../cli/*', '../index.js', '../../*', '!../../emulator/**'],
+              group: ['../domain/*', '../errors/*', '../http/*', '../runs/*', '../budget/*', '../pipeline/*', '../node/*', '../cli/*', '../index.js', '../../*', '!../../emulator/**'],
               message: 'The emulator imports nothing from the client (DESIGN.md): src/emulator is a separate world.',
             },
           ],

@@ -52,8 +52,10 @@ export type {
 // Plain calls, files and the domain model
 export type { HttpClient, RetryOptions, TimeoutOptions, WorkflowsApi, SearchQuery, ListQuery, WorkflowOrder, FilesApi, UploadSource, NamedFileData, CopilotApi, CopilotLocale, GenerateRequest, DownloadOptions } from './http/index.js';
 export { WORKFLOW_ORDERS, COPILOT_LOCALES, UPLOAD_BATCH_SIZE, MAX_UPLOAD_BYTES, downloadFile, openFile } from './http/index.js';
-export type * from './http/model.js';
-export type { Endpoint, RequestPriority, RateLimitInfo } from './http/gate.js';
+export type * from './domain/model.js';
+export type { CallOptions, StartOptions, ExecutionsApi } from './http/calls.js';
+export type { Endpoint, RequestPriority } from './domain/endpoints.js';
+export type { RateLimitInfo } from './domain/requests.js';
 
 // The request budget
 export type { BudgetState, KeyCadence, ServerView, RequestBudgetOptions, BudgetClock } from './budget/index.js';

@@ -1,4 +1,4 @@
-import type { RequestPriority } from '../http/gate.js';
+import type { RequestPriority } from '../domain/endpoints.js';
 import type { KeyCadence } from './key-cadence.js';
 import { budgetReadyAt } from './scheduler.js';
 import { queueDepths } from './scheduler-state.js';

@@ -1,4 +1,4 @@
-import type { GateTicket } from '../http/gate.js';
+import type { GateTicket } from '../domain/requests.js';
 
 /**
  * Identical starts (same canvas and exact body, the ticket's key) we sent recently. The service

@@ -1,5 +1,6 @@
-import { REQUEST_PRIORITIES } from '../http/gate.js';
-import type { GateTicket, RequestPriority } from '../http/gate.js';
+import { REQUEST_PRIORITIES } from '../domain/endpoints.js';
+import type { GateTicket } from '../domain/requests.js';
+import type { RequestPriority } from '../domain/endpoints.js';
 
 /**
  * A request waiting for the budget.

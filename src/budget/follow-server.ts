@@ -1,4 +1,4 @@
-import type { GateReport } from '../http/gate.js';
+import type { GateReport } from '../domain/requests.js';
 import { markStart } from './duplicate-starts.js';
 import { settleInFlight } from './in-flight.js';
 import { pacerResumingAt } from './pacing.js';

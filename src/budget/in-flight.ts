@@ -1,4 +1,4 @@
-import type { GateTicket } from '../http/gate.js';
+import type { GateTicket } from '../domain/requests.js';
 
 /**
  * A request let through whose report has not come yet, and when it left: the service's window that

@@ -1,5 +1,5 @@
 import type { QueuedRequest } from './fair-queue.js';
-import type { GateTicket } from '../http/gate.js';
+import type { GateTicket } from '../domain/requests.js';
 
 /**
  * A run's polling as the budget lets it happen: the run layer shows it and adapts to it (no point

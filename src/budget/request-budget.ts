@@ -1,6 +1,6 @@
 import { BehaviorSubject } from 'rxjs';
 import type { Observable } from 'rxjs';
-import type { GateReport, GateTicket, RequestGate } from '../http/gate.js';
+import type { GateReport, GateTicket, RequestGate } from '../domain/requests.js';
 import { MAX_TIMER_MS } from '../http/options.js';
 import { budgetState } from './budget-state.js';
 import type { BudgetState } from './budget-state.js';

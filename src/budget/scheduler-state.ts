@@ -1,4 +1,4 @@
-import type { RequestPriority } from '../http/gate.js';
+import type { RequestPriority } from '../domain/endpoints.js';
 import type { StartMarks } from './duplicate-starts.js';
 import { initialVirtualTimes } from './fair-queue.js';
 import type { InFlightRequest } from './in-flight.js';

@@ -1,4 +1,4 @@
-import type { GateReport, GateTicket } from '../http/gate.js';
+import type { GateReport, GateTicket } from '../domain/requests.js';
 import { markStart, pruneStartMarks, startReadyAt } from './duplicate-starts.js';
 import { advanceVirtualTime, chooseNext, fairTag } from './fair-queue.js';
 import type { QueuedRequest } from './fair-queue.js';

@@ -1,4 +1,5 @@
-import type { Endpoint, RateLimitInfo } from '../http/gate.js'; // type-only: errors name the endpoint they came from
+import type { Endpoint } from '../domain/endpoints.js';
+import type { RateLimitInfo } from '../domain/requests.js';
 import { brand, FlowstreamError, guardFor } from './flowstream-error.js';
 
 /**

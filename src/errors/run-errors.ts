@@ -1,4 +1,4 @@
-import type { RunResult } from '../http/model.js'; // type-only: the domain model is shared by every layer
+import type { RunResult } from '../domain/model.js';
 import { brand, FlowstreamError, guardFor } from './flowstream-error.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { Endpoint } from '../http/gate.js'; // type-only: errors name the endpoint they came from
+import type { Endpoint } from '../domain/endpoints.js';
 import { brand, FlowstreamError, guardFor } from './flowstream-error.js';
 
 /**

@@ -1,7 +1,7 @@
 import { createCopilotApi, type CopilotApi } from './copilot.js';
 import { createExecutionsApi } from './executions.js';
 import { createFilesApi, type FilesApi } from './files.js';
-import type { ExecutionsApi } from './model.js';
+import type { ExecutionsApi } from './calls.js';
 import { normalizeOptions, type ClientOptions } from './options.js';
 import { createTransport } from './transport.js';
 import { createWorkflowsApi, type WorkflowsApi } from './workflows.js';

@@ -1,6 +1,7 @@
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 import { encodeJsonBody, MAX_TEXT_CHARACTERS } from './json-body.js';
-import type { CallOptions, GeneratedWorkflow, Logger } from './model.js';
+import type { CallOptions } from './calls.js';
+import type { GeneratedWorkflow, Logger } from '../domain/model.js';
 import { pathSegment } from './path-segment.js';
 import { generatedWorkflowSchema } from './schemas/workflow.js';
 import type { Send } from './transport.js';

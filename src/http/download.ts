@@ -1,6 +1,6 @@
 import { DownloadError } from '../errors/download-error.js';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
-import type { OutputFile } from './model.js';
+import type { OutputFile } from '../domain/model.js';
 import { timerDelay } from './options.js';
 
 /**

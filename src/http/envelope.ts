@@ -1,7 +1,8 @@
 import type * as z from 'zod/mini';
 import { errorFromAnswer, type FailureBody } from '../errors/error-factory.js';
 import { ResponseValidationError } from '../errors/validation-errors.js';
-import type { Endpoint, RateLimitInfo } from './gate.js';
+import type { Endpoint } from '../domain/endpoints.js';
+import type { RateLimitInfo } from '../domain/requests.js';
 import type { Redactor } from './key-redaction.js';
 import { parseContext } from './schemas/parse-context.js';
 

@@ -1,4 +1,4 @@
-import type { Logger, Variables } from './model.js';
+import type { Logger, Variables } from '../domain/model.js';
 
 /**
  * Warns about text values the service will misread as file keys: any string starting with `of_` is

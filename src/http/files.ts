@@ -1,5 +1,6 @@
 import { ResponseValidationError } from '../errors/validation-errors.js';
-import type { CallOptions, UploadedFile } from './model.js';
+import type { CallOptions } from './calls.js';
+import type { UploadedFile } from '../domain/model.js';
 import { uploadedFilesSchema } from './schemas/workflow.js';
 import type { Send } from './transport.js';
 import { toUploadParts, type UploadSource } from './upload-source.js';

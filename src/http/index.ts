@@ -2,9 +2,6 @@
 export { createHttpClient, type HttpClient } from './client.js';
 export {
   normalizeOptions,
-  DEFAULT_COPILOT_TIMEOUT_MS,
-  DEFAULT_TIMEOUT_MS,
-  DEFAULT_UPLOAD_TIMEOUT_MS,
   type ClientOptions,
   type ResolvedOptions,
   type RetryOptions,
@@ -18,6 +15,4 @@ export { downloadFile, openFile, type DownloadOptions } from './download.js';
 export { decideRetry, type RetryDecision, type RetryInput } from './retry-decision.js';
 export { readRateLimit } from './rate-limit-headers.js';
 export { parseNodeError } from './schemas/node-error.js';
-export type * from './model.js';
-export type * from './gate.js';
-export { REQUEST_PRIORITIES } from './gate.js';
+export type * from './calls.js';

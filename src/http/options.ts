@@ -1,6 +1,7 @@
 import { InvalidArgumentError } from '../errors/validation-errors.js';
-import type { Endpoint, RequestGate } from './gate.js';
-import type { Logger } from './model.js';
+import { DEFAULT_TIMEOUT_MS, ENDPOINT_NAMES, ownTimeoutMs, type Endpoint } from '../domain/endpoints.js';
+import type { RequestGate } from '../domain/requests.js';
+import type { Logger } from '../domain/model.js';
 import { safeLogger } from './safe-logger.js';
 
 /**
@@ -94,40 +95,9 @@ export interface ResolvedOptions {
   readonly gate: RequestGate | undefined;
 }
 
-/**
- * Timeout of every endpoint without its own default.
- *
- * @example
- * ```ts
- * normalizeOptions({ apiKey, baseUrl }).timeouts.status === DEFAULT_TIMEOUT_MS; // true
- * ```
- */
-export const DEFAULT_TIMEOUT_MS = 30_000;
-
 /** The default of `maxResponseBytes`: far above any answer of the API, far below what hurts. */
 export const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
-/**
- * PROTOCOL §2.4: generation blocks up to 300 s; 30 s more covers the transfer.
- *
- * @example
- * ```ts
- * normalizeOptions({ apiKey, baseUrl }).timeouts.copilot; // 330_000
- * ```
- */
-export const DEFAULT_COPILOT_TIMEOUT_MS = 330_000;
-/**
- * Up to 10 files of 50 MiB each per request (PROTOCOL §2.3).
- *
- * @example
- * ```ts
- * normalizeOptions({ apiKey, baseUrl }).timeouts.upload; // 120_000
- * ```
- */
-export const DEFAULT_UPLOAD_TIMEOUT_MS = 120_000;
-
 const DEFAULT_RETRY: Required<RetryOptions> = { retries: 3, baseDelayMs: 500, maxDelayMs: 10_000, rateLimitWaitMs: 60_000, maxWaitMs: 65_000 };
-
-const ENDPOINTS: readonly Endpoint[] = ['run', 'abort', 'status', 'output', 'search', 'detail', 'upload', 'copilot'];
 
 function nonNegative(name: string, value: number): number {
   if (!Number.isFinite(value) || value < 0) throw new InvalidArgumentError(name, `must be a finite number ≥ 0 (got ${String(value)})`);
@@ -196,10 +166,10 @@ const timeout = timerDelay;
 
 function normalizeTimeouts(option: number | TimeoutOptions | undefined): Record<Endpoint, number> {
   const given: TimeoutOptions = typeof option === 'number' ? { default: option } : (option ?? {});
-  const fallback = timeout('timeoutMs', given.default ?? DEFAULT_TIMEOUT_MS);
-  const own: Partial<Record<Endpoint, number>> = { copilot: DEFAULT_COPILOT_TIMEOUT_MS, upload: DEFAULT_UPLOAD_TIMEOUT_MS };
+  // A number (or `default`) replaces the common default, not an endpoint's own (copilot, upload).
+  const fallback = given.default === undefined ? undefined : timeout('timeoutMs', given.default);
   return Object.fromEntries(
-    ENDPOINTS.map((endpoint) => [endpoint, timeout(`timeoutMs.${endpoint}`, given[endpoint] ?? own[endpoint] ?? fallback)]),
+    ENDPOINT_NAMES.map((endpoint) => [endpoint, timeout(`timeoutMs.${endpoint}`, given[endpoint] ?? ownTimeoutMs(endpoint) ?? fallback ?? DEFAULT_TIMEOUT_MS)]),
   ) as Record<Endpoint, number>;
 }
 

@@ -1,4 +1,4 @@
-import type { RateLimitInfo } from './gate.js';
+import type { RateLimitInfo } from '../domain/requests.js';
 
 /** A count is a plain decimal integer; `0x0`, `0.5`, `12abc`, `-1` or `1e3` say nothing we can trust. */
 const COUNT = /^\d{1,15}$/u;

@@ -1,24 +1,8 @@
 import { isRateLimitError, isServerError } from '../errors/api-errors.js';
 import { isNetworkError, isTimeoutError } from '../errors/transport-errors.js';
 import { isResponseValidationError } from '../errors/validation-errors.js';
-import type { Endpoint } from './gate.js';
+import { isRepeatable, type Endpoint } from '../domain/endpoints.js';
 import type { RetryOptions } from './options.js';
-
-/** Whether sending the same request twice has the same effect as sending it once. */
-const REPEATABLE: Readonly<Record<Endpoint, boolean>> = {
-  status: true,
-  output: true,
-  search: true,
-  detail: true,
-  // Aborting twice is harmless: a finished or failed execution "succeeds silently" (PROTOCOL §3.5).
-  abort: true,
-  // Uploads are content-addressed: the same bytes give the same key again (PROTOCOL §5.6).
-  upload: true,
-  // A second start runs the workflow twice, or meets the 1 s duplicate guard (PROTOCOL §2.2).
-  run: false,
-  // Generation creates a workflow even when it then fails (PROTOCOL §5.3): a retry would create another.
-  copilot: false,
-};
 
 /** A run must wait past the duplicate window before its identical retry (PROTOCOL §2.2). */
 const DUPLICATE_WINDOW_MS = 1_100;
@@ -99,7 +83,7 @@ export function decideRetry(input: RetryInput): RetryDecision {
     return waitFor(delayMs, input, 'rate limited');
   }
   // 3. Anything else may have reached the server: only repeatable requests go again (PROTOCOL §2.2).
-  if (!REPEATABLE[endpoint]) return { retry: false, reason: `${endpoint} is not repeatable` };
+  if (!isRepeatable(endpoint)) return { retry: false, reason: `${endpoint} is not repeatable` };
   // 4. No answer: the connection failed or timed out.
   if (isNetworkError(error)) return { retry: true, delayMs: backoff(input), reason: 'network' };
   if (isTimeoutError(error)) return { retry: true, delayMs: backoff(input), reason: 'timeout' };

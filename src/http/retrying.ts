@@ -1,8 +1,8 @@
 import pRetry from 'p-retry';
 import { abortableDelay } from './abortable-delay.js';
 import { linkSignals } from './linked-signal.js';
-import type { Endpoint } from './gate.js';
-import type { Logger } from './model.js';
+import type { Endpoint } from '../domain/endpoints.js';
+import type { Logger } from '../domain/model.js';
 import type { RetryOptions } from './options.js';
 import { decideRetry } from './retry-decision.js';
 

@@ -1,4 +1,4 @@
-import type { Logger } from './model.js';
+import type { Logger } from '../domain/model.js';
 
 type Level = 'debug' | 'warn' | 'error';
 

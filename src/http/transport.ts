@@ -2,7 +2,8 @@ import ky, { type KyInstance } from 'ky';
 import type * as z from 'zod/mini';
 import { isResponseTooLargeError, NetworkError, RedirectError, ResponseTooLargeError, TimeoutError } from '../errors/transport-errors.js';
 import { unwrap } from './envelope.js';
-import type { Endpoint, GateTicket, RequestGate, RequestPriority } from './gate.js';
+import { priorityOf, type Endpoint } from '../domain/endpoints.js';
+import type { GateTicket, RequestGate } from '../domain/requests.js';
 import type { ResolvedOptions } from './options.js';
 import { linkSignals } from './linked-signal.js';
 import { readRateLimit } from './rate-limit-headers.js';
@@ -45,18 +46,6 @@ export interface RequestSpec<T> {
  * ```
  */
 export type Send = <T>(spec: RequestSpec<T>) => Promise<T>;
-
-/** DESIGN.md: abort > start > status > output > search; detail, upload and copilot rank with search. */
-const PRIORITY: Readonly<Record<Endpoint, RequestPriority>> = {
-  abort: 'abort',
-  run: 'start',
-  status: 'status',
-  output: 'output',
-  search: 'search',
-  detail: 'search',
-  upload: 'search',
-  copilot: 'search',
-};
 
 const USER_AGENT = 'flowstream/0.1.0';
 
@@ -160,7 +149,7 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Send 
   };
 
   return <T>(spec: RequestSpec<T>): Promise<T> => {
-    const ticket: GateTicket = { endpoint: spec.endpoint, priority: PRIORITY[spec.endpoint], ...(spec.key === undefined ? {} : { key: spec.key }) };
+    const ticket: GateTicket = { endpoint: spec.endpoint, priority: priorityOf(spec.endpoint), ...(spec.key === undefined ? {} : { key: spec.key }) };
     return withRetries(() => attemptOnce(spec, ticket, options.gate), {
       endpoint: spec.endpoint,
       policy: options.retry,

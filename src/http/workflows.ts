@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from '../errors/validation-errors.js';
-import type { CallOptions, WorkflowPlan, WorkflowSummary } from './model.js';
+import type { CallOptions } from './calls.js';
+import type { WorkflowPlan, WorkflowSummary } from '../domain/model.js';
 import { objectArgument } from './object-argument.js';
 import { pathSegment } from './path-segment.js';
 import { workflowPlanSchema, workflowSummariesSchema } from './schemas/workflow.js';

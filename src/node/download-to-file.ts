@@ -4,7 +4,7 @@ import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { DownloadError } from '../errors/download-error.js';
 import { openFile, type DownloadOptions } from '../http/download.js';
-import type { OutputFile } from '../http/model.js';
+import type { OutputFile } from '../domain/model.js';
 
 /**
  * Streams an output file to a path or a writable stream, without holding it in memory and without

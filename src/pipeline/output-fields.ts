@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from '../errors/validation-errors.js';
-import type { RunResult, VariableValue, Variables } from '../http/model.js';
+import type { RunResult, VariableValue, Variables } from '../domain/model.js';
 import { outputText, type OutputTextOptions } from './output-text.js';
 
 function isRecord(value: unknown): value is Readonly<Record<string, VariableValue>> {

@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from '../errors/validation-errors.js';
-import type { OutputFile, RunResult } from '../http/model.js';
+import type { OutputFile, RunResult } from '../domain/model.js';
 
 /**
  * The output file of a run with this name (or the first whose name passes `match`). The order of

@@ -1,4 +1,4 @@
-import type { OutputMessage, RunResult } from '../http/model.js';
+import type { OutputMessage, RunResult } from '../domain/model.js';
 
 /**
  * Where to read a step's text: one node (`nodeId`), or by default the last AI message of the run.

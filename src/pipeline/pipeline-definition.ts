@@ -1,4 +1,4 @@
-import type { RunResult } from '../http/model.js';
+import type { RunResult } from '../domain/model.js';
 import type { RunInput } from '../runs/create-runs.js';
 import type { RunOptions } from '../runs/run-options.js';
 import type { PipelineCheckpoint } from './pipeline-checkpoint.js';

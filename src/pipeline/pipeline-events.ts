@@ -1,4 +1,4 @@
-import type { RunResult } from '../http/model.js';
+import type { RunResult } from '../domain/model.js';
 import type { RunEvent } from '../runs/events.js';
 import type { PipelineCheckpoint } from './pipeline-checkpoint.js';
 

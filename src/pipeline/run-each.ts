@@ -1,6 +1,6 @@
 import { defer, from, map, mergeMap, type Observable, type ObservableInput } from 'rxjs';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
-import type { RunResult } from '../http/model.js';
+import type { RunResult } from '../domain/model.js';
 import type { RunInput } from '../runs/create-runs.js';
 import type { RunOptions } from '../runs/run-options.js';
 import { toRunResult } from '../runs/run-result.js';

@@ -1,6 +1,6 @@
 import { Observable, type Subscription } from 'rxjs';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
-import type { RunResult } from '../http/model.js';
+import type { RunResult } from '../domain/model.js';
 import type { PipelineClient } from './pipeline-client.js';
 import { isResumable, type PipelineCheckpoint, type StepCheckpoint, withStep } from './pipeline-checkpoint.js';
 import type { PipelineDefinition, PipelineOptions, StepResults } from './pipeline-definition.js';

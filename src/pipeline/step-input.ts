@@ -1,5 +1,5 @@
 import { type Observable, switchMap } from 'rxjs';
-import type { RunResult } from '../http/model.js';
+import type { RunResult } from '../domain/model.js';
 import type { RunInput, Runs } from '../runs/create-runs.js';
 import type { RunEvent } from '../runs/events.js';
 import { fromAbortable } from '../runs/from-abortable.js';

@@ -1,5 +1,5 @@
 import { concat, defer, EMPTY, type OperatorFunction, tap } from 'rxjs';
-import type { RunResult } from '../http/model.js';
+import type { RunResult } from '../domain/model.js';
 import type { RunEvent } from '../runs/events.js';
 import type { RunOptions } from '../runs/run-options.js';
 import type { PipelineClient } from './pipeline-client.js';

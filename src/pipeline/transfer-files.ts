@@ -1,5 +1,5 @@
 import { downloadFile } from '../http/download.js';
-import type { OutputFile, UploadedFile } from '../http/model.js';
+import type { OutputFile, UploadedFile } from '../domain/model.js';
 import { MAX_UPLOAD_BYTES, type UploadSource } from '../http/upload-source.js';
 import type { PipelineClient } from './pipeline-client.js';
 

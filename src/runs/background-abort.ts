@@ -1,4 +1,4 @@
-import type { Logger } from '../http/model.js';
+import type { Logger } from '../domain/model.js';
 import type { ExecutionSource } from './execution-source.js';
 
 export interface BackgroundAbortOptions {

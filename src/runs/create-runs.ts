@@ -1,5 +1,6 @@
 import { defer, type Observable } from 'rxjs';
-import type { ExecutionsApi, Variables } from '../http/model.js';
+import type { ExecutionsApi } from '../http/calls.js';
+import type { Variables } from '../domain/model.js';
 import { objectArgument } from '../http/object-argument.js';
 import type { RunEvent } from './events.js';
 import { cadenceBounds } from './cadence.js';

@@ -1,4 +1,4 @@
-import type { ExecutionStatus, NodeError, NodeStatus, OutputFile, RunResult } from '../http/model.js';
+import type { ExecutionStatus, NodeError, NodeStatus, OutputFile, RunResult } from '../domain/model.js';
 
 /**
  * The execution id is known: after the start answered (`run`) or with the first status (`watch`).

@@ -1,6 +1,7 @@
 import type { Observable } from 'rxjs';
 import { fromAbortable } from './from-abortable.js';
-import type { CallOptions, ExecutionOutput, ExecutionSnapshot, ExecutionsApi, StartedExecution, Variables, WorkflowPlan } from '../http/model.js';
+import type { CallOptions, ExecutionsApi } from '../http/calls.js';
+import type { ExecutionOutput, ExecutionSnapshot, StartedExecution, Variables, WorkflowPlan } from '../domain/model.js';
 
 /**
  * The execution endpoints as Observables: one request per subscription, cancelled by unsubscribing.

@@ -1,4 +1,4 @@
-import type { ExecutionStatus, NodeExecution, OutputFile, OutputMessage, OutputNode } from '../http/model.js';
+import type { ExecutionStatus, NodeExecution, OutputFile, OutputMessage, OutputNode } from '../domain/model.js';
 
 /** A message as the run has seen it so far, keyed by node and message id. */
 export interface MessageView {

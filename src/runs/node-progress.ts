@@ -1,4 +1,4 @@
-import type { NodeStatus } from '../http/model.js';
+import type { NodeStatus } from '../domain/model.js';
 
 /**
  * How far a node has come on its one-way path `init → waiting → executing → finish | failed`

@@ -1,4 +1,4 @@
-import type { OutputNode, RunResult } from '../http/model.js';
+import type { OutputNode, RunResult } from '../domain/model.js';
 import type { RunEvent } from './events.js';
 import { isNodeDone } from './node-progress.js';
 import type { NodeState, RunState } from './run-state.js';

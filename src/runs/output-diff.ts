@@ -1,6 +1,6 @@
-import type { ExecutionOutput, OutputMessage } from '../http/model.js';
+import type { ExecutionOutput, OutputMessage } from '../domain/model.js';
 import type { MessageEvent, RunEvent } from './events.js';
-import type { OutputNode } from '../http/model.js';
+import type { OutputNode } from '../domain/model.js';
 import { type ExecutionView, messageKey, type MessageView, sameFile, withDetails } from './execution-view.js';
 import { messageChange } from './message-change.js';
 import { type ViewDiff, WarningLog } from './view-diff.js';

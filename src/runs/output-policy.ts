@@ -1,4 +1,4 @@
-import type { NodeStatus } from '../http/model.js';
+import type { NodeStatus } from '../domain/model.js';
 
 /**
  * `stream`: read the output while task nodes run, so message events arrive as the text does.

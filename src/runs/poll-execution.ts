@@ -1,5 +1,5 @@
 import { concat, defer, EMPTY, expand, map, merge, mergeMap, Observable, of, type SchedulerLike, Subject, switchMap, take, timer } from 'rxjs';
-import type { ExecutionSnapshot, ExecutionStatus, Logger } from '../http/model.js';
+import type { ExecutionSnapshot, ExecutionStatus, Logger } from '../domain/model.js';
 import { type CadenceBounds, type CadenceState, nextCadence, type Reading, SETTLING_WINDOW_MS, startCadence } from './cadence.js';
 import type { RunEvent } from './events.js';
 import type { ExecutionSource } from './execution-source.js';

@@ -1,5 +1,5 @@
 import { concat, defer, EMPTY, from, type Observable, ReplaySubject, Subject, Subscription, tap, throwError, timer } from 'rxjs';
-import type { RunResult, Variables } from '../http/model.js';
+import type { RunResult, Variables } from '../domain/model.js';
 import { timerDelay } from '../http/options.js';
 import { abortInBackground } from './background-abort.js';
 import type { RunEvent } from './events.js';

@@ -1,5 +1,5 @@
 import { Observable, Subject, Subscription, timer } from 'rxjs';
-import type { ExecutionStatus, RunEnding, RunResult, StartedExecution } from '../http/model.js';
+import type { ExecutionStatus, RunEnding, RunResult, StartedExecution } from '../domain/model.js';
 import { RunTimeoutError, WorkflowFailedError } from '../errors/run-errors.js';
 import { abortInBackground } from './background-abort.js';
 import type { FinishedEvent, RunEvent } from './events.js';

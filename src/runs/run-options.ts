@@ -1,5 +1,5 @@
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
-import type { Logger } from '../http/model.js';
+import type { Logger } from '../domain/model.js';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 import { timerDelay } from '../http/options.js';
 import { type CadenceBounds, cadenceBounds, type PollInterval } from './cadence.js';

@@ -1,4 +1,4 @@
-import type { RunResult } from '../http/model.js';
+import type { RunResult } from '../domain/model.js';
 import type { ExecutionView } from './execution-view.js';
 
 /**

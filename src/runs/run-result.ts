@@ -1,5 +1,5 @@
 import { last, lastValueFrom, map, type Observable, type OperatorFunction, pipe } from 'rxjs';
-import type { RunResult } from '../http/model.js';
+import type { RunResult } from '../domain/model.js';
 import type { RunEvent } from './events.js';
 import { ofType } from './of-type.js';
 

@@ -1,4 +1,4 @@
-import type { ExecutionStatus, NodeError, NodeStatus, OutputFile, RunResult } from '../http/model.js';
+import type { ExecutionStatus, NodeError, NodeStatus, OutputFile, RunResult } from '../domain/model.js';
 import type { MessageEvent, NodeEvent, RunEvent } from './events.js';
 import { isNodeDone } from './node-progress.js';
 

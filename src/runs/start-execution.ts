@@ -1,6 +1,6 @@
 import { map, type Observable, switchMap } from 'rxjs';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
-import type { StartedExecution, Variables } from '../http/model.js';
+import type { StartedExecution, Variables } from '../domain/model.js';
 import type { ExecutionSource } from './execution-source.js';
 import { checkVariablesAgainstPlan } from './variables-against-plan.js';
 

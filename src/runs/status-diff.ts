@@ -1,4 +1,4 @@
-import type { ExecutionSnapshot, NodeExecution } from '../http/model.js';
+import type { ExecutionSnapshot, NodeExecution } from '../domain/model.js';
 import type { NodeEvent, RunEvent } from './events.js';
 import type { ExecutionView } from './execution-view.js';
 import { nodeRank } from './node-progress.js';

@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from '../errors/validation-errors.js';
-import type { PlanVariable, VariableValue, Variables } from '../http/model.js';
+import type { PlanVariable, VariableValue, Variables } from '../domain/model.js';
 
 /**
  * The optimal string alignment distance (Levenshtein with adjacent transpositions): how many single

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { budgetLimits } from '../../src/budget/limits.js';
-import { REQUEST_PRIORITIES } from '../../src/http/gate.js';
-import type { RateLimitInfo } from '../../src/http/gate.js';
+import { REQUEST_PRIORITIES } from '../../src/domain/endpoints.js';
+import type { RateLimitInfo } from '../../src/domain/requests.js';
 import { Agenda, maxInAnyWindow, serviceRejections, Simulation, ticket } from './simulation.js';
 
 const arrival = fc.record({

@@ -1,4 +1,5 @@
-import type { GateTicket, RateLimitInfo, RequestPriority } from '../../src/http/gate.js';
+import type { GateTicket, RateLimitInfo } from '../../src/domain/requests.js';
+import type { RequestPriority } from '../../src/domain/endpoints.js';
 import { budgetLimits } from '../../src/budget/limits.js';
 import type { RequestBudgetOptions } from '../../src/budget/limits.js';
 import { step } from '../../src/budget/scheduler.js';

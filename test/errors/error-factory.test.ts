@@ -12,7 +12,7 @@ import {
   ServerError,
 } from '../../src/errors/api-errors.js';
 import { errorFromAnswer, type FailureBody } from '../../src/errors/error-factory.js';
-import type { Endpoint } from '../../src/http/gate.js';
+import type { Endpoint } from '../../src/domain/endpoints.js';
 
 const envelope = (errCode: string, errMsg = 'text'): FailureBody => ({ kind: 'json', value: { success: false, errCode, errMsg, traceId: 't-1' } });
 const nest = (statusCode: number, message: string, error: string): FailureBody => ({ kind: 'json', value: { statusCode, message, error } });

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { isInvalidArgumentError } from '../../src/errors/validation-errors.js';
 import type { HttpClient } from '../../src/http/client.js';
-import type { Variables } from '../../src/http/model.js';
+import type { Variables } from '../../src/domain/model.js';
 import { clientFor } from './support/client.js';
 
 /** A fetch that fails the test if anything is sent. */

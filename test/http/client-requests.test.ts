@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { isTimeoutError } from '../../src/errors/transport-errors.js';
-import type { GateReport, GateTicket, RequestGate } from '../../src/http/gate.js';
+import type { GateReport, GateTicket, RequestGate } from '../../src/domain/requests.js';
 import { clientFor } from './support/client.js';
 import { API_KEY, ok, startServer } from './support/loopback-server.js';
 

@@ -4,8 +4,9 @@ import { isNotFoundError, isRateLimitError } from '../../src/errors/api-errors.j
 import { createHttpClient, type HttpClient } from '../../src/http/client.js';
 import type { GenerateRequest } from '../../src/http/copilot.js';
 import { downloadFile } from '../../src/http/download.js';
-import type { RateLimitInfo } from '../../src/http/gate.js';
-import type { ExecutionOutput, ExecutionsApi, ExecutionSnapshot, GeneratedWorkflow, StartedExecution, UploadedFile, WorkflowPlan, WorkflowSummary } from '../../src/http/model.js';
+import type { RateLimitInfo } from '../../src/domain/requests.js';
+import type { ExecutionOutput, ExecutionSnapshot, GeneratedWorkflow, StartedExecution, UploadedFile, WorkflowPlan, WorkflowSummary } from '../../src/domain/model.js';
+import type { ExecutionsApi } from '../../src/http/calls.js';
 import type { ClientOptions } from '../../src/http/options.js';
 import { fromPath } from '../../src/node/index.js';
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { isInvalidArgumentError } from '../../src/errors/validation-errors.js';
 import { normalizeBaseUrl, normalizeOptions } from '../../src/http/options.js';
-import type { RequestGate } from '../../src/http/gate.js';
+import type { RequestGate } from '../../src/domain/requests.js';
 
 const base = { apiKey: 'rf_key', baseUrl: 'https://api.example.com/v1' } as const;
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ConflictError, NotFoundError, RateLimitError, ServerError } from '../../src/errors/api-errors.js';
 import { NetworkError, TimeoutError } from '../../src/errors/transport-errors.js';
 import { InvalidArgumentError, ResponseValidationError } from '../../src/errors/validation-errors.js';
-import type { Endpoint } from '../../src/http/gate.js';
+import type { Endpoint } from '../../src/domain/endpoints.js';
 import { decideRetry, type RetryInput } from '../../src/http/retry-decision.js';
 
 const policy = { retries: 3, baseDelayMs: 100, maxDelayMs: 1_000, rateLimitWaitMs: 60_000, maxWaitMs: 65_000 };

@@ -1,7 +1,7 @@
 import type { Observable } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { expect } from 'vitest';
-import type { OutputFile, RunResult, UploadedFile } from '../../src/http/model.js';
+import type { OutputFile, RunResult, UploadedFile } from '../../src/domain/model.js';
 import type { PipelineClient } from '../../src/pipeline/pipeline-client.js';
 import type { RunInput } from '../../src/runs/create-runs.js';
 import type { RunEvent } from '../../src/runs/events.js';

@@ -1,6 +1,6 @@
 import type { Observable } from 'rxjs';
 import { describe, expectTypeOf, it } from 'vitest';
-import type { RunResult } from '../../src/http/model.js';
+import type { RunResult } from '../../src/domain/model.js';
 import type { PipelineClient } from '../../src/pipeline/pipeline-client.js';
 import type { PipelineEvent, StepOutcome } from '../../src/pipeline/pipeline-events.js';
 import { runPipeline } from '../../src/pipeline/run-pipeline.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { RunResult, UploadedFile } from '../../src/http/model.js';
+import type { RunResult, UploadedFile } from '../../src/domain/model.js';
 import { outputFields } from '../../src/pipeline/output-fields.js';
 import { outputFile } from '../../src/pipeline/output-file.js';
 import { outputText } from '../../src/pipeline/output-text.js';

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createEmulator, type Emulator, type Profile } from '../../src/emulator/index.js';
 import { isWorkflowFailedError } from '../../src/errors/run-errors.js';
 import { createHttpClient } from '../../src/http/client.js';
-import type { RunResult } from '../../src/http/model.js';
+import type { RunResult } from '../../src/domain/model.js';
 import { createRuns, type Runs } from '../../src/runs/create-runs.js';
 import type { RunEvent } from '../../src/runs/events.js';
 import { runResult } from '../../src/runs/run-result.js';

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import type { ExecutionOutput, ExecutionSnapshot, ExecutionStatus, NodeStatus, OutputFile } from '../../src/http/model.js';
+import type { ExecutionOutput, ExecutionSnapshot, ExecutionStatus, NodeStatus, OutputFile } from '../../src/domain/model.js';
 import { EXECUTION_ID } from './fixtures.js';
 
 /**

@@ -1,6 +1,6 @@
 import { firstValueFrom, lastValueFrom, toArray } from 'rxjs';
 import { describe, expect, it, vi } from 'vitest';
-import type { ExecutionsApi, StartOptions } from '../../src/http/model.js';
+import type { ExecutionsApi, StartOptions } from '../../src/http/calls.js';
 import { createRuns } from '../../src/runs/create-runs.js';
 import { fromAbortable } from '../../src/runs/from-abortable.js';
 import { withExecutionId } from '../../src/runs/execution-error.js';

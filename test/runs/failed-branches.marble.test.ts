@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { NodeExecution } from '../../src/http/model.js';
+import type { NodeExecution } from '../../src/domain/model.js';
 import { runsOver } from '../../src/runs/create-runs.js';
 import type { FailedBranches } from '../../src/runs/run-options.js';
 import { CANVAS_ID, node, output, scriptedSource, snapshot, started, testScheduler } from './fixtures.js';

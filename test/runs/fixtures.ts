@@ -1,17 +1,7 @@
 import type { Observable } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { expect } from 'vitest';
-import type {
-  ExecutionOutput,
-  ExecutionSnapshot,
-  ExecutionStatus,
-  NodeExecution,
-  NodeStatus,
-  OutputFile,
-  OutputMessage,
-  OutputNode,
-  StartedExecution,
-} from '../../src/http/model.js';
+import type { ExecutionOutput, ExecutionSnapshot, ExecutionStatus, NodeExecution, NodeStatus, OutputFile, OutputMessage, OutputNode, StartedExecution } from '../../src/domain/model.js';
 import type { ExecutionSource } from '../../src/runs/execution-source.js';
 
 export const EXECUTION_ID = 'we-aaaaaaaaaaaaaaaaaaaaaaaa';

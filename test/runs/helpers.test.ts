@@ -1,6 +1,6 @@
 import { Observable, pipe, Subject, take } from 'rxjs';
 import { describe, expect, expectTypeOf, it, vi } from 'vitest';
-import type { RunResult } from '../../src/http/model.js';
+import type { RunResult } from '../../src/domain/model.js';
 import type { FileEvent, MessageEvent, NodeEvent, RunEvent } from '../../src/runs/events.js';
 import { ofType } from '../../src/runs/of-type.js';
 import { runResult } from '../../src/runs/run-result.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { OutputFile } from '../../src/http/model.js';
+import type { OutputFile } from '../../src/domain/model.js';
 import { initialView } from '../../src/runs/execution-view.js';
 import { announceHeldFiles, diffOutput } from '../../src/runs/output-diff.js';
 import { runResultOf } from '../../src/runs/run-result-of.js';

@@ -3,7 +3,7 @@ import type { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
 import { FlowstreamError } from '../../src/errors/flowstream-error.js';
 import { isWorkflowFailedError } from '../../src/errors/run-errors.js';
-import type { ExecutionSnapshot, StartedExecution } from '../../src/http/model.js';
+import type { ExecutionSnapshot, StartedExecution } from '../../src/domain/model.js';
 import { runsOver } from '../../src/runs/create-runs.js';
 import type { RunEvent } from '../../src/runs/events.js';
 import type { RunHandle } from '../../src/runs/run-handle.js';

@@ -1,6 +1,6 @@
 import { map, take } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import type { ExecutionOutput, RunResult } from '../../src/http/model.js';
+import type { ExecutionOutput, RunResult } from '../../src/domain/model.js';
 import { runsOver } from '../../src/runs/create-runs.js';
 import type { RunEvent } from '../../src/runs/events.js';
 import type { RunState } from '../../src/runs/run-state.js';

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { map, type Observable, share, timer } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import type { ExecutionStatus, NodeStatus } from '../../src/http/model.js';
+import type { ExecutionStatus, NodeStatus } from '../../src/domain/model.js';
 import { runsOver } from '../../src/runs/create-runs.js';
 import { nodeRank } from '../../src/runs/node-progress.js';
 import type { RunState } from '../../src/runs/run-state.js';

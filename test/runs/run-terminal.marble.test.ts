@@ -2,7 +2,7 @@ import type { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
 import { FlowstreamError } from '../../src/errors/flowstream-error.js';
 import { isWorkflowFailedError, WorkflowFailedError } from '../../src/errors/run-errors.js';
-import type { NodeExecution, RunResult } from '../../src/http/model.js';
+import type { NodeExecution, RunResult } from '../../src/domain/model.js';
 import { runsOver } from '../../src/runs/create-runs.js';
 import { CANVAS_ID, EXECUTION_ID, node, output, scriptedSource, snapshot, started, testScheduler } from './fixtures.js';
 

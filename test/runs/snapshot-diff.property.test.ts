@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { RunResult } from '../../src/http/model.js';
+import type { RunResult } from '../../src/domain/model.js';
 import type { MessageEvent, NodeEvent, RunEvent } from '../../src/runs/events.js';
 import { type ExecutionView, initialView, messageKey, sameFile } from '../../src/runs/execution-view.js';
 import { nodeRank } from '../../src/runs/node-progress.js';

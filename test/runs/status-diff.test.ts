@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { NodeExecution } from '../../src/http/model.js';
+import type { NodeExecution } from '../../src/domain/model.js';
 import { initialView } from '../../src/runs/execution-view.js';
 import { diffOutput } from '../../src/runs/output-diff.js';
 import { diffStatus } from '../../src/runs/status-diff.js';

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import type { ExecutionOutput, ExecutionSnapshot, NodeExecution, OutputFile, OutputMessage, OutputNode, StartedExecution } from '../model.js';
+import type { ExecutionOutput, ExecutionSnapshot, NodeExecution, OutputFile, OutputMessage, OutputNode, StartedExecution } from '../../domain/model.js';
 import { parseNodeError } from './node-error.js';
 import { toExecutionStatus, toMessageType, toNodeStatus } from './status-values.js';
 

@@ -1,4 +1,4 @@
-import type { NodeError } from '../model.js';
+import type { NodeError } from '../../domain/model.js';
 
 /**
  * Cleans a node's `errorMessage` (PROTOCOL §4.3): `"[]"` on success → no error; a JSON-encoded array

@@ -1,4 +1,4 @@
-import type { ExecutionStatus, MessageType, NodeStatus } from '../model.js';
+import type { ExecutionStatus, MessageType, NodeStatus } from '../../domain/model.js';
 
 const EXECUTION_STATUSES: ReadonlySet<string> = new Set<ExecutionStatus>(['init', 'executing', 'finish', 'failed']);
 const NODE_STATUSES: ReadonlySet<string> = new Set<NodeStatus>(['init', 'waiting', 'executing', 'finish', 'failed']);

@@ -1,6 +1,6 @@
 // A namespace import, so that a bundler keeps only the zod functions used here.
 import * as z from 'zod/mini';
-import type { GeneratedWorkflow, PlanTask, PlanVariable, UploadedFile, VariableType, WorkflowPlan, WorkflowSummary } from '../model.js';
+import type { GeneratedWorkflow, PlanTask, PlanVariable, UploadedFile, VariableType, WorkflowPlan, WorkflowSummary } from '../../domain/model.js';
 
 /**
  * One search result; untitled workflows read `Untitled` on the service (PROTOCOL §5.1).

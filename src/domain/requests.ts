@@ -1,39 +1,11 @@
 /**
- * The seam through which every HTTP attempt (retries included) passes before it is sent. The http
- * layer declares it and knows nothing of who implements it; the request budget (`src/budget/`)
- * implements it and is handed to the http client by `createClient`. This keeps the data flow one way
- * (runs → budget → http → fetch) while letting the budget count every real request, which a wrapper
- * around whole calls could not (it would miss retry attempts).
+ * The vocabulary between the http layer and the request budget: every HTTP attempt (retries included)
+ * passes a `RequestGate` before it is sent. The http layer uses it and knows nothing of who implements
+ * it; the budget (`src/budget/`) implements it and `createClient` hands it in. This keeps the data flow
+ * one way (runs → budget → http → fetch) while letting the budget count every real request, which a
+ * wrapper around whole calls could not (it would miss retry attempts).
  */
-
-/**
- * The API's endpoints, as named in logs, errors, the budget and the emulator's request log.
- *
- * @example
- * ```ts
- * const endpoint: Endpoint = 'status';
- * ```
- */
-export type Endpoint = 'run' | 'abort' | 'status' | 'output' | 'search' | 'detail' | 'upload' | 'copilot';
-
-/**
- * Request priorities, highest first (DESIGN.md: abort > start > status > output > search).
- *
- * @example
- * ```ts
- * REQUEST_PRIORITIES.indexOf('abort') < REQUEST_PRIORITIES.indexOf('search'); // true
- * ```
- */
-export const REQUEST_PRIORITIES = ['abort', 'start', 'status', 'output', 'search'] as const;
-/**
- * One of the request priorities, highest first in {@link REQUEST_PRIORITIES}.
- *
- * @example
- * ```ts
- * const priority: RequestPriority = 'start';
- * ```
- */
-export type RequestPriority = (typeof REQUEST_PRIORITIES)[number];
+import type { Endpoint, RequestPriority } from './endpoints.js';
 
 /**
  * What the gate is told about a request that wants to go out.

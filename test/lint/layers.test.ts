@@ -1,0 +1,42 @@
+import { ESLint, Linter } from 'eslint';
+import { describe, expect, it } from 'vitest';
+
+const eslint = new ESLint({ cwd: process.cwd() });
+
+/** The project's own import rule for `filePath`, applied to `code`: the messages it gives. */
+async function importFindings(filePath: string, code: string): Promise<string[]> {
+  const config = (await eslint.calculateConfigForFile(filePath)) as { rules?: Record<string, Linter.RuleEntry> };
+  const rule = config.rules?.['no-restricted-imports'];
+  expect(rule, `no import rule applies to ${filePath}`).toBeDefined();
+  const linter = new Linter({ configType: 'flat' });
+  const messages = linter.verify(code, [{ files: ['**/*.ts'], languageOptions: { sourceType: 'module' }, rules: { 'no-restricted-imports': rule! } }], { filename: filePath });
+  return messages.map((message) => message.message);
+}
+
+describe('the layer rule of eslint.config.js (DESIGN.md "Layers")', () => {
+  it.each([
+    ['src/domain/model.ts', "import { x } from '../errors/api-errors.js';"],
+    ['src/errors/api-errors.ts', "import { x } from '../http/transport.js';"],
+    ['src/http/transport.ts', "import { x } from '../budget/scheduler.js';"],
+    ['src/http/schemas/execution.ts', "import { x } from '../../runs/events.js';"],
+    ['src/budget/scheduler.ts', "import { x } from '../runs/cadence.js';"],
+    ['src/runs/run-lifecycle.ts', "import { x } from '../pipeline/run-pipeline.js';"],
+    ['src/runs/run-lifecycle.ts', "import { x } from '../client.js';"],
+    ['src/pipeline/run-pipeline.ts', "import { x } from '../node/from-path.js';"],
+    ['src/http/download.ts', "import { readFile } from 'node:fs/promises';"],
+    ['src/budget/scheduler.ts', "import { x } from '../redis/budget.js';"],
+  ])('refuses in %s: %s', async (filePath, code) => {
+    expect(await importFindings(filePath, code)).toHaveLength(1);
+  });
+
+  it.each([
+    ['src/errors/api-errors.ts', "import { x } from '../domain/endpoints.js';"],
+    ['src/http/transport.ts', "import { x } from '../errors/transport-errors.js';"],
+    ['src/budget/request-budget.ts', "import { x } from '../http/options.js';"],
+    ['src/runs/run-lifecycle.ts', "import { x } from '../http/calls.js';"],
+    ['src/pipeline/run-pipeline.ts', "import { x } from '../runs/events.js';"],
+    ['src/http/schemas/execution.ts', "import { x } from '../../domain/model.js';"],
+  ])('allows in %s: %s', async (filePath, code) => {
+    expect(await importFindings(filePath, code)).toEqual([]);
+  });
+});
