@@ -28,7 +28,7 @@ export async function connectForExample(workflows: readonly WorkflowDefinition[]
   }
   const emulator = await createEmulator({ speed: 10, workflows });
   return {
-    client: createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url }),
+    client: createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, scheduler: emulator.scheduler }),
     emulator,
     close: () => emulator.close(),
   };

@@ -5,13 +5,13 @@
  * The examples import from `../src`; in your code, import from `flowstream` and `flowstream/emulator`.
  */
 import { tap } from 'rxjs';
-import { createClient, runResult, scaledClock } from '../src/index.js';
+import { createClient, runResult } from '../src/index.js';
 import { createEmulator } from '../src/emulator/index.js';
 import { outputFile, outputText, thenRun, transferFiles } from '../src/index.js';
 
 const speed = 50;
 const emulator = await createEmulator({ speed });
-const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, polling: { minMs: 20, maxMs: 100 }, budget: { clock: scaledClock(speed) } });
+const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, scheduler: emulator.scheduler });
 
 try {
   const chain = client.run('c-sample-files').pipe(

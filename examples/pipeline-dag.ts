@@ -6,13 +6,13 @@
  * The examples import from `../src`; in your code, import from `flowstream` and `flowstream/emulator`.
  */
 import { lastValueFrom, tap } from 'rxjs';
-import { createClient, isWorkflowFailedError, scaledClock } from '../src/index.js';
+import { createClient, isWorkflowFailedError } from '../src/index.js';
 import { createEmulator } from '../src/emulator/index.js';
 import { outputText, type PipelineEvent, runPipeline } from '../src/index.js';
 
 const speed = 50;
 const emulator = await createEmulator({ speed });
-const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, polling: { minMs: 20, maxMs: 100 }, budget: { clock: scaledClock(speed) } });
+const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, scheduler: emulator.scheduler });
 
 type Step = 'research' | 'scan' | 'report' | 'translate' | 'publish';
 

@@ -5,13 +5,13 @@
  * The examples import from `../src`; in your code, import from `flowstream` and `flowstream/emulator`.
  */
 import { lastValueFrom, tap } from 'rxjs';
-import { createClient, scaledClock } from '../src/index.js';
+import { createClient } from '../src/index.js';
 import { createEmulator } from '../src/emulator/index.js';
 import { outputText, runEach } from '../src/index.js';
 
 const speed = 50;
 const emulator = await createEmulator({ speed });
-const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, polling: { minMs: 20, maxMs: 100 }, budget: { clock: scaledClock(speed) } });
+const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, scheduler: emulator.scheduler });
 
 const topics = ['tides', 'comets', 'glaciers', 'volcanoes', 'coral', 'auroras', 'monsoons', 'dunes', 'geysers', 'fjords', 'deltas', 'reefs'];
 

@@ -6,7 +6,7 @@
  * The examples import from `../src`; in your code, import from `flowstream` and `flowstream/emulator`.
  */
 import { filter, firstValueFrom, lastValueFrom, share } from 'rxjs';
-import { createClient, scaledClock } from '../src/index.js';
+import { createClient } from '../src/index.js';
 import { createEmulator, type Emulator } from '../src/emulator/index.js';
 import { type PipelineCheckpoint, type PipelineDefinition, runPipeline } from '../src/index.js';
 
@@ -17,8 +17,7 @@ function connect(server: Emulator, fetch?: typeof globalThis.fetch) {
   return createClient({
     apiKey: server.apiKey,
     baseUrl: server.url,
-    polling: { minMs: 20, maxMs: 100 },
-    budget: { clock: scaledClock(speed) },
+    scheduler: emulator.scheduler,
     ...(fetch === undefined ? {} : { fetch }),
   });
 }

@@ -2,12 +2,12 @@
  * The composition root: one request budget, the typed HTTP client behind it, and reactive runs on
  * top — the data flow of DESIGN.md (runs → budget → http → fetch), wired in one place.
  */
-import type { Observable } from 'rxjs';
+import { asyncScheduler, type Observable, type SchedulerLike } from 'rxjs';
 import { timerDelay } from './http/options.js';
-import { createRequestBudget, type BudgetState, type RequestBudgetOptions } from './budget/index.js';
-import { createHttpClient, type ClientOptions as HttpClientOptions, type HttpClient } from './http/index.js';
+import { createRequestBudget, type BudgetState } from './budget/index.js';
+import type { ClientOptions } from './domain/options.js';
+import { createHttpClient, type HttpClient } from './http/index.js';
 import { safeLogger } from './http/safe-logger.js';
-import type { PollInterval } from './runs/cadence.js';
 import { createRuns, type RunHandles, type Runs } from './runs/create-runs.js';
 import type { RunEvent } from './runs/events.js';
 import type { RunState } from './runs/run-state.js';
@@ -25,24 +25,6 @@ import { toRunState } from './runs/to-run-state.js';
 export interface StateEventsOptions {
   /** Yield the run's state (see `toRunState`), at most one per period and always the final one. */
   readonly sampleStateMs: number;
-}
-
-/**
- * Options of {@link createClient} (DESIGN.md "Public contract").
- *
- * @example
- * ```ts
- * const client = createClient({ apiKey: process.env.FLOWSTREAM_API_KEY!, baseUrl: 'https://api.example.com/v1', polling: { maxMs: 5000 } });
- * ```
- */
-export interface ClientOptions extends Omit<HttpClientOptions, 'gate'> {
-  /** Bounds of every run's status polling cadence (default 500 ms – 10 s); a run's `pollInterval` overrides them. */
-  readonly polling?: PollInterval;
-  /**
-   * The request budget every request of this client passes through: default 100 requests per minute,
-   * the service's account limit (PROTOCOL §2.1). `false` sends requests as soon as they are made.
-   */
-  readonly budget?: RequestBudgetOptions | false;
 }
 
 /** What UIs and logs can read of the client's request budget. */
@@ -101,27 +83,32 @@ export interface Client extends HttpClient, Runs, RunHandles {
  * ```
  */
 export function createClient(options: ClientOptions): Client {
-  const { budget: budgetOptions, polling, ...httpOptions } = options;
-  const budget = budgetOptions === false ? undefined : createRequestBudget(budgetOptions ?? {});
-  const http = createHttpClient(budget === undefined ? httpOptions : { ...httpOptions, gate: budget });
+  const scheduler = options.scheduler ?? asyncScheduler;
+  const budget = options.budget === false ? undefined : createRequestBudget(options.budget ?? {}, scheduler);
+  const http = createHttpClient({ ...options, scheduler, gate: budget });
   const logger = safeLogger(options.logger);
   const runs = createRuns(http.executions, {
-    ...(polling === undefined ? {} : { polling }),
+    ...(options.polling === undefined ? {} : { polling: options.polling }),
     ...(logger === undefined ? {} : { logger }),
+    scheduler,
   }, http.workflows);
   return Object.freeze({
     ...http,
     ...runs,
-    events: eventsOf,
+    events: eventsOn(scheduler),
     budget: budget === undefined ? undefined : { snapshot: () => budget.snapshot(), state$: budget.state$ },
   });
 }
 
-function eventsOf<T>(source: Observable<T>): AsyncIterable<T>;
-function eventsOf(source: Observable<RunEvent>, options: StateEventsOptions): AsyncIterable<RunState>;
-function eventsOf(source: Observable<unknown>, options?: StateEventsOptions): AsyncIterable<unknown> {
-  if (options === undefined) return toAsyncIterable(source);
-  const sampleMs = timerDelay('sampleStateMs', options.sampleStateMs);
-  // Only the second overload passes options: the source is a run's events.
-  return toAsyncIterable((source as Observable<RunEvent>).pipe(toRunState({ sampleMs })));
+/** `client.events`, its sampling timers on the client's scheduler. */
+function eventsOn(scheduler: SchedulerLike): Client['events'] {
+  function events<T>(source: Observable<T>): AsyncIterable<T>;
+  function events(source: Observable<RunEvent>, options: StateEventsOptions): AsyncIterable<RunState>;
+  function events(source: Observable<unknown>, options?: StateEventsOptions): AsyncIterable<unknown> {
+    if (options === undefined) return toAsyncIterable(source);
+    const sampleMs = timerDelay('sampleStateMs', options.sampleStateMs);
+    // Only the second overload passes options: the source is a run's events.
+    return toAsyncIterable((source as Observable<RunEvent>).pipe(toRunState({ sampleMs, scheduler })));
+  }
+  return events;
 }

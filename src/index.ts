@@ -1,7 +1,8 @@
 // The public surface of flowstream, export by export (DESIGN.md "Public contract").
 
 // The client
-export { createClient, type Client, type ClientOptions, type BudgetView, type StateEventsOptions } from './client.js';
+export { createClient, type Client, type BudgetView, type StateEventsOptions } from './client.js';
+export { DEFAULTS, type ClientOptions, type RetryOptions, type TimeoutOptions, type PollInterval, type RequestBudgetOptions } from './domain/options.js';
 
 // Runs as Observables
 export type { RunEvent, RunEventType, RunEventOf, StartedEvent, StatusEvent, NodeEvent, MessageEvent, FileEvent, FinishedEvent } from './runs/events.js';
@@ -9,7 +10,7 @@ export type { RunInput, Runs, RunHandles } from './runs/create-runs.js';
 export type { RunHandle, StartRunOptions } from './runs/run-handle.js';
 export type { FailedBranches, RunOptions } from './runs/run-options.js';
 export { checkVariablesAgainstPlan } from './runs/variables-against-plan.js';
-export { DEFAULT_POLL_INTERVAL, type PollInterval } from './runs/cadence.js';
+export { DEFAULT_POLL_INTERVAL } from './runs/cadence.js';
 export type { OutputMode } from './runs/output-policy.js';
 export { ofType } from './runs/of-type.js';
 export { toRunState, type RunStateOptions } from './runs/to-run-state.js';
@@ -50,7 +51,7 @@ export type {
 } from './pipeline/index.js';
 
 // Plain calls, files and the domain model
-export type { HttpClient, RetryOptions, TimeoutOptions, WorkflowsApi, SearchQuery, ListQuery, WorkflowOrder, FilesApi, UploadSource, NamedFileData, CopilotApi, CopilotLocale, GenerateRequest, DownloadOptions } from './http/index.js';
+export type { HttpClient, WorkflowsApi, SearchQuery, ListQuery, WorkflowOrder, FilesApi, UploadSource, NamedFileData, CopilotApi, CopilotLocale, GenerateRequest, DownloadOptions } from './http/index.js';
 export { WORKFLOW_ORDERS, COPILOT_LOCALES, UPLOAD_BATCH_SIZE, MAX_UPLOAD_BYTES, downloadFile, openFile } from './http/index.js';
 export type * from './domain/model.js';
 export type { CallOptions, StartOptions, ExecutionsApi } from './http/calls.js';
@@ -58,8 +59,7 @@ export type { Endpoint, RequestPriority } from './domain/endpoints.js';
 export type { RateLimitInfo } from './domain/requests.js';
 
 // The request budget
-export type { BudgetState, KeyCadence, ServerView, RequestBudgetOptions, BudgetClock } from './budget/index.js';
-export { scaledClock } from './budget/index.js';
+export type { BudgetState, KeyCadence, ServerView } from './budget/index.js';
 
 // Errors
 export {

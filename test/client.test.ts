@@ -1,8 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
 import { ofType } from '../src/runs/index.js';
-import type { BudgetClock } from '../src/budget/index.js';
+import type { SchedulerLike } from 'rxjs';
 import { createClient } from '../src/client.js';
-import { createEmulator } from '../src/emulator/index.js';
+import { clockScheduler, createEmulator, createManualClock } from '../src/emulator/index.js';
 import { isInvalidArgumentError } from '../src/errors/validation-errors.js';
 
 const options = { apiKey: 'rf_00000000000000000000000000000000', baseUrl: 'http://127.0.0.1:1/v1' };
@@ -22,27 +22,10 @@ function heldFetch(data: unknown = []): { readonly fetch: typeof globalThis.fetc
   return { fetch, calls: () => calls, releaseAll };
 }
 
-/** A budget clock that moves only when told to, firing the timers that fall due. */
-function manualClock(): BudgetClock & { advance: (ms: number) => void } {
-  let now = 0;
-  let timers: { readonly at: number; readonly callback: () => void }[] = [];
-  return {
-    now: () => now,
-    setTimeout: (callback, delayMs) => {
-      const timer = { at: now + delayMs, callback };
-      timers.push(timer);
-      return timer;
-    },
-    clearTimeout: (handle) => {
-      timers = timers.filter((timer) => timer !== handle);
-    },
-    advance: (ms) => {
-      now += ms;
-      const due = timers.filter((timer) => timer.at <= now);
-      timers = timers.filter((timer) => timer.at > now);
-      for (const timer of due) timer.callback();
-    },
-  };
+/** A scheduler whose time moves only when told to, firing the timers that fall due (the emulator's manual clock). */
+function manualTime(): { readonly scheduler: SchedulerLike; advance: (ms: number) => void } {
+  const clock = createManualClock(0);
+  return { scheduler: clockScheduler(clock), advance: (ms) => { clock.advance(ms); } };
 }
 
 /** One turn of the event loop: every promise chain that can move without a timer or an answer has moved. */
@@ -74,7 +57,7 @@ describe('createClient', () => {
     const sendAll = async (budget: false | { burst: number }): Promise<number> => {
       const server = heldFetch();
       // The budget's time stands still: only its burst can go, however slow the machine.
-      const client = createClient({ ...options, fetch: server.fetch, retry: false, budget: budget === false ? false : { ...budget, clock: manualClock() } });
+      const client = createClient({ ...options, fetch: server.fetch, retry: false, budget, scheduler: manualTime().scheduler });
       const stop = new AbortController();
       const searches = Array.from({ length: 10 }, () => client.workflows.search({}, { signal: stop.signal }).catch(() => undefined));
       await settled();
@@ -90,8 +73,8 @@ describe('createClient', () => {
 
   it('drops a run start from the budget queue the moment the run is unsubscribed, and sends nothing for it', async () => {
     const server = heldFetch();
-    const clock = manualClock();
-    const client = createClient({ ...options, fetch: server.fetch, retry: false, budget: { burst: 1, clock } });
+    const clock = manualTime();
+    const client = createClient({ ...options, fetch: server.fetch, retry: false, budget: { burst: 1 }, scheduler: clock.scheduler });
     // The one request of the burst is on its way and held there: the next one must wait its turn.
     const search = client.workflows.search({});
     await settled();
@@ -108,32 +91,35 @@ describe('createClient', () => {
     expect(server.calls()).toBe(1);
   });
 
-  it('withdraws a start waiting to be sent again after a 429, with no budget too', async () => {
+  it('withdraws a start waiting to be sent again after a 429 when its signal aborts, and says nothing is on its way', async () => {
     let calls = 0;
     const fetch = (): Promise<Response> => {
       calls += 1;
       return Promise.resolve(Response.json({ statusCode: 429, message: 'Rate limit exceeded: 100 requests per minute', error: 'Too Many Requests' }, { status: 429 }));
     };
     const client = createClient({ ...options, fetch, budget: false, retry: { rateLimitWaitMs: 30_000, maxWaitMs: 60_000 } });
-    const withdraw = new AbortController();
-    const start = client.executions.start('c-refused', {}, { withdraw: withdraw.signal });
+    const cancel = new AbortController();
+    const sending: boolean[] = [];
+    const start = client.executions.start('c-refused', {}, { signal: cancel.signal, onSending: (now) => sending.push(now) });
     await settled();
     expect(calls).toBe(1);
-    withdraw.abort(new Error('withdrawn'));
+    expect(sending).toEqual([true, false]);
+    cancel.abort(new Error('withdrawn'));
     await expect(start).rejects.toThrow('withdrawn');
     expect(calls).toBe(1);
   });
 
-  it('lets a start that was already sent run to its answer when it is withdrawn', async () => {
+  it('says a start is on its way from the moment it leaves until its answer', async () => {
     const server = heldFetch({ executionId: 'we-000000000000000000000001', status: 'running' });
     const client = createClient({ ...options, fetch: server.fetch, retry: false });
-    const withdraw = new AbortController();
-    const start = client.executions.start('c-sent', {}, { withdraw: withdraw.signal });
+    const sending: boolean[] = [];
+    const start = client.executions.start('c-sent', {}, { onSending: (now) => sending.push(now) });
     await settled();
     expect(server.calls()).toBe(1);
-    withdraw.abort();
+    expect(sending).toEqual([true]);
     server.releaseAll();
     await expect(start).resolves.toMatchObject({ executionId: 'we-000000000000000000000001' });
+    expect(sending).toEqual([true]);
   });
 
   it('iterates a run with for await, and leaving the loop early aborts the execution once', async () => {

@@ -1,4 +1,4 @@
-import { createRequestBudget, scaledClock } from '../../src/budget/index.js';
+import { createRequestBudget } from '../../src/budget/index.js';
 import { createEmulator, type Emulator, type EndpointName, type WorkflowDefinition } from '../../src/emulator/index.js';
 import { createHttpClient, type HttpClient } from '../../src/http/index.js';
 import { createRuns, type Runs } from '../../src/runs/create-runs.js';
@@ -14,7 +14,7 @@ export interface World {
   readonly time: BenchTime;
   /**
    * flowstream as `createClient` composes it (src/client.ts: budget → http → runs), with its timers on
-   * the emulator's clock: the budget on `scaledClock(speed)` and the runs on a scaled scheduler.
+   * the emulator's clock: budget, http and runs all on `emulator.scheduler`.
    */
   flowstream(): Runs;
   /**
@@ -35,17 +35,17 @@ export interface RequestCounts {
 
 export async function openWorld(options: { readonly speed: number; readonly workflows: readonly WorkflowDefinition[] }): Promise<World> {
   const emulator = await createEmulator({ speed: options.speed, listen: false, samples: false, workflows: options.workflows });
-  const time = benchTime(options.speed, () => emulator.clock.now());
+  const time = benchTime(options.speed, emulator.scheduler);
   const connection = { apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch };
   return {
     emulator,
     time,
     flowstream: () => {
-      const budget = createRequestBudget({ clock: scaledClock(options.speed) });
-      const http = createHttpClient({ ...connection, gate: budget });
+      const budget = createRequestBudget({}, emulator.scheduler);
+      const http = createHttpClient({ ...connection, gate: budget, scheduler: emulator.scheduler });
       return createRuns(http.executions, { scheduler: time.scheduler });
     },
-    plain: () => createHttpClient({ ...connection, retry: false }),
+    plain: () => createHttpClient({ ...connection, retry: false, scheduler: emulator.scheduler }),
     requests: () => {
       const byEndpoint: Partial<Record<EndpointName, number>> = {};
       let rateLimited = 0;

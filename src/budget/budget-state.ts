@@ -7,7 +7,7 @@ import { sendsWithin } from './send-log.js';
 
 /**
  * What the budget looks like at one moment, for UIs and logs. Plain data (JSON-serialisable): times
- * are on the budget clock's scale (`performance.now()` by default).
+ * are in ms on the client's scheduler (`Date.now()` by default, emulator time on `emulator.scheduler`).
  *
  * @example
  * ```ts

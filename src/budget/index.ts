@@ -7,5 +7,3 @@ export type { BudgetLimits, RequestBudgetOptions } from './limits.js';
 export type { BudgetState } from './budget-state.js';
 export type { KeyCadence } from './key-cadence.js';
 export type { ServerView } from './scheduler-state.js';
-export { scaledClock, systemClock } from './clock.js';
-export type { BudgetClock } from './clock.js';

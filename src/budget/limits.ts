@@ -1,46 +1,8 @@
+import { DEFAULTS, type RequestBudgetOptions } from '../domain/options.js';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
-import type { BudgetClock } from './clock.js';
+import { nonNegative as finiteNonNegative, positiveInteger as wholePositive } from '../http/options.js';
 
-/**
- * How a client's request budget is configured. Every field is optional; the defaults fit the service's
- * account limits (PROTOCOL §2.1). `createClient` takes `budget: { requestsPerMinute } | false`.
- *
- * @example
- * ```ts
- * const options: RequestBudgetOptions = { requestsPerMinute: 60, requestsPerDay: 5_000 };
- * const budget = createRequestBudget(options);
- * ```
- */
-export interface RequestBudgetOptions {
-  /** The account's limit per minute (PROTOCOL §2.1). Default 100. */
-  readonly requestsPerMinute?: number;
-  /** The account's limit per day (PROTOCOL §2.1). Default 10,000. */
-  readonly requestsPerDay?: number;
-  /**
-   * Share of each limit never used, for what the budget cannot see coming (another process starting
-   * up, requests of ours that reach the service out of order). Default 0.05: 95 of 100 per minute.
-   */
-  readonly safetyMargin?: number;
-  /** How many requests may leave back to back after a quiet spell. Default 5. */
-  readonly burst?: number;
-  /**
-   * How far apart two requests' travel times to the service may be. The service counts arrivals, we
-   * count sends; the budget's windows are this much longer than the service's. Default 2,000 ms.
-   */
-  readonly latencyAllowanceMs?: number;
-  /**
-   * Gap between an identical start's answer and the next identical start. The service refuses a
-   * duplicate within 1 s (PROTOCOL §2.2). Default 1,100 ms.
-   */
-  readonly duplicateStartSpacingMs?: number;
-  /**
-   * How many requests in a row may overtake waiting lower-priority ones before the oldest of those
-   * goes next. Default 9: lower priorities keep at least a tenth of the budget.
-   */
-  readonly starvationLimit?: number;
-  /** Time and timers; defaults to `performance.now()` and the global timers. */
-  readonly clock?: BudgetClock;
-}
+export type { RequestBudgetOptions };
 
 /**
  * The numbers the scheduler works with, derived once from the options.
@@ -74,16 +36,6 @@ export interface BudgetLimits {
 const MINUTE_MS = 60_000; // PROTOCOL §2.1: a fixed window of one minute
 const DAY_MS = 86_400_000; // PROTOCOL §2.1: a fixed window of one day
 
-const DEFAULTS = {
-  requestsPerMinute: 100,
-  requestsPerDay: 10_000,
-  safetyMargin: 0.05,
-  burst: 5,
-  latencyAllowanceMs: 2_000,
-  duplicateStartSpacingMs: 1_100,
-  starvationLimit: 9,
-} as const;
-
 /**
  * Derives the scheduler's numbers from the options, validating them (an `InvalidArgumentError` names the bad one).
  *
@@ -106,14 +58,14 @@ const DEFAULTS = {
  * ```
  */
 export function budgetLimits(options: RequestBudgetOptions = {}): BudgetLimits {
-  const perMinute = positiveInteger('requestsPerMinute', options.requestsPerMinute ?? DEFAULTS.requestsPerMinute);
-  const perDay = positiveInteger('requestsPerDay', options.requestsPerDay ?? DEFAULTS.requestsPerDay);
-  const safetyMargin = options.safetyMargin ?? DEFAULTS.safetyMargin;
+  const perMinute = positiveInteger('requestsPerMinute', options.requestsPerMinute ?? DEFAULTS.budget.requestsPerMinute);
+  const perDay = positiveInteger('requestsPerDay', options.requestsPerDay ?? DEFAULTS.budget.requestsPerDay);
+  const safetyMargin = options.safetyMargin ?? DEFAULTS.budget.safetyMargin;
   if (!(safetyMargin >= 0 && safetyMargin < 1)) throw new InvalidArgumentError('budget.safetyMargin', `must be in [0, 1), got ${safetyMargin}`);
-  const latencyAllowanceMs = nonNegative('latencyAllowanceMs', options.latencyAllowanceMs ?? DEFAULTS.latencyAllowanceMs);
+  const latencyAllowanceMs = nonNegative('latencyAllowanceMs', options.latencyAllowanceMs ?? DEFAULTS.budget.latencyAllowanceMs);
   const usablePerMinute = Math.max(1, perMinute - Math.floor(perMinute * safetyMargin));
   const usablePerDay = Math.max(1, perDay - Math.floor(perDay * safetyMargin));
-  const burst = Math.min(positiveInteger('burst', options.burst ?? DEFAULTS.burst), usablePerMinute);
+  const burst = Math.min(positiveInteger('burst', options.burst ?? DEFAULTS.budget.burst), usablePerMinute);
   const minuteWindowMs = MINUTE_MS + latencyAllowanceMs;
   return {
     perMinute,
@@ -126,17 +78,16 @@ export function budgetLimits(options: RequestBudgetOptions = {}): BudgetLimits {
     usablePerDay,
     burst,
     pacingIntervalMs: Math.ceil(minuteWindowMs / (usablePerMinute - burst + 1)),
-    duplicateStartSpacingMs: nonNegative('duplicateStartSpacingMs', options.duplicateStartSpacingMs ?? DEFAULTS.duplicateStartSpacingMs),
-    starvationLimit: positiveInteger('starvationLimit', options.starvationLimit ?? DEFAULTS.starvationLimit),
+    duplicateStartSpacingMs: nonNegative('duplicateStartSpacingMs', options.duplicateStartSpacingMs ?? DEFAULTS.budget.duplicateStartSpacingMs),
+    starvationLimit: positiveInteger('starvationLimit', options.starvationLimit ?? DEFAULTS.budget.starvationLimit),
   };
 }
 
+/** Budget options are named as `createClient` takes them: `budget.<name>`. */
 function positiveInteger(name: string, value: number): number {
-  if (!Number.isInteger(value) || value < 1) throw new InvalidArgumentError(`budget.${name}`, `must be a positive integer, got ${value}`);
-  return value;
+  return wholePositive(`budget.${name}`, value);
 }
 
 function nonNegative(name: string, value: number): number {
-  if (!(Number.isFinite(value) && value >= 0)) throw new InvalidArgumentError(`budget.${name}`, `must be a finite number ≥ 0, got ${value}`);
-  return value;
+  return finiteNonNegative(`budget.${name}`, value);
 }

@@ -1,10 +1,9 @@
-import { BehaviorSubject } from 'rxjs';
-import type { Observable } from 'rxjs';
+import { asyncScheduler, BehaviorSubject } from 'rxjs';
+import type { Observable, SchedulerLike, Subscription } from 'rxjs';
 import type { GateReport, GateTicket, RequestGate } from '../domain/requests.js';
 import { MAX_TIMER_MS } from '../http/options.js';
 import { budgetState } from './budget-state.js';
 import type { BudgetState } from './budget-state.js';
-import { systemClock } from './clock.js';
 import { budgetLimits } from './limits.js';
 import type { RequestBudgetOptions } from './limits.js';
 import { step } from './scheduler.js';
@@ -36,7 +35,7 @@ interface Waiter {
 /**
  * Creates the request budget a client owns (DESIGN.md, "Polling and the request budget"): the pure
  * scheduler (`step`) behind a thin shell that keeps the waiting promises and at most one timer, and
- * only while requests wait. With `budget: false` the client creates none and sends at once.
+ * only while requests wait. Its time and timer are the client's `scheduler`. With `budget: false` the client creates none and sends at once.
  *
  * @example
  * ```ts
@@ -45,12 +44,19 @@ interface Waiter {
  * budget?.state$.subscribe((state) => logger.debug?.('budget', { ...state }));
  * ```
  */
-export function createRequestBudget(options: RequestBudgetOptions = {}): RequestBudget {
-  const clock = options.clock ?? systemClock;
+export function createRequestBudget(options: RequestBudgetOptions = {}, scheduler: SchedulerLike = asyncScheduler): RequestBudget {
+  // The client's clock. Real time is the wall clock, which may step back (NTP): the budget's time never does.
+  let latest = Number.NEGATIVE_INFINITY;
+  const clock = {
+    now: (): number => {
+      latest = Math.max(latest, scheduler.now());
+      return latest;
+    },
+  };
   let state = initialSchedulerState(budgetLimits(options));
   const waiters = new Map<number, Waiter>();
   let nextId = 0;
-  let timer: { readonly handle: unknown; readonly at: number } | undefined;
+  let timer: { readonly handle: Subscription; readonly at: number } | undefined;
   const states = new BehaviorSubject<BudgetState>(budgetState(state, clock.now()));
   let publishing = false;
   let changes = 0;
@@ -71,12 +77,12 @@ export function createRequestBudget(options: RequestBudgetOptions = {}): Request
 
   function schedule(wakeAt: number | undefined, now: number): void {
     if (timer !== undefined && timer.at === wakeAt) return;
-    if (timer !== undefined) clock.clearTimeout(timer.handle);
+    timer?.handle.unsubscribe();
     timer = undefined;
     if (wakeAt === undefined) return;
     // A timer keeps at most 2^31 − 1 ms; a longer one fires at once (and would spin). Waking early
     // only steps the scheduler again, which sets the next timer.
-    const handle = clock.setTimeout(() => {
+    const handle = scheduler.schedule(() => {
       timer = undefined;
       dispatch({ type: 'wake' });
     }, Math.min(MAX_TIMER_MS, Math.max(0, Math.ceil(wakeAt - now))));

@@ -24,9 +24,6 @@ export const REQUEST_PRIORITIES = ['abort', 'start', 'status', 'output', 'search
  */
 export type RequestPriority = (typeof REQUEST_PRIORITIES)[number];
 
-/** Timeout of every endpoint without its own default. */
-export const DEFAULT_TIMEOUT_MS = 30_000;
-
 /** What the client must know of one endpoint. */
 interface EndpointTraits {
   readonly method: 'get' | 'post';

@@ -1,6 +1,8 @@
 import type { AppContext } from './app/context.js';
 import { createApp } from './app/create-app.js';
+import type { SchedulerLike } from 'rxjs';
 import type { Clock } from './clock.js';
+import { clockScheduler } from './scheduler.js';
 import type { ExecutionView } from './execution-view.js';
 import { viewExecution } from './execution-view.js';
 import type { EmulatorOptions, Profile } from './options.js';
@@ -33,6 +35,12 @@ export interface Emulator {
   readonly profile: Profile;
   /** Emulator time and its speed. */
   readonly clock: Clock;
+  /**
+   * An RxJS scheduler on the emulator's clock: a client given it (`createClient({ …, scheduler:
+   * emulator.scheduler })`) lives on emulator time end to end — at `speed: 50` a run's 60 s
+   * `timeoutMs` passes in 1.2 s of real time; on a manual clock, as `clock.advance` moves it.
+   */
+  readonly scheduler: SchedulerLike;
   readonly workflows: WorkflowControls;
   readonly executions: ExecutionControls;
   readonly requests: RequestControls;
@@ -122,6 +130,7 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
     apiKey: resolved.apiKey,
     profile: resolved.profile,
     clock,
+    scheduler: clockScheduler(clock),
     workflows: {
       add: (definition) => workflows.add(parseWorkflowDefinition(definition), clock.now()).workflow.canvasId,
       list: () => workflows.list(),

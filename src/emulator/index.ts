@@ -3,6 +3,7 @@ export { createEmulator } from './emulator.js';
 export type { Emulator, WorkflowControls, ExecutionControls, RequestControls, FaultControls } from './emulator.js';
 export type { EmulatorOptions, Profile } from './options.js';
 export { createManualClock, createScaledClock } from './clock.js';
+export { clockScheduler } from './scheduler.js';
 export type { Clock, ManualClock } from './clock.js';
 export type {
   WorkflowDefinition,

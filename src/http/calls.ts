@@ -15,22 +15,21 @@ export interface CallOptions {
 }
 
 /**
- * Options of a start. `withdraw` takes the start back while nothing of it is on its way: while it
- * waits for the client's request budget, or to be sent again after a refusal that started nothing
- * (a 429). The call then rejects with the signal's reason, and no execution exists. Once a request is
- * on its way `withdraw` changes nothing, since the execution may exist: the call answers as usual,
- * and `signal` still cancels it. Without a budget a start is sent at once, so only a retry's wait can
- * be withdrawn.
+ * Options of a start. `onSending` is told whether a request of the start is on its way: `true` as an
+ * attempt leaves (the execution may exist from then on), `false` when that attempt failed and nothing
+ * of the start is on its way any more (it waits to be sent again after a refusal that started
+ * nothing, a 429, or the call is about to fail). While nothing is on its way, aborting `signal`
+ * withdraws the start: no execution exists. The run layer uses it to abort a start that was sent, and
+ * to withdraw one that was not.
  *
  * @example
  * ```ts
- * const withdraw = new AbortController();
- * const started = client.executions.start('c-1', {}, { withdraw: withdraw.signal });
- * withdraw.abort(); // dropped from the budget's queue if it was still there
+ * let sent = false;
+ * const started = client.executions.start('c-1', {}, { signal, onSending: (sending) => { sent = sending; } });
  * ```
  */
 export interface StartOptions extends CallOptions {
-  readonly withdraw?: AbortSignal;
+  readonly onSending?: (sending: boolean) => void;
 }
 
 /**

@@ -2,7 +2,7 @@ import { createCopilotApi, type CopilotApi } from './copilot.js';
 import { createExecutionsApi } from './executions.js';
 import { createFilesApi, type FilesApi } from './files.js';
 import type { ExecutionsApi } from './calls.js';
-import { normalizeOptions, type ClientOptions } from './options.js';
+import { normalizeOptions, type HttpOptions } from './options.js';
 import { createTransport } from './transport.js';
 import { createWorkflowsApi, type WorkflowsApi } from './workflows.js';
 
@@ -35,7 +35,7 @@ export interface HttpClient {
  * for await (const workflow of http.workflows.list()) console.log(workflow.canvasId, workflow.title);
  * ```
  */
-export function createHttpClient(options: ClientOptions): HttpClient {
+export function createHttpClient(options: HttpOptions): HttpClient {
   const resolved = normalizeOptions(options);
   const send = createTransport(options.apiKey, resolved);
   const uploadedKeys = new Set<string>();

@@ -1,3 +1,4 @@
+import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import { DownloadError } from '../errors/download-error.js';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 import type { OutputFile } from '../domain/model.js';
@@ -24,6 +25,8 @@ export interface DownloadOptions {
    * host it believes it has (`http://localhost:…`), which another machine must reach elsewhere.
    */
   readonly rewriteUrl?: (url: string) => string;
+  /** The clock of `timeoutMs` (a client's `scheduler`, the emulator's); real time by default. */
+  readonly scheduler?: SchedulerLike;
 }
 
 /** Default `timeoutMs` of a download. */
@@ -120,7 +123,7 @@ export async function openFile(file: Pick<OutputFile, 'url'> | string, options: 
   const onAbort = (): void => {
     controller.abort(signal?.reason);
   };
-  const timer = setTimeout(() => {
+  const timer = (options.scheduler ?? asyncScheduler).schedule(() => {
     // A body nobody reads to its end is let go here too, listener included.
     signal?.removeEventListener('abort', onAbort);
     deadline.abort();
@@ -134,7 +137,7 @@ export async function openFile(file: Pick<OutputFile, 'url'> | string, options: 
     deadline: deadline.signal,
     signal,
     finish: () => {
-      clearTimeout(timer);
+      timer.unsubscribe();
       signal?.removeEventListener('abort', onAbort);
     },
   };

@@ -57,7 +57,7 @@ export function createExecutionsApi(context: ExecutionsContext): ExecutionsApi {
   return {
     async start(canvasId: string, input?: { readonly variables?: Variables }, options?: StartOptions) {
       const segment = pathSegment('canvasId', canvasId);
-      const { signal, withdraw } = objectArgument('options', options);
+      const { signal, onSending } = objectArgument('options', options);
       const variables = objectArgument('input', input).variables ?? {};
       checkVariables(variables);
       // PROTOCOL §5.4: the service rejects top-level variables, so the wrapper is always sent.
@@ -73,7 +73,7 @@ export function createExecutionsApi(context: ExecutionsContext): ExecutionsApi {
         key: `${canvasId}\n${json}`,
         schema: startedExecutionSchema,
         signal,
-        withdraw,
+        onSending,
       });
     },
     status: (executionId, options) => onExecution('status', 'get', executionId, executionSnapshotSchema(executionId), options),

@@ -1,12 +1,6 @@
 /** The typed HTTP client (DESIGN.md "Plain calls"): what the composition root and `src/index.ts` export. */
 export { createHttpClient, type HttpClient } from './client.js';
-export {
-  normalizeOptions,
-  type ClientOptions,
-  type ResolvedOptions,
-  type RetryOptions,
-  type TimeoutOptions,
-} from './options.js';
+export { normalizeOptions, type HttpOptions, type ResolvedOptions } from './options.js';
 export { WORKFLOW_ORDERS, type ListQuery, type SearchQuery, type WorkflowOrder, type WorkflowsApi } from './workflows.js';
 export { UPLOAD_BATCH_SIZE, type FilesApi } from './files.js';
 export { MAX_UPLOAD_BYTES, type NamedFileData, type UploadSource } from './upload-source.js';

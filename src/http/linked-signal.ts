@@ -16,11 +16,11 @@ export interface LinkedSignal {
  *
  * @example
  * ```ts
- * const wait = linkSignals([callSignal, withdraw]);
+ * const linked = linkSignals([callSignal, deadline.signal]);
  * try {
- *   await gate.acquire(ticket, wait.signal);
+ *   await fetch(url, { signal: linked.signal });
  * } finally {
- *   wait.unlink();
+ *   linked.unlink();
  * }
  * ```
  */

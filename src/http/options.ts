@@ -1,83 +1,21 @@
+import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
-import { DEFAULT_TIMEOUT_MS, ENDPOINT_NAMES, ownTimeoutMs, type Endpoint } from '../domain/endpoints.js';
+import { ENDPOINT_NAMES, ownTimeoutMs, type Endpoint } from '../domain/endpoints.js';
+import { DEFAULTS, type ClientOptions, type RetryOptions, type TimeoutOptions } from '../domain/options.js';
 import type { RequestGate } from '../domain/requests.js';
 import type { Logger } from '../domain/model.js';
 import { safeLogger } from './safe-logger.js';
 
 /**
- * How failed requests are retried (see `decideRetry` for which failures qualify).
- *
- * @example
- * ```ts
- * createHttpClient({ apiKey, baseUrl, retry: { retries: 5, baseDelayMs: 250 } });
- * ```
+ * What the http layer is given: the client's options, and the request gate every attempt passes
+ * through (`createClient` hands in the budget).
  */
-export interface RetryOptions {
-  /** Retries after the first attempt. Default 3; `0` never retries. */
-  readonly retries?: number;
-  /** First backoff step, doubled per retry, with jitter. Default 500 ms. */
-  readonly baseDelayMs?: number;
-  /** Cap of one backoff step. Default 10 s. */
-  readonly maxDelayMs?: number;
-  /**
-   * Wait after a 429 that carries no `Retry-After`: the service's windows are fixed minutes that start
-   * at the first request (PROTOCOL §2.1), so one minute always reaches a fresh window. Default 60 s.
-   */
-  readonly rateLimitWaitMs?: number;
-  /** Longest wait a call accepts; a server asking for more (`Retry-After`) gets its error surfaced. Default 65 s. */
-  readonly maxWaitMs?: number;
+export interface HttpOptions extends ClientOptions {
+  readonly gate?: RequestGate | undefined;
 }
 
 /**
- * Per-endpoint timeouts in milliseconds; `default` covers the endpoints not named.
- *
- * @example
- * ```ts
- * createHttpClient({ apiKey, baseUrl, timeoutMs: { default: 10_000, output: 60_000 } });
- * ```
- */
-export type TimeoutOptions = { readonly default?: number } & { readonly [E in Endpoint]?: number };
-
-/**
- * Options of a flowstream client (DESIGN.md "Public contract").
- *
- * @example
- * ```ts
- * const options: ClientOptions = { apiKey: process.env.FLOWSTREAM_API_KEY!, baseUrl: 'https://api.example.com/v1', timeoutMs: 20_000 };
- * ```
- */
-export interface ClientOptions {
-  /** The API key (`rf_…`, PROTOCOL §1.6). Never shown in errors, logs or `inspect`. */
-  readonly apiKey: string;
-  /** The API's base URL, ending in `/v1` (spec §9). Required unless `FLOWSTREAM_BASE_URL` is set. */
-  readonly baseUrl?: string;
-  /** The `fetch` to send requests with (tests, proxies, the emulator's in-process fetch). */
-  readonly fetch?: typeof globalThis.fetch;
-  /**
-   * Request timeouts. A number sets the default of every endpoint except those with their own default:
-   * `copilot` (330 s, because generation blocks up to 300 s, PROTOCOL §2.4) and `upload` (120 s).
-   * Default 30 s.
-   */
-  readonly timeoutMs?: number | TimeoutOptions;
-  /** Retry policy, or `false` to never retry. */
-  readonly retry?: RetryOptions | false;
-  /** Extra headers sent with every API request (never to file downloads). */
-  readonly headers?: Readonly<Record<string, string>>;
-  /** Where warnings go (an `of_` text variable, PROTOCOL §5.5). Default: none. A logger that throws is ignored. */
-  readonly logger?: Logger;
-  /**
-   * The most bytes an API answer may have once decoded (gzip included); a larger one is cut off and
-   * fails with `ResponseTooLargeError`, so a hostile or broken server cannot fill the memory. Default 8 MiB.
-   */
-  readonly maxResponseBytes?: number;
-  /**
-   * @internal The request gate every attempt passes through; `createClient` hands in the budget.
-   */
-  readonly gate?: RequestGate;
-}
-
-/**
- * The options after defaults and checks: the one shape the rest of the client reads. The API key is kept apart.
+ * The http layer's options after defaults and checks: the one shape the transport reads. The API key is kept apart.
  *
  * @example
  * ```ts
@@ -93,18 +31,17 @@ export interface ResolvedOptions {
   readonly logger: Logger | undefined;
   readonly maxResponseBytes: number;
   readonly gate: RequestGate | undefined;
+  readonly scheduler: SchedulerLike;
 }
 
-/** The default of `maxResponseBytes`: far above any answer of the API, far below what hurts. */
-export const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
-const DEFAULT_RETRY: Required<RetryOptions> = { retries: 3, baseDelayMs: 500, maxDelayMs: 10_000, rateLimitWaitMs: 60_000, maxWaitMs: 65_000 };
-
-function nonNegative(name: string, value: number): number {
+/** A number ≥ 0 (a count, a share, a delay that may be zero); an `InvalidArgumentError` names the option. */
+export function nonNegative(name: string, value: number): number {
   if (!Number.isFinite(value) || value < 0) throw new InvalidArgumentError(name, `must be a finite number ≥ 0 (got ${String(value)})`);
   return value;
 }
 
-function positive(name: string, value: number): number {
+/** A number > 0; an `InvalidArgumentError` names the option. */
+export function positive(name: string, value: number): number {
   if (!Number.isFinite(value) || value <= 0) throw new InvalidArgumentError(name, `must be a finite number > 0 (got ${String(value)})`);
   return value;
 }
@@ -169,26 +106,27 @@ function normalizeTimeouts(option: number | TimeoutOptions | undefined): Record<
   // A number (or `default`) replaces the common default, not an endpoint's own (copilot, upload).
   const fallback = given.default === undefined ? undefined : timeout('timeoutMs', given.default);
   return Object.fromEntries(
-    ENDPOINT_NAMES.map((endpoint) => [endpoint, timeout(`timeoutMs.${endpoint}`, given[endpoint] ?? ownTimeoutMs(endpoint) ?? fallback ?? DEFAULT_TIMEOUT_MS)]),
+    ENDPOINT_NAMES.map((endpoint) => [endpoint, timeout(`timeoutMs.${endpoint}`, given[endpoint] ?? ownTimeoutMs(endpoint) ?? fallback ?? DEFAULTS.timeoutMs)]),
   ) as Record<Endpoint, number>;
 }
 
 function normalizeRetry(option: RetryOptions | false | undefined): Required<RetryOptions> {
   const given: RetryOptions = option === false ? { retries: 0 } : (option ?? {});
-  const retries = nonNegative('retry.retries', given.retries ?? DEFAULT_RETRY.retries);
+  const retries = nonNegative('retry.retries', given.retries ?? DEFAULTS.retry.retries);
   if (!Number.isInteger(retries)) throw new InvalidArgumentError('retry.retries', `must be an integer (got ${String(retries)})`);
   // Every retry delay is waited by a timer: one past what a timer keeps would fire at once.
   const delay = (name: keyof RetryOptions, value: number): number => (value === 0 ? 0 : timerDelay(`retry.${name}`, value));
   return {
     retries,
-    baseDelayMs: delay('baseDelayMs', given.baseDelayMs ?? DEFAULT_RETRY.baseDelayMs),
-    maxDelayMs: delay('maxDelayMs', given.maxDelayMs ?? DEFAULT_RETRY.maxDelayMs),
-    rateLimitWaitMs: delay('rateLimitWaitMs', given.rateLimitWaitMs ?? DEFAULT_RETRY.rateLimitWaitMs),
-    maxWaitMs: delay('maxWaitMs', given.maxWaitMs ?? DEFAULT_RETRY.maxWaitMs),
+    baseDelayMs: delay('baseDelayMs', given.baseDelayMs ?? DEFAULTS.retry.baseDelayMs),
+    maxDelayMs: delay('maxDelayMs', given.maxDelayMs ?? DEFAULTS.retry.maxDelayMs),
+    rateLimitWaitMs: delay('rateLimitWaitMs', given.rateLimitWaitMs ?? DEFAULTS.retry.rateLimitWaitMs),
+    maxWaitMs: delay('maxWaitMs', given.maxWaitMs ?? DEFAULTS.retry.maxWaitMs),
   };
 }
 
-function positiveInteger(name: string, value: unknown): number {
+/** A whole number ≥ 1; an `InvalidArgumentError` names the option. */
+export function positiveInteger(name: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) throw new InvalidArgumentError(name, `must be a whole number ≥ 1 (got ${String(value)})`);
   return value;
 }
@@ -227,7 +165,7 @@ function checkApiKey(apiKey: unknown): asserts apiKey is string {
  * resolved.baseUrl; // 'http://127.0.0.1:4000/v1'
  * ```
  */
-export function normalizeOptions(options: ClientOptions): ResolvedOptions {
+export function normalizeOptions(options: HttpOptions): ResolvedOptions {
   checkApiKey(options.apiKey);
   return {
     baseUrl: normalizeBaseUrl(options.baseUrl ?? baseUrlFromEnvironment()),
@@ -236,7 +174,8 @@ export function normalizeOptions(options: ClientOptions): ResolvedOptions {
     retry: normalizeRetry(options.retry),
     headers: checkHeaders(options.headers),
     logger: safeLogger(options.logger),
-    maxResponseBytes: positiveInteger('maxResponseBytes', options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES),
+    maxResponseBytes: positiveInteger('maxResponseBytes', options.maxResponseBytes ?? DEFAULTS.maxResponseBytes),
     gate: options.gate,
+    scheduler: options.scheduler ?? asyncScheduler,
   };
 }

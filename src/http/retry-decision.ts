@@ -2,7 +2,7 @@ import { isRateLimitError, isServerError } from '../errors/api-errors.js';
 import { isNetworkError, isTimeoutError } from '../errors/transport-errors.js';
 import { isResponseValidationError } from '../errors/validation-errors.js';
 import { isRepeatable, type Endpoint } from '../domain/endpoints.js';
-import type { RetryOptions } from './options.js';
+import type { RetryOptions } from '../domain/options.js';
 
 /** A run must wait past the duplicate window before its identical retry (PROTOCOL §2.2). */
 const DUPLICATE_WINDOW_MS = 1_100;

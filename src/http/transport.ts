@@ -33,8 +33,8 @@ export interface RequestSpec<T> {
   readonly key?: string;
   readonly executionId?: string;
   readonly signal?: AbortSignal | undefined;
-  /** Withdraws the call while no attempt of it is on its way: before one, in the gate, or waiting to retry (`StartOptions.withdraw`). */
-  readonly withdraw?: AbortSignal | undefined;
+  /** Told when an attempt leaves (`true`) and when it failed, leaving nothing on its way (`false`); see `StartOptions.onSending`. */
+  readonly onSending?: ((sending: boolean) => void) | undefined;
 }
 
 /**
@@ -84,24 +84,14 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Send 
   });
 
   const attemptOnce = async <T>(spec: RequestSpec<T>, ticket: GateTicket, gate: RequestGate | undefined): Promise<T> => {
-    // Withdrawn before this attempt is sent: nothing of it can have started (an earlier attempt of a
-    // start was retried only because it surely started nothing, retry-decision.ts).
-    spec.withdraw?.throwIfAborted();
-    if (gate !== undefined) {
-      // The wait for the gate ends with the call's signal or a withdrawal.
-      const wait = linkSignals([spec.signal, spec.withdraw]);
-      try {
-        await gate.acquire(ticket, wait.signal);
-      } finally {
-        wait.unlink();
-      }
-    }
+    // The wait for the gate ends with the call's signal: leaving then withdraws the request, unsent.
+    if (gate !== undefined) await gate.acquire(ticket, spec.signal);
     const timeoutMs = options.timeouts[spec.endpoint];
     const context = { endpoint: spec.endpoint, ...(spec.executionId === undefined ? {} : { executionId: spec.executionId }) };
     // One deadline for the answer AND its body: ky's own timeout stops at the headers, so a body that
     // stalls would otherwise hang the call (and a run's polling) for ever.
     const deadline = new AbortController();
-    const timer = setTimeout(() => {
+    const timer = options.scheduler.schedule(() => {
       deadline.abort();
     }, timeoutMs);
     const linked = linkSignals([spec.signal, deadline.signal]);
@@ -112,6 +102,8 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Send 
       // fetch's errors can quote the server: a malformed answer's bytes ride in a parser error's `data`.
       return new NetworkError({ ...context, cause: redact.error(error) });
     };
+    // From here the request may reach the server: a start may exist even if this attempt fails.
+    spec.onSending?.(true);
     try {
       let response: Response;
       try {
@@ -127,7 +119,7 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Send 
         gate?.report({ ticket, httpStatus: undefined, rateLimit: {} });
         throw failure(error);
       }
-      const rateLimit = readRateLimit(response.headers);
+      const rateLimit = readRateLimit(response.headers, options.scheduler.now());
       gate?.report({ ticket, httpStatus: response.status, rateLimit });
       // Node's fetch hands back the 3xx itself; a browser's, an opaque redirect with status 0.
       if (response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400)) {
@@ -142,8 +134,11 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Send 
         throw failure(error); // the connection dropped, or the deadline passed, mid-body
       }
       return unwrap({ ...context, status: response.status, text, rateLimit }, spec.schema, redact);
+    } catch (error) {
+      spec.onSending?.(false);
+      throw error;
     } finally {
-      clearTimeout(timer);
+      timer.unsubscribe();
       linked.unlink();
     }
   };
@@ -155,8 +150,8 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Send 
       policy: options.retry,
       gated: options.gate !== undefined,
       signal: spec.signal,
-      withdraw: spec.withdraw,
       logger: options.logger,
+      scheduler: options.scheduler,
     });
   };
 }

@@ -1,28 +1,16 @@
 import { InvalidArgumentError } from '../errors/validation-errors.js';
+import { DEFAULTS, type PollInterval } from '../domain/options.js';
 import { timerDelay } from '../http/options.js';
 
-/** Bounds of the status poll cadence, per client (`polling`) or per run (`pollInterval`). */
-export interface PollInterval {
-  /** The fastest cadence: after the start and right after any change. Default 500 ms. */
-  readonly minMs?: number;
-  /** The slowest cadence, reached while nothing changes. Default 10 s. */
-  readonly maxMs?: number;
-}
+export type { PollInterval };
 
 export interface CadenceBounds {
   readonly minMs: number;
   readonly maxMs: number;
 }
 
-/**
- * Defaults. The execution status moves on a ~1.5 s server tick (PROTOCOL §3.3) but node statuses move
- * when the work does, so 500 ms after a change catches the follow-up (the next node starting, the tick
- * that turns the execution `finish`) within a third of a tick — as fast as a fixed 1 s loop on average.
- * While nothing changes the wait grows ×1.5 to 10 s: a long LLM node then costs 6 status reads a
- * minute instead of the 30 of the service's own 2 s loop (PROTOCOL §6), so several runs fit in one
- * account's 100 requests per minute (PROTOCOL §2.1).
- */
-export const DEFAULT_POLL_INTERVAL: CadenceBounds = { minMs: 500, maxMs: 10_000 };
+/** The default bounds (`DEFAULTS.polling`, where their reasons are written). */
+export const DEFAULT_POLL_INTERVAL: CadenceBounds = DEFAULTS.polling;
 
 /** Growth of the wait per quiet read. */
 export const BACKOFF_FACTOR = 1.5;

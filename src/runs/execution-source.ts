@@ -30,7 +30,33 @@ export interface ExecutionSource {
 export function observeExecutions(api: ExecutionsApi, plans?: { get(canvasId: string, options?: CallOptions): Promise<WorkflowPlan> }): ExecutionSource {
   return {
     ...(plans === undefined ? {} : { plan: (canvasId: string) => fromAbortable((signal) => plans.get(canvasId, { signal })) }),
-    start: (canvasId, input, withdraw) => fromAbortable((signal) => api.start(canvasId, input, withdraw === undefined ? { signal } : { signal, withdraw })),
+    start: (canvasId, input, withdraw) =>
+      fromAbortable((signal) => {
+        if (withdraw === undefined) return api.start(canvasId, input, { signal });
+        // A withdrawal cancels the call only while nothing of it is on its way (`StartOptions.onSending`).
+        const call = new AbortController();
+        let sending = false;
+        const stop = (): void => {
+          if (!sending) call.abort(withdraw.reason);
+        };
+        const onCancel = (): void => {
+          call.abort(signal.reason);
+        };
+        signal.addEventListener('abort', onCancel, { once: true });
+        withdraw.addEventListener('abort', stop, { once: true });
+        return api
+          .start(canvasId, input, {
+            signal: call.signal,
+            onSending: (now) => {
+              sending = now;
+              if (withdraw.aborted) stop();
+            },
+          })
+          .finally(() => {
+            signal.removeEventListener('abort', onCancel);
+            withdraw.removeEventListener('abort', stop);
+          });
+      }),
     status: (executionId) => fromAbortable((signal) => api.status(executionId, { signal })),
     output: (executionId) => fromAbortable((signal) => api.output(executionId, { signal })),
     abort: (executionId) => fromAbortable((signal) => api.abort(executionId, { signal })),

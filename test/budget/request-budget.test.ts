@@ -25,7 +25,8 @@ function track(promise: Promise<void>): { readonly state: () => 'waiting' | 'sen
 
 describe('createRequestBudget', () => {
   beforeEach(() => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance', 'Date'] });
+    // The budget's clock is the client's scheduler, RxJS's asyncScheduler by default: Date.now and setInterval.
+    vi.useFakeTimers({ now: 0, toFake: ['setInterval', 'clearInterval', 'Date'] });
   });
   afterEach(() => {
     vi.useRealTimers();

@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { type BudgetState, scaledClock } from '../../src/budget/index.js';
+import type { BudgetState } from '../../src/budget/index.js';
 import { createClient } from '../../src/client.js';
 import { createEmulator, type Emulator, type WorkflowDefinition } from '../../src/emulator/index.js';
 import { runResult } from '../../src/runs/run-result.js';
 
 /**
  * Emulator ms per real ms: the emulator's minute, its rate-limit window, lasts 3 real seconds, and the
- * budget's minute with it (`scaledClock`). Measured: the whole test takes ~15 s. Not faster: client and
+ * budget's minute with it (the client runs on `emulator.scheduler`). Measured: the whole test takes ~15 s. Not faster: client and
  * emulator share this process (~9 ms of CPU per request, both sides), and the budget's 2 s latency
  * allowance is 100 real ms at this speed (measured: requests arrive 1 ms after the budget lets them
  * go, 75 ms at most). At 50× the process saturates: requests arrive seconds of emulator time after
@@ -36,7 +36,7 @@ afterEach(async () => {
 });
 
 /**
- * Each run's status polls as the budget let them through, on the budget's clock, rebuilt from the
+ * Each run's status polls as the budget let them through, in emulator ms, rebuilt from the
  * states it published: every send publishes a state whose `cadences` hold the key's `lastSentAt`
  * (idle keys are later pruned from the state, their history is not).
  */
@@ -63,9 +63,8 @@ describe('one client budget shared by 50 concurrent runs, on the emulator with i
     const client = createClient({
       apiKey: emulator.apiKey,
       baseUrl: emulator.url,
-      // The default cadence, 500 ms to 10 s, on the emulator's clock.
-      polling: { minMs: 500 / SPEED, maxMs: 10_000 / SPEED },
-      budget: { clock: scaledClock(SPEED) },
+      // The whole client on the emulator's clock: the default cadence, the budget's windows, every timer.
+      scheduler: emulator.scheduler,
     });
     const budget = client.budget!;
     // The process's first fetch loads the HTTP stack: warm it up so the runs' first requests travel as fast as the rest.

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { clockScheduler, createManualClock } from '../../src/emulator/index.js';
 import { isDownloadError } from '../../src/errors/download-error.js';
 import { downloadFile, openFile } from '../../src/http/download.js';
 import { MAX_UPLOAD_BYTES } from '../../src/http/upload-source.js';
@@ -51,14 +52,16 @@ describe('downloads are bounded', () => {
   });
 
   it('has a default deadline that covers the body: a host that stalls mid-file ends in DownloadError (timeout)', async () => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const clock = createManualClock();
     const server = await startServer((_request, response) => {
       response.writeHead(200, { 'content-type': 'text/plain' });
       response.write('the first half, and then nothing');
     });
-    const download = downloadFile(`${server.origin}/file.txt`).catch((caught: unknown) => caught);
+    const download = downloadFile(`${server.origin}/file.txt`, { scheduler: clockScheduler(clock) }).catch((caught: unknown) => caught);
     await vi.waitFor(() => { expect(server.requests).toHaveLength(1); });
-    await vi.advanceTimersByTimeAsync(5 * 60_000);
+    clock.advance(5 * 60_000 - 1);
+    expect(await Promise.race([download, new Promise((resolve) => { setImmediate(() => { resolve('still waiting'); }); })])).toBe('still waiting');
+    clock.advance(1);
     const error = await download;
     expect(isDownloadError(error)).toBe(true);
     expect(error).toMatchObject({ reason: 'timeout' });

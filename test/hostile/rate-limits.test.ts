@@ -39,7 +39,7 @@ describe('a server asking for an absurd Retry-After', () => {
       else expect(asked).toBe(expectedMs);
       // The budget is not left paused for years: an abort could go within one window.
       const state = client.budget?.snapshot();
-      if (state !== undefined) expect(state.nextSendAt - performance.now()).toBeLessThanOrEqual(62_000);
+      if (state !== undefined) expect(state.nextSendAt - Date.now()).toBeLessThanOrEqual(62_000);
     }
     expect(server.requests).toHaveLength(2);
     expect(warnings.filter((warning) => warning.name === 'TimeoutOverflowWarning')).toEqual([]);

@@ -7,7 +7,7 @@ import { downloadFile } from '../../src/http/download.js';
 import type { RateLimitInfo } from '../../src/domain/requests.js';
 import type { ExecutionOutput, ExecutionSnapshot, GeneratedWorkflow, StartedExecution, UploadedFile, WorkflowPlan, WorkflowSummary } from '../../src/domain/model.js';
 import type { ExecutionsApi } from '../../src/http/calls.js';
-import type { ClientOptions } from '../../src/http/options.js';
+import type { HttpOptions as ClientOptions } from '../../src/http/options.js';
 import { fromPath } from '../../src/node/index.js';
 
 declare const client: HttpClient;

@@ -1,3 +1,4 @@
+import { asyncScheduler } from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { isInvalidArgumentError } from '../../src/errors/validation-errors.js';
 import { normalizeBaseUrl, normalizeOptions } from '../../src/http/options.js';
@@ -32,6 +33,7 @@ describe('normalizeOptions', () => {
       logger: undefined,
       maxResponseBytes: 8 * 1024 * 1024,
       gate: undefined,
+      scheduler: asyncScheduler,
     });
     expect(JSON.stringify(resolved)).not.toContain('rf_key');
   });

@@ -1,5 +1,4 @@
 import { afterEach } from 'vitest';
-import { scaledClock } from '../../src/budget/index.js';
 import { type Client, createClient } from '../../src/client.js';
 import { createEmulator, type Emulator, type NodeDefinition, type WorkflowDefinition } from '../../src/emulator/index.js';
 
@@ -22,13 +21,13 @@ export async function setup(workflows: readonly WorkflowDefinition[] = [], optio
   return { emulator, client: clientOf(emulator) };
 }
 
-/** A client of the emulator over loopback (or through `fetch`), polling at 10–40 ms (1–4 s of emulator time), its budget on the emulator's clock. */
+/** A client of the emulator over loopback (or through `fetch`), on the emulator's clock, polling every 1–4 s of emulator time. */
 export function clientOf(emulator: Emulator, fetch?: typeof globalThis.fetch): Client {
   return createClient({
     apiKey: emulator.apiKey,
     baseUrl: emulator.url,
-    polling: { minMs: 10, maxMs: 40 },
-    budget: { clock: scaledClock(SPEED) },
+    polling: { minMs: 1_000, maxMs: 4_000 },
+    scheduler: emulator.scheduler,
     ...(fetch === undefined ? {} : { fetch }),
   });
 }

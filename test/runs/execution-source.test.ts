@@ -99,7 +99,7 @@ describe('createRuns over a Promise API', () => {
     const run$ = createRuns(api, { polling: { minMs: 0, maxMs: 0 } }).run(CANVAS_ID, { variables: { topic: 'tides' } });
     const events = await lastValueFrom(run$.pipe(toArray()));
     expect(events.map((event) => event.type)).toEqual(['started', 'node', 'status', 'node', 'finished']);
-    expect(start).toHaveBeenCalledWith(CANVAS_ID, { variables: { topic: 'tides' } }, { signal: expect.any(AbortSignal) as unknown, withdraw: expect.any(AbortSignal) as unknown });
+    expect(start).toHaveBeenCalledWith(CANVAS_ID, { variables: { topic: 'tides' } }, { signal: expect.any(AbortSignal) as unknown, onSending: expect.any(Function) as unknown });
     expect(status).toHaveBeenCalledTimes(3);
     expect(signals.every((signal) => !signal.aborted)).toBe(true);
     expect(abort).not.toHaveBeenCalled();
@@ -117,24 +117,38 @@ describe('createRuns over a Promise API', () => {
     expect(abort).toHaveBeenCalledWith(EXECUTION_ID, { signal: expect.any(AbortSignal) as unknown });
   });
 
-  it('withdraws a start that is not answered yet when unsubscribed, without cancelling it, and aborts once it answers', async () => {
+  it('lets a start already on its way run to its answer when unsubscribed, and aborts once it answers', async () => {
     const { api, abort } = promiseApi();
     let answer: (value: ReturnType<typeof started>) => void = () => undefined;
     let call: StartOptions | undefined;
     api.start = (_canvasId, _input, options) => {
       call = options;
+      options?.onSending?.(true);
       return new Promise((resolve) => (answer = resolve));
     };
     const subscription = createRuns(api).run(CANVAS_ID).subscribe();
     subscription.unsubscribe();
-    // Withdrawn: the budget drops it if it still waits there. Not cancelled: if it was sent, it may have started.
-    expect(call?.withdraw?.aborted).toBe(true);
+    // Not cancelled: it was sent, so the execution may exist.
     expect(call?.signal?.aborted).toBe(false);
     expect(abort).not.toHaveBeenCalled();
     answer(started());
     await vi.waitFor(() => {
       expect(abort).toHaveBeenCalledTimes(1);
     });
+  });
+
+  it('withdraws a start that is not on its way yet when unsubscribed: its call is cancelled and nothing is aborted', async () => {
+    const { api, abort } = promiseApi();
+    let call: StartOptions | undefined;
+    api.start = (_canvasId, _input, options) => {
+      call = options;
+      return new Promise((_resolve, reject) => options?.signal?.addEventListener('abort', () => { reject(options.signal?.reason as Error); }));
+    };
+    const subscription = createRuns(api).run(CANVAS_ID).subscribe();
+    subscription.unsubscribe();
+    expect(call?.signal?.aborted).toBe(true);
+    await Promise.resolve();
+    expect(abort).not.toHaveBeenCalled();
   });
 });
 

@@ -1,6 +1,5 @@
 import type { Subscription } from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { scaledClock } from '../../src/budget/index.js';
 import { createClient } from '../../src/client.js';
 import { createEmulator, type Emulator } from '../../src/emulator/index.js';
 
@@ -24,7 +23,7 @@ describe('a mass abort', () => {
     const started = await Promise.all(Array.from({ length: RUNS }, (_, index) => other.executions.start('c-sample-timeout', { variables: { n: index } })));
     const ids = started.map((execution) => execution.executionId);
 
-    const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, budget: { clock: scaledClock(SPEED) } });
+    const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, scheduler: emulator.scheduler });
     const subscriptions: Subscription[] = [];
     // One subscription per watch, each attached (its first status read) before all leave at once.
     await Promise.all(

@@ -1,8 +1,8 @@
 import { filter, firstValueFrom } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { BudgetClock } from '../../src/budget/index.js';
+import type { SchedulerLike } from 'rxjs';
 import { type Client, createClient } from '../../src/client.js';
-import { createEmulator, type Emulator } from '../../src/emulator/index.js';
+import { clockScheduler, createEmulator, createManualClock, type Emulator } from '../../src/emulator/index.js';
 import type { RunState } from '../../src/runs/run-state.js';
 
 const open: Emulator[] = [];
@@ -12,15 +12,15 @@ afterEach(async () => {
 });
 
 /** The emulator 100× faster (a 6 s node takes 60 ms), reached in-process, with a client polling at 5–20 ms. */
-async function setup(budget: Parameters<typeof createClient>[0]['budget'] = false): Promise<{ emulator: Emulator; client: Client }> {
+async function setup(budget: Parameters<typeof createClient>[0]['budget'] = false, scheduler?: SchedulerLike): Promise<{ emulator: Emulator; client: Client }> {
   const emulator = await createEmulator({ speed: 100, rateLimit: false, listen: false });
   open.push(emulator);
-  const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, budget, polling: { minMs: 5, maxMs: 20 } });
+  const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, budget, polling: { minMs: 5, maxMs: 20 }, ...(scheduler === undefined ? {} : { scheduler }) });
   return { emulator, client };
 }
 
-/** A budget clock that never moves: only the budget's burst goes out. */
-const standingClock: BudgetClock = { now: () => 0, setTimeout: () => ({}), clearTimeout: () => undefined };
+/** A client clock that never moves: only the budget's burst goes out. */
+const standingTime = (): SchedulerLike => clockScheduler(createManualClock());
 
 describe('run handles against the emulator', () => {
   it('cancels a run while its first task executes: one abort, and the result says aborted (PROTOCOL §3.5)', async () => {
@@ -38,7 +38,7 @@ describe('run handles against the emulator', () => {
   });
 
   it('withdraws a start still waiting for the budget: nothing is sent for it', async () => {
-    const { emulator, client } = await setup({ burst: 1, clock: standingClock });
+    const { emulator, client } = await setup({ burst: 1 }, standingTime());
     const first = client.startRun('c-sample-linear');
     await first.executionId;
     const queued = client.startRun('c-sample-linear');

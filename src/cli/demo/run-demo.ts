@@ -52,7 +52,7 @@ export async function runDemo(context: CliContext): Promise<number> {
       `Pipeline: ${RESEARCH_CANVAS_ID} (three branches in parallel) → its brief.md → ${REPORT_CANVAS_ID}`,
       '',
     ]);
-    const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url });
+    const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, scheduler: emulator.scheduler });
     const renderer = perRunRenderer(() => createRenderer(context.stdout, { json: false, quiet: false }));
     const ending = await followRun(demoPipeline(client), { renderer, onInterrupt: 'abort', interrupts: context.interrupts, notices: context.stderr });
     const outcome = outcomeOfRun(ending);

@@ -1,5 +1,5 @@
 import { createHttpClient, type HttpClient } from '../../../src/http/client.js';
-import type { ClientOptions } from '../../../src/http/options.js';
+import type { HttpOptions as ClientOptions } from '../../../src/http/options.js';
 import { API_KEY } from './loopback-server.js';
 
 /** Retry timing shrunk so tests decide outcomes without waiting on the clock. */

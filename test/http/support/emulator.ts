@@ -1,7 +1,7 @@
 import { afterEach } from 'vitest';
 import { createEmulator, type Emulator, type EmulatorOptions } from '../../../src/emulator/index.js';
 import { createHttpClient, type HttpClient } from '../../../src/http/client.js';
-import type { ClientOptions } from '../../../src/http/options.js';
+import type { HttpOptions as ClientOptions } from '../../../src/http/options.js';
 import { FAST_RETRY } from './client.js';
 
 const open: Emulator[] = [];

@@ -1,0 +1,169 @@
+import type { SchedulerLike } from 'rxjs';
+import type { Endpoint } from './endpoints.js';
+import type { Logger } from './model.js';
+
+/**
+ * The options of a client, in one place (DESIGN.md "Public contract"): their types and their defaults.
+ * Each layer checks and fills in the part it uses (http/options.ts holds the checks they share).
+ */
+
+/**
+ * How failed requests are retried (see `decideRetry` for which failures qualify).
+ *
+ * @example
+ * ```ts
+ * createClient({ apiKey, baseUrl, retry: { retries: 5, baseDelayMs: 250 } });
+ * ```
+ */
+export interface RetryOptions {
+  /** Retries after the first attempt. Default 3; `0` never retries. */
+  readonly retries?: number;
+  /** First backoff step, doubled per retry, with jitter. Default 500 ms. */
+  readonly baseDelayMs?: number;
+  /** Cap of one backoff step. Default 10 s. */
+  readonly maxDelayMs?: number;
+  /**
+   * Wait after a 429 that carries no `Retry-After`: the service's windows are fixed minutes that start
+   * at the first request (PROTOCOL §2.1), so one minute always reaches a fresh window. Default 60 s.
+   */
+  readonly rateLimitWaitMs?: number;
+  /** Longest wait a call accepts; a server asking for more (`Retry-After`) gets its error surfaced. Default 65 s. */
+  readonly maxWaitMs?: number;
+}
+
+/**
+ * Per-endpoint timeouts in milliseconds; `default` covers the endpoints not named.
+ *
+ * @example
+ * ```ts
+ * createClient({ apiKey, baseUrl, timeoutMs: { default: 10_000, output: 60_000 } });
+ * ```
+ */
+export type TimeoutOptions = { readonly default?: number } & { readonly [E in Endpoint]?: number };
+
+/**
+ * Bounds of the status poll cadence, per client (`polling`) or per run (`pollInterval`).
+ *
+ * @example
+ * ```ts
+ * createClient({ apiKey, baseUrl, polling: { minMs: 1_000, maxMs: 5_000 } });
+ * ```
+ */
+export interface PollInterval {
+  /** The fastest cadence: after the start and right after any change. Default 500 ms. */
+  readonly minMs?: number;
+  /** The slowest cadence, reached while nothing changes. Default 10 s. */
+  readonly maxMs?: number;
+}
+
+/**
+ * How a client's request budget is configured. Every field is optional; the defaults fit the service's
+ * account limits (PROTOCOL §2.1). `createClient` takes `budget: { requestsPerMinute } | false`.
+ *
+ * @example
+ * ```ts
+ * createClient({ apiKey, baseUrl, budget: { requestsPerMinute: 60, requestsPerDay: 5_000 } });
+ * ```
+ */
+export interface RequestBudgetOptions {
+  /** The account's limit per minute (PROTOCOL §2.1). Default 100. */
+  readonly requestsPerMinute?: number;
+  /** The account's limit per day (PROTOCOL §2.1). Default 10,000. */
+  readonly requestsPerDay?: number;
+  /**
+   * Share of each limit never used, for what the budget cannot see coming (another process starting
+   * up, requests of ours that reach the service out of order). Default 0.05: 95 of 100 per minute.
+   */
+  readonly safetyMargin?: number;
+  /** How many requests may leave back to back after a quiet spell. Default 5. */
+  readonly burst?: number;
+  /**
+   * How far apart two requests' travel times to the service may be. The service counts arrivals, we
+   * count sends; the budget's windows are this much longer than the service's. Default 2,000 ms.
+   */
+  readonly latencyAllowanceMs?: number;
+  /**
+   * Gap between an identical start's answer and the next identical start. The service refuses a
+   * duplicate within 1 s (PROTOCOL §2.2). Default 1,100 ms.
+   */
+  readonly duplicateStartSpacingMs?: number;
+  /**
+   * How many requests in a row may overtake waiting lower-priority ones before the oldest of those
+   * goes next. Default 9: lower priorities keep at least a tenth of the budget.
+   */
+  readonly starvationLimit?: number;
+}
+
+/**
+ * Options of {@link createClient} (DESIGN.md "Public contract").
+ *
+ * @example
+ * ```ts
+ * const client = createClient({ apiKey: process.env.FLOWSTREAM_API_KEY!, baseUrl: 'https://api.example.com/v1', polling: { maxMs: 5000 } });
+ * ```
+ */
+export interface ClientOptions {
+  /** The API key (`rf_…`, PROTOCOL §1.6). Never shown in errors, logs or `inspect`. */
+  readonly apiKey: string;
+  /** The API's base URL, ending in `/v1` (spec §9). Required unless `FLOWSTREAM_BASE_URL` is set. */
+  readonly baseUrl?: string;
+  /** The `fetch` to send requests with (tests, proxies, the emulator's in-process fetch). */
+  readonly fetch?: typeof globalThis.fetch;
+  /**
+   * Request timeouts. A number sets the default of every endpoint except those with their own default:
+   * `copilot` (330 s, because generation blocks up to 300 s, PROTOCOL §2.4) and `upload` (120 s).
+   * Default 30 s.
+   */
+  readonly timeoutMs?: number | TimeoutOptions;
+  /** Retry policy, or `false` to never retry. */
+  readonly retry?: RetryOptions | false;
+  /** Extra headers sent with every API request (never to file downloads). */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Where warnings go (an `of_` text variable, PROTOCOL §5.5). Default: none. A logger that throws is ignored. */
+  readonly logger?: Logger;
+  /**
+   * The most bytes an API answer may have once decoded (gzip included); a larger one is cut off and
+   * fails with `ResponseTooLargeError`, so a hostile or broken server cannot fill the memory. Default 8 MiB.
+   */
+  readonly maxResponseBytes?: number;
+  /** Bounds of every run's status polling cadence (default 500 ms – 10 s); a run's `pollInterval` overrides them. */
+  readonly polling?: PollInterval;
+  /**
+   * The request budget every request of this client passes through: default 100 requests per minute
+   * and 10,000 per day, the service's account limits (PROTOCOL §2.1). `false` sends requests as soon
+   * as they are made.
+   */
+  readonly budget?: RequestBudgetOptions | false;
+  /**
+   * The client's only clock and timers (RxJS): poll cadence, budget windows and pacing, retry waits,
+   * request and run deadlines. Default real time (`asyncScheduler`). Give it `emulator.scheduler` to
+   * live on an accelerated emulator's time, or a `TestScheduler` in tests.
+   */
+  readonly scheduler?: SchedulerLike;
+}
+
+/** Every default of {@link ClientOptions}, in one object. */
+export const DEFAULTS = {
+  /** Timeout of every endpoint without its own (the endpoint table, endpoints.ts). */
+  timeoutMs: 30_000,
+  /** Far above any answer of the API, far below what hurts. */
+  maxResponseBytes: 8 * 1024 * 1024,
+  retry: { retries: 3, baseDelayMs: 500, maxDelayMs: 10_000, rateLimitWaitMs: 60_000, maxWaitMs: 65_000 },
+  /**
+   * The execution status moves on a ~1.5 s server tick (PROTOCOL §3.3) but node statuses move when
+   * the work does, so 500 ms after a change catches the follow-up within a third of a tick. While
+   * nothing changes the wait grows to 10 s: a long LLM node then costs 6 status reads a minute instead
+   * of the 30 of the service's own 2 s loop (PROTOCOL §6), so several runs fit in one account's 100
+   * requests per minute (§2.1).
+   */
+  polling: { minMs: 500, maxMs: 10_000 },
+  budget: {
+    requestsPerMinute: 100,
+    requestsPerDay: 10_000,
+    safetyMargin: 0.05,
+    burst: 5,
+    latencyAllowanceMs: 2_000,
+    duplicateStartSpacingMs: 1_100,
+    starvationLimit: 9,
+  },
+} as const;
