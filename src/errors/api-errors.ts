@@ -1,6 +1,6 @@
 import type { Endpoint } from '../domain/endpoints.js';
 import type { RateLimitInfo } from '../domain/requests.js';
-import { brand, FlowstreamError, guardFor } from './flowstream-error.js';
+import { FlowstreamError, guardFor } from './flowstream-error.js';
 
 /**
  * What every API answer that failed tells us (PROTOCOL §1.2–1.3); absent fields stay absent.
@@ -40,6 +40,8 @@ function describe(details: ApiErrorDetails, lead: string): string {
  * ```
  */
 export class ApiError extends FlowstreamError {
+  static override readonly kind: string = 'ApiError';
+
   readonly endpoint: Endpoint;
   readonly status: number;
   readonly errCode?: string;
@@ -56,7 +58,6 @@ export class ApiError extends FlowstreamError {
     if (details.errCode !== undefined) this.errCode = details.errCode;
     if (details.errMsg !== undefined) this.errMsg = details.errMsg;
     if (details.traceId !== undefined) this.traceId = details.traceId;
-    brand(this, 'ApiError');
   }
 }
 
@@ -69,9 +70,10 @@ export class ApiError extends FlowstreamError {
  * ```
  */
 export class AuthenticationError extends ApiError {
+  static override readonly kind: string = 'AuthenticationError';
+
   constructor(details: ApiErrorDetails) {
     super(details, 'AUTHENTICATION', 'Authentication failed');
-    brand(this, 'AuthenticationError');
   }
 }
 
@@ -84,9 +86,10 @@ export class AuthenticationError extends ApiError {
  * ```
  */
 export class PermissionError extends ApiError {
+  static override readonly kind: string = 'PermissionError';
+
   constructor(details: ApiErrorDetails) {
     super(details, 'PERMISSION_DENIED', 'Permission denied');
-    brand(this, 'PermissionError');
   }
 }
 
@@ -100,9 +103,10 @@ export class PermissionError extends ApiError {
  * ```
  */
 export class InsufficientCreditsError extends ApiError {
+  static override readonly kind: string = 'InsufficientCreditsError';
+
   constructor(details: ApiErrorDetails) {
     super(details, 'INSUFFICIENT_CREDITS', 'Insufficient credits');
-    brand(this, 'InsufficientCreditsError');
   }
 }
 
@@ -116,9 +120,10 @@ export class InsufficientCreditsError extends ApiError {
  * ```
  */
 export class NotFoundError extends ApiError {
+  static override readonly kind: string = 'NotFoundError';
+
   constructor(details: ApiErrorDetails) {
     super(details, 'NOT_FOUND', 'Not found');
-    brand(this, 'NotFoundError');
   }
 }
 
@@ -132,9 +137,10 @@ export class NotFoundError extends ApiError {
  * ```
  */
 export class ConflictError extends ApiError {
+  static override readonly kind: string = 'ConflictError';
+
   constructor(details: ApiErrorDetails) {
     super(details, 'CONFLICT', 'Duplicate request');
-    brand(this, 'ConflictError');
   }
 }
 
@@ -148,12 +154,13 @@ export class ConflictError extends ApiError {
  * ```
  */
 export class InvalidRequestError extends ApiError {
+  static override readonly kind: string = 'InvalidRequestError';
+
   readonly modelResponse?: string;
 
   constructor(details: ApiErrorDetails & { readonly modelResponse?: string }) {
     super(details, 'INVALID_REQUEST', 'Invalid request');
     if (details.modelResponse !== undefined) this.modelResponse = details.modelResponse;
-    brand(this, 'InvalidRequestError');
   }
 }
 
@@ -166,9 +173,10 @@ export class InvalidRequestError extends ApiError {
  * ```
  */
 export class PayloadTooLargeError extends ApiError {
+  static override readonly kind: string = 'PayloadTooLargeError';
+
   constructor(details: ApiErrorDetails) {
     super(details, 'PAYLOAD_TOO_LARGE', 'Payload too large');
-    brand(this, 'PayloadTooLargeError');
   }
 }
 
@@ -182,12 +190,13 @@ export class PayloadTooLargeError extends ApiError {
  * ```
  */
 export class RateLimitError extends ApiError {
+  static override readonly kind: string = 'RateLimitError';
+
   readonly rateLimit: RateLimitInfo;
 
   constructor(details: ApiErrorDetails & { readonly rateLimit: RateLimitInfo }) {
     super(details, 'RATE_LIMITED', 'Rate limit exceeded');
     this.rateLimit = details.rateLimit;
-    brand(this, 'RateLimitError');
   }
 }
 
@@ -202,6 +211,8 @@ export class RateLimitError extends ApiError {
  * ```
  */
 export class ServerError extends ApiError {
+  static override readonly kind: string = 'ServerError';
+
   readonly mayHaveStarted: boolean;
   /** `Retry-After` of the answer, when the server sent one. */
   readonly retryAfterMs?: number;
@@ -211,7 +222,6 @@ export class ServerError extends ApiError {
     super(details, 'SERVER_ERROR', mayHaveStarted ? 'Server error (the execution may have started)' : 'Server error');
     this.mayHaveStarted = mayHaveStarted;
     if (details.retryAfterMs !== undefined) this.retryAfterMs = details.retryAfterMs;
-    brand(this, 'ServerError');
   }
 }
 
@@ -223,7 +233,7 @@ export class ServerError extends ApiError {
  * if (isApiError(error)) console.log(error.code);
  * ```
  */
-export const isApiError = guardFor<ApiError>('ApiError');
+export const isApiError = guardFor(ApiError);
 /**
  * True for a {@link AuthenticationError} from any realm (`instanceof` fails across realms).
  *
@@ -232,7 +242,7 @@ export const isApiError = guardFor<ApiError>('ApiError');
  * if (isAuthenticationError(error)) console.log(error.code);
  * ```
  */
-export const isAuthenticationError = guardFor<AuthenticationError>('AuthenticationError');
+export const isAuthenticationError = guardFor(AuthenticationError);
 /**
  * True for a {@link PermissionError} from any realm (`instanceof` fails across realms).
  *
@@ -241,7 +251,7 @@ export const isAuthenticationError = guardFor<AuthenticationError>('Authenticati
  * if (isPermissionError(error)) console.log(error.code);
  * ```
  */
-export const isPermissionError = guardFor<PermissionError>('PermissionError');
+export const isPermissionError = guardFor(PermissionError);
 /**
  * True for a {@link InsufficientCreditsError} from any realm (`instanceof` fails across realms).
  *
@@ -250,7 +260,7 @@ export const isPermissionError = guardFor<PermissionError>('PermissionError');
  * if (isInsufficientCreditsError(error)) console.log(error.code);
  * ```
  */
-export const isInsufficientCreditsError = guardFor<InsufficientCreditsError>('InsufficientCreditsError');
+export const isInsufficientCreditsError = guardFor(InsufficientCreditsError);
 /**
  * True for a {@link NotFoundError} from any realm (`instanceof` fails across realms).
  *
@@ -259,7 +269,7 @@ export const isInsufficientCreditsError = guardFor<InsufficientCreditsError>('In
  * if (isNotFoundError(error)) console.log(error.code);
  * ```
  */
-export const isNotFoundError = guardFor<NotFoundError>('NotFoundError');
+export const isNotFoundError = guardFor(NotFoundError);
 /**
  * True for a {@link ConflictError} from any realm (`instanceof` fails across realms).
  *
@@ -268,7 +278,7 @@ export const isNotFoundError = guardFor<NotFoundError>('NotFoundError');
  * if (isConflictError(error)) console.log(error.code);
  * ```
  */
-export const isConflictError = guardFor<ConflictError>('ConflictError');
+export const isConflictError = guardFor(ConflictError);
 /**
  * True for a {@link InvalidRequestError} from any realm (`instanceof` fails across realms).
  *
@@ -277,7 +287,7 @@ export const isConflictError = guardFor<ConflictError>('ConflictError');
  * if (isInvalidRequestError(error)) console.log(error.code);
  * ```
  */
-export const isInvalidRequestError = guardFor<InvalidRequestError>('InvalidRequestError');
+export const isInvalidRequestError = guardFor(InvalidRequestError);
 /**
  * True for a {@link PayloadTooLargeError} from any realm (`instanceof` fails across realms).
  *
@@ -286,7 +296,7 @@ export const isInvalidRequestError = guardFor<InvalidRequestError>('InvalidReque
  * if (isPayloadTooLargeError(error)) console.log(error.code);
  * ```
  */
-export const isPayloadTooLargeError = guardFor<PayloadTooLargeError>('PayloadTooLargeError');
+export const isPayloadTooLargeError = guardFor(PayloadTooLargeError);
 /**
  * True for a {@link RateLimitError} from any realm (`instanceof` fails across realms).
  *
@@ -295,7 +305,7 @@ export const isPayloadTooLargeError = guardFor<PayloadTooLargeError>('PayloadToo
  * if (isRateLimitError(error)) console.log(error.code);
  * ```
  */
-export const isRateLimitError = guardFor<RateLimitError>('RateLimitError');
+export const isRateLimitError = guardFor(RateLimitError);
 /**
  * True for a {@link ServerError} from any realm (`instanceof` fails across realms).
  *
@@ -304,4 +314,4 @@ export const isRateLimitError = guardFor<RateLimitError>('RateLimitError');
  * if (isServerError(error)) console.log(error.code);
  * ```
  */
-export const isServerError = guardFor<ServerError>('ServerError');
+export const isServerError = guardFor(ServerError);

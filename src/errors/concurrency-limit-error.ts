@@ -1,4 +1,4 @@
-import { brand, FlowstreamError, guardFor } from './flowstream-error.js';
+import { FlowstreamError, guardFor } from './flowstream-error.js';
 
 /**
  * A run limiter in `reject` mode refused a run: `limit` runs are already active for `key`. Nothing
@@ -12,6 +12,8 @@ import { brand, FlowstreamError, guardFor } from './flowstream-error.js';
  * ```
  */
 export class ConcurrencyLimitError extends FlowstreamError {
+  static override readonly kind: string = 'ConcurrencyLimitError';
+
   readonly key: string;
   readonly limit: number;
 
@@ -19,7 +21,6 @@ export class ConcurrencyLimitError extends FlowstreamError {
     super(`${limit} run${limit === 1 ? ' is' : 's are'} already active for "${key}"; the run limiter refuses more`, 'CONCURRENCY_LIMIT');
     this.key = key;
     this.limit = limit;
-    brand(this, 'ConcurrencyLimitError');
   }
 }
 
@@ -31,4 +32,4 @@ export class ConcurrencyLimitError extends FlowstreamError {
  * if (isConcurrencyLimitError(error)) console.log(error.key, error.limit);
  * ```
  */
-export const isConcurrencyLimitError = guardFor<ConcurrencyLimitError>('ConcurrencyLimitError');
+export const isConcurrencyLimitError = guardFor(ConcurrencyLimitError);

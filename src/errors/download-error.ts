@@ -1,4 +1,4 @@
-import { brand, FlowstreamError, guardFor } from './flowstream-error.js';
+import { FlowstreamError, guardFor } from './flowstream-error.js';
 
 /**
  * An output file could not be fetched from its public URL (PROTOCOL §4.6): the file server answered
@@ -10,6 +10,8 @@ import { brand, FlowstreamError, guardFor } from './flowstream-error.js';
  * ```
  */
 export class DownloadError extends FlowstreamError {
+  static override readonly kind: string = 'DownloadError';
+
   readonly url: string;
   readonly status?: number;
   /** Why it stopped when no HTTP status says: the file passed `maxBytes`, or the download its `timeoutMs`. */
@@ -38,7 +40,6 @@ export class DownloadError extends FlowstreamError {
     if (details.status !== undefined) this.status = details.status;
     if (details.reason !== undefined) this.reason = details.reason;
     if (details.maxBytes !== undefined) this.maxBytes = details.maxBytes;
-    brand(this, 'DownloadError');
   }
 }
 
@@ -50,4 +51,4 @@ export class DownloadError extends FlowstreamError {
  * if (isDownloadError(error)) console.log(error.url, error.status);
  * ```
  */
-export const isDownloadError = guardFor<DownloadError>('DownloadError');
+export const isDownloadError = guardFor(DownloadError);

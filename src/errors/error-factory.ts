@@ -14,24 +14,10 @@ import {
   ServerError,
 } from './api-errors.js';
 
-/**
- * A failed answer's body as the transport read it: parsed JSON, or the raw text when it is not JSON.
- *
- * @example
- * ```ts
- * const body: FailureBody = { kind: 'text', text: '<html>502</html>' };
- * ```
- */
+// A failed answer's body as the transport read it: parsed JSON, or the raw text when it is not JSON (a proxy's page).
 export type FailureBody = { readonly kind: 'json'; readonly value: unknown } | { readonly kind: 'text'; readonly text: string };
 
-/**
- * Everything the factory needs to know about one failed answer.
- *
- * @example
- * ```ts
- * errorFromAnswer({ endpoint: 'run', status: 409, body: { kind: 'json', value: { statusCode: 409, message: 'Duplicate', error: 'Conflict' } } });
- * ```
- */
+// What the transport hands the factory about one failed answer, so that classifying it needs no HTTP types.
 export interface FailedAnswer {
   readonly endpoint: Endpoint;
   readonly status: number;
@@ -40,14 +26,15 @@ export interface FailedAnswer {
   readonly executionId?: string;
 }
 
-/** The error kinds an answer can be classified as; the order of `classify` decides between them. */
-type Kind = 'auth' | 'permission' | 'credits' | 'notFound' | 'conflict' | 'invalid' | 'tooLarge' | 'rateLimit' | 'server';
+/** What an answer says went wrong; the code table and the status table name one, the class table builds its error. */
+type FailureKind = 'auth' | 'permission' | 'credits' | 'notFound' | 'conflict' | 'invalid' | 'tooLarge' | 'rateLimit' | 'server';
 
 /**
  * Codes whose meaning does not depend on the HTTP status they came with. Business errors arrive as
- * HTTP 200 (PROTOCOL §1.2), so the code must win over the status.
+ * HTTP 200 (PROTOCOL §1.2), so this table is read first and the code wins over the status.
+ * Exported for the table test only.
  */
-const KIND_BY_CODE: Readonly<Record<string, Kind>> = {
+export const KIND_BY_CODE: Readonly<Record<string, FailureKind>> = {
   // Spec §7.3, codes with a stated status.
   CANVAS_NOT_FOUND: 'notFound',
   WEBHOOK_NOT_FOUND: 'notFound',
@@ -72,29 +59,50 @@ const KIND_BY_CODE: Readonly<Record<string, Kind>> = {
   ),
 };
 
-function kindByStatus(status: number): Kind | undefined {
-  if (status >= 500) return 'server';
-  switch (status) {
-    case 400:
-      return 'invalid';
-    case 401:
-      return 'auth';
-    case 402:
-      return 'credits';
-    case 403:
-      return 'permission';
-    case 404:
-      return 'notFound';
-    case 409:
-      return 'conflict';
-    case 413:
-      return 'tooLarge';
-    case 429:
-      return 'rateLimit';
-    default:
-      return undefined;
-  }
+/**
+ * HTTP statuses, read when the body has no known code: framework bodies and proxies keep their
+ * status (PROTOCOL §1.3). Any other 5xx is a server fault ({@link kindOfStatus}). Exported for the
+ * table test only.
+ */
+export const KIND_BY_STATUS: Readonly<Partial<Record<number, FailureKind>>> = {
+  400: 'invalid',
+  401: 'auth',
+  402: 'credits',
+  403: 'permission',
+  404: 'notFound',
+  409: 'conflict',
+  413: 'tooLarge',
+  429: 'rateLimit',
+};
+
+// Own rows only: the server picks the code, and `constructor` or `__proto__` must not find Object.prototype's.
+function kindOfCode(errCode: string | undefined): FailureKind | undefined {
+  return errCode !== undefined && Object.hasOwn(KIND_BY_CODE, errCode) ? KIND_BY_CODE[errCode] : undefined;
 }
+
+// The status table, plus the one range rule it cannot hold: every 5xx is the service failing.
+function kindOfStatus(status: number): FailureKind | undefined {
+  return KIND_BY_STATUS[status] ?? (status >= 500 ? 'server' : undefined);
+}
+
+/** What some classes carry beyond {@link ApiErrorDetails}, read from the body or the answer's headers. */
+interface FailureExtras {
+  readonly modelResponse?: string;
+  readonly rateLimit: RateLimitInfo;
+}
+
+/** The class each kind becomes; a kind with no row does not compile. */
+const ERROR_BY_KIND: { readonly [K in FailureKind]: (details: ApiErrorDetails, extras: FailureExtras) => ApiError } = {
+  auth: (details) => new AuthenticationError(details),
+  permission: (details) => new PermissionError(details),
+  credits: (details) => new InsufficientCreditsError(details),
+  notFound: (details) => new NotFoundError(details),
+  conflict: (details) => new ConflictError(details),
+  invalid: (details, { modelResponse }) => new InvalidRequestError({ ...details, ...(modelResponse === undefined ? {} : { modelResponse }) }),
+  tooLarge: (details) => new PayloadTooLargeError(details),
+  rateLimit: (details, { rateLimit }) => new RateLimitError({ ...details, rateLimit }),
+  server: (details, { rateLimit }) => new ServerError({ ...details, ...(rateLimit.retryAfterMs === undefined ? {} : { retryAfterMs: rateLimit.retryAfterMs }) }),
+};
 
 interface FailureFacts {
   readonly errCode?: string;
@@ -134,17 +142,7 @@ function readFacts(body: FailureBody): FailureFacts {
   return { ...(errMsg === undefined ? {} : { errMsg }), ...(modelResponse === undefined ? {} : { modelResponse }) };
 }
 
-/**
- * Builds the one error that describes a failed answer: the only place where HTTP statuses and
- * error codes become classes. The code decides first (business errors come as HTTP 200, PROTOCOL
- * §1.2), then the HTTP status, and anything else is a plain {@link ApiError}.
- *
- * @example
- * ```ts
- * const error = errorFromAnswer({ endpoint: 'status', status: 200, body: { kind: 'json', value: { success: false, errCode: 'E1021' } } });
- * // error is a NotFoundError
- * ```
- */
+// The one place where HTTP statuses and error codes become classes: code table, then status table, then class table.
 export function errorFromAnswer(answer: FailedAnswer): ApiError {
   const facts = readFacts(answer.body);
   const details: ApiErrorDetails = {
@@ -155,32 +153,8 @@ export function errorFromAnswer(answer: FailedAnswer): ApiError {
     ...(facts.traceId === undefined ? {} : { traceId: facts.traceId }),
     ...(answer.executionId === undefined ? {} : { executionId: answer.executionId }),
   };
-  const kind = (facts.errCode === undefined ? undefined : KIND_BY_CODE[facts.errCode]) ?? kindByStatus(answer.status);
-  const rateLimit = answer.rateLimit ?? {};
-  switch (kind) {
-    case undefined:
-      return new ApiError(details);
-    case 'auth':
-      return new AuthenticationError(details);
-    case 'permission':
-      return new PermissionError(details);
-    case 'credits':
-      return new InsufficientCreditsError(details);
-    case 'notFound':
-      return new NotFoundError(details);
-    case 'conflict':
-      return new ConflictError(details);
-    case 'invalid':
-      return new InvalidRequestError({ ...details, ...(facts.modelResponse === undefined ? {} : { modelResponse: facts.modelResponse }) });
-    case 'tooLarge':
-      return new PayloadTooLargeError(details);
-    case 'rateLimit':
-      return new RateLimitError({ ...details, rateLimit });
-    case 'server':
-      return new ServerError({ ...details, ...(rateLimit.retryAfterMs === undefined ? {} : { retryAfterMs: rateLimit.retryAfterMs }) });
-    default: {
-      const unreachable: never = kind;
-      return unreachable;
-    }
-  }
+  // The code first (a business error comes as HTTP 200, PROTOCOL §1.2), then the status; neither known: a plain ApiError.
+  const kind = kindOfCode(facts.errCode) ?? kindOfStatus(answer.status);
+  if (kind === undefined) return new ApiError(details);
+  return ERROR_BY_KIND[kind](details, { rateLimit: answer.rateLimit ?? {}, ...(facts.modelResponse === undefined ? {} : { modelResponse: facts.modelResponse }) });
 }

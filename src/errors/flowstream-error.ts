@@ -1,7 +1,7 @@
 /**
- * The root of every error flowstream throws. Each subclass adds its name to a brand stored under a
- * global symbol, so `isX(error)` guards work across realms (iframes, `vm` contexts, duplicated
- * package copies) where `instanceof` does not.
+ * The brand every flowstream error carries: the kinds of its class and of each ancestor, root
+ * first, under a global symbol, so `isX(error)` guards work across realms (iframes, `vm` contexts,
+ * duplicated package copies) where `instanceof` does not.
  */
 const KINDS = Symbol.for('flowstream.error.kinds');
 
@@ -20,15 +20,22 @@ export interface FlowstreamErrorOptions {
 }
 
 /**
- * Base class of all flowstream errors.
+ * Base class of all flowstream errors. Each subclass declares `static override readonly kind`; the
+ * constructor reads it along the class chain to set `name` and the brand, so subclasses do nothing else.
  *
  * @example
  * ```ts
  * try { await client.workflows.get('c-123'); }
- * catch (error) { if (isFlowstreamError(error)) console.log(error.code); }
+ * catch (error) { if (isFlowstreamError(error)) console.log(error.name, error.code); }
  * ```
  */
 export class FlowstreamError extends Error {
+  /**
+   * The class's name, written out because minifiers rename classes: it becomes `name` and the brand
+   * the `isX` guards look for. Every subclass declares its own.
+   */
+  static readonly kind: string = 'FlowstreamError';
+
   /** A stable, machine-readable identifier of the failure kind. */
   readonly code: string;
   readonly executionId?: string;
@@ -36,39 +43,28 @@ export class FlowstreamError extends Error {
 
   constructor(message: string, code: string, options: FlowstreamErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    const kinds = kindsOf(new.target);
+    Object.defineProperty(this, KINDS, { value: kinds, enumerable: false, configurable: true });
+    // Own and non-enumerable, like `Error.prototype.name`: set here once for every subclass.
+    Object.defineProperty(this, 'name', { value: kinds.at(-1), enumerable: false, writable: true, configurable: true });
     this.code = code;
     if (options.executionId !== undefined) this.executionId = options.executionId;
-    brand(this, 'FlowstreamError');
-  }
-
-  override get name(): string {
-    return this[KINDS].at(-1) ?? 'FlowstreamError';
   }
 }
 
-/**
- * Records `kind` on the error; each constructor calls it once, after `super`.
- *
- * @example
- * ```ts
- * class MyError extends FlowstreamError { constructor() { super('x', 'MY'); brand(this, 'MyError'); } }
- * ```
- */
-export function brand(error: FlowstreamError, kind: string): void {
-  const kinds = (error as { [KINDS]?: readonly string[] })[KINDS] ?? [];
-  Object.defineProperty(error, KINDS, { value: [...kinds, kind], enumerable: false, configurable: true });
+// The brand of `errorClass`: the `kind` each class from FlowstreamError down to it declares itself (one that declares none adds nothing).
+function kindsOf(errorClass: typeof FlowstreamError): readonly string[] {
+  const kinds: string[] = [];
+  for (let current: unknown = errorClass; typeof current === 'function'; current = Object.getPrototypeOf(current)) {
+    if (Object.hasOwn(current, 'kind')) kinds.unshift((current as typeof FlowstreamError).kind);
+    if (current === FlowstreamError) break;
+  }
+  return kinds;
 }
 
-/**
- * Builds a cross-realm guard for the error class whose brand is `kind`.
- *
- * @example
- * ```ts
- * export const isMyError = guardFor<MyError>('MyError');
- * ```
- */
-// eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- T is the guarded class, named by the caller
-export function guardFor<T extends FlowstreamError>(kind: string): (value: unknown) => value is T {
+// One guard per class, looking for the class's `kind` in the brand rather than using `instanceof`, which fails across realms.
+export function guardFor<T extends FlowstreamError>(errorClass: (abstract new (...args: never[]) => T) & { readonly kind: string }): (value: unknown) => value is T {
+  const kind = errorClass.kind;
   return (value: unknown): value is T => {
     if (typeof value !== 'object' || value === null) return false;
     const kinds = (value as { [KINDS]?: unknown })[KINDS];
@@ -84,4 +80,4 @@ export function guardFor<T extends FlowstreamError>(kind: string): (value: unkno
  * if (isFlowstreamError(error)) console.log(error.code);
  * ```
  */
-export const isFlowstreamError = guardFor<FlowstreamError>('FlowstreamError');
+export const isFlowstreamError = guardFor(FlowstreamError);

@@ -1,5 +1,5 @@
 import type { RunResult } from '../domain/model.js';
-import { brand, FlowstreamError, guardFor } from './flowstream-error.js';
+import { FlowstreamError, guardFor } from './flowstream-error.js';
 
 /**
  * The workflow ran and reached `failed` (a node failed, it was aborted, or it timed out on the service).
@@ -11,6 +11,8 @@ import { brand, FlowstreamError, guardFor } from './flowstream-error.js';
  * ```
  */
 export class WorkflowFailedError extends FlowstreamError {
+  static override readonly kind: string = 'WorkflowFailedError';
+
   readonly result: RunResult;
 
   constructor(result: RunResult, options: { readonly step?: string } = {}) {
@@ -23,7 +25,6 @@ export class WorkflowFailedError extends FlowstreamError {
     );
     this.result = result;
     if (options.step !== undefined) this.step = options.step;
-    brand(this, 'WorkflowFailedError');
   }
 
   /** The pipeline step that failed, when the run was part of a pipeline. */
@@ -39,6 +40,8 @@ export class WorkflowFailedError extends FlowstreamError {
  * ```
  */
 export class RunTimeoutError extends FlowstreamError {
+  static override readonly kind: string = 'RunTimeoutError';
+
   readonly timeoutMs: number;
 
   constructor(timeoutMs: number, executionId?: string) {
@@ -48,7 +51,6 @@ export class RunTimeoutError extends FlowstreamError {
       executionId === undefined ? {} : { executionId },
     );
     this.timeoutMs = timeoutMs;
-    brand(this, 'RunTimeoutError');
   }
 }
 
@@ -60,7 +62,7 @@ export class RunTimeoutError extends FlowstreamError {
  * if (isWorkflowFailedError(error)) console.log(error.result.failedNodes);
  * ```
  */
-export const isWorkflowFailedError = guardFor<WorkflowFailedError>('WorkflowFailedError');
+export const isWorkflowFailedError = guardFor(WorkflowFailedError);
 /**
  * True for a {@link RunTimeoutError} from any realm.
  *
@@ -69,4 +71,4 @@ export const isWorkflowFailedError = guardFor<WorkflowFailedError>('WorkflowFail
  * if (isRunTimeoutError(error)) console.log(error.timeoutMs);
  * ```
  */
-export const isRunTimeoutError = guardFor<RunTimeoutError>('RunTimeoutError');
+export const isRunTimeoutError = guardFor(RunTimeoutError);

@@ -1,5 +1,5 @@
 import type { Endpoint } from '../domain/endpoints.js';
-import { brand, FlowstreamError, guardFor } from './flowstream-error.js';
+import { FlowstreamError, guardFor } from './flowstream-error.js';
 
 /**
  * Where a request failed before an answer came back.
@@ -35,6 +35,8 @@ const MAY_HAVE_STARTED = '; the execution may have started on the service, so th
  * ```
  */
 export class NetworkError extends FlowstreamError {
+  static override readonly kind: string = 'NetworkError';
+
   readonly endpoint: Endpoint;
   readonly mayHaveStarted: boolean;
 
@@ -46,7 +48,6 @@ export class NetworkError extends FlowstreamError {
     });
     this.endpoint = details.endpoint;
     this.mayHaveStarted = started;
-    brand(this, 'NetworkError');
   }
 }
 
@@ -60,6 +61,8 @@ export class NetworkError extends FlowstreamError {
  * ```
  */
 export class TimeoutError extends FlowstreamError {
+  static override readonly kind: string = 'TimeoutError';
+
   readonly endpoint: Endpoint;
   readonly timeoutMs: number;
   readonly mayHaveStarted: boolean;
@@ -72,7 +75,6 @@ export class TimeoutError extends FlowstreamError {
     this.endpoint = details.endpoint;
     this.timeoutMs = details.timeoutMs;
     this.mayHaveStarted = started;
-    brand(this, 'TimeoutError');
   }
 }
 
@@ -84,7 +86,7 @@ export class TimeoutError extends FlowstreamError {
  * if (isNetworkError(error)) console.log(error.endpoint);
  * ```
  */
-export const isNetworkError = guardFor<NetworkError>('NetworkError');
+export const isNetworkError = guardFor(NetworkError);
 
 /**
  * True for a {@link TimeoutError} from any realm.
@@ -94,7 +96,7 @@ export const isNetworkError = guardFor<NetworkError>('NetworkError');
  * if (isTimeoutError(error)) console.log(error.timeoutMs);
  * ```
  */
-export const isTimeoutError = guardFor<TimeoutError>('TimeoutError');
+export const isTimeoutError = guardFor(TimeoutError);
 
 /**
  * An API answer larger than `maxResponseBytes` once decoded: cut off unread, so that a hostile or
@@ -106,6 +108,8 @@ export const isTimeoutError = guardFor<TimeoutError>('TimeoutError');
  * ```
  */
 export class ResponseTooLargeError extends FlowstreamError {
+  static override readonly kind: string = 'ResponseTooLargeError';
+
   readonly endpoint: Endpoint;
   readonly maxBytes: number;
   readonly mayHaveStarted: boolean;
@@ -118,19 +122,18 @@ export class ResponseTooLargeError extends FlowstreamError {
     this.endpoint = details.endpoint;
     this.maxBytes = details.maxBytes;
     this.mayHaveStarted = started;
-    brand(this, 'ResponseTooLargeError');
   }
 }
 
 /**
- * Whether `value` is a {@link ResponseTooLargeError}, across realms.
+ * True for a {@link ResponseTooLargeError} from any realm.
  *
  * @example
  * ```ts
- * isResponseTooLargeError(error);
+ * if (isResponseTooLargeError(error)) console.log(error.maxBytes);
  * ```
  */
-export const isResponseTooLargeError = guardFor<ResponseTooLargeError>('ResponseTooLargeError');
+export const isResponseTooLargeError = guardFor(ResponseTooLargeError);
 
 /**
  * The API answered with a redirect. API calls never follow one: following would send the custom
@@ -143,6 +146,8 @@ export const isResponseTooLargeError = guardFor<ResponseTooLargeError>('Response
  * ```
  */
 export class RedirectError extends FlowstreamError {
+  static override readonly kind: string = 'RedirectError';
+
   readonly endpoint: Endpoint;
   readonly status: number;
   readonly location: string;
@@ -158,16 +163,15 @@ export class RedirectError extends FlowstreamError {
     this.status = details.status;
     this.location = details.location;
     this.mayHaveStarted = started;
-    brand(this, 'RedirectError');
   }
 }
 
 /**
- * Whether `value` is a {@link RedirectError}, across realms.
+ * True for a {@link RedirectError} from any realm.
  *
  * @example
  * ```ts
- * isRedirectError(error);
+ * if (isRedirectError(error)) console.log(error.status, error.location);
  * ```
  */
-export const isRedirectError = guardFor<RedirectError>('RedirectError');
+export const isRedirectError = guardFor(RedirectError);

@@ -1,5 +1,5 @@
 import type { Endpoint } from '../domain/endpoints.js';
-import { brand, FlowstreamError, guardFor } from './flowstream-error.js';
+import { FlowstreamError, guardFor } from './flowstream-error.js';
 
 /**
  * One schema problem, as zod reports it (kept structural so errors do not depend on zod's types).
@@ -27,6 +27,8 @@ export interface ResponseIssue {
  * ```
  */
 export class ResponseValidationError extends FlowstreamError {
+  static override readonly kind: string = 'ResponseValidationError';
+
   readonly endpoint: Endpoint;
   readonly reason: 'not-json' | 'schema';
   readonly issues: readonly ResponseIssue[];
@@ -52,7 +54,6 @@ export class ResponseValidationError extends FlowstreamError {
     this.reason = details.reason;
     this.issues = issues;
     this.mayHaveStarted = details.endpoint === 'run';
-    brand(this, 'ResponseValidationError');
   }
 }
 
@@ -67,12 +68,13 @@ export class ResponseValidationError extends FlowstreamError {
  * ```
  */
 export class InvalidArgumentError extends FlowstreamError {
+  static override readonly kind: string = 'InvalidArgumentError';
+
   readonly argument: string;
 
   constructor(argument: string, problem: string) {
     super(`Invalid ${argument}: ${problem}`, 'INVALID_ARGUMENT');
     this.argument = argument;
-    brand(this, 'InvalidArgumentError');
   }
 }
 
@@ -84,7 +86,7 @@ export class InvalidArgumentError extends FlowstreamError {
  * if (isResponseValidationError(error)) console.log(error.issues);
  * ```
  */
-export const isResponseValidationError = guardFor<ResponseValidationError>('ResponseValidationError');
+export const isResponseValidationError = guardFor(ResponseValidationError);
 
 /**
  * True for an {@link InvalidArgumentError} from any realm.
@@ -94,4 +96,4 @@ export const isResponseValidationError = guardFor<ResponseValidationError>('Resp
  * if (isInvalidArgumentError(error)) console.log(error.argument);
  * ```
  */
-export const isInvalidArgumentError = guardFor<InvalidArgumentError>('InvalidArgumentError');
+export const isInvalidArgumentError = guardFor(InvalidArgumentError);

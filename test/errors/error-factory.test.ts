@@ -11,8 +11,8 @@ import {
   RateLimitError,
   ServerError,
 } from '../../src/errors/api-errors.js';
-import { errorFromAnswer, type FailureBody } from '../../src/errors/error-factory.js';
 import type { Endpoint } from '../../src/domain/endpoints.js';
+import { errorFromAnswer, KIND_BY_CODE, KIND_BY_STATUS, type FailureBody } from '../../src/errors/error-factory.js';
 
 const envelope = (errCode: string, errMsg = 'text'): FailureBody => ({ kind: 'json', value: { success: false, errCode, errMsg, traceId: 't-1' } });
 const nest = (statusCode: number, message: string, error: string): FailureBody => ({ kind: 'json', value: { statusCode, message, error } });
@@ -60,6 +60,98 @@ const table: readonly Row[] = [
   ['text 418', 'status', 418, { kind: 'text', text: 'teapot' }, ApiError, 'API_ERROR'],
   ['JSON array 500', 'status', 500, { kind: 'json', value: [1, 2] }, ServerError, 'SERVER_ERROR'],
 ];
+
+type ApiErrorClass = (new (...args: never[]) => ApiError) & { readonly kind: string };
+type Expected = readonly [errorClass: ApiErrorClass, code: string];
+
+/** Each row of the status table, alone: a body that names no code (openai-node's core-error test, one row per status). */
+const byStatus: readonly (readonly [status: number, ...Expected])[] = [
+  [400, InvalidRequestError, 'INVALID_REQUEST'],
+  [401, AuthenticationError, 'AUTHENTICATION'],
+  [402, InsufficientCreditsError, 'INSUFFICIENT_CREDITS'],
+  [403, PermissionError, 'PERMISSION_DENIED'],
+  [404, NotFoundError, 'NOT_FOUND'],
+  [409, ConflictError, 'CONFLICT'],
+  [413, PayloadTooLargeError, 'PAYLOAD_TOO_LARGE'],
+  [429, RateLimitError, 'RATE_LIMITED'],
+  // Every 5xx is the service failing, listed or not.
+  [500, ServerError, 'SERVER_ERROR'],
+  [502, ServerError, 'SERVER_ERROR'],
+  [503, ServerError, 'SERVER_ERROR'],
+  [504, ServerError, 'SERVER_ERROR'],
+  [599, ServerError, 'SERVER_ERROR'],
+  // Not in the table: the plain root of API errors.
+  [200, ApiError, 'API_ERROR'],
+  [405, ApiError, 'API_ERROR'],
+  [418, ApiError, 'API_ERROR'],
+  [422, ApiError, 'API_ERROR'],
+];
+
+const notFound: Expected = [NotFoundError, 'NOT_FOUND'];
+
+/** Each row of the code table: the class the code means, whatever status it came with. */
+const byCode: Readonly<Record<string, Expected>> = {
+  CANVAS_NOT_FOUND: notFound,
+  WEBHOOK_NOT_FOUND: notFound,
+  INSUFFICIENT_CREDITS: [InsufficientCreditsError, 'INSUFFICIENT_CREDITS'],
+  INVALID_REQUEST_BODY: [InvalidRequestError, 'INVALID_REQUEST'],
+  WEBHOOK_DISABLED: [PermissionError, 'PERMISSION_DENIED'],
+  WEBHOOK_RATE_LIMITED: [RateLimitError, 'RATE_LIMITED'],
+  E0000: [ServerError, 'SERVER_ERROR'],
+  E0001: [ServerError, 'SERVER_ERROR'],
+  E0003: [InvalidRequestError, 'INVALID_REQUEST'],
+  E0004: [AuthenticationError, 'AUTHENTICATION'],
+  E0010: [RateLimitError, 'RATE_LIMITED'],
+  E0012: [AuthenticationError, 'AUTHENTICATION'],
+  E2002: [InsufficientCreditsError, 'INSUFFICIENT_CREDITS'],
+  E2004: [PayloadTooLargeError, 'PAYLOAD_TOO_LARGE'],
+  E2005: [PayloadTooLargeError, 'PAYLOAD_TOO_LARGE'],
+  ...Object.fromEntries(
+    ['E1000', 'E1002', 'E1003', 'E1004', 'E1005', 'E1006', 'E1007', 'E1008', 'E1009', 'E1011', 'E1012', 'E1013', 'E1014',
+      'E1015', 'E1016', 'E1017', 'E1018', 'E1020', 'E1021', 'E1022', 'E1023', 'E1024'].map((code) => [code, notFound]),
+  ),
+};
+
+function expectClass(error: ApiError, [errorClass, code]: Expected): void {
+  expect(error.constructor).toBe(errorClass);
+  expect(error.code).toBe(code);
+  expect(error.name).toBe(errorClass.kind);
+}
+
+describe('the status table', () => {
+  it('has a row in this test for each of its rows, and no other below 500', () => {
+    const listed = byStatus.filter(([status, errorClass]) => status < 500 && errorClass !== ApiError).map(([status]) => status);
+    expect(listed.sort((a, b) => a - b)).toEqual(Object.keys(KIND_BY_STATUS).map(Number).sort((a, b) => a - b));
+  });
+
+  it.each(byStatus)('HTTP %i without a code → %o', (status, ...expected) => {
+    expectClass(errorFromAnswer({ endpoint: 'status', status, body: { kind: 'text', text: '' } }), expected);
+    expectClass(errorFromAnswer({ endpoint: 'status', status, body: nest(status, 'reason', 'Reason') }), expected);
+  });
+});
+
+describe('the code table', () => {
+  it('has a row in this test for each of its rows, and no other', () => {
+    expect(Object.keys(byCode).sort()).toEqual(Object.keys(KIND_BY_CODE).sort());
+  });
+
+  // PROTOCOL §1.2: business errors come as HTTP 200, and a spec-faithful server may send a status
+  // that says otherwise; the code is read first and wins.
+  it.each(Object.entries(byCode))('%s → %o, with HTTP 200, 404, 400 or 500', (errCode, expected) => {
+    for (const status of [200, 404, 400, 500]) {
+      const error = errorFromAnswer({ endpoint: 'run', status, body: envelope(errCode) });
+      expectClass(error, expected);
+      expect(error).toMatchObject({ status, errCode });
+    }
+  });
+
+  it('does not take a code named after an Object.prototype member for a row', () => {
+    for (const errCode of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+      expectClass(errorFromAnswer({ endpoint: 'status', status: 200, body: envelope(errCode) }), [ApiError, 'API_ERROR']);
+      expectClass(errorFromAnswer({ endpoint: 'status', status: 404, body: envelope(errCode) }), notFound);
+    }
+  });
+});
 
 describe('errorFromAnswer maps every (status, body) to one class', () => {
   it.each(table)('%s → %s', (_label, endpoint, status, body, expected, code) => {

@@ -1,7 +1,7 @@
 import { takeWhile } from 'rxjs';
 import { describe, expect, it, vi } from 'vitest';
-import { brand, FlowstreamError } from '../../src/errors/flowstream-error.js';
 import { RunTimeoutError } from '../../src/errors/run-errors.js';
+import { NetworkError } from '../../src/errors/transport-errors.js';
 import { runsOver } from '../../src/runs/create-runs.js';
 import { CANVAS_ID, EXECUTION_ID, node, output, scriptedSource, snapshot, started, testScheduler } from './fixtures.js';
 
@@ -10,10 +10,8 @@ const executing = snapshot('executing', [node('n1', 'executing')]);
 const startedEvent = { type: 'started', executionId: EXECUTION_ID, canvasId: CANVAS_ID, status: 'executing' };
 const nodeEvent = { type: 'node', executionId: EXECUTION_ID, nodeId: 'n1', title: 'Title n1', status: 'executing' };
 
-function transient(message: string): FlowstreamError {
-  const error = new FlowstreamError(message, 'NETWORK_ERROR');
-  brand(error, 'NetworkError');
-  return error;
+function transient(message: string): NetworkError {
+  return new NetworkError({ endpoint: 'abort', cause: new Error(message) });
 }
 
 describe('abort on unsubscribe (virtual time)', () => {
