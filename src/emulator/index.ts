@@ -4,6 +4,7 @@ export type { Emulator, WorkflowControls, ExecutionControls, RequestControls, Fa
 export type { EmulatorOptions, Profile } from './options.js';
 export { createManualClock, createScaledClock } from './clock.js';
 export { clockScheduler } from './scheduler.js';
+export { driveClock, type DriveOptions } from './drive-clock.js';
 export type { Clock, ManualClock } from './clock.js';
 export type {
   WorkflowDefinition,

@@ -1,6 +1,6 @@
 import { interval, take, timer } from 'rxjs';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { clockScheduler, createManualClock, createScaledClock } from '../../src/emulator/index.js';
+import { clockScheduler, createManualClock, createScaledClock, driveClock } from '../../src/emulator/index.js';
 
 describe('emulator clocks keep timers', () => {
   it('a manual clock fires its timers in order as advance passes them, also those set by a timer on the way', () => {
@@ -62,5 +62,35 @@ describe('emulator.scheduler (clockScheduler)', () => {
     expect(clock.nextTimerAt()).toBeUndefined();
     clock.advance(1_000);
     expect(seen).toEqual([]);
+  });
+});
+
+describe('driveClock', () => {
+  it('moves a manual clock from timer to timer, letting promise work settle in between, up to a time', async () => {
+    const clock = createManualClock(0);
+    const scheduler = clockScheduler(clock);
+    const seen: number[] = [];
+    // Each tick starts async work whose result schedules the next tick: time must wait for it.
+    const tick = (): void => {
+      scheduler.schedule(() => {
+        void Promise.resolve().then(() => {
+          seen.push(clock.now());
+          if (seen.length < 3) tick();
+        });
+      }, 1_000);
+    };
+    tick();
+    await driveClock(clock, { toTime: 10_000 });
+    expect(seen).toEqual([1_000, 2_000, 3_000]);
+    expect(clock.now()).toBe(10_000);
+  });
+
+  it('stops as soon as its condition holds, and says so when nothing is left to happen', async () => {
+    const clock = createManualClock(0);
+    let done = false;
+    clockScheduler(clock).schedule(() => (done = true), 5_000);
+    await driveClock(clock, { until: () => done });
+    expect(clock.now()).toBe(5_000);
+    await expect(driveClock(clock, { until: () => false })).rejects.toThrow(/nothing left to happen/);
   });
 });

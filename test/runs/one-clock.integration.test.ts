@@ -1,10 +1,9 @@
 import { TestScheduler } from 'rxjs/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createClient } from '../../src/client.js';
-import { createEmulator, createManualClock, type Emulator, type WorkflowDefinition } from '../../src/emulator/index.js';
+import { createEmulator, createManualClock, driveClock, type Emulator, type WorkflowDefinition } from '../../src/emulator/index.js';
 import { isRunTimeoutError } from '../../src/errors/run-errors.js';
 import type { RunEvent } from '../../src/runs/events.js';
-import { runOnManualClock } from '../support/manual-time.js';
 
 const open: Emulator[] = [];
 afterEach(async () => {
@@ -48,7 +47,7 @@ describe('one clock: a client on emulator.scheduler lives on emulator time end t
       },
       complete: () => (ended = true),
     });
-    await runOnManualClock(clock, () => ended);
+    await driveClock(clock, { until: () => ended });
 
     const requests = emulator.requests.list().map((request): [number, string] => [request.emulatorTime - start, request.endpoint]);
     // Events: started at once; the first status read (500 ms) shows the task executing; the read that
