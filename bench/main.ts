@@ -1,5 +1,6 @@
 /**
- * `npm run bench`: the browser bundle's size, issue 4's single-run comparison and issue 5's many-runs comparison, in one run on
+ * `npm run bench`: the browser bundle's size, issue 4's single-run comparison, issue 5's many-runs comparison and issue 13's
+ * 24-hour simulation (on a manual clock), in one run on
  * the emulator (in-process `fetch`, the service's limits: 100 requests per minute, 10,000 per day) on
  * an accelerated clock, then the client's own overhead (`overhead.ts`, real time). Every time printed
  * by the first two is emulator time; tables go to stdout, results to `bench/results/<scenario>.json`.
@@ -8,6 +9,7 @@ import { spawn } from 'node:child_process';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { bundleSize, bundleSizeTable } from './bundle-size.js';
+import { daySimulation, daySimulationTable, FLOWSTREAM_DAY, LOOP_2S_DAY } from './day-simulation.js';
 import { writeResults } from './harness/report.js';
 import { manyRuns, manyRunsTable, phaseSweep, phaseSweepTable } from './many-runs.js';
 import { singleRun, singleRunTable } from './single-run.js';
@@ -57,6 +59,11 @@ console.log(`\nThe round's phase (issue 5): N = ${PHASE_SWEEP.runs} as above, th
 console.log(phaseSweepTable(sweep.rows));
 console.log(delayNote(sweep.eventLoopDelayRealMs, PHASE_SWEEP.speed));
 console.log(`→ ${await writeResults('phase-sweep', sweep)}`);
+
+const day = await daySimulation([FLOWSTREAM_DAY, LOOP_2S_DAY]);
+console.log(`\nA whole day (issue 13): one account with the service's limits (100/min, 10,000/day), the emulator and the client on one manual clock; latencies in emulator seconds; "minutes blind": some finished run unseen for over 10 minutes\n`);
+console.log(daySimulationTable(day.rows));
+console.log(`→ ${await writeResults('day-simulation', day)}`);
 
 // In a process of its own, with the garbage collector exposed so that memory is read after a full
 // collection, and no other scenario's emulators left in its heap or on its event loop.

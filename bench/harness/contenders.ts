@@ -12,6 +12,8 @@ export interface Assignment {
   /** Emulator ms after which the contender stops following (PROTOCOL §3.6: no execution outlives 30 min). */
   readonly deadlineMs: number;
   readonly sightings: Sightings;
+  /** The number of the assignment's first run (default 0): runs of several assignments keep distinct variables. */
+  readonly firstItem?: number;
 }
 
 export interface Outcome {
@@ -98,7 +100,7 @@ export async function followWithFixedLoop(world: World, assignment: Assignment, 
     try {
       let executionId: string | undefined;
       while (executionId === undefined) {
-        executionId = (await attempt(() => http.executions.start(canvasOf(assignment, item), { variables: variablesOf(item) })))?.executionId;
+        executionId = (await attempt(() => http.executions.start(canvasOf(assignment, item), { variables: variablesOf((assignment.firstItem ?? 0) + item) })))?.executionId;
         if (executionId === undefined) await time.sleep(periodMs);
       }
       const id = executionId;

@@ -3,6 +3,7 @@ export interface Summary {
   readonly count: number;
   readonly p50: number | null;
   readonly p95: number | null;
+  readonly p99: number | null;
   readonly mean: number | null;
 }
 
@@ -16,7 +17,7 @@ function percentile(sorted: readonly number[], q: number): number | null {
 export function summarize(sample: readonly number[]): Summary {
   const sorted = [...sample].sort((a, b) => a - b);
   const mean = sorted.length === 0 ? null : sorted.reduce((sum, value) => sum + value, 0) / sorted.length;
-  return { count: sorted.length, p50: percentile(sorted, 0.5), p95: percentile(sorted, 0.95), mean };
+  return { count: sorted.length, p50: percentile(sorted, 0.5), p95: percentile(sorted, 0.95), p99: percentile(sorted, 0.99), mean };
 }
 
 /** `a / b`, or null when either is missing or b is 0. */

@@ -1,5 +1,5 @@
 import { createRequestBudget } from '../../src/budget/index.js';
-import { createEmulator, type Emulator, type EndpointName, type WorkflowDefinition } from '../../src/emulator/index.js';
+import { createEmulator, type Emulator, type EndpointName, type ManualClock, type WorkflowDefinition } from '../../src/emulator/index.js';
 import { createHttpClient, type HttpClient } from '../../src/http/index.js';
 import { createRuns, type Runs } from '../../src/runs/create-runs.js';
 import { benchTime, type BenchTime } from './time.js';
@@ -33,8 +33,10 @@ export interface RequestCounts {
   readonly rateLimited: number;
 }
 
-export async function openWorld(options: { readonly speed: number; readonly workflows: readonly WorkflowDefinition[] }): Promise<World> {
-  const emulator = await createEmulator({ speed: options.speed, listen: false, samples: false, workflows: options.workflows });
+export async function openWorld(options: { readonly speed: number; readonly workflows: readonly WorkflowDefinition[]; readonly clock?: ManualClock }): Promise<World> {
+  // A manual clock (driven by `driveClock`) replaces real time accelerated: a day passes in seconds.
+  const pace = options.clock === undefined ? { speed: options.speed } : { clock: options.clock };
+  const emulator = await createEmulator({ ...pace, listen: false, samples: false, workflows: options.workflows });
   const time = benchTime(options.speed, emulator.scheduler);
   const connection = { apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch };
   return {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BUNDLE_SIZE_HEADERS, bundleSize, bundleSizeTable } from '../../bench/bundle-size.js';
+import { DAY_SCENARIOS, daySimulation, daySimulationTable, FLOWSTREAM_DAY, LOOP_2S_DAY } from '../../bench/day-simulation.js';
 import { MANY_RUNS_HEADERS, manyRuns, manyRunsTable, PHASE_SWEEP_HEADERS, phaseSweep, phaseSweepTable } from '../../bench/many-runs.js';
 import { formatOverhead, measureOverhead } from '../../bench/overhead.js';
 import { SINGLE_RUN_HEADERS, singleRun, singleRunTable } from '../../bench/single-run.js';
@@ -13,6 +14,21 @@ const cells = (text: string): string[][] => text.split('\n').map((line) => line.
 const sum = (counts: Readonly<Partial<Record<string, number>>>): number => Object.values(counts).reduce<number>((total, count) => total + (count ?? 0), 0);
 
 describe('npm run bench, at its smallest', () => {
+  it('simulates a whole day of one run an hour on a manual clock, and its numbers add up', { timeout: 60_000 }, async () => {
+    const { rows } = await daySimulation([FLOWSTREAM_DAY, LOOP_2S_DAY], DAY_SCENARIOS.filter((scenario) => scenario.name === 'hourly'));
+    expect(rows.map((row) => row.contender)).toEqual(['flowstream', 'fixed 2 s loop']);
+    for (const row of rows) {
+      // 24 runs of about four minutes, an hour apart: every one seen to its end, none blind, no 429.
+      expect(row).toMatchObject({ runs: 24, seenToEnd: 24, rateLimited: 0, minutesBlind: 0 });
+      expect(row.latency.count).toBe(24);
+      expect(row.latency.p50!).toBeLessThanOrEqual(row.latency.p99!);
+      // The day's count is what the emulator accepted, and what is left of it can still abort.
+      expect(row.lowestDailyRemaining).toBe(10_000 - row.requests);
+      expect(row.abortsPossibleAtEnd).toBeGreaterThanOrEqual(row.lowestDailyRemaining);
+    }
+    expect(cells(daySimulationTable(rows))).toHaveLength(4);
+  });
+
   it('measures the browser bundle of a minimal import, without zod\'s full build and its locales', { timeout: 60_000 }, async () => {
     const size = await bundleSize();
     expect(size.gzippedBytes).toBeLessThan(size.minifiedBytes);
