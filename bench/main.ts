@@ -8,6 +8,7 @@
 import { spawn } from 'node:child_process';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { budgetScale, budgetScaleTable } from './budget-scale.js';
 import { bundleSize, bundleSizeTable } from './bundle-size.js';
 import { daySimulation, daySimulationTable, FLOWSTREAM_DAY, LOOP_2S_DAY } from './day-simulation.js';
 import { writeResults } from './harness/report.js';
@@ -64,6 +65,11 @@ const day = await daySimulation([FLOWSTREAM_DAY, LOOP_2S_DAY]);
 console.log(`\nA whole day (issue 13): one account with the service's limits (100/min, 10,000/day), the emulator and the client on one manual clock; latencies in emulator seconds; "minutes blind": some finished run unseen for over 10 minutes\n`);
 console.log(daySimulationTable(day.rows));
 console.log(`→ ${await writeResults('day-simulation', day)}`);
+
+const scale = budgetScale([1_000, 5_000, 20_000]);
+console.log('\nBudget scale (issue 13): requests queued in one budget, then all cancelled; CPU per operation (aim: 20,000 in under 0.5 s)\n');
+console.log(budgetScaleTable(scale.rows));
+console.log(`→ ${await writeResults('budget-scale', scale)}`);
 
 // In a process of its own, with the garbage collector exposed so that memory is read after a full
 // collection, and no other scenario's emulators left in its heap or on its event loop.

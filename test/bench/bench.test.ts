@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { budgetScale, budgetScaleTable } from '../../bench/budget-scale.js';
 import { BUNDLE_SIZE_HEADERS, bundleSize, bundleSizeTable } from '../../bench/bundle-size.js';
 import { DAY_SCENARIOS, daySimulation, daySimulationTable, FLOWSTREAM_DAY, LOOP_2S_DAY } from '../../bench/day-simulation.js';
 import { MANY_RUNS_HEADERS, manyRuns, manyRunsTable, PHASE_SWEEP_HEADERS, phaseSweep, phaseSweepTable } from '../../bench/many-runs.js';
@@ -14,6 +15,13 @@ const cells = (text: string): string[][] => text.split('\n').map((line) => line.
 const sum = (counts: Readonly<Partial<Record<string, number>>>): number => Object.values(counts).reduce<number>((total, count) => total + (count ?? 0), 0);
 
 describe('npm run bench, at its smallest', () => {
+  it('queues requests in a budget and cancels them all, per size', () => {
+    const { rows } = budgetScale([10, 100]);
+    expect(rows.map((row) => row.queued)).toEqual([10, 100]);
+    for (const row of rows) expect(row.totalMs).toBeGreaterThanOrEqual(0);
+    expect(cells(budgetScaleTable(rows))).toHaveLength(4);
+  });
+
   it('simulates a whole day of one run an hour on a manual clock, and its numbers add up', { timeout: 60_000 }, async () => {
     const { rows } = await daySimulation([FLOWSTREAM_DAY, LOOP_2S_DAY], DAY_SCENARIOS.filter((scenario) => scenario.name === 'hourly'));
     expect(rows.map((row) => row.contender)).toEqual(['flowstream', 'fixed 2 s loop']);
