@@ -9,11 +9,6 @@ export interface Assignment {
 /**
  * Splits `name=value` at the first `=` (values may contain more). The flag names the option in the
  * error message.
- *
- * @example
- * ```ts
- * parseAssignment('topic=a=b', '--var'); // { name: 'topic', value: 'a=b' }
- * ```
  */
 export function parseAssignment(text: string, flag: string): Assignment {
   const at = text.indexOf('=');
@@ -22,14 +17,7 @@ export function parseAssignment(text: string, flag: string): Assignment {
   return { name, value: text.slice(at + 1) };
 }
 
-/**
- * Commander's accumulator for repeatable `name=value` options.
- *
- * @example
- * ```ts
- * command.option('--var <name=value>', 'a variable', collectAssignment('--var'), []);
- * ```
- */
+/** Commander's accumulator for repeatable `name=value` options. */
 export function collectAssignment(flag: string): (text: string, previous: readonly Assignment[]) => readonly Assignment[] {
   return (text, previous) => [...previous, parseAssignment(text, flag)];
 }

@@ -6,11 +6,6 @@ import { createProgram } from './program.js';
 /**
  * Runs `flowstream` with the arguments after the program name and returns the exit code. Errors are
  * reported on stderr here, once, whatever command they come from (commander prints its own).
- *
- * @example
- * ```ts
- * process.exitCode = await runCli(process.argv.slice(2), context);
- * ```
  */
 export async function runCli(args: readonly string[], context: CliContext): Promise<number> {
   const last: { outcome: CommandOutcome } = { outcome: { kind: 'done' } };

@@ -3,28 +3,14 @@ import { type Client, createClient } from '../index.js';
 import { type ConnectionFlags, resolveConnection } from './connection.js';
 import type { CliContext } from './context.js';
 
-/**
- * Adds `--api-key` and `--base-url` to a command that talks to the API.
- *
- * @example
- * ```ts
- * withConnectionOptions(program.command('search'));
- * ```
- */
+/** Adds `--api-key` and `--base-url` to a command that talks to the API. */
 export function withConnectionOptions(command: Command): Command {
   return command
     .option('--api-key <key>', 'API key (default: $FLOWSTREAM_API_KEY)')
     .option('--base-url <url>', 'API base URL ending in /v1 (default: $FLOWSTREAM_BASE_URL)');
 }
 
-/**
- * A client for the command's connection; warnings of the library go to stderr.
- *
- * @example
- * ```ts
- * const client = connect(command.opts(), context);
- * ```
- */
+/** A client for the command's connection; warnings of the library go to stderr. */
 export function connect(flags: ConnectionFlags, context: CliContext): Client {
   const { apiKey, baseUrl } = resolveConnection(flags, context.env);
   return createClient({

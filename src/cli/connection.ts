@@ -22,11 +22,6 @@ function present(value: string | undefined): string | undefined {
 /**
  * The connection of a command: flags first, then `FLOWSTREAM_API_KEY` / `FLOWSTREAM_BASE_URL`. A
  * missing value is a usage error that says how to provide it.
- *
- * @example
- * ```ts
- * const { apiKey, baseUrl } = resolveConnection({ baseUrl: 'http://127.0.0.1:8787/v1' }, process.env);
- * ```
  */
 export function resolveConnection(flags: ConnectionFlags, env: Readonly<Record<string, string | undefined>>): Connection {
   const apiKey = present(flags.apiKey) ?? present(env['FLOWSTREAM_API_KEY']);

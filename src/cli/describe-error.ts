@@ -4,11 +4,6 @@ import { terminalText } from './format/terminal-text.js';
 /**
  * What the user reads on stderr when a command fails: the error's message and, where it helps, what
  * to check or how to pick the execution up again. Never the API key (the library keeps it out).
- *
- * @example
- * ```ts
- * process.stderr.write(`${describeError(error).join('\n')}\n`);
- * ```
  */
 export function describeError(error: unknown): readonly string[] {
   const message = error instanceof Error ? error.message : String(error);

@@ -30,11 +30,6 @@ export type CommandOutcome =
 /**
  * Commander's own errors carry a `code` starting with `commander.` (it has printed them already);
  * apart from help and version (`exitCode` 0) they are all usage errors.
- *
- * @example
- * ```ts
- * if (isCommanderError(error) && error.exitCode === 0) return 0;
- * ```
  */
 export function isCommanderError(error: unknown): error is Error & { readonly code: string; readonly exitCode: number } {
   return error instanceof Error && 'code' in error && typeof error.code === 'string' && error.code.startsWith('commander.');
@@ -52,11 +47,6 @@ function exitCodeForError(error: unknown): number {
 /**
  * The process exit code of a command's outcome: one pure table, so that every path of every command
  * agrees (0 finish, 1 workflow failed, 2 usage, 3 API/transport, 130 Ctrl-C).
- *
- * @example
- * ```ts
- * process.exitCode = exitCodeFor({ kind: 'error', error: new UsageError('no canvas id') }); // 2
- * ```
  */
 export function exitCodeFor(outcome: CommandOutcome): number {
   switch (outcome.kind) {

@@ -1,14 +1,7 @@
 import type { CommandOutcome } from './exit-code.js';
 import type { RunEnding } from './progress/follow-run.js';
 
-/**
- * How following a run ended, as a command outcome: a failed workflow is exit 1, Ctrl-C 130.
- *
- * @example
- * ```ts
- * return outcomeOfRun(await followRun(run$, options));
- * ```
- */
+/** How following a run ended, as a command outcome: a failed workflow is exit 1, Ctrl-C 130. */
 export function outcomeOfRun(ending: RunEnding): CommandOutcome {
   switch (ending.kind) {
     case 'finished':

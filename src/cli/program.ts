@@ -21,11 +21,6 @@ Try it locally: \`flowstream emulator\` prints a URL and a key for both.`;
 /**
  * The `flowstream` command and its subcommands. Each action hands its outcome to `report`; commander
  * throws instead of exiting, so that one place turns every ending into an exit code.
- *
- * @example
- * ```ts
- * await createProgram(context, (outcome) => (last = outcome)).parseAsync(['search', 'report'], { from: 'user' });
- * ```
  */
 export function createProgram(context: CliContext, report: (outcome: CommandOutcome) => void): Command {
   const program = new Command('flowstream')

@@ -12,11 +12,6 @@ function grouped(assignments: readonly Assignment[]): Map<string, string[]> {
 /**
  * Uploads the `--file name=path` files and gives each name its fileKeys (a list: resource variables
  * take lists of fileKeys, PROTOCOL §5.5). An unreadable path is a usage error, found before any upload.
- *
- * @example
- * ```ts
- * const files = await uploadFileVariables(client, [{ name: 'attachment', value: './notes.md' }]);
- * ```
  */
 export async function uploadFileVariables(client: Client, files: readonly Assignment[]): Promise<Variables> {
   if (files.length === 0) return {};
@@ -41,11 +36,6 @@ export async function uploadFileVariables(client: Client, files: readonly Assign
 /**
  * The run's variables from `--var name=value` (a name given twice becomes a list) and the uploaded
  * `--file` keys. A name used by both is a usage error.
- *
- * @example
- * ```ts
- * runVariables([{ name: 'topic', value: 'rxjs' }], {}); // { topic: 'rxjs' }
- * ```
  */
 export function runVariables(vars: readonly Assignment[], files: Variables): Variables {
   const texts: [string, VariableValue][] = [...grouped(vars)].map(([name, values]) => [name, values.length === 1 ? (values[0] ?? '') : values]);

@@ -5,11 +5,6 @@ import { MAX_TIMER_MS } from './options.js';
  * Waits `ms` on `scheduler` (the client's one clock), or rejects with `signal.reason` as soon as the
  * signal aborts. The abort listener and the timer are removed when the wait ends either way, so
  * long-lived signals do not collect listeners.
- *
- * @example
- * ```ts
- * await abortableDelay(500, asyncScheduler, controller.signal);
- * ```
  */
 export function abortableDelay(ms: number, scheduler: SchedulerLike, signal?: AbortSignal): Promise<void> {
   return new Promise<void>((resolve, reject) => {

@@ -2,11 +2,6 @@
  * Reads a body as text, decoded (the fetch has already undone any gzip), counting as it goes: past
  * `maxBytes` the stream is cancelled and `tooLarge()` thrown, so no more than `maxBytes` plus one chunk
  * is ever held, however much the body would inflate to.
- *
- * @example
- * ```ts
- * const text = await readBodyText(response, 8 * 1024 * 1024, () => new Error('too large'));
- * ```
  */
 export async function readBodyText(response: Response, maxBytes: number, tooLarge: () => Error): Promise<string> {
   if (response.body === null) return '';

@@ -28,12 +28,6 @@ export interface HttpClient {
  * agent and per-endpoint timeouts; every call is checked before sending, retried where safe, gated by
  * `options.gate`, validated by zod and failed with a typed error. The key is held in a closure only,
  * so neither the client nor its errors ever show it.
- *
- * @example
- * ```ts
- * const http = createHttpClient({ apiKey: process.env.FLOWSTREAM_API_KEY!, baseUrl: 'https://api.example.com/v1' });
- * for await (const workflow of http.workflows.list()) console.log(workflow.canvasId, workflow.title);
- * ```
  */
 export function createHttpClient(options: HttpOptions): HttpClient {
   const resolved = normalizeOptions(options);

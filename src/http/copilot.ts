@@ -88,14 +88,7 @@ function checkRequest(request: GenerateRequest, logger: Logger | undefined, warn
   };
 }
 
-/**
- * Builds the copilot resource; `logger` hears about undocumented locales (once each).
- *
- * @example
- * ```ts
- * const copilot = createCopilotApi(send, console);
- * ```
- */
+/** Builds the copilot resource; `logger` hears about undocumented locales (once each). */
 export function createCopilotApi(send: Send, logger?: Logger): CopilotApi {
   const warned = new Set<string>();
   return {

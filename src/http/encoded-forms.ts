@@ -53,11 +53,6 @@ const DECODERS: readonly ((text: string) => string)[] = [decodePercent, decodeBa
  * `layers` times (depth first; a form reached by two orders comes twice). Each step is a reading of
  * its own, and the order matters: percent-decoding `\%72f` gives `\rf`, where `rf` shows, while
  * undoing the escape first gives `%72f`; and a layer undone too early can spoil the layers under it.
- *
- * @example
- * ```ts
- * [...decodedForms('rf\\u005fabc%21', 2)]; // ['rf\\u005fabc!', 'rf_abc!', 'rf_abc%21', 'rf_abc!']
- * ```
  */
 export function* decodedForms(text: string, layers: number): Generator<string, void, undefined> {
   if (layers <= 0 || !mayBeEncoded(text)) return;
@@ -72,11 +67,6 @@ export function* decodedForms(text: string, layers: number): Generator<string, v
 /**
  * Whether `text` holds anything a decoding could change: the cheap test that lets most
  * strings skip the decoding.
- *
- * @example
- * ```ts
- * mayBeEncoded('plain words'); // false
- * ```
  */
 export function mayBeEncoded(text: string): boolean {
   return text.includes('%') || text.includes('\\') || text.includes('&');

@@ -6,14 +6,7 @@ import type { RateLimitInfo } from '../domain/requests.js';
 import type { Redactor } from './key-redaction.js';
 import { parseContext } from './schemas/parse-context.js';
 
-/**
- * One answer as the transport read it.
- *
- * @example
- * ```ts
- * unwrap({ endpoint: 'abort', status: 200, text: '{"success":true,"data":null}', rateLimit: {} }, abortSchema, createRedactor(apiKey));
- * ```
- */
+/** One answer as the transport read it. */
 export interface Answer {
   readonly endpoint: Endpoint;
   readonly status: number;
@@ -46,11 +39,6 @@ function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
  * Turns an answer into the endpoint's data or the one error that describes it, with the API key
  * removed from all of it by `redact`. The envelope's
  * `success` decides, not only the HTTP status: business errors come as HTTP 200 (PROTOCOL §1.2).
- *
- * @example
- * ```ts
- * const snapshot = unwrap({ endpoint: 'status', status: 200, text, rateLimit: {} }, schema, createRedactor(apiKey));
- * ```
  */
 export function unwrap<T>(answer: Answer, schema: z.ZodMiniType<T>, redact: Redactor): T {
   const body = parseBody(answer.text, redact);

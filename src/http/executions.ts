@@ -9,14 +9,7 @@ import { pathSegment } from './path-segment.js';
 import { abortSchema, executionOutputSchema, executionSnapshotSchema, startedExecutionSchema } from './schemas/execution.js';
 import type { Send } from './transport.js';
 
-/**
- * What the executions resource shares with the rest of the client.
- *
- * @example
- * ```ts
- * createExecutionsApi({ send, logger: undefined, uploadedKeys: new Set() });
- * ```
- */
+/** What the executions resource shares with the rest of the client. */
 export interface ExecutionsContext {
   readonly send: Send;
   readonly logger: Logger | undefined;
@@ -33,12 +26,6 @@ function checkVariables(variables: unknown): asserts variables is Variables {
 /**
  * The execution endpoints (spec §4.1–4.4): the {@link ExecutionsApi} seam the run layer polls through.
  * Errors of status/output/abort carry the `executionId`.
- *
- * @example
- * ```ts
- * const executions = createExecutionsApi({ send, logger: console, uploadedKeys: new Set() });
- * const { executionId } = await executions.start('c-1', { variables: { topic: 'rxjs' } });
- * ```
  */
 export function createExecutionsApi(context: ExecutionsContext): ExecutionsApi {
   const { send } = context;

@@ -5,11 +5,6 @@ import type { Logger, Variables } from '../domain/model.js';
  * taken as an uploaded fileKey (PROTOCOL §5.5), so `of_course` silently becomes a missing file. Keys
  * this client uploaded are known and pass quietly; arrays are checked element by element, because an
  * array is a file list only when every element is a key.
- *
- * @example
- * ```ts
- * warnAboutFileKeyLookalikes({ note: 'of_course' }, new Set(), logger); // logger.warn(...)
- * ```
  */
 export function warnAboutFileKeyLookalikes(variables: Variables, uploaded: ReadonlySet<string>, logger: Logger | undefined): void {
   if (logger === undefined) return;

@@ -30,14 +30,7 @@ export interface FilesApi {
   upload(files: readonly UploadSource[], options?: CallOptions): Promise<UploadedFile[]>;
 }
 
-/**
- * Builds the files resource; every key it receives is added to `uploadedKeys`.
- *
- * @example
- * ```ts
- * const files = createFilesApi(send, new Set());
- * ```
- */
+/** Builds the files resource; every key it receives is added to `uploadedKeys`. */
 export function createFilesApi(send: Send, uploadedKeys: Set<string>): FilesApi {
   return {
     async upload(files: readonly UploadSource[], options?: CallOptions) {

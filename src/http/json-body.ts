@@ -1,22 +1,8 @@
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 
-/**
- * Spec §8: E2004 above 100k characters of content.
- *
- * @example
- * ```ts
- * 'x'.repeat(MAX_TEXT_CHARACTERS + 1); // refused before sending
- * ```
- */
+/** Spec §8: E2004 above 100k characters of content. */
 export const MAX_TEXT_CHARACTERS = 100_000;
-/**
- * Spec §8: E2005 above 100 KB of request payload.
- *
- * @example
- * ```ts
- * new TextEncoder().encode(json).byteLength <= MAX_BODY_BYTES;
- * ```
- */
+/** Spec §8: E2005 above 100 KB of request payload. */
 export const MAX_BODY_BYTES = 100 * 1024;
 
 /**
@@ -94,11 +80,6 @@ const serialise: (value: unknown) => string | undefined = JSON.stringify;
  * (E2005); returns the exact JSON text that will be sent. The value is serialised once, and what is
  * checked is what was serialised (read back), so a getter that answers differently the second time
  * cannot slip past the checks.
- *
- * @example
- * ```ts
- * encodeJsonBody('variables', { variables: { topic: 'rxjs' } }); // '{"variables":{"topic":"rxjs"}}'
- * ```
  */
 export function encodeJsonBody(argument: string, value: unknown): string {
   // First on what was given, for errors that name the culprit (undefined, a Date, a cycle, the depth)…

@@ -1,13 +1,6 @@
 import { decodedForms, mayBeEncoded } from './encoded-forms.js';
 
-/**
- * What the API key is replaced with wherever a server sent it back.
- *
- * @example
- * ```ts
- * createRedactor('rf_abc').text('Invalid API key rf_abc'); // 'Invalid API key [redacted]'
- * ```
- */
+/** What the API key is replaced with wherever a server sent it back. */
 export const REDACTED = '[redacted]';
 
 /** Layers of encoding looked through: a key encoded more often than this is no longer text anyone reads. */
@@ -22,12 +15,6 @@ const MAX_ERROR_DEPTH = 6;
  * rf_…`), plainly or encoded, in its body, its status line or a malformed answer that ends up in a
  * `fetch` error. Every server-provided text passes through one of these before an error, a log or
  * the caller sees it.
- *
- * @example
- * ```ts
- * const redact = createRedactor(apiKey);
- * const errMsg = redact.text(serverMessage);
- * ```
  */
 export interface Redactor {
   /** The text with every occurrence of the key — plain, in any letter case, or under layers of encoding — replaced. */
@@ -63,15 +50,7 @@ function bytesAsText(view: ArrayBufferView): string {
   return new TextDecoder().decode(new Uint8Array(view.buffer, view.byteOffset, view.byteLength));
 }
 
-/**
- * Builds the redactor of one API key. The key holds no whitespace (`normalizeOptions` refuses one that does).
- *
- * @example
- * ```ts
- * const redact = createRedactor('rf_SECRET');
- * redact.text('key=rf%5FSECRET'); // 'key=[redacted]'
- * ```
- */
+/** Builds the redactor of one API key. The key holds no whitespace (`normalizeOptions` refuses one that does). */
 export function createRedactor(secret: string): Redactor {
   const every = new RegExp(escapeRegExp(secret), 'gi');
   const any = new RegExp(escapeRegExp(secret), 'i');

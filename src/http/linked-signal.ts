@@ -11,19 +11,7 @@ export interface LinkedSignal {
   unlink(): void;
 }
 
-/**
- * Links `signals` (the undefined ones left out) into one.
- *
- * @example
- * ```ts
- * const linked = linkSignals([callSignal, deadline.signal]);
- * try {
- *   await fetch(url, { signal: linked.signal });
- * } finally {
- *   linked.unlink();
- * }
- * ```
- */
+/** Links `signals` (the undefined ones left out) into one. */
 export function linkSignals(signals: readonly (AbortSignal | undefined)[]): LinkedSignal {
   const sources = signals.filter((signal) => signal !== undefined);
   if (sources.length <= 1) return { signal: sources[0], unlink: () => undefined };

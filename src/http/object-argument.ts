@@ -4,11 +4,6 @@ import { InvalidArgumentError } from '../errors/validation-errors.js';
  * An optional object argument (options, a query, a run's input): absent is `{}`; anything but a plain
  * object — `null` above all, which JavaScript's default parameters let through — is an
  * `InvalidArgumentError` naming the argument, not a TypeError from deep inside the call.
- *
- * @example
- * ```ts
- * const { signal } = objectArgument('options', options);
- * ```
  */
 export function objectArgument<T extends object>(argument: string, value: T | undefined): T | Partial<T> {
   if (value === undefined) return {};

@@ -14,14 +14,7 @@ export interface HttpOptions extends ClientOptions {
   readonly gate?: RequestGate | undefined;
 }
 
-/**
- * The http layer's options after defaults and checks: the one shape the transport reads. The API key is kept apart.
- *
- * @example
- * ```ts
- * const { timeouts, retry } = normalizeOptions(options);
- * ```
- */
+/** The http layer's options after defaults and checks: the one shape the transport reads. The API key is kept apart. */
 export interface ResolvedOptions {
   readonly baseUrl: string;
   readonly fetch: typeof globalThis.fetch | undefined;
@@ -53,14 +46,7 @@ function baseUrlFromEnvironment(): string | undefined {
   return value === '' ? undefined : value;
 }
 
-/**
- * Checks the base URL and returns it without trailing slashes; it must end in the version segment (spec §9).
- *
- * @example
- * ```ts
- * normalizeBaseUrl('https://api.example.com/v1/'); // 'https://api.example.com/v1'
- * ```
- */
+/** Checks the base URL and returns it without trailing slashes; it must end in the version segment (spec §9). */
 export function normalizeBaseUrl(raw: string | undefined): string {
   if (raw === undefined) throw new InvalidArgumentError('baseUrl', 'is required (pass `baseUrl` or set FLOWSTREAM_BASE_URL), e.g. https://host/v1');
   let url: URL;
@@ -87,11 +73,6 @@ export const MAX_TIMER_MS = 2_147_483_647;
 /**
  * Checks a delay a timer will wait (a timeout, a poll wait): a finite number of ms > 0 that a timer
  * keeps as given. An `InvalidArgumentError` names the option.
- *
- * @example
- * ```ts
- * timerDelay('pollInterval.maxMs', 10_000); // 10_000
- * ```
  */
 export function timerDelay(name: string, value: unknown): number {
   if (typeof value !== 'number') throw new InvalidArgumentError(name, `must be a number of ms (got ${String(value)})`);
@@ -158,12 +139,6 @@ function checkApiKey(apiKey: unknown): asserts apiKey is string {
 /**
  * Applies every default and check of {@link ClientOptions} in one place. The API key is checked
  * here but not copied into the result, so no options object ever holds it.
- *
- * @example
- * ```ts
- * const resolved = normalizeOptions({ apiKey: 'rf_…', baseUrl: 'http://127.0.0.1:4000/v1/' });
- * resolved.baseUrl; // 'http://127.0.0.1:4000/v1'
- * ```
  */
 export function normalizeOptions(options: HttpOptions): ResolvedOptions {
   checkApiKey(options.apiKey);

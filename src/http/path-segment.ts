@@ -8,12 +8,6 @@ const MAX_ID_LENGTH = 256;
  * control-character ids are refused before anything is sent; `.` and `..` are refused because URL
  * resolution would turn them into a different path, and `/` is percent-encoded so an id never
  * escapes its segment.
- *
- * @example
- * ```ts
- * pathSegment('executionId', 'we-abc'); // 'we-abc'
- * pathSegment('executionId', '../x');   // '..%2Fx'
- * ```
  */
 export function pathSegment(argument: string, id: unknown): string {
   if (typeof id !== 'string') throw new InvalidArgumentError(argument, `must be a string (got ${typeof id})`);

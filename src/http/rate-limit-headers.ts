@@ -31,12 +31,6 @@ function retryAfterMs(headers: Headers, now: number): number | undefined {
  * auth (PROTOCOL §2.1) and `Retry-After`, which only the IP throttler sends (§1.3). Parsed strictly:
  * a value that does not parse is left out, as if the header were absent, so a garbled header can never
  * stall requests.
- *
- * @example
- * ```ts
- * readRateLimit(new Headers({ 'X-RateLimit-Remaining-RPM': '0' })); // { remainingPerMinute: 0 }
- * readRateLimit(new Headers({ 'X-RateLimit-Remaining-RPM': '0x0' })); // {}
- * ```
  */
 export function readRateLimit(headers: Headers, now: number = Date.now()): RateLimitInfo {
   const entries = {

@@ -7,14 +7,7 @@ import type { RetryOptions } from '../domain/options.js';
 /** A run must wait past the duplicate window before its identical retry (PROTOCOL §2.2). */
 const DUPLICATE_WINDOW_MS = 1_100;
 
-/**
- * Everything the decision depends on; `random` ∈ [0, 1) is passed in so the function stays pure.
- *
- * @example
- * ```ts
- * decideRetry({ endpoint: 'output', attempt: 2, error, policy, random: 0.3 });
- * ```
- */
+/** Everything the decision depends on; `random` ∈ [0, 1) is passed in so the function stays pure. */
 export interface RetryInput {
   readonly endpoint: Endpoint;
   /** Attempts made so far, the failed one included (1 after the first failure). */
@@ -29,15 +22,7 @@ export interface RetryInput {
   readonly gated?: boolean;
 }
 
-/**
- * Retry after `delayMs`, or stop; `reason` names the rule that decided (for logs).
- *
- * @example
- * ```ts
- * const decision = decideRetry(input);
- * if (decision.retry) await abortableDelay(decision.delayMs, signal);
- * ```
- */
+/** Retry after `delayMs`, or stop; `reason` names the rule that decided (for logs). */
 export type RetryDecision =
   | { readonly retry: false; readonly reason: string }
   | { readonly retry: true; readonly delayMs: number; readonly reason: string };
@@ -56,12 +41,6 @@ function waitFor(delayMs: number, input: RetryInput, reason: string): RetryDecis
 /**
  * Decides whether a failed attempt is tried again, and after how long. The rules are checked in
  * order; the first that applies decides. Server timing wins over our own backoff (as in ky).
- *
- * @example
- * ```ts
- * decideRetry({ endpoint: 'status', attempt: 1, error: new NetworkError({ endpoint: 'status' }), policy, random: Math.random() });
- * // → { retry: true, delayMs: 250…500, reason: 'network' }
- * ```
  */
 export function decideRetry(input: RetryInput): RetryDecision {
   const { error, endpoint } = input;

@@ -6,14 +6,7 @@ import { abortableDelay } from './abortable-delay.js';
 import type { RetryOptions } from '../domain/options.js';
 import { decideRetry, type RetryDecision } from './retry-decision.js';
 
-/**
- * What a retried call needs besides the attempt itself.
- *
- * @example
- * ```ts
- * await withRetries(attempt, { endpoint: 'status', policy: resolved.retry, signal });
- * ```
- */
+/** What a retried call needs besides the attempt itself. */
 export interface RetryContext {
   readonly endpoint: Endpoint;
   readonly policy: Required<RetryOptions>;
@@ -32,11 +25,6 @@ export interface RetryContext {
  * the one thrown. p-retry drives the loop as designed: `onFailedAttempt` decides and waits (on the
  * client's scheduler, ending with the caller's signal), `shouldRetry` reports the decision. Its own
  * backoff is zeroed because our decision owns the timing.
- *
- * @example
- * ```ts
- * const data = await withRetries(() => sendOnce(), { endpoint: 'status', policy, signal, scheduler });
- * ```
  */
 export function withRetries<T>(attempt: () => Promise<T>, context: RetryContext): Promise<T> {
   const random = context.random ?? Math.random;

@@ -6,12 +6,6 @@ type Level = 'debug' | 'warn' | 'error';
  * The user's logger, made unable to break what it reports on: a logger that throws (a full disk, a
  * closed stream, a bug) would otherwise end the run or call that merely wanted to warn. What it throws
  * is dropped: there is nowhere left to report it. Wrapped once, where the client's options are read.
- *
- * @example
- * ```ts
- * const logger = safeLogger({ warn: () => { throw new Error('disk full'); } });
- * logger?.warn('something'); // does not throw
- * ```
  */
 export function safeLogger(logger: Logger | undefined): Logger | undefined {
   if (logger === undefined) return undefined;

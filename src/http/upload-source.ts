@@ -36,14 +36,7 @@ export interface NamedFileData {
  */
 export type UploadSource = Blob | NamedFileData;
 
-/**
- * A source ready for multipart: the part's bytes and its file name.
- *
- * @example
- * ```ts
- * form.append('files', part.blob, part.name);
- * ```
- */
+/** A source ready for multipart: the part's bytes and its file name. */
 export interface UploadPart {
   readonly name: string;
   readonly blob: Blob;
@@ -73,11 +66,6 @@ function partOf(source: UploadSource, index: number): UploadPart {
 /**
  * Checks the sources before anything is sent — at least one file, each named, none over 50 MiB — and
  * turns them into multipart parts in input order.
- *
- * @example
- * ```ts
- * const parts = toUploadParts([new File(['x'], 'x.txt')]);
- * ```
  */
 export function toUploadParts(sources: readonly UploadSource[]): UploadPart[] {
   if (!Array.isArray(sources)) throw new InvalidArgumentError('files', 'must be an array');

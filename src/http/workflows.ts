@@ -101,14 +101,7 @@ function searchParams(query: SearchQuery): Record<string, string | number> {
   };
 }
 
-/**
- * Builds the workflows resource on the client's `send`.
- *
- * @example
- * ```ts
- * const plan = await createWorkflowsApi(send).get('c-1');
- * ```
- */
+/** Builds the workflows resource on the client's `send`. */
 export function createWorkflowsApi(send: Send): WorkflowsApi {
   const search = async (query?: SearchQuery, options?: CallOptions): Promise<WorkflowSummary[]> =>
     send({

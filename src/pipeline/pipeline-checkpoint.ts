@@ -36,26 +36,12 @@ export interface PipelineCheckpoint<Name extends string = string> {
   readonly steps: Readonly<Partial<Record<Name, StepCheckpoint>>>;
 }
 
-/**
- * The checkpoint with one step's entry replaced (a new object: checkpoints already handed out stay as they were).
- *
- * @example
- * ```ts
- * withStep({ steps: {} }, 'a', { executionId: 'we-abc', status: 'running' });
- * ```
- */
+/** The checkpoint with one step's entry replaced (a new object: checkpoints already handed out stay as they were). */
 export function withStep<Name extends string>(checkpoint: PipelineCheckpoint<Name>, step: Name, entry: StepCheckpoint): PipelineCheckpoint<Name> {
   return { steps: { ...checkpoint.steps, [step]: entry } };
 }
 
-/**
- * Whether a recorded step is re-attached with `watch` (its execution exists and did not fail) rather than started.
- *
- * @example
- * ```ts
- * isResumable({ executionId: 'we-abc', status: 'finish' }); // true
- * ```
- */
+/** Whether a recorded step is re-attached with `watch` (its execution exists and did not fail) rather than started. */
 export function isResumable(entry: StepCheckpoint | undefined): entry is StepCheckpoint {
   if (entry === undefined) return false;
   switch (entry.status) {

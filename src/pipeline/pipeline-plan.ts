@@ -1,13 +1,6 @@
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 
-/**
- * A checked pipeline: its steps in an order where every step comes after its dependencies.
- *
- * @example
- * ```ts
- * planPipeline({ b: { dependsOn: ['a'] }, a: {} }).order; // ['a', 'b']
- * ```
- */
+/** A checked pipeline: its steps in an order where every step comes after its dependencies. */
 export interface PipelinePlan<Name extends string> {
   readonly order: readonly Name[];
   readonly dependsOn: ReadonlyMap<Name, readonly Name[]>;
@@ -17,11 +10,6 @@ export interface PipelinePlan<Name extends string> {
  * Checks that the steps form a DAG — at least one step, dependencies that exist, no cycle — and
  * orders them (depth-first, declaration order among equals). Throws `InvalidArgumentError` naming the
  * offending step, before anything runs.
- *
- * @example
- * ```ts
- * planPipeline({ a: { dependsOn: ['b'] }, b: { dependsOn: ['a'] } }); // throws: cycle a → b → a
- * ```
  */
 export function planPipeline<Name extends string>(steps: Readonly<Record<Name, { readonly dependsOn?: readonly Name[] }>>): PipelinePlan<Name> {
   const names = Object.keys(steps) as Name[];

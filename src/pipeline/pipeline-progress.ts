@@ -1,23 +1,11 @@
 import type { PipelinePlan } from './pipeline-plan.js';
 
-/**
- * Where a step stands within one subscription of a pipeline.
- *
- * @example
- * ```ts
- * const phases = new Map<string, StepPhase>([['a', 'finish'], ['b', 'waiting']]);
- * ```
- */
+/** Where a step stands within one subscription of a pipeline. */
 export type StepPhase = 'waiting' | 'running' | 'finish' | 'failed' | 'aborted' | 'skipped';
 
 /**
  * What the pipeline should do now: steps to start, and steps that can never start, each with the step
  * that blocks it.
- *
- * @example
- * ```ts
- * const moves: Moves<'a' | 'b'> = { start: ['a'], skip: [] };
- * ```
  */
 export interface Moves<Name extends string> {
   readonly start: readonly Name[];
@@ -33,11 +21,6 @@ function isDead(phase: StepPhase | undefined): boolean {
  * dependencies finished, or at once when it is `attached` (resumed from a checkpoint: it already
  * started, earlier). It is skipped when a dependency failed, was aborted or skipped — transitively,
  * since the plan's order puts dependencies first — or when the pipeline was stopped by `stoppedBy`.
- *
- * @example
- * ```ts
- * nextMoves(plan, new Map([['a', 'failed'], ['b', 'waiting']]), new Set(), undefined); // { start: [], skip: [['b', 'a']] }
- * ```
  */
 export function nextMoves<Name extends string>(
   plan: PipelinePlan<Name>,
@@ -63,14 +46,7 @@ export function nextMoves<Name extends string>(
   return { start, skip };
 }
 
-/**
- * True when no step is waiting or running: the pipeline has its every outcome.
- *
- * @example
- * ```ts
- * isSettled(new Map([['a', 'finish'], ['b', 'skipped']])); // true
- * ```
- */
+/** True when no step is waiting or running: the pipeline has its every outcome. */
 export function isSettled(phases: ReadonlyMap<string, StepPhase>): boolean {
   for (const phase of phases.values()) if (phase === 'waiting' || phase === 'running') return false;
   return true;

@@ -33,11 +33,6 @@ export type ChainInput = (result: RunResult, context: StepContext) => RunInput |
  * A run whose input is built first, from earlier results: the input function gets a signal that
  * aborts when the run is unsubscribed before the input is ready, and the run starts with what it
  * returns. `thenRun` and the steps of `runPipeline` start their runs this way.
- *
- * @example
- * ```ts
- * runWithInput(client, 'c-2', ({ signal }) => transferFiles(client, files, { signal }).then(toVariables), {});
- * ```
  */
 export function runWithInput(
   client: Runs,

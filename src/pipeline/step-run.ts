@@ -13,11 +13,6 @@ import { runWithInput } from './step-input.js';
  * `watch` when given; later attempts (retries of a failed workflow) start anew from `input`. The
  * pipeline owns the step's execution either way, so unsubscribing aborts it (`abortOnUnsubscribe`
  * also for a watch), and a failed workflow always errors (`failOnWorkflowError`), with the step named.
- *
- * @example
- * ```ts
- * stepRun(client, 'summary', definition.steps.summary, results, undefined, {}).subscribe(console.log);
- * ```
  */
 export function stepRun<Name extends string>(
   client: PipelineClient,

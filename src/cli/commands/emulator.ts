@@ -47,14 +47,7 @@ async function serve(flags: EmulatorFlags, context: CliContext): Promise<Command
   return { kind: 'done' };
 }
 
-/**
- * `flowstream emulator`: the local Workflow API in the foreground, with its sample workflows.
- *
- * @example
- * ```ts
- * program.addCommand(emulatorCommand(context, report));
- * ```
- */
+/** `flowstream emulator`: the local Workflow API in the foreground, with its sample workflows. */
 export function emulatorCommand(context: CliContext, report: (outcome: CommandOutcome) => void): Command {
   return new Command('emulator')
     .description('run the local Workflow API emulator with its sample workflows until Ctrl-C')

@@ -29,14 +29,7 @@ async function generate(prompt: string, flags: GenerateFlags, context: CliContex
   return { kind: 'done' };
 }
 
-/**
- * `flowstream generate "<prompt>"`: has the copilot build a workflow from words.
- *
- * @example
- * ```ts
- * program.addCommand(generateCommand(context, report));
- * ```
- */
+/** `flowstream generate "<prompt>"`: has the copilot build a workflow from words. */
 export function generateCommand(context: CliContext, report: (outcome: CommandOutcome) => void): Command {
   return withConnectionOptions(new Command('generate'))
     .description('build a workflow from a description, with the copilot')

@@ -59,14 +59,7 @@ async function run(canvasId: string, flags: RunFlags, context: CliContext): Prom
   return outcomeOfRun(await ending);
 }
 
-/**
- * `flowstream run <canvasId>`: starts a run and follows it live.
- *
- * @example
- * ```ts
- * program.addCommand(runCommand(context, report));
- * ```
- */
+/** `flowstream run <canvasId>`: starts a run and follows it live. */
 export function runCommand(context: CliContext, report: (outcome: CommandOutcome) => void): Command {
   return withConnectionOptions(new Command('run'))
     .description('start a run of a workflow and follow its progress live')

@@ -35,14 +35,7 @@ async function search(keyword: string | undefined, flags: SearchFlags, context: 
   return { kind: 'done' };
 }
 
-/**
- * `flowstream search [keyword]`: workflows whose title contains the keyword.
- *
- * @example
- * ```ts
- * program.addCommand(searchCommand(context, report));
- * ```
- */
+/** `flowstream search [keyword]`: workflows whose title contains the keyword. */
 export function searchCommand(context: CliContext, report: (outcome: CommandOutcome) => void): Command {
   return withConnectionOptions(new Command('search'))
     .description('list workflows, optionally those whose title contains a keyword')

@@ -19,14 +19,7 @@ async function show(canvasId: string, flags: ShowFlags, context: CliContext): Pr
   return { kind: 'done' };
 }
 
-/**
- * `flowstream show <canvasId>`: a workflow's plan — tasks, what they wait for, variables.
- *
- * @example
- * ```ts
- * program.addCommand(showCommand(context, report));
- * ```
- */
+/** `flowstream show <canvasId>`: a workflow's plan — tasks, what they wait for, variables. */
 export function showCommand(context: CliContext, report: (outcome: CommandOutcome) => void): Command {
   return withConnectionOptions(new Command('show'))
     .description("show a workflow's plan: its tasks, their dependencies and its variables")

@@ -28,14 +28,7 @@ async function upload(paths: readonly string[], flags: UploadFlags, context: Cli
   return { kind: 'done' };
 }
 
-/**
- * `flowstream upload <paths…>`: uploads files and prints their keys, to pass as variables.
- *
- * @example
- * ```ts
- * program.addCommand(uploadCommand(context, report));
- * ```
- */
+/** `flowstream upload <paths…>`: uploads files and prints their keys, to pass as variables. */
 export function uploadCommand(context: CliContext, report: (outcome: CommandOutcome) => void): Command {
   return withConnectionOptions(new Command('upload'))
     .description('upload files (at most 50 MiB each) and print their fileKeys')

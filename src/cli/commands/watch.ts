@@ -25,14 +25,7 @@ async function watch(executionId: string, flags: WatchFlags, context: CliContext
   return outcomeOfRun(await followRun(run$, { renderer, onInterrupt: 'detach', interrupts: context.interrupts, notices: context.stderr }));
 }
 
-/**
- * `flowstream watch <executionId>`: follows an execution started elsewhere, until it ends.
- *
- * @example
- * ```ts
- * program.addCommand(watchCommand(context, report));
- * ```
- */
+/** `flowstream watch <executionId>`: follows an execution started elsewhere, until it ends. */
 export function watchCommand(context: CliContext, report: (outcome: CommandOutcome) => void): Command {
   return withConnectionOptions(new Command('watch'))
     .description('follow an execution that is already running (Ctrl-C stops watching; it does not abort)')

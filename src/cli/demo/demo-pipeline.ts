@@ -7,11 +7,6 @@ import { BRIEF_FILE, REPORT_CANVAS_ID, RESEARCH_CANVAS_ID } from './demo-workflo
  * The demo's pipeline: the research runs its branches in parallel; its brief is downloaded from its
  * public URL and uploaded again as the input file of the report. One Observable of both runs' events;
  * unsubscribing aborts whichever execution is running.
- *
- * @example
- * ```ts
- * demoPipeline(client).subscribe((event) => console.log(event.type));
- * ```
  */
 export function demoPipeline(client: Client): Observable<RunEvent> {
   return client.run(RESEARCH_CANVAS_ID).pipe(

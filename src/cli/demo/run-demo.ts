@@ -33,11 +33,6 @@ function realServiceNote(env: CliContext['env']): readonly string[] {
  * `npm start`: an emulator in-process with accelerated time, a pipeline of two workflows — one with
  * parallel branches, the next fed the file the first produced — shown live, then the final output.
  * Resolves with the exit code.
- *
- * @example
- * ```ts
- * process.exitCode = await runDemo({ env: process.env, stdout: process.stdout, stderr: process.stderr, interrupts: processInterrupts });
- * ```
  */
 export async function runDemo(context: CliContext): Promise<number> {
   const began = Date.now();

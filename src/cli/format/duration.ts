@@ -1,11 +1,4 @@
-/**
- * Elapsed time as people read it in a progress line: `0.4s`, `12.3s`, `2m05s`.
- *
- * @example
- * ```ts
- * formatDuration(125_000); // '2m05s'
- * ```
- */
+/** Elapsed time as people read it in a progress line: `0.4s`, `12.3s`, `2m05s`. */
 export function formatDuration(ms: number): string {
   const seconds = Math.max(0, ms) / 1000;
   if (seconds < 60) return `${seconds.toFixed(1)}s`;

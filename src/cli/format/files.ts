@@ -1,28 +1,14 @@
 import type { OutputFile } from '../../index.js';
 import type { Paint } from './paint.js';
 
-/**
- * A byte count as people read it: `512 B`, `2.0 KiB`, `3.4 MiB`.
- *
- * @example
- * ```ts
- * formatBytes(2048); // '2.0 KiB'
- * ```
- */
+/** A byte count as people read it: `512 B`, `2.0 KiB`, `3.4 MiB`. */
 export function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
   return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }
 
-/**
- * The output files of a run, one line each with type, size and public URL (PROTOCOL §4.6).
- *
- * @example
- * ```ts
- * for (const line of fileLines(result.files, paint)) console.log(line);
- * ```
- */
+/** The output files of a run, one line each with type, size and public URL (PROTOCOL §4.6). */
 export function fileLines(files: readonly OutputFile[], paint: Paint): readonly string[] {
   if (files.length === 0) return [];
   return [

@@ -21,14 +21,7 @@ export function statusMark(status: NodeStatus, paint: Paint, spinner = '›'): s
   }
 }
 
-/**
- * One node as a progress line: mark, title, status and elapsed time, and the error of a failed node.
- *
- * @example
- * ```ts
- * nodeLine(node, Date.now(), paint); // '✔ Research  finish  4.2s'
- * ```
- */
+/** One node as a progress line: mark, title, status and elapsed time, and the error of a failed node. */
 export function nodeLine(node: NodeProgress, nowMs: number, paint: Paint, spinner?: string): string {
   const elapsed = nodeElapsedMs(node, nowMs);
   const parts = [

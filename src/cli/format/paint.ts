@@ -21,11 +21,6 @@ const style =
  *
  * The decision is the caller's, for the stream it writes to: colour libraries that decide once, at
  * import, from the process's environment would colour a pipe or leave a terminal grey.
- *
- * @example
- * ```ts
- * const paint = createPaint(process.stdout.isTTY && process.stdout.hasColors());
- * ```
  */
 export function createPaint(enabled: boolean): Paint {
   if (!enabled) return { ok: plain, fail: plain, busy: plain, dim: plain, bold: plain };

@@ -18,11 +18,6 @@ function runHint(canvasId: string, variables: readonly PlanVariable[]): string {
 /**
  * A workflow's plan for people: its tasks in order with what each waits for, its variables, and the
  * command that runs it.
- *
- * @example
- * ```ts
- * process.stdout.write(`${planLines('c-1', await client.workflows.get('c-1'), paint).join('\n')}\n`);
- * ```
  */
 export function planLines(canvasId: string, plan: WorkflowPlan, paint: Paint): readonly string[] {
   const titles = new Map(plan.tasks.map((task) => [task.id, task.title]));

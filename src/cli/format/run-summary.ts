@@ -4,14 +4,7 @@ import { formatDuration } from './duration.js';
 import { fileLines } from './files.js';
 import type { Paint } from './paint.js';
 
-/**
- * The lines that close a run: how it ended, its failed nodes with their errors, its files with URLs.
- *
- * @example
- * ```ts
- * process.stdout.write(`${runSummary(result, progress, Date.now(), paint).join('\n')}\n`);
- * ```
- */
+/** The lines that close a run: how it ended, its failed nodes with their errors, its files with URLs. */
 export function runSummary(result: RunResult, progress: RunProgress, nowMs: number, paint: Paint): readonly string[] {
   const { done, total } = progressCount(progress);
   const facts = `in ${formatDuration(nowMs - progress.startedAtMs)} · ${done}/${total} nodes · execution ${result.executionId}`;

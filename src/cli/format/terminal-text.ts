@@ -15,11 +15,6 @@ const LINE_BREAKS = /[\n\t]/gu;
  * sequences that a terminal executes (a clipboard write, a new window title, a faked prompt). They are
  * removed, as is every other control character; `multiline` keeps newlines and tabs (a message's
  * text), otherwise they become spaces (a title on one line).
- *
- * @example
- * ```ts
- * terminalText('Report\u001b]52;c;ZXZpbA==\u0007'); // 'Report'
- * ```
  */
 export function terminalText(text: string, options: { readonly multiline?: boolean } = {}): string {
   const stripped = text.replace(ESCAPE_SEQUENCE, '').replace(CONTROL, '');
@@ -29,11 +24,6 @@ export function terminalText(text: string, options: { readonly multiline?: boole
 /**
  * A value from the server with every string in it made safe to print (newlines kept: renderers
  * decide how lines are shown). For the events, results and plans the command displays.
- *
- * @example
- * ```ts
- * renderer.event(terminalSafe(event));
- * ```
  */
 export function terminalSafe<T>(value: T): T {
   if (typeof value === 'string') return terminalText(value, { multiline: true }) as T;

@@ -27,11 +27,6 @@ export interface FollowOptions {
  * Subscribes to a run, feeds its display, and settles with how it ended. Never rejects: errors are
  * an ending like the others. Runs should be made with `failOnWorkflowError: false`, so that a failed
  * workflow ends as `finished` with its result.
- *
- * @example
- * ```ts
- * const ending = await followRun(client.run(canvasId, {}, { failOnWorkflowError: false }), { renderer, onInterrupt: 'abort', interrupts: processInterrupts, notices: process.stderr });
- * ```
  */
 export function followRun(run$: Observable<RunEvent>, options: FollowOptions): Promise<RunEnding> {
   const { renderer, notices } = options;

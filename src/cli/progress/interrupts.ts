@@ -4,11 +4,6 @@ export type InterruptSource = (listener: () => void) => () => void;
 /**
  * The process's SIGINT, once: after the first Ctrl-C the default action is back, so a second one
  * quits at once while the abort is still being sent.
- *
- * @example
- * ```ts
- * const stop = processInterrupts(() => subscription.unsubscribe());
- * ```
  */
 export const processInterrupts: InterruptSource = (listener) => {
   process.once('SIGINT', listener);

@@ -4,11 +4,6 @@ import type { RunRenderer, TextSink } from './renderer.js';
 /**
  * `--json`: every event as one line of JSON (NDJSON), exactly as the library emits it, for scripts,
  * with `at`: when it was shown (ISO 8601), for logs and timings.
- *
- * @example
- * ```ts
- * const renderer = ndjsonRenderer(process.stdout);
- * ```
  */
 export function ndjsonRenderer(out: TextSink, now: () => number = Date.now): RunRenderer {
   return {

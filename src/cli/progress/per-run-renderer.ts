@@ -4,11 +4,6 @@ import type { RunRenderer } from './renderer.js';
 /**
  * One display per run for a stream of several runs in a row (a chain from `thenRun`): a `started`
  * opens a fresh display, a `finished` closes it with its result.
- *
- * @example
- * ```ts
- * const renderer = perRunRenderer(() => createRenderer(process.stdout, { json: false, quiet: false }));
- * ```
  */
 export function perRunRenderer(open: () => RunRenderer): RunRenderer {
   let current: RunRenderer | undefined;

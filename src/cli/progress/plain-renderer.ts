@@ -18,11 +18,6 @@ export interface PlainRendererOptions {
 /**
  * Pipes and CI: plain lines, no colour, no redrawing. A line when a node starts or ends (status and
  * elapsed time), partial output as it arrives, and the summary with files at the end.
- *
- * @example
- * ```ts
- * const renderer = plainRenderer(process.stdout, { quiet: false, now: Date.now });
- * ```
  */
 export function plainRenderer(out: TextSink, options: PlainRendererOptions): RunRenderer {
   const paint = createPaint(false);

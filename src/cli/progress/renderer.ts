@@ -17,14 +17,7 @@ export interface RunRenderer {
 /** Which display a command uses: NDJSON for scripts, live frames on a TTY, plain lines elsewhere. */
 export type RenderMode = 'json' | 'tty' | 'plain';
 
-/**
- * The display for a stream and the user's flags: animation only on a TTY, never with `--json`.
- *
- * @example
- * ```ts
- * const mode = renderMode({ json: false, isTTY: process.stdout.isTTY });
- * ```
- */
+/** The display for a stream and the user's flags: animation only on a TTY, never with `--json`. */
 export function renderMode(options: { readonly json: boolean; readonly isTTY: boolean | undefined }): RenderMode {
   if (options.json) return 'json';
   return options.isTTY === true ? 'tty' : 'plain';

@@ -31,14 +31,7 @@ export interface RunProgress {
   readonly result?: RunResult;
 }
 
-/**
- * The progress of a run that has not started yet.
- *
- * @example
- * ```ts
- * let progress = initialProgress(Date.now());
- * ```
- */
+/** The progress of a run that has not started yet. */
 export function initialProgress(nowMs: number): RunProgress {
   return { startedAtMs: nowMs, nodes: [], files: [] };
 }
@@ -78,11 +71,6 @@ function upsert(nodes: readonly NodeProgress[], nodeId: string, update: (known: 
 /**
  * One event folded into the display's view of the run. `nowMs` is the display's clock: node times are
  * what the user saw, not the server's.
- *
- * @example
- * ```ts
- * progress = advanceProgress(progress, event, Date.now());
- * ```
  */
 export function advanceProgress(progress: RunProgress, event: RunEvent, nowMs: number): RunProgress {
   switch (event.type) {
@@ -116,11 +104,6 @@ export function advanceProgress(progress: RunProgress, event: RunEvent, nowMs: n
 /**
  * The output's task nodes (PROTOCOL §4.2) marked as work, with the service's own start and end times:
  * `watch` reads them when it attaches, and every run has them at its end.
- *
- * @example
- * ```ts
- * progress = withOutputNodes(progress, (await client.executions.output(executionId)).output);
- * ```
  */
 export function withOutputNodes(progress: RunProgress, output: readonly OutputNode[], nowMs: number = progress.startedAtMs): RunProgress {
   let nodes = progress.nodes;
@@ -148,11 +131,6 @@ export function withOutputNodes(progress: RunProgress, output: readonly OutputNo
 /**
  * How long a node has run: the service's own duration once known; else to its end when done, to
  * `nowMs` while executing, nothing before it starts.
- *
- * @example
- * ```ts
- * const ms = nodeElapsedMs(node, Date.now());
- * ```
  */
 export function nodeElapsedMs(node: NodeProgress, nowMs: number): number | undefined {
   if (node.serviceElapsedMs !== undefined) return node.serviceElapsedMs;
@@ -163,11 +141,6 @@ export function nodeElapsedMs(node: NodeProgress, nowMs: number): number | undef
 /**
  * Task nodes done (`finish` or `failed`) out of the task nodes seen: a start or memo node is no work.
  * The first status read lists every node (PROTOCOL §4.1), so the total is whole from then on.
- *
- * @example
- * ```ts
- * const { done, total } = progressCount(progress);
- * ```
  */
 export function progressCount(progress: RunProgress): { readonly done: number; readonly total: number } {
   const tasks = progress.nodes.filter((node) => node.task);

@@ -43,11 +43,6 @@ function frame(progress: RunProgress, nowMs: number, spinner: string, paint: Pai
 /**
  * A terminal: one frame redrawn in place — a spinner and bar for the run, one line per node with its
  * status and elapsed time — and each finished piece of output printed above it as it arrives.
- *
- * @example
- * ```ts
- * const renderer = ttyRenderer(process.stdout, { quiet: false, now: Date.now, colors: process.stdout.hasColors() });
- * ```
  */
 export function ttyRenderer(stream: NodeJS.WriteStream, options: TtyRendererOptions): RunRenderer {
   const paint = createPaint(options.colors);

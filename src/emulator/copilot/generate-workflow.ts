@@ -20,10 +20,6 @@ const TOOLSET_HINTS: readonly (readonly [RegExp, string])[] = [
  * Builds a workflow from a prompt without any model: one task per sentence or clause, each
  * depending on the one before, titled in the requested locale where a translation exists, and one
  * string variable per `{{placeholder}}`. Undefined when the prompt has no clause with words in it.
- *
- * @example
- * generateWorkflow('c-x', 'Search the news. Then summarise it in {{language}}.', 'fr');
- * // tasks "Étape 1: Search the news", "Étape 2: summarise it in {{language}}"; variable "language"
  */
 export function generateWorkflow(canvasId: string, query: string, locale: string | undefined): Workflow | undefined {
   const clauses = query

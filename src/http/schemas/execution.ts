@@ -13,14 +13,7 @@ function defined<T extends Record<string, unknown>>(fields: T): { [K in keyof T]
   };
 }
 
-/**
- * `POST /openapi/workflow/{canvasId}/run` data. The id is strict: without it nothing can be tracked.
- *
- * @example
- * ```ts
- * startedExecutionSchema.parse({ executionId: 'we-1', status: 'running' }).status; // 'executing'
- * ```
- */
+/** `POST /openapi/workflow/{canvasId}/run` data. The id is strict: without it nothing can be tracked. */
 export const startedExecutionSchema: z.ZodMiniType<StartedExecution> = z.pipe(
   z.object({ executionId: z.string().check(z.minLength(1)), status: looseString }),
   z.transform(({ executionId, status }) => {
@@ -43,11 +36,6 @@ const snapshotPayloadSchema = z.object({ executionId: looseString, status: loose
 /**
  * `GET /openapi/workflow/{executionId}/status` data (PROTOCOL §4.1). `executionId` is optional in the
  * spec; the resource fills in the requested id when it is missing.
- *
- * @example
- * ```ts
- * const snapshot = executionSnapshotSchema('we-1').parse(data);
- * ```
  */
 export function executionSnapshotSchema(requestedId: string): z.ZodMiniType<ExecutionSnapshot> {
   return z.pipe(
@@ -101,25 +89,11 @@ const outputFileSchema: z.ZodMiniType<OutputFile> = z.pipe(
   z.transform(({ name, type, size, nodeId, url }) => ({ name, type: type ?? '', ...defined({ size, nodeId, url }) })),
 );
 
-/**
- * `GET /openapi/workflow/{executionId}/output` data (PROTOCOL §4.2, §4.6).
- *
- * @example
- * ```ts
- * executionOutputSchema.parse({ output: [], files: [] });
- * ```
- */
+/** `GET /openapi/workflow/{executionId}/output` data (PROTOCOL §4.2, §4.6). */
 export const executionOutputSchema: z.ZodMiniType<ExecutionOutput> = z.pipe(
   z.object({ output: z.nullish(z.array(outputNodeSchema)), files: z.nullish(z.array(outputFileSchema)) }),
   z.transform(({ output, files }) => ({ output: output ?? [], files: files ?? [] })),
 );
 
-/**
- * `POST /openapi/workflow/{executionId}/abort` data: `null` (PROTOCOL §1.1); whatever comes is ignored.
- *
- * @example
- * ```ts
- * abortSchema.parse(null); // undefined
- * ```
- */
+/** `POST /openapi/workflow/{executionId}/abort` data: `null` (PROTOCOL §1.1); whatever comes is ignored. */
 export const abortSchema: z.ZodMiniType<undefined> = z.pipe(z.unknown(), z.transform(() => undefined));

@@ -4,12 +4,6 @@ import type { NodeError } from '../../domain/model.js';
  * Cleans a node's `errorMessage` (PROTOCOL §4.3): `"[]"` on success → no error; a JSON-encoded array
  * of strings → its entries joined; plain text (abort, timeout, credits) → kept as is. `raw` always
  * holds what the service sent.
- *
- * @example
- * ```ts
- * parseNodeError('["Request timeout. Please try again later."]')?.message; // 'Request timeout. Please try again later.'
- * parseNodeError('[]'); // undefined
- * ```
  */
 export function parseNodeError(raw: string | null | undefined): NodeError | undefined {
   if (raw === null || raw === undefined || raw.trim() === '') return undefined;

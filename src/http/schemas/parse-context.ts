@@ -6,10 +6,5 @@ import type * as z from 'zod/mini';
  * says what was expected (`Invalid input: expected string, received undefined`). zod/mini loads no
  * locale, and its issues would all read `Invalid input`; the messages go with each parse rather than
  * through `z.config`, which is global and would change the messages of the app's own zod.
- *
- * @example
- * ```ts
- * executionOutputSchema.safeParse(data, parseContext);
- * ```
  */
 export const parseContext: z.core.ParseContext<z.core.$ZodIssue> = { error: en().localeError };

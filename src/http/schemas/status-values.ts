@@ -7,38 +7,19 @@ const NODE_STATUSES: ReadonlySet<string> = new Set<NodeStatus>(['init', 'waiting
  * Maps a raw execution status to the model: the service answers a start with `running`, which the
  * spec does not list, while the execution itself is `executing` (PROTOCOL §3.1). Anything unknown
  * becomes `unknown` (the raw value is kept beside it) rather than failing a poll.
- *
- * @example
- * ```ts
- * toExecutionStatus('running'); // 'executing'
- * ```
  */
 export function toExecutionStatus(raw: string): ExecutionStatus {
   if (raw === 'running') return 'executing';
   return EXECUTION_STATUSES.has(raw) ? (raw as ExecutionStatus) : 'unknown';
 }
 
-/**
- * Maps a raw node status; `waiting` never occurs on the service but is accepted (PROTOCOL §3.1).
- *
- * @example
- * ```ts
- * toNodeStatus('paused'); // 'unknown'
- * ```
- */
+/** Maps a raw node status; `waiting` never occurs on the service but is accepted (PROTOCOL §3.1). */
 export function toNodeStatus(raw: string): NodeStatus {
   if (raw === 'running') return 'executing';
   return NODE_STATUSES.has(raw) ? (raw as NodeStatus) : 'unknown';
 }
 
-/**
- * Maps a raw message type (spec §2.5).
- *
- * @example
- * ```ts
- * toMessageType('ai'); // 'ai'
- * ```
- */
+/** Maps a raw message type (spec §2.5). */
 export function toMessageType(raw: string): MessageType {
   return raw === 'ai' || raw === 'tool' ? raw : 'unknown';
 }

@@ -2,14 +2,7 @@
 import * as z from 'zod/mini';
 import type { GeneratedWorkflow, PlanTask, PlanVariable, UploadedFile, VariableType, WorkflowPlan, WorkflowSummary } from '../../domain/model.js';
 
-/**
- * One search result; untitled workflows read `Untitled` on the service (PROTOCOL §5.1).
- *
- * @example
- * ```ts
- * workflowSummariesSchema.parse([{ canvasId: 'c-1', title: null }])[0]?.title; // 'Untitled'
- * ```
- */
+/** One search result; untitled workflows read `Untitled` on the service (PROTOCOL §5.1). */
 export const workflowSummariesSchema: z.ZodMiniType<WorkflowSummary[]> = z.array(
   z.pipe(
     z.object({ canvasId: z.string().check(z.minLength(1)), title: z.nullish(z.string()) }),
@@ -58,37 +51,16 @@ const variableSchema: z.ZodMiniType<PlanVariable> = z.pipe(
   })),
 );
 
-/**
- * A workflow plan (spec §2.3), from detail and copilot.
- *
- * @example
- * ```ts
- * workflowPlanSchema.parse({ title: 'T', tasks: [] }).variables; // []
- * ```
- */
+/** A workflow plan (spec §2.3), from detail and copilot. */
 export const workflowPlanSchema: z.ZodMiniType<WorkflowPlan> = z.pipe(
   z.object({ title: z.nullish(z.string()), tasks: z.array(taskSchema), variables: z.nullish(z.array(variableSchema)) }),
   z.transform(({ title, tasks, variables }) => ({ title: title ?? 'Untitled', tasks, variables: variables ?? [] })),
 );
 
-/**
- * Copilot generation data (spec §4.8).
- *
- * @example
- * ```ts
- * generatedWorkflowSchema.parse({ canvasId: 'c-1', workflowPlan: { title: 'T', tasks: [] } });
- * ```
- */
+/** Copilot generation data (spec §4.8). */
 export const generatedWorkflowSchema: z.ZodMiniType<GeneratedWorkflow> = z.object({ canvasId: z.string().check(z.minLength(1)), workflowPlan: workflowPlanSchema });
 
-/**
- * Upload data (spec §4.7): keys are strict, since a run needs them.
- *
- * @example
- * ```ts
- * uploadedFilesSchema.parse({ files: [{ fileKey: 'of_x', fileName: 'a.txt' }] });
- * ```
- */
+/** Upload data (spec §4.7): keys are strict, since a run needs them. */
 export const uploadedFilesSchema: z.ZodMiniType<UploadedFile[]> = z.pipe(
   z.object({ files: z.array(z.object({ fileKey: z.string().check(z.minLength(1)), fileName: z.string() })) }),
   z.transform(({ files }) => files),
