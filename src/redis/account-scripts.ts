@@ -1,0 +1,177 @@
+/**
+ * The account's steps as Lua scripts, each run atomically by Redis (no other client's command between
+ * its reads and writes): `grant` (may this process send one request of this class now, or when?),
+ * `report` (what an answer said of the account) and `leave` (this process has no demand any more).
+ * Every key of an account shares one hash tag, so the scripts also run on a Redis Cluster.
+ *
+ * Time is Redis `TIME` × `timeScale`, never a process's clock: one clock for the whole fleet, kept from
+ * stepping back (a failover to a replica with an earlier clock) by the last time any script saw.
+ *
+ * State of an account (`{fs:<account>}:…`):
+ * - `state` hash: `tat` (the pacer's theoretical arrival time), `pausedUntil` (a 429), `lastNow`,
+ *   `epoch` (set when the state is created: a process that knew another epoch sees that Redis lost it),
+ *   `capMinute`/`capMinuteUntil` and `capDay`/`capDayUntil` (what the service's headers left),
+ *   `limitMinute`/`limitDay` (the service's own limits when lower than configured), `seq`.
+ * - `sends` sorted set: one member per request let through, scored by its time (the windows' counts).
+ * - `leases` sorted set: process → lease expiry; `demand` hash: process → runs waiting to poll;
+ *   `ptat` hash: process → its own pacer (its share of the reads).
+ * - `starts` hash: an identical start's key → when the next one may go (PROTOCOL §2.2).
+ */
+
+/** Shared head of the scripts: time, pruning and the leases. */
+const PRELUDE = `
+local state, sends, leases, demand, ptat, starts = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local scale = tonumber(ARGV[1])
+local t = redis.call('TIME')
+local now = (tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)) * scale
+local last = tonumber(redis.call('HGET', state, 'lastNow') or '0')
+if now < last then now = last end
+redis.call('HSET', state, 'lastNow', now)
+local epoch = redis.call('HGET', state, 'epoch')
+if not epoch then
+  epoch = tostring(now) .. '-' .. tostring(math.random(1000000))
+  redis.call('HSET', state, 'epoch', epoch)
+end
+local function num(field, default)
+  local value = redis.call('HGET', state, field)
+  if value then return tonumber(value) end
+  return default
+end
+-- Leases that ran out belong to processes that died (kill -9): their demand and pacer go with them.
+local expired = redis.call('ZRANGEBYSCORE', leases, '-inf', '(' .. now)
+for _, process in ipairs(expired) do
+  redis.call('ZREM', leases, process)
+  redis.call('HDEL', demand, process)
+  redis.call('HDEL', ptat, process)
+end
+`;
+
+/**
+ * ARGV: scale, process, class (abort | start | interactive | read), demand, startKey, leaseMs, perMinute,
+ * usablePerMinute, minuteWindowMs, perDay, usablePerDay, dayWindowMs, burst, pacingIntervalMs, reserve,
+ * duplicateSpacingMs, knownEpoch, resetPauseMs.
+ * Returns { verdict, at, now, epoch }: verdict 1 granted (at = now), 0 wait until `at`, -1 refused (a
+ * start the day cannot take; `at` = when the day window frees a request).
+ */
+export const GRANT_SCRIPT = `${PRELUDE}
+local process, class, wanted, startKey = ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5]
+local leaseMs, perMinute, usableMinute, minuteMs = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
+local perDay, usableDay, dayMs = tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12])
+local burst, interval, reserve, spacing = tonumber(ARGV[13]), tonumber(ARGV[14]), tonumber(ARGV[15]), tonumber(ARGV[16])
+local knownEpoch, resetPauseMs = ARGV[17], tonumber(ARGV[18])
+
+-- Redis lost the account (a restart without persistence): what was sent in this window is unknown,
+-- so nothing goes for a window rather than a burst into a window the service still counts.
+if knownEpoch ~= '' and knownEpoch ~= epoch and num('resetSeen', 0) == 0 then
+  redis.call('HSET', state, 'pausedUntil', math.max(num('pausedUntil', 0), now + resetPauseMs), 'resetSeen', 1)
+end
+
+redis.call('ZREMRANGEBYSCORE', sends, '-inf', '(' .. (now - dayMs))
+redis.call('ZADD', leases, now + leaseMs, process)
+if class == 'read' then redis.call('HSET', demand, process, math.max(1, wanted)) end
+
+local waitUntil = now
+local function notBefore(at) if at > waitUntil then waitUntil = at end end
+
+notBefore(num('pausedUntil', 0))
+local minuteLimit = math.min(perMinute, num('limitMinute', perMinute))
+local dayLimit = math.min(perDay, num('limitDay', perDay))
+local inMinute = redis.call('ZCOUNT', sends, '(' .. (now - minuteMs), '+inf')
+local inDay = redis.call('ZCARD', sends)
+local function oldestFreeAt(count, limit, window)
+  -- The send whose leaving the window brings the count under the limit.
+  local index = count - limit
+  local oldest = redis.call('ZRANGEBYSCORE', sends, '(' .. (now - window), '+inf', 'WITHSCORES', 'LIMIT', index, 1)
+  if oldest[2] then return tonumber(oldest[2]) + window end
+  return now + window
+end
+
+if class == 'abort' then
+  -- PROTOCOL §3.5: an execution left running spends credits: aborts skip the pacing and may use the reserve.
+  if inMinute >= minuteLimit then notBefore(oldestFreeAt(inMinute, minuteLimit, minuteMs)) end
+  if inDay >= dayLimit then notBefore(oldestFreeAt(inDay, dayLimit, dayMs)) end
+  if num('capMinute', 1) <= 0 then notBefore(num('capMinuteUntil', 0)) end
+  if num('capDay', 1) <= 0 then notBefore(num('capDayUntil', 0)) end
+else
+  local usableM = math.min(usableMinute, minuteLimit - (perMinute - usableMinute))
+  local usableD = math.min(usableDay, dayLimit - (perDay - usableDay))
+  local dayFor = usableD
+  if class ~= 'start' then dayFor = usableD - reserve end
+  if inDay >= dayFor then
+    if class == 'start' and inDay >= usableD then
+      return { -1, oldestFreeAt(inDay, usableD, dayMs), now, epoch }
+    end
+    notBefore(oldestFreeAt(inDay, math.max(1, dayFor), dayMs))
+  end
+  if inMinute >= usableM then notBefore(oldestFreeAt(inMinute, math.max(1, usableM), minuteMs)) end
+  local capUntil = num('capMinuteUntil', 0)
+  if capUntil > now and num('capMinute', 1) <= 0 then notBefore(capUntil) end
+  local capDayUntil = num('capDayUntil', 0)
+  if capDayUntil > now and num('capDay', 1) <= 0 and class ~= 'start' then notBefore(capDayUntil) end
+  -- The pacer (a GCRA of burst requests): no window of minuteMs ever holds more than the usable count.
+  local tat = num('tat', 0)
+  notBefore(tat - (burst - 1) * interval)
+  if class == 'read' then
+    -- Fair across processes: each process's reads get the share of the pace its waiting runs make of
+    -- the fleet's, so every run of the fleet is polled about as often, whichever process holds it.
+    local total = 0
+    local all = redis.call('HVALS', demand)
+    for _, value in ipairs(all) do total = total + tonumber(value) end
+    local mine = tonumber(redis.call('HGET', demand, process) or '1')
+    local share = interval * math.max(1, total) / math.max(1, mine)
+    local own = tonumber(redis.call('HGET', ptat, process) or '0')
+    notBefore(own - (burst - 1) * share)
+    if waitUntil <= now then redis.call('HSET', ptat, process, math.max(own, now) + share) end
+  end
+  if class == 'start' and startKey ~= '' then
+    local ready = tonumber(redis.call('HGET', starts, startKey) or '0')
+    if ready <= now then redis.call('HDEL', starts, startKey) else notBefore(ready) end
+  end
+  if waitUntil <= now then redis.call('HSET', state, 'tat', math.max(tat, now) + interval) end
+end
+
+if waitUntil > now then return { 0, math.ceil(waitUntil), now, epoch } end
+
+local seq = redis.call('HINCRBY', state, 'seq', 1)
+redis.call('ZADD', sends, now, tostring(seq) .. ':' .. process)
+if num('capMinuteUntil', 0) > now then redis.call('HINCRBY', state, 'capMinute', -1) end
+if num('capDayUntil', 0) > now then redis.call('HINCRBY', state, 'capDay', -1) end
+if class == 'start' and startKey ~= '' then redis.call('HSET', starts, startKey, now + spacing) end
+return { 1, now, now, epoch }
+`;
+
+/**
+ * ARGV: scale, process, httpStatus ('' when no answer), remainingMinute, remainingDay, limitMinute,
+ * limitDay ('' when absent), minuteWindowMs, dayWindowMs, startKey, duplicateSpacingMs, pauseMs.
+ * Returns { now, epoch }.
+ */
+export const REPORT_SCRIPT = `${PRELUDE}
+local status, remMinute, remDay, limMinute, limDay = ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
+local minuteMs, dayMs, startKey, spacing, pauseMs = tonumber(ARGV[8]), tonumber(ARGV[9]), ARGV[10], tonumber(ARGV[11]), tonumber(ARGV[12])
+-- PROTOCOL §2.1: a 429 carries no reset time and windows are fixed minutes: a whole window is enough.
+if status == '429' then
+  redis.call('HSET', state, 'pausedUntil', math.max(num('pausedUntil', 0), now + pauseMs))
+end
+-- What the service says is left, the whole account's view (other processes, other clients): at most
+-- that many more requests until its window can have turned.
+if remMinute ~= '' then redis.call('HSET', state, 'capMinute', tonumber(remMinute), 'capMinuteUntil', now + minuteMs) end
+if remDay ~= '' then redis.call('HSET', state, 'capDay', tonumber(remDay), 'capDayUntil', now + minuteMs) end
+-- Limits lower than configured are the account's real ones.
+if limMinute ~= '' then redis.call('HSET', state, 'limitMinute', tonumber(limMinute)) end
+if limDay ~= '' then redis.call('HSET', state, 'limitDay', tonumber(limDay)) end
+-- PROTOCOL §2.2: an identical start must leave more than 1 s after the last one arrived.
+if startKey ~= '' then
+  local ready = tonumber(redis.call('HGET', starts, startKey) or '0')
+  redis.call('HSET', starts, startKey, math.max(ready, now + spacing))
+end
+return { now, epoch }
+`;
+
+/** ARGV: scale, process. This process has no reads waiting: its share goes to the others at once. */
+export const LEAVE_SCRIPT = `${PRELUDE}
+local process = ARGV[2]
+redis.call('ZREM', leases, process)
+redis.call('HDEL', demand, process)
+redis.call('HDEL', ptat, process)
+return { now, epoch }
+`;

@@ -1,0 +1,136 @@
+import type { Redis } from 'ioredis';
+import { GRANT_SCRIPT, LEAVE_SCRIPT, REPORT_SCRIPT } from './account-scripts.js';
+
+/** How the account's numbers are set: the budget's limits, as `budgetLimits` derives them. */
+export interface AccountLimits {
+  readonly perMinute: number;
+  readonly usablePerMinute: number;
+  readonly minuteWindowMs: number;
+  readonly perDay: number;
+  readonly usablePerDay: number;
+  readonly dayWindowMs: number;
+  readonly burst: number;
+  readonly pacingIntervalMs: number;
+  /** Requests of the day kept for aborts and starts. */
+  readonly reserve: number;
+  readonly duplicateStartSpacingMs: number;
+}
+
+/** The class of a request as the account sees it: a run's status and output reads are one (`read`). */
+export type GrantClass = 'abort' | 'start' | 'interactive' | 'read';
+
+/** The account's answer to a grant: send now, wait until `at`, or (a start) refused until `at`. */
+export type Grant =
+  | { readonly verdict: 'granted'; readonly now: number }
+  | { readonly verdict: 'wait'; readonly at: number; readonly now: number }
+  | { readonly verdict: 'refused'; readonly at: number; readonly now: number };
+
+/** What one answer said of the account, for `report`. */
+export interface AccountReport {
+  readonly httpStatus: number | undefined;
+  readonly remainingPerMinute?: number | undefined;
+  readonly remainingPerDay?: number | undefined;
+  readonly limitPerMinute?: number | undefined;
+  readonly limitPerDay?: number | undefined;
+  readonly startKey?: string | undefined;
+}
+
+interface ScriptCommands {
+  flowstreamGrant(...args: (string | number)[]): Promise<[number, number, number, string]>;
+  flowstreamReport(...args: (string | number)[]): Promise<[number, string]>;
+  flowstreamLeave(...args: (string | number)[]): Promise<[number, string]>;
+}
+
+const KEY_COUNT = 6;
+
+/** The account's keys, all in one cluster hash slot (the `{…}` tag). */
+function accountKeys(account: string): readonly string[] {
+  const tag = `{fs:${account}}`;
+  return ['state', 'sends', 'leases', 'demand', 'ptat', 'starts'].map((name) => `${tag}:${name}`);
+}
+
+/**
+ * One process's handle on an account's state in Redis: the three scripts, with the account's keys and
+ * this process's id. Every call is one round trip; Redis runs each script atomically.
+ */
+export class RedisAccountStore {
+  readonly #redis: Redis & ScriptCommands;
+  readonly #keys: readonly string[];
+  readonly #process: string;
+  readonly #limits: AccountLimits;
+  readonly #timeScale: number;
+  readonly #leaseMs: number;
+  /** The account state's epoch this process knows: another one means Redis lost the state. */
+  #epoch = '';
+
+  constructor(redis: Redis, options: { readonly account: string; readonly process: string; readonly limits: AccountLimits; readonly timeScale: number; readonly leaseMs: number }) {
+    const commands = redis as Redis & Partial<ScriptCommands>;
+    if (commands.flowstreamGrant === undefined) {
+      redis.defineCommand('flowstreamGrant', { numberOfKeys: KEY_COUNT, lua: GRANT_SCRIPT });
+      redis.defineCommand('flowstreamReport', { numberOfKeys: KEY_COUNT, lua: REPORT_SCRIPT });
+      redis.defineCommand('flowstreamLeave', { numberOfKeys: KEY_COUNT, lua: LEAVE_SCRIPT });
+    }
+    this.#redis = redis as Redis & ScriptCommands;
+    this.#keys = accountKeys(options.account);
+    this.#process = options.process;
+    this.#limits = options.limits;
+    this.#timeScale = options.timeScale;
+    this.#leaseMs = options.leaseMs;
+  }
+
+  /** May this process send one request of `kind` now? `demand`: its runs waiting to read. */
+  async grant(kind: GrantClass, demand: number, startKey?: string): Promise<Grant> {
+    const limits = this.#limits;
+    const [verdict, at, now, epoch] = await this.#redis.flowstreamGrant(
+      ...this.#keys,
+      this.#timeScale,
+      this.#process,
+      kind,
+      demand,
+      startKey ?? '',
+      this.#leaseMs,
+      limits.perMinute,
+      limits.usablePerMinute,
+      limits.minuteWindowMs,
+      limits.perDay,
+      limits.usablePerDay,
+      limits.dayWindowMs,
+      limits.burst,
+      limits.pacingIntervalMs,
+      limits.reserve,
+      limits.duplicateStartSpacingMs,
+      this.#epoch,
+      limits.minuteWindowMs,
+    );
+    this.#epoch = epoch;
+    if (verdict === 1) return { verdict: 'granted', now };
+    return { verdict: verdict === 0 ? 'wait' : 'refused', at, now };
+  }
+
+  /** Tells the account what an answer said (a 429 pauses every process; headers cap them). */
+  async report(report: AccountReport): Promise<number> {
+    const field = (value: number | undefined): string | number => value ?? '';
+    const [now, epoch] = await this.#redis.flowstreamReport(
+      ...this.#keys,
+      this.#timeScale,
+      this.#process,
+      field(report.httpStatus),
+      field(report.remainingPerMinute),
+      field(report.remainingPerDay),
+      field(report.limitPerMinute),
+      field(report.limitPerDay),
+      this.#limits.minuteWindowMs,
+      this.#limits.dayWindowMs,
+      report.startKey ?? '',
+      this.#limits.duplicateStartSpacingMs,
+      this.#limits.minuteWindowMs,
+    );
+    this.#epoch = epoch;
+    return now;
+  }
+
+  /** This process has no reads waiting: its share of the pace goes to the others at once. */
+  async leave(): Promise<void> {
+    await this.#redis.flowstreamLeave(...this.#keys, this.#timeScale, this.#process);
+  }
+}

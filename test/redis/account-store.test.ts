@@ -1,0 +1,103 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type AccountLimits, RedisAccountStore } from '../../src/redis/account-store.js';
+import { startRedisServer, type RedisServer } from './redis-server.js';
+
+const LIMITS: AccountLimits = {
+  perMinute: 100,
+  usablePerMinute: 95,
+  minuteWindowMs: 62_000,
+  perDay: 10_000,
+  usablePerDay: 9_500,
+  dayWindowMs: 86_402_000,
+  burst: 5,
+  pacingIntervalMs: 682,
+  reserve: 200,
+  duplicateStartSpacingMs: 1_100,
+};
+
+let server: RedisServer;
+let redis: Redis;
+beforeAll(async () => {
+  server = await startRedisServer();
+  redis = new Redis({ path: server.socket, lazyConnect: false, maxRetriesPerRequest: 1 });
+});
+afterAll(async () => {
+  redis.disconnect();
+  await server.close();
+});
+
+const store = (account: string, process: string, limits: AccountLimits = LIMITS): RedisAccountStore =>
+  new RedisAccountStore(redis, { account, process, limits, timeScale: 1, leaseMs: 10_000 });
+
+describe('the account scripts on a real redis-server', () => {
+  it('grants the burst at once, then says when the pacer lets the next one go', async () => {
+    const account = store('acct-burst', 'p1');
+    const grants = [];
+    for (let index = 0; index < 6; index++) grants.push(await account.grant('read', 1));
+    expect(grants.slice(0, 5).map((grant) => grant.verdict)).toEqual(['granted', 'granted', 'granted', 'granted', 'granted']);
+    const sixth = grants[5]!;
+    expect(sixth.verdict).toBe('wait');
+    // Five sends at about the same moment: the sixth waits about one pacing interval.
+    if (sixth.verdict === 'wait') expect(sixth.at - sixth.now).toBeGreaterThan(600);
+  });
+
+  it('shares the pace of reads between processes by their waiting runs: 1 run against 3 runs', async () => {
+    // A pacer that does not bind (a large burst), so each process's own share decides.
+    const limits = { ...LIMITS, burst: 100, pacingIntervalMs: 1_000 };
+    const one = store('acct-share', 'one', limits);
+    const three = store('acct-share', 'three', limits);
+    const ownPacer = async (process: string): Promise<number> => Number(await redis.hget('{fs:acct-share}:ptat', process));
+    await one.grant('read', 1);
+    await three.grant('read', 3);
+    const [oneBefore, threeBefore] = [await ownPacer('one'), await ownPacer('three')];
+    expect((await one.grant('read', 1)).verdict).toBe('granted');
+    expect((await three.grant('read', 3)).verdict).toBe('granted');
+    // 4 runs wait across the fleet: each read of the 1-run process costs it 4 intervals of its own
+    // pace, each read of the 3-run process 4/3 — so every run is read about equally often.
+    expect((await ownPacer('one')) - oneBefore).toBe(4_000);
+    expect((await ownPacer('three')) - threeBefore).toBeCloseTo(4_000 / 3, 0);
+  });
+
+  it('refuses a start at once when the day is spent, and lets an abort use the reserve', async () => {
+    const limits = { ...LIMITS, perDay: 10, usablePerDay: 10, reserve: 3, burst: 10, perMinute: 100, usablePerMinute: 100, pacingIntervalMs: 1 };
+    const reads = store('acct-day', 'reader', limits);
+    let granted = 0;
+    for (let index = 0; index < 10; index++) if ((await reads.grant('read', 1)).verdict === 'granted') granted += 1;
+    // Reads stop at the reserve: 7 of 10.
+    expect(granted).toBe(7);
+    const starter = store('acct-day', 'starter', limits);
+    expect((await starter.grant('start', 0, 'c-1\n{}')).verdict).toBe('granted');
+    expect((await starter.grant('abort', 0)).verdict).toBe('granted');
+    expect((await starter.grant('abort', 0)).verdict).toBe('granted');
+    expect((await starter.grant('start', 0, 'c-2\n{}')).verdict).toBe('refused');
+  });
+
+  it('pauses every process of the account after one of them met a 429', async () => {
+    const a = store('acct-429', 'a');
+    const b = store('acct-429', 'b');
+    await a.report({ httpStatus: 429 });
+    const grant = await b.grant('start', 0, 'c-x\n{}');
+    expect(grant.verdict).toBe('wait');
+    if (grant.verdict === 'wait') expect(grant.at - grant.now).toBeGreaterThan(60_000);
+  });
+
+  it('spaces identical starts across processes by the duplicate window (PROTOCOL §2.2)', async () => {
+    const a = store('acct-dup', 'a');
+    const b = store('acct-dup', 'b');
+    expect((await a.grant('start', 0, 'c-1\n{"variables":{}}')).verdict).toBe('granted');
+    const again = await b.grant('start', 0, 'c-1\n{"variables":{}}');
+    expect(again.verdict).toBe('wait');
+    expect((await b.grant('start', 0, 'c-1\n{"variables":{"n":2}}')).verdict).toBe('granted');
+  });
+
+  it('keeps every key of an account in one cluster hash slot', async () => {
+    await store('acct-slot', 'p').grant('read', 1);
+    const keys = (await redis.keys('{fs:acct-slot}:*')).sort();
+    expect(keys.length).toBeGreaterThanOrEqual(4);
+    const slots = new Set(await Promise.all(keys.map((key) => redis.cluster('KEYSLOT', key).catch(() => 'no-cluster'))));
+    // CLUSTER KEYSLOT needs cluster mode; the hash tag is what decides the slot either way.
+    expect(keys.every((key) => key.startsWith('{fs:acct-slot}:'))).toBe(true);
+    expect(slots.size).toBe(1);
+  });
+});
