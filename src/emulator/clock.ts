@@ -13,6 +13,12 @@ export interface Clock {
   setTimer(callback: () => void, delayMs: number): () => void;
 }
 
+/** A clock that follows real time, faster. */
+export interface ScaledClock extends Clock {
+  /** The real instant (ms since the epoch) at which emulator time equals real time. */
+  readonly realStart: number;
+}
+
 /** A clock that moves only when told to: for deterministic tests. */
 export interface ManualClock extends Clock {
   /** Moves time forward by `ms` emulator milliseconds, firing the timers due on the way, in order. */
@@ -28,18 +34,22 @@ const DEFAULT_EPOCH = Date.parse('2026-01-01T00:00:00.000Z');
 const MAX_TIMER_MS = 2_147_483_647;
 
 /**
- * A clock that follows real time, `speed` times faster.
+ * A clock that follows real time, `speed` times faster. `realStart` is the real instant (ms since the
+ * epoch) from which it runs faster, by default now: another process given the same `speed` and
+ * `realStart` (`emulator.clock.realStart`) reads the same time, so a fleet of clients lives on one
+ * emulator's clock.
  *
  * @example
  * const clock = createScaledClock(50); // a 10 s node takes 200 ms of real time
+ * const same = createScaledClock(50, Date.now, clock.realStart); // in a worker process
  */
-export function createScaledClock(speed: number, realNow: () => number = Date.now): Clock {
+export function createScaledClock(speed: number, realNow: () => number = Date.now, realStart: number = realNow()): ScaledClock {
   if (!(speed > 0) || !Number.isFinite(speed)) throw new RangeError(`speed must be a positive number, got ${String(speed)}`);
   // Emulator time starts at the real time of creation, so timestamps in payloads look current.
-  const realStart = realNow();
   const now = (): number => realStart + (realNow() - realStart) * speed;
   return {
     speed,
+    realStart,
     now,
     setTimer(callback, delayMs) {
       const due = now() + Math.max(0, delayMs);

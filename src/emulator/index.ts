@@ -5,7 +5,7 @@ export type { EmulatorOptions, Profile } from './options.js';
 export { createManualClock, createScaledClock } from './clock.js';
 export { clockScheduler } from './scheduler.js';
 export { driveClock, type DriveOptions } from './drive-clock.js';
-export type { Clock, ManualClock } from './clock.js';
+export type { Clock, ManualClock, ScaledClock } from './clock.js';
 export type {
   WorkflowDefinition,
   NodeDefinition,

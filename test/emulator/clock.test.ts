@@ -24,3 +24,15 @@ describe('clocks', () => {
     expect(clock.speed).toBe(0);
   });
 });
+
+describe('a scaled clock in another process', () => {
+  it('reads the same time when given the same speed and real start', () => {
+    let real = 5_000_000;
+    const clock = createScaledClock(20, () => real);
+    real += 1_000;
+    const other = createScaledClock(20, () => real, clock.realStart);
+    expect(other.now()).toBe(clock.now());
+    real += 500;
+    expect(other.now() - clock.realStart).toBe(1_500 * 20);
+  });
+});
