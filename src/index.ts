@@ -101,6 +101,8 @@ export {
   isDownloadError,
   ConcurrencyLimitError,
   isConcurrencyLimitError,
+  StepInDoubtError,
+  isStepInDoubtError,
   WorkflowFailedError,
   RunTimeoutError,
   isWorkflowFailedError,

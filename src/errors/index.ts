@@ -43,5 +43,6 @@ export {
 } from './validation-errors.js';
 export { DownloadError, isDownloadError } from './download-error.js';
 export { ConcurrencyLimitError, isConcurrencyLimitError } from './concurrency-limit-error.js';
+export { StepInDoubtError, isStepInDoubtError } from './step-in-doubt-error.js';
 export { errorFromAnswer, type FailedAnswer, type FailureBody } from './error-factory.js';
 export { RunTimeoutError, WorkflowFailedError, isRunTimeoutError, isWorkflowFailedError } from './run-errors.js';
