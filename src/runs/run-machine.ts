@@ -208,7 +208,7 @@ function left(machine: RunMachine, abortWanted: boolean, error: LifecycleCommand
       // A signal aborted before the run began: nothing is started.
       return to(machine, CLOSED, ...failing);
     case 'starting':
-      // A stop asked earlier wants the abort too. Sent or not, the execution may exist only while sending.
+      // A stop asked earlier wants the abort too. Only a start on its way may have made an execution (PROTOCOL §2.2, §3.1).
       if ((abortWanted || machine.stop !== undefined) && phase.sending) return to(machine, { name: 'leaving' }, ...failing);
       return to(machine, CLOSED, { type: 'drop-start' }, ...failing);
     case 'following':
