@@ -1,7 +1,14 @@
-import type { Observable } from 'rxjs';
+import { map, Observable } from 'rxjs';
 import { fromAbortable } from './from-abortable.js';
 import type { CallOptions, ExecutionsApi } from '../http/calls.js';
 import type { ExecutionOutput, ExecutionSnapshot, StartedExecution, Variables, WorkflowPlan } from '../domain/model.js';
+
+/**
+ * How a start goes: `sending` says whether a request of it is on its way (`true` from the moment an
+ * attempt leaves: the execution may exist; `false` when that attempt failed and nothing is on its way,
+ * see `StartOptions.onSending`), then `started` with the execution.
+ */
+export type StartProgress = { readonly type: 'sending'; readonly sending: boolean } | { readonly type: 'started'; readonly execution: StartedExecution };
 
 /**
  * The execution endpoints as Observables: one request per subscription, cancelled by unsubscribing.
@@ -9,8 +16,8 @@ import type { ExecutionOutput, ExecutionSnapshot, StartedExecution, Variables, W
  * virtual time.
  */
 export interface ExecutionSource {
-  /** `withdraw` takes the start back while nothing of it is on its way (`StartOptions.withdraw`). */
-  start(canvasId: string, input?: { readonly variables?: Variables }, withdraw?: AbortSignal): Observable<StartedExecution>;
+  /** Unsubscribing while nothing of the start is on its way takes it back: no execution exists. */
+  start(canvasId: string, input?: { readonly variables?: Variables }): Observable<StartProgress>;
   status(executionId: string): Observable<ExecutionSnapshot>;
   output(executionId: string): Observable<ExecutionOutput>;
   abort(executionId: string): Observable<void>;
@@ -30,33 +37,19 @@ export interface ExecutionSource {
 export function observeExecutions(api: ExecutionsApi, plans?: { get(canvasId: string, options?: CallOptions): Promise<WorkflowPlan> }): ExecutionSource {
   return {
     ...(plans === undefined ? {} : { plan: (canvasId: string) => fromAbortable((signal) => plans.get(canvasId, { signal })) }),
-    start: (canvasId, input, withdraw) =>
-      fromAbortable((signal) => {
-        if (withdraw === undefined) return api.start(canvasId, input, { signal });
-        // A withdrawal cancels the call only while nothing of it is on its way (`StartOptions.onSending`).
-        const call = new AbortController();
-        let sending = false;
-        const stop = (): void => {
-          if (!sending) call.abort(withdraw.reason);
-        };
-        const onCancel = (): void => {
-          call.abort(signal.reason);
-        };
-        signal.addEventListener('abort', onCancel, { once: true });
-        withdraw.addEventListener('abort', stop, { once: true });
-        return api
-          .start(canvasId, input, {
-            signal: call.signal,
-            onSending: (now) => {
-              sending = now;
-              if (withdraw.aborted) stop();
+    start: (canvasId, input) =>
+      new Observable<StartProgress>((subscriber) =>
+        fromAbortable((signal) =>
+          api.start(canvasId, input, {
+            signal,
+            onSending: (sending) => {
+              subscriber.next({ type: 'sending', sending });
             },
-          })
-          .finally(() => {
-            signal.removeEventListener('abort', onCancel);
-            withdraw.removeEventListener('abort', stop);
-          });
-      }),
+          }),
+        )
+          .pipe(map((execution): StartProgress => ({ type: 'started', execution })))
+          .subscribe(subscriber),
+      ),
     status: (executionId) => fromAbortable((signal) => api.status(executionId, { signal })),
     output: (executionId) => fromAbortable((signal) => api.output(executionId, { signal })),
     abort: (executionId) => fromAbortable((signal) => api.abort(executionId, { signal })),

@@ -69,3 +69,8 @@ export function withDetails(known: OutputFile, seen: OutputFile): OutputFile {
     ...(seen.size === undefined ? {} : { size: seen.size }),
   };
 }
+
+/** The execution has ended: `finish` or `failed` are its only terminal statuses (PROTOCOL §3.3, §3.5). */
+export function isExecutionOver(status: ExecutionStatus | undefined): status is 'finish' | 'failed' {
+  return status === 'finish' || status === 'failed';
+}

@@ -4,7 +4,8 @@ import { timerDelay } from '../http/options.js';
 import { abortInBackground } from './background-abort.js';
 import type { RunEvent } from './events.js';
 import type { ExecutionSource } from './execution-source.js';
-import { type RunControl, runLifecycle } from './run-lifecycle.js';
+import { runLifecycle } from './run-lifecycle.js';
+import type { RunControl } from './run-machine.js';
 import { type RunOptions, type RunsDefaults, runSettings } from './run-options.js';
 import { INITIAL_RUN_STATE, reduceRunState, replayRunState, type RunState } from './run-state.js';
 import { sampleRunState } from './sample-run-state.js';
@@ -44,7 +45,7 @@ export interface StartRunOptions extends Omit<RunOptions, 'abortOnUnsubscribe'> 
 export interface RunHandle {
   /**
    * The execution's id, once the start answered. Rejects when the run ended without one: with the
-   * start's error, or an `AbortError` when `cancel()` withdrew the start before it was sent.
+   * start's error, or an `AbortError` when `cancel()` dropped the start before it was sent.
    */
   readonly executionId: Promise<string>;
   /** The run's events; a late subscriber first gets the state so far (see `shareRun`), then the rest. */
@@ -59,7 +60,7 @@ export interface RunHandle {
    */
   readonly result: Promise<RunResult>;
   /**
-   * Aborts the execution — or withdraws its start when it was not sent yet — and resolves with the
+   * Aborts the execution — or drops its start when nothing of it was sent yet — and resolves with the
    * final result (`endedBy: 'aborted'`, read once the service shows the abort; with `executionId: ''`
    * when no execution was ever made). After the run ended it only returns `result`, and aborts an
    * execution left running by an error or `detach()`.

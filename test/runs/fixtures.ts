@@ -1,8 +1,8 @@
-import type { Observable } from 'rxjs';
+import { concat, map, type Observable, of } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { expect } from 'vitest';
 import type { ExecutionOutput, ExecutionSnapshot, ExecutionStatus, NodeExecution, NodeStatus, OutputFile, OutputMessage, OutputNode, StartedExecution } from '../../src/domain/model.js';
-import type { ExecutionSource } from '../../src/runs/execution-source.js';
+import type { ExecutionSource, StartProgress } from '../../src/runs/execution-source.js';
 
 export const EXECUTION_ID = 'we-aaaaaaaaaaaaaaaaaaaaaaaa';
 export const CANVAS_ID = 'c-1';
@@ -37,6 +37,14 @@ export function output(nodes: readonly OutputNode[] = [], files: readonly Output
   return { output: nodes, files };
 }
 
+/** A start whose request leaves at once (`sending: true`, as an unbudgeted client sends it), answered by `answer`. */
+export function sentStart(answer: Observable<StartedExecution>): Observable<StartProgress> {
+  return concat(
+    of<StartProgress>({ type: 'sending', sending: true }),
+    answer.pipe(map((execution): StartProgress => ({ type: 'started', execution }))),
+  );
+}
+
 /** A source whose every call is answered by a function of the call's index (0-based, per endpoint). */
 export interface Script {
   readonly start?: () => Observable<StartedExecution>;
@@ -59,7 +67,7 @@ export function scriptedSource(script: Script): ScriptedSource {
     calls,
     start: () => {
       calls.start += 1;
-      return script.start?.() ?? unscripted('start');
+      return sentStart(script.start?.() ?? unscripted('start'));
     },
     status: () => script.status?.(calls.status++) ?? unscripted('status'),
     output: () => script.output?.(calls.output++) ?? unscripted('output'),

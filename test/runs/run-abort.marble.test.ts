@@ -1,8 +1,10 @@
-import { takeWhile } from 'rxjs';
+import { concat, of, takeWhile } from 'rxjs';
 import { describe, expect, it, vi } from 'vitest';
 import { RunTimeoutError } from '../../src/errors/run-errors.js';
 import { NetworkError } from '../../src/errors/transport-errors.js';
+import type { WorkflowPlan } from '../../src/domain/model.js';
 import { runsOver } from '../../src/runs/create-runs.js';
+import type { StartProgress } from '../../src/runs/execution-source.js';
 import { CANVAS_ID, EXECUTION_ID, node, output, scriptedSource, snapshot, started, testScheduler } from './fixtures.js';
 
 const defaults = { random: () => 0.5, polling: { minMs: 100, maxMs: 400 } };
@@ -45,6 +47,30 @@ describe('abort on unsubscribe (virtual time)', () => {
       const source = scriptedSource({ start: () => start$ });
       expectObservable(runsOver(source, defaults).run(CANVAS_ID, {}, { abortOnUnsubscribe: false }), '-!').toBe('');
       expectSubscriptions(start$.subscriptions).toBe('^!');
+    });
+  });
+
+  it('sends no start when unsubscribed while checkVariables reads the plan: nothing of it is on its way', () => {
+    testScheduler().run(({ cold, expectObservable, expectSubscriptions, flush }) => {
+      const plan$ = cold<WorkflowPlan>('----(p|)', { p: { title: 'Plan', tasks: [], variables: [] } });
+      const source = scriptedSource({ start: () => cold('-(s|)', { s: started() }) });
+      expectObservable(runsOver({ ...source, plan: () => plan$ }, defaults).run(CANVAS_ID, {}, { checkVariables: true }), '--!').toBe('');
+      expectSubscriptions(plan$.subscriptions).toBe('^-!');
+      flush();
+      expect(source.calls).toEqual({ start: 0, status: 0, output: 0, abort: 0 });
+    });
+  });
+
+  it('keeps a start on its way when unsubscribed, and lets it go once its attempt failed with nothing on its way: no execution, nothing aborted', () => {
+    testScheduler().run(({ cold, expectObservable, expectSubscriptions, flush }) => {
+      // Sent at 0, the attempt fails at 2 (a 429: nothing started), sent again at 10, answered at 11.
+      const start$ = cold<StartProgress>('--f 7ms t(s|)', { f: { type: 'sending', sending: false }, t: { type: 'sending', sending: true }, s: { type: 'started', execution: started() } });
+      const source = scriptedSource({ abort: () => cold('(x|)') });
+      const sending = { type: 'sending', sending: true } as const;
+      expectObservable(runsOver({ ...source, start: () => concat(of(sending), start$) }, defaults).run(CANVAS_ID), '-!').toBe('');
+      expectSubscriptions(start$.subscriptions).toBe('^-!');
+      flush();
+      expect(source.calls.abort).toBe(0);
     });
   });
 

@@ -1,9 +1,10 @@
-import { defer, NEVER, Observable, timer } from 'rxjs';
+import { defer, NEVER, timer } from 'rxjs';
 import type { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
 import { FlowstreamError } from '../../src/errors/flowstream-error.js';
 import { isWorkflowFailedError } from '../../src/errors/run-errors.js';
-import type { ExecutionSnapshot, StartedExecution } from '../../src/domain/model.js';
+import type { ExecutionSnapshot, WorkflowPlan } from '../../src/domain/model.js';
+import type { StartProgress } from '../../src/runs/execution-source.js';
 import { runsOver } from '../../src/runs/create-runs.js';
 import type { RunEvent } from '../../src/runs/events.js';
 import type { RunHandle } from '../../src/runs/run-handle.js';
@@ -44,19 +45,6 @@ function execution(cold: Cold, now: () => number, options: { finishAt?: number; 
       }),
   });
   return { source, reads, abortedAt: () => abortedAt };
-}
-
-/** A start that waits (in the request budget) until it is withdrawn, then fails with the withdrawal's reason. */
-function queuedStart(withdraw: AbortSignal | undefined): Observable<StartedExecution> {
-  return new Observable<StartedExecution>((subscriber) => {
-    const onWithdraw = (): void => {
-      subscriber.error(withdraw?.reason);
-    };
-    withdraw?.addEventListener('abort', onWithdraw, { once: true });
-    return () => {
-      withdraw?.removeEventListener('abort', onWithdraw);
-    };
-  });
 }
 
 function collect(handle: RunHandle): { events: RunEvent[]; states: RunState[]; ended: string[] } {
@@ -126,17 +114,19 @@ describe('startRun: a run handle (issue 16)', () => {
     expect(seen?.states.at(-1)).toMatchObject({ status: 'failed', result: { endedBy: 'aborted' } });
   });
 
-  it('cancel() withdraws a start not sent yet: nothing is sent, the result says aborted, executionId rejects', async () => {
+  it('cancel() drops a start not sent yet: its call is cancelled, nothing is sent, the result says aborted, executionId rejects', async () => {
     const clock = testScheduler();
     let handle: RunHandle | undefined;
     let seen: ReturnType<typeof collect> | undefined;
     const source = scriptedSource({ abort: () => NEVER, status: () => NEVER });
-    const withdrawing = { ...source, start: (_canvasId: string, _input: unknown, withdraw?: AbortSignal) => queuedStart(withdraw) };
-    clock.run(({ flush }) => {
-      handle = runsOver(withdrawing, defaults).startRun(CANVAS_ID);
+    clock.run(({ cold, expectSubscriptions, flush }) => {
+      // Waits in the request budget: nothing of it is on its way (no `sending: true`).
+      const queued$ = cold<StartProgress>('-');
+      handle = runsOver({ ...source, start: () => queued$ }, defaults).startRun(CANVAS_ID);
       seen = collect(handle);
       timer(30).subscribe(() => void handle!.cancel());
       flush();
+      expectSubscriptions(queued$.subscriptions).toBe('^ 29ms !');
     });
     expect(source.calls).toMatchObject({ abort: 0, status: 0 });
     await expect(handle!.result).resolves.toEqual({
@@ -153,6 +143,21 @@ describe('startRun: a run handle (issue 16)', () => {
     await expect(handle!.executionId).rejects.toMatchObject({ name: 'AbortError' });
     expect(seen?.states.at(-1)?.result?.endedBy).toBe('aborted');
     expect(seen?.ended.sort()).toEqual(['events complete', 'state complete']);
+  });
+
+  it('cancel() while checkVariables reads the plan cancels the read and sends no start', async () => {
+    const clock = testScheduler();
+    let handle: RunHandle | undefined;
+    const source = scriptedSource({ start: () => NEVER });
+    clock.run(({ cold, expectSubscriptions, flush }) => {
+      const plan$ = cold<WorkflowPlan>('----(p|)', { p: { title: 'Plan', tasks: [], variables: [] } });
+      handle = runsOver({ ...source, plan: () => plan$ }, defaults).startRun(CANVAS_ID, {}, { checkVariables: true });
+      timer(2).subscribe(() => void handle!.cancel());
+      flush();
+      expectSubscriptions(plan$.subscriptions).toBe('^-!');
+    });
+    expect(source.calls.start).toBe(0);
+    await expect(handle!.result).resolves.toMatchObject({ executionId: '', endedBy: 'aborted' });
   });
 
   it('cancel() during a start already sent aborts the execution as soon as its id arrives, and follows it to its end', async () => {

@@ -1,0 +1,221 @@
+import type { ExecutionOutput, ExecutionSnapshot, ExecutionStatus, NodeStatus } from '../domain/model.js';
+import { type CadenceBounds, type CadenceState, nextCadence, type Reading, SETTLING_WINDOW_MS, startCadence } from './cadence.js';
+import type { RunEvent } from './events.js';
+import { type ExecutionView, initialView, isExecutionOver } from './execution-view.js';
+import { isNodeDone } from './node-progress.js';
+import { announceHeldFiles, diffOutput } from './output-diff.js';
+import { type OutputMode, shouldReadOutput, shouldReadOutputAlone } from './output-policy.js';
+import type { Step } from './reducer-shell.js';
+import { runResultOf } from './run-result-of.js';
+import type { FailedBranches } from './run-options.js';
+import { diffNodeStatuses, diffStatus } from './status-diff.js';
+import type { DiffWarning, ViewDiff } from './view-diff.js';
+
+export interface PollRules {
+  readonly executionId: string;
+  readonly canvasId: string | undefined;
+  readonly bounds: CadenceBounds;
+  readonly output: OutputMode;
+  /** `'follow'`: a failed execution is read on until its last running branch ends (`RunOptions.onFailedBranches`). */
+  readonly onFailedBranches: FailedBranches;
+}
+
+/** What one read found, for the cadence and the output policy. */
+interface ReadFacts {
+  readonly now: number;
+  /** A status moved: the cadence goes back to its fastest. */
+  readonly changed: boolean;
+  readonly output: boolean;
+  /** A node ended (its last text and files are still to be read, PROTOCOL §4.6). */
+  readonly nodeEnded: boolean;
+}
+
+/** What the poll is doing: at most one read at a time, and no wait while one is on its way. */
+export type PollActivity =
+  | { readonly kind: 'idle' }
+  | { readonly kind: 'waiting' }
+  | { readonly kind: 'status' }
+  /** The output read that completes a status read, whose view and facts it carries. */
+  | { readonly kind: 'output-after-status'; readonly view: ExecutionView; readonly facts: ReadFacts }
+  | { readonly kind: 'output-alone' }
+  | { readonly kind: 'ended' };
+
+export interface PollPlan {
+  readonly rules: PollRules;
+  /** Everything learned of the execution so far, as of the last completed read. */
+  readonly view: ExecutionView;
+  readonly cadence: CadenceState;
+  readonly lastOutputAt: number | undefined;
+  /** A node ended after the last output read. */
+  readonly outputBehind: boolean;
+  /** When the reads first found every node done while the execution still ran. */
+  readonly settlingSince: number | undefined;
+  readonly activity: PollActivity;
+  /** Asked to read now while a read was on its way: the next read is the status, at once. */
+  readonly poked: boolean;
+}
+
+/** `at`: the scheduler's time. `random`, in [0, 1), spreads the next wait (`nextCadence`). */
+export type PollInput =
+  | { readonly type: 'begin' }
+  | { readonly type: 'wake'; readonly at: number }
+  | { readonly type: 'poke' }
+  | { readonly type: 'status'; readonly snapshot: ExecutionSnapshot; readonly at: number; readonly random: number }
+  | { readonly type: 'output'; readonly output: ExecutionOutput; readonly at: number; readonly random: number };
+
+export type PollCommand =
+  | { readonly type: 'wait'; readonly ms: number }
+  | { readonly type: 'read'; readonly endpoint: 'status' | 'output' }
+  | { readonly type: 'emit'; readonly events: readonly RunEvent[] }
+  | { readonly type: 'warn'; readonly warning: DiffWarning }
+  | { readonly type: 'end' };
+
+export type PollStep = Step<PollPlan, PollCommand>;
+
+/** `startedStatus`: what the start answered; without one (a `watch`) the first status read is announced as `started`. */
+export function initialPoll(rules: PollRules, startedStatus: ExecutionStatus | undefined): PollPlan {
+  return {
+    rules,
+    view: initialView(rules.executionId, startedStatus),
+    cadence: startCadence(rules.bounds),
+    lastOutputAt: undefined,
+    outputBehind: false,
+    settlingSince: undefined,
+    activity: { kind: 'idle' },
+    poked: false,
+  };
+}
+
+/**
+ * What to read next, and when, for one execution until it is terminal: its status on the adaptive
+ * cadence, its output only when it can have changed (output-policy.ts), ending with `finished`.
+ * Status events go out as soon as the status answers, before the slower output read (PROTOCOL §2.5).
+ */
+export function reducePoll(plan: PollPlan, input: PollInput): PollStep {
+  const { activity } = plan;
+  switch (input.type) {
+    case 'begin':
+      if (activity.kind !== 'idle') return stay(plan);
+      // A fresh start has just told us its status: the first read waits one fast interval. A watch reads at once.
+      return { state: { ...plan, activity: { kind: 'waiting' } }, commands: [{ type: 'wait', ms: plan.view.status === undefined ? 0 : plan.rules.bounds.minMs }] };
+    case 'wake':
+      if (activity.kind !== 'waiting') return stay(plan);
+      return readOutputAlone(plan, input.at) ? reading(plan, 'output-alone') : reading(plan, 'status');
+    case 'poke':
+      if (activity.kind === 'waiting') return reading(plan, 'status');
+      return activity.kind === 'idle' || activity.kind === 'ended' ? stay(plan) : { state: { ...plan, poked: true }, commands: [] };
+    case 'status':
+      return activity.kind === 'status' ? statusAnswered(plan, input.snapshot, input.at, input.random) : stay(plan);
+    case 'output':
+      if (activity.kind === 'output-after-status') return conclude(plan, diffOutput(activity.view, input.output), activity.facts, input.random);
+      return activity.kind === 'output-alone' ? outputAloneAnswered(plan, input.output, input.at, input.random) : stay(plan);
+    default:
+      return input satisfies never;
+  }
+}
+
+function stay(plan: PollPlan): PollStep {
+  return { state: plan, commands: [] };
+}
+
+function reading(plan: PollPlan, what: 'status' | 'output-alone'): PollStep {
+  return {
+    state: { ...plan, activity: { kind: what }, poked: false },
+    commands: [{ type: 'read', endpoint: what === 'status' ? 'status' : 'output' }],
+  };
+}
+
+function statusesOf(view: ExecutionView): NodeStatus[] {
+  return [...view.nodes.values()].map((node) => node.status);
+}
+
+function sinceLastOutput(plan: PollPlan, now: number): number | undefined {
+  return plan.lastOutputAt === undefined ? undefined : now - plan.lastOutputAt;
+}
+
+function readOutputAlone(plan: PollPlan, now: number): boolean {
+  return shouldReadOutputAlone({
+    mode: plan.rules.output,
+    nodes: statusesOf(plan.view),
+    sinceLastOutputMs: sinceLastOutput(plan, now),
+    nodeEndedSinceOutput: plan.outputBehind,
+  });
+}
+
+function warnings(diff: ViewDiff): PollCommand[] {
+  return diff.warnings.map((warning) => ({ type: 'warn', warning }));
+}
+
+function emit(events: readonly RunEvent[]): PollCommand[] {
+  return events.length === 0 ? [] : [{ type: 'emit', events }];
+}
+
+/** The status, then the output when it can have changed (`shouldReadOutput`). */
+function statusAnswered(plan: PollPlan, snapshot: ExecutionSnapshot, now: number, random: number): PollStep {
+  const { executionId } = plan.rules;
+  const announced: { view: ExecutionView; events: RunEvent[] } =
+    plan.view.status === undefined
+      ? { view: { ...plan.view, status: snapshot.status }, events: [{ type: 'started', executionId, status: snapshot.status }] }
+      : { view: plan.view, events: [] };
+  const status = diffStatus(announced.view, snapshot);
+  const events = [...announced.events, ...status.events];
+  const output = shouldReadOutput({
+    mode: plan.rules.output,
+    terminal: isExecutionOver(status.view.status),
+    nodes: statusesOf(status.view),
+    sinceLastOutputMs: sinceLastOutput(plan, now),
+  });
+  const nodeEnded = status.events.some((event) => event.type === 'node' && isNodeDone(event.status));
+  const facts: ReadFacts = { now, changed: events.length > 0, output, nodeEnded };
+  if (!output) return conclude(plan, { ...status, events }, facts, random);
+  return {
+    state: { ...plan, activity: { kind: 'output-after-status', view: status.view, facts } },
+    commands: [...warnings(status), ...emit(events), { type: 'read', endpoint: 'output' }],
+  };
+}
+
+/** The output alone, its task nodes standing in for the status read (see `shouldReadOutputAlone`). */
+function outputAloneAnswered(plan: PollPlan, output: ExecutionOutput, now: number, random: number): PollStep {
+  const moved = diffNodeStatuses(plan.view, output.output);
+  const text = diffOutput(moved.view, output);
+  const diff: ViewDiff = { view: text.view, events: [...moved.events, ...text.events], warnings: [...moved.warnings, ...text.warnings] };
+  return conclude(plan, diff, { now, changed: moved.events.length > 0, output: true, nodeEnded: false }, random);
+}
+
+/**
+ * After a read that ended with `diff`: `finished` when the execution is terminal, otherwise its events
+ * and the next read. A moved status sets the cadence back to its fastest; a new message does not: it
+ * says the node is busy, not that its status will change soon (PROTOCOL §4.4).
+ */
+function conclude(plan: PollPlan, diff: ViewDiff, facts: ReadFacts, random: number): PollStep {
+  const { view } = diff;
+  const { rules } = plan;
+  const nodes = [...view.nodes.values()];
+  // PROTOCOL §3.3: a failed execution's other branches may still run; `follow` reads on until they end.
+  const branchesRunning = view.status === 'failed' && nodes.some((node) => node.status === 'executing' || node.status === 'waiting');
+  if (isExecutionOver(view.status) && !(rules.onFailedBranches === 'follow' && branchesRunning)) {
+    const last = announceHeldFiles(view);
+    const finished: RunEvent = { type: 'finished', executionId: rules.executionId, result: runResultOf(last.view, view.status, rules.canvasId) };
+    return { state: { ...plan, view: last.view, activity: { kind: 'ended' } }, commands: [...warnings(diff), ...emit([...diff.events, ...last.events, finished]), { type: 'end' }] };
+  }
+  // PROTOCOL §3.3: every node done while the execution still says `executing` means the next server
+  // tick ends it; read again soon rather than declare the end ourselves.
+  const allDone = nodes.length > 0 && nodes.every((node) => isNodeDone(node.status));
+  const settlingSince = allDone ? (plan.settlingSince ?? facts.now) : undefined;
+  const settling = settlingSince !== undefined && facts.now - settlingSince < SETTLING_WINDOW_MS;
+  const pace: Reading = facts.changed ? 'changed' : settling ? 'settling' : 'quiet';
+  const cadence = nextCadence(rules.bounds, plan.cadence, pace, () => random);
+  const next: PollPlan = {
+    ...plan,
+    view,
+    cadence: cadence.state,
+    lastOutputAt: facts.output ? facts.now : plan.lastOutputAt,
+    outputBehind: !facts.output && (plan.outputBehind || facts.nodeEnded),
+    settlingSince,
+    activity: { kind: 'waiting' },
+    poked: false,
+  };
+  // A poke during the read (an abort answered): the end is read at once, with the status.
+  const then: PollStep = plan.poked ? reading(next, 'status') : { state: next, commands: [{ type: 'wait', ms: cadence.waitMs }] };
+  return { state: then.state, commands: [...warnings(diff), ...emit(diff.events), ...then.commands] };
+}
