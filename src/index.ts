@@ -21,7 +21,7 @@ export type { RunState, NodeState, MessageState } from './runs/run-state.js';
 export { runResult } from './runs/run-result.js';
 export { shareRun } from './runs/share-run.js';
 export { toAsyncIterable } from './runs/to-async-iterable.js';
-export { fromAbortable } from './runs/from-abortable.js';
+export { fromAbortable } from './runs/execution-source.js';
 
 // Pipelines
 export { thenRun, runEach, runPipeline, retryFailedWorkflow, inInputOrder, outputText, outputFields, outputFile, transferFiles } from './pipeline/index.js';

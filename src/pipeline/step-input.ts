@@ -2,7 +2,7 @@ import { type Observable, switchMap } from 'rxjs';
 import type { RunResult } from '../domain/model.js';
 import type { RunInput, Runs } from '../runs/create-runs.js';
 import type { RunEvent } from '../runs/events.js';
-import { fromAbortable } from '../runs/from-abortable.js';
+import { fromAbortable } from '../runs/execution-source.js';
 import type { RunOptions } from '../runs/run-options.js';
 
 /**

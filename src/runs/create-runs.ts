@@ -4,9 +4,8 @@ import type { Variables } from '../domain/model.js';
 import { objectArgument } from '../http/object-argument.js';
 import type { RunEvent } from './events.js';
 import { cadenceBounds } from './cadence.js';
-import { type ExecutionSource, observeExecutions } from './execution-source.js';
+import { type ExecutionSource, observeExecutions, startExecution } from './execution-source.js';
 import { type RunHandle, startRunOver, type StartRunOptions } from './run-handle.js';
-import { startExecution } from './start-execution.js';
 import { runLifecycle } from './run-lifecycle.js';
 import { type RunOptions, type RunsDefaults, runSettings } from './run-options.js';
 

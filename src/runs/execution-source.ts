@@ -1,7 +1,62 @@
-import { map, Observable } from 'rxjs';
-import { fromAbortable } from './from-abortable.js';
+import { map, Observable, switchMap } from 'rxjs';
+import type { ExecutionOutput, ExecutionSnapshot, Logger, StartedExecution, Variables, WorkflowPlan } from '../domain/model.js';
+import { InvalidArgumentError } from '../errors/validation-errors.js';
 import type { CallOptions, ExecutionsApi } from '../http/calls.js';
-import type { ExecutionOutput, ExecutionSnapshot, StartedExecution, Variables, WorkflowPlan } from '../domain/model.js';
+import { checkVariablesAgainstPlan } from './variables-against-plan.js';
+
+/*
+ * The run layer's seam onto the execution endpoints: every call as a cold Observable (one request per
+ * subscription, cancelled by unsubscribing), a run's start with its optional plan check, and the
+ * abort sent in the background when a run is left.
+ */
+
+function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof value === 'object' && value !== null && 'then' in value && typeof value.then === 'function';
+}
+
+/**
+ * A call that takes an `AbortSignal` as a cold Observable, after rxjs `fromFetch`: each subscription
+ * makes the call with its own signal, and unsubscribing before the answer aborts it. The run layer
+ * puts every request behind this seam; pipelines put downloads, uploads and a step's input there.
+ * A call that answers at once (no Promise) emits synchronously, so pure inputs keep tests in virtual time.
+ *
+ * @example
+ * ```ts
+ * const status$ = fromAbortable((signal) => api.status('we-1', { signal }));
+ * ```
+ */
+export function fromAbortable<T>(call: (signal: AbortSignal) => T | PromiseLike<T>): Observable<T> {
+  return new Observable<T>((subscriber) => {
+    const controller = new AbortController();
+    let settled = false;
+    let answer: T | PromiseLike<T>;
+    try {
+      answer = call(controller.signal);
+    } catch (error: unknown) {
+      subscriber.error(error);
+      return undefined;
+    }
+    if (!isPromiseLike(answer)) {
+      subscriber.next(answer);
+      subscriber.complete();
+      return undefined;
+    }
+    answer.then(
+      (value) => {
+        settled = true;
+        subscriber.next(value);
+        subscriber.complete();
+      },
+      (error: unknown) => {
+        settled = true;
+        subscriber.error(error);
+      },
+    );
+    return () => {
+      if (!settled) controller.abort();
+    };
+  });
+}
 
 /**
  * How a start goes: `sending` says whether a request of it is on its way (`true` from the moment an
@@ -54,4 +109,62 @@ export function observeExecutions(api: ExecutionsApi, plans?: { get(canvasId: st
     output: (executionId) => fromAbortable((signal) => api.output(executionId, { signal })),
     abort: (executionId) => fromAbortable((signal) => api.abort(executionId, { signal })),
   };
+}
+
+/**
+ * A run's start, for `RunTarget.start`: with `checkVariables`, the workflow's plan is read first and
+ * the variables checked against it (`checkVariablesAgainstPlan`), so a run that would be wrong errors
+ * with `InvalidArgumentError` and is never started. While the plan is read nothing of the start is on
+ * its way, so leaving then sends no start.
+ *
+ * @example
+ * ```ts
+ * runLifecycle(source, { kind: 'start', canvasId, start: startExecution(source, canvasId, input, true) }, settings);
+ * ```
+ */
+export function startExecution(
+  source: ExecutionSource,
+  canvasId: string,
+  input: { readonly variables?: Variables },
+  checkVariables: boolean,
+): () => Observable<StartProgress> {
+  if (!checkVariables) return () => source.start(canvasId, input);
+  const { plan } = source;
+  if (plan === undefined) throw new InvalidArgumentError('checkVariables', 'needs a client that can read plans');
+  return () =>
+    plan(canvasId).pipe(
+      map((found) => {
+        checkVariablesAgainstPlan(found, input.variables ?? {});
+      }),
+      switchMap(() => source.start(canvasId, input)),
+    );
+}
+
+export interface BackgroundAbortOptions {
+  readonly logger?: Logger | undefined;
+}
+
+/**
+ * Sends the abort of an execution in the background: it is not part of the subscription that asked
+ * for it (that one is being torn down) and it never throws into the caller. It has no deadline of its
+ * own: an execution left running spends credits, and the request budget may rightly hold an abort
+ * longer than any fixed deadline (a 429's pause, a mass abort draining at the service's limit). Every
+ * wait on its way is bounded instead: the budget's pause by the service's window, each attempt by the
+ * request timeout, the attempts by the retry policy (abort is repeatable, http/retry-decision.ts), so it
+ * is sent once here. Aborting a finished execution is harmless (PROTOCOL §3.5), so a failure is only
+ * logged. `settled` hears when the abort answered or failed.
+ */
+export function abortInBackground(source: ExecutionSource, executionId: string, options: BackgroundAbortOptions, settled?: () => void): void {
+  const { logger } = options;
+  source
+    .abort(executionId)
+    .subscribe({
+      error: (error: unknown) => {
+        logger?.warn('Could not abort the execution', { executionId, error });
+        settled?.();
+      },
+      complete: () => {
+        settled?.();
+      },
+    });
 }

@@ -15,8 +15,7 @@ export type {
   StartedEvent,
   StatusEvent,
 } from './events.js';
-export { observeExecutions, type ExecutionSource } from './execution-source.js';
-export { fromAbortable } from './from-abortable.js';
+export { fromAbortable, observeExecutions, type ExecutionSource } from './execution-source.js';
 export { ofType } from './of-type.js';
 export { toRunState, type RunStateOptions } from './to-run-state.js';
 export { sampleRunState } from './sample-run-state.js';

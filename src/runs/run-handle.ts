@@ -1,9 +1,8 @@
 import { concat, defer, EMPTY, from, type Observable, ReplaySubject, Subject, Subscription, tap, throwError, timer } from 'rxjs';
 import type { RunResult, Variables } from '../domain/model.js';
 import { timerDelay } from '../http/options.js';
-import { abortInBackground } from './background-abort.js';
+import { abortInBackground, type ExecutionSource, startExecution } from './execution-source.js';
 import type { RunEvent } from './events.js';
-import type { ExecutionSource } from './execution-source.js';
 import { runLifecycle } from './run-lifecycle.js';
 import type { RunControl } from './run-machine.js';
 import { type RunOptions, type RunsDefaults, runSettings } from './run-options.js';
@@ -11,7 +10,6 @@ import { INITIAL_RUN_STATE, reduceRunState, replayRunState, type RunState } from
 import { sampleRunState } from './sample-run-state.js';
 import { shareRun } from './share-run.js';
 import { toRunState } from './to-run-state.js';
-import { startExecution } from './start-execution.js';
 
 /**
  * Options of `client.startRun`: those of a run, but for a handle `timeoutMs` and `signal` stop the

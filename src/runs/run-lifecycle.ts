@@ -1,7 +1,6 @@
 import { defer, Observable, Subject, Subscription, timer } from 'rxjs';
-import { abortInBackground } from './background-abort.js';
+import { abortInBackground, type ExecutionSource, type StartProgress } from './execution-source.js';
 import type { RunEvent } from './events.js';
-import type { ExecutionSource, StartProgress } from './execution-source.js';
 import { withExecutionId } from './execution-error.js';
 import { pollExecution } from './poll-execution.js';
 import { reducerShell } from './reducer-shell.js';
