@@ -28,12 +28,6 @@ export const SETTLING_WINDOW_MS = 3000;
  * Fills in the run's bounds from the client's, then the defaults. Each given bound must be 0 or a
  * number of ms a timer keeps (see `timerDelay`), and a `minMs` above the `maxMs` given beside it is a mistake (`InvalidArgumentError`,
  * named after `name`); a `maxMs` that comes from a default and is below `minMs` is raised to it.
- *
- * @example
- * ```ts
- * cadenceBounds({ minMs: 1000 }, { maxMs: 5000 }); // { minMs: 1000, maxMs: 5000 }
- * cadenceBounds({ minMs: 20_000 }); // { minMs: 20_000, maxMs: 20_000 }
- * ```
  */
 export function cadenceBounds(interval: PollInterval = {}, defaults: PollInterval = {}, name = 'pollInterval'): CadenceBounds {
   checkInterval(defaults, 'polling');
@@ -73,12 +67,6 @@ export function startCadence(bounds: CadenceBounds): CadenceState {
  * The wait before the next read and the cadence after it: back to the fastest after a change or while
  * settling, otherwise backing off exponentially. `random` (in [0, 1), injected for tests) spreads the
  * wait by ±`JITTER`; the wait always stays within the bounds.
- *
- * @example
- * ```ts
- * const bounds = cadenceBounds({ minMs: 500, maxMs: 10_000 });
- * const { waitMs, state } = nextCadence(bounds, startCadence(bounds), 'quiet', Math.random);
- * ```
  */
 export function nextCadence(
   bounds: CadenceBounds,

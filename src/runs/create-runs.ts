@@ -69,11 +69,6 @@ export interface RunHandles {
 /**
  * Runs over the Observable seam; `createRuns` puts an `ExecutionsApi` behind it. Nothing happens
  * until a subscription, except for `startRun`, which starts at once.
- *
- * @example
- * ```ts
- * const runs = runsOver(observeExecutions(executionsApi), { scheduler: testScheduler });
- * ```
  */
 export function runsOver(source: ExecutionSource, defaults: RunsDefaults = {}): Runs & RunHandles {
   // The client's `polling` is checked once, here, so a bad one fails `createClient`, not every run.
@@ -94,12 +89,6 @@ export function runsOver(source: ExecutionSource, defaults: RunsDefaults = {}): 
 /**
  * Reactive runs over the execution endpoints. The client passes its `polling` defaults and `logger`;
  * every request goes through `api`, so the request budget sees them all.
- *
- * @example
- * ```ts
- * const runs = createRuns(executionsApi, { polling: { minMs: 1000 }, logger: console });
- * runs.run('c-123').subscribe({ next: console.log, error: console.error });
- * ```
  */
 export function createRuns(api: ExecutionsApi, defaults: RunsDefaults = {}, plans?: Parameters<typeof observeExecutions>[1]): Runs & RunHandles {
   return runsOver(observeExecutions(api, plans), defaults);

@@ -3,11 +3,6 @@
  * `watch()` it later). The error keeps its class, message and stack — a `NetworkError` stays a
  * `NetworkError` — and gains `executionId` (as `FlowstreamError` declares it) when it has none yet.
  * Values that cannot carry a property (primitives, frozen objects) are returned unchanged.
- *
- * @example
- * ```ts
- * catchError((error) => throwError(() => withExecutionId(error, 'we-1')))
- * ```
  */
 export function withExecutionId(error: unknown, executionId: string): unknown {
   if (typeof error !== 'object' || error === null || !Object.isExtensible(error)) return error;

@@ -80,15 +80,7 @@ export interface ExecutionSource {
   readonly plan?: (canvasId: string) => Observable<WorkflowPlan>;
 }
 
-/**
- * Puts an `ExecutionsApi` (Promises taking a signal) behind the Observable seam.
- *
- * @example
- * ```ts
- * const source = observeExecutions(client.executions);
- * source.status('we-1').subscribe(console.log);
- * ```
- */
+/** Puts an `ExecutionsApi` (Promises taking a signal) behind the Observable seam. */
 export function observeExecutions(api: ExecutionsApi, plans?: { get(canvasId: string, options?: CallOptions): Promise<WorkflowPlan> }): ExecutionSource {
   return {
     ...(plans === undefined ? {} : { plan: (canvasId: string) => fromAbortable((signal) => plans.get(canvasId, { signal })) }),
@@ -116,11 +108,6 @@ export function observeExecutions(api: ExecutionsApi, plans?: { get(canvasId: st
  * the variables checked against it (`checkVariablesAgainstPlan`), so a run that would be wrong errors
  * with `InvalidArgumentError` and is never started. While the plan is read nothing of the start is on
  * its way, so leaving then sends no start.
- *
- * @example
- * ```ts
- * runLifecycle(source, { kind: 'start', canvasId, start: startExecution(source, canvasId, input, true) }, settings);
- * ```
  */
 export function startExecution(
   source: ExecutionSource,

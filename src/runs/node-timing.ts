@@ -16,11 +16,6 @@ export type NodeTimes = ReadonlyMap<string, ObservedTimes>;
  * Notes the transitions an event shows at `now`: a node first seen `executing` started then; one of
  * those first seen done ended then. A node first seen done, or that jumped from `init` to done between
  * two reads, has no observed start: its time is not guessed.
- *
- * @example
- * ```ts
- * times = observeTimes(times, event, scheduler.now());
- * ```
  */
 export function observeTimes(times: NodeTimes, event: RunEvent, now: number): NodeTimes {
   if (event.type !== 'node') return times;
@@ -52,11 +47,6 @@ function nodeElapsed(node: NodeState, observed: ObservedTimes | undefined, resul
  * The state with its times at `now`: each node's `elapsedMs` (the service's times once the result
  * has them, else the observed ones; a running node's grows with `now`) and the run's, since
  * `subscribedAt`.
- *
- * @example
- * ```ts
- * const timed = withElapsed(state, times, scheduler.now(), subscribedAt);
- * ```
  */
 export function withElapsed(state: RunState, times: NodeTimes, now: number, subscribedAt: number): RunState {
   // `state` comes from `reduceRunState`, which leaves times out: nothing stale to drop.

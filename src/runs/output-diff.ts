@@ -24,11 +24,6 @@ function roleOf(message: OutputMessage, log: WarningLog, executionId: string): M
  * text is new, grew or was rewritten (PROTOCOL §4.4), then a `file` event for each file not seen before
  * (PROTOCOL §4.6) — held back while it has no `url`, until its url arrives (see `ExecutionView.heldFiles`).
  * A message or node missing from a later reading is kept: text once delivered is never taken back.
- *
- * @example
- * ```ts
- * const { events, view: next } = diffOutput(view, await api.output(view.executionId));
- * ```
  */
 export function diffOutput(view: ExecutionView, output: ExecutionOutput): ViewDiff {
   const log = new WarningLog(view.reported);
@@ -96,11 +91,6 @@ function mergeOutputNodes(known: readonly OutputNode[], latest: readonly OutputN
 /**
  * At the end, the `file` events of files still waiting for a `url`: what is known of them is all
  * there will be.
- *
- * @example
- * ```ts
- * const { events, view: last } = announceHeldFiles(view);
- * ```
  */
 export function announceHeldFiles(view: ExecutionView): ViewDiff {
   const events: RunEvent[] = [...view.heldFiles].sort((a, b) => a - b).flatMap((index) => {

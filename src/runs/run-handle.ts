@@ -93,11 +93,6 @@ function deferred<T>(): Deferred<T> {
 /**
  * Starts a run at once (hot) and returns its handle; see `RunHandle`. Options are checked here, so a
  * bad one throws before anything is sent.
- *
- * @example
- * ```ts
- * const run = startRunOver(observeExecutions(api), 'c-1', {}, { timeoutMs: 60_000 }, { scheduler });
- * ```
  */
 export function startRunOver(
   source: ExecutionSource,

@@ -28,14 +28,7 @@ function resultOf(source: Observable<RunEvent>): Promise<RunResult> {
   return lastValueFrom(source.pipe(toRunResult()));
 }
 
-/**
- * The same as an operator: the run's events become its one `RunResult`, with the same errors.
- *
- * @example
- * ```ts
- * client.run('c-1').pipe(toRunResult(), retryFailedWorkflow(2)).subscribe((result) => console.log(result.status));
- * ```
- */
+/** The same as an operator: the run's events become its one `RunResult`, with the same errors. */
 export function toRunResult(): OperatorFunction<RunEvent, RunResult> {
   return pipe(
     ofType('finished'),

@@ -54,11 +54,6 @@ function moveNodes(executionId: string, nodes: Map<string, NodeExecution>, readi
  * (PROTOCOL §4.1). A node that jumped several steps between two polls gives one event from where it
  * was. A reading that would move a node backwards (a stale read) or to a status we do not know is not
  * believed: the node keeps its furthest status and the oddity is logged once.
- *
- * @example
- * ```ts
- * const { events, view: next } = diffStatus(view, await api.status(view.executionId));
- * ```
  */
 export function diffStatus(view: ExecutionView, snapshot: ExecutionSnapshot): ViewDiff {
   const log = new WarningLog(view.reported);
@@ -83,12 +78,6 @@ export function diffStatus(view: ExecutionView, snapshot: ExecutionSnapshot): Vi
  * The node transitions an output reading shows: it lists the task nodes with their status (PROTOCOL
  * §4.2), the only nodes that move (§3.2), so a run that reads its output can skip that status read.
  * The execution's own status is not in it and stays as it was. Same rules and order as `diffStatus`.
- *
- * @example
- * ```ts
- * const moved = diffNodeStatuses(view, output.output);
- * const { events } = diffOutput(moved.view, output);
- * ```
  */
 export function diffNodeStatuses(view: ExecutionView, reading: readonly NodeExecution[]): ViewDiff {
   const log = new WarningLog(view.reported);
