@@ -113,6 +113,17 @@ export function runLifecycle(source: ExecutionSource, target: RunTarget, setting
       );
     }
     dispatch({ type: 'subscribe' });
+    const { detach } = settings;
+    if (detach?.aborted === true) dispatch({ type: 'control', control: 'detach' });
+    else if (detach !== undefined) {
+      const onDetach = (): void => {
+        dispatch({ type: 'control', control: 'detach' });
+      };
+      detach.addEventListener('abort', onDetach, { once: true });
+      listening.add(() => {
+        detach.removeEventListener('abort', onDetach);
+      });
+    }
     if (control !== undefined) {
       listening.add(
         control.subscribe((order) => {

@@ -31,6 +31,13 @@ export interface RunOptions {
    */
   readonly signal?: AbortSignal;
   /**
+   * Aborting this signal leaves the run without touching its execution: the run stops following it
+   * and completes (no `finished`), and the execution goes on, for another process to `watch`. A start
+   * on its way is let through first, so the run completes after its `started`. For a service's
+   * graceful shutdown (SIGTERM → detach), where `signal` is a user's cancel.
+   */
+  readonly detach?: AbortSignal;
+  /**
    * `run`, `startRun`: read the workflow's plan first and check the variables against it — an unknown
    * name ("did you mean"), a required one left out, a value outside its options — erroring with
    * `InvalidArgumentError` before the start is sent (the service checks none of it, PROTOCOL §5.4, and a
@@ -66,6 +73,7 @@ export interface RunSettings {
   readonly failOnWorkflowError: boolean;
   readonly onFailedBranches: FailedBranches;
   readonly signal: AbortSignal | undefined;
+  readonly detach: AbortSignal | undefined;
   readonly scheduler: SchedulerLike;
   readonly random: () => number;
   readonly logger: Logger | undefined;
@@ -108,6 +116,7 @@ export function runSettings(kind: 'run' | 'watch', options: RunOptions = {}, def
     failOnWorkflowError: options.failOnWorkflowError ?? true,
     onFailedBranches: failedBranches(options.onFailedBranches),
     signal: options.signal,
+    detach: options.detach,
     scheduler: defaults.scheduler ?? asyncScheduler,
     random: defaults.random ?? Math.random,
     logger: defaults.logger,

@@ -1,4 +1,4 @@
-import { defer, NEVER, timer } from 'rxjs';
+import { defer, map, NEVER, timer } from 'rxjs';
 import type { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
 import { FlowstreamError } from '../../src/errors/flowstream-error.js';
@@ -240,6 +240,39 @@ describe('startRun: a run handle (issue 16)', () => {
     });
     await expect(handle!.executionId).resolves.toBe(EXECUTION_ID);
     await expect(handle!.result).rejects.toMatchObject({ name: 'AbortError' });
+  });
+
+  it('RunOptions.detach leaves a run without touching its execution: it completes, nothing is aborted, nothing more is read', () => {
+    const clock = testScheduler();
+    clock.run(({ cold, expectObservable }) => {
+      const run = execution(cold, () => clock.now());
+      const leave = new AbortController();
+      timer(150).subscribe(() => {
+        leave.abort();
+      });
+      const types$ = runsOver(run.source, defaults).run(CANVAS_ID, {}, { detach: leave.signal }).pipe(map((event) => event.type));
+      // started at 1, the status read at 101 shows the node, then detach at 150: complete, no abort.
+      expectObservable(types$).toBe('-s 99ms (tn) 45ms |', { s: 'started', t: 'status', n: 'node' });
+      clock.flush();
+      expect(run.reads).toEqual([101]);
+      expect(run.source.calls.abort).toBe(0);
+    });
+  });
+
+  it('RunOptions.detach during the start lets it through and completes after started, aborting nothing', () => {
+    const clock = testScheduler();
+    clock.run(({ cold, expectObservable }) => {
+      const run = execution(cold, () => clock.now(), { startFrames: 20 });
+      const leave = new AbortController();
+      timer(5).subscribe(() => {
+        leave.abort();
+      });
+      const types$ = runsOver(run.source, defaults).run(CANVAS_ID, {}, { detach: leave.signal }).pipe(map((event) => event.type));
+      expectObservable(types$).toBe('20ms (s|)', { s: 'started' });
+      clock.flush();
+      expect(run.reads).toEqual([]);
+      expect(run.source.calls.abort).toBe(0);
+    });
   });
 
   it('cancel() after detach() aborts the execution left running, once', async () => {
