@@ -251,8 +251,8 @@ describe('startRun: a run handle (issue 16)', () => {
         leave.abort();
       });
       const types$ = runsOver(run.source, defaults).run(CANVAS_ID, {}, { detach: leave.signal }).pipe(map((event) => event.type));
-      // started at 1, the status read at 101 shows the node, then detach at 150: complete, no abort.
-      expectObservable(types$).toBe('-s 99ms (tn) 45ms |', { s: 'started', t: 'status', n: 'node' });
+      // started at 1, the status read at 101 shows the nodes (start done, a executing), then detach at 150: complete, no abort.
+      expectObservable(types$).toBe('-s 99ms (nn) 45ms |', { s: 'started', n: 'node' });
       clock.flush();
       expect(run.reads).toEqual([101]);
       expect(run.source.calls.abort).toBe(0);
