@@ -24,7 +24,7 @@ export { toAsyncIterable } from './runs/to-async-iterable.js';
 export { fromAbortable } from './runs/execution-source.js';
 
 // Pipelines
-export { thenRun, runEach, runPipeline, retryFailedWorkflow, inInputOrder, outputText, outputFields, outputFile, transferFiles } from './pipeline/index.js';
+export { thenRun, runEach, runPipeline, retryFailedWorkflow, inInputOrder, outputText, outputFields, outputFile, transferFiles, createMemoryCheckpointStore } from './pipeline/index.js';
 export type {
   PipelineClient,
   ThenRunOptions,
@@ -41,6 +41,10 @@ export type {
   StepEvent,
   CheckpointEvent,
   PipelineFinishedEvent,
+  PipelineDetachedEvent,
+  CheckpointStore,
+  CheckpointStoreEvent,
+  StoredPipeline,
   StepOutcome,
   PipelineCheckpoint,
   StepCheckpoint,

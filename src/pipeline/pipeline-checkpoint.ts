@@ -1,30 +1,38 @@
 /**
  * Where a step's execution stood when the checkpoint was taken.
- * `aborted`: the pipeline aborted it (`onStepFailure: 'abort-all'`).
+ * `starting`: its start was about to leave, or left, and no answer was recorded — on resume the step
+ * is in doubt (its execution may exist, PROTOCOL §2.2). `aborted`: the pipeline aborted it.
  *
  * @example
  * ```ts
  * const status: StepCheckpointStatus = 'running';
  * ```
  */
-export type StepCheckpointStatus = 'running' | 'finish' | 'failed' | 'aborted';
+export type StepCheckpointStatus = 'starting' | 'running' | 'finish' | 'failed' | 'aborted';
 
 /**
- * One started step: its execution and where it stood.
+ * One step that was started: its execution (once its start answered), where it stood, and which
+ * start of the step it is.
  *
  * @example
  * ```ts
- * const entry: StepCheckpoint = { executionId: 'we-abc', status: 'running' };
+ * const entry: StepCheckpoint = { executionId: 'we-abc', status: 'running', attempt: 1, attemptedAt: Date.now() };
  * ```
  */
 export interface StepCheckpoint {
-  readonly executionId: string;
+  /** Absent while `starting`: the start has not answered. */
+  readonly executionId?: string;
   readonly status: StepCheckpointStatus;
+  /** Which start of the step: 1, and one more for each retry or start again. */
+  readonly attempt?: number;
+  /** When that start was attempted (ms since the epoch, on the pipeline's clock). */
+  readonly attemptedAt?: number;
 }
 
 /**
  * The state of a pipeline that survives a process restart: plain JSON, step name → execution. Steps
- * without an entry had not started. Give it back as `resume` to re-attach instead of starting again.
+ * without an entry had not started. Give it back as `resume` to re-attach instead of starting again
+ * (or keep it in a `CheckpointStore`).
  *
  * @example
  * ```ts
@@ -42,12 +50,13 @@ export function withStep<Name extends string>(checkpoint: PipelineCheckpoint<Nam
 }
 
 /** Whether a recorded step is re-attached with `watch` (its execution exists and did not fail) rather than started. */
-export function isResumable(entry: StepCheckpoint | undefined): entry is StepCheckpoint {
-  if (entry === undefined) return false;
+export function isResumable(entry: StepCheckpoint | undefined): entry is StepCheckpoint & { readonly executionId: string } {
+  if (entry?.executionId === undefined) return false;
   switch (entry.status) {
     case 'running':
     case 'finish':
       return true;
+    case 'starting':
     case 'failed':
     case 'aborted':
       return false;

@@ -1,6 +1,8 @@
+import type { SchedulerLike } from 'rxjs';
 import type { RunResult } from '../domain/model.js';
 import type { RunInput } from '../runs/create-runs.js';
 import type { RunOptions } from '../runs/run-options.js';
+import type { CheckpointStore } from './checkpoint-store.js';
 import type { PipelineCheckpoint } from './pipeline-checkpoint.js';
 import type { StepContext } from './step-input.js';
 
@@ -79,4 +81,28 @@ export interface PipelineOptions {
   readonly resume?: PipelineCheckpoint;
   /** Options of every step's run. */
   readonly run?: RunOptions;
+  /**
+   * What to do with a step the checkpoint records `starting`: its start may have reached the service
+   * but no answer was recorded (the process died), so its execution may exist (PROTOCOL §2.2, §3.8).
+   * `'fail'` (default): the step fails with `StepInDoubtError`, naming it and when the start was
+   * attempted; nothing is started twice. `'start-again'`: start it once more (attempt + 1).
+   */
+  readonly inDoubt?: 'fail' | 'start-again';
+  /**
+   * Aborting this signal leaves the pipeline without aborting anything: nothing more starts, every
+   * running step's execution goes on, the last checkpoint is emitted with `detached` and the
+   * Observable completes — another process resumes from that checkpoint. Unsubscribing instead
+   * cancels: every running execution is aborted once. For a service: SIGTERM → detach; a user's cancel → unsubscribe.
+   */
+  readonly detach?: AbortSignal;
+  /**
+   * Keep the checkpoint in a store (any process can resume the pipeline by its id): the pipeline
+   * claims the lead (a fencing token), resumes from what the store holds, records every step there by
+   * compare-and-set (a step is `starting` in the store before its start leaves) and cancels when
+   * anyone calls `store.requestCancel(pipelineId)`. When another process claims the pipeline, this one
+   * detaches.
+   */
+  readonly checkpoints?: { readonly store: CheckpointStore; readonly pipelineId: string };
+  /** The clock of the checkpoint's `attemptedAt` times; the client's `scheduler` in tests. Default real time. */
+  readonly scheduler?: SchedulerLike;
 }

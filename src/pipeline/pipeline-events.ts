@@ -43,6 +43,8 @@ export type StepOutcome<Name extends string> =
   | { readonly status: 'finish'; readonly result: RunResult }
   | { readonly status: 'failed'; readonly error: unknown }
   | { readonly status: 'aborted' }
+  /** The pipeline was left (`detach`) while the step ran or waited: its execution goes on unobserved. */
+  | { readonly status: 'detached' }
   | { readonly status: 'skipped'; readonly blockedBy: Name };
 
 /**
@@ -73,4 +75,18 @@ export interface PipelineFinishedEvent<Name extends string> {
  * });
  * ```
  */
-export type PipelineEvent<Name extends string> = StepEvent<Name> | CheckpointEvent<Name> | PipelineFinishedEvent<Name>;
+/**
+ * The pipeline was left without aborting anything (`detach`, or another process took the lead): the
+ * last checkpoint, for whoever resumes it. Always the last event; the Observable then completes.
+ *
+ * @example
+ * ```ts
+ * if (event.type === 'detached') await saveCheckpoint(event.checkpoint);
+ * ```
+ */
+export interface PipelineDetachedEvent<Name extends string> {
+  readonly type: 'detached';
+  readonly checkpoint: PipelineCheckpoint<Name>;
+}
+
+export type PipelineEvent<Name extends string> = StepEvent<Name> | CheckpointEvent<Name> | PipelineFinishedEvent<Name> | PipelineDetachedEvent<Name>;

@@ -1,7 +1,7 @@
 import type { PipelinePlan } from './pipeline-plan.js';
 
 /** Where a step stands within one subscription of a pipeline. */
-export type StepPhase = 'waiting' | 'running' | 'finish' | 'failed' | 'aborted' | 'skipped';
+export type StepPhase = 'waiting' | 'running' | 'finish' | 'failed' | 'aborted' | 'skipped' | 'detached';
 
 /**
  * What the pipeline should do now: steps to start, and steps that can never start, each with the step

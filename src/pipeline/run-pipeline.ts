@@ -1,11 +1,13 @@
-import { Observable, type Subscription } from 'rxjs';
+import { asyncScheduler, defer, from, Observable, of, Subscription, switchMap } from 'rxjs';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 import type { RunResult } from '../domain/model.js';
+import { StepInDoubtError } from '../errors/step-in-doubt-error.js';
+import type { CheckpointStore } from './checkpoint-store.js';
 import type { PipelineClient } from './pipeline-client.js';
 import { isResumable, type PipelineCheckpoint, type StepCheckpoint, withStep } from './pipeline-checkpoint.js';
 import type { PipelineDefinition, PipelineOptions, StepResults } from './pipeline-definition.js';
 import type { PipelineEvent, StepOutcome } from './pipeline-events.js';
-import { planPipeline } from './pipeline-plan.js';
+import { type PipelinePlan, planPipeline } from './pipeline-plan.js';
 import { isSettled, nextMoves, type StepPhase } from './pipeline-progress.js';
 import { stepRun } from './step-run.js';
 
@@ -19,9 +21,10 @@ import { stepRun } from './step-run.js';
  *
  * - `onStepFailure: 'abort-all'` (default): the running steps are aborted and nothing more starts.
  *   `'finish-running'`: branches independent of the failed step run on to their end.
- * - Unsubscribing aborts every running execution (once each) and starts nothing new.
- * - `resume`: steps the checkpoint records as `running` or `finish` are followed with `watch`, not
- *   started again.
+ * - Unsubscribing cancels: every running execution is aborted (once each) and nothing new starts.
+ *   `detach` leaves instead: nothing is aborted, the last checkpoint comes with `detached`.
+ * - `resume` (or `checkpoints`, a store): steps recorded `running` or `finish` are followed with
+ *   `watch`, not started again; a step recorded `starting` is in doubt (`inDoubt`).
  * - A definition that is not a DAG (no steps, an unknown dependency, a cycle) or a checkpoint naming
  *   an unknown step throws `InvalidArgumentError` at once, before anything runs.
  *
@@ -44,28 +47,71 @@ export function runPipeline<Name extends string>(
   definition: PipelineDefinition<Name>,
   options: PipelineOptions = {},
 ): Observable<PipelineEvent<Name>> {
-  const { steps } = definition;
-  const plan = planPipeline(steps);
-  const policy = options.onStepFailure ?? 'abort-all';
-  const resume: Readonly<Partial<Record<string, StepCheckpoint>>> = options.resume?.steps ?? {};
-  for (const step of Object.keys(resume)) {
-    if (!Object.hasOwn(steps, step)) throw new InvalidArgumentError('resume', `the checkpoint names a step "${step}" this pipeline does not have`);
+  const plan = planPipeline(definition.steps);
+  const stored = options.checkpoints;
+  if (stored === undefined) {
+    const resume = checkedResume(definition, options.resume);
+    return defer(() => followPipeline(client, definition, plan, options, resume, undefined));
   }
+  // PROTOCOL §3.8: no way to list executions — the store's record is the only memory of what started.
+  return defer(async () => {
+    const token = await stored.store.claim(stored.pipelineId);
+    const found = await stored.store.load(stored.pipelineId);
+    return { token, resume: checkedResume(definition, found?.checkpoint ?? options.resume) };
+  }).pipe(switchMap(({ token, resume }) => followPipeline(client, definition, plan, options, resume, { ...stored, token })));
+}
+
+function checkedResume<Name extends string>(definition: PipelineDefinition<Name>, checkpoint: PipelineCheckpoint | undefined): Readonly<Partial<Record<Name, StepCheckpoint>>> {
+  const steps: Readonly<Partial<Record<string, StepCheckpoint>>> = checkpoint?.steps ?? {};
+  for (const step of Object.keys(steps)) {
+    if (!Object.hasOwn(definition.steps, step)) throw new InvalidArgumentError('resume', `the checkpoint names a step "${step}" this pipeline does not have`);
+  }
+  return steps;
+}
+
+/** The pipeline's one follower: this subscription, holding the lead of a stored pipeline when it has one. */
+function followPipeline<Name extends string>(
+  client: PipelineClient,
+  definition: PipelineDefinition<Name>,
+  plan: PipelinePlan<Name>,
+  options: PipelineOptions,
+  resume: Readonly<Partial<Record<Name, StepCheckpoint>>>,
+  lead: { readonly store: CheckpointStore; readonly pipelineId: string; readonly token: number } | undefined,
+): Observable<PipelineEvent<Name>> {
+  const { steps } = definition;
+  const policy = options.onStepFailure ?? 'abort-all';
+  const scheduler = options.scheduler ?? asyncScheduler;
   const attached = new Set(plan.order.filter((step) => isResumable(resume[step])));
+  const inDoubt = plan.order.filter((step) => resume[step]?.status === 'starting');
 
   return new Observable<PipelineEvent<Name>>((subscriber) => {
     const phases = new Map<Name, StepPhase>(plan.order.map((step) => [step, 'waiting']));
     const outcomes = new Map<Name, StepOutcome<Name>>();
     const results: Partial<Record<Name, RunResult>> = {};
     const running = new Map<Name, Subscription>();
-    let checkpoint: PipelineCheckpoint<Name> = { steps: { ...resume } as Partial<Record<Name, StepCheckpoint>> };
+    const listening = new Subscription();
+    let checkpoint: PipelineCheckpoint<Name> = { steps: { ...resume } };
     let failure: { readonly step: Name; readonly error: unknown } | undefined;
     let advancing = false;
     let again = false;
+    // Leaving without aborting (the `detach` option, or another process took the lead): steps keep running.
+    const leaving = new AbortController();
+    // The store's writes, in order: a step's `running` must not overtake its `starting`.
+    let writes: Promise<unknown> = Promise.resolve();
 
-    const record = (step: Name, entry: StepCheckpoint): void => {
+    const record = (step: Name, entry: StepCheckpoint): Promise<void> => {
+      const previous = checkpoint.steps[step];
       checkpoint = withStep(checkpoint, step, entry);
       subscriber.next({ type: 'checkpoint', checkpoint });
+      if (lead === undefined) return Promise.resolve();
+      const written = writes.then(async () => {
+        if (await lead.store.transition(lead.pipelineId, step, previous, entry, lead.token)) return;
+        // Another process leads the pipeline now: it follows the steps; this one lets go of them.
+        leave();
+        throw new PipelineLeadLostError();
+      });
+      writes = written.catch(() => undefined);
+      return written;
     };
 
     const settle = (step: Name, outcome: StepOutcome<Name>): void => {
@@ -87,28 +133,50 @@ export function runPipeline<Name extends string>(
         phases.set(step, 'aborted');
         outcomes.set(step, { status: 'aborted' });
         const entry = checkpoint.steps[step];
-        if (entry?.status === 'running') record(step, { executionId: entry.executionId, status: 'aborted' });
+        if (entry?.status === 'running') void record(step, { ...entry, status: 'aborted' }).catch(() => undefined);
       }
+    };
+
+    const leave = (): void => {
+      if (!leaving.signal.aborted) leaving.abort();
     };
 
     const launch = (step: Name): void => {
       phases.set(step, 'running');
       let result: RunResult | undefined;
+      let attempt = 0;
+      let attemptedAt = 0;
       const inputs: StepResults<Name> = { ...results };
-      const subscription = stepRun(client, step, steps[step], inputs, attached.has(step) ? resume[step] : undefined, options.run ?? {}).subscribe({
+      const resumed = resume[step];
+      // Without a store the record is made at once, so a pipeline in virtual time stays synchronous.
+      const beforeStart = (number: number): Observable<unknown> => {
+        attempt = number;
+        attemptedAt = scheduler.now();
+        const written = record(step, { status: 'starting', attempt, attemptedAt });
+        return lead === undefined ? of(undefined) : from(written);
+      };
+      const firstAttempt = resumed?.status === 'starting' ? (resumed.attempt ?? 1) + 1 : 1;
+      const run = stepRun(client, step, steps[step], inputs, attached.has(step) && isResumable(resumed) ? resumed : undefined, { ...options.run, detach: leaving.signal }, { firstAttempt, beforeStart });
+      const subscription = run.subscribe({
         next: (event) => {
-          if (event.type === 'started') record(step, { executionId: event.executionId, status: 'running' });
+          if (event.type === 'started') void record(step, { executionId: event.executionId, status: 'running', ...attemptOf(resumed, attempt, attemptedAt) }).catch(() => undefined);
           if (event.type === 'finished') {
             result = event.result;
-            record(step, { executionId: event.executionId, status: event.result.status });
+            void record(step, { executionId: event.executionId, status: event.result.status, ...attemptOf(resumed, attempt, attemptedAt) }).catch(() => undefined);
           }
           subscriber.next({ type: 'step', step, event });
         },
         error: (error: unknown) => {
-          settle(step, { status: 'failed', error });
+          if (error instanceof PipelineLeadLostError) settle(step, { status: 'detached' });
+          else settle(step, { status: 'failed', error });
         },
         complete: () => {
           if (result === undefined) {
+            // Detached: the run let go of its execution, which goes on.
+            if (leaving.signal.aborted) {
+              settle(step, { status: 'detached' });
+              return;
+            }
             // A run always ends with `finished` or an error (DESIGN.md); a source that broke this is a bug to show.
             settle(step, { status: 'failed', error: new Error(`step ${step} completed without a finished event`) });
             return;
@@ -123,6 +191,11 @@ export function runPipeline<Name extends string>(
     };
 
     const finish = (): void => {
+      if (leaving.signal.aborted) {
+        subscriber.next({ type: 'detached', checkpoint });
+        subscriber.complete();
+        return;
+      }
       // In declaration order, whatever order the steps ended in.
       const all = Object.fromEntries(Object.keys(steps).map((step) => [step, outcomes.get(step as Name)]));
       subscriber.next({ type: 'finished', outcomes: all as Record<Name, StepOutcome<Name>> });
@@ -138,8 +211,10 @@ export function runPipeline<Name extends string>(
         phases.set(step, 'skipped');
         outcomes.set(step, { status: 'skipped', blockedBy });
       }
-      // A step launched in this pass may fail at once (its input threw) and stop the pipeline.
-      for (const step of moves.start) if (open() && stoppedBy() === undefined && phases.get(step) === 'waiting') launch(step);
+      // Nothing starts once the pipeline is being left; a step launched in this pass may fail at once
+      // (its input threw) and stop the pipeline.
+      for (const step of moves.start) if (open() && !leaving.signal.aborted && stoppedBy() === undefined && phases.get(step) === 'waiting') launch(step);
+      if (leaving.signal.aborted) for (const step of moves.start) if (phases.get(step) === 'waiting') phases.set(step, 'detached');
     };
 
     // Re-entrant calls (a step settling while others are being launched) only ask for another pass.
@@ -157,10 +232,55 @@ export function runPipeline<Name extends string>(
       if (open() && isSettled(phases)) finish();
     };
 
+    // In doubt: the start may have reached the service; it is never started again without being asked to.
+    if (options.inDoubt !== 'start-again') {
+      for (const step of inDoubt) {
+        const entry = resume[step];
+        phases.set(step, 'failed');
+        const error = new StepInDoubtError(step, entry?.attemptedAt ?? 0, entry?.attempt ?? 1);
+        outcomes.set(step, { status: 'failed', error });
+        failure ??= { step, error };
+      }
+    }
+    const onDetach = (): void => {
+      leave();
+    };
+    if (options.detach?.aborted === true) leave();
+    else options.detach?.addEventListener('abort', onDetach, { once: true });
+    listening.add(() => options.detach?.removeEventListener('abort', onDetach));
+    // Leaving: the steps' runs let go of their executions (RunOptions.detach); once all have, `detached`.
+    leaving.signal.addEventListener('abort', () => {
+      advance();
+    }, { once: true });
+    if (lead !== undefined) {
+      listening.add(
+        lead.store.events(lead.pipelineId).subscribe((event) => {
+          if (event.type !== 'cancel' || !open() || leaving.signal.aborted) return;
+          // Cancelled from anywhere: every running execution aborted once, nothing more started.
+          abortRunning();
+          for (const step of plan.order) if (phases.get(step) === 'waiting') {
+            phases.set(step, 'aborted');
+            outcomes.set(step, { status: 'aborted' });
+          }
+          advance();
+        }),
+      );
+    }
+
     advance();
     return () => {
+      listening.unsubscribe();
       for (const subscription of running.values()) subscription.unsubscribe();
       running.clear();
     };
   });
+}
+
+/** This process no longer leads the pipeline: another one claimed it, and records its steps. */
+class PipelineLeadLostError extends Error {}
+
+/** The attempt of a step's entry: the one being run, or the one resumed. */
+function attemptOf(resumed: StepCheckpoint | undefined, attempt: number, attemptedAt: number): Pick<StepCheckpoint, 'attempt' | 'attemptedAt'> {
+  if (attempt > 0) return { attempt, attemptedAt };
+  return { ...(resumed?.attempt === undefined ? {} : { attempt: resumed.attempt }), ...(resumed?.attemptedAt === undefined ? {} : { attemptedAt: resumed.attemptedAt }) };
 }

@@ -1,4 +1,4 @@
-import { type Observable, switchMap } from 'rxjs';
+import { last, type Observable, of, switchMap } from 'rxjs';
 import type { RunResult } from '../domain/model.js';
 import type { RunInput, Runs } from '../runs/create-runs.js';
 import type { RunEvent } from '../runs/events.js';
@@ -32,13 +32,17 @@ export type ChainInput = (result: RunResult, context: StepContext) => RunInput |
 /**
  * A run whose input is built first, from earlier results: the input function gets a signal that
  * aborts when the run is unsubscribed before the input is ready, and the run starts with what it
- * returns. `thenRun` and the steps of `runPipeline` start their runs this way.
+ * returns. `thenRun` and the steps of `runPipeline` start their runs this way. `beforeRun`, once the
+ * input is ready, must emit before the run is subscribed (a pipeline puts its start on record there).
  */
 export function runWithInput(
   client: Runs,
   canvasId: string,
   input: (context: StepContext) => RunInput | PromiseLike<RunInput>,
   options: RunOptions,
+  beforeRun: () => Observable<unknown> = () => of(undefined),
 ): Observable<RunEvent> {
-  return fromAbortable((signal) => input({ signal })).pipe(switchMap((runInput) => client.run(canvasId, runInput, options)));
+  return fromAbortable((signal) => input({ signal })).pipe(
+    switchMap((runInput) => beforeRun().pipe(last(undefined, undefined), switchMap(() => client.run(canvasId, runInput, options)))),
+  );
 }

@@ -10,27 +10,33 @@ import { runWithInput } from './step-input.js';
 
 /**
  * One step's run as a cold Observable of its events. The first attempt re-attaches to `resumed` with
- * `watch` when given; later attempts (retries of a failed workflow) start anew from `input`. The
- * pipeline owns the step's execution either way, so unsubscribing aborts it (`abortOnUnsubscribe`
- * also for a watch), and a failed workflow always errors (`failOnWorkflowError`), with the step named.
+ * `watch` when given; later attempts (retries of a failed workflow) start anew from `input`, each
+ * after `beforeStart(attempt)` has recorded it (`starting`: a start that may leave must be on record
+ * first, so a crash can never make it start twice unseen). The pipeline owns the step's execution, so
+ * unsubscribing aborts it (`abortOnUnsubscribe` also for a watch) — unless the run is detached
+ * (`RunOptions.detach`) — and a failed workflow always errors (`failOnWorkflowError`), with the step named.
  */
 export function stepRun<Name extends string>(
   client: PipelineClient,
   name: Name,
   step: PipelineStep<Name>,
   results: StepResults<Name>,
-  resumed: StepCheckpoint | undefined,
+  resumed: (StepCheckpoint & { readonly executionId: string }) | undefined,
   defaults: RunOptions,
+  start: { readonly firstAttempt: number; readonly beforeStart: (attempt: number) => Observable<unknown> },
 ): Observable<RunEvent> {
   const options: RunOptions = { ...defaults, ...step.run, abortOnUnsubscribe: true, failOnWorkflowError: true };
   let attach = resumed;
-  const attempt = defer(() => {
+  let attempt = start.firstAttempt - 1;
+  const attemptRun = defer(() => {
     const execution = attach;
     attach = undefined;
     if (execution !== undefined) return client.watch(execution.executionId, options);
-    return runWithInput(client, step.canvasId, (context) => step.input?.(results, context) ?? {}, options);
+    attempt += 1;
+    const number = attempt;
+    return runWithInput(client, step.canvasId, (context) => step.input?.(results, context) ?? {}, options, () => start.beforeStart(number));
   });
-  return attempt.pipe(
+  return attemptRun.pipe(
     retryFailedWorkflow(step.retry ?? 0),
     catchError((error: unknown) => throwError(() => (isWorkflowFailedError(error) ? new WorkflowFailedError(error.result, { step: name }) : error))),
   );

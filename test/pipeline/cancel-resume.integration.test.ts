@@ -52,11 +52,11 @@ describe('runPipeline: cancellation and resuming', () => {
     const checkpoint = await checkpointWhen(pipeline, leftRunningRightDone);
     subscription.unsubscribe();
 
-    const left = checkpoint.steps.left!.executionId;
+    const left = checkpoint.steps.left!.executionId!;
     await expect.poll(() => emulator.requests.list({ endpoint: 'abort' }).map((record) => record.executionId)).toEqual([left]);
     await expect.poll(() => emulator.executions.get(left)?.status).toBe('failed');
-    expect(emulator.executions.get(checkpoint.steps.prepare!.executionId)?.status).toBe('finish');
-    expect(emulator.executions.get(checkpoint.steps.right!.executionId)?.status).toBe('finish');
+    expect(emulator.executions.get(checkpoint.steps.prepare!.executionId!)?.status).toBe('finish');
+    expect(emulator.executions.get(checkpoint.steps.right!.executionId!)?.status).toBe('finish');
     expect(executionsOf(emulator, 'c-merge')).toEqual([]);
     expect(emulator.executions.list()).toHaveLength(3);
   });
@@ -73,7 +73,7 @@ describe('runPipeline: cancellation and resuming', () => {
     subscription.unsubscribe();
 
     const resume = JSON.parse(saved) as PipelineCheckpoint<Step>;
-    const left = resume.steps.left!.executionId;
+    const left = resume.steps.left!.executionId!;
     expect(emulator.executions.get(left)?.status).toBe('executing');
     const events = await lastValueFrom(runPipeline(client, diamond('c-left'), { resume }).pipe(toArray()));
 
@@ -86,8 +86,8 @@ describe('runPipeline: cancellation and resuming', () => {
     expect(checkpoint?.type === 'checkpoint' ? checkpoint.checkpoint.steps : undefined).toEqual({
       prepare: resume.steps.prepare,
       right: resume.steps.right,
-      left: { executionId: left, status: 'finish' },
-      merge: { executionId: executionsOf(emulator, 'c-merge')[0]?.executionId, status: 'finish' },
+      left: { ...resume.steps.left, executionId: left, status: 'finish' },
+      merge: { executionId: executionsOf(emulator, 'c-merge')[0]?.executionId, status: 'finish', attempt: 1, attemptedAt: expect.any(Number) as unknown },
     });
   });
 });

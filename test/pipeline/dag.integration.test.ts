@@ -64,7 +64,7 @@ describe('runPipeline: a DAG where one branch fails', () => {
     expect(executionsOf(emulator, 'c-report')).toEqual([]);
     expect(executionsOf(emulator, 'c-translate')[0]?.variables).toEqual([{ name: 'text', kind: 'text', value: 'source text' }]);
     const last = events.filter((event) => event.type === 'checkpoint').at(-1);
-    expect(last?.type === 'checkpoint' ? last.checkpoint.steps.index : undefined).toEqual({ executionId: index?.executionId, status: 'aborted' });
+    expect(last?.type === 'checkpoint' ? last.checkpoint.steps.index : undefined).toMatchObject({ executionId: index?.executionId, status: 'aborted', attempt: 1 });
   });
 
   it('finish-running: the independent branch runs to its end, the dependants of the failure never start', async () => {

@@ -33,7 +33,7 @@ describe.concurrent('the pipeline examples run against their own emulator', () =
 
   it('pipeline-resume: every step started exactly once across the two processes', { timeout: 60_000 }, async () => {
     const out = await example('pipeline-resume');
-    expect(out).toMatch(/first process died; saved checkpoint: \{"steps":\{"brief":\{"executionId":"we-\w+","status":"finish"\},"scan":\{"executionId":"we-\w+","status":"running"\}\}\}/);
+    expect(out).toMatch(/first process died; saved checkpoint: \{"steps":\{"brief":\{"executionId":"we-\w+","status":"finish","attempt":1,"attemptedAt":\d+\},"scan":\{"executionId":"we-\w+","status":"running","attempt":1,"attemptedAt":\d+\}\}\}/);
     expect(out).toMatch(/outcome brief: finish\noutcome scan: finish\noutcome report: finish/);
     expect(out).toMatch(/c-sample-linear started 1 time\(s\)\nc-sample-parallel started 1 time\(s\)\nc-sample-files started 1 time\(s\)/);
   });

@@ -3,7 +3,7 @@ import type { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
 import { WorkflowFailedError } from '../../src/errors/run-errors.js';
 import { outputText } from '../../src/pipeline/output-text.js';
-import type { PipelineCheckpoint } from '../../src/pipeline/pipeline-checkpoint.js';
+import type { PipelineCheckpoint, StepCheckpoint } from '../../src/pipeline/pipeline-checkpoint.js';
 import type { PipelineEvent } from '../../src/pipeline/pipeline-events.js';
 import { runPipeline } from '../../src/pipeline/run-pipeline.js';
 import type { RunEvent } from '../../src/runs/events.js';
@@ -18,6 +18,9 @@ const run = (id: string, status: 'finish' | 'failed' = 'finish') => {
 
 const step = (name: string, event: RunEvent): PipelineEvent<string> => ({ type: 'step', step: name, event });
 const checkpoint = (steps: PipelineCheckpoint['steps']): PipelineEvent<string> => ({ type: 'checkpoint', checkpoint: { steps } });
+/** A step's entry: its start's attempt and virtual time, and (once answered) its execution. */
+const entry = (attempt: number, attemptedAt: number, executionId?: string, status: StepCheckpoint['status'] = 'starting'): StepCheckpoint =>
+  executionId === undefined ? { status, attempt, attemptedAt } : { executionId, status, attempt, attemptedAt };
 
 /** What a pipeline emitted, each with its virtual frame, and how it ended. */
 interface Recording<Name extends string> {
@@ -63,17 +66,21 @@ describe('runPipeline in virtual time', () => {
       return { client: fake, recording: record(scheduler, pipeline) };
     });
     expect(recording.events).toEqual([
-      [0, checkpoint({ a: { executionId: 'we-a1', status: 'running' } })],
+      // Each start is on record (`starting`, its attempt and time) before it can leave.
+      [0, checkpoint({ a: entry(1, 0) })],
+      [0, checkpoint({ a: entry(1, 0, 'we-a1', 'running') })],
       [0, step('a', a1.s)],
-      [2, checkpoint({ a: { executionId: 'we-a1', status: 'failed' } })],
+      [2, checkpoint({ a: entry(1, 0, 'we-a1', 'failed') })],
       [2, step('a', a1.f)],
-      [3, checkpoint({ a: { executionId: 'we-a2', status: 'running' } })],
+      [3, checkpoint({ a: entry(2, 3) })],
+      [3, checkpoint({ a: entry(2, 3, 'we-a2', 'running') })],
       [3, step('a', a2.s)],
-      [5, checkpoint({ a: { executionId: 'we-a2', status: 'finish' } })],
+      [5, checkpoint({ a: entry(2, 3, 'we-a2', 'finish') })],
       [5, step('a', a2.f)],
-      [5, checkpoint({ a: { executionId: 'we-a2', status: 'finish' }, b: { executionId: 'we-b', status: 'running' } })],
+      [5, checkpoint({ a: entry(2, 3, 'we-a2', 'finish'), b: entry(1, 5) })],
+      [5, checkpoint({ a: entry(2, 3, 'we-a2', 'finish'), b: entry(1, 5, 'we-b', 'running') })],
       [5, step('b', b.s)],
-      [7, checkpoint({ a: { executionId: 'we-a2', status: 'finish' }, b: { executionId: 'we-b', status: 'finish' } })],
+      [7, checkpoint({ a: entry(2, 3, 'we-a2', 'finish'), b: entry(1, 5, 'we-b', 'finish') })],
       [7, step('b', b.f)],
       [7, { type: 'finished', outcomes: { a: { status: 'finish', result: a2.result }, b: { status: 'finish', result: b.result } } }],
     ]);
@@ -101,7 +108,7 @@ describe('runPipeline in virtual time', () => {
     expect(frame).toBe(3);
     expect(error).toBeInstanceOf(WorkflowFailedError);
     expect(error).toMatchObject({ step: 'a', result: a.result, message: expect.stringContaining('(step a)') as string });
-    expect(recording.events.at(-2)).toEqual([3, checkpoint({ a: { executionId: 'we-a', status: 'failed' }, b: { executionId: 'we-b', status: 'aborted' } })]);
+    expect(recording.events.at(-2)).toEqual([3, checkpoint({ a: entry(1, 0, 'we-a', 'failed'), b: entry(1, 0, 'we-b', 'aborted') })]);
     expect(recording.events.at(-1)).toEqual([3, { type: 'finished', outcomes: { a: { status: 'failed', error }, b: { status: 'aborted' }, c: { status: 'skipped', blockedBy: 'a' } } }]);
   });
 
@@ -173,7 +180,8 @@ describe('runPipeline in virtual time', () => {
       ['run', 'c-broken'],
       ['run', 'c-fresh'],
     ]);
-    expect(client.calls[1]?.options).toEqual({ output: 'final', abortOnUnsubscribe: true, failOnWorkflowError: true });
+    // The pipeline owns the execution (abort on unsubscribe) and may leave it (detach).
+    expect(client.calls[1]?.options).toEqual({ output: 'final', abortOnUnsubscribe: true, failOnWorkflowError: true, detach: expect.any(AbortSignal) as unknown });
   });
 
   it('refuses a checkpoint of another pipeline and a definition with a cycle, before anything runs', () => {
