@@ -1,0 +1,43 @@
+import { Redis } from 'ioredis';
+import { InvalidArgumentError } from '../errors/validation-errors.js';
+
+/**
+ * Where Redis is: a URL (`redis://host:6379/0`, `rediss://…`, or `redis+unix:///path/to/redis.sock`),
+ * or an ioredis client the caller made and owns.
+ *
+ * @example
+ * ```ts
+ * const redis: RedisOption = 'redis://127.0.0.1:6379';
+ * ```
+ */
+export type RedisOption = string | Redis;
+
+/** A connection and whether closing is ours to do (we made it) or the caller's (they passed it). */
+export interface RedisConnection {
+  readonly client: Redis;
+  close(): Promise<void>;
+}
+
+/**
+ * Connects to `option`. A client made here retries for ever while Redis is away (commands wait: the
+ * budget fails closed) and is closed by `close()`; a client given is left to its owner.
+ */
+export function connectRedis(option: RedisOption): RedisConnection {
+  if (typeof option !== 'string') return { client: option, close: () => Promise.resolve() };
+  let client: Redis;
+  if (option.startsWith('redis+unix://')) {
+    client = new Redis({ path: new URL(option).pathname, maxRetriesPerRequest: null });
+  } else if (option.startsWith('redis://') || option.startsWith('rediss://')) {
+    client = new Redis(option, { maxRetriesPerRequest: null });
+  } else {
+    throw new InvalidArgumentError('redis', 'must be a redis://, rediss:// or redis+unix:// URL, or an ioredis client');
+  }
+  return {
+    client,
+    close: async () => {
+      await client.quit().catch(() => {
+        client.disconnect();
+      });
+    },
+  };
+}
