@@ -92,7 +92,7 @@ describe('never over the limit', () => {
         const withinTheDay = answers.map((reply) => ({ ...reply, remainingPerDay: undefined })) as [Answer, ...Answer[]];
         const { sim, cancelled } = play(options, arrivals, withinTheDay, 50_000_000);
         expect(sim.sent.length + cancelled.size).toBe(arrivals.length);
-        expect(sim.state.queue).toEqual([]);
+        expect(sim.snapshot().queued.total).toBe(0);
         expect(sim.wakeAt).toBeUndefined();
       }),
       { numRuns: 100 },
