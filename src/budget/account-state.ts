@@ -123,10 +123,10 @@ export class AccountState {
     return until > now ? until : undefined;
   }
 
-  /** `ticket`, of `klass`, was let through at `now`. */
-  sent(ticket: GateTicket, klass: FairClass, now: number): void {
+  /** `ticket` was let through at `now`. */
+  sent(ticket: GateTicket, now: number): void {
     const { limits } = this;
-    if (klass === 'interactive' || klass === 'reads') this.dayBucket = dayBucketAfterSend(this.dayBucket, now, this.pacedRemaining(now), limits);
+    this.dayBucket = dayBucketAfterSend(this.dayBucket, now, limits);
     this.pacer = pacerAfterSend(this.pacer, now, limits);
     this.sends.push(now);
     this.lastSendAt = now;
@@ -137,16 +137,15 @@ export class AccountState {
     if (key !== undefined) this.starts.mark(key, now, 'sent');
   }
 
-  /** When polls and interactive calls may go: the minute's limits, the day's, and its pace. */
+  /** When polls and interactive calls may go: the minute's limits, the day's count, its bucket and the service's cap. */
   #pacedReadyAt(now: number): number {
-    const { limits, sends } = this;
-    const others = Math.max(this.#minuteReadyAt(now), capReadyAt(this.dayCap, now), sends.readyAt(limits.usablePerDay, limits.dayWindowMs));
-    const paced = dayBucketReadyAt(this.dayBucket, now, this.pacedRemaining(now), limits);
-    if (paced <= others) return others;
-    // Only the day's pace holds it back, and that pace quickens as earlier sends leave the day
-    // window: look again when the next one does.
-    const nextLeaving = (sends.latest(sends.within(now, limits.dayWindowMs)) ?? Number.POSITIVE_INFINITY) + limits.dayWindowMs;
-    return Math.max(others, Math.min(paced, nextLeaving));
+    const { limits } = this;
+    return Math.max(
+      this.#minuteReadyAt(now),
+      capReadyAt(this.dayCap, now),
+      this.sends.readyAt(limits.usablePerDay, limits.dayWindowMs),
+      dayBucketReadyAt(this.dayBucket, now, limits),
+    );
   }
 
   /** The minute's limits for everything paced: the pacer, a 429's pause, the service's cap, our count. */

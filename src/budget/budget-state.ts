@@ -1,6 +1,6 @@
 import type { BudgetState, DayView } from '../domain/budget.js';
 import type { AccountState } from './account-state.js';
-import { projectedExhaustion, sustainablePerMinute } from './day-pacing.js';
+import { dayBucketAt, dayBucketEmptyAt, sustainablePerMinute } from './day-pacing.js';
 import type { BudgetCore } from './scheduler.js';
 
 export type { BudgetState, DayView };
@@ -42,21 +42,20 @@ export function budgetState(core: BudgetCore, now: number): BudgetState {
 }
 
 function dayView(account: AccountState, used: number, now: number): DayView {
-  const { limits, sends, dayCap } = account;
+  const { limits, sends } = account;
+  const dayCap = account.dayCap !== undefined && now < account.dayCap.until ? account.dayCap : undefined;
   const ourRemaining = limits.perDay - sends.within(now, limits.dayWindowMs);
-  const remaining = Math.max(0, dayCap !== undefined && now < dayCap.until ? Math.min(ourRemaining, dayCap.hardAllowance) : ourRemaining);
-  const pacedRemaining = account.pacedRemaining(now);
-  const exhaustedAt = projectedExhaustion({
-    now,
-    remaining: pacedRemaining,
-    sentLastHour: sends.within(now, HOUR_MS),
-    leavingNextHour: sends.within(now, limits.dayWindowMs) - sends.within(now, limits.dayWindowMs - HOUR_MS),
-  });
+  const remaining = Math.max(0, Math.min(ourRemaining, dayCap?.hardAllowance ?? Number.POSITIVE_INFINITY));
+  const tokens = dayBucketAt(account.dayBucket, now, limits).tokens;
+  // The service's count, when it leaves less than our own: what it leaves spread until its day can have reset.
+  const serverPerMinute = dayCap === undefined ? Number.POSITIVE_INFINITY : (dayCap.allowance * 60_000) / (dayCap.until - now);
+  const exhaustedAt = dayBucketEmptyAt({ now, tokens, sentLastHour: sends.within(now, HOUR_MS) }, limits);
   return {
     used,
     remaining,
     reserve: limits.dayReserve,
-    sustainablePerMinute: sustainablePerMinute(pacedRemaining, limits),
+    burst: Math.max(0, Math.floor(Math.min(tokens, account.pacedRemaining(now)))),
+    sustainablePerMinute: Math.min(sustainablePerMinute(limits), serverPerMinute),
     ...(exhaustedAt === undefined ? {} : { exhaustedAt }),
   };
 }

@@ -1,136 +1,115 @@
 import type { BudgetLimits } from './limits.js';
 
 /**
- * How the day is spent (DESIGN.md: a service that runs all day is never blind). Polls and interactive
- * calls may use the day less its reserve; what is left of that, `remaining`, is spent no faster than
- * over a twentieth of the day window, 72 minutes: the day pacer is a token bucket of `burst` tokens
- * refilled one per `window / (20 × remaining)`.
+ * How the day is spent (DESIGN.md: a service that runs all day is never blind): a token bucket with
+ * real capacity, the day's counterpart of the minute's pacer. It holds `dayBurst` tokens (default a
+ * tenth of the usable day, 950) and refills one per `dayRefillMs` = W / (U − B + 1), W the day window,
+ * U the day less its reserve (9,500), B the capacity. Every send takes a token — starts and aborts
+ * too, which may leave it in debt since they do not wait for it — and a poll or an interactive call
+ * goes only on a whole token.
  *
- * - Sporadic use bursts: with the day untouched the spacing is 455 ms (9,500 left), below the
- *   minute's 682 ms, so the day does not slow anything until about a third of it is spent in a spell.
- * - Sustained use converges: at a steady rate r the day window holds r × W sends, so the spacing
- *   settles where 1/r = W / (20 × (U − r × W)), at r = 20/21 × U / W — 95% of the most a day can
- *   sustain for ever (U per day window), about 6.3 requests a minute by default.
- * - It is never blind: the spacing grows as the day fills and shrinks as earlier sends leave the
- *   window, so it never reaches the end of the usable day, where nothing more could go until earlier
- *   sends leave.
+ * - Sporadic use bursts: after a quiet spell the bucket is full, and 950 requests go at the minute's
+ *   pace before the day slows anything.
+ * - Sustained use converges to what the day can sustain: (U − B + 1) per day window, 8,551 a day or
+ *   5.9 a minute, evenly, instead of spending the day by the afternoon and waiting blind for the rest.
+ * - Polls never take the reserve, and it is never blind: as for the minute (see `budgetLimits`), a
+ *   whole token at `now` means the day window before `now` holds fewer than U sends, whoever sent them,
+ *   so the count that keeps polls out of the reserve never has to stop them; they go at the refill
+ *   pace, one every 10 s, however full the day.
  *
- * The window is a sliding one, as for the minute: the service's day starts at whichever request comes
- * first (PROTOCOL §2.1), maybe another process's, so only a pace safe wherever it starts is safe.
- * Starts and aborts do not wait for this pacer (they may take the reserve); their sends count in the
- * day, which slows the polls after them.
- *
- * @example
- * ```ts
- * daySpacingMs(9_500, budgetLimits()); // ≈ 455 ms
- * ```
- */
-export const DAY_SPREAD = 20;
-
-/**
- * The spacing the day allows polls and interactive calls when `remaining` is left to them.
- *
- * @example
- * ```ts
- * daySpacingMs(0, limits); // Infinity: nothing left
- * ```
- */
-export function daySpacingMs(remaining: number, limits: BudgetLimits): number {
-  return remaining > 0 ? limits.dayWindowMs / (DAY_SPREAD * remaining) : Number.POSITIVE_INFINITY;
-}
-
-/**
- * The day's token bucket: `tokens` (at most `burst`) as of `at`. It refills at one token per
- * `daySpacingMs(remaining)`, a rate that changes as the day fills and empties, so it is kept as a
- * level rather than a theoretical arrival time (whose burst credit would grow with the spacing).
+ * Why not spread what is left over the time to the window's reset: the service's day starts at
+ * whichever request comes first (PROTOCOL §2.1), maybe another process's, so its reset is unknown and
+ * only a pace that is safe wherever the window starts is safe — and what is spent now comes back only
+ * a day later. Spreading the remaining count over a short horizon spent the day in a third of it and
+ * echoed that burst every day after; over the whole window it allows no burst at all.
  *
  * @example
  * ```ts
  * let bucket: DayBucket = FULL_DAY_BUCKET;
+ * if (dayBucketReadyAt(bucket, now, limits) <= now) bucket = dayBucketAfterSend(bucket, now, limits);
  * ```
  */
 export interface DayBucket {
+  /** Whole and partial tokens as of `at`: at most the capacity, below 0 when starts and aborts borrowed. */
   readonly tokens: number;
   readonly at: number;
 }
 
 /**
- * A bucket that has sent nothing yet: full, whatever the burst.
+ * A bucket that has sent nothing yet: full, whatever the capacity.
  *
  * @example
  * ```ts
- * dayBucketReadyAt(FULL_DAY_BUCKET, now, 9_500, limits); // -Infinity: send at once
+ * dayBucketReadyAt(FULL_DAY_BUCKET, now, limits); // -Infinity: send at once
  * ```
  */
 export const FULL_DAY_BUCKET: DayBucket = { tokens: Number.POSITIVE_INFINITY, at: Number.NEGATIVE_INFINITY };
 
 /**
- * The bucket refilled up to `now` at the pace `remaining` allows (nothing refills with nothing left).
+ * The bucket refilled up to `now`.
  *
  * @example
  * ```ts
- * dayBucketAt(bucket, now, remaining, limits).tokens; // what may go at once
+ * dayBucketAt(bucket, now, limits).tokens; // what may go at once
  * ```
  */
-export function dayBucketAt(bucket: DayBucket, now: number, remaining: number, limits: BudgetLimits): DayBucket {
-  const refill = remaining > 0 && now > bucket.at ? (now - bucket.at) / daySpacingMs(remaining, limits) : 0;
-  return { tokens: Math.min(limits.burst, bucket.tokens + refill), at: Math.max(now, bucket.at) };
+export function dayBucketAt(bucket: DayBucket, now: number, limits: BudgetLimits): DayBucket {
+  const refill = now > bucket.at ? (now - bucket.at) / limits.dayRefillMs : 0;
+  return { tokens: Math.min(limits.dayBurst, bucket.tokens + refill), at: Math.max(now, bucket.at) };
 }
 
 /**
- * When the day lets the next poll go. With nothing left it defers to the day's count and the
- * service's cap, which say when something frees up.
+ * When the day lets the next poll or interactive call go: once a whole token is there.
  *
  * @example
  * ```ts
- * dayBucketReadyAt(bucket, now, remaining, limits) <= now; // the day allows a poll now
+ * dayBucketReadyAt(bucket, now, limits) <= now; // the day allows a poll now
  * ```
  */
-export function dayBucketReadyAt(bucket: DayBucket, now: number, remaining: number, limits: BudgetLimits): number {
-  if (remaining <= 0) return Number.NEGATIVE_INFINITY;
-  const { tokens } = dayBucketAt(bucket, now, remaining, limits);
+export function dayBucketReadyAt(bucket: DayBucket, now: number, limits: BudgetLimits): number {
+  const { tokens } = dayBucketAt(bucket, now, limits);
   // A token refilled in pieces can miss 1 by a rounding error: that is a whole token.
-  return tokens >= 1 - 1e-9 ? Number.NEGATIVE_INFINITY : now + (1 - tokens) * daySpacingMs(remaining, limits);
+  return tokens >= 1 - 1e-9 ? Number.NEGATIVE_INFINITY : now + (1 - tokens) * limits.dayRefillMs;
 }
 
 /**
- * The bucket after a poll or interactive call sent at `now` with `remaining` left before it.
+ * The bucket after a send at `now`, of any class.
  *
  * @example
  * ```ts
- * bucket = dayBucketAfterSend(bucket, now, remaining, limits);
+ * bucket = dayBucketAfterSend(bucket, now, limits);
  * ```
  */
-export function dayBucketAfterSend(bucket: DayBucket, now: number, remaining: number, limits: BudgetLimits): DayBucket {
-  const refilled = dayBucketAt(bucket, now, remaining, limits);
+export function dayBucketAfterSend(bucket: DayBucket, now: number, limits: BudgetLimits): DayBucket {
+  const refilled = dayBucketAt(bucket, now, limits);
   return { tokens: refilled.tokens - 1, at: refilled.at };
 }
 
 /**
- * Requests per minute the day allows polls and interactive calls now.
+ * What the day can sustain, in requests per minute: the bucket's refill.
  *
  * @example
  * ```ts
- * sustainablePerMinute(9_500, budgetLimits()); // ≈ 132
+ * sustainablePerMinute(budgetLimits()); // ≈ 5.94
  * ```
  */
-export function sustainablePerMinute(remaining: number, limits: BudgetLimits): number {
-  return remaining > 0 ? 60_000 / daySpacingMs(remaining, limits) : 0;
+export function sustainablePerMinute(limits: BudgetLimits): number {
+  return 60_000 / limits.dayRefillMs;
 }
 
 /**
- * When polls would have nothing left if the last hour's pace went on (`sentLastHour`), less what
- * leaves the window in the next hour (`leavingNextHour`); `undefined` when that pace can go on.
+ * When the bucket would be empty, and polls down to the sustained pace, if the last hour's pace went
+ * on (`sentLastHour`); `undefined` when the refill keeps up with it.
  *
  * @example
  * ```ts
- * projectedExhaustion({ now, remaining: 600, sentLastHour: 400, leavingNextHour: 100 }); // now + 2 h
+ * dayBucketEmptyAt({ now, tokens: 600, sentLastHour: 400 }, limits); // about now + 1.7 h
  * ```
  */
-export function projectedExhaustion(input: { readonly now: number; readonly remaining: number; readonly sentLastHour: number; readonly leavingNextHour: number }): number | undefined {
-  const drainPerHour = input.sentLastHour - input.leavingNextHour;
+export function dayBucketEmptyAt(input: { readonly now: number; readonly tokens: number; readonly sentLastHour: number }, limits: BudgetLimits): number | undefined {
+  const drainPerHour = input.sentLastHour - HOUR_MS / limits.dayRefillMs;
   if (drainPerHour <= 0) return undefined;
-  return input.now + (Math.max(0, input.remaining) / drainPerHour) * HOUR_MS;
+  return input.now + (Math.max(0, input.tokens) / drainPerHour) * HOUR_MS;
 }
 
 const HOUR_MS = 3_600_000;

@@ -32,6 +32,10 @@ export interface BudgetLimits {
   readonly dayReserve: number;
   /** Where starts stop within a day: the first half of the reserve is theirs, the rest stays for aborts. */
   readonly startsPerDay: number;
+  /** The day bucket's capacity: what sporadic use may spend at the minute's pace (day-pacing.ts). */
+  readonly dayBurst: number;
+  /** The day bucket's refill: one token per this many ms, so that no day window holds more than `usablePerDay`. */
+  readonly dayRefillMs: number;
   readonly burst: number;
   /** Steady spacing between sends (see `budgetLimits`). */
   readonly pacingIntervalMs: number;
@@ -75,7 +79,8 @@ const DAY_MS = 86_400_000; // PROTOCOL §2.1: a fixed window of one day
  *
  * The day: of 10,000, a reserve of 5% (500) is kept for aborts and starts; polls and interactive calls
  * stop at 9,500, starts at 9,750, aborts at 10,000 — in any window of a day and the latency allowance,
- * wherever the service's window starts. How the day is spread is day-pacing.ts's.
+ * wherever the service's window starts. The day's own bucket (day-pacing.ts) holds a tenth of the
+ * 9,500 and refills one token per W / (9,500 − 950 + 1) ≈ 10.1 s, by the same argument as the minute's.
  *
  * @example
  * ```ts
@@ -90,10 +95,13 @@ export function budgetLimits(options: RequestBudgetOptions = {}, server: ServerL
   const perDay = Math.min(configuredPerDay, server.perDay ?? Number.POSITIVE_INFINITY);
   const safetyMargin = share('safetyMargin', options.safetyMargin ?? DEFAULTS.budget.safetyMargin);
   const dayReserveShare = share('dayReserve', options.dayReserve ?? DEFAULTS.budget.dayReserve);
+  const dayBurstShare = share('dayBurst', options.dayBurst ?? DEFAULTS.budget.dayBurst);
   const latencyAllowanceMs = nonNegative('latencyAllowanceMs', options.latencyAllowanceMs ?? DEFAULTS.budget.latencyAllowanceMs);
   const usablePerMinute = Math.max(1, perMinute - Math.floor(perMinute * safetyMargin));
   const usablePerDay = Math.max(1, perDay - Math.floor(perDay * dayReserveShare));
   const dayReserve = perDay - usablePerDay;
+  const dayBurst = Math.max(1, Math.floor(usablePerDay * dayBurstShare));
+  const dayWindowMs = DAY_MS + latencyAllowanceMs;
   const burst = Math.min(positiveInteger('burst', options.burst ?? DEFAULTS.budget.burst), usablePerMinute);
   const minuteWindowMs = MINUTE_MS + latencyAllowanceMs;
   return {
@@ -102,11 +110,13 @@ export function budgetLimits(options: RequestBudgetOptions = {}, server: ServerL
     serviceMinuteMs: MINUTE_MS,
     serviceDayMs: DAY_MS,
     minuteWindowMs,
-    dayWindowMs: DAY_MS + latencyAllowanceMs,
+    dayWindowMs,
     usablePerMinute,
     usablePerDay,
     dayReserve,
     startsPerDay: perDay - Math.ceil(dayReserve / 2),
+    dayBurst,
+    dayRefillMs: dayWindowMs / (usablePerDay - dayBurst + 1),
     burst,
     pacingIntervalMs: Math.ceil(minuteWindowMs / (usablePerMinute - burst + 1)),
     duplicateStartSpacingMs: nonNegative('duplicateStartSpacingMs', options.duplicateStartSpacingMs ?? DEFAULTS.budget.duplicateStartSpacingMs),

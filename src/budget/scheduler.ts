@@ -181,7 +181,7 @@ export class BudgetCore {
 
   #send(entry: QueuedRequest, now: number): void {
     const { ticket } = entry;
-    this.account.sent(ticket, fairClassOf(ticket.priority), now);
+    this.account.sent(ticket, now);
     this.queue.served(entry);
     this.#dequeue(entry, now);
     this.cadences.polled(ticket, entry.enqueuedAt, now);

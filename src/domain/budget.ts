@@ -92,12 +92,13 @@ export interface BudgetState {
 }
 
 /**
- * The day as the budget spends it: what is used and left, the part kept for aborts and starts, the
- * pace the rest allows and, at the pace of the last hour, when it would run out.
+ * The day as the budget spends it: what is used and left, the part kept for aborts and starts, what
+ * may still go at full speed, the pace the day sustains and, at the pace of the last hour, when the
+ * full speed would end.
  *
  * @example
  * ```ts
- * const { remaining, reserve, sustainablePerMinute, exhaustedAt } = budget.snapshot().day;
+ * const { remaining, reserve, burst, sustainablePerMinute, exhaustedAt } = budget.snapshot().day;
  * ```
  */
 export interface DayView {
@@ -108,14 +109,19 @@ export interface DayView {
   /** Kept for aborts and starts: polls and interactive calls never take it. */
   readonly reserve: number;
   /**
-   * Requests per minute the day lets polls and interactive calls have from now on: what is left to
-   * them spread over the budget's spending horizon (a twentieth of a day). Sustained use converges to
-   * about what the day can sustain (the usable day per 24 h); after a quiet spell it is far higher.
+   * Requests that polls and interactive calls may still spend at the minute's pace before the day
+   * paces them: the day's bucket, full after a quiet spell (a tenth of the usable day by default).
+   */
+  readonly burst: number;
+  /**
+   * Requests per minute the day sustains for polls and interactive calls, all day long: the bucket's
+   * refill; lower when the service's count (another process on the account) leaves less, spread until
+   * its day can have reset.
    */
   readonly sustainablePerMinute: number;
   /**
-   * At the pace of the last hour (less what leaves the window meanwhile), when polls would have
-   * nothing left; absent when that pace can go on.
+   * At the pace of the last hour, when the bucket would be empty and polls down to the sustainable
+   * pace; absent when the refill keeps up with that pace.
    */
   readonly exhaustedAt?: number;
 }

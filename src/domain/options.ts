@@ -83,6 +83,13 @@ export interface RequestBudgetOptions {
    * first half, aborts all of it. Default 0.05: 500 of 10,000.
    */
   readonly dayReserve?: number;
+  /**
+   * Share of the usable day that sporadic use may spend at the minute's pace before the day paces it:
+   * the capacity of the day's bucket. The larger, the longer a busy spell runs at full speed, and the
+   * lower the pace sustained use settles at (the usable day less this share, per day). Default 0.1:
+   * 950 requests, then about 5.9 a minute.
+   */
+  readonly dayBurst?: number;
   /** How many requests may leave back to back after a quiet spell. Default 5. */
   readonly burst?: number;
   /**
@@ -187,6 +194,7 @@ export const DEFAULTS = {
     requestsPerDay: 10_000,
     safetyMargin: 0.05,
     dayReserve: 0.05,
+    dayBurst: 0.1,
     burst: 5,
     latencyAllowanceMs: 2_000,
     duplicateStartSpacingMs: 1_100,

@@ -106,6 +106,20 @@ export function maxInAnyWindow(times: readonly number[], windowMs: number): numb
 }
 
 /**
+ * The most sends in a window of `windowMs` ending at (and including) a send that `counts`, over every
+ * such send: what that send saw when it went. Sends must be in the order they went.
+ */
+export function mostUpToEach(sent: readonly Sent[], counts: (sent: Sent) => boolean, windowMs: number): number {
+  let most = 0;
+  let first = 0;
+  for (let last = 0; last < sent.length; last++) {
+    while (sent[last]!.at - sent[first]!.at >= windowMs) first++;
+    if (counts(sent[last]!)) most = Math.max(most, last - first + 1);
+  }
+  return most;
+}
+
+/**
  * How many of these arrivals the service would refuse (PROTOCOL §2.1): a fixed window opens at the
  * first request, counts every request (refused ones too) and closes 60 s later; the next request opens
  * the next window.
