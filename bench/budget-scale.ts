@@ -1,4 +1,4 @@
-import { createRequestBudget } from '../src/budget/index.js';
+import { createAccountBudget } from '../src/budget/index.js';
 import { clockScheduler, createManualClock } from '../src/emulator/index.js';
 import { table } from './harness/report.js';
 
@@ -21,7 +21,7 @@ const cpuMs = (): number => {
 };
 
 export function queuedThenCancelled(queued: number): ScaleRow {
-  const budget = createRequestBudget({}, clockScheduler(createManualClock()));
+  const budget = createAccountBudget({ scheduler: clockScheduler(createManualClock()) });
   const controllers = Array.from({ length: queued }, () => new AbortController());
   const began = cpuMs();
   const waits = controllers.map((controller, index) => budget.acquire({ endpoint: 'status', priority: 'status', key: `we-${index}` }, controller.signal).catch(() => undefined));

@@ -4,7 +4,7 @@
  */
 import { asyncScheduler, type Observable, type SchedulerLike } from 'rxjs';
 import { timerDelay } from './http/options.js';
-import { createRequestBudget, type BudgetState } from './budget/index.js';
+import { createAccountBudget, isAccountBudget, type BudgetState } from './budget/index.js';
 import type { ClientOptions } from './domain/options.js';
 import { createHttpClient, type HttpClient } from './http/index.js';
 import { safeLogger } from './http/safe-logger.js';
@@ -27,9 +27,9 @@ export interface StateEventsOptions {
   readonly sampleStateMs: number;
 }
 
-/** What UIs and logs can read of the client's request budget. */
+/** What UIs and logs can read of the client's request budget (shared with other clients when it is an account budget given to several). */
 export interface BudgetView {
-  /** The state now: requests used and remaining in the window, queue depth, each run's poll interval. */
+  /** The state now: requests used and remaining in the windows, the day's pace, queue depth, each run's poll interval. */
   snapshot(): BudgetState;
   /** The state on every change, starting with the current one. */
   readonly state$: Observable<BudgetState>;
@@ -74,7 +74,8 @@ export interface Client extends HttpClient, Runs, RunHandles {
 
 /**
  * Creates a client. Every request it makes — plain calls, polls of every run, retries — shares one
- * request budget, so many concurrent runs never draw a 429 from the service.
+ * request budget, so many concurrent runs never draw a 429 from the service; clients given the same
+ * `createAccountBudget()` share it with each other.
  *
  * @example
  * ```ts
@@ -84,7 +85,9 @@ export interface Client extends HttpClient, Runs, RunHandles {
  */
 export function createClient(options: ClientOptions): Client {
   const scheduler = options.scheduler ?? asyncScheduler;
-  const budget = options.budget === false ? undefined : createRequestBudget(options.budget ?? {}, scheduler);
+  const given = options.budget ?? {};
+  // An account budget is shared as given; options make this client its own, on its clock.
+  const budget = given === false ? undefined : isAccountBudget(given) ? given : createAccountBudget({ ...given, scheduler });
   const http = createHttpClient({ ...options, scheduler, gate: budget });
   const logger = safeLogger(options.logger);
   const runs = createRuns(http.executions, {

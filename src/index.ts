@@ -2,7 +2,7 @@
 
 // The client
 export { createClient, type Client, type BudgetView, type StateEventsOptions } from './client.js';
-export { DEFAULTS, type ClientOptions, type RetryOptions, type TimeoutOptions, type PollInterval, type RequestBudgetOptions } from './domain/options.js';
+export { DEFAULTS, type ClientOptions, type RetryOptions, type TimeoutOptions, type PollInterval, type RequestBudgetOptions, type AccountBudgetOptions } from './domain/options.js';
 
 // Runs as Observables
 export type { RunEvent, RunEventType, RunEventOf, StartedEvent, StatusEvent, NodeEvent, MessageEvent, FileEvent, FinishedEvent } from './runs/events.js';
@@ -59,11 +59,12 @@ export type { HttpClient, WorkflowsApi, SearchQuery, ListQuery, WorkflowOrder, F
 export { WORKFLOW_ORDERS, COPILOT_LOCALES, UPLOAD_BATCH_SIZE, MAX_UPLOAD_BYTES, downloadFile, openFile } from './http/index.js';
 export type * from './domain/model.js';
 export type { CallOptions, StartOptions, ExecutionsApi } from './http/calls.js';
-export type { Endpoint, RequestPriority } from './domain/endpoints.js';
+export type { Endpoint, RequestPriority, CallPriority } from './domain/endpoints.js';
 export type { RateLimitInfo } from './domain/requests.js';
 
 // The request budget
-export type { BudgetState, KeyCadence, ServerView } from './budget/index.js';
+export { createAccountBudget } from './budget/index.js';
+export type { AccountBudget, BudgetState, DayView, KeyCadence, ServerView } from './budget/index.js';
 
 // Errors
 export {
@@ -112,4 +113,4 @@ export {
   isWorkflowFailedError,
   isRunTimeoutError,
 } from './errors/index.js';
-export type { FlowstreamErrorOptions, ApiErrorDetails, TransportErrorDetails, ResponseIssue } from './errors/index.js';
+export type { FlowstreamErrorOptions, ApiErrorDetails, RateLimitScope, TransportErrorDetails, ResponseIssue } from './errors/index.js';

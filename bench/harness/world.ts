@@ -1,4 +1,4 @@
-import { createRequestBudget } from '../../src/budget/index.js';
+import { createAccountBudget } from '../../src/budget/index.js';
 import { createEmulator, type Emulator, type EndpointName, type ManualClock, type WorkflowDefinition } from '../../src/emulator/index.js';
 import { createHttpClient, type HttpClient } from '../../src/http/index.js';
 import { createRuns, type Runs } from '../../src/runs/create-runs.js';
@@ -43,7 +43,7 @@ export async function openWorld(options: { readonly speed: number; readonly work
     emulator,
     time,
     flowstream: () => {
-      const budget = createRequestBudget({}, emulator.scheduler);
+      const budget = createAccountBudget({ scheduler: emulator.scheduler });
       const http = createHttpClient({ ...connection, gate: budget, scheduler: emulator.scheduler });
       return createRuns(http.executions, { scheduler: time.scheduler });
     },

@@ -1,59 +1,27 @@
-import type { RequestPriority } from '../domain/endpoints.js';
-import type { KeyCadence } from './key-cadence.js';
-import { budgetReadyAt } from './scheduler.js';
-import { queueDepths } from './scheduler-state.js';
-import type { SchedulerState, ServerView } from './scheduler-state.js';
-import { sendsWithin } from './send-log.js';
+import type { BudgetState, DayView } from '../domain/budget.js';
+import type { AccountState } from './account-state.js';
+import { dayBucketAt, dayBucketEmptyAt, sustainablePerMinute } from './day-pacing.js';
+import type { BudgetCore } from './scheduler.js';
+
+export type { BudgetState, DayView };
+
+const HOUR_MS = 3_600_000;
 
 /**
- * What the budget looks like at one moment, for UIs and logs. Plain data (JSON-serialisable): times
- * are in ms on the client's scheduler (`Date.now()` by default, emulator time on `emulator.scheduler`).
+ * The public view of the budget at `now`. Built on demand, in O(log n): counts come from the send
+ * log, depths from counters, and the per-run cadences are rebuilt only after they changed.
  *
  * @example
  * ```ts
- * budget.state$.subscribe((s) => console.log(`${s.usedThisMinute}/${s.limitPerMinute}, ${s.queued.total} waiting`));
+ * const snapshot = budgetState(core, clock.now());
  * ```
  */
-export interface BudgetState {
-  /** When the snapshot was taken. */
-  readonly at: number;
-  readonly limitPerMinute: number;
-  readonly limitPerDay: number;
-  /** Our requests in the last 60 s (the service's window length, PROTOCOL §2.1). */
-  readonly usedThisMinute: number;
-  /** What the limit leaves of it, by our count. */
-  readonly remainingThisMinute: number;
-  /** Our requests in the last 24 h. */
-  readonly usedToday: number;
-  readonly remainingToday: number;
-  /** The service's own count, from the last answer's headers (it includes other processes on the account). */
-  readonly server: ServerView;
-  /** Requests let through whose answer has not come yet. */
-  readonly inFlight: number;
-  readonly queued: { readonly total: number; readonly byPriority: Readonly<Record<RequestPriority, number>> };
-  /** Set while a 429 holds everything back. */
-  readonly pausedUntil?: number;
-  /** True while the service's headers show someone else using the account and we slow down for it. */
-  readonly followingServer: boolean;
-  /** When the budget as a whole lets the next request go; equal to `at` when one may go now. */
-  readonly nextSendAt: number;
-  /** Per key (execution id): the polls the budget actually let through. */
-  readonly cadences: Readonly<Record<string, KeyCadence>>;
-}
-
-/**
- * The public view of a scheduler state at `now`.
- *
- * @example
- * ```ts
- * const snapshot = budgetState(state, clock.now());
- * ```
- */
-export function budgetState(state: SchedulerState, now: number): BudgetState {
-  const { limits } = state;
-  const usedThisMinute = sendsWithin(state.sends, now, limits.serviceMinuteMs);
-  const usedToday = sendsWithin(state.sends, now, limits.serviceDayMs);
-  const followingServer = isActive(state.minuteCap, now) || isActive(state.dayCap, now);
+export function budgetState(core: BudgetCore, now: number): BudgetState {
+  const { account } = core;
+  const { limits, sends } = account;
+  const usedThisMinute = sends.within(now, limits.serviceMinuteMs);
+  const usedToday = sends.within(now, limits.serviceDayMs);
+  const depths = core.queue.depths();
   return {
     at: now,
     limitPerMinute: limits.perMinute,
@@ -62,13 +30,33 @@ export function budgetState(state: SchedulerState, now: number): BudgetState {
     remainingThisMinute: Math.max(0, limits.perMinute - usedThisMinute),
     usedToday,
     remainingToday: Math.max(0, limits.perDay - usedToday),
-    server: state.server,
-    inFlight: state.inFlight.length,
-    queued: { total: state.queue.length, byPriority: queueDepths(state.queue) },
-    ...(state.pausedUntil > now ? { pausedUntil: state.pausedUntil } : {}),
-    followingServer,
-    nextSendAt: Math.max(now, budgetReadyAt(state, now)),
-    cadences: Object.fromEntries(state.cadences),
+    day: dayView(account, usedToday, now),
+    server: account.server,
+    inFlight: account.inFlight.size,
+    queued: { total: core.queue.size, byPriority: depths },
+    ...(account.pausedUntil > now ? { pausedUntil: account.pausedUntil } : {}),
+    followingServer: isActive(account.minuteCap, now) || isActive(account.dayCap, now),
+    nextSendAt: Math.max(now, account.readyAt('reads', now)),
+    cadences: core.cadences.record(),
+  };
+}
+
+function dayView(account: AccountState, used: number, now: number): DayView {
+  const { limits, sends } = account;
+  const dayCap = account.dayCap !== undefined && now < account.dayCap.until ? account.dayCap : undefined;
+  const ourRemaining = limits.perDay - sends.within(now, limits.dayWindowMs);
+  const remaining = Math.max(0, Math.min(ourRemaining, dayCap?.hardAllowance ?? Number.POSITIVE_INFINITY));
+  const tokens = dayBucketAt(account.dayBucket, now, limits).tokens;
+  // The service's count, when it leaves less than our own: what it leaves spread until its day can have reset.
+  const serverPerMinute = dayCap === undefined ? Number.POSITIVE_INFINITY : (dayCap.allowance * 60_000) / (dayCap.until - now);
+  const exhaustedAt = dayBucketEmptyAt({ now, tokens, sentLastHour: sends.within(now, HOUR_MS) }, limits);
+  return {
+    used,
+    remaining,
+    reserve: limits.dayReserve,
+    burst: Math.max(0, Math.floor(Math.min(tokens, account.pacedRemaining(now)))),
+    sustainablePerMinute: Math.min(sustainablePerMinute(limits), serverPerMinute),
+    ...(exhaustedAt === undefined ? {} : { exhaustedAt }),
   };
 }
 

@@ -1,17 +1,18 @@
 import type { GateTicket } from '../domain/requests.js';
+import { IndexedHeap } from './indexed-heap.js';
 
 /**
- * Identical starts (same canvas and exact body, the ticket's key) we sent recently. The service
- * marks a start when it arrives and refuses an identical one within 1 s with 409 (PROTOCOL §2.2). An
- * arrival lies between our send and the answer, so the next identical start waits for the previous
- * one's answer (or failure) and then the spacing: its own arrival is then surely more than 1 s later.
+ * The key that makes two starts identical (same canvas and exact body, PROTOCOL §2.2), or `undefined`
+ * for any other request. By endpoint, not class: a start given a lower priority is still a start.
  *
  * @example
  * ```ts
- * const marks: StartMarks = new Map([['c-1 {}', { inFlight: 1, lastAt: 0 }]]);
+ * identicalStartKey({ endpoint: 'run', priority: 'start', key: 'c-1 {}' }); // 'c-1 {}'
  * ```
  */
-export type StartMarks = ReadonlyMap<string, StartMark>;
+export function identicalStartKey(ticket: GateTicket): string | undefined {
+  return ticket.endpoint === 'run' ? ticket.key : undefined;
+}
 
 /**
  * One identical-start key: how many of its attempts are on their way, and when the last was sent or answered.
@@ -26,51 +27,67 @@ export interface StartMark {
   readonly lastAt: number;
 }
 
-/**
- * When `ticket` may be sent as far as duplicate starts go: at once for anything but a keyed start,
- * never (`Infinity`: wait for the answer) while an identical start is on its way.
- *
- * @example
- * ```ts
- * startReadyAt(marks, ticket, 1_100); // lastAt + 1_100
- * ```
- */
-export function startReadyAt(marks: StartMarks, ticket: GateTicket, spacingMs: number): number {
-  const mark = ticket.priority === 'start' && ticket.key !== undefined ? marks.get(ticket.key) : undefined;
-  if (mark === undefined) return Number.NEGATIVE_INFINITY;
-  return mark.inFlight > 0 ? Number.POSITIVE_INFINITY : mark.lastAt + spacingMs;
+/** When a mark with nothing on its way may be forgotten. */
+interface Expiry {
+  readonly at: number;
+  readonly key: string;
+  slot: number;
 }
 
 /**
- * The marks after `ticket` was sent (`sent`) or answered (`answered`) at `now`.
- *
- * @example
- * ```ts
- * marks = markStart(marks, ticket, now, 'sent');
- * ```
+ * Identical starts we sent recently, account-wide. The service marks a start when it arrives and
+ * refuses an identical one within 1 s with 409 (PROTOCOL §2.2). An arrival lies between our send and
+ * the answer, so the next identical start waits for the previous one's answer (or failure) and then
+ * the spacing: its own arrival is then surely more than 1 s later. Marks are forgotten once their
+ * spacing has passed with nothing on its way, found through a heap of expiries (O(log n) each).
  */
-export function markStart(marks: StartMarks, ticket: GateTicket, now: number, event: 'sent' | 'answered'): StartMarks {
-  if (ticket.priority !== 'start' || ticket.key === undefined) return marks;
-  const mark = marks.get(ticket.key) ?? { inFlight: 0, lastAt: now };
-  const inFlight = event === 'sent' ? mark.inFlight + 1 : Math.max(0, mark.inFlight - 1);
-  return new Map(marks).set(ticket.key, { inFlight, lastAt: Math.max(mark.lastAt, now) });
-}
+export class StartMarks {
+  readonly #marks = new Map<string, StartMark>();
+  readonly #expiries = new IndexedHeap<'slot', Expiry>('slot', (a, b) => a.at < b.at);
 
-/**
- * Forgets keys whose spacing has passed with nothing on its way.
- *
- * @example
- * ```ts
- * marks = pruneStartMarks(marks, now, 1_100);
- * ```
- */
-export function pruneStartMarks(marks: StartMarks, now: number, spacingMs: number): StartMarks {
-  let pruned: Map<string, StartMark> | undefined;
-  for (const [key, mark] of marks) {
-    if (mark.inFlight === 0 && mark.lastAt + spacingMs <= now) {
-      pruned ??= new Map(marks);
-      pruned.delete(key);
-    }
+  constructor(private readonly spacingMs: number) {}
+
+  /** How many keys are marked. */
+  get size(): number {
+    return this.#marks.size;
   }
-  return pruned ?? marks;
+
+  /**
+   * When a start with this key may be sent: at once without a mark, never (`Infinity`: wait for the
+   * answer) while an identical start is on its way, else the spacing after the last one.
+   */
+  readyAt(key: string): number {
+    const mark = this.#marks.get(key);
+    if (mark === undefined) return Number.NEGATIVE_INFINITY;
+    return mark.inFlight > 0 ? Number.POSITIVE_INFINITY : mark.lastAt + this.spacingMs;
+  }
+
+  /** An attempt of this key was sent (`sent`) or answered (`answered`) at `now`. */
+  mark(key: string, now: number, event: 'sent' | 'answered'): void {
+    const mark = this.#marks.get(key) ?? { inFlight: 0, lastAt: now };
+    const inFlight = event === 'sent' ? mark.inFlight + 1 : Math.max(0, mark.inFlight - 1);
+    const lastAt = Math.max(mark.lastAt, now);
+    this.#marks.set(key, { inFlight, lastAt });
+    if (inFlight === 0) this.#expiries.push({ at: lastAt + this.spacingMs, key, slot: -1 });
+  }
+
+  /** When the next mark may be forgotten (a key freed), if any. */
+  nextExpiryAt(): number | undefined {
+    return this.#expiries.peek()?.at;
+  }
+
+  /** Forgets the marks whose spacing has passed with nothing on their way; returns their keys, now free. */
+  prune(now: number): string[] {
+    const freed: string[] = [];
+    for (let expiry = this.#expiries.peek(); expiry !== undefined && expiry.at <= now; expiry = this.#expiries.peek()) {
+      this.#expiries.pop();
+      // A later send or answer moved the mark on: this expiry is stale, a newer one (or none) stands.
+      const mark = this.#marks.get(expiry.key);
+      if (mark !== undefined && mark.inFlight === 0 && mark.lastAt + this.spacingMs <= now) {
+        this.#marks.delete(expiry.key);
+        freed.push(expiry.key);
+      }
+    }
+    return freed;
+  }
 }

@@ -1,35 +1,27 @@
-import { REQUEST_PRIORITIES } from '../domain/endpoints.js';
-import type { GateTicket } from '../domain/requests.js';
 import type { RequestPriority } from '../domain/endpoints.js';
+import type { GateTicket } from '../domain/requests.js';
+import { ClassQueue, queuedRequest, waitedLonger } from './class-queue.js';
+import type { QueuedRequest } from './class-queue.js';
 
 /**
- * A request waiting for the budget.
+ * The classes the budget serves, highest first: abort > start > interactive > a run's reads.
  *
  * @example
  * ```ts
- * const entry: QueuedRequest = { id: 7, ticket: { endpoint: 'status', priority: 'status', key: 'we-1' }, enqueuedAt: 0, arrival: 3, tag: 12 };
+ * FAIR_CLASSES.indexOf('interactive') < FAIR_CLASSES.indexOf('reads'); // true
  * ```
  */
-export interface QueuedRequest {
-  /** The shell's handle on the waiting promise. */
-  readonly id: number;
-  readonly ticket: GateTicket;
-  readonly enqueuedAt: number;
-  /** Arrival order: the tie-break everywhere. */
-  readonly arrival: number;
-  /** Start-time fair queueing tag within the priority class (see `fairTag`). */
-  readonly tag: number;
-}
+export const FAIR_CLASSES = ['abort', 'start', 'interactive', 'reads'] as const;
 
 /**
- * Per priority class, the tag of the last request served: the class's virtual time.
+ * One of the budget's classes.
  *
  * @example
  * ```ts
- * const clocks: VirtualTimes = { abort: 0, start: 0, status: 0, output: 0, search: 0 };
+ * const klass: FairClass = fairClassOf('output'); // 'reads'
  * ```
  */
-export type VirtualTimes = Readonly<Record<RequestPriority, number>>;
+export type FairClass = (typeof FAIR_CLASSES)[number];
 
 /**
  * The class a request shares its fair turns in. A run's status and output reads are one flow: a run
@@ -37,40 +29,48 @@ export type VirtualTimes = Readonly<Record<RequestPriority, number>>;
  * left a run waiting for its output (and so polling nothing) a minute while the others polled every
  * few seconds — and its `finished` waited on that read. Sharing one round-robin by run keeps every
  * run's cadence even.
- */
-function fairClass(priority: RequestPriority): RequestPriority {
-  return priority === 'output' ? 'status' : priority;
-}
-
-/**
- * A tag for a new request, so that within a class the budget goes round-robin by key: a key with
- * several requests waiting gets tags one apart, interleaved with the other keys', while a key's first
- * request goes behind everything already waiting (start-time fair queueing with unit costs). When every
- * key has at most one request waiting, as a polling run has, this is plain arrival order, which is
- * round-robin. Requests without a key are each a flow of their own.
  *
  * @example
  * ```ts
- * fairTag(queue, clocks, { endpoint: 'status', priority: 'status', key: 'we-1' });
+ * fairClassOf('status') === fairClassOf('output'); // true
  * ```
  */
-export function fairTag(queue: readonly QueuedRequest[], clocks: VirtualTimes, ticket: GateTicket): number {
-  const flowClass = fairClass(ticket.priority);
-  let latest = clocks[flowClass];
-  if (ticket.key !== undefined) {
-    for (const entry of queue) {
-      if (fairClass(entry.ticket.priority) === flowClass && entry.ticket.key === ticket.key) latest = Math.max(latest, entry.tag);
-    }
+export function fairClassOf(priority: RequestPriority): FairClass {
+  switch (priority) {
+    case 'abort':
+    case 'start':
+    case 'interactive':
+      return priority;
+    case 'status':
+    case 'output':
+      return 'reads';
+    default:
+      return unreachable(priority);
   }
-  return latest + 1;
 }
 
 /**
- * The choice among the requests that may go now, and the updated count of overtakings.
+ * A class that may send now, seen by its two heads.
  *
  * @example
  * ```ts
- * const { chosen, bypassed } = chooseNext(eligible, state.bypassed, limits.starvationLimit);
+ * const head: ClassHead = { klass: 'reads', next: queue.next()!, oldest: queue.oldest()! };
+ * ```
+ */
+export interface ClassHead {
+  readonly klass: FairClass;
+  /** Whose turn it is in the class. */
+  readonly next: QueuedRequest;
+  /** Who has waited longest in it. */
+  readonly oldest: QueuedRequest;
+}
+
+/**
+ * The choice among the classes that may send now, and the updated count of overtakings.
+ *
+ * @example
+ * ```ts
+ * const { chosen, bypassed } = chooseNext(heads, state.bypassed, limits.starvationLimit);
  * ```
  */
 export interface Choice {
@@ -79,65 +79,132 @@ export interface Choice {
 }
 
 /**
- * Picks the next request: strict priority (abort > start > a run's status and output reads > search),
- * then fair tag, then arrival. No starvation: `bypassed` counts consecutive sends that overtook an eligible
- * lower-priority request; once it reaches `starvationLimit`, the lower-priority request that has
- * waited longest goes instead (an abort is never held back), so lower classes keep at least
- * 1 / (starvationLimit + 1) of the budget when higher ones saturate it.
+ * Picks the next request: strict priority between classes, then the class's round-robin. No
+ * starvation: `bypassed` counts consecutive sends that overtook a request of a lower class that could
+ * have gone; once it reaches `starvationLimit`, the lower request that has waited longest goes instead
+ * (an abort is never held back), so lower classes keep at least 1 / (starvationLimit + 1) of the
+ * budget when higher ones saturate it.
  *
  * @example
  * ```ts
- * chooseNext([statusEntry, searchEntry], 9, 9).chosen; // searchEntry: it was overtaken nine times
+ * chooseNext([readsHead, interactiveHead], 9, 9).chosen; // the interactive call: it was overtaken nine times
  * ```
  */
-export function chooseNext(eligible: readonly [QueuedRequest, ...QueuedRequest[]], bypassed: number, starvationLimit: number): Choice {
-  const winner = eligible.reduce((best, entry) => (strictlyBefore(entry, best) ? entry : best));
-  const lower = eligible.filter((entry) => rank(entry) > rank(winner));
+export function chooseNext(heads: readonly [ClassHead, ...ClassHead[]], bypassed: number, starvationLimit: number): Choice {
+  const [winner, ...lower] = [...heads].sort((a, b) => FAIR_CLASSES.indexOf(a.klass) - FAIR_CLASSES.indexOf(b.klass)) as [ClassHead, ...ClassHead[]];
   const [firstLower] = lower;
-  if (firstLower === undefined) return { chosen: winner, bypassed: 0 };
-  if (winner.ticket.priority !== 'abort' && bypassed >= starvationLimit) {
-    const oldest = lower.reduce((best, entry) => (waitedLonger(entry, best) ? entry : best), firstLower);
+  if (firstLower === undefined) return { chosen: winner.next, bypassed: 0 };
+  if (winner.klass !== 'abort' && bypassed >= starvationLimit) {
+    const oldest = lower.reduce((best, head) => (waitedLonger(head.oldest, best) ? head.oldest : best), firstLower.oldest);
     return { chosen: oldest, bypassed: 0 };
   }
-  return { chosen: winner, bypassed: bypassed + 1 };
+  return { chosen: winner.next, bypassed: bypassed + 1 };
+}
+
+/** Per flow (a key within a class): the tag of its latest request and how many of its requests wait. */
+interface Flow {
+  last: number;
+  waiting: number;
 }
 
 /**
- * The virtual times after serving `entry`.
+ * Every waiting request, by id and by class. Within a class the budget goes round-robin by key
+ * (start-time fair queueing with unit costs): a key with several requests waiting gets tags one apart,
+ * interleaved with the other keys', while a key's first request goes behind everything already
+ * waiting. When every key has at most one request waiting, as a polling run has, this is plain arrival
+ * order, which is round-robin. Requests without a key are each a flow of their own. Every operation
+ * is O(log n) in the number waiting: the tag comes from the key's flow, not a scan of the queue.
  *
- * @example
- * ```ts
- * clocks = advanceVirtualTime(clocks, chosen);
- * ```
+ * A request is registered (`enqueue`) apart from being choosable (`offer`): an identical start waits
+ * in its line (start-lines.ts) until its turn, registered and counted but out of its class's heaps.
  */
-export function advanceVirtualTime(clocks: VirtualTimes, entry: QueuedRequest): VirtualTimes {
-  const flowClass = fairClass(entry.ticket.priority);
-  return { ...clocks, [flowClass]: Math.max(clocks[flowClass], entry.tag) };
+export class FairQueue {
+  readonly #classes: Readonly<Record<FairClass, ClassQueue>> = {
+    abort: new ClassQueue(),
+    start: new ClassQueue(),
+    interactive: new ClassQueue(),
+    reads: new ClassQueue(),
+  };
+  readonly #entries = new Map<number, QueuedRequest>();
+  readonly #flows = new Map<string, Flow>();
+  /** Per class, the tag of the last request served: the class's virtual time. */
+  readonly #clocks: Record<FairClass, number> = { abort: 0, start: 0, interactive: 0, reads: 0 };
+  readonly #depths: Record<RequestPriority, number> = { abort: 0, start: 0, interactive: 0, status: 0, output: 0 };
+  #arrivals = 0;
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** Requests waiting per priority. */
+  depths(): Readonly<Record<RequestPriority, number>> {
+    return { ...this.#depths };
+  }
+
+  get(id: number): QueuedRequest | undefined {
+    return this.#entries.get(id);
+  }
+
+  /** The choosable requests of one class. */
+  of(klass: FairClass): ClassQueue {
+    return this.#classes[klass];
+  }
+
+  /** Registers a request arriving at `now` with its fair tag; it is not choosable until `offer`ed. */
+  enqueue(id: number, ticket: GateTicket, now: number): QueuedRequest {
+    const klass = fairClassOf(ticket.priority);
+    let latest = this.#clocks[klass];
+    let flow: Flow | undefined;
+    if (ticket.key !== undefined) {
+      const name = flowName(klass, ticket.key);
+      flow = this.#flows.get(name);
+      if (flow === undefined) this.#flows.set(name, (flow = { last: latest, waiting: 0 }));
+      latest = Math.max(latest, flow.last);
+    }
+    const entry = queuedRequest(id, ticket, now, this.#arrivals++, latest + 1);
+    if (flow !== undefined) {
+      flow.last = entry.tag;
+      flow.waiting += 1;
+    }
+    this.#entries.set(id, entry);
+    this.#depths[ticket.priority] += 1;
+    return entry;
+  }
+
+  /** Makes a registered request choosable in its class. */
+  offer(entry: QueuedRequest): void {
+    this.#classes[fairClassOf(entry.ticket.priority)].add(entry);
+  }
+
+  /** Takes a request out of everything (it was sent, or it left); `undefined` when it is not waiting. */
+  remove(id: number): QueuedRequest | undefined {
+    const entry = this.#entries.get(id);
+    if (entry === undefined) return undefined;
+    this.#entries.delete(id);
+    const klass = fairClassOf(entry.ticket.priority);
+    this.#classes[klass].remove(entry);
+    this.#depths[entry.ticket.priority] -= 1;
+    const key = entry.ticket.key;
+    if (key !== undefined) {
+      const name = flowName(klass, key);
+      const flow = this.#flows.get(name);
+      // A flow with nothing waiting is forgotten: its next request starts at the class's virtual time.
+      if (flow !== undefined && --flow.waiting === 0) this.#flows.delete(name);
+    }
+    return entry;
+  }
+
+  /** Moves the class's virtual time past a request that was sent. */
+  served(entry: QueuedRequest): void {
+    const klass = fairClassOf(entry.ticket.priority);
+    this.#clocks[klass] = Math.max(this.#clocks[klass], entry.tag);
+  }
 }
 
-/**
- * Every class at virtual time 0.
- *
- * @example
- * ```ts
- * const clocks = initialVirtualTimes();
- * ```
- */
-export function initialVirtualTimes(): VirtualTimes {
-  return { abort: 0, start: 0, status: 0, output: 0, search: 0 };
+function flowName(klass: FairClass, key: string): string {
+  return `${klass}\u0000${key}`;
 }
 
-function rank(entry: QueuedRequest): number {
-  return REQUEST_PRIORITIES.indexOf(fairClass(entry.ticket.priority));
-}
-
-function strictlyBefore(a: QueuedRequest, b: QueuedRequest): boolean {
-  const byRank = rank(a) - rank(b);
-  if (byRank !== 0) return byRank < 0;
-  if (a.tag !== b.tag) return a.tag < b.tag;
-  return a.arrival < b.arrival;
-}
-
-function waitedLonger(a: QueuedRequest, b: QueuedRequest): boolean {
-  return a.enqueuedAt !== b.enqueuedAt ? a.enqueuedAt < b.enqueuedAt : a.arrival < b.arrival;
+function unreachable(value: never): never {
+  throw new Error(`Unexpected request priority: ${String(value)}`);
 }

@@ -16,26 +16,42 @@ export interface InFlightRequest {
 }
 
 /**
- * The in-flight requests without the one `ticket` reports on, and when that one was sent. Matched by
- * identity first (the http layer reports the ticket it acquired with), then by endpoint, priority and
- * key, oldest first; `sentAt` is `undefined` for a report nothing matches.
- *
- * @example
- * ```ts
- * const { remaining, sentAt } = settleInFlight(state.inFlight, report.ticket);
- * ```
+ * The requests in flight, grouped by what they ask (endpoint, priority, key), so that settling a
+ * report looks only at its own kind: O(1) for the usual single request per run and endpoint.
  */
-export function settleInFlight(
-  inFlight: readonly InFlightRequest[],
-  ticket: GateTicket,
-): { readonly remaining: readonly InFlightRequest[]; readonly sentAt: number | undefined } {
-  let index = inFlight.findIndex((request) => request.ticket === ticket);
-  if (index < 0) index = inFlight.findIndex((request) => sameTicket(request.ticket, ticket));
-  const settled = inFlight[index];
-  if (settled === undefined) return { remaining: inFlight, sentAt: undefined };
-  return { remaining: inFlight.filter((_, position) => position !== index), sentAt: settled.sentAt };
+export class InFlight {
+  readonly #byKind = new Map<string, InFlightRequest[]>();
+  #size = 0;
+
+  get size(): number {
+    return this.#size;
+  }
+
+  add(ticket: GateTicket, sentAt: number): void {
+    const name = kindOf(ticket);
+    const requests = this.#byKind.get(name);
+    if (requests === undefined) this.#byKind.set(name, [{ ticket, sentAt }]);
+    else requests.push({ ticket, sentAt });
+    this.#size += 1;
+  }
+
+  /**
+   * Takes out the request `ticket` reports on and says when it was sent. Matched by identity first
+   * (the http layer reports the ticket it acquired with), then by endpoint, priority and key, oldest
+   * first; `undefined` for a report nothing matches.
+   */
+  settle(ticket: GateTicket): number | undefined {
+    const name = kindOf(ticket);
+    const requests = this.#byKind.get(name);
+    if (requests === undefined) return undefined;
+    const same = requests.findIndex((request) => request.ticket === ticket);
+    const [settled] = requests.splice(same < 0 ? 0 : same, 1);
+    if (requests.length === 0) this.#byKind.delete(name);
+    this.#size -= 1;
+    return settled?.sentAt;
+  }
 }
 
-function sameTicket(a: GateTicket, b: GateTicket): boolean {
-  return a.endpoint === b.endpoint && a.priority === b.priority && a.key === b.key;
+function kindOf(ticket: GateTicket): string {
+  return `${ticket.endpoint}\u0000${ticket.priority}\u0000${ticket.key === undefined ? '-' : `=${ticket.key}`}`;
 }

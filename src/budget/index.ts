@@ -1,9 +1,9 @@
 // The request budget (DESIGN.md, "Polling and the request budget"): what the composition root and
 // the public surface need. The scheduler's pieces stay internal to this folder.
-export { createRequestBudget } from './request-budget.js';
-export type { RequestBudget } from './request-budget.js';
+export { createAccountBudget, isAccountBudget } from './account-budget.js';
+export type { AccountBudget, AccountBudgetOptions } from './account-budget.js';
 export { budgetLimits } from './limits.js';
 export type { BudgetLimits, RequestBudgetOptions } from './limits.js';
-export type { BudgetState } from './budget-state.js';
+export type { BudgetState, DayView } from './budget-state.js';
 export type { KeyCadence } from './key-cadence.js';
-export type { ServerView } from './scheduler-state.js';
+export type { ServerView } from '../domain/budget.js';

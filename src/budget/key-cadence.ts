@@ -1,76 +1,72 @@
-import type { QueuedRequest } from './fair-queue.js';
+import type { KeyCadence } from '../domain/budget.js';
 import type { GateTicket } from '../domain/requests.js';
 
-/**
- * A run's polling as the budget lets it happen: the run layer shows it and adapts to it (no point
- * asking every 200 ms when the budget grants one poll every 4 s). Counted on status polls only:
- * they are a run's cadence, while outputs follow them and starts and aborts are one-offs.
- *
- * @example
- * ```ts
- * const cadence: KeyCadence = { lastSentAt: 5_000, intervalMs: 2_000, waitMs: 150 };
- * ```
- */
-export interface KeyCadence {
-  readonly lastSentAt: number;
-  /** Time between the last two polls sent; absent after the first. */
-  readonly intervalMs?: number;
-  /** How long the last poll waited for the budget. */
-  readonly waitMs: number;
-}
+export type { KeyCadence };
 
 /**
- * Cadence per key (the execution id).
+ * Each run's polling as the budget lets it happen, per key (the execution id), with what keeps a key
+ * alive: a request of it queued or in flight. A key is forgotten once it has not polled for the idle
+ * time and has nothing queued or in flight: its run has ended or no longer needs the budget (a run
+ * whose slow output read is still on its way is not idle).
  *
- * @example
- * ```ts
- * const cadences: KeyCadences = new Map();
- * ```
+ * Incremental, so that no step scans every run: keys sit in a map in the order of their last poll
+ * (re-inserted on each), so pruning reads only the keys that have gone idle; one that is idle but busy
+ * leaves that order and is forgotten when its last request settles. The public record is rebuilt only
+ * after a change, when someone reads it.
  */
-export type KeyCadences = ReadonlyMap<string, KeyCadence>;
+export class KeyCadences {
+  readonly #cadences = new Map<string, KeyCadence>();
+  /** Keys by their last poll, oldest first; an idle key that was busy has left it. */
+  readonly #byLastPoll = new Map<string, number>();
+  readonly #busy = new Map<string, number>();
+  #record: Readonly<Record<string, KeyCadence>> | undefined;
 
-/**
- * The cadences after `entry` was sent at `now`.
- *
- * @example
- * ```ts
- * cadences = recordPoll(cadences, chosen, now);
- * ```
- */
-export function recordPoll(cadences: KeyCadences, entry: QueuedRequest, now: number): KeyCadences {
-  const key = entry.ticket.key;
-  if (entry.ticket.priority !== 'status' || key === undefined) return cadences;
-  const previous = cadences.get(key);
-  const waitMs = now - entry.enqueuedAt;
-  const cadence: KeyCadence =
-    previous === undefined ? { lastSentAt: now, waitMs } : { lastSentAt: now, intervalMs: now - previous.lastSentAt, waitMs };
-  return new Map(cadences).set(key, cadence);
-}
+  constructor(private readonly idleMs: number) {}
 
-/**
- * Forgets keys that have not polled for `idleMs` and have nothing queued or in flight: their run has
- * ended or no longer needs the budget. (A run whose slow output read is still on its way is not idle.)
- *
- * @example
- * ```ts
- * cadences = pruneCadences(cadences, [...state.queue, ...state.inFlight], now, 62_000);
- * ```
- */
-export function pruneCadences(
-  cadences: KeyCadences,
-  busy: readonly { readonly ticket: GateTicket }[],
-  now: number,
-  idleMs: number,
-): KeyCadences {
-  let pruned: Map<string, KeyCadence> | undefined;
-  let waiting: ReadonlySet<string | undefined> | undefined;
-  for (const [key, cadence] of cadences) {
-    if (cadence.lastSentAt + idleMs > now) continue;
-    waiting ??= new Set(busy.map((entry) => entry.ticket.key));
-    if (!waiting.has(key)) {
-      pruned ??= new Map(cadences);
-      pruned.delete(key);
+  /** A request of `ticket`'s key was queued or sent (`+1`), or left the queue or was answered (`−1`). */
+  busy(ticket: GateTicket, delta: 1 | -1, now: number): void {
+    const key = ticket.key;
+    if (key === undefined) return;
+    const count = (this.#busy.get(key) ?? 0) + delta;
+    if (count > 0) {
+      this.#busy.set(key, count);
+      return;
+    }
+    this.#busy.delete(key);
+    // Idle and busy when pruned: forgotten now that nothing of it is left.
+    const cadence = this.#cadences.get(key);
+    if (cadence !== undefined && !this.#byLastPoll.has(key) && cadence.lastSentAt + this.idleMs <= now) this.#forget(key);
+  }
+
+  /** A status poll of `ticket`'s key, queued at `enqueuedAt`, was sent at `now`. */
+  polled(ticket: GateTicket, enqueuedAt: number, now: number): void {
+    const key = ticket.key;
+    if (ticket.priority !== 'status' || key === undefined) return;
+    const previous = this.#cadences.get(key);
+    const waitMs = now - enqueuedAt;
+    this.#cadences.set(key, previous === undefined ? { lastSentAt: now, waitMs } : { lastSentAt: now, intervalMs: now - previous.lastSentAt, waitMs });
+    this.#byLastPoll.delete(key);
+    this.#byLastPoll.set(key, now);
+    this.#record = undefined;
+  }
+
+  /** Forgets the keys idle for `idleMs` with nothing queued or in flight. */
+  prune(now: number): void {
+    for (const [key, lastSentAt] of this.#byLastPoll) {
+      if (lastSentAt + this.idleMs > now) return;
+      this.#byLastPoll.delete(key);
+      if (!this.#busy.has(key)) this.#forget(key);
     }
   }
-  return pruned ?? cadences;
+
+  /** Every key's cadence, as plain data. */
+  record(): Readonly<Record<string, KeyCadence>> {
+    this.#record ??= Object.fromEntries(this.#cadences);
+    return this.#record;
+  }
+
+  #forget(key: string): void {
+    this.#cadences.delete(key);
+    this.#record = undefined;
+  }
 }

@@ -5,7 +5,8 @@ import { nonNegative as finiteNonNegative, positiveInteger as wholePositive } fr
 export type { RequestBudgetOptions };
 
 /**
- * The numbers the scheduler works with, derived once from the options.
+ * The numbers the scheduler works with, derived from the options (and lowered by the service's own
+ * limits when its headers name lower ones, see `budgetLimits`).
  *
  * @example
  * ```ts
@@ -23,9 +24,18 @@ export interface BudgetLimits {
   /** Our windows: the service's plus the latency allowance. */
   readonly minuteWindowMs: number;
   readonly dayWindowMs: number;
-  /** What we allow ourselves per window: the limit minus the safety margin, at least 1. */
+  /** What paced requests may send per minute: the limit minus the safety margin, at least 1. */
   readonly usablePerMinute: number;
+  /** What polls and interactive calls may send per day: the limit minus the reserve, at least 1. */
   readonly usablePerDay: number;
+  /** Kept for aborts and starts out of each day. */
+  readonly dayReserve: number;
+  /** Where starts stop within a day: the first half of the reserve is theirs, the rest stays for aborts. */
+  readonly startsPerDay: number;
+  /** The day bucket's capacity: what sporadic use may spend at the minute's pace (day-pacing.ts). */
+  readonly dayBurst: number;
+  /** The day bucket's refill: one token per this many ms, so that no day window holds more than `usablePerDay`. */
+  readonly dayRefillMs: number;
   readonly burst: number;
   /** Steady spacing between sends (see `budgetLimits`). */
   readonly pacingIntervalMs: number;
@@ -33,11 +43,26 @@ export interface BudgetLimits {
   readonly starvationLimit: number;
 }
 
+/**
+ * The service's own limits, from its `X-RateLimit-Limit-RPM` / `-Daily` headers (PROTOCOL §2.1).
+ *
+ * @example
+ * ```ts
+ * const server: ServerLimits = { perMinute: 60 };
+ * ```
+ */
+export interface ServerLimits {
+  readonly perMinute?: number;
+  readonly perDay?: number;
+}
+
 const MINUTE_MS = 60_000; // PROTOCOL §2.1: a fixed window of one minute
 const DAY_MS = 86_400_000; // PROTOCOL §2.1: a fixed window of one day
 
 /**
- * Derives the scheduler's numbers from the options, validating them (an `InvalidArgumentError` names the bad one).
+ * Derives the scheduler's numbers from the options, validating them (an `InvalidArgumentError` names
+ * the bad one). Where the service's headers name a lower limit than configured (`server`), that one is
+ * used: the account's limit is the service's to say.
  *
  * Pacing (a GCRA, i.e. a token bucket of `burst` tokens): a send is allowed once `now >= tat − (burst − 1) × T`,
  * and each send moves `tat` (the theoretical arrival time) to `max(tat, now) + T`. So send k+1 comes at
@@ -52,19 +77,31 @@ const DAY_MS = 86_400_000; // PROTOCOL §2.1: a fixed window of one day
  * saturated (1.47/s against the ideal 1.67/s), at most 95 in any 62 s — 5 below the service's 100.
  * Under the limit a request waits for nothing: the bucket holds `burst` sends.
  *
+ * The day: of 10,000, a reserve of 5% (500) is kept for aborts and starts; polls and interactive calls
+ * stop at 9,500, starts at 9,750, aborts at 10,000 — in any window of a day and the latency allowance,
+ * wherever the service's window starts. The day's own bucket (day-pacing.ts) holds a tenth of the
+ * 9,500 and refills one token per W / (9,500 − 950 + 1) ≈ 10.1 s, by the same argument as the minute's.
+ *
  * @example
  * ```ts
  * budgetLimits({ requestsPerMinute: 30 }).usablePerMinute; // 29 (30 − ⌊30 × 0.05⌋)
+ * budgetLimits({}, { perMinute: 60 }).perMinute; // 60: the service says less than the default 100
  * ```
  */
-export function budgetLimits(options: RequestBudgetOptions = {}): BudgetLimits {
-  const perMinute = positiveInteger('requestsPerMinute', options.requestsPerMinute ?? DEFAULTS.budget.requestsPerMinute);
-  const perDay = positiveInteger('requestsPerDay', options.requestsPerDay ?? DEFAULTS.budget.requestsPerDay);
-  const safetyMargin = options.safetyMargin ?? DEFAULTS.budget.safetyMargin;
-  if (!(safetyMargin >= 0 && safetyMargin < 1)) throw new InvalidArgumentError('budget.safetyMargin', `must be in [0, 1), got ${safetyMargin}`);
+export function budgetLimits(options: RequestBudgetOptions = {}, server: ServerLimits = {}): BudgetLimits {
+  const configuredPerMinute = positiveInteger('requestsPerMinute', options.requestsPerMinute ?? DEFAULTS.budget.requestsPerMinute);
+  const configuredPerDay = positiveInteger('requestsPerDay', options.requestsPerDay ?? DEFAULTS.budget.requestsPerDay);
+  const perMinute = Math.min(configuredPerMinute, server.perMinute ?? Number.POSITIVE_INFINITY);
+  const perDay = Math.min(configuredPerDay, server.perDay ?? Number.POSITIVE_INFINITY);
+  const safetyMargin = share('safetyMargin', options.safetyMargin ?? DEFAULTS.budget.safetyMargin);
+  const dayReserveShare = share('dayReserve', options.dayReserve ?? DEFAULTS.budget.dayReserve);
+  const dayBurstShare = share('dayBurst', options.dayBurst ?? DEFAULTS.budget.dayBurst);
   const latencyAllowanceMs = nonNegative('latencyAllowanceMs', options.latencyAllowanceMs ?? DEFAULTS.budget.latencyAllowanceMs);
   const usablePerMinute = Math.max(1, perMinute - Math.floor(perMinute * safetyMargin));
-  const usablePerDay = Math.max(1, perDay - Math.floor(perDay * safetyMargin));
+  const usablePerDay = Math.max(1, perDay - Math.floor(perDay * dayReserveShare));
+  const dayReserve = perDay - usablePerDay;
+  const dayBurst = Math.max(1, Math.floor(usablePerDay * dayBurstShare));
+  const dayWindowMs = DAY_MS + latencyAllowanceMs;
   const burst = Math.min(positiveInteger('burst', options.burst ?? DEFAULTS.budget.burst), usablePerMinute);
   const minuteWindowMs = MINUTE_MS + latencyAllowanceMs;
   return {
@@ -73,9 +110,13 @@ export function budgetLimits(options: RequestBudgetOptions = {}): BudgetLimits {
     serviceMinuteMs: MINUTE_MS,
     serviceDayMs: DAY_MS,
     minuteWindowMs,
-    dayWindowMs: DAY_MS + latencyAllowanceMs,
+    dayWindowMs,
     usablePerMinute,
     usablePerDay,
+    dayReserve,
+    startsPerDay: perDay - Math.ceil(dayReserve / 2),
+    dayBurst,
+    dayRefillMs: dayWindowMs / (usablePerDay - dayBurst + 1),
     burst,
     pacingIntervalMs: Math.ceil(minuteWindowMs / (usablePerMinute - burst + 1)),
     duplicateStartSpacingMs: nonNegative('duplicateStartSpacingMs', options.duplicateStartSpacingMs ?? DEFAULTS.budget.duplicateStartSpacingMs),
@@ -90,4 +131,9 @@ function positiveInteger(name: string, value: number): number {
 
 function nonNegative(name: string, value: number): number {
   return finiteNonNegative(`budget.${name}`, value);
+}
+
+function share(name: string, value: number): number {
+  if (!(value >= 0 && value < 1)) throw new InvalidArgumentError(`budget.${name}`, `must be in [0, 1), got ${value}`);
+  return value;
 }

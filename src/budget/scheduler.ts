@@ -1,13 +1,13 @@
+import type { RequestBudgetOptions } from '../domain/options.js';
 import type { GateReport, GateTicket } from '../domain/requests.js';
-import { markStart, pruneStartMarks, startReadyAt } from './duplicate-starts.js';
-import { advanceVirtualTime, chooseNext, fairTag } from './fair-queue.js';
-import type { QueuedRequest } from './fair-queue.js';
+import { AccountState } from './account-state.js';
+import type { QueuedRequest } from './class-queue.js';
+import { identicalStartKey } from './duplicate-starts.js';
+import { chooseNext, FAIR_CLASSES, fairClassOf, FairQueue } from './fair-queue.js';
+import type { ClassHead, FairClass } from './fair-queue.js';
 import { followServer } from './follow-server.js';
-import { pruneCadences, recordPoll } from './key-cadence.js';
-import { pacerAfterSend, pacerReadyAt } from './pacing.js';
-import type { SchedulerState } from './scheduler-state.js';
-import { logReadyAt, logSend, pruneSendLog } from './send-log.js';
-import { capAbortReadyAt, capAfterSend, capReadyAt } from './server-cap.js';
+import { KeyCadences } from './key-cadence.js';
+import { StartLines } from './start-lines.js';
 
 /**
  * What can happen to the budget. `id`s are the shell's handles on waiting requests.
@@ -25,149 +25,200 @@ export type SchedulerEvent =
   | { readonly type: 'wake' };
 
 /**
- * The outcome of one step: the next state, the requests to let through now (in order), and when to
- * step again if nothing else happens (`undefined`: only an event can change anything, so no timer).
+ * A start the day can no longer take, refused rather than kept waiting for hours.
  *
  * @example
  * ```ts
- * const { state: next, released, wakeAt } = step(state, { type: 'wake' }, now);
+ * const refusal: Refusal = { id: 4, resetAt: 86_402_000 };
+ * ```
+ */
+export interface Refusal {
+  readonly id: number;
+  /** When the day can take a start again, at the latest. */
+  readonly resetAt: number;
+}
+
+/**
+ * The outcome of one step: the requests to let through now (in order), the starts refused, and when
+ * to step again if nothing else happens (`undefined`: only an event can change anything, so no timer).
+ *
+ * @example
+ * ```ts
+ * const { released, refused, wakeAt } = core.step({ type: 'wake' }, now);
  * ```
  */
 export interface SchedulerStep {
-  readonly state: SchedulerState;
   readonly released: readonly number[];
+  readonly refused: readonly Refusal[];
   readonly wakeAt: number | undefined;
 }
 
 /**
- * The budget's pure state machine: applies `event` at time `now`, then lets through every waiting
- * request that may go now, highest priority first (see `chooseNext`).
- *
- * @example
- * ```ts
- * let state = initialSchedulerState(budgetLimits());
- * const result = step(state, { type: 'enqueue', id: 1, ticket }, 0);
- * result.released; // [1]: under the limit a request goes at once
- * ```
+ * The budget's state machine: the waiting requests (a fair queue per class, identical starts in line)
+ * and the account they draw on. `step` applies one event at time `now`, then lets through every
+ * waiting request that may go, highest class first (see `chooseNext`). Mutable so that every step
+ * costs O(log n) in the number waiting — each request is enqueued, chosen or dropped once, through
+ * heaps and maps — where a copy of the state per step cost O(n) and a scan per send O(n²) in all. The
+ * decisions themselves (pacing, caps, the day, the choice between classes) are pure functions.
  */
-export function step(state: SchedulerState, event: SchedulerEvent, now: number): SchedulerStep {
-  return drain(apply(prune(state, now), event, now), now);
-}
+export class BudgetCore {
+  readonly account: AccountState;
+  readonly queue = new FairQueue();
+  readonly cadences: KeyCadences;
+  readonly #lines = new StartLines();
+  /** Consecutive sends that overtook a waiting lower-class request (see `chooseNext`). */
+  #bypassed = 0;
 
-function apply(state: SchedulerState, event: SchedulerEvent, now: number): SchedulerState {
-  switch (event.type) {
-    case 'enqueue': {
-      const tag = fairTag(state.queue, state.clocks, event.ticket);
-      const entry: QueuedRequest = { id: event.id, ticket: event.ticket, enqueuedAt: now, arrival: state.arrivals, tag };
-      return { ...state, queue: [...state.queue, entry], arrivals: state.arrivals + 1 };
-    }
-    case 'cancel':
-      // Cancellation as data: the entry leaves the queue and frees nothing else.
-      return { ...state, queue: state.queue.filter((entry) => entry.id !== event.id) };
-    case 'report':
-      return followServer(state, event.report, now);
-    case 'wake':
-      return state;
-    default:
-      return unreachable(event);
+  constructor(options: RequestBudgetOptions = {}) {
+    this.account = new AccountState(options);
+    this.cadences = new KeyCadences(this.account.limits.minuteWindowMs);
   }
-}
 
-function drain(initial: SchedulerState, now: number): SchedulerStep {
-  let state = initial;
-  const released: number[] = [];
-  for (;;) {
-    const readyAt = budgetReadyAt(state, now);
-    const abortsReadyAt = abortReadyAt(state, now);
-    const eligible: QueuedRequest[] = [];
-    let wakeAt = Number.POSITIVE_INFINITY;
-    for (const entry of state.queue) {
-      const entryReadyAt =
-        entry.ticket.priority === 'abort' ? abortsReadyAt : Math.max(readyAt, startReadyAt(state.starts, entry.ticket, state.limits.duplicateStartSpacingMs));
-      if (entryReadyAt <= now) eligible.push(entry);
-      else wakeAt = Math.min(wakeAt, entryReadyAt);
-    }
-    const [first, ...rest] = eligible;
-    if (first === undefined) return { state, released, wakeAt: Number.isFinite(wakeAt) ? wakeAt : undefined };
-    const { chosen, bypassed } = chooseNext([first, ...rest], state.bypassed, state.limits.starvationLimit);
-    state = send({ ...state, bypassed }, chosen, now);
-    released.push(chosen.id);
+  /**
+   * Applies `event` at `now` and lets through what may go.
+   *
+   * @example
+   * ```ts
+   * const core = new BudgetCore();
+   * core.step({ type: 'enqueue', id: 1, ticket }, 0).released; // [1]: under the limit a request goes at once
+   * ```
+   */
+  step(event: SchedulerEvent, now: number): SchedulerStep {
+    const refused: Refusal[] = [];
+    this.#prune(now);
+    this.#apply(event, now, refused);
+    // An answer may free an identical start's key at once (a spacing of 0).
+    this.#offerFreed(this.account.starts.prune(now));
+    return this.#drain(now, refused);
   }
-}
 
-/**
- * When the budget as a whole lets the next request go: every limit must agree. A single request may
- * wait longer (an identical start, see `startReadyAt`).
- *
- * @example
- * ```ts
- * budgetReadyAt(state, now) <= now; // a request could go right now
- * ```
- */
-export function budgetReadyAt(state: SchedulerState, now: number): number {
-  const { limits } = state;
-  return Math.max(
-    pacerReadyAt(state.pacer, limits),
-    state.pausedUntil,
-    capReadyAt(state.minuteCap, now),
-    capReadyAt(state.dayCap, now),
-    // The pacer bounds every minute-long window of paced sends; aborts are not paced (`abortReadyAt`),
-    // so every window is also bounded by counting, and so is the day (PROTOCOL §2.1).
-    logReadyAt(state.sends, limits.usablePerMinute, limits.minuteWindowMs),
-    logReadyAt(state.sends, limits.usablePerDay, limits.dayWindowMs),
-  );
-}
+  #apply(event: SchedulerEvent, now: number, refused: Refusal[]): void {
+    switch (event.type) {
+      case 'enqueue': {
+        // A start the day cannot take fails at once instead of waiting hours for the window.
+        const refusedUntil = fairClassOf(event.ticket.priority) === 'start' ? this.account.startRefusedUntil(now) : undefined;
+        if (refusedUntil !== undefined) {
+          refused.push({ id: event.id, resetAt: refusedUntil });
+          return;
+        }
+        const entry = this.queue.enqueue(event.id, event.ticket, now);
+        this.cadences.busy(event.ticket, 1, now);
+        const key = identicalStartKey(event.ticket);
+        if (key === undefined || (this.#lines.join(key, entry) && this.#free(key, now))) this.queue.offer(entry);
+        return;
+      }
+      case 'cancel': {
+        // Cancellation as data: the entry leaves the queue and frees nothing else.
+        const entry = this.queue.get(event.id);
+        if (entry !== undefined) this.#leave(entry, now);
+        return;
+      }
+      case 'report':
+        if (followServer(this.account, event.report, now)) this.cadences.busy(event.report.ticket, -1, now);
+        return;
+      case 'wake':
+        return;
+      default:
+        unreachable(event);
+    }
+  }
 
-/**
- * When an abort may go. An execution left running spends the account's credits, so an abort takes the
- * fastest rate the service's count allows rather than the pacer's smooth one: no more than the
- * service's own limit in any of our windows (the safety margin is the reserve aborts may use), not
- * before a 429's pause ends, and ahead of a server cap's spread while that count is above zero
- * (`capAbortReadyAt`). So a mass abort drains at up to the full limit per window instead of one per
- * pacing interval.
- *
- * @example
- * ```ts
- * abortReadyAt(state, now) <= budgetReadyAt(state, now); // an abort never waits longer than a poll
- * ```
- */
-export function abortReadyAt(state: SchedulerState, now: number): number {
-  const { limits } = state;
-  return Math.max(
-    state.pausedUntil,
-    capAbortReadyAt(state.minuteCap, now),
-    capAbortReadyAt(state.dayCap, now),
-    logReadyAt(state.sends, limits.perMinute, limits.minuteWindowMs),
-    logReadyAt(state.sends, limits.perDay, limits.dayWindowMs),
-  );
-}
+  #drain(now: number, refused: Refusal[]): SchedulerStep {
+    const released: number[] = [];
+    for (;;) {
+      this.#refuseStarts(now, refused);
+      const heads: ClassHead[] = [];
+      let wakeAt = Number.POSITIVE_INFINITY;
+      for (const klass of FAIR_CLASSES) {
+        const head = this.#head(klass, now);
+        if (head === undefined) continue;
+        const readyAt = this.account.readyAt(klass, now);
+        if (readyAt <= now) heads.push(head);
+        else wakeAt = Math.min(wakeAt, readyAt);
+      }
+      const [first, ...rest] = heads;
+      if (first === undefined) {
+        // Identical starts waiting in line go when their key's spacing has passed.
+        const expiry = this.queue.size > 0 ? (this.account.starts.nextExpiryAt() ?? Number.POSITIVE_INFINITY) : Number.POSITIVE_INFINITY;
+        wakeAt = Math.min(wakeAt, expiry);
+        return { released, refused, wakeAt: Number.isFinite(wakeAt) ? wakeAt : undefined };
+      }
+      const { chosen, bypassed } = chooseNext([first, ...rest], this.#bypassed, this.account.limits.starvationLimit);
+      this.#bypassed = bypassed;
+      this.#send(chosen, now);
+      released.push(chosen.id);
+    }
+  }
 
-function send(state: SchedulerState, entry: QueuedRequest, now: number): SchedulerState {
-  return {
-    ...state,
-    queue: state.queue.filter((queued) => queued !== entry),
-    clocks: advanceVirtualTime(state.clocks, entry),
-    pacer: pacerAfterSend(state.pacer, now, state.limits),
-    sends: logSend(state.sends, now),
-    lastSendAt: now,
-    inFlight: [...state.inFlight, { ticket: entry.ticket, sentAt: now }],
-    minuteCap: capAfterSend(state.minuteCap, now),
-    dayCap: capAfterSend(state.dayCap, now),
-    starts: markStart(state.starts, entry.ticket, now, 'sent'),
-    cadences: recordPoll(state.cadences, entry, now),
-  };
-}
+  /** While the day cannot take a start, every start that could be chosen is refused. */
+  #refuseStarts(now: number, refused: Refusal[]): void {
+    const starts = this.queue.of('start');
+    if (starts.size === 0) return;
+    const resetAt = this.account.startRefusedUntil(now);
+    if (resetAt === undefined) return;
+    for (let entry = starts.next(); entry !== undefined; entry = starts.next()) {
+      this.#leave(entry, now);
+      refused.push({ id: entry.id, resetAt });
+    }
+  }
 
-function prune(state: SchedulerState, now: number): SchedulerState {
-  const { limits } = state;
-  return {
-    ...state,
-    sends: pruneSendLog(state.sends, now, limits.dayWindowMs),
-    minuteCap: state.minuteCap !== undefined && now >= state.minuteCap.until ? undefined : state.minuteCap,
-    dayCap: state.dayCap !== undefined && now >= state.dayCap.until ? undefined : state.dayCap,
-    starts: pruneStartMarks(state.starts, now, limits.duplicateStartSpacingMs),
-    cadences: pruneCadences(state.cadences, [...state.queue, ...state.inFlight], now, limits.minuteWindowMs),
-  };
+  /**
+   * The class's two heads, once neither is an identical start whose key is held: such a start leaves
+   * the heaps (it stays first in its line) until its key is free. That only happens when a start's
+   * answer came without this budget having sent it; otherwise only free keys are offered.
+   */
+  #head(klass: FairClass, now: number): ClassHead | undefined {
+    const queue = this.queue.of(klass);
+    for (;;) {
+      const next = queue.next();
+      const oldest = queue.oldest();
+      if (next === undefined || oldest === undefined) return undefined;
+      const held = this.#free(identicalStartKey(next.ticket), now) ? (this.#free(identicalStartKey(oldest.ticket), now) ? undefined : oldest) : next;
+      if (held === undefined) return { klass, next, oldest };
+      queue.remove(held);
+    }
+  }
+
+  #send(entry: QueuedRequest, now: number): void {
+    const { ticket } = entry;
+    this.account.sent(ticket, now);
+    this.queue.served(entry);
+    this.#dequeue(entry, now);
+    this.cadences.polled(ticket, entry.enqueuedAt, now);
+  }
+
+  /** A waiting request leaves without being sent: nothing of it is on its way. */
+  #leave(entry: QueuedRequest, now: number): void {
+    this.#dequeue(entry, now);
+    this.cadences.busy(entry.ticket, -1, now);
+  }
+
+  /** Takes `entry` out of the queue; when it was first in its identical starts' line, offers the next if its key is free. */
+  #dequeue(entry: QueuedRequest, now: number): void {
+    this.queue.remove(entry.id);
+    const key = identicalStartKey(entry.ticket);
+    if (key === undefined) return;
+    const next = this.#lines.leave(key, entry);
+    if (next !== undefined && this.#free(key, now)) this.queue.offer(next);
+  }
+
+  #prune(now: number): void {
+    this.#offerFreed(this.account.prune(now));
+    this.cadences.prune(now);
+  }
+
+  /** The first identical start in line of each key now free becomes choosable. */
+  #offerFreed(keys: readonly string[]): void {
+    for (const key of keys) {
+      const first = this.#lines.first(key);
+      if (first !== undefined && first.turnSlot < 0) this.queue.offer(first);
+    }
+  }
+
+  /** Whether an identical start of `key` may go now (any other request: always). */
+  #free(key: string | undefined, now: number): boolean {
+    return key === undefined || this.account.starts.readyAt(key) <= now;
+  }
 }
 
 function unreachable(value: never): never {

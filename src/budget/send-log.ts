@@ -1,74 +1,74 @@
 /**
- * The times of our recent sends, oldest first: the day's count (which the pacer does not bound) and
- * the "used in this window" figure for UIs come from it.
- *
- * @example
- * ```ts
- * const log = logSend(pruneSendLog(previous, now, limits.dayWindowMs), now);
- * ```
+ * The times of our recent sends, oldest first, in a ring buffer: the day's count (which the pacer
+ * does not bound), the k-th latest send (when a window can hold one more) and the "used in this
+ * window" figures come from it. Appending and pruning are O(1) amortised, the k-th latest O(1), a
+ * count since any time O(log n) by binary search. It holds at most a day of sends.
  */
-export type SendLog = readonly number[];
+export class SendLog {
+  #ring = new Float64Array(64);
+  #start = 0;
+  #length = 0;
 
-/**
- * Drops sends older than `windowMs`: they can no longer share a window with a future send.
- *
- * @example
- * ```ts
- * pruneSendLog([0, 10, 20], 25, 10); // [20]
- * ```
- */
-export function pruneSendLog(log: SendLog, now: number, windowMs: number): SendLog {
-  const first = firstWithin(log, now, windowMs);
-  return first === 0 ? log : log.slice(first);
-}
-
-/**
- * The log with a send at `now` appended.
- *
- * @example
- * ```ts
- * logSend([1, 2], 3); // [1, 2, 3]
- * ```
- */
-export function logSend(log: SendLog, now: number): SendLog {
-  return [...log, now];
-}
-
-/**
- * How many sends happened in the `windowMs` before `now` (`now − windowMs` excluded).
- *
- * @example
- * ```ts
- * sendsWithin([0, 10, 20], 25, 10); // 1
- * ```
- */
-export function sendsWithin(log: SendLog, now: number, windowMs: number): number {
-  return log.length - firstWithin(log, now, windowMs);
-}
-
-/**
- * When a window of `windowMs` ending at the next send can hold it without exceeding `limit`: once
- * the `limit`-th most recent send has left the window.
- *
- * @example
- * ```ts
- * logReadyAt([0, 10, 20], 2, 100); // 110: the send at 10 must leave the window first
- * ```
- */
-export function logReadyAt(log: SendLog, limit: number, windowMs: number): number {
-  const blocking = log[log.length - limit];
-  return blocking === undefined ? Number.NEGATIVE_INFINITY : blocking + windowMs;
-}
-
-/** Index of the first send after `now − windowMs` (binary search: the log can hold a day of sends). */
-function firstWithin(log: SendLog, now: number, windowMs: number): number {
-  const after = now - windowMs;
-  let low = 0;
-  let high = log.length;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if ((log[middle] ?? Number.POSITIVE_INFINITY) <= after) low = middle + 1;
-    else high = middle;
+  /** How many sends it holds. */
+  get length(): number {
+    return this.#length;
   }
-  return low;
+
+  /** Appends a send at `at` (never earlier than the last: the budget's clock does not step back). */
+  push(at: number): void {
+    if (this.#length === this.#ring.length) this.#grow();
+    this.#ring[(this.#start + this.#length) % this.#ring.length] = at;
+    this.#length += 1;
+  }
+
+  /** Drops sends older than `windowMs` before `now`: they can no longer share a window with a future send. */
+  prune(now: number, windowMs: number): void {
+    const after = now - windowMs;
+    while (this.#length > 0 && this.#at(0) <= after) {
+      this.#start = (this.#start + 1) % this.#ring.length;
+      this.#length -= 1;
+    }
+  }
+
+  /** How many sends happened in the `windowMs` before `now` (`now − windowMs` excluded). */
+  within(now: number, windowMs: number): number {
+    return this.#length - this.#firstAfter(now - windowMs);
+  }
+
+  /** The time of the `k`-th latest send (1 is the latest), if there were that many. */
+  latest(k: number): number | undefined {
+    return k >= 1 && k <= this.#length ? this.#at(this.#length - k) : undefined;
+  }
+
+  /**
+   * When a window of `windowMs` ending at the next send can hold it without exceeding `limit`: once
+   * the `limit`-th latest send has left the window.
+   */
+  readyAt(limit: number, windowMs: number): number {
+    const blocking = this.latest(limit);
+    return blocking === undefined ? Number.NEGATIVE_INFINITY : blocking + windowMs;
+  }
+
+  #at(index: number): number {
+    return this.#ring[(this.#start + index) % this.#ring.length] ?? Number.NaN;
+  }
+
+  /** Index of the first send after `after` (binary search: the log can hold a day of sends). */
+  #firstAfter(after: number): number {
+    let low = 0;
+    let high = this.#length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (this.#at(middle) <= after) low = middle + 1;
+      else high = middle;
+    }
+    return low;
+  }
+
+  #grow(): void {
+    const bigger = new Float64Array(this.#ring.length * 2);
+    for (let index = 0; index < this.#length; index++) bigger[index] = this.#at(index);
+    this.#ring = bigger;
+    this.#start = 0;
+  }
 }

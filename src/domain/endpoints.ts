@@ -5,14 +5,16 @@
  */
 
 /**
- * Request priorities, highest first (DESIGN.md: abort > start > a run's reads > the rest).
+ * Request priorities, highest first (DESIGN.md: abort > start > interactive > a run's reads). A run's
+ * status and output reads are one class in the budget, shared fairly among runs; `interactive` is for
+ * calls a person waits on (detail, upload, copilot, search).
  *
  * @example
  * ```ts
- * REQUEST_PRIORITIES.indexOf('abort') < REQUEST_PRIORITIES.indexOf('search'); // true
+ * REQUEST_PRIORITIES.indexOf('interactive') < REQUEST_PRIORITIES.indexOf('status'); // true
  * ```
  */
-export const REQUEST_PRIORITIES = ['abort', 'start', 'status', 'output', 'search'] as const;
+export const REQUEST_PRIORITIES = ['abort', 'start', 'interactive', 'status', 'output'] as const;
 
 /**
  * One of the request priorities, highest first in {@link REQUEST_PRIORITIES}.
@@ -23,6 +25,21 @@ export const REQUEST_PRIORITIES = ['abort', 'start', 'status', 'output', 'search
  * ```
  */
 export type RequestPriority = (typeof REQUEST_PRIORITIES)[number];
+
+/**
+ * The classes a caller may give a plain call (`CallOptions.priority`): `interactive`, a person waits
+ * on it; `status`, it may wait its turn among the runs' reads. Abort and start are not offered: they
+ * may use the day's reserve and an abort skips the pacing, which only those endpoints earn.
+ *
+ * @example
+ * ```ts
+ * await client.executions.status(executionId, { priority: 'interactive' });
+ * ```
+ */
+export type CallPriority = (typeof CALL_PRIORITIES)[number];
+
+/** Every {@link CallPriority}, highest first. */
+export const CALL_PRIORITIES = ['interactive', 'status'] as const satisfies readonly RequestPriority[];
 
 /** What the client must know of one endpoint. */
 interface EndpointTraits {
@@ -44,14 +61,15 @@ export const ENDPOINTS = {
   abort: { method: 'post', priority: 'abort', repeatable: true },
   status: { method: 'get', priority: 'status', repeatable: true },
   output: { method: 'get', priority: 'output', repeatable: true },
-  search: { method: 'get', priority: 'search', repeatable: true },
-  detail: { method: 'get', priority: 'search', repeatable: true },
+  // A person waits on these: they go ahead of the runs' polls (DESIGN.md).
+  search: { method: 'get', priority: 'interactive', repeatable: true },
+  detail: { method: 'get', priority: 'interactive', repeatable: true },
   // Uploads are content-addressed: the same bytes give the same key again (PROTOCOL §5.6). Up to 10
   // files of 50 MiB each per request (§2.3) need more than the common timeout.
-  upload: { method: 'post', priority: 'search', repeatable: true, timeoutMs: 120_000 },
+  upload: { method: 'post', priority: 'interactive', repeatable: true, timeoutMs: 120_000 },
   // Generation creates a workflow even when it then fails (PROTOCOL §5.3): a retry would create
   // another. It blocks up to 300 s (§2.4); 30 s more covers the transfer.
-  copilot: { method: 'post', priority: 'search', repeatable: false, timeoutMs: 330_000 },
+  copilot: { method: 'post', priority: 'interactive', repeatable: false, timeoutMs: 330_000 },
 } as const satisfies Readonly<Record<string, EndpointTraits>>;
 
 /**

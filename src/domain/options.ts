@@ -1,4 +1,5 @@
 import type { SchedulerLike } from 'rxjs';
+import type { AccountBudget } from './budget.js';
 import type { Endpoint } from './endpoints.js';
 import type { Logger } from './model.js';
 
@@ -57,8 +58,8 @@ export interface PollInterval {
 }
 
 /**
- * How a client's request budget is configured. Every field is optional; the defaults fit the service's
- * account limits (PROTOCOL §2.1). `createClient` takes `budget: { requestsPerMinute } | false`.
+ * How a request budget is configured. Every field is optional; the defaults fit the service's
+ * account limits (PROTOCOL §2.1). `createClient` takes `budget: { requestsPerMinute } | AccountBudget | false`.
  *
  * @example
  * ```ts
@@ -71,10 +72,24 @@ export interface RequestBudgetOptions {
   /** The account's limit per day (PROTOCOL §2.1). Default 10,000. */
   readonly requestsPerDay?: number;
   /**
-   * Share of each limit never used, for what the budget cannot see coming (another process starting
-   * up, requests of ours that reach the service out of order). Default 0.05: 95 of 100 per minute.
+   * Share of the minute's limit never used, for what the budget cannot see coming (another process
+   * starting up, requests of ours that reach the service out of order); aborts may use it. Default
+   * 0.05: 95 of 100 per minute.
    */
   readonly safetyMargin?: number;
+  /**
+   * Share of the day kept for aborts and starts: polls and interactive calls never take it, so a
+   * service that has spent its day can still start a run and always abort one. Starts may take its
+   * first half, aborts all of it. Default 0.05: 500 of 10,000.
+   */
+  readonly dayReserve?: number;
+  /**
+   * Share of the usable day that sporadic use may spend at the minute's pace before the day paces it:
+   * the capacity of the day's bucket. The larger, the longer a busy spell runs at full speed, and the
+   * lower the pace sustained use settles at (the usable day less this share, per day). Default 0.1:
+   * 950 requests, then about 5.9 a minute.
+   */
+  readonly dayBurst?: number;
   /** How many requests may leave back to back after a quiet spell. Default 5. */
   readonly burst?: number;
   /**
@@ -92,6 +107,22 @@ export interface RequestBudgetOptions {
    * goes next. Default 9: lower priorities keep at least a tenth of the budget.
    */
   readonly starvationLimit?: number;
+}
+
+/**
+ * Options of `createAccountBudget`: the budget's numbers, and its clock.
+ *
+ * @example
+ * ```ts
+ * const budget = createAccountBudget({ requestsPerMinute: 100, scheduler: emulator.scheduler });
+ * ```
+ */
+export interface AccountBudgetOptions extends RequestBudgetOptions {
+  /**
+   * The budget's clock and timers (RxJS). Default real time. Give it the scheduler its clients use:
+   * the account's windows are timed by this clock, whatever theirs.
+   */
+  readonly scheduler?: SchedulerLike;
 }
 
 /**
@@ -130,10 +161,11 @@ export interface ClientOptions {
   readonly polling?: PollInterval;
   /**
    * The request budget every request of this client passes through: default 100 requests per minute
-   * and 10,000 per day, the service's account limits (PROTOCOL §2.1). `false` sends requests as soon
-   * as they are made.
+   * and 10,000 per day, the service's account limits (PROTOCOL §2.1). An {@link AccountBudget}
+   * (`createAccountBudget()`) is shared with every other client given it: one count for the account.
+   * `false` sends requests as soon as they are made.
    */
-  readonly budget?: RequestBudgetOptions | false;
+  readonly budget?: RequestBudgetOptions | AccountBudget | false;
   /**
    * The client's only clock and timers (RxJS): poll cadence, budget windows and pacing, retry waits,
    * request and run deadlines. Default real time (`asyncScheduler`). Give it `emulator.scheduler` to
@@ -161,6 +193,8 @@ export const DEFAULTS = {
     requestsPerMinute: 100,
     requestsPerDay: 10_000,
     safetyMargin: 0.05,
+    dayReserve: 0.05,
+    dayBurst: 0.1,
     burst: 5,
     latencyAllowanceMs: 2_000,
     duplicateStartSpacingMs: 1_100,

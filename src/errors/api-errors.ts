@@ -181,22 +181,41 @@ export class PayloadTooLargeError extends ApiError {
 }
 
 /**
- * 429: the account's rate limit (100/min, 10,000/day, PROTOCOL §2.1) or the IP throttler (§1.3).
- * `rateLimit` holds the `X-RateLimit-*` counters and `Retry-After` when the answer carried them.
+ * The account's window a rate limit concerns (PROTOCOL §2.1).
  *
  * @example
  * ```ts
- * if (isRateLimitError(e)) console.log(e.rateLimit.remainingPerDay, e.rateLimit.retryAfterMs);
+ * const scope: RateLimitScope = 'day';
+ * ```
+ */
+export type RateLimitScope = 'minute' | 'day';
+
+/**
+ * 429: the account's rate limit (100/min, 10,000/day, PROTOCOL §2.1) or the IP throttler (§1.3).
+ * `rateLimit` holds the `X-RateLimit-*` counters and `Retry-After` when the answer carried them.
+ * Also raised by the request budget, before anything is sent, for a start when the day is spent
+ * (by its own count or the service's): then `scope` is `'day'` and `resetAt` says by when the day's
+ * window can have reset.
+ *
+ * @example
+ * ```ts
+ * if (isRateLimitError(e) && e.scope === 'day') scheduleRetryAt(e.resetAt);
  * ```
  */
 export class RateLimitError extends ApiError {
   static override readonly kind: string = 'RateLimitError';
 
   readonly rateLimit: RateLimitInfo;
+  /** Which of the account's windows is spent, when known: the service's headers showed 0 left, or the budget knows. */
+  readonly scope?: RateLimitScope;
+  /** When that window can have reset at the latest, in ms on the client's clock, when known. */
+  readonly resetAt?: number;
 
-  constructor(details: ApiErrorDetails & { readonly rateLimit: RateLimitInfo }) {
+  constructor(details: ApiErrorDetails & { readonly rateLimit: RateLimitInfo; readonly scope?: RateLimitScope; readonly resetAt?: number }) {
     super(details, 'RATE_LIMITED', 'Rate limit exceeded');
     this.rateLimit = details.rateLimit;
+    if (details.scope !== undefined) this.scope = details.scope;
+    if (details.resetAt !== undefined) this.resetAt = details.resetAt;
   }
 }
 

@@ -11,6 +11,7 @@ import {
   PayloadTooLargeError,
   PermissionError,
   RateLimitError,
+  type RateLimitScope,
   ServerError,
 } from './api-errors.js';
 
@@ -100,9 +101,15 @@ const ERROR_BY_KIND: { readonly [K in FailureKind]: (details: ApiErrorDetails, e
   conflict: (details) => new ConflictError(details),
   invalid: (details, { modelResponse }) => new InvalidRequestError({ ...details, ...(modelResponse === undefined ? {} : { modelResponse }) }),
   tooLarge: (details) => new PayloadTooLargeError(details),
-  rateLimit: (details, { rateLimit }) => new RateLimitError({ ...details, rateLimit }),
+  rateLimit: (details, { rateLimit }) => new RateLimitError({ ...details, rateLimit, ...spentScope(rateLimit) }),
   server: (details, { rateLimit }) => new ServerError({ ...details, ...(rateLimit.retryAfterMs === undefined ? {} : { retryAfterMs: rateLimit.retryAfterMs }) }),
 };
+
+/** The window the service's headers show spent (PROTOCOL §2.1: 0 remaining), the day first: it lasts longer. */
+function spentScope(rateLimit: RateLimitInfo): { readonly scope?: RateLimitScope } {
+  if (rateLimit.remainingPerDay === 0) return { scope: 'day' };
+  return rateLimit.remainingPerMinute === 0 ? { scope: 'minute' } : {};
+}
 
 interface FailureFacts {
   readonly errCode?: string;

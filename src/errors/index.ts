@@ -22,6 +22,7 @@ export {
   isRateLimitError,
   isServerError,
   type ApiErrorDetails,
+  type RateLimitScope,
 } from './api-errors.js';
 export {
   NetworkError,

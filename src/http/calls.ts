@@ -1,17 +1,25 @@
+import type { CallPriority } from '../domain/endpoints.js';
 import type { ExecutionOutput, ExecutionSnapshot, StartedExecution, Variables } from '../domain/model.js';
 
 /** The shapes of the http layer's calls: per-call options and the execution endpoints' seam. */
 
 /**
- * Per-call options: every call can be cancelled.
+ * Per-call options: every call can be cancelled, and placed in the request budget's classes.
  *
  * @example
  * ```ts
- * await client.executions.status(id, { signal: AbortSignal.timeout(5_000) });
+ * await client.executions.status(id, { signal: AbortSignal.timeout(5_000), priority: 'interactive' });
  * ```
  */
 export interface CallOptions {
   readonly signal?: AbortSignal;
+  /**
+   * The class the call's requests take in the budget instead of their endpoint's: `'interactive'`
+   * (a person waits on it: ahead of the runs' polls) or `'status'` (it may wait its turn among the runs'
+   * reads). By default detail, upload, copilot and search are interactive, status and output reads,
+   * and a start or an abort keeps its own class above them all; either option lowers those.
+   */
+  readonly priority?: CallPriority;
 }
 
 /**

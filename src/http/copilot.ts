@@ -1,11 +1,11 @@
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 import { encodeJsonBody, MAX_TEXT_CHARACTERS } from './json-body.js';
+import { callOptions } from './call-options.js';
 import type { CallOptions } from './calls.js';
 import type { GeneratedWorkflow, Logger } from '../domain/model.js';
 import { pathSegment } from './path-segment.js';
 import { generatedWorkflowSchema } from './schemas/workflow.js';
 import type { Send } from './transport.js';
-import { objectArgument } from './object-argument.js';
 
 /**
  * The locales of spec §4.8.
@@ -94,7 +94,7 @@ export function createCopilotApi(send: Send, logger?: Logger): CopilotApi {
   return {
     async generate(request: GenerateRequest, options?: CallOptions) {
       const json = encodeJsonBody('request', checkRequest(request, logger, warned));
-      return send({ endpoint: 'copilot', method: 'post', path: 'openapi/copilot/workflow/generate', json, schema: generatedWorkflowSchema, signal: objectArgument('options', options).signal });
+      return send({ endpoint: 'copilot', method: 'post', path: 'openapi/copilot/workflow/generate', json, schema: generatedWorkflowSchema, ...callOptions(options) });
     },
   };
 }

@@ -2,6 +2,7 @@ import type * as z from 'zod/mini';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 import { warnAboutFileKeyLookalikes } from './file-key-warning.js';
 import { encodeJsonBody } from './json-body.js';
+import { callOptions } from './call-options.js';
 import type { CallOptions, ExecutionsApi, StartOptions } from './calls.js';
 import type { Logger, Variables } from '../domain/model.js';
 import { objectArgument } from './object-argument.js';
@@ -38,13 +39,12 @@ export function createExecutionsApi(context: ExecutionsContext): ExecutionsApi {
     options: CallOptions | undefined,
   ): Promise<T> => {
     const segment = pathSegment('executionId', executionId);
-    const { signal } = objectArgument('options', options);
-    return send({ endpoint, method, path: `openapi/workflow/${segment}/${endpoint}`, key: executionId, executionId, schema, signal });
+    return send({ endpoint, method, path: `openapi/workflow/${segment}/${endpoint}`, key: executionId, executionId, schema, ...callOptions(options) });
   };
   return {
     async start(canvasId: string, input?: { readonly variables?: Variables }, options?: StartOptions) {
       const segment = pathSegment('canvasId', canvasId);
-      const { signal, onSending } = objectArgument('options', options);
+      const { onSending } = objectArgument('options', options);
       const variables = objectArgument('input', input).variables ?? {};
       checkVariables(variables);
       // PROTOCOL §5.4: the service rejects top-level variables, so the wrapper is always sent.
@@ -59,7 +59,7 @@ export function createExecutionsApi(context: ExecutionsContext): ExecutionsApi {
         // gate.ts: identical starts (same canvas, same exact body) share a key (PROTOCOL §2.2).
         key: `${canvasId}\n${json}`,
         schema: startedExecutionSchema,
-        signal,
+        ...callOptions(options),
         onSending,
       });
     },

@@ -1,10 +1,10 @@
 import { ResponseValidationError } from '../errors/validation-errors.js';
+import { callOptions } from './call-options.js';
 import type { CallOptions } from './calls.js';
 import type { UploadedFile } from '../domain/model.js';
 import { uploadedFilesSchema } from './schemas/workflow.js';
 import type { Send } from './transport.js';
 import { toUploadParts, type UploadSource } from './upload-source.js';
-import { objectArgument } from './object-argument.js';
 
 /**
  * PROTOCOL §2.3: at most 10 files per request (11+ → 400 `Unexpected field`).
@@ -35,14 +35,14 @@ export function createFilesApi(send: Send, uploadedKeys: Set<string>): FilesApi 
   return {
     async upload(files: readonly UploadSource[], options?: CallOptions) {
       const parts = toUploadParts(files);
-      const { signal } = objectArgument('options', options);
+      const checked = callOptions(options);
       const results: UploadedFile[] = [];
       // Batches go one after another so the result order is the input order.
       for (let start = 0; start < parts.length; start += UPLOAD_BATCH_SIZE) {
         const batch = parts.slice(start, start + UPLOAD_BATCH_SIZE);
         const form = new FormData();
         for (const part of batch) form.append('files', part.blob, part.name); // field `files`, repeated (PROTOCOL §2.3)
-        const uploaded = await send({ endpoint: 'upload', method: 'post', path: 'openapi/files/upload', body: form, schema: uploadedFilesSchema, signal });
+        const uploaded = await send({ endpoint: 'upload', method: 'post', path: 'openapi/files/upload', body: form, schema: uploadedFilesSchema, ...checked });
         if (uploaded.length !== batch.length) {
           throw new ResponseValidationError({
             endpoint: 'upload',

@@ -2,7 +2,7 @@ import ky, { type KyInstance } from 'ky';
 import type * as z from 'zod/mini';
 import { isResponseTooLargeError, NetworkError, RedirectError, ResponseTooLargeError, TimeoutError } from '../errors/transport-errors.js';
 import { unwrap } from './envelope.js';
-import { priorityOf, type Endpoint } from '../domain/endpoints.js';
+import { priorityOf, type CallPriority, type Endpoint } from '../domain/endpoints.js';
 import type { GateTicket, RequestGate } from '../domain/requests.js';
 import type { ResolvedOptions } from './options.js';
 import { linkSignals } from './linked-signal.js';
@@ -33,6 +33,8 @@ export interface RequestSpec<T> {
   readonly key?: string;
   readonly executionId?: string;
   readonly signal?: AbortSignal | undefined;
+  /** The call's class in the budget, when the caller chose one (`CallOptions.priority`); else the endpoint's. */
+  readonly priority?: CallPriority | undefined;
   /** Told when an attempt leaves (`true`) and when it failed, leaving nothing on its way (`false`); see `StartOptions.onSending`. */
   readonly onSending?: ((sending: boolean) => void) | undefined;
 }
@@ -144,7 +146,7 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Send 
   };
 
   return <T>(spec: RequestSpec<T>): Promise<T> => {
-    const ticket: GateTicket = { endpoint: spec.endpoint, priority: priorityOf(spec.endpoint), ...(spec.key === undefined ? {} : { key: spec.key }) };
+    const ticket: GateTicket = { endpoint: spec.endpoint, priority: spec.priority ?? priorityOf(spec.endpoint), ...(spec.key === undefined ? {} : { key: spec.key }) };
     return withRetries(() => attemptOnce(spec, ticket, options.gate), {
       endpoint: spec.endpoint,
       policy: options.retry,

@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from '../errors/validation-errors.js';
+import { callOptions } from './call-options.js';
 import type { CallOptions } from './calls.js';
 import type { WorkflowPlan, WorkflowSummary } from '../domain/model.js';
 import { objectArgument } from './object-argument.js';
@@ -110,7 +111,7 @@ export function createWorkflowsApi(send: Send): WorkflowsApi {
       path: 'openapi/workflows',
       searchParams: searchParams(objectArgument('query', query)),
       schema: workflowSummariesSchema,
-      signal: objectArgument('options', options).signal,
+      ...callOptions(options),
     });
 
   async function* list(query?: ListQuery, options?: CallOptions): AsyncGenerator<WorkflowSummary, void, undefined> {
@@ -136,7 +137,7 @@ export function createWorkflowsApi(send: Send): WorkflowsApi {
     list,
     async get(canvasId: string, options?: CallOptions) {
       const segment = pathSegment('canvasId', canvasId);
-      return send({ endpoint: 'detail', method: 'get', path: `openapi/workflows/${segment}`, schema: workflowPlanSchema, signal: objectArgument('options', options).signal });
+      return send({ endpoint: 'detail', method: 'get', path: `openapi/workflows/${segment}`, schema: workflowPlanSchema, ...callOptions(options) });
     },
   };
 }

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { budgetState } from '../../src/budget/budget-state.js';
 import { Simulation, ticket } from './simulation.js';
 
 describe('budget state for UIs and logs', () => {
@@ -7,8 +6,8 @@ describe('budget state for UIs and logs', () => {
     const sim = new Simulation();
     for (let index = 0; index < 3; index++) sim.enqueue(ticket('status', `we-${index}`));
     sim.advanceTo(61_000);
-    sim.enqueue(ticket('search'));
-    expect(budgetState(sim.state, sim.now)).toMatchObject({
+    sim.enqueue(ticket('interactive'));
+    expect(sim.snapshot()).toMatchObject({
       at: 61_000,
       limitPerMinute: 100,
       limitPerDay: 10_000,
@@ -28,8 +27,8 @@ describe('budget state for UIs and logs', () => {
     sim.enqueue(ticket('output', 'we-1'));
     sim.enqueue(ticket('output', 'we-2'));
     sim.enqueue(ticket('start', 'c-3'));
-    expect(budgetState(sim.state, sim.now)).toMatchObject({
-      queued: { total: 3, byPriority: { abort: 0, start: 1, status: 0, output: 2, search: 0 } },
+    expect(sim.snapshot()).toMatchObject({
+      queued: { total: 3, byPriority: { abort: 0, start: 1, interactive: 0, status: 0, output: 2 } },
       nextSendAt: 682,
     });
   });
@@ -39,9 +38,9 @@ describe('budget state for UIs and logs', () => {
     sim.enqueue(ticket('status', 'we-1'));
     sim.advanceTo(200);
     sim.report(ticket('status', 'we-1'), 429, { remainingPerMinute: 0, remainingPerDay: 7_000 });
-    const state = budgetState(sim.state, sim.now);
+    const state = sim.snapshot();
     expect(state).toMatchObject({ server: { remainingPerMinute: 0, remainingPerDay: 7_000, at: 200 }, pausedUntil: 62_000, nextSendAt: 62_000, followingServer: true, inFlight: 0 });
-    expect(budgetState(sim.state, 62_000).pausedUntil).toBeUndefined();
+    expect(sim.snapshot(62_000).pausedUntil).toBeUndefined();
   });
 
   it('shows each run\'s effective poll interval and how long its last poll waited', () => {
@@ -50,7 +49,7 @@ describe('budget state for UIs and logs', () => {
     sim.advanceTo(2_000);
     sim.enqueue(ticket('status', 'we-1'));
     sim.enqueue(ticket('output', 'we-1'));
-    expect(budgetState(sim.state, sim.now).cadences).toEqual({ 'we-1': { lastSentAt: 2_000, intervalMs: 2_000, waitMs: 0 } });
+    expect(sim.snapshot().cadences).toEqual({ 'we-1': { lastSentAt: 2_000, intervalMs: 2_000, waitMs: 0 } });
   });
 
   it('forgets a run that has stopped polling for a window', () => {
@@ -59,14 +58,14 @@ describe('budget state for UIs and logs', () => {
     sim.enqueue(poll);
     sim.report(poll);
     sim.advanceTo(62_000);
-    sim.enqueue(ticket('search'));
-    expect(budgetState(sim.state, sim.now).cadences).toEqual({});
+    sim.enqueue(ticket('interactive'));
+    expect(sim.snapshot().cadences).toEqual({});
   });
 
   it('is plain data that survives JSON', () => {
     const sim = new Simulation();
     sim.enqueue(ticket('status', 'we-1'));
-    const state = budgetState(sim.state, sim.now);
+    const state = sim.snapshot();
     expect(JSON.parse(JSON.stringify(state))).toEqual(state);
   });
 });

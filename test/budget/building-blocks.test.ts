@@ -1,22 +1,42 @@
 import { describe, expect, it } from 'vitest';
-import { chooseNext, fairTag, initialVirtualTimes } from '../../src/budget/fair-queue.js';
-import type { QueuedRequest } from '../../src/budget/fair-queue.js';
-import { settleInFlight } from '../../src/budget/in-flight.js';
-import { pruneCadences } from '../../src/budget/key-cadence.js';
-import { logReadyAt, pruneSendLog, sendsWithin } from '../../src/budget/send-log.js';
+import { queuedRequest } from '../../src/budget/class-queue.js';
+import type { QueuedRequest } from '../../src/budget/class-queue.js';
+import { chooseNext, FairQueue } from '../../src/budget/fair-queue.js';
+import type { ClassHead, FairClass } from '../../src/budget/fair-queue.js';
+import { InFlight } from '../../src/budget/in-flight.js';
+import { KeyCadences } from '../../src/budget/key-cadence.js';
+import { SendLog } from '../../src/budget/send-log.js';
 import { capAfterSend, capReadyAt, serverCap } from '../../src/budget/server-cap.js';
 import { ticket } from './simulation.js';
 
+function sendLog(times: readonly number[]): SendLog {
+  const log = new SendLog();
+  for (const at of times) log.push(at);
+  return log;
+}
+
 describe('send log', () => {
   it('counts a window as the service does: a send exactly one window ago has left it', () => {
-    expect(sendsWithin([0, 10, 20], 20, 10)).toBe(1);
-    expect(sendsWithin([0, 10, 20], 19, 10)).toBe(2);
-    expect(pruneSendLog([0, 10, 20], 20, 10)).toEqual([20]);
+    expect(sendLog([0, 10, 20]).within(20, 10)).toBe(1);
+    expect(sendLog([0, 10, 20]).within(19, 10)).toBe(2);
+    const pruned = sendLog([0, 10, 20]);
+    pruned.prune(20, 10);
+    expect([pruned.length, pruned.latest(1)]).toEqual([1, 20]);
   });
 
   it('says when the limit-th latest send leaves the window', () => {
-    expect(logReadyAt([0, 10, 20], 2, 100)).toBe(110);
-    expect(logReadyAt([0, 10, 20], 4, 100)).toBe(Number.NEGATIVE_INFINITY);
+    expect(sendLog([0, 10, 20]).readyAt(2, 100)).toBe(110);
+    expect(sendLog([0, 10, 20]).readyAt(4, 100)).toBe(Number.NEGATIVE_INFINITY);
+  });
+
+  it('keeps its order through growing and wrapping around its ring', () => {
+    const log = new SendLog();
+    for (let at = 0; at < 1_000; at++) {
+      log.push(at);
+      log.prune(at, 100);
+    }
+    expect(log.length).toBe(100);
+    expect([log.latest(1), log.latest(100), log.within(999, 50)]).toEqual([999, 900, 50]);
   });
 });
 
@@ -38,63 +58,100 @@ describe('server cap', () => {
     expect(serverCap({ ...input, spread: false })).toMatchObject({ allowance: 4, spacingMs: 0, notBefore: 1_000 });
     expect(serverCap({ ...input, remaining: 3 })).toMatchObject({ allowance: 0, spacingMs: 0 });
   });
+
+  it('with nothing left for polls, lets one look again each period, never waiting the whole window blind', () => {
+    const cap = serverCap({ ...input, remaining: 3, windowMs: 86_402_000, spread: false, lookEveryMs: 62_000 });
+    expect(cap.look).toEqual({ at: 63_000, everyMs: 62_000 });
+    expect(capReadyAt(cap, 2_000)).toBe(63_000);
+    const looked = capAfterSend(cap, 63_500);
+    expect(capReadyAt(looked, 63_500)).toBe(125_500);
+  });
 });
 
 describe('fair queue', () => {
+  function head(klass: FairClass, next: QueuedRequest, oldest = next): ClassHead {
+    return { klass, next, oldest };
+  }
   function entry(id: number, priority: QueuedRequest['ticket']['priority'], tag: number, enqueuedAt = 0): QueuedRequest {
-    return { id, ticket: ticket(priority, `k-${id}`), enqueuedAt, arrival: id, tag };
+    return queuedRequest(id, ticket(priority, `k-${id}`), enqueuedAt, id, tag);
   }
 
   it('tags a key\'s further requests behind its own earlier ones, and a new key at the class\'s virtual time', () => {
-    const queue = [{ ...entry(0, 'status', 5), ticket: ticket('status', 'we-1') }];
-    const clocks = { ...initialVirtualTimes(), status: 4 };
-    expect(fairTag(queue, clocks, ticket('status', 'we-1'))).toBe(6);
-    expect(fairTag(queue, clocks, ticket('status', 'we-2'))).toBe(5);
+    const queue = new FairQueue();
+    for (let tag = 1; tag <= 4; tag++) queue.served(queue.enqueue(100 + tag, ticket('status', `old-${tag}`), 0));
+    for (let tag = 1; tag <= 4; tag++) queue.remove(100 + tag);
+    // The class's virtual time is 4; we-1 has a request tagged 5 waiting.
+    expect(queue.enqueue(0, ticket('status', 'we-1'), 0).tag).toBe(5);
+    expect(queue.enqueue(1, ticket('status', 'we-1'), 0).tag).toBe(6);
+    expect(queue.enqueue(2, ticket('status', 'we-2'), 0).tag).toBe(5);
     // A run's output read shares its status reads' turns (one flow per run).
-    expect(fairTag(queue, clocks, ticket('output', 'we-1'))).toBe(6);
-    expect(fairTag(queue, clocks, ticket('search'))).toBe(1);
+    expect(queue.enqueue(3, ticket('output', 'we-1'), 0).tag).toBe(7);
+    expect(queue.enqueue(4, ticket('interactive'), 0).tag).toBe(1);
   });
 
-  it('prefers priority over tag and tag over arrival', () => {
-    expect(chooseNext([entry(0, 'search', 1), entry(1, 'output', 9)], 0, 9).chosen.id).toBe(1);
-    expect(chooseNext([entry(0, 'status', 3), entry(1, 'output', 2)], 0, 9).chosen.id).toBe(1);
-    expect(chooseNext([entry(0, 'output', 2), entry(1, 'status', 2)], 0, 9).chosen.id).toBe(0);
-    expect(chooseNext([entry(0, 'status', 3), entry(1, 'status', 2)], 0, 9).chosen.id).toBe(1);
-    expect(chooseNext([entry(0, 'status', 2), entry(1, 'status', 2)], 0, 9).chosen.id).toBe(0);
+  it('prefers the higher class, whatever the tags', () => {
+    expect(chooseNext([head('reads', entry(1, 'output', 9)), head('interactive', entry(0, 'interactive', 1))], 0, 9).chosen.id).toBe(0);
+    expect(chooseNext([head('start', entry(0, 'start', 3)), head('abort', entry(1, 'abort', 20))], 0, 9).chosen.id).toBe(1);
+  });
+
+  it('serves within a class by tag, then arrival', () => {
+    const queue = new FairQueue();
+    for (const [id, key] of [[0, 'a'], [1, 'a'], [2, 'b'], [3, 'a'], [4, 'c']] as const) queue.offer(queue.enqueue(id, ticket('status', key), 0));
+    const order: number[] = [];
+    for (let next = queue.of('reads').next(); next !== undefined; next = queue.of('reads').next()) {
+      order.push(next.id);
+      queue.served(next);
+      queue.remove(next.id);
+    }
+    expect(order).toEqual([0, 2, 4, 1, 3]);
   });
 
   it('counts overtakings and lets the longest-waiting lower request through at the limit', () => {
-    const waiting = [entry(0, 'status', 1, 500), entry(1, 'search', 1, 300), entry(2, 'search', 1, 100)] as const;
-    expect(chooseNext(waiting, 0, 2)).toMatchObject({ chosen: { id: 0 }, bypassed: 1 });
-    expect(chooseNext(waiting, 2, 2)).toMatchObject({ chosen: { id: 2 }, bypassed: 0 });
-    expect(chooseNext([entry(0, 'status', 1)], 5, 2)).toMatchObject({ chosen: { id: 0 }, bypassed: 0 });
+    const heads = [head('interactive', entry(0, 'interactive', 1, 500)), head('reads', entry(1, 'status', 1, 300), entry(2, 'status', 1, 100))] as const;
+    expect(chooseNext(heads, 0, 2)).toMatchObject({ chosen: { id: 0 }, bypassed: 1 });
+    expect(chooseNext(heads, 2, 2)).toMatchObject({ chosen: { id: 2 }, bypassed: 0 });
+    expect(chooseNext([head('reads', entry(0, 'status', 1))], 5, 2)).toMatchObject({ chosen: { id: 0 }, bypassed: 0 });
+  });
+
+  it('drops a cancelled request from its class at once, whichever heap position it held', () => {
+    const queue = new FairQueue();
+    for (let id = 0; id < 50; id++) queue.offer(queue.enqueue(id, ticket('status', `we-${id % 7}`), id));
+    for (let id = 0; id < 50; id += 3) queue.remove(id);
+    const left: number[] = [];
+    for (let next = queue.of('reads').next(); next !== undefined; next = queue.of('reads').next()) {
+      left.push(next.id);
+      queue.remove(next.id);
+    }
+    expect(left.sort((a, b) => a - b)).toEqual(Array.from({ length: 50 }, (_, id) => id).filter((id) => id % 3 !== 0));
+    expect(queue.size).toBe(0);
   });
 });
 
 describe('requests in flight', () => {
   it('settles the very ticket reported first, then an equal one, oldest first', () => {
     const retried = ticket('status', 'we-1');
-    const inFlight = [
-      { ticket: ticket('status', 'we-1'), sentAt: 1 },
-      { ticket: retried, sentAt: 2 },
-    ];
-    expect(settleInFlight(inFlight, retried)).toEqual({ remaining: [inFlight[0]], sentAt: 2 });
-    expect(settleInFlight(inFlight, ticket('status', 'we-1'))).toEqual({ remaining: [inFlight[1]], sentAt: 1 });
-    expect(settleInFlight(inFlight, ticket('output', 'we-1'))).toEqual({ remaining: inFlight, sentAt: undefined });
+    const inFlight = new InFlight();
+    inFlight.add(ticket('status', 'we-1'), 1);
+    inFlight.add(retried, 2);
+    expect(inFlight.settle(retried)).toBe(2);
+    expect(inFlight.settle(ticket('output', 'we-1'))).toBeUndefined();
+    expect(inFlight.settle(ticket('status', 'we-1'))).toBe(1);
+    expect(inFlight.size).toBe(0);
   });
 });
 
 describe('per-run cadences', () => {
-  const cadences = new Map([
-    ['we-idle', { lastSentAt: 0, intervalMs: 4_000, waitMs: 0 }],
-    ['we-queued', { lastSentAt: 0, intervalMs: 4_000, waitMs: 0 }],
-    ['we-reading', { lastSentAt: 0, intervalMs: 4_000, waitMs: 0 }],
-  ]);
-
   it('forgets a run idle for the window, but not one with a request queued or still in flight', () => {
-    const queued = { id: 1, ticket: ticket('status', 'we-queued'), enqueuedAt: 60_000, arrival: 1, tag: 1 };
-    const inFlight = { ticket: ticket('output', 'we-reading'), sentAt: 61_000 };
-    expect([...pruneCadences(cadences, [queued, inFlight], 70_000, 62_000).keys()]).toEqual(['we-queued', 'we-reading']);
-    expect(pruneCadences(cadences, [queued, inFlight], 50_000, 62_000)).toBe(cadences);
+    const cadences = new KeyCadences(62_000);
+    for (const key of ['we-idle', 'we-queued', 'we-reading']) cadences.polled(ticket('status', key), 0, 0);
+    cadences.busy(ticket('status', 'we-queued'), 1, 60_000);
+    cadences.busy(ticket('output', 'we-reading'), 1, 61_000);
+    cadences.prune(50_000);
+    expect(Object.keys(cadences.record())).toEqual(['we-idle', 'we-queued', 'we-reading']);
+    cadences.prune(70_000);
+    expect(Object.keys(cadences.record())).toEqual(['we-queued', 'we-reading']);
+    // Its last request answered, an idle run is forgotten at once.
+    cadences.busy(ticket('output', 'we-reading'), -1, 71_000);
+    expect(Object.keys(cadences.record())).toEqual(['we-queued']);
   });
 });

@@ -42,7 +42,7 @@ describe('fair sharing among many runs', () => {
 
   it('stretches each run\'s cadence evenly when the budget is tight', () => {
     const { sim } = pollMany(50, 200, 10 * 60_000);
-    const intervals = [...sim.state.cadences.values()].map((cadence) => cadence.intervalMs!);
+    const intervals = Object.values(sim.snapshot().cadences).map((cadence) => cadence.intervalMs!);
     expect(intervals).toHaveLength(50);
     // 50 runs sharing one send per 682 ms: each polls about every 34 s.
     for (const interval of intervals) expect(interval).toBeGreaterThan(30_000);
@@ -64,6 +64,6 @@ describe('fair sharing among many runs', () => {
   it('keeps each run at its own cadence when the budget is loose', () => {
     const { sim, waits } = pollMany(2, 2_000, 5 * 60_000);
     expect(Math.max(...waits)).toBe(0);
-    for (const cadence of sim.state.cadences.values()) expect(cadence.intervalMs).toBe(2_100);
+    for (const cadence of Object.values(sim.snapshot().cadences)) expect(cadence.intervalMs).toBe(2_100);
   });
 });

@@ -13,6 +13,10 @@ describe('budget limits', () => {
       dayWindowMs: 86_402_000,
       usablePerMinute: 95,
       usablePerDay: 9_500,
+      dayReserve: 500,
+      startsPerDay: 9_750,
+      dayBurst: 950,
+      dayRefillMs: 86_402_000 / 8_551,
       burst: 5,
       pacingIntervalMs: 682,
       duplicateStartSpacingMs: 1_100,
@@ -25,6 +29,7 @@ describe('budget limits', () => {
       requestsPerMinute: 60,
       requestsPerDay: 1_000,
       safetyMargin: 0,
+      dayReserve: 0,
       burst: 3,
       latencyAllowanceMs: 0,
       duplicateStartSpacingMs: 0,
@@ -45,12 +50,25 @@ describe('budget limits', () => {
     expect(budgetLimits({ requestsPerMinute: 1, safetyMargin: 0.99, burst: 10 })).toMatchObject({ usablePerMinute: 1, burst: 1, pacingIntervalMs: 62_000 });
   });
 
+  it('keeps the day\'s reserve from polls: starts take its first half, aborts all of it', () => {
+    expect(budgetLimits({ requestsPerDay: 1_000, dayReserve: 0.1 })).toMatchObject({ perDay: 1_000, usablePerDay: 900, dayReserve: 100, startsPerDay: 950 });
+    expect(budgetLimits({ requestsPerDay: 20 })).toMatchObject({ usablePerDay: 19, dayReserve: 1, startsPerDay: 19 });
+  });
+
+  it('takes the service\'s own limits when they are lower than configured, never when higher', () => {
+    expect(budgetLimits({}, { perMinute: 60, perDay: 2_000 })).toMatchObject({ perMinute: 60, usablePerMinute: 57, perDay: 2_000, usablePerDay: 1_900, pacingIntervalMs: Math.ceil(62_000 / 53) });
+    expect(budgetLimits({ requestsPerMinute: 30 }, { perMinute: 100 })).toMatchObject({ perMinute: 30 });
+  });
+
   it.each([
     [{ requestsPerMinute: 0 }, /requestsPerMinute/],
     [{ requestsPerMinute: 1.5 }, /requestsPerMinute/],
     [{ requestsPerDay: -1 }, /requestsPerDay/],
     [{ safetyMargin: 1 }, /safetyMargin/],
     [{ safetyMargin: Number.NaN }, /safetyMargin/],
+    [{ dayReserve: 1 }, /dayReserve/],
+    [{ dayReserve: -0.1 }, /dayReserve/],
+    [{ dayBurst: 1 }, /dayBurst/],
     [{ burst: 0 }, /burst/],
     [{ latencyAllowanceMs: -5 }, /latencyAllowanceMs/],
     [{ duplicateStartSpacingMs: Number.POSITIVE_INFINITY }, /duplicateStartSpacingMs/],

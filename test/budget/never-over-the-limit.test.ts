@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { budgetLimits } from '../../src/budget/limits.js';
 import { REQUEST_PRIORITIES } from '../../src/domain/endpoints.js';
 import type { RateLimitInfo } from '../../src/domain/requests.js';
-import { Agenda, maxInAnyWindow, serviceRejections, Simulation, ticket } from './simulation.js';
+import { Agenda, maxInAnyWindow, mostUpToEach, serviceRejections, Simulation, ticket } from './simulation.js';
 
 const arrival = fc.record({
   at: fc.integer({ min: 0, max: 300_000 }),
@@ -76,9 +76,11 @@ describe('never over the limit', () => {
         const { sim, arrivedAt } = play(options, arrivals, answers as [Answer, ...Answer[]], 1_000_000);
         const limits = budgetLimits(options);
         const sentAt = sim.sent.map((sent) => sent.at);
-        // Any sliding window (the worst one starts at a send), and our own longer window with the margin.
+        // Any sliding window (the worst one starts at a send), and our own longer window with the
+        // margin, which only aborts may use (an execution left running spends credits).
         expect(maxInAnyWindow(sentAt, 60_000)).toBeLessThanOrEqual(options.requestsPerMinute);
-        expect(maxInAnyWindow(sentAt, limits.minuteWindowMs)).toBeLessThanOrEqual(limits.usablePerMinute);
+        expect(maxInAnyWindow(sentAt, limits.minuteWindowMs)).toBeLessThanOrEqual(limits.perMinute);
+        expect(mostUpToEach(sim.sent, (sent) => sent.ticket.priority !== 'abort', limits.minuteWindowMs)).toBeLessThanOrEqual(limits.usablePerMinute);
         // The service's fixed windows, opened by whichever request arrives first (PROTOCOL §2.1).
         expect(serviceRejections(arrivedAt, options.requestsPerMinute)).toBe(0);
       }),
@@ -92,7 +94,7 @@ describe('never over the limit', () => {
         const withinTheDay = answers.map((reply) => ({ ...reply, remainingPerDay: undefined })) as [Answer, ...Answer[]];
         const { sim, cancelled } = play(options, arrivals, withinTheDay, 50_000_000);
         expect(sim.sent.length + cancelled.size).toBe(arrivals.length);
-        expect(sim.state.queue).toEqual([]);
+        expect(sim.snapshot().queued.total).toBe(0);
         expect(sim.wakeAt).toBeUndefined();
       }),
       { numRuns: 100 },

@@ -1,7 +1,7 @@
 import { asyncScheduler, distinctUntilChanged, map } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
-import { createRequestBudget } from '../../src/budget/index.js';
+import { createAccountBudget } from '../../src/budget/index.js';
 import { ticket } from './simulation.js';
 
 function testScheduler(): TestScheduler {
@@ -13,7 +13,7 @@ function testScheduler(): TestScheduler {
 describe('request budget in marble time', () => {
   it('drains its queue one request per 682 ms once the burst of five is spent', () => {
     testScheduler().run(({ expectObservable }) => {
-      const budget = createRequestBudget({}, asyncScheduler);
+      const budget = createAccountBudget({ scheduler: asyncScheduler });
       for (let index = 0; index < 7; index++) void budget.acquire(ticket('status', `we-${index}`));
       const depth$ = budget.state$.pipe(
         map((state) => state.queued.total),
@@ -25,7 +25,7 @@ describe('request budget in marble time', () => {
 
   it('drops a waiting request the moment its signal aborts', () => {
     testScheduler().run(({ expectObservable }) => {
-      const budget = createRequestBudget({}, asyncScheduler);
+      const budget = createAccountBudget({ scheduler: asyncScheduler });
       const controller = new AbortController();
       for (let index = 0; index < 6; index++) void budget.acquire(ticket('status', `we-${index}`));
       budget.acquire(ticket('output', 'we-0'), controller.signal).catch(() => undefined);
@@ -42,7 +42,7 @@ describe('request budget in marble time', () => {
 
   it('holds everything for a 429 and lets the queue go one by one afterwards', () => {
     testScheduler().run(({ expectObservable }) => {
-      const budget = createRequestBudget({ requestsPerMinute: 10, latencyAllowanceMs: 0, burst: 1 }, asyncScheduler);
+      const budget = createAccountBudget({ requestsPerMinute: 10, latencyAllowanceMs: 0, burst: 1, scheduler: asyncScheduler });
       const first = ticket('status', 'we-0');
       void budget.acquire(first);
       asyncScheduler.schedule(() => {

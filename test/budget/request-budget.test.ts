@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createRequestBudget } from '../../src/budget/index.js';
+import { createAccountBudget } from '../../src/budget/index.js';
 import type { BudgetState } from '../../src/budget/index.js';
 import { ticket } from './simulation.js';
 
@@ -33,14 +33,14 @@ describe('createRequestBudget', () => {
   });
 
   it('lets a request go at once under the limit and leaves no timer behind', async () => {
-    const budget = createRequestBudget();
+    const budget = createAccountBudget();
     await budget.acquire(ticket('status', 'we-1'));
     expect(budget.snapshot()).toMatchObject({ usedThisMinute: 1, inFlight: 1, queued: { total: 0 } });
     expect(vi.getTimerCount()).toBe(0);
   });
 
   it('releases waiting requests at the steady pace with a single timer, and none once drained', async () => {
-    const budget = createRequestBudget();
+    const budget = createAccountBudget();
     const requests = Array.from({ length: 8 }, (_, index) => track(budget.acquire(ticket('status', `we-${index}`))));
     await settled();
     expect(requests.map((request) => request.state())).toEqual(['sent', 'sent', 'sent', 'sent', 'sent', 'waiting', 'waiting', 'waiting']);
@@ -54,7 +54,7 @@ describe('createRequestBudget', () => {
   });
 
   it('drops a waiting request at once when its signal aborts, rejecting with the signal\'s reason', async () => {
-    const budget = createRequestBudget({ burst: 1 });
+    const budget = createAccountBudget({ burst: 1 });
     await budget.acquire(ticket('status', 'busy'));
     const controller = new AbortController();
     const removeListener = vi.spyOn(controller.signal, 'removeEventListener');
@@ -75,7 +75,7 @@ describe('createRequestBudget', () => {
   });
 
   it('refuses a request whose signal has already aborted, without queueing it', async () => {
-    const budget = createRequestBudget();
+    const budget = createAccountBudget();
     const controller = new AbortController();
     controller.abort(new Error('gone'));
     await expect(budget.acquire(ticket('status', 'we-1'), controller.signal)).rejects.toThrow('gone');
@@ -83,7 +83,7 @@ describe('createRequestBudget', () => {
   });
 
   it('removes its abort listener when the request is let through', async () => {
-    const budget = createRequestBudget({ burst: 1 });
+    const budget = createAccountBudget({ burst: 1 });
     await budget.acquire(ticket('status', 'busy'));
     const controller = new AbortController();
     const removeListener = vi.spyOn(controller.signal, 'removeEventListener');
@@ -94,7 +94,7 @@ describe('createRequestBudget', () => {
   });
 
   it('pauses after a 429 and resumes one request at a time', async () => {
-    const budget = createRequestBudget();
+    const budget = createAccountBudget();
     const rejected = ticket('status', 'we-0');
     await budget.acquire(rejected);
     budget.report({ ticket: rejected, httpStatus: 429, rateLimit: { remainingPerMinute: 0 } });
@@ -110,7 +110,7 @@ describe('createRequestBudget', () => {
   });
 
   it('publishes its state on every change and replays the latest to new subscribers', async () => {
-    const budget = createRequestBudget({ burst: 1 });
+    const budget = createAccountBudget({ burst: 1 });
     const seen: BudgetState[] = [];
     const subscription = budget.state$.subscribe((state) => seen.push(state));
     await budget.acquire(ticket('status', 'we-1'));
@@ -129,7 +129,7 @@ describe('createRequestBudget', () => {
   });
 
   it('delivers states in order even when a subscriber acquires while being notified', () => {
-    const budget = createRequestBudget();
+    const budget = createAccountBudget();
     const first: number[] = [];
     const second: number[] = [];
     budget.state$.subscribe((state) => {

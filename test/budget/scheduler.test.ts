@@ -42,16 +42,16 @@ describe('scheduler: pacing', () => {
 });
 
 describe('scheduler: priorities', () => {
-  it('sends abort, then start, status, output and search when they wait together', () => {
+  it('sends abort, then start, an interactive call, then the runs\' status and output when they wait together', () => {
     const sim = new Simulation();
     for (let index = 0; index < 5; index++) sim.enqueue(ticket('status', `busy-${index}`));
-    sim.enqueue(ticket('search'));
     sim.enqueue(ticket('status', 'we-1'));
     sim.enqueue(ticket('output', 'we-3'));
+    sim.enqueue(ticket('interactive'));
     sim.enqueue(ticket('start', 'c-1 {}'));
     sim.enqueue(ticket('abort', 'we-2'));
     sim.advanceTo(10_000);
-    expect(sim.sent.slice(5).map((sent) => sent.ticket.priority)).toEqual(['abort', 'start', 'status', 'output', 'search']);
+    expect(sim.sent.slice(5).map((sent) => sent.ticket.priority)).toEqual(['abort', 'start', 'interactive', 'status', 'output']);
   });
 
   it("serves a run's output read in the run's round-robin turn, not behind every other run's status", () => {
@@ -67,26 +67,26 @@ describe('scheduler: priorities', () => {
 
   it('lets a waiting lower priority go after nine requests overtook it, so no class starves', () => {
     const sim = new Simulation();
-    for (let index = 0; index < 40; index++) sim.enqueue(ticket('status', `we-${index}`));
-    const search = sim.enqueue(ticket('search'));
+    for (let index = 0; index < 40; index++) sim.enqueue(ticket('interactive', `c-${index}`));
+    const poll = sim.enqueue(ticket('status', 'we-1'));
     sim.advanceTo(60_000);
-    const position = sim.sent.findIndex((sent) => sent.id === search);
-    // Five statuses left in the burst before the search arrived; then nine overtook it.
+    const position = sim.sent.findIndex((sent) => sent.id === poll);
+    // Five interactive calls left in the burst before the poll arrived; then nine overtook it.
     expect(position).toBe(5 + 9);
   });
 
   it('takes the starvation limit from the options', () => {
     const sim = new Simulation({ starvationLimit: 2 });
-    for (let index = 0; index < 20; index++) sim.enqueue(ticket('status', `we-${index}`));
-    const search = sim.enqueue(ticket('search'));
+    for (let index = 0; index < 20; index++) sim.enqueue(ticket('interactive', `c-${index}`));
+    const poll = sim.enqueue(ticket('status', 'we-1'));
     sim.advanceTo(60_000);
-    expect(sim.sent.findIndex((sent) => sent.id === search)).toBe(5 + 2);
+    expect(sim.sent.findIndex((sent) => sent.id === poll)).toBe(5 + 2);
   });
 
   it('never holds an abort back for a starving lower priority', () => {
     const sim = new Simulation({ starvationLimit: 1 });
     for (let index = 0; index < 5; index++) sim.enqueue(ticket('status', `busy-${index}`));
-    sim.enqueue(ticket('search'));
+    sim.enqueue(ticket('status', 'we-0'));
     const aborts = [sim.enqueue(ticket('abort', 'we-1')), sim.enqueue(ticket('abort', 'we-2')), sim.enqueue(ticket('abort', 'we-3'))];
     sim.advanceTo(10_000);
     expect(sim.sent.slice(5, 8).map((sent) => sent.id)).toEqual(aborts);
@@ -106,7 +106,7 @@ describe('scheduler: fairness within a priority', () => {
 
   it('serves requests without a key in arrival order', () => {
     const sim = new Simulation({ burst: 1 });
-    const ids = [sim.enqueue(ticket('search')), sim.enqueue(ticket('search')), sim.enqueue(ticket('search'))];
+    const ids = [sim.enqueue(ticket('interactive')), sim.enqueue(ticket('interactive')), sim.enqueue(ticket('interactive'))];
     sim.advanceTo(60_000);
     expect(sim.sent.map((sent) => sent.id)).toEqual(ids);
   });
@@ -120,7 +120,7 @@ describe('scheduler: dropping queued work', () => {
     const dropped = sim.enqueue(ticket('status', 'we-2'));
     const third = sim.enqueue(ticket('status', 'we-3'));
     sim.cancel(dropped);
-    expect(sim.state.queue.map((entry) => entry.id)).toEqual([first, third]);
+    expect(sim.snapshot().queued).toMatchObject({ total: 2, byPriority: { status: 2 } });
     sim.advanceTo(60_000);
     expect(sim.sentAt(dropped)).toBeUndefined();
     // The pace is unchanged: the cancelled request gave back no slot to spend early.

@@ -1,11 +1,11 @@
+import type { BudgetState } from '../../src/domain/budget.js';
 import type { GateTicket, RateLimitInfo } from '../../src/domain/requests.js';
 import type { RequestPriority } from '../../src/domain/endpoints.js';
-import { budgetLimits } from '../../src/budget/limits.js';
 import type { RequestBudgetOptions } from '../../src/budget/limits.js';
-import { step } from '../../src/budget/scheduler.js';
+import { budgetState } from '../../src/budget/budget-state.js';
+import type { AccountState } from '../../src/budget/account-state.js';
+import { BudgetCore } from '../../src/budget/scheduler.js';
 import type { SchedulerEvent } from '../../src/budget/scheduler.js';
-import { initialSchedulerState } from '../../src/budget/scheduler-state.js';
-import type { SchedulerState } from '../../src/budget/scheduler-state.js';
 
 export interface Sent {
   readonly id: number;
@@ -13,20 +13,38 @@ export interface Sent {
   readonly ticket: GateTicket;
 }
 
+export interface Refused {
+  readonly id: number;
+  readonly at: number;
+  readonly resetAt: number;
+}
+
 /**
- * Drives the pure scheduler in virtual time, as the shell does with real timers: each step's
- * `wakeAt` is honoured before time moves past it.
+ * Drives the scheduler in virtual time, as the shell does with real timers: each step's `wakeAt` is
+ * honoured before time moves past it.
  */
 export class Simulation {
-  state: SchedulerState;
+  readonly core: BudgetCore;
   now = 0;
   wakeAt: number | undefined;
   readonly sent: Sent[] = [];
+  readonly refused: Refused[] = [];
+  /** Steps taken: events and wake-ups. */
+  steps = 0;
   readonly #tickets = new Map<number, GateTicket>();
   #nextId = 0;
 
-  constructor(options: Omit<RequestBudgetOptions, 'clock'> = {}) {
-    this.state = initialSchedulerState(budgetLimits(options));
+  constructor(options: RequestBudgetOptions = {}) {
+    this.core = new BudgetCore(options);
+  }
+
+  get account(): AccountState {
+    return this.core.account;
+  }
+
+  /** The public state now. */
+  snapshot(at = this.now): BudgetState {
+    return budgetState(this.core, at);
   }
 
   /** Lets virtual time pass, firing the scheduler's wake-ups on the way. */
@@ -62,15 +80,16 @@ export class Simulation {
   }
 
   #dispatch(event: SchedulerEvent): void {
-    const result = step(this.state, event, this.now);
-    this.state = result.state;
+    this.steps += 1;
+    const result = this.core.step(event, this.now);
     this.wakeAt = result.wakeAt;
     for (const id of result.released) this.sent.push({ id, at: this.now, ticket: this.#tickets.get(id)! });
+    for (const { id, resetAt } of result.refused) this.refused.push({ id, at: this.now, resetAt });
   }
 }
 
 export function ticket(priority: RequestPriority, key?: string): GateTicket {
-  const endpoint = priority === 'start' ? 'run' : priority;
+  const endpoint = priority === 'start' ? 'run' : priority === 'interactive' ? 'search' : priority;
   return key === undefined ? { endpoint, priority } : { endpoint, priority, key };
 }
 
@@ -82,6 +101,20 @@ export function maxInAnyWindow(times: readonly number[], windowMs: number): numb
   for (let last = 0; last < sorted.length; last++) {
     while (sorted[last]! - sorted[first]! >= windowMs) first++;
     most = Math.max(most, last - first + 1);
+  }
+  return most;
+}
+
+/**
+ * The most sends in a window of `windowMs` ending at (and including) a send that `counts`, over every
+ * such send: what that send saw when it went. Sends must be in the order they went.
+ */
+export function mostUpToEach(sent: readonly Sent[], counts: (sent: Sent) => boolean, windowMs: number): number {
+  let most = 0;
+  let first = 0;
+  for (let last = 0; last < sent.length; last++) {
+    while (sent[last]!.at - sent[first]!.at >= windowMs) first++;
+    if (counts(sent[last]!)) most = Math.max(most, last - first + 1);
   }
   return most;
 }

@@ -110,7 +110,7 @@ describe('gate', () => {
     ]);
   });
 
-  it('ranks endpoints abort > start > status > output > search, and keys starts by canvas and exact body', async () => {
+  it('ranks endpoints abort > start > interactive (detail, upload, copilot, search) > status and output, and keys starts by canvas and exact body', async () => {
     const server = await startServer((request, response) => {
       ok(response, request.url.endsWith('/run') ? { executionId: 'we-1', status: 'running' } : request.url.endsWith('/output') ? {} : request.url.endsWith('/status') ? snapshot : request.url.includes('workflows/') ? { title: 'T', tasks: [] } : null);
     });
@@ -125,8 +125,26 @@ describe('gate', () => {
       { endpoint: 'abort', priority: 'abort', key: 'we-1' },
       { endpoint: 'run', priority: 'start', key: 'c-1\n{"variables":{"a":1}}' },
       { endpoint: 'output', priority: 'output', key: 'we-1' },
-      { endpoint: 'detail', priority: 'search' },
+      { endpoint: 'detail', priority: 'interactive' },
     ]);
+  });
+
+  it('puts a call in the class its priority option names, and refuses a class a caller cannot ask for', async () => {
+    const server = await startServer((request, response) => {
+      ok(response, request.url.endsWith('/status') ? snapshot : []);
+    });
+    const tickets: GateTicket[] = [];
+    const gate: RequestGate = { acquire: (ticket) => { tickets.push(ticket); return Promise.resolve(); }, report: () => undefined };
+    const client = clientFor(server.origin, { gate });
+    await client.executions.status('we-1', { priority: 'interactive' });
+    await client.workflows.search({ keyword: 'nightly' }, { priority: 'status' });
+    expect(tickets).toEqual([
+      { endpoint: 'status', priority: 'interactive', key: 'we-1' },
+      { endpoint: 'search', priority: 'status' },
+    ]);
+    // Plain JavaScript can pass anything: the classes above interactive are the endpoint's to earn.
+    await expect(client.workflows.search({}, { priority: 'abort' } as never)).rejects.toMatchObject({ name: 'InvalidArgumentError', argument: 'options.priority' });
+    expect(tickets).toHaveLength(2);
   });
 
   it('reports a failed attempt with no status, and sends nothing while the gate holds', async () => {

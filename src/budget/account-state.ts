@@ -1,0 +1,167 @@
+import type { ServerView } from '../domain/budget.js';
+import type { RequestBudgetOptions } from '../domain/options.js';
+import type { GateTicket } from '../domain/requests.js';
+import { dayBucketAfterSend, dayBucketReadyAt, FULL_DAY_BUCKET } from './day-pacing.js';
+import type { DayBucket } from './day-pacing.js';
+import { identicalStartKey, StartMarks } from './duplicate-starts.js';
+import type { FairClass } from './fair-queue.js';
+import { InFlight } from './in-flight.js';
+import { budgetLimits } from './limits.js';
+import type { BudgetLimits, ServerLimits } from './limits.js';
+import { IDLE_PACER, pacerAfterSend, pacerReadyAt } from './pacing.js';
+import type { Pacer } from './pacing.js';
+import { SendLog } from './send-log.js';
+import { capAbortReadyAt, capAfterSend, capReadyAt, capStartRefusedUntil } from './server-cap.js';
+import type { ServerCap } from './server-cap.js';
+
+/** Per scope (the service's two windows), a flag or a time. */
+export interface PerScope<T> {
+  minute: T;
+  day: T;
+}
+
+/**
+ * Everything the budget knows of the account, whoever's requests they are: the limits in force, the
+ * minute's pacer and the day's, our sends of the last day, the requests in flight, the pause after a
+ * 429, the caps read off the service's headers and the identical-start marks (DESIGN.md: the account
+ * seam). The queue is not here: which request goes is the scheduler's, whether one may go is this.
+ * Every question it answers costs O(1), a report O(log n) (one count since a time in the send log).
+ */
+export class AccountState {
+  limits: BudgetLimits;
+  #serverLimits: ServerLimits = {};
+  pacer: Pacer = IDLE_PACER;
+  dayBucket: DayBucket = FULL_DAY_BUCKET;
+  readonly sends = new SendLog();
+  lastSendAt = Number.NEGATIVE_INFINITY;
+  readonly inFlight = new InFlight();
+  /** After a 429 nothing is sent before this time. */
+  pausedUntil = Number.NEGATIVE_INFINITY;
+  minuteCap: ServerCap | undefined;
+  dayCap: ServerCap | undefined;
+  /** The last `X-RateLimit-Remaining-*` values the service sent, for UIs and logs. */
+  server: ServerView = {};
+  /** Per scope, until when the service's last word was "0 remaining" (see `followServer`). */
+  readonly zeroUntil: PerScope<number> = { minute: Number.NEGATIVE_INFINITY, day: Number.NEGATIVE_INFINITY };
+  /** Per scope, whether the service's remaining count proved meaningless and is no longer followed. */
+  readonly ignoring: PerScope<boolean> = { minute: false, day: false };
+  readonly starts: StartMarks;
+
+  constructor(private readonly options: RequestBudgetOptions) {
+    this.limits = budgetLimits(options);
+    this.starts = new StartMarks(this.limits.duplicateStartSpacingMs);
+  }
+
+  /** Lets go of what `now` has made obsolete; returns the identical-start keys now free. */
+  prune(now: number): string[] {
+    this.sends.prune(now, this.limits.dayWindowMs);
+    if (this.minuteCap !== undefined && now >= this.minuteCap.until) this.minuteCap = undefined;
+    if (this.dayCap !== undefined && now >= this.dayCap.until) this.dayCap = undefined;
+    return this.starts.prune(now);
+  }
+
+  /**
+   * Takes the service's limits when they are lower than configured (PROTOCOL §2.1 names them on every
+   * answer past auth): the pacer's spacing and every count follow at once. A value below 1 says
+   * nothing usable and is ignored.
+   */
+  adoptServerLimits(perMinute: number | undefined, perDay: number | undefined): void {
+    const next: ServerLimits = {
+      ...this.#serverLimits,
+      ...(perMinute !== undefined && perMinute >= 1 ? { perMinute } : {}),
+      ...(perDay !== undefined && perDay >= 1 ? { perDay } : {}),
+    };
+    if (next.perMinute === this.#serverLimits.perMinute && next.perDay === this.#serverLimits.perDay) return;
+    this.#serverLimits = next;
+    this.limits = budgetLimits(this.options, next);
+  }
+
+  /** What is left of the day to polls and interactive calls at `now`: by our count, or the service's cap. */
+  pacedRemaining(now: number): number {
+    const { limits, dayCap } = this;
+    const byCount = limits.usablePerDay - this.sends.within(now, limits.dayWindowMs);
+    return dayCap !== undefined && now < dayCap.until ? Math.min(byCount, dayCap.allowance) : byCount;
+  }
+
+  /** When a request of `klass` may go, as far as the account goes (a single start may wait longer, see start-lines.ts). */
+  readyAt(klass: FairClass, now: number): number {
+    const { limits, sends } = this;
+    switch (klass) {
+      // An execution left running spends the account's credits, so an abort takes the fastest rate the
+      // service's count allows rather than the pacer's smooth one: no more than the service's own limit
+      // in any of our windows (the safety margin and the day's reserve are what aborts may use), not
+      // before a 429's pause ends, and ahead of a server cap's spread while that count is above zero.
+      case 'abort':
+        return Math.max(
+          this.pausedUntil,
+          capAbortReadyAt(this.minuteCap, now),
+          capAbortReadyAt(this.dayCap, now),
+          sends.readyAt(limits.perMinute, limits.minuteWindowMs),
+          sends.readyAt(limits.perDay, limits.dayWindowMs),
+        );
+      // A start is paced like a poll within the minute, and may take the first half of the day's
+      // reserve; when even that is spent it is refused (`startRefusedUntil`), not kept waiting.
+      case 'start':
+        return Math.max(this.#minuteReadyAt(now), sends.readyAt(limits.startsPerDay, limits.dayWindowMs));
+      case 'interactive':
+      case 'reads':
+        return this.#pacedReadyAt(now);
+      default:
+        return unreachable(klass);
+    }
+  }
+
+  /**
+   * Until when a start is refused because the day is spent for starts — by our count, or by the
+   * service's (another process used it) — or `undefined` when a start may go today.
+   */
+  startRefusedUntil(now: number): number | undefined {
+    const { limits } = this;
+    const byCount = this.sends.readyAt(limits.startsPerDay, limits.dayWindowMs);
+    const byServer = capStartRefusedUntil(this.dayCap, now, limits.perDay - limits.startsPerDay) ?? Number.NEGATIVE_INFINITY;
+    const until = Math.max(byCount, byServer);
+    return until > now ? until : undefined;
+  }
+
+  /** `ticket` was let through at `now`. */
+  sent(ticket: GateTicket, now: number): void {
+    const { limits } = this;
+    this.dayBucket = dayBucketAfterSend(this.dayBucket, now, limits);
+    this.pacer = pacerAfterSend(this.pacer, now, limits);
+    this.sends.push(now);
+    this.lastSendAt = now;
+    this.inFlight.add(ticket, now);
+    this.minuteCap = capAfterSend(this.minuteCap, now);
+    this.dayCap = capAfterSend(this.dayCap, now);
+    const key = identicalStartKey(ticket);
+    if (key !== undefined) this.starts.mark(key, now, 'sent');
+  }
+
+  /** When polls and interactive calls may go: the minute's limits, the day's count, its bucket and the service's cap. */
+  #pacedReadyAt(now: number): number {
+    const { limits } = this;
+    return Math.max(
+      this.#minuteReadyAt(now),
+      capReadyAt(this.dayCap, now),
+      this.sends.readyAt(limits.usablePerDay, limits.dayWindowMs),
+      dayBucketReadyAt(this.dayBucket, now, limits),
+    );
+  }
+
+  /** The minute's limits for everything paced: the pacer, a 429's pause, the service's cap, our count. */
+  #minuteReadyAt(now: number): number {
+    const { limits } = this;
+    return Math.max(
+      pacerReadyAt(this.pacer, limits),
+      this.pausedUntil,
+      capReadyAt(this.minuteCap, now),
+      // The pacer bounds every minute-long window of paced sends; aborts are not paced, so every
+      // window is also bounded by counting (PROTOCOL §2.1).
+      this.sends.readyAt(limits.usablePerMinute, limits.minuteWindowMs),
+    );
+  }
+}
+
+function unreachable(value: never): never {
+  throw new Error(`Unexpected budget class: ${String(value)}`);
+}

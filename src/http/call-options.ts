@@ -1,0 +1,23 @@
+import { CALL_PRIORITIES, type CallPriority } from '../domain/endpoints.js';
+import { InvalidArgumentError } from '../errors/validation-errors.js';
+import type { CallOptions } from './calls.js';
+import { objectArgument } from './object-argument.js';
+
+/**
+ * A call's options, checked: `signal` and `priority` as the transport's `RequestSpec` takes them. A
+ * priority outside {@link CALL_PRIORITIES} (`'abort'` from plain JavaScript, say) is an
+ * `InvalidArgumentError`: the classes above are earned by the endpoint, not asked for.
+ *
+ * @example
+ * ```ts
+ * return send({ endpoint: 'detail', method: 'get', path, schema, ...callOptions(options) });
+ * ```
+ */
+export function callOptions(options: CallOptions | undefined): { readonly signal: AbortSignal | undefined; readonly priority: CallPriority | undefined } {
+  const { signal, priority } = objectArgument('options', options);
+  const given: unknown = priority;
+  if (given !== undefined && !(CALL_PRIORITIES as readonly unknown[]).includes(given)) {
+    throw new InvalidArgumentError('options.priority', `must be one of ${CALL_PRIORITIES.join(', ')} (got ${typeof given === 'string' ? given : typeof given})`);
+  }
+  return { signal, priority };
+}
