@@ -93,6 +93,8 @@ export function createClient(options: ClientOptions): Client {
   const runs = createRuns(http.executions, {
     ...(options.polling === undefined ? {} : { polling: options.polling }),
     ...(logger === undefined ? {} : { logger }),
+    // When the budget is loose, runs poll faster (DESIGN.md): each run's quiet-time wait shrinks to its share.
+    ...(budget?.pollHeadroom === undefined ? {} : { headroom: () => budget.pollHeadroom?.() }),
     scheduler,
   }, http.workflows);
   return Object.freeze({

@@ -142,6 +142,7 @@ export function createAccountBudget(options: AccountBudgetOptions = {}): Account
       dispatch({ type: 'report', report });
     },
     snapshot: () => budgetState(core, now()),
+    pollHeadroom: () => core.headroom(now()),
     state$,
     close(): Promise<void> {
       if (closed) return Promise.resolve();

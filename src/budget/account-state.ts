@@ -1,7 +1,7 @@
 import type { ServerView } from '../domain/budget.js';
 import type { RequestBudgetOptions } from '../domain/options.js';
 import type { GateTicket } from '../domain/requests.js';
-import { dayBucketAfterSend, dayBucketReadyAt, FULL_DAY_BUCKET } from './day-pacing.js';
+import { dayBucketAfterSend, dayBucketAt, dayBucketReadyAt, FULL_DAY_BUCKET, sustainablePerMinute } from './day-pacing.js';
 import type { DayBucket } from './day-pacing.js';
 import { identicalStartKey, StartMarks } from './duplicate-starts.js';
 import type { FairClass } from './fair-queue.js';
@@ -19,6 +19,9 @@ export interface PerScope<T> {
   minute: T;
   day: T;
 }
+
+/** Over how many minutes the day bucket's tokens are planned to be spent when runs poll (`readsPerMinute`). */
+const HEADROOM_HORIZON_MINUTES = 15;
 
 /**
  * Everything the budget knows of the account, whoever's requests they are: the limits in force, the
@@ -74,6 +77,18 @@ export class AccountState {
     if (next.perMinute === this.#serverLimits.perMinute && next.perDay === this.#serverLimits.perDay) return;
     this.#serverLimits = next;
     this.limits = budgetLimits(this.options, next);
+  }
+
+  /**
+   * The pace the account can give the runs' reads from `now` on, per minute: the minute's usable
+   * count, or less when the day is tight — its sustainable pace plus what its bucket holds, spread
+   * over the next quarter hour, so that a full bucket lets the runs poll fast and an emptying one
+   * slows them smoothly, before the bucket's own limit would.
+   */
+  readsPerMinute(now: number): number {
+    const { limits } = this;
+    const tokens = Math.max(0, dayBucketAt(this.dayBucket, now, limits).tokens);
+    return Math.min(limits.usablePerMinute, sustainablePerMinute(limits) + tokens / HEADROOM_HORIZON_MINUTES);
   }
 
   /** What is left of the day to polls and interactive calls at `now`: by our count, or the service's cap. */

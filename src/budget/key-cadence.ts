@@ -59,6 +59,11 @@ export class KeyCadences {
     }
   }
 
+  /** How many keys (runs) poll now: polled within `idleMs`, or with a request queued or in flight. */
+  get size(): number {
+    return this.#cadences.size;
+  }
+
   /** Every key's cadence, as plain data. */
   record(): Readonly<Record<string, KeyCadence>> {
     this.#record ??= Object.fromEntries(this.#cadences);

@@ -1,3 +1,4 @@
+import type { PollHeadroom } from '../domain/budget.js';
 import type { RequestBudgetOptions } from '../domain/options.js';
 import type { GateReport, GateTicket } from '../domain/requests.js';
 import { AccountState } from './account-state.js';
@@ -72,6 +73,11 @@ export class BudgetCore {
   constructor(options: RequestBudgetOptions = {}) {
     this.account = new AccountState(options);
     this.cadences = new KeyCadences(this.account.limits.minuteWindowMs);
+  }
+
+  /** The runs polling now and the pace the account gives their reads (see `PollHeadroom`). */
+  headroom(now: number): PollHeadroom {
+    return { activeRuns: this.cadences.size, readsPerMinute: this.account.readsPerMinute(now) };
   }
 
   /**

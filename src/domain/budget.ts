@@ -46,10 +46,31 @@ export interface AccountBudget extends RequestGate {
   /** The state on subscription and after every change (a request queued, let through, dropped or answered). */
   readonly state$: Observable<BudgetState>;
   /**
+   * How much polling the account can give the runs now (DESIGN.md: when the budget is loose, runs poll
+   * faster): the runs polling and the pace their reads may take together. A run's cadence stretches
+   * its quiet-time maximum no further than its fair share of that pace. Optional: a budget without it
+   * leaves every run's cadence as configured.
+   */
+  pollHeadroom?(): PollHeadroom;
+  /**
    * Leaves the account: every request still waiting is rejected (`BUDGET_CLOSED`), no timer is left,
    * later `acquire`s are refused. Answers of requests already sent are still counted.
    */
   close(): Promise<void>;
+}
+
+/**
+ * The runs polling now and the pace the account gives their reads together (`AccountBudget.pollHeadroom`).
+ *
+ * @example
+ * ```ts
+ * const { activeRuns, readsPerMinute } = budget.pollHeadroom?.() ?? { activeRuns: 1, readsPerMinute: 30 };
+ * const fairIntervalMs = (activeRuns * 60_000) / readsPerMinute;
+ * ```
+ */
+export interface PollHeadroom {
+  readonly activeRuns: number;
+  readonly readsPerMinute: number;
 }
 
 /**

@@ -47,18 +47,19 @@ end
 `;
 
 /**
- * ARGV: scale, process, class (abort | start | interactive | read), demand, startKey, leaseMs, perMinute,
- * usablePerMinute, minuteWindowMs, perDay, usablePerDay, dayWindowMs, burst, pacingIntervalMs, reserve,
- * duplicateSpacingMs, knownEpoch, resetPauseMs.
- * Returns { verdict, at, now, epoch }: verdict 1 granted (at = now), 0 wait until `at`, -1 refused (a
- * start the day cannot take; `at` = when the day window frees a request).
+ * ARGV: scale, process, class (abort | start | interactive | read), demand, startKey, leaseMs,
+ * perMinute, usablePerMinute, minuteWindowMs, perDay, usablePerDay, startsPerDay, dayWindowMs, burst,
+ * pacingIntervalMs, dayBurst, dayRefillMs, duplicateSpacingMs, knownEpoch, resetPauseMs — the numbers
+ * of `budgetLimits` (src/budget/limits.ts), so that a fleet spends an account as one process would.
+ * Returns { verdict, at, now, epoch, inMinute, inDay }: verdict 1 granted (at = now), 0 wait until
+ * `at`, -1 refused (a start the day cannot take; `at` = when the day window frees a request).
  */
 export const GRANT_SCRIPT = `${PRELUDE}
 local process, class, wanted, startKey = ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5]
 local leaseMs, perMinute, usableMinute, minuteMs = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
-local perDay, usableDay, dayMs = tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12])
-local burst, interval, reserve, spacing = tonumber(ARGV[13]), tonumber(ARGV[14]), tonumber(ARGV[15]), tonumber(ARGV[16])
-local knownEpoch, resetPauseMs = ARGV[17], tonumber(ARGV[18])
+local perDay, usableDay, startsDay, dayMs = tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13])
+local burst, interval, dayBurst, refillMs = tonumber(ARGV[14]), tonumber(ARGV[15]), tonumber(ARGV[16]), tonumber(ARGV[17])
+local spacing, knownEpoch, resetPauseMs = tonumber(ARGV[18]), ARGV[19], tonumber(ARGV[20])
 
 -- Redis lost the account (a restart without persistence): what was sent in this window is unknown,
 -- so nothing goes for a window rather than a burst into a window the service still counts.
@@ -73,41 +74,43 @@ if class == 'read' then redis.call('HSET', demand, process, math.max(1, wanted))
 local waitUntil = now
 local function notBefore(at) if at > waitUntil then waitUntil = at end end
 
-notBefore(num('pausedUntil', 0))
-local minuteLimit = math.min(perMinute, num('limitMinute', perMinute))
-local dayLimit = math.min(perDay, num('limitDay', perDay))
+-- The service's own limits, when its headers named lower ones, lower ours by as much.
+local minuteCut = math.max(0, perMinute - num('limitMinute', perMinute))
+local dayCut = math.max(0, perDay - num('limitDay', perDay))
 local inMinute = redis.call('ZCOUNT', sends, '(' .. (now - minuteMs), '+inf')
 local inDay = redis.call('ZCARD', sends)
-local function oldestFreeAt(count, limit, window)
-  -- The send whose leaving the window brings the count under the limit.
-  local index = count - limit
+local function freeAt(count, limit, window)
+  -- When the send whose leaving the window brings the count under the limit leaves it.
+  local index = math.max(0, count - math.max(1, limit))
   local oldest = redis.call('ZRANGEBYSCORE', sends, '(' .. (now - window), '+inf', 'WITHSCORES', 'LIMIT', index, 1)
   if oldest[2] then return tonumber(oldest[2]) + window end
   return now + window
 end
+local function within(count, limit, window) if count >= limit then notBefore(freeAt(count, limit, window)) end end
+
+notBefore(num('pausedUntil', 0))
+-- The day's bucket (src/budget/day-pacing.ts): real capacity for sporadic use, the sustainable pace after.
+local tokens = dayBurst
+local dayAt = num('dayAt', -1)
+if dayAt >= 0 then tokens = math.min(dayBurst, num('dayTokens', dayBurst) + math.max(0, now - dayAt) / refillMs) end
 
 if class == 'abort' then
   -- PROTOCOL §3.5: an execution left running spends credits: aborts skip the pacing and may use the reserve.
-  if inMinute >= minuteLimit then notBefore(oldestFreeAt(inMinute, minuteLimit, minuteMs)) end
-  if inDay >= dayLimit then notBefore(oldestFreeAt(inDay, dayLimit, dayMs)) end
+  within(inMinute, perMinute - minuteCut, minuteMs)
+  within(inDay, perDay - dayCut, dayMs)
   if num('capMinute', 1) <= 0 then notBefore(num('capMinuteUntil', 0)) end
   if num('capDay', 1) <= 0 then notBefore(num('capDayUntil', 0)) end
 else
-  local usableM = math.min(usableMinute, minuteLimit - (perMinute - usableMinute))
-  local usableD = math.min(usableDay, dayLimit - (perDay - usableDay))
-  local dayFor = usableD
-  if class ~= 'start' then dayFor = usableD - reserve end
-  if inDay >= dayFor then
-    if class == 'start' and inDay >= usableD then
-      return { -1, oldestFreeAt(inDay, usableD, dayMs), now, epoch }
-    end
-    notBefore(oldestFreeAt(inDay, math.max(1, dayFor), dayMs))
+  if class == 'start' then
+    if inDay >= startsDay - dayCut then return { -1, math.ceil(freeAt(inDay, startsDay - dayCut, dayMs)), now, epoch, inMinute, inDay } end
+  else
+    -- Polls and interactive calls never take the reserve, and wait for a whole token of the day.
+    within(inDay, usableDay - dayCut, dayMs)
+    if tokens < 1 - 1e-9 then notBefore(now + (1 - tokens) * refillMs) end
   end
-  if inMinute >= usableM then notBefore(oldestFreeAt(inMinute, math.max(1, usableM), minuteMs)) end
-  local capUntil = num('capMinuteUntil', 0)
-  if capUntil > now and num('capMinute', 1) <= 0 then notBefore(capUntil) end
-  local capDayUntil = num('capDayUntil', 0)
-  if capDayUntil > now and num('capDay', 1) <= 0 and class ~= 'start' then notBefore(capDayUntil) end
+  within(inMinute, usableMinute - minuteCut, minuteMs)
+  if num('capMinuteUntil', 0) > now and num('capMinute', 1) <= 0 then notBefore(num('capMinuteUntil', 0)) end
+  if class ~= 'start' and num('capDayUntil', 0) > now and num('capDay', 1) <= 0 then notBefore(num('capDayUntil', 0)) end
   -- The pacer (a GCRA of burst requests): no window of minuteMs ever holds more than the usable count.
   local tat = num('tat', 0)
   notBefore(tat - (burst - 1) * interval)
@@ -115,12 +118,15 @@ else
     -- Fair across processes: each process's reads get the share of the pace its waiting runs make of
     -- the fleet's, so every run of the fleet is polled about as often, whichever process holds it.
     local total = 0
-    local all = redis.call('HVALS', demand)
-    for _, value in ipairs(all) do total = total + tonumber(value) end
+    for _, value in ipairs(redis.call('HVALS', demand)) do total = total + tonumber(value) end
     local mine = tonumber(redis.call('HGET', demand, process) or '1')
     local share = interval * math.max(1, total) / math.max(1, mine)
     local own = tonumber(redis.call('HGET', ptat, process) or '0')
-    notBefore(own - (burst - 1) * share)
+    -- A process alone on the account may burst as the account may; among others, a burst of its own
+    -- would let a few-run process bank turns while the many-run ones wait.
+    local ownBurst = 1
+    if mine >= total then ownBurst = burst end
+    notBefore(own - (ownBurst - 1) * share)
     if waitUntil <= now then redis.call('HSET', ptat, process, math.max(own, now) + share) end
   end
   if class == 'start' and startKey ~= '' then
@@ -130,14 +136,15 @@ else
   if waitUntil <= now then redis.call('HSET', state, 'tat', math.max(tat, now) + interval) end
 end
 
-if waitUntil > now then return { 0, math.ceil(waitUntil), now, epoch } end
+if waitUntil > now then return { 0, math.ceil(waitUntil), now, epoch, inMinute, inDay } end
 
 local seq = redis.call('HINCRBY', state, 'seq', 1)
 redis.call('ZADD', sends, now, tostring(seq) .. ':' .. process)
+redis.call('HSET', state, 'dayTokens', tokens - 1, 'dayAt', now)
 if num('capMinuteUntil', 0) > now then redis.call('HINCRBY', state, 'capMinute', -1) end
 if num('capDayUntil', 0) > now then redis.call('HINCRBY', state, 'capDay', -1) end
 if class == 'start' and startKey ~= '' then redis.call('HSET', starts, startKey, now + spacing) end
-return { 1, now, now, epoch }
+return { 1, now, now, epoch, inMinute + 1, inDay + 1 }
 `;
 
 /**

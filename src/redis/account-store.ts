@@ -1,29 +1,22 @@
 import type { Redis } from 'ioredis';
+import type { BudgetLimits } from '../budget/limits.js';
 import { GRANT_SCRIPT, LEAVE_SCRIPT, REPORT_SCRIPT } from './account-scripts.js';
 
 /** How the account's numbers are set: the budget's limits, as `budgetLimits` derives them. */
-export interface AccountLimits {
-  readonly perMinute: number;
-  readonly usablePerMinute: number;
-  readonly minuteWindowMs: number;
-  readonly perDay: number;
-  readonly usablePerDay: number;
-  readonly dayWindowMs: number;
-  readonly burst: number;
-  readonly pacingIntervalMs: number;
-  /** Requests of the day kept for aborts and starts. */
-  readonly reserve: number;
-  readonly duplicateStartSpacingMs: number;
-}
+export type AccountLimits = Pick<
+  BudgetLimits,
+  'perMinute' | 'usablePerMinute' | 'minuteWindowMs' | 'perDay' | 'usablePerDay' | 'startsPerDay' | 'dayWindowMs' | 'burst' | 'pacingIntervalMs' | 'dayBurst' | 'dayRefillMs' | 'duplicateStartSpacingMs'
+>;
 
 /** The class of a request as the account sees it: a run's status and output reads are one (`read`). */
 export type GrantClass = 'abort' | 'start' | 'interactive' | 'read';
 
 /** The account's answer to a grant: send now, wait until `at`, or (a start) refused until `at`. */
-export type Grant =
-  | { readonly verdict: 'granted'; readonly now: number }
-  | { readonly verdict: 'wait'; readonly at: number; readonly now: number }
-  | { readonly verdict: 'refused'; readonly at: number; readonly now: number };
+export type Grant = { readonly now: number; readonly inMinute: number; readonly inDay: number } & (
+  | { readonly verdict: 'granted' }
+  | { readonly verdict: 'wait'; readonly at: number }
+  | { readonly verdict: 'refused'; readonly at: number }
+);
 
 /** What one answer said of the account, for `report`. */
 export interface AccountReport {
@@ -36,7 +29,7 @@ export interface AccountReport {
 }
 
 interface ScriptCommands {
-  flowstreamGrant(...args: (string | number)[]): Promise<[number, number, number, string]>;
+  flowstreamGrant(...args: (string | number)[]): Promise<[number, number, number, string, number, number]>;
   flowstreamReport(...args: (string | number)[]): Promise<[number, string]>;
   flowstreamLeave(...args: (string | number)[]): Promise<[number, string]>;
 }
@@ -81,7 +74,7 @@ export class RedisAccountStore {
   /** May this process send one request of `kind` now? `demand`: its runs waiting to read. */
   async grant(kind: GrantClass, demand: number, startKey?: string): Promise<Grant> {
     const limits = this.#limits;
-    const [verdict, at, now, epoch] = await this.#redis.flowstreamGrant(
+    const [verdict, at, now, epoch, inMinute, inDay] = await this.#redis.flowstreamGrant(
       ...this.#keys,
       this.#timeScale,
       this.#process,
@@ -94,17 +87,19 @@ export class RedisAccountStore {
       limits.minuteWindowMs,
       limits.perDay,
       limits.usablePerDay,
+      limits.startsPerDay,
       limits.dayWindowMs,
       limits.burst,
       limits.pacingIntervalMs,
-      limits.reserve,
+      limits.dayBurst,
+      limits.dayRefillMs,
       limits.duplicateStartSpacingMs,
       this.#epoch,
       limits.minuteWindowMs,
     );
     this.#epoch = epoch;
-    if (verdict === 1) return { verdict: 'granted', now };
-    return { verdict: verdict === 0 ? 'wait' : 'refused', at, now };
+    if (verdict === 1) return { verdict: 'granted', now, inMinute, inDay };
+    return { verdict: verdict === 0 ? 'wait' : 'refused', at, now, inMinute, inDay };
   }
 
   /** Tells the account what an answer said (a 429 pauses every process; headers cap them). */

@@ -2,3 +2,4 @@
 // Node-only; needs the `ioredis` package (an optional peer dependency of flowstream).
 export { createRedisCheckpointStore, type RedisCheckpointStore, type RedisCheckpointStoreOptions } from './checkpoint-store.js';
 export type { RedisOption } from './connection.js';
+export { createRedisBudget, type RedisBudget, type RedisBudgetOptions } from './redis-budget.js';

@@ -1,4 +1,5 @@
 import { map, Observable, type SchedulerLike, Subscription, timer } from 'rxjs';
+import type { PollHeadroom } from '../domain/budget.js';
 import type { ExecutionStatus, Logger } from '../domain/model.js';
 import type { CadenceBounds } from './cadence.js';
 import type { RunEvent } from './events.js';
@@ -20,6 +21,8 @@ export interface PollSettings {
   readonly output: OutputMode;
   readonly scheduler: SchedulerLike;
   readonly random: () => number;
+  /** What the budget can give the runs now (`withHeadroom`). */
+  readonly headroom?: (() => PollHeadroom | undefined) | undefined;
   readonly logger?: Logger | undefined;
   /** Cuts the wait before the next read short with a status read: after an abort, the end is read at once. */
   readonly readNow?: Observable<void> | undefined;
@@ -38,8 +41,8 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
     const owned = new Subscription();
     // The one timer, or the one read, the plan is waiting on.
     let pending: Subscription | undefined;
-    const answer = <T>(read: Observable<T>, input: (value: T, at: number, random: number) => PollInput): Subscription =>
-      read.pipe(map((value) => input(value, scheduler.now(), settings.random()))).subscribe({
+    const answer = <T>(read: Observable<T>, input: (value: T, at: number, random: number, headroom: PollHeadroom | undefined) => PollInput): Subscription =>
+      read.pipe(map((value) => input(value, scheduler.now(), settings.random(), settings.headroom?.()))).subscribe({
         next: (event) => {
           dispatch(event);
         },
@@ -62,8 +65,8 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
           pending?.unsubscribe();
           pending =
             command.endpoint === 'status'
-              ? answer(source.status(executionId), (snapshot, at, random) => ({ type: 'status', snapshot, at, random }))
-              : answer(source.output(executionId), (output, at, random) => ({ type: 'output', output, at, random }));
+              ? answer(source.status(executionId), (snapshot, at, random, headroom) => ({ type: 'status', snapshot, at, random, headroom }))
+              : answer(source.output(executionId), (output, at, random, headroom) => ({ type: 'output', output, at, random, headroom }));
           return;
         case 'emit':
           for (const event of command.events) subscriber.next(event);

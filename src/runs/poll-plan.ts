@@ -1,5 +1,6 @@
 import type { ExecutionOutput, ExecutionSnapshot, ExecutionStatus, NodeStatus } from '../domain/model.js';
-import { type CadenceBounds, type CadenceState, nextCadence, type Reading, SETTLING_WINDOW_MS, startCadence } from './cadence.js';
+import type { PollHeadroom } from '../domain/budget.js';
+import { type CadenceBounds, type CadenceState, nextCadence, type Reading, SETTLING_WINDOW_MS, startCadence, withHeadroom } from './cadence.js';
 import type { RunEvent } from './events.js';
 import { type ExecutionView, initialView, isExecutionOver } from './execution-view.js';
 import { isNodeDone } from './node-progress.js';
@@ -55,13 +56,16 @@ export interface PollPlan {
   readonly poked: boolean;
 }
 
-/** `at`: the scheduler's time. `random`, in [0, 1), spreads the next wait (`nextCadence`). */
+/**
+ * `at`: the scheduler's time. `random`, in [0, 1), spreads the next wait (`nextCadence`); `headroom`,
+ * what the budget can give the runs at that moment, shortens the quiet-time wait (`withHeadroom`).
+ */
 export type PollInput =
   | { readonly type: 'begin' }
   | { readonly type: 'wake'; readonly at: number }
   | { readonly type: 'poke' }
-  | { readonly type: 'status'; readonly snapshot: ExecutionSnapshot; readonly at: number; readonly random: number }
-  | { readonly type: 'output'; readonly output: ExecutionOutput; readonly at: number; readonly random: number };
+  | { readonly type: 'status'; readonly snapshot: ExecutionSnapshot; readonly at: number; readonly random: number; readonly headroom?: PollHeadroom | undefined }
+  | { readonly type: 'output'; readonly output: ExecutionOutput; readonly at: number; readonly random: number; readonly headroom?: PollHeadroom | undefined };
 
 export type PollCommand =
   | { readonly type: 'wait'; readonly ms: number }
@@ -105,10 +109,10 @@ export function reducePoll(plan: PollPlan, input: PollInput): PollStep {
       if (activity.kind === 'waiting') return reading(plan, 'status');
       return activity.kind === 'idle' || activity.kind === 'ended' ? stay(plan) : { state: { ...plan, poked: true }, commands: [] };
     case 'status':
-      return activity.kind === 'status' ? statusAnswered(plan, input.snapshot, input.at, input.random) : stay(plan);
+      return activity.kind === 'status' ? statusAnswered(plan, input.snapshot, input.at, input.random, input.headroom) : stay(plan);
     case 'output':
-      if (activity.kind === 'output-after-status') return conclude(plan, diffOutput(activity.view, input.output), activity.facts, input.random);
-      return activity.kind === 'output-alone' ? outputAloneAnswered(plan, input.output, input.at, input.random) : stay(plan);
+      if (activity.kind === 'output-after-status') return conclude(plan, diffOutput(activity.view, input.output), activity.facts, input.random, input.headroom);
+      return activity.kind === 'output-alone' ? outputAloneAnswered(plan, input.output, input.at, input.random, input.headroom) : stay(plan);
     default:
       return input satisfies never;
   }
@@ -151,7 +155,7 @@ function emit(events: readonly RunEvent[]): PollCommand[] {
 }
 
 /** The status, then the output when it can have changed (`shouldReadOutput`). */
-function statusAnswered(plan: PollPlan, snapshot: ExecutionSnapshot, now: number, random: number): PollStep {
+function statusAnswered(plan: PollPlan, snapshot: ExecutionSnapshot, now: number, random: number, headroom: PollHeadroom | undefined): PollStep {
   const { executionId } = plan.rules;
   const announced: { view: ExecutionView; events: RunEvent[] } =
     plan.view.status === undefined
@@ -167,7 +171,7 @@ function statusAnswered(plan: PollPlan, snapshot: ExecutionSnapshot, now: number
   });
   const nodeEnded = status.events.some((event) => event.type === 'node' && isNodeDone(event.status));
   const facts: ReadFacts = { now, changed: events.length > 0, output, nodeEnded };
-  if (!output) return conclude(plan, { ...status, events }, facts, random);
+  if (!output) return conclude(plan, { ...status, events }, facts, random, headroom);
   return {
     state: { ...plan, activity: { kind: 'output-after-status', view: status.view, facts } },
     commands: [...warnings(status), ...emit(events), { type: 'read', endpoint: 'output' }],
@@ -175,11 +179,11 @@ function statusAnswered(plan: PollPlan, snapshot: ExecutionSnapshot, now: number
 }
 
 /** The output alone, its task nodes standing in for the status read (see `shouldReadOutputAlone`). */
-function outputAloneAnswered(plan: PollPlan, output: ExecutionOutput, now: number, random: number): PollStep {
+function outputAloneAnswered(plan: PollPlan, output: ExecutionOutput, now: number, random: number, headroom: PollHeadroom | undefined): PollStep {
   const moved = diffNodeStatuses(plan.view, output.output);
   const text = diffOutput(moved.view, output);
   const diff: ViewDiff = { view: text.view, events: [...moved.events, ...text.events], warnings: [...moved.warnings, ...text.warnings] };
-  return conclude(plan, diff, { now, changed: moved.events.length > 0, output: true, nodeEnded: false }, random);
+  return conclude(plan, diff, { now, changed: moved.events.length > 0, output: true, nodeEnded: false }, random, headroom);
 }
 
 /**
@@ -187,7 +191,7 @@ function outputAloneAnswered(plan: PollPlan, output: ExecutionOutput, now: numbe
  * and the next read. A moved status sets the cadence back to its fastest; a new message does not: it
  * says the node is busy, not that its status will change soon (PROTOCOL §4.4).
  */
-function conclude(plan: PollPlan, diff: ViewDiff, facts: ReadFacts, random: number): PollStep {
+function conclude(plan: PollPlan, diff: ViewDiff, facts: ReadFacts, random: number, headroom: PollHeadroom | undefined): PollStep {
   const { view } = diff;
   const { rules } = plan;
   const nodes = [...view.nodes.values()];
@@ -204,7 +208,7 @@ function conclude(plan: PollPlan, diff: ViewDiff, facts: ReadFacts, random: numb
   const settlingSince = allDone ? (plan.settlingSince ?? facts.now) : undefined;
   const settling = settlingSince !== undefined && facts.now - settlingSince < SETTLING_WINDOW_MS;
   const pace: Reading = facts.changed ? 'changed' : settling ? 'settling' : 'quiet';
-  const cadence = nextCadence(rules.bounds, plan.cadence, pace, () => random);
+  const cadence = nextCadence(withHeadroom(rules.bounds, headroom), plan.cadence, pace, () => random);
   const next: PollPlan = {
     ...plan,
     view,

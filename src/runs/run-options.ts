@@ -1,4 +1,5 @@
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
+import type { PollHeadroom } from '../domain/budget.js';
 import type { Logger } from '../domain/model.js';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 import { timerDelay } from '../http/options.js';
@@ -62,6 +63,8 @@ export interface RunsDefaults {
   readonly scheduler?: SchedulerLike;
   /** The jitter source, in [0, 1). Default `Math.random`. */
   readonly random?: () => number;
+  /** What the client's budget can give the runs now (`AccountBudget.pollHeadroom`); none: the cadence as configured. */
+  readonly headroom?: () => PollHeadroom | undefined;
 }
 
 /** Every option of one run, filled in. */
@@ -76,6 +79,7 @@ export interface RunSettings {
   readonly detach: AbortSignal | undefined;
   readonly scheduler: SchedulerLike;
   readonly random: () => number;
+  readonly headroom: (() => PollHeadroom | undefined) | undefined;
   readonly logger: Logger | undefined;
 }
 
@@ -119,6 +123,7 @@ export function runSettings(kind: 'run' | 'watch', options: RunOptions = {}, def
     detach: options.detach,
     scheduler: defaults.scheduler ?? asyncScheduler,
     random: defaults.random ?? Math.random,
+    headroom: defaults.headroom,
     logger: defaults.logger,
   };
 }
