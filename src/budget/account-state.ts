@@ -25,7 +25,8 @@ export interface PerScope<T> {
  * minute's pacer and the day's, our sends of the last day, the requests in flight, the pause after a
  * 429, the caps read off the service's headers and the identical-start marks (DESIGN.md: the account
  * seam). The queue is not here: which request goes is the scheduler's, whether one may go is this.
- * Every question it answers costs O(1), a report O(log n) (one count since a time in the send log).
+ * Every question it answers costs O(1) or one binary search of the send log; a send, an answer or a
+ * send leaving the day window also sets the day's pace again (96 binary searches, `repaceDay`).
  */
 export class AccountState {
   limits: BudgetLimits;
