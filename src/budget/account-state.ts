@@ -1,7 +1,7 @@
 import type { ServerView } from '../domain/budget.js';
 import type { RequestBudgetOptions } from '../domain/options.js';
 import type { GateTicket } from '../domain/requests.js';
-import { dayBucketAfterSend, dayBucketAt, dayBucketReadyAt, FULL_DAY_BUCKET, sustainablePerMinute } from './day-pacing.js';
+import { dayBucketAfterSend, dayBucketAt, dayBucketReadyAt, dayBucketRefilledAt, FULL_DAY_BUCKET, sustainableRate } from './day-pacing.js';
 import type { DayBucket } from './day-pacing.js';
 import { identicalStartKey, StartMarks } from './duplicate-starts.js';
 import type { FairClass } from './fair-queue.js';
@@ -28,7 +28,8 @@ const HEADROOM_HORIZON_MINUTES = 15;
  * minute's pacer and the day's, our sends of the last day, the requests in flight, the pause after a
  * 429, the caps read off the service's headers and the identical-start marks (DESIGN.md: the account
  * seam). The queue is not here: which request goes is the scheduler's, whether one may go is this.
- * Every question it answers costs O(1), a report O(log n) (one count since a time in the send log).
+ * Every question it answers costs O(1) or one binary search of the send log; a send, an answer or a
+ * send leaving the day window also sets the day's pace again (96 binary searches, `repaceDay`).
  */
 export class AccountState {
   limits: BudgetLimits;
@@ -57,10 +58,31 @@ export class AccountState {
 
   /** Lets go of what `now` has made obsolete; returns the identical-start keys now free. */
   prune(now: number): string[] {
+    const before = this.sends.length;
     this.sends.prune(now, this.limits.dayWindowMs);
     if (this.minuteCap !== undefined && now >= this.minuteCap.until) this.minuteCap = undefined;
-    if (this.dayCap !== undefined && now >= this.dayCap.until) this.dayCap = undefined;
+    const dayCapEnded = this.dayCap !== undefined && now >= this.dayCap.until;
+    if (dayCapEnded) this.dayCap = undefined;
+    // What left the window (or a cap that ended) gives the day back: its pace quickens.
+    if (this.sends.length !== before || dayCapEnded) this.repaceDay(now);
     return this.starts.prune(now);
+  }
+
+  /**
+   * Sets the day bucket's refill from `now` to what the day sustains now (day-pacing.ts): by our own
+   * sends and when each leaves the window, and by the service's count when it says less. Called after
+   * every send, every departure from the window and every answer, not per step: O(log n) × 96.
+   */
+  repaceDay(now: number): void {
+    const { limits, sends, dayCap } = this;
+    const ours = sustainableRate({
+      remaining: limits.usablePerDay - sends.within(now, limits.dayWindowMs),
+      leftBy: (at) => sends.leftBy(at, limits.dayWindowMs),
+      now,
+      windowMs: limits.dayWindowMs,
+    });
+    const theirs = dayCap !== undefined && now < dayCap.until ? dayCap.allowance / (dayCap.until - now) : Number.POSITIVE_INFINITY;
+    this.dayBucket = dayBucketRefilledAt(this.dayBucket, now, Math.min(ours, theirs), limits);
   }
 
   /**
@@ -87,8 +109,8 @@ export class AccountState {
    */
   readsPerMinute(now: number): number {
     const { limits } = this;
-    const tokens = Math.max(0, dayBucketAt(this.dayBucket, now, limits).tokens);
-    return Math.min(limits.usablePerMinute, sustainablePerMinute(limits) + tokens / HEADROOM_HORIZON_MINUTES);
+    const bucket = dayBucketAt(this.dayBucket, now, limits);
+    return Math.min(limits.usablePerMinute, bucket.perMs * 60_000 + Math.max(0, bucket.tokens) / HEADROOM_HORIZON_MINUTES);
   }
 
   /** What is left of the day to polls and interactive calls at `now`: by our count, or the service's cap. */
@@ -144,6 +166,7 @@ export class AccountState {
     this.dayBucket = dayBucketAfterSend(this.dayBucket, now, limits);
     this.pacer = pacerAfterSend(this.pacer, now, limits);
     this.sends.push(now);
+    this.repaceDay(now);
     this.lastSendAt = now;
     this.inFlight.add(ticket, now);
     this.minuteCap = capAfterSend(this.minuteCap, now);

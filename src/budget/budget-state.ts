@@ -1,6 +1,6 @@
 import type { BudgetState, DayView } from '../domain/budget.js';
 import type { AccountState } from './account-state.js';
-import { dayBucketAt, dayBucketEmptyAt, sustainablePerMinute } from './day-pacing.js';
+import { dayBucketAt, dayBucketEmptyAt } from './day-pacing.js';
 import type { BudgetCore } from './scheduler.js';
 
 export type { BudgetState, DayView };
@@ -46,16 +46,15 @@ function dayView(account: AccountState, used: number, now: number): DayView {
   const dayCap = account.dayCap !== undefined && now < account.dayCap.until ? account.dayCap : undefined;
   const ourRemaining = limits.perDay - sends.within(now, limits.dayWindowMs);
   const remaining = Math.max(0, Math.min(ourRemaining, dayCap?.hardAllowance ?? Number.POSITIVE_INFINITY));
-  const tokens = dayBucketAt(account.dayBucket, now, limits).tokens;
-  // The service's count, when it leaves less than our own: what it leaves spread until its day can have reset.
-  const serverPerMinute = dayCap === undefined ? Number.POSITIVE_INFINITY : (dayCap.allowance * 60_000) / (dayCap.until - now);
-  const exhaustedAt = dayBucketEmptyAt({ now, tokens, sentLastHour: sends.within(now, HOUR_MS) }, limits);
+  const bucket = dayBucketAt(account.dayBucket, now, limits);
+  const exhaustedAt = dayBucketEmptyAt(account.dayBucket, now, sends.within(now, HOUR_MS), limits);
   return {
     used,
     remaining,
     reserve: limits.dayReserve,
-    burst: Math.max(0, Math.floor(Math.min(tokens, account.pacedRemaining(now)))),
-    sustainablePerMinute: Math.min(sustainablePerMinute(limits), serverPerMinute),
+    burst: Math.max(0, Math.floor(Math.min(bucket.tokens, account.pacedRemaining(now)))),
+    // As of the last send, departure or answer: the bucket's refill.
+    sustainablePerMinute: bucket.perMs * 60_000,
     ...(exhaustedAt === undefined ? {} : { exhaustedAt }),
   };
 }

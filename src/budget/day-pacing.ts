@@ -2,26 +2,27 @@ import type { BudgetLimits } from './limits.js';
 
 /**
  * How the day is spent (DESIGN.md: a service that runs all day is never blind): a token bucket with
- * real capacity, the day's counterpart of the minute's pacer. It holds `dayBurst` tokens (default a
- * tenth of the usable day, 950) and refills one per `dayRefillMs` = W / (U − B + 1), W the day window,
- * U the day less its reserve (9,500), B the capacity. Every send takes a token — starts and aborts
- * too, which may leave it in debt since they do not wait for it — and a poll or an interactive call
- * goes only on a whole token.
+ * real capacity whose refill is what the day can sustain from now on.
  *
- * - Sporadic use bursts: after a quiet spell the bucket is full, and 950 requests go at the minute's
- *   pace before the day slows anything.
- * - Sustained use converges to what the day can sustain: (U − B + 1) per day window, 8,551 a day or
- *   5.9 a minute, evenly, instead of spending the day by the afternoon and waiting blind for the rest.
- * - Polls never take the reserve, and it is never blind: as for the minute (see `budgetLimits`), a
- *   whole token at `now` means the day window before `now` holds fewer than U sends, whoever sent them,
- *   so the count that keeps polls out of the reserve never has to stop them; they go at the refill
- *   pace, one every 10 s, however full the day.
+ * - The capacity, `dayBurst` (default a tenth of the usable day, 950), is what sporadic use spends at
+ *   the minute's pace: after a quiet spell nothing slows it until then.
+ * - The refill is the sustainable rate: what is left of the usable day, divided by the time until the
+ *   day window gives back enough for it — the largest constant rate at which the window never reaches
+ *   the usable day, given when each of our sends of the last day leaves it (`sustainableRate`). With
+ *   nothing sent for a day that is the usable day per day window; after a morning's batch, what the
+ *   batch left spread until the batch leaves the window; in sustained use it converges to the usable
+ *   day per window, evenly. When the service's count says less (another process on the account), its
+ *   remaining spread until its window can have reset, if lower.
+ * - Every send takes a token — starts and aborts too, which do not wait for one (they take what is
+ *   saved, never more: their sends already slow the refill) — and a poll or an interactive call goes
+ *   on a whole token. The refill is computed
+ *   again after every send, every send that leaves the window and every answer, so what was saved in the
+ *   bucket never exceeds what that constant rate would have sent: polls never run into the end of the
+ *   usable day (and so never into the reserve, which its count also keeps them from), and are never
+ *   blind while any of it is left.
  *
- * Why not spread what is left over the time to the window's reset: the service's day starts at
- * whichever request comes first (PROTOCOL §2.1), maybe another process's, so its reset is unknown and
- * only a pace that is safe wherever the window starts is safe — and what is spent now comes back only
- * a day later. Spreading the remaining count over a short horizon spent the day in a third of it and
- * echoed that burst every day after; over the whole window it allows no burst at all.
+ * The window is a sliding one, as for the minute: the service's day starts at whichever request comes
+ * first (PROTOCOL §2.1), maybe another process's, so only a pace that is safe wherever it starts is safe.
  *
  * @example
  * ```ts
@@ -30,9 +31,11 @@ import type { BudgetLimits } from './limits.js';
  * ```
  */
 export interface DayBucket {
-  /** Whole and partial tokens as of `at`: at most the capacity, below 0 when starts and aborts borrowed. */
+  /** Whole and partial tokens as of `at`, from 0 to the capacity. */
   readonly tokens: number;
   readonly at: number;
+  /** The refill in force since `at`, in tokens per ms. */
+  readonly perMs: number;
 }
 
 /**
@@ -43,10 +46,38 @@ export interface DayBucket {
  * dayBucketReadyAt(FULL_DAY_BUCKET, now, limits); // -Infinity: send at once
  * ```
  */
-export const FULL_DAY_BUCKET: DayBucket = { tokens: Number.POSITIVE_INFINITY, at: Number.NEGATIVE_INFINITY };
+export const FULL_DAY_BUCKET: DayBucket = { tokens: Number.POSITIVE_INFINITY, at: Number.NEGATIVE_INFINITY, perMs: 0 };
 
 /**
- * The bucket refilled up to `now`.
+ * The day window cut into this many slots when finding the sustainable rate: 15 minutes each, so
+ * finding it costs 96 binary searches of the send log, and errs low by at most a slot's departures.
+ */
+export const DAY_SLOTS = 96;
+
+/**
+ * The largest constant rate (per ms) from `now` at which the day window never holds more than the
+ * usable day, `remaining` being what is left of it now and `leftBy(at)` how many of the window's sends
+ * have left it by `at`. By then `remaining + leftBy(at)` may have been sent, so the rate is the least of
+ * those over the time they take; each slot counts only what has left by its start (a lower bound).
+ *
+ * @example
+ * ```ts
+ * sustainableRate({ remaining: 9_500, leftBy: () => 0, now, windowMs: 86_402_000 }) * 60_000; // ≈ 6.6 a minute
+ * ```
+ */
+export function sustainableRate(input: { readonly remaining: number; readonly leftBy: (at: number) => number; readonly now: number; readonly windowMs: number }): number {
+  if (input.remaining <= 0) return 0;
+  const slotMs = input.windowMs / DAY_SLOTS;
+  let rate = Number.POSITIVE_INFINITY;
+  for (let slot = 1; slot <= DAY_SLOTS; slot++) {
+    const freed = input.leftBy(input.now + (slot - 1) * slotMs);
+    rate = Math.min(rate, (input.remaining + freed) / (slot * slotMs));
+  }
+  return rate;
+}
+
+/**
+ * The bucket refilled up to `now` at the rate in force.
  *
  * @example
  * ```ts
@@ -54,12 +85,25 @@ export const FULL_DAY_BUCKET: DayBucket = { tokens: Number.POSITIVE_INFINITY, at
  * ```
  */
 export function dayBucketAt(bucket: DayBucket, now: number, limits: BudgetLimits): DayBucket {
-  const refill = now > bucket.at ? (now - bucket.at) / limits.dayRefillMs : 0;
-  return { tokens: Math.min(limits.dayBurst, bucket.tokens + refill), at: Math.max(now, bucket.at) };
+  const refill = bucket.perMs > 0 && now > bucket.at ? (now - bucket.at) * bucket.perMs : 0;
+  return { tokens: Math.min(limits.dayBurst, bucket.tokens + refill), at: Math.max(now, bucket.at), perMs: bucket.perMs };
 }
 
 /**
- * When the day lets the next poll or interactive call go: once a whole token is there.
+ * The bucket from `now` on refilled at `perMs` (what it held until `now` filled at the old rate).
+ *
+ * @example
+ * ```ts
+ * bucket = dayBucketRefilledAt(bucket, now, sustainableRate(input), limits);
+ * ```
+ */
+export function dayBucketRefilledAt(bucket: DayBucket, now: number, perMs: number, limits: BudgetLimits): DayBucket {
+  return { ...dayBucketAt(bucket, now, limits), perMs: Math.max(0, perMs) };
+}
+
+/**
+ * When the day lets the next poll or interactive call go: once a whole token is there. With no refill
+ * it defers to the day's count and the service's cap, which say when something frees up.
  *
  * @example
  * ```ts
@@ -67,13 +111,15 @@ export function dayBucketAt(bucket: DayBucket, now: number, limits: BudgetLimits
  * ```
  */
 export function dayBucketReadyAt(bucket: DayBucket, now: number, limits: BudgetLimits): number {
-  const { tokens } = dayBucketAt(bucket, now, limits);
+  const { tokens, perMs } = dayBucketAt(bucket, now, limits);
   // A token refilled in pieces can miss 1 by a rounding error: that is a whole token.
-  return tokens >= 1 - 1e-9 ? Number.NEGATIVE_INFINITY : now + (1 - tokens) * limits.dayRefillMs;
+  if (tokens >= 1 - 1e-9 || perMs <= 0) return Number.NEGATIVE_INFINITY;
+  return now + (1 - tokens) / perMs;
 }
 
 /**
- * The bucket after a send at `now`, of any class.
+ * The bucket after a send at `now`, of any class: a token less, or none left when a start or an abort
+ * went without a whole one.
  *
  * @example
  * ```ts
@@ -82,34 +128,23 @@ export function dayBucketReadyAt(bucket: DayBucket, now: number, limits: BudgetL
  */
 export function dayBucketAfterSend(bucket: DayBucket, now: number, limits: BudgetLimits): DayBucket {
   const refilled = dayBucketAt(bucket, now, limits);
-  return { tokens: refilled.tokens - 1, at: refilled.at };
+  return { ...refilled, tokens: Math.max(0, refilled.tokens - 1) };
 }
 
 /**
- * What the day can sustain, in requests per minute: the bucket's refill.
- *
- * @example
- * ```ts
- * sustainablePerMinute(budgetLimits()); // ≈ 5.94
- * ```
- */
-export function sustainablePerMinute(limits: BudgetLimits): number {
-  return 60_000 / limits.dayRefillMs;
-}
-
-/**
- * When the bucket would be empty, and polls down to the sustained pace, if the last hour's pace went
+ * When the bucket would be empty, and polls down to the sustainable pace, if the last hour's pace went
  * on (`sentLastHour`); `undefined` when the refill keeps up with it.
  *
  * @example
  * ```ts
- * dayBucketEmptyAt({ now, tokens: 600, sentLastHour: 400 }, limits); // about now + 1.7 h
+ * dayBucketEmptyAt(bucket, now, sentLastHour, limits); // a time, or undefined
  * ```
  */
-export function dayBucketEmptyAt(input: { readonly now: number; readonly tokens: number; readonly sentLastHour: number }, limits: BudgetLimits): number | undefined {
-  const drainPerHour = input.sentLastHour - HOUR_MS / limits.dayRefillMs;
+export function dayBucketEmptyAt(bucket: DayBucket, now: number, sentLastHour: number, limits: BudgetLimits): number | undefined {
+  const { tokens, perMs } = dayBucketAt(bucket, now, limits);
+  const drainPerHour = sentLastHour - perMs * HOUR_MS;
   if (drainPerHour <= 0) return undefined;
-  return input.now + (Math.max(0, input.tokens) / drainPerHour) * HOUR_MS;
+  return now + (Math.max(0, tokens) / drainPerHour) * HOUR_MS;
 }
 
 const HOUR_MS = 3_600_000;

@@ -68,6 +68,7 @@ export function followServer(account: AccountState, report: GateReport, now: num
     account.pacer = pacerResumingAt(account.pacer, account.pausedUntil, limits);
   }
   account.server = serverView(account.server, report, now);
+  account.repaceDay(now);
   const key = identicalStartKey(report.ticket);
   if (key !== undefined) account.starts.mark(key, now, 'answered');
   return settledAt !== undefined;

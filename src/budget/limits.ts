@@ -34,8 +34,6 @@ export interface BudgetLimits {
   readonly startsPerDay: number;
   /** The day bucket's capacity: what sporadic use may spend at the minute's pace (day-pacing.ts). */
   readonly dayBurst: number;
-  /** The day bucket's refill: one token per this many ms, so that no day window holds more than `usablePerDay`. */
-  readonly dayRefillMs: number;
   readonly burst: number;
   /** Steady spacing between sends (see `budgetLimits`). */
   readonly pacingIntervalMs: number;
@@ -80,7 +78,7 @@ const DAY_MS = 86_400_000; // PROTOCOL §2.1: a fixed window of one day
  * The day: of 10,000, a reserve of 5% (500) is kept for aborts and starts; polls and interactive calls
  * stop at 9,500, starts at 9,750, aborts at 10,000 — in any window of a day and the latency allowance,
  * wherever the service's window starts. The day's own bucket (day-pacing.ts) holds a tenth of the
- * 9,500 and refills one token per W / (9,500 − 950 + 1) ≈ 10.1 s, by the same argument as the minute's.
+ * 9,500 and refills at what the day sustains.
  *
  * @example
  * ```ts
@@ -116,7 +114,6 @@ export function budgetLimits(options: RequestBudgetOptions = {}, server: ServerL
     dayReserve,
     startsPerDay: perDay - Math.ceil(dayReserve / 2),
     dayBurst,
-    dayRefillMs: dayWindowMs / (usablePerDay - dayBurst + 1),
     burst,
     pacingIntervalMs: Math.ceil(minuteWindowMs / (usablePerMinute - burst + 1)),
     duplicateStartSpacingMs: nonNegative('duplicateStartSpacingMs', options.duplicateStartSpacingMs ?? DEFAULTS.budget.duplicateStartSpacingMs),

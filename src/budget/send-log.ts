@@ -3,6 +3,11 @@
  * does not bound), the k-th latest send (when a window can hold one more) and the "used in this
  * window" figures come from it. Appending and pruning are O(1) amortised, the k-th latest O(1), a
  * count since any time O(log n) by binary search. It holds at most a day of sends.
+ *
+ * A send at `t` has left a window of `w` at `now` when `t + w <= now`, always computed so (never as
+ * `t <= now − w`): `readyAt` names `t + w` as the time one more may go, and with times that are not
+ * whole milliseconds the two forms can differ by a rounding error, which would let a send go into a
+ * window that still counts the one it was waiting for.
  */
 export class SendLog {
   #ring = new Float64Array(64);
@@ -23,8 +28,7 @@ export class SendLog {
 
   /** Drops sends older than `windowMs` before `now`: they can no longer share a window with a future send. */
   prune(now: number, windowMs: number): void {
-    const after = now - windowMs;
-    while (this.#length > 0 && this.#at(0) <= after) {
+    while (this.#length > 0 && this.#at(0) + windowMs <= now) {
       this.#start = (this.#start + 1) % this.#ring.length;
       this.#length -= 1;
     }
@@ -32,7 +36,19 @@ export class SendLog {
 
   /** How many sends happened in the `windowMs` before `now` (`now − windowMs` excluded). */
   within(now: number, windowMs: number): number {
-    return this.#length - this.#firstAfter(now - windowMs);
+    return this.#length - this.leftBy(now, windowMs);
+  }
+
+  /** How many of the sends it holds have left a window of `windowMs` by `at`. */
+  leftBy(at: number, windowMs: number): number {
+    let low = 0;
+    let high = this.#length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (this.#at(middle) + windowMs <= at) low = middle + 1;
+      else high = middle;
+    }
+    return low;
   }
 
   /** The time of the `k`-th latest send (1 is the latest), if there were that many. */
@@ -51,18 +67,6 @@ export class SendLog {
 
   #at(index: number): number {
     return this.#ring[(this.#start + index) % this.#ring.length] ?? Number.NaN;
-  }
-
-  /** Index of the first send after `after` (binary search: the log can hold a day of sends). */
-  #firstAfter(after: number): number {
-    let low = 0;
-    let high = this.#length;
-    while (low < high) {
-      const middle = (low + high) >>> 1;
-      if (this.#at(middle) <= after) low = middle + 1;
-      else high = middle;
-    }
-    return low;
   }
 
   #grow(): void {

@@ -135,9 +135,10 @@ export interface DayView {
    */
   readonly burst: number;
   /**
-   * Requests per minute the day sustains for polls and interactive calls, all day long: the bucket's
-   * refill; lower when the service's count (another process on the account) leaves less, spread until
-   * its day can have reset.
+   * Requests per minute the day sustains for polls and interactive calls from now on: what is left of
+   * the usable day over the time until the day window gives enough back (remaining ÷ time to reset),
+   * about 6.6 when the day is used evenly; lower when the service's count (another process on the
+   * account) leaves less, spread until its day can have reset. It is the day's bucket's refill.
    */
   readonly sustainablePerMinute: number;
   /**

@@ -85,9 +85,10 @@ export interface RequestBudgetOptions {
   readonly dayReserve?: number;
   /**
    * Share of the usable day that sporadic use may spend at the minute's pace before the day paces it:
-   * the capacity of the day's bucket. The larger, the longer a busy spell runs at full speed, and the
-   * lower the pace sustained use settles at (the usable day less this share, per day). Default 0.1:
-   * 950 requests, then about 5.9 a minute.
+   * the capacity of the day's bucket. Beyond it, requests go at what the day sustains (what is left of
+   * it over the time until the window gives enough back: about 6.6 a minute for a day used evenly). The
+   * larger, the longer a busy spell runs at full speed, and the less is left for the rest of the day.
+   * Default 0.1: 950 requests.
    */
   readonly dayBurst?: number;
   /** How many requests may leave back to back after a quiet spell. Default 5. */

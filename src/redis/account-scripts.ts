@@ -49,7 +49,7 @@ end
 /**
  * ARGV: scale, process, class (abort | start | interactive | read), demand, startKey, leaseMs,
  * perMinute, usablePerMinute, minuteWindowMs, perDay, usablePerDay, startsPerDay, dayWindowMs, burst,
- * pacingIntervalMs, dayBurst, dayRefillMs, duplicateSpacingMs, knownEpoch, resetPauseMs — the numbers
+ * pacingIntervalMs, dayBurst, duplicateSpacingMs, knownEpoch, resetPauseMs — the numbers
  * of `budgetLimits` (src/budget/limits.ts), so that a fleet spends an account as one process would.
  * Returns { verdict, at, now, epoch, inMinute, inDay }: verdict 1 granted (at = now), 0 wait until
  * `at`, -1 refused (a start the day cannot take; `at` = when the day window frees a request).
@@ -58,8 +58,8 @@ export const GRANT_SCRIPT = `${PRELUDE}
 local process, class, wanted, startKey = ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5]
 local leaseMs, perMinute, usableMinute, minuteMs = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
 local perDay, usableDay, startsDay, dayMs = tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13])
-local burst, interval, dayBurst, refillMs = tonumber(ARGV[14]), tonumber(ARGV[15]), tonumber(ARGV[16]), tonumber(ARGV[17])
-local spacing, knownEpoch, resetPauseMs = tonumber(ARGV[18]), ARGV[19], tonumber(ARGV[20])
+local burst, interval, dayBurst = tonumber(ARGV[14]), tonumber(ARGV[15]), tonumber(ARGV[16])
+local spacing, knownEpoch, resetPauseMs = tonumber(ARGV[17]), ARGV[18], tonumber(ARGV[19])
 
 -- Redis lost the account (a restart without persistence): what was sent in this window is unknown,
 -- so nothing goes for a window rather than a burst into a window the service still counts.
@@ -89,10 +89,13 @@ end
 local function within(count, limit, window) if count >= limit then notBefore(freeAt(count, limit, window)) end end
 
 notBefore(num('pausedUntil', 0))
--- The day's bucket (src/budget/day-pacing.ts): real capacity for sporadic use, the sustainable pace after.
+-- The day's bucket (src/budget/day-pacing.ts): real capacity for sporadic use, then what the day
+-- sustains — here what is left of the usable day spread over a whole window, a pace that is safe
+-- wherever the service's window starts (it rises as old sends leave the window).
+local perMs = math.max(0, usableDay - dayCut - inDay) / dayMs
 local tokens = dayBurst
 local dayAt = num('dayAt', -1)
-if dayAt >= 0 then tokens = math.min(dayBurst, num('dayTokens', dayBurst) + math.max(0, now - dayAt) / refillMs) end
+if dayAt >= 0 then tokens = math.min(dayBurst, num('dayTokens', dayBurst) + math.max(0, now - dayAt) * perMs) end
 
 if class == 'abort' then
   -- PROTOCOL §3.5: an execution left running spends credits: aborts skip the pacing and may use the reserve.
@@ -106,7 +109,9 @@ else
   else
     -- Polls and interactive calls never take the reserve, and wait for a whole token of the day.
     within(inDay, usableDay - dayCut, dayMs)
-    if tokens < 1 - 1e-9 then notBefore(now + (1 - tokens) * refillMs) end
+    if tokens < 1 - 1e-9 then
+      if perMs > 0 then notBefore(now + (1 - tokens) / perMs) else notBefore(freeAt(inDay, usableDay - dayCut, dayMs)) end
+    end
   end
   within(inMinute, usableMinute - minuteCut, minuteMs)
   if num('capMinuteUntil', 0) > now and num('capMinute', 1) <= 0 then notBefore(num('capMinuteUntil', 0)) end
@@ -120,7 +125,9 @@ else
     local total = 0
     for _, value in ipairs(redis.call('HVALS', demand)) do total = total + tonumber(value) end
     local mine = tonumber(redis.call('HGET', demand, process) or '1')
-    local share = interval * math.max(1, total) / math.max(1, mine)
+    -- 10% slack: the shares add up to a little less than the pacer's pace, so the processes seldom race
+    -- for the same slot — a race the first to ask would win, whatever its share.
+    local share = 1.1 * interval * math.max(1, total) / math.max(1, mine)
     local own = tonumber(redis.call('HGET', ptat, process) or '0')
     -- A process alone on the account may burst as the account may; among others, a burst of its own
     -- would let a few-run process bank turns while the many-run ones wait.

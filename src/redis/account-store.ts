@@ -5,7 +5,7 @@ import { GRANT_SCRIPT, LEAVE_SCRIPT, REPORT_SCRIPT } from './account-scripts.js'
 /** How the account's numbers are set: the budget's limits, as `budgetLimits` derives them. */
 export type AccountLimits = Pick<
   BudgetLimits,
-  'perMinute' | 'usablePerMinute' | 'minuteWindowMs' | 'perDay' | 'usablePerDay' | 'startsPerDay' | 'dayWindowMs' | 'burst' | 'pacingIntervalMs' | 'dayBurst' | 'dayRefillMs' | 'duplicateStartSpacingMs'
+  'perMinute' | 'usablePerMinute' | 'minuteWindowMs' | 'perDay' | 'usablePerDay' | 'startsPerDay' | 'dayWindowMs' | 'burst' | 'pacingIntervalMs' | 'dayBurst' | 'duplicateStartSpacingMs'
 >;
 
 /** The class of a request as the account sees it: a run's status and output reads are one (`read`). */
@@ -92,7 +92,6 @@ export class RedisAccountStore {
       limits.burst,
       limits.pacingIntervalMs,
       limits.dayBurst,
-      limits.dayRefillMs,
       limits.duplicateStartSpacingMs,
       this.#epoch,
       limits.minuteWindowMs,

@@ -209,7 +209,7 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
         remaining: Math.max(0, limits.perDay - seen.inDay),
         reserve: limits.dayReserve,
         burst: limits.dayBurst,
-        sustainablePerMinute: 60_000 / limits.dayRefillMs,
+        sustainablePerMinute: (Math.max(0, limits.usablePerDay - seen.inDay) / limits.dayWindowMs) * 60_000,
       },
       server: {},
       inFlight: inFlight.size,

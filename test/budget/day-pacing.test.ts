@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dayBucketAfterSend, dayBucketAt, dayBucketEmptyAt, dayBucketReadyAt, FULL_DAY_BUCKET, sustainablePerMinute } from '../../src/budget/day-pacing.js';
+import { dayBucketAfterSend, dayBucketAt, dayBucketEmptyAt, dayBucketReadyAt, dayBucketRefilledAt, FULL_DAY_BUCKET, sustainableRate } from '../../src/budget/day-pacing.js';
 import { budgetLimits } from '../../src/budget/limits.js';
 import type { RequestBudgetOptions } from '../../src/budget/limits.js';
 import { Agenda, maxInAnyWindow, Simulation, ticket } from './simulation.js';
@@ -26,38 +26,48 @@ function gaps(times: readonly number[]): number[] {
 
 describe('the day bucket', () => {
   const limits = budgetLimits();
+  const perMinute = (rate: number): number => rate * 60_000;
 
-  it('holds a tenth of the usable day and refills so that no day window holds more than the usable day', () => {
-    expect(limits).toMatchObject({ usablePerDay: 9_500, dayBurst: 950 });
-    expect(limits.dayRefillMs).toBeCloseTo(DAY / (9_500 - 950 + 1), 6);
-    expect(sustainablePerMinute(limits)).toBeCloseTo(5.94, 2);
-    expect(budgetLimits({ dayBurst: 0.5 })).toMatchObject({ dayBurst: 4_750 });
+  it('finds what the day sustains: the usable day per window when nothing will leave it, more when much will soon', () => {
+    expect(perMinute(sustainableRate({ remaining: 9_500, leftBy: () => 0, now: 0, windowMs: DAY }))).toBeCloseTo((9_500 / DAY) * 60_000, 9);
+    // A morning's batch of 8,000 leaves the window in 20 hours: what it left is spread until then.
+    const batchLeavesAt = 20 * 3_600_000;
+    const afterBatch = sustainableRate({ remaining: 1_500, leftBy: (at) => (at >= batchLeavesAt ? 8_000 : 0), now: 0, windowMs: DAY });
+    expect(perMinute(afterBatch)).toBeGreaterThan(1_500 / (21 * 60));
+    expect(perMinute(afterBatch)).toBeLessThanOrEqual(1_500 / (20 * 60));
+    // Sends of the last day leaving evenly: the window's own pace goes on.
+    const even = sustainableRate({ remaining: 100, leftBy: (at) => Math.floor((at / DAY) * 9_400), now: 0, windowMs: DAY });
+    expect(perMinute(even)).toBeGreaterThan(6);
+    expect(sustainableRate({ remaining: 0, leftBy: () => 5_000, now: 0, windowMs: DAY })).toBe(0);
   });
 
-  it('lets its capacity go at once, refills one token per refill time, and says when the next one is whole', () => {
+  it('holds a tenth of the usable day, lets it go at once and refills at the rate set, up to its capacity', () => {
+    expect(limits).toMatchObject({ usablePerDay: 9_500, dayBurst: 950 });
+    expect(budgetLimits({ dayBurst: 0.5 })).toMatchObject({ dayBurst: 4_750 });
     let bucket = FULL_DAY_BUCKET;
     for (let sent = 0; sent < limits.dayBurst; sent++) {
       expect(dayBucketReadyAt(bucket, 0, limits)).toBe(Number.NEGATIVE_INFINITY);
       bucket = dayBucketAfterSend(bucket, 0, limits);
     }
-    expect(dayBucketReadyAt(bucket, 0, limits)).toBeCloseTo(limits.dayRefillMs, 6);
-    expect(dayBucketAt(bucket, limits.dayRefillMs / 2, limits).tokens).toBeCloseTo(0.5, 9);
-    // Refilled for a long time, it holds no more than its capacity.
+    // With no refill set it defers to the day's count and the service's cap.
+    expect(dayBucketReadyAt(bucket, 0, limits)).toBe(Number.NEGATIVE_INFINITY);
+    bucket = dayBucketRefilledAt(bucket, 0, 1 / 10_000, limits);
+    expect(dayBucketReadyAt(bucket, 0, limits)).toBeCloseTo(10_000, 6);
+    expect(dayBucketAt(bucket, 5_000, limits).tokens).toBeCloseTo(0.5, 9);
     expect(dayBucketAt(bucket, 1e12, limits).tokens).toBe(limits.dayBurst);
   });
 
-  it('lends to starts and aborts, which do not wait for it: the polls after them pay it back', () => {
-    const small = budgetLimits({ requestsPerDay: 200 });
-    let bucket = FULL_DAY_BUCKET;
-    for (let sent = 0; sent < small.dayBurst + 3; sent++) bucket = dayBucketAfterSend(bucket, 0, small);
-    expect(dayBucketAt(bucket, 0, small).tokens).toBe(-3);
-    expect(dayBucketReadyAt(bucket, 0, small)).toBeCloseTo(4 * small.dayRefillMs, 6);
+  it('gives starts and aborts, which do not wait for it, what it has saved and never more', () => {
+    let bucket = dayBucketRefilledAt(FULL_DAY_BUCKET, 0, 1 / 1_000, limits);
+    for (let sent = 0; sent < limits.dayBurst + 3; sent++) bucket = dayBucketAfterSend(bucket, 0, limits);
+    expect(dayBucketAt(bucket, 0, limits).tokens).toBe(0);
+    expect(dayBucketReadyAt(bucket, 0, limits)).toBeCloseTo(1_000, 6);
   });
 
   it('projects when the bucket runs dry at the last hour\'s pace, and not when the refill keeps up', () => {
-    const perHour = 3_600_000 / limits.dayRefillMs;
-    expect(dayBucketEmptyAt({ now: 0, tokens: 600, sentLastHour: perHour + 300 }, limits)).toBeCloseTo(2 * 3_600_000, 3);
-    expect(dayBucketEmptyAt({ now: 0, tokens: 600, sentLastHour: perHour }, limits)).toBeUndefined();
+    const bucket = dayBucketRefilledAt({ tokens: 600, at: 0, perMs: 0 }, 0, 100 / 3_600_000, limits);
+    expect(dayBucketEmptyAt(bucket, 0, 400, limits)).toBeCloseTo(2 * 3_600_000, 3);
+    expect(dayBucketEmptyAt(bucket, 0, 100, limits)).toBeUndefined();
   });
 });
 
@@ -71,34 +81,47 @@ describe('pacing the day', () => {
 
   it('slows sustained use evenly to what the day can sustain: never blind, never into the reserve', () => {
     const options = { requestsPerDay: 2_000 };
-    const limits = budgetLimits(options);
+    const { usablePerDay } = budgetLimits(options);
     const sim = sustained(options, 20, 4 * DAY);
     const times = sim.sent.map((sent) => sent.at);
     // Polls never reach the reserve, in any day window.
-    expect(maxInAnyWindow(times, DAY)).toBeLessThanOrEqual(limits.usablePerDay);
-    // From the second day on: the bucket's refill, evenly, every day.
-    const refillPerDay = DAY / limits.dayRefillMs;
-    for (const day of [1, 2, 3]) {
-      const sent = times.filter((at) => at >= day * DAY && at < (day + 1) * DAY).length;
-      expect(Math.abs(sent - refillPerDay)).toBeLessThanOrEqual(2);
-    }
-    // Never blind: once the burst is spent, a poll goes every refill time, never a longer gap.
-    expect(Math.max(...gaps(times.filter((at) => at >= 3_600_000)))).toBeLessThanOrEqual(Math.ceil(limits.dayRefillMs) + 1);
+    expect(maxInAnyWindow(times, DAY)).toBeLessThanOrEqual(usablePerDay);
+    // After the first day, nearly all of the usable day (the 15-minute slots err low), every day, evenly.
+    const quarters = Array.from({ length: 12 }, (_, quarter) => times.filter((at) => at >= DAY + (quarter * DAY) / 4 && at < DAY + ((quarter + 1) * DAY) / 4).length);
+    for (const quarter of quarters) expect(quarter / (usablePerDay / 4)).toBeGreaterThan(0.97);
+    expect(Math.max(...quarters) - Math.min(...quarters)).toBeLessThanOrEqual(3);
+    // Never blind: once the burst is spent, no gap is longer than twice the mean one.
+    const later = gaps(times.filter((at) => at >= 3_600_000));
+    const mean = later.reduce((sum, gap) => sum + gap, 0) / later.length;
+    expect(Math.max(...later)).toBeLessThan(2 * mean);
   });
 
   it('shows the day in its state: used, remaining, the reserve, the burst left, the pace it sustains and when the burst would run out', () => {
     const sim = sustained({}, 20, 8 * 60_000);
-    const limits = budgetLimits();
+    const sent = sim.sent.length;
     const { day } = sim.snapshot();
-    expect(day.used).toBe(sim.sent.length);
-    expect(day.remaining).toBe(10_000 - sim.sent.length);
-    expect(day.reserve).toBe(500);
-    expect(day.burst).toBe(Math.floor(950 - sim.sent.length + sim.now / limits.dayRefillMs));
-    expect(day.sustainablePerMinute).toBeCloseTo(sustainablePerMinute(limits), 9);
+    expect(day).toMatchObject({ used: sent, remaining: 10_000 - sent, reserve: 500 });
+    // Nothing will leave the window for a day: what is left, spread over the day window.
+    expect(day.sustainablePerMinute).toBeCloseTo(((9_500 - sent) / DAY) * 60_000, 6);
+    // The burst: 950, less what went, plus what the refill gave back meanwhile.
+    expect(Math.abs(day.burst - (950 - sent + (8 * 9_500 * 60_000) / DAY))).toBeLessThan(5);
     // A busy spell: at that pace the burst runs out within the hour.
     expect(day.exhaustedAt).toBeGreaterThan(sim.now);
     expect(day.exhaustedAt).toBeLessThan(sim.now + 3_600_000);
     // Quiet again, the projection goes.
     expect(sim.snapshot(sim.now + 2 * 3_600_000).day.exhaustedAt).toBeUndefined();
+  });
+
+  it('spreads what a busy morning left until the morning leaves the window, rather than stalling or spending it at once', () => {
+    // A bucket of nine tenths of the day: the morning spends it at the minute's pace.
+    const sim = sustained({ dayBurst: 0.9 }, 50, DAY - 3_600_000);
+    const morning = sim.sent.filter((sent) => sent.at < 3 * 3_600_000).length;
+    expect(morning).toBeGreaterThan(8_550);
+    const left = 9_500 - morning;
+    // Until the morning's sends leave the window, the polls go on at about what is left over that time.
+    const later = sim.sent.filter((sent) => sent.at >= 3 * 3_600_000).map((sent) => sent.at);
+    expect(later.length).toBeGreaterThan(0.9 * left);
+    expect(later.length).toBeLessThanOrEqual(left);
+    expect(Math.max(...gaps(later))).toBeLessThan(3 * ((DAY - 4 * 3_600_000) / left));
   });
 });

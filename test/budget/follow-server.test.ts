@@ -148,12 +148,12 @@ describe('its own daily limit', () => {
   it('never sends more than the usable part of requestsPerDay within a day', () => {
     const sim = new Simulation({ requestsPerDay: 20 });
     queueMany(sim, 25);
-    sim.advanceTo(86_000_000);
-    // 20 − ⌊20 × 5%⌋ = 19, spread over the day by its bucket (capacity 1) rather than spent at once.
-    expect(sim.sent).toHaveLength(19);
-    expect(sim.sent.filter((sent) => sent.at < 3_600_000).length).toBeLessThan(19);
-    expect(sim.wakeAt).toBeCloseTo(86_402_000, 3);
-    sim.advanceTo(2 * 86_402_000);
+    sim.advanceTo(86_402_000);
+    // 20 − ⌊20 × 5%⌋ = 19 at most in any day window, spread over the day rather than spent at once.
+    expect(sim.sent.length).toBeGreaterThanOrEqual(17);
+    expect(sim.sent.length).toBeLessThanOrEqual(19);
+    expect(sim.sent.filter((sent) => sent.at < 3_600_000).length).toBeLessThan(10);
+    sim.advanceTo(3 * 86_402_000);
     expect(sim.sent).toHaveLength(25);
     expect(maxInAnyWindow(sim.sent.map((sent) => sent.at), 86_402_000)).toBeLessThanOrEqual(19);
   });

@@ -16,7 +16,6 @@ describe('budget limits', () => {
       dayReserve: 500,
       startsPerDay: 9_750,
       dayBurst: 950,
-      dayRefillMs: 86_402_000 / 8_551,
       burst: 5,
       pacingIntervalMs: 682,
       duplicateStartSpacingMs: 1_100,

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { budgetLimits } from '../../src/budget/limits.js';
 import type { RequestBudgetOptions } from '../../src/budget/limits.js';
-import { Agenda, mostUpToEach, Simulation, ticket } from './simulation.js';
+import { Agenda, maxInAnyWindow, mostUpToEach, Simulation, ticket } from './simulation.js';
 import type { Sent } from './simulation.js';
 
 const DAY = 86_402_000; // the service's day plus the 2 s latency allowance
@@ -64,8 +64,11 @@ describe('the day\'s reserve', () => {
           const forStarts = limits.startsPerDay - limits.usablePerDay;
           const forAborts = limits.perDay - limits.startsPerDay;
           const { sim, startIds, abortIds } = play(options, traffic, startsWanted, Math.min(abortsWanted, forAborts));
-          // No poll and no interactive call went with the day window (itself included) at the usable day or beyond.
+          // No poll and no interactive call went with the day window (itself included) at the usable day
+          // or beyond, no start beyond its half of the reserve, nothing beyond the day.
           expect(mostUpToEach(sim.sent, isPaced, DAY)).toBeLessThanOrEqual(limits.usablePerDay);
+          expect(mostUpToEach(sim.sent, (sent) => sent.ticket.priority === 'start', DAY)).toBeLessThanOrEqual(limits.startsPerDay);
+          expect(maxInAnyWindow(sim.sent.map((sent) => sent.at), DAY)).toBeLessThanOrEqual(limits.perDay);
           // The starts the reserve keeps for them went within the minute; none waited for the day: the
           // others went too, or were refused as soon as the day could take no more (they only waited
           // their turn in the minute).

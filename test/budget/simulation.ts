@@ -99,7 +99,7 @@ export function maxInAnyWindow(times: readonly number[], windowMs: number): numb
   let most = 0;
   let first = 0;
   for (let last = 0; last < sorted.length; last++) {
-    while (sorted[last]! - sorted[first]! >= windowMs) first++;
+    while (sorted[first]! + windowMs <= sorted[last]!) first++;
     most = Math.max(most, last - first + 1);
   }
   return most;
@@ -113,7 +113,7 @@ export function mostUpToEach(sent: readonly Sent[], counts: (sent: Sent) => bool
   let most = 0;
   let first = 0;
   for (let last = 0; last < sent.length; last++) {
-    while (sent[last]!.at - sent[first]!.at >= windowMs) first++;
+    while (sent[first]!.at + windowMs <= sent[last]!.at) first++;
     if (counts(sent[last]!)) most = Math.max(most, last - first + 1);
   }
   return most;

@@ -10,7 +10,7 @@ import { startRedisServer, type RedisServer } from './redis-server.js';
  * sharing the account's budget in a real redis-server, against the emulator with the service's limits
  * (100 a minute, PROTOCOL §2.1) on an accelerated clock that every process reads alike.
  */
-const SPEED = 20;
+const SPEED = 15;
 const WORKER = fileURLToPath(new URL('fleet-worker.ts', import.meta.url));
 const CANVAS = 'c-fleet';
 /** Long enough for every run to be read several times while the account is saturated, short enough for the day bucket's burst (950) to carry the whole test. */

@@ -57,10 +57,11 @@ it(
   { timeout: 120_000 },
   async () => {
     // Real HTTP on 127.0.0.1, so that a request left open would hold a socket; the client as users make
-    // it, with its request budget (opened wide, so the soak stays short, yet requests queue in it).
+    // it, with its request budget (opened wide, the day as the minute, so the soak stays short, yet
+    // requests queue in it).
     const emulator = await createEmulator({ speed: 100, rateLimit: false });
     open.push(emulator);
-    const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, polling: { minMs: 5, maxMs: 20 }, budget: { requestsPerMinute: 1_000_000, burst: 20 } });
+    const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, polling: { minMs: 5, maxMs: 20 }, budget: { requestsPerMinute: 1_000_000, requestsPerDay: 1_000_000_000, burst: 20 } });
     const random = mulberry32(4);
     const baseline = resources();
     // Every run's subscriber: anything left holding one (a timer, a listener, a queued request) keeps it alive.
