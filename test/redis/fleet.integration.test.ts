@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEmulator, createScaledClock, type Emulator, type ScaledClock, type WorkflowDefinition } from '../../src/emulator/index.js';
+import { clockScheduler, createEmulator, createScaledClock, type Emulator, type ScaledClock, type WorkflowDefinition } from '../../src/emulator/index.js';
 import { scrubbedEnv, startProcess, type RunningProcess } from '../cli/support/child-process.js';
 import type { FleetWorkerConfig } from './fleet-worker.js';
 import { startRedisServer, type RedisServer } from './redis-server.js';
@@ -88,6 +88,66 @@ describe('one account budget for a fleet, in Redis', () => {
       const spread = Math.max(...perProcess) / Math.min(...perProcess);
       console.info(`fleet of 8 (${sizes.join(', ')} runs): ${all.length} requests, busiest minute ${busiestMinute(all.map((r) => r.emulatorTime))}, per-process mean read interval ${perProcess.map((ms) => (ms / 1000).toFixed(1)).join(', ')} s (×${spread.toFixed(2)})`);
       expect(spread).toBeLessThanOrEqual(1.3);
+    },
+    180_000,
+  );
+});
+
+describe('a fleet that loses a process or Redis', () => {
+  it(
+    'kill -9 of one process mid-run: the others take its share once its lease runs out, with no 429',
+    async () => {
+      const account = 'acct-crash';
+      const before = emulator.requests.list().length;
+      const victim = spawnWorker('victim', 20, account);
+      const others = [spawnWorker('a', 10, account), spawnWorker('b', 10, account)];
+      await victim.waitFor(/(started \S+\n[^]*){20}/u, 60_000);
+      const victimRuns = startedBy(victim);
+      victim.child.kill('SIGKILL');
+      const killedAt = clock.now();
+      expect(await Promise.all(others.map((worker) => worker.exited(150_000)))).toEqual([0, 0]);
+
+      const after = emulator.requests.list().slice(before);
+      expect(after.filter((request) => request.status === 429)).toEqual([]);
+      // The victim's runs are read no more; the survivors' runs are read faster once its lease (two
+      // minutes) is over than while its 20 runs still counted.
+      expect(after.filter((request) => victimRuns.includes(request.executionId ?? '') && request.emulatorTime > killedAt + 1_000)).toEqual([]);
+      const survivorRuns = new Set(others.flatMap(startedBy));
+      const reads = (from: number, to: number): number =>
+        after.filter((request) => survivorRuns.has(request.executionId ?? '') && request.endpoint !== 'run' && request.emulatorTime >= from && request.emulatorTime < to).length;
+      const leaseEnd = killedAt + 2 * 62_000;
+      const whileLeased = reads(killedAt, leaseEnd) / (leaseEnd - killedAt);
+      const afterLease = reads(leaseEnd, leaseEnd + 120_000) / 120_000;
+      console.info(`kill -9: survivors' reads per emulator minute ${(whileLeased * 60_000).toFixed(1)} while the victim's lease ran, ${(afterLease * 60_000).toFixed(1)} after`);
+      expect(afterLease).toBeGreaterThan(whileLeased);
+    },
+    180_000,
+  );
+
+  it(
+    'Redis stopped and restarted mid-run: requests wait, then resume, with no 429 and no burst',
+    async () => {
+      const account = 'acct-restart';
+      const before = emulator.requests.list().length;
+      const workers = [spawnWorker('r1', 10, account), spawnWorker('r2', 10, account)];
+      await Promise.all(workers.map((worker) => worker.waitFor(/(started \S+\n[^]*){10}/u, 60_000)));
+      await redis.stop();
+      const stoppedAt = clock.now();
+      // Ten emulator seconds without Redis: nothing may be sent (fail closed).
+      await new Promise<void>((resolve) => {
+        clockScheduler(clock).schedule(() => {
+          resolve();
+        }, 10_000);
+      });
+      const restartedAt = clock.now();
+      await redis.restart();
+      expect(await Promise.all(workers.map((worker) => worker.exited(150_000)))).toEqual([0, 0]);
+
+      const after = emulator.requests.list().slice(before);
+      expect(after.filter((request) => request.status === 429)).toEqual([]);
+      // Nothing left while Redis was away (a request let through just before may still arrive).
+      expect(after.filter((request) => request.emulatorTime > stoppedAt + 2_000 && request.emulatorTime < restartedAt)).toEqual([]);
+      expect(busiestMinute(after.map((request) => request.emulatorTime))).toBeLessThanOrEqual(100);
     },
     180_000,
   );
