@@ -110,6 +110,10 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
   let nextId = 0;
   let bypassed = 0;
   let asking = false;
+  /** Something came in while a grant was being asked: the answer may be for a request no longer first. */
+  let changed = false;
+  // Read through a function: TypeScript does not see the assignment made by acquire() during the await.
+  const changedMeanwhile = (): boolean => changed;
   let timer: Subscription | undefined;
   let closed = false;
   let declared = false;
@@ -147,6 +151,7 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
       return;
     }
     asking = true;
+    changed = false;
     const { chosen, bypassed: overtaken } = chooseNext([first, ...rest], bypassed, limits.starvationLimit);
     try {
       const kind = grantClassOf(chosen.ticket);
@@ -156,7 +161,9 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
       asking = false;
       const waiter = waiters.get(chosen.id);
       if (grant.verdict === 'wait') {
-        wake((grant.at - grant.now) / 1);
+        // A request that came in meanwhile (an abort, a start) is asked for at once, not after this wait.
+        if (changedMeanwhile()) void ask();
+        else wake(grant.at - grant.now);
         return;
       }
       if (grant.verdict === 'refused') {
@@ -247,6 +254,7 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
         queue.offer(queue.enqueue(id, ticket, scheduler.now()));
         publish();
         // A higher class may have come in while a lower one waits for its time: ask again now.
+        changed = true;
         timer?.unsubscribe();
         timer = undefined;
         void ask();

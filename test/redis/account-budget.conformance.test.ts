@@ -1,0 +1,105 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccountBudget } from '../../src/budget/index.js';
+import type { AccountBudget } from '../../src/domain/budget.js';
+import type { GateTicket } from '../../src/domain/requests.js';
+import { clockScheduler, createManualClock } from '../../src/emulator/index.js';
+import { isRateLimitError } from '../../src/errors/api-errors.js';
+import { createRedisBudget } from '../../src/redis/index.js';
+import { startRedisServer, type RedisServer } from './redis-server.js';
+
+/**
+ * One suite, two account budgets (issue 14): what a client relies on, checked against the in-memory
+ * budget and the Redis one alike. Each case asks only what holds at once — nothing waits on a clock —
+ * since the Redis budget's time is Redis `TIME`.
+ */
+let server: RedisServer;
+let redis: Redis;
+let account = 0;
+beforeAll(async () => {
+  server = await startRedisServer();
+  redis = new Redis({ path: server.socket, maxRetriesPerRequest: null });
+});
+afterAll(async () => {
+  redis.disconnect();
+  await server.close();
+});
+
+type Options = { readonly requestsPerMinute?: number; readonly requestsPerDay?: number };
+const implementations: readonly (readonly [string, (options: Options) => AccountBudget])[] = [
+  ['in memory', (options) => createAccountBudget({ ...options, scheduler: clockScheduler(createManualClock()) })],
+  ['in Redis', (options) => createRedisBudget({ ...options, redis, account: `conformance-${account++}` })],
+];
+
+const read = (key: string): GateTicket => ({ endpoint: 'status', priority: 'status', key });
+const start = (body: string): GateTicket => ({ endpoint: 'run', priority: 'start', key: `c-1\n${body}` });
+const abort = (key: string): GateTicket => ({ endpoint: 'abort', priority: 'abort', key });
+
+/** Resolves with the tickets let through, in order, once nothing more moves at once. */
+async function letThrough(budget: AccountBudget, tickets: readonly GateTicket[]): Promise<{ passed: string[]; refused: unknown[]; leave: () => void }> {
+  const passed: string[] = [];
+  const refused: unknown[] = [];
+  const controllers = tickets.map(() => new AbortController());
+  tickets.forEach((ticket, index) => {
+    budget.acquire(ticket, controllers[index]!.signal).then(
+      () => passed.push(`${ticket.endpoint}:${ticket.key ?? ''}`),
+      (error: unknown) => refused.push(error),
+    );
+  });
+  // Redis answers over a socket: let every grant that can be given now come back.
+  for (let turn = 0; turn < 50; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  for (let turn = 0; turn < 50; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+  return { passed, refused, leave: () => { for (const controller of controllers) controller.abort(new Error('left')); } };
+}
+
+describe.each(implementations)('the account budget %s', (_name, make) => {
+  it('lets the burst go at once and holds the rest for the pacer', async () => {
+    const budget = make({});
+    const { passed, leave } = await letThrough(budget, Array.from({ length: 8 }, (_, index) => read(`we-${index}`)));
+    expect(passed).toHaveLength(5);
+    leave();
+    await budget.close();
+  });
+
+  it('sends an abort ahead of the reads that wait', async () => {
+    const budget = make({});
+    const first = await letThrough(budget, Array.from({ length: 5 }, (_, index) => read(`we-${index}`)));
+    expect(first.passed).toHaveLength(5);
+    const next = await letThrough(budget, [read('we-late'), abort('we-0')]);
+    expect(next.passed).toEqual(['abort:we-0']);
+    next.leave();
+    await budget.close();
+  });
+
+  it('refuses at once a start the day cannot take, with a RateLimitError of scope day', async () => {
+    const budget = make({ requestsPerDay: 4 });
+    const { passed, refused, leave } = await letThrough(budget, [start('{"n":1}'), start('{"n":2}'), start('{"n":3}'), start('{"n":4}'), start('{"n":5}')]);
+    expect(passed.length).toBeLessThan(5);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(refused.every((error) => isRateLimitError(error) && error.scope === 'day')).toBe(true);
+    leave();
+    await budget.close();
+  });
+
+  it('holds everything after a 429, for every client of the account', async () => {
+    const budget = make({});
+    const first = await letThrough(budget, [read('we-1')]);
+    expect(first.passed).toHaveLength(1);
+    budget.report({ ticket: read('we-1'), httpStatus: 429, rateLimit: {} });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const after = await letThrough(budget, [read('we-2'), start('{"n":9}')]);
+    expect(after.passed).toEqual([]);
+    after.leave();
+    await budget.close();
+  });
+
+  it('rejects what still waits when it is closed, and refuses new requests', async () => {
+    const budget = make({});
+    const { refused } = await letThrough(budget, Array.from({ length: 7 }, (_, index) => read(`we-${index}`)));
+    await budget.close();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(refused.length).toBe(2);
+    await expect(budget.acquire(read('we-x'))).rejects.toMatchObject({ code: 'BUDGET_CLOSED' });
+  });
+});
