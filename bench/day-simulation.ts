@@ -1,5 +1,6 @@
 import type { Subscription } from 'rxjs';
 import { createManualClock, driveClock, type WorkflowDefinition } from '../src/emulator/index.js';
+import type { RequestBudgetOptions } from '../src/domain/options.js';
 import type { Runs } from '../src/runs/create-runs.js';
 import { followWithFixedLoop } from './harness/contenders.js';
 import { seconds, table } from './harness/report.js';
@@ -73,10 +74,19 @@ export interface DayContender {
 }
 
 /** flowstream as a new user runs it: one client, default options, a run per arrival. */
-export const FLOWSTREAM_DAY: DayContender = {
-  name: 'flowstream',
+export const FLOWSTREAM_DAY: DayContender = flowstreamDay('flowstream');
+
+/**
+ * The budget as it was before issue 13: the minute paced, the day only counted — no day bucket, no
+ * reserve (`dayBurst` all of the day, `dayReserve` 0) — for the same table.
+ */
+export const FLOWSTREAM_DAY_UNPACED: DayContender = flowstreamDay('flowstream, day unpaced (before issue 13)', { dayBurst: 0.999, dayReserve: 0 });
+
+function flowstreamDay(name: string, budget: RequestBudgetOptions = {}): DayContender {
+  return {
+  name,
   open: (world) => {
-    const runs: Runs = world.flowstream();
+    const runs: Runs = world.flowstream(budget);
     return (_world, item, sightings) => {
       const subscription: Subscription = runs.run(canvasOf(item), { variables: { item } }).subscribe({
         next: (event) => {
@@ -87,7 +97,8 @@ export const FLOWSTREAM_DAY: DayContender = {
       return { stop: () => { subscription.unsubscribe(); } };
     };
   },
-};
+  };
+}
 
 /** The service's own tool (PROTOCOL §6): a fixed 2 s status loop per run, no budget. */
 export const LOOP_2S_DAY: DayContender = {

@@ -10,7 +10,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { budgetScale, budgetScaleTable } from './budget-scale.js';
 import { bundleSize, bundleSizeTable } from './bundle-size.js';
-import { daySimulation, daySimulationTable, FLOWSTREAM_DAY, LOOP_2S_DAY } from './day-simulation.js';
+import { daySimulation, daySimulationTable, FLOWSTREAM_DAY, FLOWSTREAM_DAY_UNPACED, LOOP_2S_DAY } from './day-simulation.js';
 import { writeResults } from './harness/report.js';
 import { manyRuns, manyRunsTable, phaseSweep, phaseSweepTable } from './many-runs.js';
 import { singleRun, singleRunTable } from './single-run.js';
@@ -61,7 +61,7 @@ console.log(phaseSweepTable(sweep.rows));
 console.log(delayNote(sweep.eventLoopDelayRealMs, PHASE_SWEEP.speed));
 console.log(`→ ${await writeResults('phase-sweep', sweep)}`);
 
-const day = await daySimulation([FLOWSTREAM_DAY, LOOP_2S_DAY]);
+const day = await daySimulation([FLOWSTREAM_DAY, FLOWSTREAM_DAY_UNPACED, LOOP_2S_DAY]);
 console.log(`\nA whole day (issue 13): one account with the service's limits (100/min, 10,000/day), the emulator and the client on one manual clock; latencies in emulator seconds; "minutes blind": some finished run unseen for over 10 minutes\n`);
 console.log(daySimulationTable(day.rows));
 console.log(`→ ${await writeResults('day-simulation', day)}`);

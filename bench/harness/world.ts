@@ -1,7 +1,8 @@
-import { createAccountBudget } from '../../src/budget/index.js';
+import { createClient } from '../../src/client.js';
+import type { RequestBudgetOptions } from '../../src/domain/options.js';
 import { createEmulator, type Emulator, type EndpointName, type ManualClock, type WorkflowDefinition } from '../../src/emulator/index.js';
 import { createHttpClient, type HttpClient } from '../../src/http/index.js';
-import { createRuns, type Runs } from '../../src/runs/create-runs.js';
+import type { Runs } from '../../src/runs/create-runs.js';
 import { benchTime, type BenchTime } from './time.js';
 
 /**
@@ -16,7 +17,7 @@ export interface World {
    * flowstream as `createClient` composes it (src/client.ts: budget → http → runs), with its timers on
    * the emulator's clock: budget, http and runs all on `emulator.scheduler`.
    */
-  flowstream(): Runs;
+  flowstream(budget?: RequestBudgetOptions): Runs;
   /**
    * The same HTTP client with no budget and no retries, for the baseline loops: the service's own tool
    * neither paces nor retries (PROTOCOL §6).
@@ -42,11 +43,7 @@ export async function openWorld(options: { readonly speed: number; readonly work
   return {
     emulator,
     time,
-    flowstream: () => {
-      const budget = createAccountBudget({ scheduler: emulator.scheduler });
-      const http = createHttpClient({ ...connection, gate: budget, scheduler: emulator.scheduler });
-      return createRuns(http.executions, { scheduler: time.scheduler });
-    },
+    flowstream: (budget = {}) => createClient({ ...connection, budget, scheduler: emulator.scheduler }),
     plain: () => createHttpClient({ ...connection, retry: false, scheduler: emulator.scheduler }),
     requests: () => {
       const byEndpoint: Partial<Record<EndpointName, number>> = {};
