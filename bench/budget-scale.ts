@@ -1,5 +1,7 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createAccountBudget } from '../src/budget/index.js';
-import { clockScheduler, createManualClock } from '../src/emulator/index.js';
+import { createClient } from '../src/client.js';
+import { clockScheduler, createEmulator, createManualClock } from '../src/emulator/index.js';
 import { table } from './harness/report.js';
 
 /**
@@ -45,5 +47,61 @@ export function budgetScaleTable(rows: readonly ScaleRow[]): string {
   return table(
     ['requests queued then cancelled', 'enqueue (µs/op)', 'cancel (µs/op)', 'total CPU (ms)'],
     rows.map((row) => [row.queued.toLocaleString('en'), row.enqueueUsPerOp.toFixed(1), row.cancelUsPerOp.toFixed(1), row.totalMs.toFixed(0)]),
+  );
+}
+
+/** 10,000 watched runs with the budget on (issue 13): its queue holds nearly all of them at any time. */
+export interface WatchedWithBudget {
+  readonly runs: number;
+  readonly windowMs: number;
+  /** Heap growth per watched run, bytes (after a collection when `--expose-gc`). */
+  readonly heapBytesPerRun: number;
+  readonly eventLoopDelayP99Ms: number;
+  readonly eventLoopDelayMaxMs: number;
+  /** Requests waiting in the budget at the end of the window. */
+  readonly queued: number;
+}
+
+const collect = async (): Promise<void> => {
+  (globalThis as { gc?: () => void }).gc?.();
+  await new Promise((resolve) => setImmediate(resolve));
+};
+
+/**
+ * Watches `runs` executions with one client whose budget is on (the service's 100 a minute): every
+ * run's status read waits in the budget's queue, so this measures what the budget costs when it
+ * holds them all — memory per run and the event loop's delay — on the emulator in-process, real time.
+ */
+export async function watchedWithBudget(runs = 10_000, windowMs = 20_000): Promise<WatchedWithBudget> {
+  const emulator = await createEmulator({ listen: false, rateLimit: false, samples: false, workflows: [{ canvasId: 'c-long', title: 'long', nodes: [{ id: 'node-start', type: 'start' }, { id: 'node-long', parents: ['node-start'], durationMs: 3_600_000 }] }] });
+  try {
+    const starter = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, budget: false });
+    const ids: string[] = [];
+    for (let batch = 0; batch < runs; batch += 200) {
+      const started = await Promise.all(Array.from({ length: Math.min(200, runs - batch) }, (_, n) => starter.executions.start('c-long', { variables: { n: batch + n } })));
+      ids.push(...started.map((execution) => execution.executionId));
+    }
+    const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch });
+    await collect();
+    const before = process.memoryUsage().heapUsed;
+    const subscriptions = ids.map((id) => client.watch(id, { output: 'final' }).subscribe({ error: () => undefined }));
+    const histogram = monitorEventLoopDelay({ resolution: 10 });
+    histogram.enable();
+    await new Promise((resolve) => setTimeout(resolve, windowMs));
+    histogram.disable();
+    await collect();
+    const after = process.memoryUsage().heapUsed;
+    const queued = client.budget?.snapshot().queued.total ?? 0;
+    for (const subscription of subscriptions) subscription.unsubscribe();
+    return { runs, windowMs, heapBytesPerRun: (after - before) / runs, eventLoopDelayP99Ms: histogram.percentile(99) / 1e6, eventLoopDelayMaxMs: histogram.max / 1e6, queued };
+  } finally {
+    await emulator.close();
+  }
+}
+
+export function watchedWithBudgetTable(result: WatchedWithBudget): string {
+  return table(
+    ['watched runs, budget on', 'heap per run', 'event-loop p99', 'max', 'waiting in the budget'],
+    [[result.runs.toLocaleString('en'), `${(result.heapBytesPerRun / 1024).toFixed(1)} KiB`, `${result.eventLoopDelayP99Ms.toFixed(1)} ms`, `${result.eventLoopDelayMaxMs.toFixed(1)} ms`, result.queued.toLocaleString('en')]],
   );
 }

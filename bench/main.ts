@@ -8,9 +8,10 @@
 import { spawn } from 'node:child_process';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { budgetScale, budgetScaleTable } from './budget-scale.js';
+import { budgetScale, budgetScaleTable, watchedWithBudget, watchedWithBudgetTable } from './budget-scale.js';
 import { bundleSize, bundleSizeTable } from './bundle-size.js';
 import { daySimulation, daySimulationTable, FLOWSTREAM_DAY, FLOWSTREAM_DAY_UNPACED, LOOP_2S_DAY } from './day-simulation.js';
+import { fleetBench, fleetTable } from './fleet.js';
 import { writeResults } from './harness/report.js';
 import { manyRuns, manyRunsTable, phaseSweep, phaseSweepTable } from './many-runs.js';
 import { singleRun, singleRunTable } from './single-run.js';
@@ -69,7 +70,15 @@ console.log(`→ ${await writeResults('day-simulation', day)}`);
 const scale = budgetScale([1_000, 5_000, 20_000]);
 console.log('\nBudget scale (issue 13): requests queued in one budget, then all cancelled; CPU per operation (aim: 20,000 in under 0.5 s)\n');
 console.log(budgetScaleTable(scale.rows));
-console.log(`→ ${await writeResults('budget-scale', scale)}`);
+const watchedRuns = await watchedWithBudget();
+console.log(`\n${watchedWithBudgetTable(watchedRuns)}  (aim: event-loop p99 ≤ 20 ms)`);
+console.log(`→ ${await writeResults('budget-scale', { ...scale, watchedWithBudget: watchedRuns })}`);
+
+const FLEET = { sizes: [1, 4, 8, 16], speed: 20 };
+const fleet = await fleetBench(FLEET);
+console.log(`\nA fleet on one account (issue 14): P processes × 25 runs, each a client of its own; emulator ${FLEET.speed}× real time; a real redis-server\n`);
+console.log(fleetTable(fleet.rows));
+console.log(`→ ${await writeResults('fleet', fleet)}`);
 
 // In a process of its own, with the garbage collector exposed so that memory is read after a full
 // collection, and no other scenario's emulators left in its heap or on its event loop.
