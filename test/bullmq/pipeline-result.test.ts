@@ -58,7 +58,7 @@ describe('a pipeline job’s result', () => {
     expect(summary.steps).toEqual({
       a: { status: 'finish', executionId: 'we-a', attempt: 1 },
       b: { status: 'aborted', executionId: 'we-b', attempt: 1 },
-      c: { status: 'failed', attempt: 2, error: { name: 'StepInDoubtError', code: 'STEP_inDoubtMessage', message: inDoubtMessage } },
+      c: { status: 'failed', attempt: 2, error: { name: 'StepInDoubtError', code: 'STEP_IN_DOUBT', message: inDoubtMessage } },
       d: { status: 'failed', executionId: 'we-d', attempt: 1 },
       e: { status: 'aborted' },
     });
