@@ -10,11 +10,12 @@ export type PipelineEnd =
 /**
  * Follows a pipeline to its last event. A pipeline whose step failed errors after `finished`: that
  * is an end like any other here; an error before it (the store failed, a definition that is not a
- * DAG) rejects.
+ * DAG) rejects. `resumed` is the checkpoint it starts from (a step in doubt fails with no checkpoint
+ * event of its own).
  */
-export function pipelineEnd(pipeline: Observable<PipelineEvent<string>>): Promise<PipelineEnd> {
+export function pipelineEnd(pipeline: Observable<PipelineEvent<string>>, resumed: PipelineCheckpoint): Promise<PipelineEnd> {
   return new Promise((resolve, reject) => {
-    let checkpoint: PipelineCheckpoint = { steps: {} };
+    let checkpoint = resumed;
     let end: PipelineEnd | undefined;
     const settle = (error: unknown): void => {
       if (end === undefined) reject(error instanceof Error ? error : new Error(String(error)));

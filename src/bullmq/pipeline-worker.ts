@@ -95,6 +95,8 @@ export interface PipelineWorkerOptions {
    * crashes every worker must stop). Default 5: a pipeline that runs for hours may outlive a few crashes.
    */
   readonly maxStalledCount?: number;
+  /** The worker's name, kept on the job of each pipeline it runs (BullMQ's `processedBy`), for dashboards. */
+  readonly name?: string;
   /** Where the worker's connection troubles and lost leases are told. Default: nowhere. */
   readonly logger?: Logger;
 }
@@ -178,7 +180,8 @@ export function createPipelineWorker(options: PipelineWorkerOptions): PipelineWo
     const leave = new AbortController();
     following.set(pipelineId, leave);
     try {
-      const end = await pipelineEnd(runPipeline(client, definition, { ...options.pipeline, checkpoints: { store, pipelineId: storedId }, detach: leave.signal }));
+      const pipeline = runPipeline(client, definition, { ...options.pipeline, checkpoints: { store, pipelineId: storedId }, detach: leave.signal });
+      const end = await pipelineEnd(pipeline, stored?.checkpoint ?? { steps: {} });
       if (end.type === 'detached') return await release(job, token);
       return pipelineResult(pipelineId, end.outcomes, end.checkpoint);
     } finally {
@@ -193,6 +196,7 @@ export function createPipelineWorker(options: PipelineWorkerOptions): PipelineWo
     lockDuration,
     stalledInterval,
     maxStalledCount,
+    ...(options.name === undefined ? {} : { name: options.name }),
   });
   worker.on('error', (error) => {
     logger?.warn('pipeline worker: Redis or BullMQ trouble', { error: error.message });
