@@ -1,6 +1,8 @@
 import { Observable } from 'rxjs';
-import type { CheckpointStore } from '../pipeline/checkpoint-store.js';
+import type { CheckpointStore, CheckpointStoreEvent } from '../pipeline/checkpoint-store.js';
 import type { StepCheckpoint } from '../pipeline/pipeline-checkpoint.js';
+import { checkpointChannel } from '../redis/checkpoint-store.js';
+import type { PipelineChannels } from './pipeline-channels.js';
 import type { PipelineEndings } from './pipeline-endings.js';
 import { PipelineJobFailedError } from './pipeline-job-failed-error.js';
 import type { PipelineResult } from './pipeline-result.js';
@@ -25,11 +27,12 @@ export type PipelineQueueEvent =
   | { readonly type: 'finished'; readonly pipelineId: string; readonly result: PipelineResult };
 
 /**
- * A pipeline's progress from the store (its changes as they happen, and where its steps stand when
- * the subscription begins) and its end from the queue. A step's state is emitted only when it moves
- * the step forward, so a snapshot and a change that cross arrive in order.
+ * A pipeline's progress from the store and its end from the queue. The pipeline's channel is
+ * subscribed first and its stored steps read once Redis holds the subscription, so every change is
+ * either in that snapshot or comes after it; a step's state is emitted only when it moves the step
+ * forward, so a snapshot and a change that cross arrive in order.
  */
-export function pipelineQueueEvents(store: CheckpointStore, endings: PipelineEndings, storedId: string, pipelineId: string): Observable<PipelineQueueEvent> {
+export function pipelineQueueEvents(channels: PipelineChannels, store: CheckpointStore, endings: PipelineEndings, storedId: string, pipelineId: string): Observable<PipelineQueueEvent> {
   return new Observable<PipelineQueueEvent>((subscriber) => {
     const latest = new Map<string, StepCheckpoint>();
     let cancelled = false;
@@ -43,25 +46,23 @@ export function pipelineQueueEvents(store: CheckpointStore, endings: PipelineEnd
       cancelled = true;
       subscriber.next({ type: 'cancel', pipelineId });
     };
-    const changes = store.events(storedId).subscribe({
-      next: (event) => {
-        if (event.type === 'cancel') cancel();
-        else step(event.step, event.entry);
-      },
-      error: (error: unknown) => {
-        subscriber.error(error);
-      },
+    const changes = channels.listen(checkpointChannel(storedId), (message) => {
+      const event = JSON.parse(message) as CheckpointStoreEvent;
+      if (event.type === 'cancel') cancel();
+      else step(event.step, event.entry);
     });
-    store.load(storedId).then(
-      (stored) => {
-        if (subscriber.closed || stored === undefined) return;
-        for (const [name, entry] of Object.entries(stored.checkpoint.steps)) if (entry !== undefined) step(name, entry);
-        if (stored.cancelRequested) cancel();
-      },
-      (error: unknown) => {
-        subscriber.error(error);
-      },
-    );
+    changes.subscribed
+      .then(() => store.load(storedId))
+      .then(
+        (stored) => {
+          if (subscriber.closed || stored === undefined) return;
+          for (const [name, entry] of Object.entries(stored.checkpoint.steps)) if (entry !== undefined) step(name, entry);
+          if (stored.cancelRequested) cancel();
+        },
+        (error: unknown) => {
+          subscriber.error(error);
+        },
+      );
     const stopFollowing = endings.follow(
       pipelineId,
       (ending) => {
@@ -77,7 +78,7 @@ export function pipelineQueueEvents(store: CheckpointStore, endings: PipelineEnd
       },
     );
     return () => {
-      changes.unsubscribe();
+      changes.stop();
       stopFollowing();
     };
   });

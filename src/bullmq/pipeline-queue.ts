@@ -3,6 +3,7 @@ import { Queue } from 'bullmq';
 import type { Observable } from 'rxjs';
 import { createRedisCheckpointStore } from '../redis/checkpoint-store.js';
 import { connectRedis, type RedisOption } from '../redis/connection.js';
+import { pipelineChannels } from './pipeline-channels.js';
 import { pipelineEndings } from './pipeline-endings.js';
 import { checkPipelineId, DEFAULT_PREFIX, PIPELINE_QUEUE_NAME, type PipelineJobData, storedPipelineId } from './pipeline-job.js';
 import { pipelineQueueEvents, type PipelineQueueEvent } from './pipeline-queue-events.js';
@@ -91,6 +92,7 @@ export function createPipelineQueue(options: PipelineQueueOptions): PipelineQueu
   queue.on('error', () => undefined);
   const store = createRedisCheckpointStore({ redis: connection.client });
   const endings = pipelineEndings(queue, connection.client, prefix);
+  const channels = pipelineChannels(connection.client);
   return {
     start: async (definitionName, input, startOptions = {}) => {
       const pipelineId = checkPipelineId(startOptions.pipelineId ?? randomUUID());
@@ -99,8 +101,9 @@ export function createPipelineQueue(options: PipelineQueueOptions): PipelineQueu
       return pipelineId;
     },
     cancel: (pipelineId) => store.requestCancel(storedPipelineId(prefix, checkPipelineId(pipelineId))),
-    events$: (pipelineId) => pipelineQueueEvents(store, endings, storedPipelineId(prefix, checkPipelineId(pipelineId)), pipelineId),
+    events$: (pipelineId) => pipelineQueueEvents(channels, store, endings, storedPipelineId(prefix, checkPipelineId(pipelineId)), pipelineId),
     close: async () => {
+      channels.close();
       await endings.close();
       await queue.close();
       await store.close();
