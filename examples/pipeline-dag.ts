@@ -29,6 +29,9 @@ function show(event: PipelineEvent<Step>): void {
     case 'finished':
       for (const [step, outcome] of Object.entries(event.outcomes)) console.log(`outcome ${step}: ${outcome.status}`);
       break;
+    case 'detached':
+      // Only with the `detach` option, which this pipeline does not use.
+      break;
   }
 }
 

@@ -214,7 +214,8 @@ function followPipeline<Name extends string>(
       // Nothing starts once the pipeline is being left; a step launched in this pass may fail at once
       // (its input threw) and stop the pipeline.
       for (const step of moves.start) if (open() && !leaving.signal.aborted && stoppedBy() === undefined && phases.get(step) === 'waiting') launch(step);
-      if (leaving.signal.aborted) for (const step of moves.start) if (phases.get(step) === 'waiting') phases.set(step, 'detached');
+      // Left: every step still waiting is left too — also one whose dependency still runs (detached, it never finishes here).
+      if (leaving.signal.aborted) for (const step of plan.order) if (phases.get(step) === 'waiting') phases.set(step, 'detached');
     };
 
     // Re-entrant calls (a step settling while others are being launched) only ask for another pass.

@@ -21,6 +21,14 @@ redis.call('PUBLISH', ARGV[5], ARGV[6])
 return 1
 `;
 
+/**
+ * The pub/sub channel of a pipeline's changes (each message a `CheckpointStoreEvent` as JSON), for a
+ * follower that shares one subscriber connection among many pipelines (flowstream/bullmq's events$).
+ */
+export function checkpointChannel(pipelineId: string): string {
+  return `fs:pipeline:${pipelineId}`;
+}
+
 /** One entry as stored: the same fields in the same order whoever wrote it, so equal entries compare equal. */
 function canonical(entry: StepCheckpoint | undefined): string {
   if (entry === undefined) return '';
@@ -87,7 +95,7 @@ export function createRedisCheckpointStore(options: RedisCheckpointStoreOptions)
   const keys = (id: string): { steps: string; fence: string; cancel: string; channel: string } => {
     if (typeof id !== 'string' || id === '') throw new InvalidArgumentError('pipelineId', 'must be a non-empty string');
     const tag = `{fs:pipeline:${id}}`;
-    return { steps: `${tag}:steps`, fence: `${tag}:fence`, cancel: `${tag}:cancel`, channel: `fs:pipeline:${id}` };
+    return { steps: `${tag}:steps`, fence: `${tag}:fence`, cancel: `${tag}:cancel`, channel: checkpointChannel(id) };
   };
   return {
     claim: async (id) => commands.incr(keys(id).fence),

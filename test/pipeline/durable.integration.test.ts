@@ -70,6 +70,21 @@ describe('pipelines that survive crashes and deploys (issue 15)', () => {
     expect(starts(emulator, 'c-second')).toBe(1);
   });
 
+  it('detaches with steps still waiting on a running one: they are left too, and the pipeline ends with detached', async () => {
+    const { emulator, client } = await setup([...WORKFLOWS, task('c-third', { durationMs: 2_000 })], { rateLimit: false });
+    const threeSteps: PipelineDefinition<Step | 'third'> = { steps: { ...TWO_STEPS.steps, third: { canvasId: 'c-third', dependsOn: ['second'] } } };
+    const leave = new AbortController();
+    const pipeline = runPipeline(client, threeSteps, { detach: leave.signal }).pipe(shareReplay({ bufferSize: 1, refCount: true }));
+    const all = lastValueFrom(pipeline.pipe(toArray()));
+    await firstValueFrom(pipeline.pipe(filter((event) => event.type === 'checkpoint' && event.checkpoint.steps.second?.status === 'running')));
+    leave.abort();
+    const last = (await all).at(-1);
+    expect(last).toMatchObject({ type: 'detached', checkpoint: { steps: { first: { status: 'finish' }, second: { status: 'running' } } } });
+    expect(last?.type === 'detached' ? last.checkpoint.steps.third : 'none').toBeUndefined();
+    expect(starts(emulator, 'c-third')).toBe(0);
+    expect(emulator.requests.list({ endpoint: 'abort' })).toEqual([]);
+  });
+
   it('keeps the checkpoint in a store: the store knows a step is starting before its start leaves, and a cancel from anywhere aborts every running execution once', async () => {
     const { emulator, client } = await setup(WORKFLOWS, { rateLimit: false });
     const store = createMemoryCheckpointStore();

@@ -1,0 +1,113 @@
+import { randomUUID } from 'node:crypto';
+import { Queue } from 'bullmq';
+import type { Observable } from 'rxjs';
+import { createRedisCheckpointStore } from '../redis/checkpoint-store.js';
+import { connectRedis, type RedisOption } from '../redis/connection.js';
+import { pipelineChannels } from './pipeline-channels.js';
+import { pipelineEndings } from './pipeline-endings.js';
+import { checkPipelineId, DEFAULT_PREFIX, PIPELINE_QUEUE_NAME, type PipelineJobData, storedPipelineId } from './pipeline-job.js';
+import { pipelineQueueEvents, type PipelineQueueEvent } from './pipeline-queue-events.js';
+import type { PipelineResult } from './pipeline-result.js';
+
+/**
+ * Options of {@link createPipelineQueue}.
+ *
+ * @example
+ * ```ts
+ * const options: PipelineQueueOptions = { connection: process.env.REDIS_URL!, prefix: 'staging' };
+ * ```
+ */
+export interface PipelineQueueOptions {
+  /**
+   * A Redis URL (`redis://`, `rediss://`, `redis+unix:///path`), or an ioredis client made with
+   * `maxRetriesPerRequest: null` (BullMQ's rule), left open by `close()`.
+   */
+  readonly connection: RedisOption;
+  /** BullMQ's key prefix (default `bull`); queue and workers must agree. Pipelines of another prefix are another world. */
+  readonly prefix?: string;
+}
+
+/**
+ * Options of {@link PipelineQueue.start}.
+ *
+ * @example
+ * ```ts
+ * await queue.start('nightly-report', { day: '2026-11-26' }, { pipelineId: 'nightly-2026-11-26' });
+ * ```
+ */
+export interface StartPipelineOptions {
+  /**
+   * The pipeline's id (the BullMQ job id; no `:`, not a whole number). Default: a random UUID.
+   * Starting an id again does nothing: the first start stands, even once it has finished.
+   */
+  readonly pipelineId?: string;
+}
+
+/**
+ * Where pipelines are started, cancelled and followed, from any process; workers run them.
+ *
+ * @example
+ * ```ts
+ * const id = await queue.start('report', { topic: 'tides' });
+ * queue.events$(id).subscribe((event) => console.log(event));
+ * ```
+ */
+export interface PipelineQueue {
+  /** Queues a pipeline of the definition named so (as the workers know it), built from `input` (JSON); resolves with its id. */
+  start(definitionName: string, input?: unknown, options?: StartPipelineOptions): Promise<string>;
+  /**
+   * Cancels a pipeline from any process: the worker that runs it aborts every running execution
+   * once and starts nothing more; a pipeline no worker runs yet is never started.
+   */
+  cancel(pipelineId: string): Promise<void>;
+  /** The pipeline's progress, from whichever worker runs it: where its steps stand, each change, then `finished`. */
+  events$(pipelineId: string): Observable<PipelineQueueEvent>;
+  /** Closes the queue's connections (a connection given as a client stays open). */
+  close(): Promise<void>;
+}
+
+/**
+ * A queue of pipelines on BullMQ (DESIGN.md "Scale-out"): `start` adds one job per pipeline (its id
+ * the job id, so a pipeline is never queued twice), workers from `createPipelineWorker` run it, and
+ * `events$` follows it from any process. Node-only; needs `bullmq` and `ioredis`.
+ *
+ * @example
+ * ```ts
+ * import { createPipelineQueue } from 'flowstream/bullmq';
+ *
+ * const queue = createPipelineQueue({ connection: 'redis://127.0.0.1:6379' });
+ * const pipelineId = await queue.start('report', { topic: 'tides' });
+ * queue.events$(pipelineId).subscribe((event) => {
+ *   if (event.type === 'step') console.log(`${event.step}: ${event.entry.status}`);
+ *   if (event.type === 'finished') console.log(event.result.status);
+ * });
+ * // from any process: await queue.cancel(pipelineId);
+ * ```
+ */
+export function createPipelineQueue(options: PipelineQueueOptions): PipelineQueue {
+  const prefix = options.prefix ?? DEFAULT_PREFIX;
+  const connection = connectRedis(options.connection);
+  const queue = new Queue<PipelineJobData, PipelineResult>(PIPELINE_QUEUE_NAME, { connection: connection.client, prefix });
+  // Its connection reconnects by itself; a call made meanwhile waits, or fails to its caller.
+  queue.on('error', () => undefined);
+  const store = createRedisCheckpointStore({ redis: connection.client });
+  const endings = pipelineEndings(queue, connection.client, prefix);
+  const channels = pipelineChannels(connection.client);
+  return {
+    start: async (definitionName, input, startOptions = {}) => {
+      const pipelineId = checkPipelineId(startOptions.pipelineId ?? randomUUID());
+      // BullMQ adds nothing when a job of this id exists: the pipeline runs once.
+      await queue.add(definitionName, { input }, { jobId: pipelineId });
+      return pipelineId;
+    },
+    cancel: (pipelineId) => store.requestCancel(storedPipelineId(prefix, checkPipelineId(pipelineId))),
+    events$: (pipelineId) => pipelineQueueEvents(channels, store, endings, storedPipelineId(prefix, checkPipelineId(pipelineId)), pipelineId),
+    close: async () => {
+      channels.close();
+      await endings.close();
+      await queue.close();
+      await store.close();
+      await connection.close();
+    },
+  };
+}

@@ -1,0 +1,147 @@
+import { filter, firstValueFrom, lastValueFrom, toArray } from 'rxjs';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createPipelineQueue, createPipelineWorker, isPipelineJobFailedError, type PipelineQueue, type PipelineQueueEvent, type PipelineWorker } from '../../src/bullmq/index.js';
+import type { Client } from '../../src/client.js';
+import type { Emulator } from '../../src/emulator/index.js';
+import type { PipelineDefinition } from '../../src/pipeline/pipeline-definition.js';
+import { setup, task } from '../pipeline/harness.js';
+import { startRedisServer, type RedisServer } from '../redis/redis-server.js';
+
+// One process: the queue and an in-process worker on a real redis-server, the emulator at SPEED 100.
+// The fleet of worker processes (crash, SIGTERM, cancel from elsewhere, load) is in workers.integration.test.ts.
+
+type Step = 'first' | 'second';
+const WORKFLOWS = [task('c-first', { durationMs: 2_000 }), task('c-second', { durationMs: 60_000 }), task('c-broken', { durationMs: 1_000, failure: { kind: 'error', errors: ['no luck'] } })];
+const TWO_STEPS: PipelineDefinition<Step> = { steps: { first: { canvasId: 'c-first' }, second: { canvasId: 'c-second', dependsOn: ['first'] } } };
+
+let server: RedisServer;
+let prefixes = 0;
+const closing: (() => Promise<void>)[] = [];
+beforeAll(async () => {
+  server = await startRedisServer();
+});
+afterEach(async () => {
+  for (const close of closing.splice(0).reverse()) await close();
+});
+afterAll(async () => {
+  await server.close();
+});
+
+/** A queue and a worker of their own prefix (so each test has its own queue), on the test's emulator. */
+async function fleet(options: { readonly worker?: boolean } = {}): Promise<{ emulator: Emulator; client: Client; queue: PipelineQueue; prefix: string; startWorker: () => PipelineWorker }> {
+  const { emulator, client } = await setup(WORKFLOWS, { rateLimit: false });
+  prefixes += 1;
+  const connection = `redis+unix://${server.socket}`;
+  const prefix = `t${prefixes}`;
+  const queue = createPipelineQueue({ connection, prefix });
+  closing.push(() => queue.close());
+  const startWorker = (): PipelineWorker => {
+    const worker = createPipelineWorker({
+      connection,
+      prefix,
+      client,
+      definitions: {
+        'two-steps': TWO_STEPS,
+        broken: (input: { retry: number }) => ({ steps: { only: { canvasId: 'c-broken', retry: input.retry } } }),
+      },
+      concurrency: 2,
+      pipeline: { scheduler: emulator.scheduler },
+    });
+    closing.push(() => worker.close());
+    return worker;
+  };
+  if (options.worker !== false) startWorker();
+  return { emulator, client, queue, prefix, startWorker };
+}
+
+/** Resolves once a follower of the pipeline listens on Redis: from then on, no change can pass it by. */
+async function listening(prefix: string, pipelineId: string): Promise<void> {
+  await expect.poll(() => server.command('PUBSUB', 'NUMSUB', `fs:pipeline:${prefix}:${pipelineId}`)).toMatch(/:[1-9]\d*\r\n$/u);
+}
+
+const finished = (queue: PipelineQueue, pipelineId: string) =>
+  firstValueFrom(queue.events$(pipelineId).pipe(filter((event): event is Extract<PipelineQueueEvent, { type: 'finished' }> => event.type === 'finished'))).then((event) => event.result);
+
+describe('a pipeline queue and its worker (flowstream/bullmq)', () => {
+  it('runs a pipeline a worker knows by name, and tells every step as it moves, then the result', async () => {
+    const { emulator, queue, prefix } = await fleet();
+    const all = lastValueFrom(queue.events$('p-run').pipe(toArray()));
+    await listening(prefix, 'p-run');
+    const pipelineId = await queue.start('two-steps', undefined, { pipelineId: 'p-run' });
+    expect(pipelineId).toBe('p-run');
+    const events = await all;
+    const moves = events.flatMap((event) => (event.type === 'step' ? [`${event.step} ${event.entry.status}`] : []));
+    expect(moves).toEqual(['first starting', 'first running', 'first finish', 'second starting', 'second running', 'second finish']);
+    const result = events.at(-1);
+    expect(result).toMatchObject({ type: 'finished', result: { pipelineId, status: 'finish', steps: { first: { status: 'finish', attempt: 1 }, second: { status: 'finish', attempt: 1 } } } });
+    expect(emulator.requests.list({ endpoint: 'run' })).toHaveLength(2);
+  });
+
+  it('runs a pipeline once however often it is started, even after it finished', async () => {
+    const { emulator, queue } = await fleet();
+    const ids = await Promise.all([queue.start('two-steps', undefined, { pipelineId: 'p-once' }), queue.start('two-steps', undefined, { pipelineId: 'p-once' })]);
+    expect(ids).toEqual(['p-once', 'p-once']);
+    expect((await finished(queue, 'p-once')).status).toBe('finish');
+    await queue.start('two-steps', undefined, { pipelineId: 'p-once' });
+    // A late follower gets where the steps stand (in the store's order), then the result from the queue.
+    const late = await lastValueFrom(queue.events$('p-once').pipe(toArray()));
+    expect(late.slice(0, 2).map((event) => (event.type === 'step' ? `${event.step} ${event.entry.status}` : event.type)).sort()).toEqual(['first finish', 'second finish']);
+    expect(late.at(-1)).toMatchObject({ type: 'finished', result: { status: 'finish' } });
+    expect(late).toHaveLength(3);
+    expect(emulator.requests.list({ endpoint: 'run', canvasId: 'c-first' })).toHaveLength(1);
+    expect(emulator.requests.list({ endpoint: 'run', canvasId: 'c-second' })).toHaveLength(1);
+  });
+
+  it('generates a pipeline id, and refuses one BullMQ cannot take as a job id', async () => {
+    const { queue } = await fleet({ worker: false });
+    expect(await queue.start('two-steps')).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/u);
+    await expect(queue.start('two-steps', undefined, { pipelineId: 'a:b' })).rejects.toThrow(/must not contain ":"/u);
+    await expect(queue.start('two-steps', undefined, { pipelineId: '42' })).rejects.toThrow(/whole number/u);
+    await expect(queue.start('two-steps', undefined, { pipelineId: '' })).rejects.toThrow(/non-empty/u);
+  });
+
+  it('retries a failed step as its definition says, each time a new start', async () => {
+    const { emulator, queue } = await fleet();
+    const pipelineId = await queue.start('broken', { retry: 2 });
+    const result = await finished(queue, pipelineId);
+    expect(result).toMatchObject({ status: 'failed', steps: { only: { status: 'failed', attempt: 3, error: { name: 'WorkflowFailedError' } } } });
+    expect(emulator.requests.list({ endpoint: 'run', canvasId: 'c-broken' })).toHaveLength(3);
+  });
+
+  it('never starts a pipeline cancelled before a worker took it', async () => {
+    const { emulator, queue, startWorker } = await fleet({ worker: false });
+    const pipelineId = await queue.start('two-steps');
+    await queue.cancel(pipelineId);
+    const events = lastValueFrom(queue.events$(pipelineId).pipe(toArray()));
+    startWorker();
+    const all = await events;
+    expect(all.map((event) => event.type)).toEqual(['cancel', 'finished']);
+    expect(all.at(-1)).toMatchObject({ result: { status: 'cancelled', steps: { first: { status: 'aborted' }, second: { status: 'aborted' } } } });
+    expect(emulator.requests.list({ endpoint: ['run', 'abort'] })).toEqual([]);
+  });
+
+  it('hands a pipeline back on detach without aborting anything; cancelled meanwhile, the next worker aborts its running execution once', async () => {
+    const { emulator, queue, startWorker } = await fleet({ worker: false });
+    const first = startWorker();
+    const pipelineId = await queue.start('two-steps');
+    const running = await firstValueFrom(queue.events$(pipelineId).pipe(filter((event) => event.type === 'step' && event.step === 'second' && event.entry.status === 'running')));
+    const executionId = running.type === 'step' ? running.entry.executionId! : '';
+    await first.detach();
+    expect(emulator.requests.list({ endpoint: 'abort' })).toEqual([]);
+    expect(emulator.executions.get(executionId)?.status).toBe('executing');
+    await queue.cancel(pipelineId);
+    const result = finished(queue, pipelineId);
+    startWorker();
+    expect(await result).toMatchObject({ status: 'cancelled', steps: { first: { status: 'finish' }, second: { status: 'aborted', executionId } } });
+    expect(emulator.requests.list({ endpoint: 'abort' }).map((request) => request.executionId)).toEqual([executionId]);
+    expect(emulator.requests.list({ endpoint: 'run', canvasId: 'c-second' })).toHaveLength(1);
+  });
+
+  it('fails the job of a pipeline no worker knows, and tells its followers why', async () => {
+    const { queue } = await fleet();
+    const pipelineId = await queue.start('nobody-knows-me');
+    const error = await lastValueFrom(queue.events$(pipelineId)).catch((caught: unknown) => caught);
+    expect(isPipelineJobFailedError(error)).toBe(true);
+    expect(error).toMatchObject({ pipelineId, reason: 'this worker knows no pipeline definition named "nobody-knows-me"', code: 'PIPELINE_JOB_FAILED' });
+  });
+});
