@@ -20,7 +20,7 @@ import { connectRedis, type RedisOption } from './connection.js';
  * const options: RedisBudgetOptions = { redis: 'redis://127.0.0.1:6379', account: 'acme-prod' };
  * ```
  */
-export interface RedisBudgetOptions extends Pick<RequestBudgetOptions, 'requestsPerMinute' | 'requestsPerDay' | 'safetyMargin'> {
+export interface RedisBudgetOptions extends Pick<RequestBudgetOptions, 'requestsPerMinute' | 'requestsPerDay' | 'safetyMargin' | 'latencyAllowanceMs'> {
   /** A Redis URL (`redis://`, `rediss://`, `redis+unix://`), or an ioredis client (its owner closes it). */
   readonly redis: RedisOption;
   /** The account's name in Redis: every process of the account gives the same. Never the API key. */

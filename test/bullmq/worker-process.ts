@@ -7,6 +7,7 @@
  */
 import { createPipelineWorker } from '../../src/bullmq/index.js';
 import { createClient } from '../../src/client.js';
+import { createRedisBudget } from '../../src/redis/index.js';
 import { clockScheduler, createScaledClock } from '../../src/emulator/index.js';
 import type { PipelineDefinition } from '../../src/pipeline/pipeline-definition.js';
 
@@ -28,7 +29,15 @@ const client = createClient({
   scheduler,
   polling: { minMs: 1_000, maxMs: 4_000 },
   timeoutMs: Number(setting('TIMEOUT_MS')),
-  budget: { requestsPerMinute: Number(setting('REQUESTS_PER_MINUTE')), latencyAllowanceMs: Number(setting('LATENCY_ALLOWANCE_MS')) },
+  // Every request of every worker goes through the account's one budget, in Redis (issue 15).
+  budget: createRedisBudget({
+    redis: setting('REDIS_URL'),
+    account: setting('PREFIX'),
+    timeScale: Number(setting('EMULATOR_SPEED')),
+    scheduler,
+    requestsPerMinute: Number(setting('REQUESTS_PER_MINUTE')),
+    latencyAllowanceMs: Number(setting('LATENCY_ALLOWANCE_MS')),
+  }),
 });
 const inDoubt = setting('IN_DOUBT');
 if (inDoubt !== 'fail' && inDoubt !== 'start-again') throw new Error(`worker-process: IN_DOUBT is ${inDoubt}`);

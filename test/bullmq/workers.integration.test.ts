@@ -148,8 +148,8 @@ describe('pipeline workers as processes (flowstream/bullmq)', () => {
     fleet = await startFleet({ speed: LOAD_SPEED, workflows: [task('c-load', { durationMs: 5_000 })] });
     const { emulator } = fleet;
     const started = performance.now();
-    // Until flowstream/redis shares the account's budget between processes, each worker's client takes a quarter of it.
-    await Promise.all(['w1', 'w2', 'w3', 'w4'].map((name) => fleet!.startWorker({ name, concurrency: 25, requestsPerMinute: 25, lockDurationMs: 10_000, stalledIntervalMs: 5_000 })));
+    // The workers share the account's one budget in Redis: 100 a minute for all of them together.
+    await Promise.all(['w1', 'w2', 'w3', 'w4'].map((name) => fleet!.startWorker({ name, concurrency: 25, requestsPerMinute: 100, lockDurationMs: 10_000, stalledIntervalMs: 5_000 })));
     const ready = performance.now();
     // Each step's variables differ: identical starts within 1 s would be refused as duplicates (PROTOCOL §2.2).
     const pipelines = await Promise.all(
