@@ -25,6 +25,7 @@ describe('the layer rule of eslint.config.js (DESIGN.md "Layers")', () => {
     ['src/pipeline/run-pipeline.ts', "import { x } from '../node/from-path.js';"],
     ['src/http/download.ts', "import { readFile } from 'node:fs/promises';"],
     ['src/budget/scheduler.ts', "import { x } from '../redis/budget.js';"],
+    ['src/pipeline/run-pipeline.ts', "import { x } from '../bullmq/pipeline-worker.js';"],
   ])('refuses in %s: %s', async (filePath, code) => {
     expect(await importFindings(filePath, code)).toHaveLength(1);
   });
