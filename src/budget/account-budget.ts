@@ -6,17 +6,12 @@ import type { GateReport, GateTicket } from '../domain/requests.js';
 import { RateLimitError } from '../errors/api-errors.js';
 import { FlowstreamError } from '../errors/flowstream-error.js';
 import { MAX_TIMER_MS } from '../http/options.js';
+import { type Waiter, waitForTurn } from './waiting-request.js';
 import { budgetState } from './budget-state.js';
 import { BudgetCore } from './scheduler.js';
 import type { Refusal, SchedulerEvent } from './scheduler.js';
 
 export type { AccountBudget, AccountBudgetOptions };
-
-interface Waiter {
-  readonly ticket: GateTicket;
-  readonly release: () => void;
-  readonly refuse: (error: Error) => void;
-}
 
 /**
  * Creates an account budget in memory (DESIGN.md, "Polling and the request budget"): the scheduler
@@ -115,27 +110,14 @@ export function createAccountBudget(options: AccountBudgetOptions = {}): Account
     acquire(ticket: GateTicket, signal?: AbortSignal): Promise<void> {
       if (signal?.aborted === true) return Promise.reject(signal.reason as Error);
       if (closed) return Promise.reject(closedError());
-      return new Promise<void>((resolve, reject) => {
+      return waitForTurn(ticket, signal, (waiter) => {
         const id = nextId++;
-        const onAbort = (): void => {
+        waiters.set(id, waiter);
+        dispatch({ type: 'enqueue', id, ticket });
+        return () => {
           waiters.delete(id);
-          reject(signal?.reason as Error);
           dispatch({ type: 'cancel', id });
         };
-        const settle = (): void => signal?.removeEventListener('abort', onAbort);
-        waiters.set(id, {
-          ticket,
-          release: () => {
-            settle();
-            resolve();
-          },
-          refuse: (error) => {
-            settle();
-            reject(error);
-          },
-        });
-        signal?.addEventListener('abort', onAbort, { once: true });
-        dispatch({ type: 'enqueue', id, ticket });
       });
     },
     report(report: GateReport): void {

@@ -134,7 +134,11 @@ else
     local ownBurst = 1
     if mine >= total then ownBurst = burst end
     notBefore(own - (ownBurst - 1) * share)
-    if waitUntil <= now then redis.call('HSET', ptat, process, math.max(own, now) + share) end
+    -- A process that came late for its turn (a busy machine, a timer fired late) keeps up to one turn
+    -- of it, so a busy process is not read less often than the others for being slow to ask.
+    local base = now
+    if own > 0 then base = math.max(own, now - share) end
+    if waitUntil <= now then redis.call('HSET', ptat, process, base + share) end
   end
   if class == 'start' and startKey ~= '' then
     local ready = tonumber(redis.call('HGET', starts, startKey) or '0')

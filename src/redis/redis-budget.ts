@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { asyncScheduler, Observable, type SchedulerLike, type Subscriber, type Subscription } from 'rxjs';
 import { budgetLimits, type BudgetLimits } from '../budget/limits.js';
+import { type Waiter, waitForTurn } from '../budget/waiting-request.js';
 import { chooseNext, type ClassHead, FAIR_CLASSES, FairQueue, fairClassOf } from '../budget/fair-queue.js';
 import type { AccountBudget, BudgetState } from '../domain/budget.js';
 import type { RequestBudgetOptions } from '../domain/options.js';
@@ -61,12 +62,6 @@ function grantClassOf(ticket: GateTicket): GrantClass {
     case 'reads':
       return 'read';
   }
-}
-
-interface Waiter {
-  readonly ticket: GateTicket;
-  readonly release: () => void;
-  readonly refuse: (error: Error) => void;
 }
 
 /**
@@ -229,28 +224,10 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
 
   return {
     acquire(ticket: GateTicket, signal?: AbortSignal): Promise<void> {
-      if (signal?.aborted === true) return Promise.reject(signal.reason as Error);
-      if (closed) return Promise.reject(closedError());
-      return new Promise<void>((resolve, reject) => {
+      if (closed && signal?.aborted !== true) return Promise.reject(closedError());
+      return waitForTurn(ticket, signal, (waiter) => {
         const id = nextId++;
-        const onAbort = (): void => {
-          remove(id);
-          reject(signal?.reason as Error);
-          publish();
-        };
-        const settle = (): void => signal?.removeEventListener('abort', onAbort);
-        waiters.set(id, {
-          ticket,
-          release: () => {
-            settle();
-            resolve();
-          },
-          refuse: (error) => {
-            settle();
-            reject(error);
-          },
-        });
-        signal?.addEventListener('abort', onAbort, { once: true });
+        waiters.set(id, waiter);
         queue.offer(queue.enqueue(id, ticket, scheduler.now()));
         publish();
         // A higher class may have come in while a lower one waits for its time: ask again now.
@@ -258,6 +235,10 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
         timer?.unsubscribe();
         timer = undefined;
         void ask();
+        return () => {
+          remove(id);
+          publish();
+        };
       });
     },
     report(report: GateReport): void {
