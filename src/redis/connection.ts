@@ -32,6 +32,8 @@ export function connectRedis(option: RedisOption): RedisConnection {
   } else {
     throw new InvalidArgumentError('redis', 'must be a redis://, rediss:// or redis+unix:// URL, or an ioredis client');
   }
+  // Connection errors show as commands that wait (fail closed), not as unhandled error events.
+  client.on('error', () => undefined);
   return {
     client,
     close: async () => {

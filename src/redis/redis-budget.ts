@@ -9,7 +9,8 @@ import type { GateReport, GateTicket } from '../domain/requests.js';
 import { RateLimitError } from '../errors/api-errors.js';
 import { FlowstreamError } from '../errors/flowstream-error.js';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
-import { MAX_TIMER_MS, positive } from '../http/options.js';
+import { DEFAULTS } from '../domain/options.js';
+import { MAX_TIMER_MS, positive, timerDelay } from '../http/options.js';
 import { type GrantClass, RedisAccountStore } from './account-store.js';
 import { connectRedis, type RedisOption } from './connection.js';
 
@@ -33,6 +34,12 @@ export interface RedisBudgetOptions extends Pick<RequestBudgetOptions, 'requests
   readonly timeScale?: number;
   /** The client's scheduler (its timers wait for the grants). Default real time. */
   readonly scheduler?: SchedulerLike;
+  /**
+   * How long requests wait for an unreachable Redis (ms on the scheduler) before they fail with a
+   * `FlowstreamError` coded `BUDGET_UNAVAILABLE`; nothing is sent meanwhile. Default 30 s, a request's
+   * own default timeout.
+   */
+  readonly unavailableAfterMs?: number;
 }
 
 /**
@@ -87,6 +94,7 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
   if (typeof account !== 'string' || !/^[\w.:-]{1,100}$/u.test(account)) throw new InvalidArgumentError('account', 'must be a name of letters, digits, ".", ":", "_" or "-" (at most 100)');
   if (/^rf_/u.test(account)) throw new InvalidArgumentError('account', 'looks like an API key: name the account instead (the key is never stored)');
   const timeScale = positive('timeScale', options.timeScale ?? 1);
+  const unavailableAfterMs = timerDelay('unavailableAfterMs', options.unavailableAfterMs ?? DEFAULTS.timeoutMs);
   const scheduler = options.scheduler ?? asyncScheduler;
   const limits: BudgetLimits = budgetLimits(options);
   const connection = connectRedis(options.redis);
@@ -112,6 +120,8 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
   let timer: Subscription | undefined;
   let closed = false;
   let declared = false;
+  /** Whether Redis answered the last grant in time: leaving an unreachable account waits for nothing. */
+  let reachable = true;
   let seen = { inMinute: 0, inDay: 0, at: scheduler.now(), nextSendAt: scheduler.now(), pausedUntil: undefined as number | undefined };
 
   /** The head of each class with something waiting, for `chooseNext`. */
@@ -151,7 +161,8 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
     try {
       const kind = grantClassOf(chosen.ticket);
       if (kind === 'read') declared = true;
-      const grant = await store.grant(kind, readers(), kind === 'start' ? chosen.ticket.key : undefined);
+      const grant = await withinDeadline(store.grant(kind, readers(), kind === 'start' ? chosen.ticket.key : undefined), unavailableAfterMs, scheduler);
+      reachable = true;
       seen = { ...seen, inMinute: grant.inMinute, inDay: grant.inDay, at: grant.now, nextSendAt: grant.verdict === 'wait' ? grant.at : grant.now };
       asking = false;
       const waiter = waiters.get(chosen.id);
@@ -178,8 +189,15 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
       publish();
       void ask();
     } catch {
-      // Redis unreachable: fail closed — nothing is sent until it answers again.
+      // Redis unreachable: fail closed — nothing is sent until it answers again, and what waited
+      // longer than it may fails with a typed error rather than hang.
       asking = false;
+      reachable = false;
+      for (const [id, waiter] of [...waiters]) {
+        remove(id);
+        waiter.refuse(new FlowstreamError(`Redis did not answer the request budget within ${unavailableAfterMs} ms: nothing was sent`, 'BUDGET_UNAVAILABLE'));
+      }
+      publish();
       wake(UNREACHABLE_RETRY_MS);
     }
   }
@@ -276,7 +294,7 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
       }
       for (const observer of [...observers]) observer.complete();
       observers.clear();
-      await store.leave().catch(() => undefined);
+      if (reachable) await store.leave().catch(() => undefined);
       await connection.close();
     },
   };
@@ -297,4 +315,23 @@ function dayIsSpent(ticket: GateTicket, resetAt: number, now: number): RateLimit
 
 function closedError(): FlowstreamError {
   return new FlowstreamError('The request budget is closed', 'BUDGET_CLOSED');
+}
+
+/** `promise`, or a rejection once `ms` have passed on `scheduler` without its answer. */
+function withinDeadline<T>(promise: Promise<T>, ms: number, scheduler: SchedulerLike): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = scheduler.schedule(() => {
+      reject(new Error('deadline'));
+    }, ms);
+    promise.then(
+      (value) => {
+        timer.unsubscribe();
+        resolve(value);
+      },
+      (error: unknown) => {
+        timer.unsubscribe();
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
 }
