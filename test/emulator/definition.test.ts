@@ -28,6 +28,20 @@ describe('workflow definitions', () => {
     expect(workflow.variables).toEqual([{ name: 'v', variableType: 'string', required: false, options: [] }]);
   });
 
+  it('takes a coefficient of variation for task durations, 0 when absent', () => {
+    const workflow = parseWorkflowDefinition({ nodes: [{ id: 'node-start', type: 'start' }, { id: 'a', durationMs: 60_000, durationCv: 0.6 }, { id: 'b' }] });
+    expect(Object.fromEntries(workflow.nodes.map((node) => [node.id, node.durationCv]))).toEqual({ 'node-start': 0, a: 0.6, b: 0 });
+  });
+
+  it('refuses a coefficient of variation that is negative, not a finite number, above 3, or on a no-work node', () => {
+    expectInvalid({ nodes: [{ id: 'a', durationCv: -0.1 }] }, /durationCv/);
+    expectInvalid({ nodes: [{ id: 'a', durationCv: Number.NaN }] }, /durationCv/);
+    expectInvalid({ nodes: [{ id: 'a', durationCv: Number.POSITIVE_INFINITY }] }, /durationCv/);
+    expectInvalid({ nodes: [{ id: 'a', durationCv: 3.5 }] }, /durationCv/);
+    expectInvalid({ nodes: [{ id: 'a', durationCv: '0.3' }] }, /durationCv/);
+    expectInvalid({ nodes: [{ id: 'a', type: 'memo', durationCv: 0.3 }] }, /does no work/);
+  });
+
   it('refuses duplicate node ids', () => {
     expectInvalid({ nodes: [{ id: 'a' }, { id: 'a' }] }, /duplicate node id "a"/);
   });

@@ -1,4 +1,5 @@
 import { newDriveFileId, newExecutionId, newMessageId } from '../ids.js';
+import { drawnWorkflow } from '../engine/drawn-workflow.js';
 import type { Timeline } from '../engine/timeline.js';
 import { abortTimeline, planTimeline } from '../engine/timeline.js';
 import type { Workflow } from '../workflows/workflow.js';
@@ -16,6 +17,7 @@ export interface ExecutionFile {
 /** One run of a workflow. The workflow is copied at run time: later edits do not affect it. */
 export interface ExecutionRecord {
   readonly executionId: string;
+  /** As this execution runs it: varying node durations drawn (`drawn-workflow.ts`). */
   readonly workflow: Workflow;
   readonly timeline: Timeline;
   readonly variables: readonly ResolvedVariable[];
@@ -29,8 +31,13 @@ export class ExecutionStore {
   readonly #byId = new Map<string, ExecutionRecord>();
   /** Drive file id → execution id, for public downloads. */
   readonly #fileOwners = new Map<string, string>();
+  /** Executions started per canvas: the next one's ordinal, which seeds its drawn durations. */
+  readonly #startsPerCanvas = new Map<string, number>();
 
-  start(workflow: Workflow, variables: readonly ResolvedVariable[], now: number): ExecutionRecord {
+  start(registered: Workflow, variables: readonly ResolvedVariable[], now: number): ExecutionRecord {
+    const ordinal = this.#startsPerCanvas.get(registered.canvasId) ?? 0;
+    this.#startsPerCanvas.set(registered.canvasId, ordinal + 1);
+    const workflow = drawnWorkflow(registered, ordinal);
     const record: ExecutionRecord = {
       executionId: newExecutionId(),
       workflow,

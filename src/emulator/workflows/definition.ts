@@ -50,6 +50,14 @@ export interface NodeDefinition {
   readonly parents?: readonly string[];
   /** How long a task node works, in emulator ms; default 5 000. Ignored for no-work nodes. */
   readonly durationMs?: number;
+  /**
+   * Makes the duration vary from one execution to the next: the coefficient of variation (standard
+   * deviation ÷ mean, 0–3) of a log-normal whose mean is `durationMs`. Default 0: always `durationMs`.
+   * Draws are seeded by canvas, node and the execution's rank among the canvas's executions, so the
+   * same starts in the same order meet the same durations. Message and failure times scale with the
+   * drawn duration.
+   */
+  readonly durationCv?: number;
   /** Messages the task writes while it works. */
   readonly messages?: readonly MessageDefinition[];
   /** Files the task produces; visible once it is `finish` (PROTOCOL §4.6). */

@@ -14,6 +14,8 @@ const DEFAULT_TASK_DURATION_MS = 5_000;
 const DEFAULT_FAILURE_ERROR = 'Request timeout. Please try again later.';
 
 const durationSchema = z.number().int().nonnegative();
+/** Finite by zod's default (NaN and ±Infinity refused); above 3 a log-normal is mostly one long tail. */
+const durationCvSchema = z.number().min(0).max(3);
 
 const nodeSchema = z.strictObject({
   id: z.string().min(1),
@@ -23,6 +25,7 @@ const nodeSchema = z.strictObject({
   toolsets: z.array(z.string()).optional(),
   parents: z.array(z.string()).optional(),
   durationMs: durationSchema.optional(),
+  durationCv: durationCvSchema.optional(),
   messages: z
     .array(
       z.strictObject({
@@ -123,14 +126,14 @@ function normalizeNode(node: NodeInput, where: string): WorkflowNode {
     parents: [...new Set(node.parents ?? [])],
   };
   if (type !== 'task') {
-    if (node.messages !== undefined || node.files !== undefined || node.failure !== undefined || node.durationMs !== undefined) {
+    if (node.messages !== undefined || node.files !== undefined || node.failure !== undefined || node.durationMs !== undefined || node.durationCv !== undefined) {
       throw new WorkflowDefinitionError(`${where}: node "${node.id}" of type ${type} does no work; give it no duration, messages, files or failure`);
     }
-    return { ...base, durationMs: 0, messages: [], files: [], failure: undefined };
+    return { ...base, durationMs: 0, durationCv: 0, messages: [], files: [], failure: undefined };
   }
   const durationMs = node.durationMs ?? DEFAULT_TASK_DURATION_MS;
   const messages = normalizeMessages(node, durationMs, where);
-  return { ...base, durationMs, messages, files: (node.files ?? []).map(normalizeFile), failure: normalizeFailure(node, durationMs, where) };
+  return { ...base, durationMs, durationCv: node.durationCv ?? 0, messages, files: (node.files ?? []).map(normalizeFile), failure: normalizeFailure(node, durationMs, where) };
 }
 
 function normalizeMessages(node: NodeInput, durationMs: number, where: string): ScriptedMessage[] {

@@ -16,8 +16,10 @@ export interface WorkflowNode {
   readonly prompt: string;
   readonly toolsets: readonly string[];
   readonly parents: readonly string[];
-  /** 0 for no-work nodes. */
+  /** 0 for no-work nodes; the mean when `durationCv` is not 0. */
   readonly durationMs: number;
+  /** Coefficient of variation of the duration from execution to execution; 0: fixed (and for no-work nodes). */
+  readonly durationCv: number;
   readonly messages: readonly ScriptedMessage[];
   readonly files: readonly ScriptedFile[];
   readonly failure: ScriptedFailure | undefined;
