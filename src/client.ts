@@ -4,7 +4,7 @@
  */
 import { asyncScheduler, type Observable, type SchedulerLike } from 'rxjs';
 import { timerDelay } from './http/options.js';
-import { createAccountBudget, isAccountBudget, type BudgetState } from './budget/index.js';
+import { createAccountBudget, createDurationModel, isAccountBudget, type BudgetState } from './budget/index.js';
 import type { ClientOptions } from './domain/options.js';
 import { createHttpClient, type HttpClient } from './http/index.js';
 import { safeLogger } from './http/safe-logger.js';
@@ -90,11 +90,14 @@ export function createClient(options: ClientOptions): Client {
   const budget = given === false ? undefined : isAccountBudget(given) ? given : createAccountBudget({ ...given, scheduler });
   const http = createHttpClient({ ...options, scheduler, gate: budget });
   const logger = safeLogger(options.logger);
+  // Issue 17: the client's own model, the budget's (the account's), or none.
+  const durations = options.durations === false ? undefined : (options.durations ?? budget?.durations ?? createDurationModel());
   const runs = createRuns(http.executions, {
     ...(options.polling === undefined ? {} : { polling: options.polling }),
     ...(logger === undefined ? {} : { logger }),
     // When the budget is loose, runs poll faster (DESIGN.md): each run's quiet-time wait shrinks to its share.
     ...(budget?.pollHeadroom === undefined ? {} : { headroom: () => budget.pollHeadroom?.() }),
+    ...(durations === undefined ? {} : { durations }),
     scheduler,
   }, http.workflows);
   return Object.freeze({

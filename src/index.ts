@@ -63,7 +63,9 @@ export type { Endpoint, RequestPriority, CallPriority } from './domain/endpoints
 export type { RateLimitInfo } from './domain/requests.js';
 
 // The request budget
-export { createAccountBudget } from './budget/index.js';
+export { createAccountBudget, createDurationModel } from './budget/index.js';
+export type { DurationModelOptions } from './budget/index.js';
+export type { DurationEstimate, DurationModel, DurationsJson, DurationsView, NodeDurations } from './domain/durations.js';
 export type { AccountBudget, BudgetState, DayView, KeyCadence, ServerView } from './budget/index.js';
 
 // Errors

@@ -28,7 +28,7 @@ export type { AccountBudget, AccountBudgetOptions };
  * ```
  */
 export function createAccountBudget(options: AccountBudgetOptions = {}): AccountBudget {
-  const { scheduler = asyncScheduler, ...numbers } = options;
+  const { scheduler = asyncScheduler, durations, ...numbers } = options;
   // The budget's clock. Real time is the wall clock, which may step back (NTP): the budget's time never does.
   let latest = Number.NEGATIVE_INFINITY;
   const now = (): number => {
@@ -125,6 +125,7 @@ export function createAccountBudget(options: AccountBudgetOptions = {}): Account
     },
     snapshot: () => budgetState(core, now()),
     pollHeadroom: () => core.headroom(now()),
+    ...(durations === undefined ? {} : { durations }),
     state$,
     close(): Promise<void> {
       if (closed) return Promise.resolve();

@@ -4,6 +4,7 @@
  * (`ClientOptions.budget`); `src/budget/` implements it in memory, `flowstream/redis` across processes.
  */
 import type { Observable } from 'rxjs';
+import type { DurationModel } from './durations.js';
 import type { RequestPriority } from './endpoints.js';
 import type { GateReport, GateTicket, RequestGate } from './requests.js';
 
@@ -52,6 +53,11 @@ export interface AccountBudget extends RequestGate {
    * leaves every run's cadence as configured.
    */
   pollHeadroom?(): PollHeadroom;
+  /**
+   * The account's learned node durations (issue 17), used by every client given this budget that has
+   * no model of its own; across processes with `flowstream/redis`.
+   */
+  readonly durations?: DurationModel;
   /**
    * Leaves the account: every request still waiting is rejected (`BUDGET_CLOSED`), no timer is left,
    * later `acquire`s are refused. Answers of requests already sent are still counted.

@@ -1,5 +1,6 @@
 import type { SchedulerLike } from 'rxjs';
 import type { AccountBudget } from './budget.js';
+import type { DurationModel } from './durations.js';
 import type { Endpoint } from './endpoints.js';
 import type { Logger } from './model.js';
 
@@ -124,6 +125,11 @@ export interface AccountBudgetOptions extends RequestBudgetOptions {
    * the account's windows are timed by this clock, whatever theirs.
    */
   readonly scheduler?: SchedulerLike;
+  /**
+   * The account's learned node durations (`createDurationModel()`), shared by every client given this
+   * budget: `AccountBudget.durations`. Default: none, and each client keeps its own.
+   */
+  readonly durations?: DurationModel;
 }
 
 /**
@@ -173,6 +179,13 @@ export interface ClientOptions {
    * live on an accelerated emulator's time, or a `TestScheduler` in tests.
    */
   readonly scheduler?: SchedulerLike;
+  /**
+   * Learned node durations (issue 17), with which a run times its status reads where a change is
+   * likely: around a node's expected end instead of evenly. Default: the budget's
+   * (`AccountBudget.durations`) when it has one, else a model of this client's own in memory. A node
+   * the model has not seen end a few times is polled exactly as without one. `false`: no model.
+   */
+  readonly durations?: DurationModel | false;
 }
 
 /** Every default of {@link ClientOptions}, in one object. */

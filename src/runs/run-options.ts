@@ -1,5 +1,6 @@
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import type { PollHeadroom } from '../domain/budget.js';
+import type { DurationModel } from '../domain/durations.js';
 import type { Logger } from '../domain/model.js';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 import { timerDelay } from '../http/options.js';
@@ -65,6 +66,8 @@ export interface RunsDefaults {
   readonly random?: () => number;
   /** What the client's budget can give the runs now (`AccountBudget.pollHeadroom`); none: the cadence as configured. */
   readonly headroom?: () => PollHeadroom | undefined;
+  /** Learned node durations (issue 17): reads are timed where a change is likely. None: the cadence alone. */
+  readonly durations?: DurationModel;
 }
 
 /** Every option of one run, filled in. */
@@ -80,6 +83,7 @@ export interface RunSettings {
   readonly scheduler: SchedulerLike;
   readonly random: () => number;
   readonly headroom: (() => PollHeadroom | undefined) | undefined;
+  readonly durations: DurationModel | undefined;
   readonly logger: Logger | undefined;
 }
 
@@ -124,6 +128,7 @@ export function runSettings(kind: 'run' | 'watch', options: RunOptions = {}, def
     scheduler: defaults.scheduler ?? asyncScheduler,
     random: defaults.random ?? Math.random,
     headroom: defaults.headroom,
+    durations: defaults.durations,
     logger: defaults.logger,
   };
 }

@@ -1,0 +1,187 @@
+import { defer, map, startWith, Subject } from 'rxjs';
+import type { DurationEstimate, DurationModel, DurationsView, NodeDurations } from '../domain/durations.js';
+import { InvalidArgumentError } from '../errors/validation-errors.js';
+
+/**
+ * Options of `createDurationModel`.
+ *
+ * @example
+ * ```ts
+ * const durations = createDurationModel({ maxNodes: 5_000, from: JSON.parse(saved) });
+ * ```
+ */
+export interface DurationModelOptions {
+  /** Nodes kept at most; the least recently used is forgotten first. Default 1,000. */
+  readonly maxNodes?: number;
+  /** Durations kept per node, the most recent. Default 32: recent enough to follow a workflow that got slower. */
+  readonly window?: number;
+  /** Samples a node needs before it has an estimate; until then its runs poll as without a model. Default 3. */
+  readonly minSamples?: number;
+  /** A model exported with `toJSON()`, to start from. */
+  readonly from?: unknown;
+}
+
+/** 1.4826 × MAD estimates σ for normal data: the MAD of a standard normal is Φ⁻¹(3/4) = 0.6745. */
+const MAD_TO_SIGMA = 1.4826;
+
+/**
+ * Never trust a spread tighter than this (about ±5%): the reads' timing, the service's tick and our
+ * own observation blur any duration by that much, and a model too sure of itself times its reads
+ * into a gap.
+ */
+export const MIN_LOG_SIGMA = 0.05;
+
+/** No node runs longer than the service allows an execution (PROTOCOL §3.6): longer is not a duration. */
+const LONGEST_MS = 30 * 60_000;
+
+/** The median of sorted values (at least one). */
+function median(sorted: readonly number[]): number {
+  const upper = sorted[sorted.length >> 1] ?? Number.NaN;
+  const lower = sorted[(sorted.length - 1) >> 1] ?? upper;
+  return (lower + upper) / 2;
+}
+
+/**
+ * A log-normal fitted to `samplesMs` robustly: the median of the logs and 1.4826 × their median
+ * absolute deviation, at least `MIN_LOG_SIGMA`. An outlier moves neither by more than one rank.
+ *
+ * @example
+ * ```ts
+ * estimateDuration([9_000, 10_000, 11_000]); // { samples: 3, medianMs: 10000, logSigma: ≈0.15 }
+ * ```
+ */
+export function estimateDuration(samplesMs: readonly number[]): DurationEstimate {
+  const logs = samplesMs.map((ms) => Math.log(Math.max(1, ms))).sort((a, b) => a - b);
+  const mu = median(logs);
+  const deviations = logs.map((log) => Math.abs(log - mu)).sort((a, b) => a - b);
+  return { samples: logs.length, medianMs: Math.round(Math.exp(mu)), logSigma: Math.max(MIN_LOG_SIGMA, MAD_TO_SIGMA * median(deviations)) };
+}
+
+function isDuration(ms: unknown): ms is number {
+  return typeof ms === 'number' && Number.isFinite(ms) && ms >= 0 && ms <= LONGEST_MS;
+}
+
+function positiveInteger(name: string, value: number | undefined, fallback: number): number {
+  const chosen = value ?? fallback;
+  if (!Number.isSafeInteger(chosen) || chosen < 1) throw new InvalidArgumentError(name, `must be a positive integer (got ${String(chosen)})`);
+  return chosen;
+}
+
+/** One node's samples and, once computed, its estimate (dropped at every new sample). */
+interface Entry {
+  readonly canvasId: string;
+  readonly nodeId: string;
+  readonly samples: number[];
+  estimate: DurationEstimate | undefined;
+}
+
+function entryKey(canvasId: string, nodeId: string): string {
+  return `${canvasId}\u0000${nodeId}`;
+}
+
+function nodesOf(json: unknown): readonly NodeDurations[] {
+  const fail = (why: string): never => {
+    throw new InvalidArgumentError('durations', `is not an exported duration model: ${why}`);
+  };
+  if (typeof json !== 'object' || json === null) return fail('not an object');
+  const { version, nodes } = json as { version?: unknown; nodes?: unknown };
+  if (version !== 1) return fail(`version ${String(version)} (expected 1)`);
+  if (!Array.isArray(nodes)) return fail('`nodes` is not an array');
+  return nodes.map((node: unknown, index): NodeDurations => {
+    if (typeof node !== 'object' || node === null) return fail(`nodes[${String(index)}] is not an object`);
+    const { canvasId, nodeId, samplesMs } = node as Record<string, unknown>;
+    if (typeof canvasId !== 'string' || typeof nodeId !== 'string') return fail(`nodes[${String(index)}] needs string canvasId and nodeId`);
+    if (!Array.isArray(samplesMs) || !samplesMs.every(isDuration)) return fail(`nodes[${String(index)}].samplesMs must be durations in ms`);
+    return { canvasId, nodeId, samplesMs };
+  });
+}
+
+/**
+ * Learned node durations kept in memory (issue 17): per (canvasId, nodeId) the last `window`
+ * durations, for at most `maxNodes` nodes (least recently used forgotten first), each node's
+ * estimate computed once per change. Every client has one unless given another (or `durations:
+ * false`); give one to several clients, or to `createAccountBudget({ durations })`, and they learn
+ * together.
+ *
+ * @example
+ * ```ts
+ * const durations = createDurationModel();
+ * const client = createClient({ apiKey, baseUrl, durations });
+ * process.on('exit', () => writeFileSync('durations.json', JSON.stringify(durations.toJSON())));
+ * ```
+ */
+export function createDurationModel(options: DurationModelOptions = {}): DurationModel {
+  const maxNodes = positiveInteger('maxNodes', options.maxNodes, 1_000);
+  const window = positiveInteger('window', options.window, 32);
+  const minSamples = positiveInteger('minSamples', options.minSamples, 3);
+  // A Map keeps insertion order: re-inserting on use makes its first entry the least recently used.
+  const entries = new Map<string, Entry>();
+  const changes = new Subject<void>();
+
+  const touch = (canvasId: string, nodeId: string): Entry => {
+    const key = entryKey(canvasId, nodeId);
+    const found = entries.get(key);
+    if (found !== undefined) entries.delete(key);
+    const entry = found ?? { canvasId, nodeId, samples: [], estimate: undefined };
+    entries.set(key, entry);
+    for (const oldest of entries.keys()) {
+      if (entries.size <= maxNodes) break;
+      entries.delete(oldest);
+    }
+    return entry;
+  };
+  const add = (entry: Entry, durationMs: number): void => {
+    entry.samples.push(durationMs);
+    if (entry.samples.length > window) entry.samples.splice(0, entry.samples.length - window);
+    entry.estimate = undefined;
+  };
+  const estimateOf = (entry: Entry): DurationEstimate | undefined => {
+    if (entry.samples.length < minSamples) return undefined;
+    entry.estimate ??= estimateDuration(entry.samples);
+    return entry.estimate;
+  };
+  const snapshot = (): DurationsView => ({
+    nodes: [...entries.values()].map((entry) => ({ canvasId: entry.canvasId, nodeId: entry.nodeId, samples: entry.samples.length, estimate: estimateOf(entry) })),
+  });
+
+  const model: DurationModel = {
+    estimate(canvasId, nodeId) {
+      const entry = entries.get(entryKey(canvasId, nodeId));
+      return entry === undefined ? undefined : estimateOf(entry);
+    },
+    record(canvasId, nodeId, durationMs) {
+      if (!isDuration(durationMs)) return;
+      add(touch(canvasId, nodeId), durationMs);
+      changes.next();
+    },
+    toJSON: () => ({ version: 1, nodes: [...entries.values()].map((entry) => ({ canvasId: entry.canvasId, nodeId: entry.nodeId, samplesMs: [...entry.samples] })) }),
+    import(json) {
+      const nodes = nodesOf(json);
+      for (const node of nodes) {
+        const entry = touch(node.canvasId, node.nodeId);
+        for (const ms of node.samplesMs) add(entry, ms);
+      }
+      if (nodes.length > 0) changes.next();
+    },
+    snapshot,
+    state$: defer(() => changes.pipe(startWith(undefined), map(snapshot))),
+  };
+  if (options.from !== undefined) model.import(options.from);
+  return model;
+}
+
+/**
+ * True for a `DurationModel` (what `createClient({ durations })` takes), by shape.
+ *
+ * @example
+ * ```ts
+ * isDurationModel(createDurationModel()); // true
+ * ```
+ */
+export function isDurationModel(value: unknown): value is DurationModel {
+  if (typeof value !== 'object' || value === null) return false;
+  const candidate = value as Partial<Record<keyof DurationModel, unknown>>;
+  return typeof candidate.estimate === 'function' && typeof candidate.record === 'function' && typeof candidate.toJSON === 'function';
+}
+
+export type { DurationEstimate, DurationModel, DurationsJson, DurationsView, NodeDurations } from '../domain/durations.js';
