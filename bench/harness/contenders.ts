@@ -1,5 +1,6 @@
 import { catchError, filter, lastValueFrom, map, of, tap } from 'rxjs';
 import { isRateLimitError } from '../../src/errors/index.js';
+import type { Runs } from '../../src/runs/create-runs.js';
 import type { OutputMode } from '../../src/runs/output-policy.js';
 import type { Sightings } from './sightings.js';
 import type { World } from './world.js';
@@ -31,14 +32,16 @@ const canvasOf = (assignment: Assignment, item: number): string => assignment.ca
 /** Each run's variables differ, as in a fan-out over inputs: no two starts are identical (PROTOCOL §2.2). */
 const variablesOf = (item: number): { item: number } => ({ item });
 
-/** flowstream: `runs.run` per item, all subscribed at once; the budget paces them. */
-export async function followWithFlowstream(world: World, assignment: Assignment, output: OutputMode): Promise<Outcome> {
-  const runs = world.flowstream();
+/**
+ * flowstream: `runs.run` per item, all subscribed at once; the budget paces them. `runs`: a client to
+ * follow them with (default a new one with default options), e.g. one that has already learned.
+ */
+export async function followWithFlowstream(world: World, assignment: Assignment, output: OutputMode, runs: Runs = world.flowstream()): Promise<Outcome> {
   const { time } = world;
   const { sightings } = assignment;
   const one = (item: number): Promise<boolean> =>
     lastValueFrom(
-      runs.run(canvasOf(assignment, item), { variables: variablesOf(item) }, { output, timeoutMs: assignment.deadlineMs }).pipe(
+      runs.run(canvasOf(assignment, item), { variables: variablesOf((assignment.firstItem ?? 0) + item) }, { output, timeoutMs: assignment.deadlineMs }).pipe(
         tap((event) => {
           const now = time.now();
           switch (event.type) {

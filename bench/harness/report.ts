@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import type { ExecutionView } from '../../src/emulator/index.js';
-import type { Sightings } from './sightings.js';
+import type { Change, Sightings } from './sightings.js';
 import { type Summary, summarize } from './stats.js';
 
 /** Detection latencies of every change of `executions`, and how many of the changes were seen at all. */
@@ -11,7 +11,11 @@ export interface Detection {
 }
 
 export function detection(executions: readonly ExecutionView[], sightings: Sightings): Detection {
-  const changes = executions.flatMap((execution) => sightings.changes(execution));
+  return detectionOf(executions.flatMap((execution) => sightings.changes(execution)));
+}
+
+/** The same over changes gathered elsewhere, e.g. from several worlds. */
+export function detectionOf(changes: readonly Change[]): Detection {
   const latencies = changes.flatMap((change) => (change.latencyMs === undefined ? [] : [change.latencyMs]));
   return { changes: changes.length, seen: latencies.length, latencyMs: summarize(latencies) };
 }

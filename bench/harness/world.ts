@@ -1,6 +1,6 @@
 import { createClient } from '../../src/client.js';
-import type { RequestBudgetOptions } from '../../src/domain/options.js';
-import { createEmulator, type Emulator, type EndpointName, type ManualClock, type WorkflowDefinition } from '../../src/emulator/index.js';
+import type { ClientOptions, RequestBudgetOptions } from '../../src/domain/options.js';
+import { createEmulator, type Emulator, type EndpointName, type ManualClock, type RequestFilter, type WorkflowDefinition } from '../../src/emulator/index.js';
 import { createHttpClient, type HttpClient } from '../../src/http/index.js';
 import type { Runs } from '../../src/runs/create-runs.js';
 import { benchTime, type BenchTime } from './time.js';
@@ -15,18 +15,22 @@ export interface World {
   readonly time: BenchTime;
   /**
    * flowstream as `createClient` composes it (src/client.ts: budget → http → runs), with its timers on
-   * the emulator's clock: budget, http and runs all on `emulator.scheduler`.
+   * the emulator's clock: budget, http and runs all on `emulator.scheduler`. `options`: the client's
+   * other options (its duration model, its polling bounds), the connection and clock being the world's.
    */
-  flowstream(budget?: RequestBudgetOptions): Runs;
+  flowstream(budget?: RequestBudgetOptions, options?: FlowstreamOptions): Runs;
   /**
    * The same HTTP client with no budget and no retries, for the baseline loops: the service's own tool
    * neither paces nor retries (PROTOCOL §6).
    */
   plain(): HttpClient;
-  /** Requests the emulator answered, per endpoint, and how many of them were 429s. */
-  requests(): RequestCounts;
+  /** Requests the emulator answered (those `filter` keeps, default all), per endpoint, and how many of them were 429s. */
+  requests(filter?: RequestFilter): RequestCounts;
   close(): Promise<void>;
 }
+
+/** What a bench may set of a flowstream client besides the world's connection, budget and clock. */
+export type FlowstreamOptions = Omit<ClientOptions, 'apiKey' | 'baseUrl' | 'fetch' | 'budget' | 'scheduler'>;
 
 export interface RequestCounts {
   readonly total: number;
@@ -43,12 +47,12 @@ export async function openWorld(options: { readonly speed: number; readonly work
   return {
     emulator,
     time,
-    flowstream: (budget = {}) => createClient({ ...connection, budget, scheduler: emulator.scheduler }),
+    flowstream: (budget = {}, options = {}) => createClient({ ...options, ...connection, budget, scheduler: emulator.scheduler }),
     plain: () => createHttpClient({ ...connection, retry: false, scheduler: emulator.scheduler }),
-    requests: () => {
+    requests: (filter = {}) => {
       const byEndpoint: Partial<Record<EndpointName, number>> = {};
       let rateLimited = 0;
-      const all = emulator.requests.list();
+      const all = emulator.requests.list(filter);
       for (const request of all) {
         byEndpoint[request.endpoint] = (byEndpoint[request.endpoint] ?? 0) + 1;
         if (request.status === 429) rateLimited += 1;
