@@ -7,7 +7,7 @@ import { seconds, table } from './harness/report.js';
 import { Sightings } from './harness/sightings.js';
 import { summarize, type Summary } from './harness/stats.js';
 import { variantOf } from './harness/variants.js';
-import { openWorld, type World } from './harness/world.js';
+import { type FlowstreamOptions, openWorld, type World } from './harness/world.js';
 
 /**
  * Issue 13's 24-hour simulation: an always-on service on one account with the service's limits
@@ -46,7 +46,6 @@ const VARIANTS = 16;
 export const DAY_VARIANTS: readonly WorkflowDefinition[] = Array.from({ length: VARIANTS }, (_, variant) =>
   variantOf(DAY_WORKFLOW, variant + 1, (durationMs) => 0.1 * durationMs, `${CANVAS_ID}-${variant}`),
 );
-const canvasOf = (item: number): string => `${CANVAS_ID}-${item % VARIANTS}`;
 
 /** When runs arrive over the day, in ms from its start. */
 export interface Arrivals {
@@ -64,8 +63,8 @@ export const DAY_SCENARIOS: readonly Arrivals[] = [
   { name: 'hourly', description: '(c) one run an hour', at: every(HOUR, 24) },
 ];
 
-/** How one contender follows one run that arrives now: it records what it sees in `sightings`. */
-type Follow = (world: World, item: number, sightings: Sightings) => { readonly stop: () => void };
+/** How one contender follows run `item`, of `canvasId`, that arrives now: it records what it sees in `sightings`. */
+type Follow = (world: World, item: number, canvasId: string, sightings: Sightings) => { readonly stop: () => void };
 
 export interface DayContender {
   readonly name: string;
@@ -82,13 +81,14 @@ export const FLOWSTREAM_DAY: DayContender = flowstreamDay('flowstream');
  */
 export const FLOWSTREAM_DAY_UNPACED: DayContender = flowstreamDay('flowstream, day unpaced (before issue 13)', { dayBurst: 0.999, dayReserve: 0 });
 
-function flowstreamDay(name: string, budget: RequestBudgetOptions = {}): DayContender {
+/** flowstream with one client for the whole day: `budget` and the client's other `options` as given. */
+export function flowstreamDay(name: string, budget: RequestBudgetOptions = {}, options: FlowstreamOptions = {}): DayContender {
   return {
   name,
   open: (world) => {
-    const runs: Runs = world.flowstream(budget);
-    return (_world, item, sightings) => {
-      const subscription: Subscription = runs.run(canvasOf(item), { variables: { item } }).subscribe({
+    const runs: Runs = world.flowstream(budget, options);
+    return (_world, item, canvasId, sightings) => {
+      const subscription: Subscription = runs.run(canvasId, { variables: { item } }).subscribe({
         next: (event) => {
           if (event.type === 'finished') sightings.see(event.executionId, world.time.now(), { status: event.result.status });
         },
@@ -103,8 +103,8 @@ function flowstreamDay(name: string, budget: RequestBudgetOptions = {}): DayCont
 /** The service's own tool (PROTOCOL §6): a fixed 2 s status loop per run, no budget. */
 export const LOOP_2S_DAY: DayContender = {
   name: 'fixed 2 s loop',
-  open: () => (world, item, sightings) => {
-    void followWithFixedLoop(world, { canvasIds: [canvasOf(item)], runs: 1, deadlineMs: DEADLINE_MS, sightings, firstItem: item }, 2_000);
+  open: () => (world, item, canvasId, sightings) => {
+    void followWithFixedLoop(world, { canvasIds: [canvasId], runs: 1, deadlineMs: DEADLINE_MS, sightings, firstItem: item }, 2_000);
     return { stop: () => undefined };
   },
 };
@@ -141,18 +141,20 @@ function unionLength(intervals: readonly (readonly [number, number])[]): number 
   return total;
 }
 
-/** One contender through one scenario's day, on a fresh account. */
-export async function simulateDay(scenario: Arrivals, contender: DayContender): Promise<DayRow> {
+/** One contender through one scenario's day, on a fresh account; run `item` starts `workflows[item % workflows.length]`. */
+export async function simulateDay(scenario: Arrivals, contender: DayContender, workflows: readonly WorkflowDefinition[] = DAY_VARIANTS): Promise<DayRow> {
   const realStart = performance.now();
   const clock = createManualClock();
-  const world = await openWorld({ speed: 0, clock, workflows: DAY_VARIANTS });
+  const world = await openWorld({ speed: 0, clock, workflows });
+  const canvasIds = workflows.map((workflow) => workflow.canvasId!);
+  const canvasOf = (item: number): string => canvasIds[item % canvasIds.length]!;
   const sightings = new Sightings();
   const follow = contender.open(world);
   const startedAt = clock.now();
   const running: { stop: () => void }[] = [];
   scenario.at.forEach((offset, item) => {
     world.emulator.scheduler.schedule(() => {
-      running.push(follow(world, item, sightings));
+      running.push(follow(world, item, canvasOf(item), sightings));
     }, offset);
   });
   const endAt = startedAt + DAY;
