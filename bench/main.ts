@@ -1,6 +1,7 @@
 /**
- * `npm run bench`: the browser bundle's size, issue 4's single-run comparison, issue 5's many-runs comparison and issue 13's
- * 24-hour simulation (on a manual clock), in one run on
+ * `npm run bench`: the browser bundle's size, issue 4's single-run comparison, issue 5's many-runs comparison, issue 13's
+ * 24-hour simulation and issue 17's learned durations (both on a manual clock; the latter alone:
+ * `npx tsx bench/learned-durations.ts`), in one run on
  * the emulator (in-process `fetch`, the service's limits: 100 requests per minute, 10,000 per day) on
  * an accelerated clock, then the client's own overhead (`overhead.ts`, real time). Every time printed
  * by the first two is emulator time; tables go to stdout, results to `bench/results/<scenario>.json`.
@@ -13,6 +14,7 @@ import { bundleSize, bundleSizeTable } from './bundle-size.js';
 import { daySimulation, daySimulationTable, FLOWSTREAM_DAY, FLOWSTREAM_DAY_UNPACED, LOOP_2S_DAY } from './day-simulation.js';
 import { fleetBench, fleetTable } from './fleet.js';
 import { writeResults } from './harness/report.js';
+import { learnedDurationsReport } from './learned-durations.js';
 import { manyRuns, manyRunsTable, phaseSweep, phaseSweepTable } from './many-runs.js';
 import { singleRun, singleRunTable } from './single-run.js';
 
@@ -66,6 +68,8 @@ const day = await daySimulation([FLOWSTREAM_DAY, FLOWSTREAM_DAY_UNPACED, LOOP_2S
 console.log(`\nA whole day (issue 13): one account with the service's limits (100/min, 10,000/day), the emulator and the client on one manual clock; latencies in emulator seconds; "minutes blind": some finished run unseen for over 10 minutes\n`);
 console.log(daySimulationTable(day.rows));
 console.log(`→ ${await writeResults('day-simulation', day)}`);
+
+await learnedDurationsReport();
 
 const scale = budgetScale([1_000, 5_000, 20_000]);
 console.log('\nBudget scale (issue 13): requests queued in one budget, then all cancelled; CPU per operation (aim: 20,000 in under 0.5 s)\n');
