@@ -1,5 +1,6 @@
 import { pathToFileURL } from 'node:url';
 import { createDurationModel } from '../src/budget/duration-model.js';
+import type { DurationsView } from '../src/domain/durations.js';
 import type { RequestBudgetOptions } from '../src/domain/options.js';
 import { createManualClock, driveClock, type ManualClock, type WorkflowDefinition } from '../src/emulator/index.js';
 import type { Runs } from '../src/runs/create-runs.js';
@@ -102,6 +103,8 @@ interface LearnedContender {
 }
 
 interface Follower {
+  /** What its duration model knows now; undefined without one. */
+  learned(): DurationsView | undefined;
   /** Follows the assignment's runs to their end; how many it saw finish. */
   follow(assignment: Assignment): Promise<number>;
   /** The warm-up: the `WARM_UP_RUNS` runs of the canvas before the measured batch. */
@@ -116,9 +119,11 @@ function flowstreamContender(name: string, options: () => FlowstreamOptions): Le
     budgeted: true,
     open: (world, budget) => {
       // One client for both batches: what it learned in the warm-up is there for the measured one.
-      const runs: Runs = world.flowstream(budget, options());
+      const clientOptions = options();
+      const runs: Runs = world.flowstream(budget, clientOptions);
       const follow = async (assignment: Assignment): Promise<number> => (await followWithFlowstream(world, assignment, 'final', runs)).completed;
       return {
+        learned: () => (clientOptions.durations === undefined || clientOptions.durations === false ? undefined : clientOptions.durations.snapshot()),
         follow,
         warmUp: async (assignment) => {
           await follow(assignment);
@@ -135,6 +140,7 @@ function loopContender(periodMs: number): LearnedContender {
     onlyAlone: true,
     budgeted: false,
     open: (world) => ({
+      learned: () => undefined,
       follow: async (assignment) => (await followWithFixedLoop(world, assignment, periodMs)).completed,
       warmUp: async (assignment) => {
         const http = world.plain();
@@ -166,6 +172,8 @@ async function driven<T>(clock: ManualClock, work: Promise<T>): Promise<T> {
 
 /** What one world measured of its batch. */
 interface BatchMeasure {
+  /** What the contender's model knew when the batch started. */
+  readonly learned: DurationsView | undefined;
   readonly completed: number;
   readonly requests: RequestCounts;
   readonly changes: readonly Change[];
@@ -183,12 +191,14 @@ async function measureBatch(contender: LearnedContender, budget: RequestBudgetOp
       await driven(clock, follower.warmUp(assignment(WARM_UP_RUNS, 0, new Sightings())));
       await driveClock(clock, { toTime: clock.now() + REST_AFTER_WARM_UP_MS });
     }
+    const learned = follower.learned();
     const lastBefore = world.emulator.requests.list().at(-1)?.sequence ?? 0;
     const measuredFrom = clock.now();
     const sightings = new Sightings();
     const completed = await driven(clock, follower.follow(assignment(runs, WARM_UP_RUNS, sightings)));
     const measured = world.emulator.executions.list().filter((execution) => execution.createdAt >= measuredFrom);
     return {
+      learned,
       completed,
       requests: world.requests({ after: lastBefore }),
       changes: measured.flatMap((execution) => sightings.changes(execution)),
@@ -221,6 +231,8 @@ export interface LearnedRow {
   readonly meanVs1sLoop: number | null;
   /** N = 1: requests ÷ the fixed 2 s loop's in the same cv and phase; null otherwise. */
   readonly requestsVs2sLoop: number | null;
+  /** What the model knew when the (first) measured batch started: null for a contender without one. */
+  readonly modelAtStart: DurationsView | null;
   /** First start of a measured batch to its last result, emulator ms; the mean over the batches. */
   readonly elapsedMs: number;
   readonly realMs: number;
@@ -256,6 +268,7 @@ async function measure(contender: LearnedContender, budgetName: BudgetName, cv: 
     detection: seen,
     boundMs: boundMs(runs),
     p50VsBound: ratio(seen.latencyMs.p50, boundMs(runs)),
+    modelAtStart: measures[0]?.learned ?? null,
     elapsedMs: measures.reduce((sum, measured) => sum + measured.elapsedMs, 0) / batches,
     realMs: performance.now() - realStart,
   };
@@ -295,7 +308,10 @@ export async function learnedDurations(): Promise<{ readonly rows: readonly Lear
   return { rows, defaultBudgetRows };
 }
 
-export const LEARNED_HEADERS = ['cv', 'N', 'phase', 'contender', 'completed', '429s', 'requests', 'status', 'output', 'changes seen', 'p50 s', 'p95 s', 'mean s', 'bound s', 'p50/bound', 'mean/1 s loop', 'requests/2 s loop', 'took s'] as const;
+export const LEARNED_HEADERS = ['cv', 'N', 'phase', 'contender', 'completed', '429s', 'requests', 'status', 'output', 'changes seen', 'p50 s', 'p95 s', 'mean s', 'bound s', 'p50/bound', 'mean/1 s loop', 'requests/2 s loop', 'samples', 'took s'] as const;
+
+/** The fewest durations the model held for a node of the canvas when the batch started; `—` without a model. */
+const samplesCell = (model: DurationsView | null): string => (model === null ? '—' : String(model.nodes.length === 0 ? 0 : Math.min(...model.nodes.map((node) => node.samples))));
 
 export function learnedDurationsTable(rows: readonly LearnedRow[]): string {
   return table(
@@ -318,6 +334,7 @@ export function learnedDurationsTable(rows: readonly LearnedRow[]): string {
       times(row.p50VsBound),
       times(row.meanVs1sLoop),
       times(row.requestsVs2sLoop),
+      samplesCell(row.modelAtStart),
       (row.elapsedMs / 1000).toFixed(0),
     ]),
     4,
