@@ -53,7 +53,7 @@ export function simulateRun(durationsMs: readonly number[], options: { readonly 
   const { model } = options;
   let now = 0;
   let pending: { readonly at: number; readonly input: () => PollInput } | undefined;
-  let ended = false;
+  const run = { ended: false };
   const seenEnd = new Map<string, number>();
   const readsAt: number[] = [];
   const perform = (command: PollCommand): void => {
@@ -78,7 +78,7 @@ export function simulateRun(durationsMs: readonly number[], options: { readonly 
         for (const learned of command.durations) model?.record(CANVAS, learned.nodeId, learned.durationMs);
         return;
       case 'end':
-        ended = true;
+        run.ended = true;
         return;
       case 'warn':
         return;
@@ -96,7 +96,7 @@ export function simulateRun(durationsMs: readonly number[], options: { readonly 
   };
   const dispatch = reducerShell(reducePoll, initialPoll(rules, 'executing'), perform);
   dispatch({ type: 'begin', at: 0 });
-  while (!ended && pending !== undefined) {
+  while (!run.ended && pending !== undefined) {
     const next: { readonly at: number; readonly input: () => PollInput } = pending;
     pending = undefined;
     now = next.at;
