@@ -57,6 +57,19 @@ export function comesFirst(a: QueuedRequest, b: QueuedRequest): boolean {
  * waitedLonger(entry, other); // true when entry arrived first
  * ```
  */
+/**
+ * The order of a run's reads (issue 17): by when each is due — when a change is most likely to have
+ * come, as the run's learned durations say (`GateTicket.dueAt`), else when it arrived — so that a
+ * saturated budget reads first the run most likely to have changed. Reads of which neither is timed
+ * keep the class's round-robin (`comesFirst`): without a model, nothing changes.
+ */
+export function readsFirst(a: QueuedRequest, b: QueuedRequest): boolean {
+  if (a.ticket.dueAt === undefined && b.ticket.dueAt === undefined) return comesFirst(a, b);
+  const dueA = a.ticket.dueAt ?? a.enqueuedAt;
+  const dueB = b.ticket.dueAt ?? b.enqueuedAt;
+  return dueA !== dueB ? dueA < dueB : comesFirst(a, b);
+}
+
 export function waitedLonger(a: QueuedRequest, b: QueuedRequest): boolean {
   return a.enqueuedAt !== b.enqueuedAt ? a.enqueuedAt < b.enqueuedAt : a.arrival < b.arrival;
 }
@@ -67,8 +80,13 @@ export function waitedLonger(a: QueuedRequest, b: QueuedRequest): boolean {
  * O(log n) / O(1).
  */
 export class ClassQueue {
-  readonly #byTurn = new IndexedHeap<'turnSlot', QueuedRequest>('turnSlot', comesFirst);
+  readonly #byTurn: IndexedHeap<'turnSlot', QueuedRequest>;
   readonly #byAge = new IndexedHeap<'ageSlot', QueuedRequest>('ageSlot', waitedLonger);
+
+  /** `turnOrder`: whose turn comes first; the class's round-robin by default. */
+  constructor(turnOrder: (a: QueuedRequest, b: QueuedRequest) => boolean = comesFirst) {
+    this.#byTurn = new IndexedHeap<'turnSlot', QueuedRequest>('turnSlot', turnOrder);
+  }
 
   get size(): number {
     return this.#byTurn.size;

@@ -31,6 +31,14 @@ const MAD_TO_SIGMA = 1.4826;
  */
 export const MIN_LOG_SIGMA = 0.05;
 
+/**
+ * A duration more than this many σ from the estimate's median is an outlier (beyond 2 σ: 4.6% of
+ * durations when the estimate is right); `SHIFT_AFTER` of them in a row mean the workflow changed, and
+ * the node starts over from them.
+ */
+export const OUTLIER_SIGMAS = 2;
+const SHIFT_AFTER = 3;
+
 /** No node runs longer than the service allows an execution (PROTOCOL §3.6): longer is not a duration. */
 const LONGEST_MS = 30 * 60_000;
 
@@ -73,6 +81,8 @@ interface Entry {
   readonly nodeId: string;
   readonly samples: number[];
   estimate: DurationEstimate | undefined;
+  /** Outliers in a row, the latest last. */
+  outliers: number;
 }
 
 function entryKey(canvasId: string, nodeId: string): string {
@@ -98,7 +108,7 @@ function nodesOf(json: unknown): readonly NodeDurations[] {
 
 /**
  * Learned node durations kept in memory (issue 17): per (canvasId, nodeId) the last `window`
- * durations, for at most `maxNodes` nodes (least recently used forgotten first), each node's
+ * durations (after `OUTLIER_SIGMAS` outliers three times in a row, only those: the workflow changed), for at most `maxNodes` nodes (least recently used forgotten first), each node's
  * estimate computed once per change. Every client has one unless given another (or `durations:
  * false`); give one to several clients, or to `createAccountBudget({ durations })`, and they learn
  * together.
@@ -122,7 +132,7 @@ export function createDurationModel(options: DurationModelOptions = {}): Duratio
     const key = entryKey(canvasId, nodeId);
     const found = entries.get(key);
     if (found !== undefined) entries.delete(key);
-    const entry = found ?? { canvasId, nodeId, samples: [], estimate: undefined };
+    const entry = found ?? { canvasId, nodeId, samples: [], estimate: undefined, outliers: 0 };
     entries.set(key, entry);
     for (const oldest of entries.keys()) {
       if (entries.size <= maxNodes) break;
@@ -130,15 +140,23 @@ export function createDurationModel(options: DurationModelOptions = {}): Duratio
     }
     return entry;
   };
-  const add = (entry: Entry, durationMs: number): void => {
-    entry.samples.push(durationMs);
-    if (entry.samples.length > window) entry.samples.splice(0, entry.samples.length - window);
-    entry.estimate = undefined;
-  };
   const estimateOf = (entry: Entry): DurationEstimate | undefined => {
     if (entry.samples.length < minSamples) return undefined;
     entry.estimate ??= estimateDuration(entry.samples);
     return entry.estimate;
+  };
+  const add = (entry: Entry, durationMs: number): void => {
+    const estimate = estimateOf(entry);
+    const outlier = estimate !== undefined && Math.abs(Math.log(Math.max(1, durationMs) / estimate.medianMs)) > OUTLIER_SIGMAS * estimate.logSigma;
+    entry.outliers = outlier ? entry.outliers + 1 : 0;
+    entry.samples.push(durationMs);
+    // A robust fit ignores a few outliers; this many in a row is a workflow that changed: follow it now.
+    if (entry.outliers >= SHIFT_AFTER) {
+      entry.samples.splice(0, entry.samples.length - entry.outliers);
+      entry.outliers = 0;
+    }
+    if (entry.samples.length > window) entry.samples.splice(0, entry.samples.length - window);
+    entry.estimate = undefined;
   };
   const snapshot = (): DurationsView => ({
     nodes: [...entries.values()].map((entry) => ({ canvasId: entry.canvasId, nodeId: entry.nodeId, samples: entry.samples.length, estimate: estimateOf(entry) })),

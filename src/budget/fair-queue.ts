@@ -1,6 +1,6 @@
 import type { RequestPriority } from '../domain/endpoints.js';
 import type { GateTicket } from '../domain/requests.js';
-import { ClassQueue, queuedRequest, waitedLonger } from './class-queue.js';
+import { ClassQueue, queuedRequest, readsFirst, waitedLonger } from './class-queue.js';
 import type { QueuedRequest } from './class-queue.js';
 
 /**
@@ -123,7 +123,7 @@ export class FairQueue {
     abort: new ClassQueue(),
     start: new ClassQueue(),
     interactive: new ClassQueue(),
-    reads: new ClassQueue(),
+    reads: new ClassQueue(readsFirst),
   };
   readonly #entries = new Map<number, QueuedRequest>();
   readonly #flows = new Map<string, Flow>();

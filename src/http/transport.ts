@@ -35,6 +35,8 @@ export interface RequestSpec<T> {
   readonly signal?: AbortSignal | undefined;
   /** The call's class in the budget, when the caller chose one (`CallOptions.priority`); else the endpoint's. */
   readonly priority?: CallPriority | undefined;
+  /** When the read is due (`CallOptions.dueAt`), for the budget's order. */
+  readonly dueAt?: number | undefined;
   /** Told when an attempt leaves (`true`) and when it failed, leaving nothing on its way (`false`); see `StartOptions.onSending`. */
   readonly onSending?: ((sending: boolean) => void) | undefined;
 }
@@ -146,7 +148,12 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Send 
   };
 
   return <T>(spec: RequestSpec<T>): Promise<T> => {
-    const ticket: GateTicket = { endpoint: spec.endpoint, priority: spec.priority ?? priorityOf(spec.endpoint), ...(spec.key === undefined ? {} : { key: spec.key }) };
+    const ticket: GateTicket = {
+      endpoint: spec.endpoint,
+      priority: spec.priority ?? priorityOf(spec.endpoint),
+      ...(spec.key === undefined ? {} : { key: spec.key }),
+      ...(spec.dueAt === undefined ? {} : { dueAt: spec.dueAt }),
+    };
     return withRetries(() => attemptOnce(spec, ticket, options.gate), {
       endpoint: spec.endpoint,
       policy: options.retry,

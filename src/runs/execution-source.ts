@@ -73,7 +73,8 @@ export type StartProgress = { readonly type: 'sending'; readonly sending: boolea
 export interface ExecutionSource {
   /** Unsubscribing while nothing of the start is on its way takes it back: no execution exists. */
   start(canvasId: string, input?: { readonly variables?: Variables }): Observable<StartProgress>;
-  status(executionId: string): Observable<ExecutionSnapshot>;
+  /** `dueAt`: when the read is most likely to find a change (`CallOptions.dueAt`). */
+  status(executionId: string, options?: { readonly dueAt?: number }): Observable<ExecutionSnapshot>;
   output(executionId: string): Observable<ExecutionOutput>;
   abort(executionId: string): Observable<void>;
   /** The workflow's plan, to check a run's variables against (`RunOptions.checkVariables`). */
@@ -97,7 +98,7 @@ export function observeExecutions(api: ExecutionsApi, plans?: { get(canvasId: st
           .pipe(map((execution): StartProgress => ({ type: 'started', execution })))
           .subscribe(subscriber),
       ),
-    status: (executionId) => fromAbortable((signal) => api.status(executionId, { signal })),
+    status: (executionId, options) => fromAbortable((signal) => api.status(executionId, { signal, ...(options?.dueAt === undefined ? {} : { dueAt: options.dueAt }) })),
     output: (executionId) => fromAbortable((signal) => api.output(executionId, { signal })),
     abort: (executionId) => fromAbortable((signal) => api.abort(executionId, { signal })),
   };

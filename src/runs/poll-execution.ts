@@ -1,5 +1,6 @@
 import { map, Observable, type SchedulerLike, Subscription, timer } from 'rxjs';
 import type { PollHeadroom } from '../domain/budget.js';
+import type { DurationModel } from '../domain/durations.js';
 import type { ExecutionStatus, Logger } from '../domain/model.js';
 import type { CadenceBounds } from './cadence.js';
 import type { RunEvent } from './events.js';
@@ -21,6 +22,8 @@ export interface PollSettings {
   readonly output: OutputMode;
   readonly scheduler: SchedulerLike;
   readonly random: () => number;
+  /** Learned node durations: reads are timed by them, and the run's durations recorded at its end (issue 17). */
+  readonly durations?: DurationModel | undefined;
   /** What the budget can give the runs now (`withHeadroom`). */
   readonly headroom?: (() => PollHeadroom | undefined) | undefined;
   readonly logger?: Logger | undefined;
@@ -36,7 +39,9 @@ export interface PollSettings {
  * what they mean.
  */
 export function pollExecution(source: ExecutionSource, settings: PollSettings): Observable<RunEvent> {
-  const { executionId, scheduler } = settings;
+  const { executionId, scheduler, canvasId, durations } = settings;
+  // Issue 17: estimates of this run's workflow; a watch that does not know its canvas has none.
+  const estimateOf = canvasId === undefined || durations === undefined ? undefined : (nodeId: string) => durations.estimate(canvasId, nodeId);
   return new Observable<RunEvent>((subscriber) => {
     const owned = new Subscription();
     // The one timer, or the one read, the plan is waiting on.
@@ -65,7 +70,7 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
           pending?.unsubscribe();
           pending =
             command.endpoint === 'status'
-              ? answer(source.status(executionId), (snapshot, at, random, headroom) => ({ type: 'status', snapshot, at, random, headroom }))
+              ? answer(source.status(executionId, command.dueAt === undefined ? undefined : { dueAt: command.dueAt }), (snapshot, at, random, headroom) => ({ type: 'status', snapshot, at, random, headroom }))
               : answer(source.output(executionId), (output, at, random, headroom) => ({ type: 'output', output, at, random, headroom }));
           return;
         case 'emit':
@@ -74,6 +79,9 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
         case 'warn':
           settings.logger?.warn(command.warning.message, command.warning.meta);
           return;
+        case 'learn':
+          for (const { nodeId, durationMs } of command.durations) if (canvasId !== undefined) settings.durations?.record(canvasId, nodeId, durationMs);
+          return;
         case 'end':
           subscriber.complete();
           return;
@@ -81,9 +89,9 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
           command satisfies never;
       }
     };
-    const rules = { executionId, canvasId: settings.canvasId, bounds: settings.bounds, output: settings.output, onFailedBranches: settings.onFailedBranches ?? 'leave' };
+    const rules = { executionId, canvasId, bounds: settings.bounds, output: settings.output, onFailedBranches: settings.onFailedBranches ?? 'leave', estimateOf };
     const dispatch = reducerShell(reducePoll, initialPoll(rules, settings.startedStatus), perform);
-    dispatch({ type: 'begin' });
+    dispatch({ type: 'begin', at: scheduler.now() });
     if (settings.readNow !== undefined) {
       owned.add(
         settings.readNow.subscribe(() => {

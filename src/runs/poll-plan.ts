@@ -6,6 +6,7 @@ import { type ExecutionView, initialView, isExecutionOver } from './execution-vi
 import { isNodeDone } from './node-progress.js';
 import { announceHeldFiles, diffOutput } from './output-diff.js';
 import { type OutputMode, shouldReadOutput, shouldReadOutputAlone } from './output-policy.js';
+import { countRead, type EstimateOf, foreseeRead, learnedDurations, type LearnedDuration, NO_FORESIGHT, observeTransitions, type Foresight } from './foresight.js';
 import type { Step } from './reducer-shell.js';
 import { runResultOf } from './run-result-of.js';
 import type { FailedBranches } from './run-options.js';
@@ -19,6 +20,8 @@ export interface PollRules {
   readonly output: OutputMode;
   /** `'follow'`: a failed execution is read on until its last running branch ends (`RunOptions.onFailedBranches`). */
   readonly onFailedBranches: FailedBranches;
+  /** The learned durations of the run's workflow (issue 17); absent: the cadence alone times the reads. */
+  readonly estimateOf?: EstimateOf | undefined;
 }
 
 /** What one read found, for the cadence and the output policy. */
@@ -29,6 +32,8 @@ interface ReadFacts {
   readonly output: boolean;
   /** A node ended (its last text and files are still to be read, PROTOCOL §4.6). */
   readonly nodeEnded: boolean;
+  /** The node events of the read, for the node times (foresight.ts). */
+  readonly transitions: readonly RunEvent[];
 }
 
 /** What the poll is doing: at most one read at a time, and no wait while one is on its way. */
@@ -54,6 +59,12 @@ export interface PollPlan {
   readonly activity: PollActivity;
   /** Asked to read now while a read was on its way: the next read is the status, at once. */
   readonly poked: boolean;
+  /** When the last read answered (for a start, when the start did): the bracket of what the next read sees. */
+  readonly lastReadAt: number | undefined;
+  /** Node times seen, and the wait for the next change (foresight.ts). */
+  readonly foresight: Foresight;
+  /** When the next status read is due, when the model timed it (`CallOptions.dueAt`). */
+  readonly dueAt: number | undefined;
 }
 
 /**
@@ -61,7 +72,8 @@ export interface PollPlan {
  * what the budget can give the runs at that moment, shortens the quiet-time wait (`withHeadroom`).
  */
 export type PollInput =
-  | { readonly type: 'begin' }
+  /** `at`: when the poll begins; for a start, its answer's time, the bracket of the first read. */
+  | { readonly type: 'begin'; readonly at: number }
   | { readonly type: 'wake'; readonly at: number }
   | { readonly type: 'poke' }
   | { readonly type: 'status'; readonly snapshot: ExecutionSnapshot; readonly at: number; readonly random: number; readonly headroom?: PollHeadroom | undefined }
@@ -69,7 +81,10 @@ export type PollInput =
 
 export type PollCommand =
   | { readonly type: 'wait'; readonly ms: number }
-  | { readonly type: 'read'; readonly endpoint: 'status' | 'output' }
+  /** `dueAt`: when a change is most likely to have come, for the budget's order of reads (`CallOptions.dueAt`). */
+  | { readonly type: 'read'; readonly endpoint: 'status' | 'output'; readonly dueAt?: number }
+  /** Durations of nodes that finished, for the model (issue 17). */
+  | { readonly type: 'learn'; readonly durations: readonly LearnedDuration[] }
   | { readonly type: 'emit'; readonly events: readonly RunEvent[] }
   | { readonly type: 'warn'; readonly warning: DiffWarning }
   | { readonly type: 'end' };
@@ -87,6 +102,9 @@ export function initialPoll(rules: PollRules, startedStatus: ExecutionStatus | u
     settlingSince: undefined,
     activity: { kind: 'idle' },
     poked: false,
+    lastReadAt: undefined,
+    foresight: NO_FORESIGHT,
+    dueAt: undefined,
   };
 }
 
@@ -101,7 +119,9 @@ export function reducePoll(plan: PollPlan, input: PollInput): PollStep {
     case 'begin':
       if (activity.kind !== 'idle') return stay(plan);
       // A fresh start has just told us its status: the first read waits one fast interval. A watch reads at once.
-      return { state: { ...plan, activity: { kind: 'waiting' } }, commands: [{ type: 'wait', ms: plan.view.status === undefined ? 0 : plan.rules.bounds.minMs }] };
+      if (plan.view.status === undefined) return { state: { ...plan, activity: { kind: 'waiting' } }, commands: [{ type: 'wait', ms: 0 }] };
+      // A start's nodes began when it was answered, so its first read brackets them.
+      return { state: { ...plan, activity: { kind: 'waiting' }, lastReadAt: input.at }, commands: [{ type: 'wait', ms: plan.rules.bounds.minMs }] };
     case 'wake':
       if (activity.kind !== 'waiting') return stay(plan);
       return readOutputAlone(plan, input.at) ? reading(plan, 'output-alone') : reading(plan, 'status');
@@ -125,7 +145,7 @@ function stay(plan: PollPlan): PollStep {
 function reading(plan: PollPlan, what: 'status' | 'output-alone'): PollStep {
   return {
     state: { ...plan, activity: { kind: what }, poked: false },
-    commands: [{ type: 'read', endpoint: what === 'status' ? 'status' : 'output' }],
+    commands: [what === 'status' ? { type: 'read', endpoint: 'status', ...(plan.dueAt === undefined ? {} : { dueAt: plan.dueAt }) } : { type: 'read', endpoint: 'output' }],
   };
 }
 
@@ -170,7 +190,7 @@ function statusAnswered(plan: PollPlan, snapshot: ExecutionSnapshot, now: number
     sinceLastOutputMs: sinceLastOutput(plan, now),
   });
   const nodeEnded = status.events.some((event) => event.type === 'node' && isNodeDone(event.status));
-  const facts: ReadFacts = { now, changed: events.length > 0, output, nodeEnded };
+  const facts: ReadFacts = { now, changed: events.length > 0, output, nodeEnded, transitions: status.events };
   if (!output) return conclude(plan, { ...status, events }, facts, random, headroom);
   return {
     state: { ...plan, activity: { kind: 'output-after-status', view: status.view, facts } },
@@ -183,7 +203,7 @@ function outputAloneAnswered(plan: PollPlan, output: ExecutionOutput, now: numbe
   const moved = diffNodeStatuses(plan.view, output.output);
   const text = diffOutput(moved.view, output);
   const diff: ViewDiff = { view: text.view, events: [...moved.events, ...text.events], warnings: [...moved.warnings, ...text.warnings] };
-  return conclude(plan, diff, { now, changed: moved.events.length > 0, output: true, nodeEnded: false }, random, headroom);
+  return conclude(plan, diff, { now, changed: moved.events.length > 0, output: true, nodeEnded: false, transitions: moved.events }, random, headroom);
 }
 
 /**
@@ -197,10 +217,14 @@ function conclude(plan: PollPlan, diff: ViewDiff, facts: ReadFacts, random: numb
   const nodes = [...view.nodes.values()];
   // PROTOCOL §3.3: a failed execution's other branches may still run; `follow` reads on until they end.
   const branchesRunning = view.status === 'failed' && nodes.some((node) => node.status === 'executing' || node.status === 'waiting');
+  const estimateOf = rules.estimateOf ?? (() => undefined);
+  const foresight = countRead(observeTransitions(plan.foresight, facts.transitions, plan.lastReadAt, facts.now, estimateOf), facts.changed, facts.now);
   if (isExecutionOver(view.status) && !(rules.onFailedBranches === 'follow' && branchesRunning)) {
     const last = announceHeldFiles(view);
     const finished: RunEvent = { type: 'finished', executionId: rules.executionId, result: runResultOf(last.view, view.status, rules.canvasId) };
-    return { state: { ...plan, view: last.view, activity: { kind: 'ended' } }, commands: [...warnings(diff), ...emit([...diff.events, ...last.events, finished]), { type: 'end' }] };
+    const durations = rules.estimateOf === undefined ? [] : learnedDurations(foresight, view.outputNodes, finishedNodes(view));
+    const learn: PollCommand[] = durations.length === 0 ? [] : [{ type: 'learn', durations }];
+    return { state: { ...plan, view: last.view, activity: { kind: 'ended' }, foresight }, commands: [...warnings(diff), ...emit([...diff.events, ...last.events, finished]), ...learn, { type: 'end' }] };
   }
   // PROTOCOL §3.3: every node done while the execution still says `executing` means the next server
   // tick ends it; read again soon rather than declare the end ourselves.
@@ -209,10 +233,14 @@ function conclude(plan: PollPlan, diff: ViewDiff, facts: ReadFacts, random: numb
   const settling = settlingSince !== undefined && facts.now - settlingSince < SETTLING_WINDOW_MS;
   const pace: Reading = facts.changed ? 'changed' : settling ? 'settling' : 'quiet';
   const cadence = nextCadence(withHeadroom(rules.bounds, headroom), plan.cadence, pace, () => random);
+  const foreseen = allDone || awaitsStart(facts.transitions) ? undefined : foreseeRead(foresight, executingNodes(view), facts.now, rules.bounds, headroom, estimateOf);
   const next: PollPlan = {
     ...plan,
     view,
-    cadence: cadence.state,
+    cadence: foreseen === undefined ? cadence.state : { delayMs: foreseen.waitMs },
+    lastReadAt: facts.now,
+    foresight,
+    dueAt: foreseen?.dueAt,
     lastOutputAt: facts.output ? facts.now : plan.lastOutputAt,
     outputBehind: !facts.output && (plan.outputBehind || facts.nodeEnded),
     settlingSince,
@@ -220,6 +248,23 @@ function conclude(plan: PollPlan, diff: ViewDiff, facts: ReadFacts, random: numb
     poked: false,
   };
   // A poke during the read (an abort answered): the end is read at once, with the status.
-  const then: PollStep = plan.poked ? reading(next, 'status') : { state: next, commands: [{ type: 'wait', ms: cadence.waitMs }] };
+  const then: PollStep = plan.poked ? reading(next, 'status') : { state: next, commands: [{ type: 'wait', ms: foreseen?.waitMs ?? cadence.waitMs }] };
   return { state: then.state, commands: [...warnings(diff), ...emit(diff.events), ...then.commands] };
+}
+
+function executingNodes(view: ExecutionView): string[] {
+  return [...view.nodes.values()].filter((node) => node.status === 'executing').map((node) => node.nodeId);
+}
+
+function finishedNodes(view: ExecutionView): Set<string> {
+  return new Set([...view.nodes.values()].filter((node) => node.status === 'finish').map((node) => node.nodeId));
+}
+
+/**
+ * A read that saw a node end and none start: a child may start on the service's next step (PROTOCOL
+ * §3.2), a change the model cannot time, so the cadence reads again soon, as without a model.
+ */
+function awaitsStart(transitions: readonly RunEvent[]): boolean {
+  const nodeEvents = transitions.filter((event) => event.type === 'node');
+  return nodeEvents.some((event) => isNodeDone(event.status)) && !nodeEvents.some((event) => event.status === 'executing');
 }

@@ -97,6 +97,7 @@ function drive(setup: Setup) {
         inFlight = undefined;
         break;
       case 'warn':
+      case 'learn':
         break;
       default:
         command satisfies never;
@@ -131,7 +132,7 @@ function drive(setup: Setup) {
     }
   };
 
-  dispatch({ type: 'begin' });
+  dispatch({ type: 'begin', at: now });
   const steps = [...setup.scenario.steps];
   for (const turn of setup.turns) {
     if (run.ended) break;

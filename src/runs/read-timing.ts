@@ -1,0 +1,148 @@
+import type { DurationEstimate } from '../domain/durations.js';
+import { logSurvival } from './log-normal.js';
+
+/*
+ * Where a run's next status read goes when the nodes it waits on have learned durations (issue 17).
+ *
+ * The run waits for its next change: the first end among its running nodes, each a log-normal
+ * (duration-model.ts) conditioned on having run so far without ending. Reads are a cost, a late
+ * sighting is a loss; spacing reads δ(t) apart costs 1/δ(t) reads per ms while the change is still to
+ * come, and a change in a gap waits half of it on average, so the expected loss per ms is
+ * f(t)·δ(t)/2 against S(t)/δ(t) reads. Minimising loss + λ × reads gives δ(t) = √(2λ / h(t)), with
+ * h = f / S the hazard: reads dense where a change is likely, sparse where it is not. λ is set so that
+ * the reads of the whole wait for this change — those already made since the last one, and those
+ * expected until it comes — are what the run may spend over that wait (`READ_SHARE` of one per
+ * `allowanceMs`, its fair interval): reads saved while a change was unlikely are spent when it is.
+ * δ stays within the run's bounds.
+ */
+
+/** A running node the model knows: when it started (on the run's scheduler) and its estimate. */
+export interface RunningNode {
+  readonly startedAt: number;
+  readonly estimate: DurationEstimate;
+}
+
+export interface ReadTimingInput {
+  /** The time of the read just answered. */
+  readonly now: number;
+  /** The nodes whose end is the run's next change; at least one. */
+  readonly running: readonly RunningNode[];
+  /** The run's fair interval: on average it may read once per this (`withHeadroom`'s share, or the bounds' maximum). */
+  readonly allowanceMs: number;
+  /** When the run began waiting for this change: the read that saw the last one. */
+  readonly waitingSince: number;
+  /** Reads made since `waitingSince`, this one included. */
+  readonly readsSpent: number;
+  readonly minMs: number;
+  readonly maxMs: number;
+  /** The latest `dueAt` may be past the read's own time: no read is put off further than this. */
+  readonly floorMs: number;
+}
+
+/**
+ * The wait before the next read, and when that read is due: the moment the change became more likely
+ * than not (the conditional median of the next end), or the floor, whichever comes first. The budget
+ * serves a run's reads by that moment (the most likely changed first), `readsFirst` in class-queue.ts.
+ */
+export interface ReadTiming {
+  readonly waitMs: number;
+  readonly dueAt: number;
+}
+
+/**
+ * The share of its allowance a run with a model spends: the reads land where changes are, so fewer
+ * of them see as much, and what is left goes to the other runs of the account.
+ */
+export const READ_SHARE = 0.9;
+
+/**
+ * How many fair intervals a read may be put off past its time in the budget's queue: the bound on
+ * starvation when the model is wrong (issue 17: "no run waits more than a bounded multiple of its
+ * fair interval").
+ */
+export const FLOOR_INTERVALS = 2;
+
+/** Points of the grid the next change's distribution is laid on. */
+const GRID = 256;
+
+/** The grid ends where the change is all but certain to have come. */
+const LOG_TAIL = Math.log(1e-3);
+
+/** PROTOCOL §3.6: no node runs past 30 minutes, so no change is further off than that. */
+const LONGEST_MS = 30 * 60_000;
+
+/** ln P(no running node has ended by `at` | none had by `now`). */
+function logStillRunning(running: readonly RunningNode[], now: number, at: number): number {
+  let log = 0;
+  for (const node of running) log += logSurvival(node.estimate, at - node.startedAt) - logSurvival(node.estimate, now - node.startedAt);
+  return log;
+}
+
+/** From `now`, the span within which the next change is all but certain, doubling from a second. */
+function horizonMs(running: readonly RunningNode[], now: number): number {
+  let span = 1_000;
+  while (span < LONGEST_MS && logStillRunning(running, now, now + span) > LOG_TAIL) span *= 2;
+  return Math.min(span, LONGEST_MS);
+}
+
+const clamp = (value: number, low: number, high: number): number => Math.min(high, Math.max(low, value));
+
+/**
+ * When the next read goes (see the file's header for the rule) and when it is due.
+ *
+ * @example
+ * ```ts
+ * const { waitMs, dueAt } = timeNextRead({ now, running: [{ startedAt, estimate }], allowanceMs: 2_000, waitingSince: startedAt, readsSpent: 1, minMs: 500, maxMs: 10_000, floorMs: 6_000 });
+ * ```
+ */
+export function timeNextRead(input: ReadTimingInput): ReadTiming {
+  const { now, running, minMs, maxMs } = input;
+  const span = horizonMs(running, now);
+  const step = span / GRID;
+  // still[k]: P(no change by now + k·step | none by now); hazard[k]: the rate of change in bin k.
+  const still = Array.from({ length: GRID + 1 }, (_, k) => Math.exp(logStillRunning(running, now, now + k * step)));
+  const hazard = still.slice(0, GRID).map((here, k) => (here > 0 ? Math.max(0, here - (still[k + 1] ?? 0)) / (here * step) : Number.POSITIVE_INFINITY));
+  const weight = still.slice(0, GRID).map((here, k) => ((here + (still[k + 1] ?? 0)) / 2) * step);
+  const gap = (lambda: number, k: number): number => {
+    const rate = hazard[k] ?? 0;
+    return rate > 0 ? clamp(Math.sqrt((2 * lambda) / rate), minMs, maxMs) : maxMs;
+  };
+  const expectedReads = (lambda: number): number => weight.reduce((sum, w, k) => sum + w / gap(lambda, k), 0);
+
+  const expectedWait = weight.reduce((sum, w) => sum + w, 0);
+  const target = Math.max(1, (READ_SHARE * (now - input.waitingSince + expectedWait)) / input.allowanceMs - input.readsSpent);
+  // Reads fall as λ grows: bisect ln λ for the target.
+  let low = -10;
+  let high = 40;
+  for (let i = 0; i < 48; i += 1) {
+    const middle = (low + high) / 2;
+    if (expectedReads(Math.exp(middle)) > target) low = middle;
+    else high = middle;
+  }
+  const lambda = Math.exp(high);
+
+  // The next read comes when the read density ∫ dt / δ(t) reaches one.
+  let density = 0;
+  let nextAt = now + maxMs;
+  for (let k = 0; k < GRID; k += 1) {
+    const inBin = step / gap(lambda, k);
+    if (density + inBin >= 1) {
+      nextAt = now + k * step + ((1 - density) / inBin) * step;
+      break;
+    }
+    density += inBin;
+  }
+  const waitMs = Math.round(clamp(nextAt - now, minMs, maxMs));
+
+  // The conditional median of the change: the first bin where it has become more likely than not.
+  let medianAt = now + span;
+  for (let k = 0; k < GRID; k += 1) {
+    const here = still[k] ?? 1;
+    const next = still[k + 1] ?? 0;
+    if (next <= 0.5) {
+      medianAt = now + k * step + (here > next ? ((here - 0.5) / (here - next)) * step : 0);
+      break;
+    }
+  }
+  return { waitMs, dueAt: Math.round(Math.min(medianAt, now + waitMs + input.floorMs)) };
+}

@@ -1,0 +1,125 @@
+import type { PollHeadroom } from '../../src/domain/budget.js';
+import type { DurationModel } from '../../src/domain/durations.js';
+import type { ExecutionOutput, ExecutionSnapshot, NodeStatus } from '../../src/domain/model.js';
+import { initialPoll, type PollCommand, type PollInput, reducePoll } from '../../src/runs/poll-plan.js';
+import { reducerShell } from '../../src/runs/reducer-shell.js';
+
+/**
+ * One run of a chain of task nodes with the given durations, followed by the poll reducer alone (no
+ * budget, no HTTP): every read answers `LATENCY_MS` after it is made, showing the execution as it is
+ * then. For the learned-durations properties: the same reducer the client runs, with or without a
+ * model, at a budget's headroom.
+ */
+export const CANVAS = 'c-sim';
+const LATENCY_MS = 40;
+/** PROTOCOL §3.3: the execution turns `finish` on the tick after its last node. */
+const SETTLE_MS = 1_500;
+
+export interface SimulatedRun {
+  /** Per node end, how long after it the run saw it. */
+  readonly latenciesMs: readonly number[];
+  /** Times of the status reads made. */
+  readonly readsAt: readonly number[];
+  readonly reads: number;
+}
+
+export function simulateRun(durationsMs: readonly number[], options: { readonly model?: DurationModel; readonly headroom: PollHeadroom }): SimulatedRun {
+  const ends = durationsMs.reduce<number[]>((acc, ms) => [...acc, (acc.at(-1) ?? 0) + ms], []);
+  const settledAt = (ends.at(-1) ?? 0) + SETTLE_MS;
+  const nodeId = (index: number): string => `node-${String(index)}`;
+  const statusAt = (at: number, index: number): NodeStatus => (at >= (ends[index] ?? 0) ? 'finish' : at >= (index === 0 ? 0 : (ends[index - 1] ?? 0)) ? 'executing' : 'init');
+  const snapshot = (at: number): ExecutionSnapshot => ({
+    executionId: 'e-sim',
+    status: at >= settledAt ? 'finish' : 'executing',
+    rawStatus: at >= settledAt ? 'finish' : 'executing',
+    nodes: durationsMs.map((_, index) => ({ nodeId: nodeId(index), status: statusAt(at, index), rawStatus: statusAt(at, index) })),
+  });
+  const output = (at: number): ExecutionOutput => ({
+    files: [],
+    output: durationsMs.map((_, index) => {
+      const status = statusAt(at, index);
+      const start = index === 0 ? 0 : (ends[index - 1] ?? 0);
+      return {
+        nodeId: nodeId(index),
+        status,
+        rawStatus: status,
+        messages: [],
+        ...(status === 'init' ? {} : { startTime: new Date(start).toISOString() }),
+        ...(status === 'finish' ? { endTime: new Date(ends[index] ?? 0).toISOString() } : {}),
+      };
+    }),
+  });
+
+  const { model } = options;
+  let now = 0;
+  let pending: { readonly at: number; readonly input: () => PollInput } | undefined;
+  const run = { ended: false };
+  const seenEnd = new Map<string, number>();
+  const readsAt: number[] = [];
+  const perform = (command: PollCommand): void => {
+    switch (command.type) {
+      case 'wait':
+        pending = { at: now + command.ms, input: () => ({ type: 'wake', at: now }) };
+        return;
+      case 'read':
+        if (command.endpoint === 'status') readsAt.push(now);
+        pending = {
+          at: now + LATENCY_MS,
+          input: () =>
+            command.endpoint === 'status'
+              ? { type: 'status', snapshot: snapshot(now), at: now, random: 0.5, headroom: options.headroom }
+              : { type: 'output', output: output(now), at: now, random: 0.5, headroom: options.headroom },
+        };
+        return;
+      case 'emit':
+        for (const event of command.events) if (event.type === 'node' && event.status === 'finish' && !seenEnd.has(event.nodeId)) seenEnd.set(event.nodeId, now);
+        return;
+      case 'learn':
+        for (const learned of command.durations) model?.record(CANVAS, learned.nodeId, learned.durationMs);
+        return;
+      case 'end':
+        run.ended = true;
+        return;
+      case 'warn':
+        return;
+      default:
+        command satisfies never;
+    }
+  };
+  const rules = {
+    executionId: 'e-sim',
+    canvasId: CANVAS,
+    bounds: { minMs: 500, maxMs: 10_000 },
+    output: 'final' as const,
+    onFailedBranches: 'leave' as const,
+    estimateOf: model === undefined ? undefined : (id: string) => model.estimate(CANVAS, id),
+  };
+  const dispatch = reducerShell(reducePoll, initialPoll(rules, 'executing'), perform);
+  dispatch({ type: 'begin', at: 0 });
+  while (!run.ended && pending !== undefined) {
+    const next: { readonly at: number; readonly input: () => PollInput } = pending;
+    pending = undefined;
+    now = next.at;
+    dispatch(next.input());
+  }
+  const latenciesMs = ends.map((end, index) => (seenEnd.get(nodeId(index)) ?? Number.POSITIVE_INFINITY) - end);
+  return { latenciesMs, readsAt, reads: readsAt.length };
+}
+
+/** Deterministic log-normal draws with the given mean and coefficient of variation. */
+export function logNormalDraws(seed: number, count: number, meanMs: number, cv: number): number[] {
+  let state = seed >>> 0;
+  const uniform = (): number => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const sigma = Math.sqrt(Math.log(1 + cv * cv));
+  const mu = Math.log(meanMs) - (sigma * sigma) / 2;
+  return Array.from({ length: count }, () => {
+    const z = Math.sqrt(-2 * Math.log(1 - uniform())) * Math.cos(2 * Math.PI * uniform());
+    return Math.round(Math.exp(mu + sigma * z));
+  });
+}
