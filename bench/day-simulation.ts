@@ -2,6 +2,7 @@ import type { Subscription } from 'rxjs';
 import { createManualClock, driveClock, type WorkflowDefinition } from '../src/emulator/index.js';
 import type { RequestBudgetOptions } from '../src/domain/options.js';
 import type { Runs } from '../src/runs/create-runs.js';
+import type { OutputMode } from '../src/runs/output-policy.js';
 import { followWithFixedLoop } from './harness/contenders.js';
 import { seconds, table } from './harness/report.js';
 import { Sightings } from './harness/sightings.js';
@@ -81,14 +82,14 @@ export const FLOWSTREAM_DAY: DayContender = flowstreamDay('flowstream');
  */
 export const FLOWSTREAM_DAY_UNPACED: DayContender = flowstreamDay('flowstream, day unpaced (before issue 13)', { dayBurst: 0.999, dayReserve: 0 });
 
-/** flowstream with one client for the whole day: `budget` and the client's other `options` as given. */
-export function flowstreamDay(name: string, budget: RequestBudgetOptions = {}, options: FlowstreamOptions = {}): DayContender {
+/** flowstream with one client for the whole day: `budget`, the client's other `options` and each run's `output` as given (default a run's own: `stream`). */
+export function flowstreamDay(name: string, budget: RequestBudgetOptions = {}, options: FlowstreamOptions = {}, output?: OutputMode): DayContender {
   return {
   name,
   open: (world) => {
     const runs: Runs = world.flowstream(budget, options);
     return (_world, item, canvasId, sightings) => {
-      const subscription: Subscription = runs.run(canvasId, { variables: { item } }).subscribe({
+      const subscription: Subscription = runs.run(canvasId, { variables: { item } }, output === undefined ? {} : { output }).subscribe({
         next: (event) => {
           if (event.type === 'finished') sightings.see(event.executionId, world.time.now(), { status: event.result.status });
         },

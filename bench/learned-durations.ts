@@ -4,6 +4,7 @@ import type { DurationsView } from '../src/domain/durations.js';
 import type { RequestBudgetOptions } from '../src/domain/options.js';
 import { createManualClock, driveClock, type ManualClock, type WorkflowDefinition } from '../src/emulator/index.js';
 import type { Runs } from '../src/runs/create-runs.js';
+import type { OutputMode } from '../src/runs/output-policy.js';
 import { DAY_SCENARIOS, DAY_WORKFLOW, type DayContender, type DayRow, daySimulationTable, flowstreamDay, simulateDay } from './day-simulation.js';
 import { type Assignment, followWithFixedLoop, followWithFlowstream } from './harness/contenders.js';
 import { type Detection, detectionOf, seconds, table, times, writeResults } from './harness/report.js';
@@ -31,9 +32,9 @@ import { boundMs } from './many-runs.js';
  * the model times is a status read, and the output is read once at the end.
  *
  * Rows: cv 0.3 and 0.6, N = 1, 10, 50, 200, two phases. Cold: a fresh model, the N runs started at once.
- * Warm: in the same world, first `WARM_UP_RUNS` runs of the canvas started at once and followed to
- * their end (for N = 1 too: the same warm-up for every N), then a rest (below), then a fresh batch of
- * N runs: the one measured, its detection latencies and its requests only. flowstream without a model
+ * Warm: in the same world, first `WARM_UP_RUNS` runs of the canvas followed to their end — started at
+ * once, a fan-out, for every N (`LEARNED_WARM_UP=one-by-one`: each when the last has ended) — then a
+ * rest (below), then a fresh batch of N runs: the one measured, its detection latencies and its requests only. flowstream without a model
  * follows the same warm-up, so the two compare like with like. The fixed loops learn nothing, and
  * following 20 runs at once at 1 s would spend the warm-up on 429s (20 reads a second against 100 a
  * minute): they only start the warm-up's executions and wait for their end, so that the measured runs
@@ -47,13 +48,14 @@ import { boundMs } from './many-runs.js';
  * (a cold N = 50 batch sends about 1,100), and the warm-up spends it before the batch. So the main rows
  * give flowstream the minute's pace alone (`dayBurst: 0.999`, as day-simulation.ts's "day unpaced"),
  * which the bound assumes; the emulator still counts the day, and no row comes near it (a warm N = 200
- * row sends about 4,000 requests in all). A second table runs the warm rows with the default budget,
+ * row sends about 3,500 requests in all). A second table runs the warm rows with the default budget,
  * as a user gets it. Either way a warm row rests `REST_AFTER_WARM_UP_MS` after its warm-up, so that the
  * day's bucket has refilled (at 5.9 a minute) and the measured batch starts with the burst a cold
  * one has: a warm row measures what the model learned, not what the warm-up spent.
  *
  * Then issue 13's "a run every minute, all day" (day-simulation.ts) with the two nodes varying, the
- * model on and off, the default budget: the day is where its pacing belongs.
+ * model on and off, the default budget (the day is where its pacing belongs), each run with `output:
+ * 'stream'` (issue 13's) and `'final'`.
  */
 
 const CANVAS_ID = 'c-bench-learned';
@@ -63,6 +65,13 @@ const HOUR = 60 * MINUTE;
 const DEADLINE_MS = 30 * MINUTE;
 /** Runs that teach the model before a warm row's measured batch: many more than the model needs to leave its cold start. */
 export const WARM_UP_RUNS = 20;
+/**
+ * How the warm-up's runs go: all at once (the default: a fan-out, the way a batch of runs of one canvas
+ * is started; they end, and are learned, shortest first), or one after another
+ * (`LEARNED_WARM_UP=one-by-one`: the model learns them in the order they were started).
+ */
+export type WarmUpOrder = 'at once' | 'one by one';
+const WARM_UP_ORDER: WarmUpOrder = process.env['LEARNED_WARM_UP'] === 'one-by-one' ? 'one by one' : 'at once';
 /** The day's burst, 950 requests, refills at what the day sustains (5.9 a minute once the warm-up's 1,088 are in the window): in 2.7 hours. */
 const REST_AFTER_WARM_UP_MS = 3 * HOUR;
 /** N = 1 rows: this many single runs, each in its own world. */
@@ -188,7 +197,8 @@ async function measureBatch(contender: LearnedContender, budget: RequestBudgetOp
     const follower = contender.open(world, budget);
     const assignment = (count: number, firstItem: number, sightings: Sightings): Assignment => ({ canvasIds: [canvasId], runs: count, deadlineMs: DEADLINE_MS, sightings, firstItem });
     if (phase === 'warm') {
-      await driven(clock, follower.warmUp(assignment(WARM_UP_RUNS, 0, new Sightings())));
+      const groups = WARM_UP_ORDER === 'at once' ? [{ first: 0, count: WARM_UP_RUNS }] : Array.from({ length: WARM_UP_RUNS }, (_, first) => ({ first, count: 1 }));
+      for (const { first, count } of groups) await driven(clock, follower.warmUp(assignment(count, first, new Sightings())));
       await driveClock(clock, { toTime: clock.now() + REST_AFTER_WARM_UP_MS });
     }
     const learned = follower.learned();
@@ -352,20 +362,28 @@ export function learnedDayWorkflow(cv: number): WorkflowDefinition {
 
 export interface LearnedDayRow extends DayRow {
   readonly cv: number;
+  readonly output: OutputMode;
 }
 
-/** "A run every minute, all day" (day-simulation.ts), the day's two nodes varying, flowstream with its model and without, the default budget. */
+/**
+ * "A run every minute, all day" (day-simulation.ts), the day's two nodes varying, flowstream with its
+ * model and without, the default budget; each run with `output: 'stream'` (a run's default, as issue
+ * 13 measured it) and with `output: 'final'` (as the rows above): when the day's pace binds, every
+ * read counts, and in `stream` a node end seen on its own costs an output read besides.
+ */
 export async function learnedDay(): Promise<readonly LearnedDayRow[]> {
   const steady = DAY_SCENARIOS.find((scenario) => scenario.name === 'steady');
   if (steady === undefined) throw new Error('day-simulation.ts has no "steady" scenario');
   const rows: LearnedDayRow[] = [];
   for (const cv of LEARNED_CVS) {
-    // Made per day: no model outlives its day.
-    const contenders: readonly DayContender[] = [
-      flowstreamDay(`flowstream (model), cv ${String(cv)}`, {}, { durations: createDurationModel() }),
-      flowstreamDay(`flowstream (no model), cv ${String(cv)}`, {}, { durations: false }),
-    ];
-    for (const contender of contenders) rows.push({ cv, ...(await simulateDay(steady, contender, [learnedDayWorkflow(cv)])) });
+    for (const output of ['stream', 'final'] as const) {
+      // Made per day: no model outlives its day.
+      const contenders: readonly DayContender[] = [
+        flowstreamDay(`flowstream (model), cv ${String(cv)}, ${output}`, {}, { durations: createDurationModel() }, output),
+        flowstreamDay(`flowstream (no model), cv ${String(cv)}, ${output}`, {}, { durations: false }, output),
+      ];
+      for (const contender of contenders) rows.push({ cv, output, ...(await simulateDay(steady, contender, [learnedDayWorkflow(cv)])) });
+    }
   }
   return rows;
 }
@@ -373,6 +391,7 @@ export async function learnedDay(): Promise<readonly LearnedDayRow[]> {
 export interface LearnedDurationsResult {
   readonly scenario: 'learned-durations';
   readonly warmUpRuns: number;
+  readonly warmUpOrder: WarmUpOrder;
   readonly restAfterWarmUpMs: number;
   readonly aloneRepetitions: number;
   readonly budgets: Readonly<Record<BudgetName, RequestBudgetOptions>>;
@@ -393,6 +412,7 @@ export async function learnedDurationsReport(): Promise<LearnedDurationsResult> 
   const result: LearnedDurationsResult = {
     scenario: 'learned-durations',
     warmUpRuns: WARM_UP_RUNS,
+    warmUpOrder: WARM_UP_ORDER,
     restAfterWarmUpMs: REST_AFTER_WARM_UP_MS,
     aloneRepetitions: ALONE_REPETITIONS,
     budgets: BUDGETS,
@@ -403,12 +423,12 @@ export async function learnedDurationsReport(): Promise<LearnedDurationsResult> 
     realMs: performance.now() - began,
   };
   console.log(
-    `\nLearned durations (issue 17): one canvas run again and again, three chained nodes of mean 4, 6 and 5 min, each drawn per execution (log-normal, coefficient of variation cv); cold: a fresh model; warm: after ${String(WARM_UP_RUNS)} runs of the canvas and a ${String(REST_AFTER_WARM_UP_MS / HOUR)} h rest; N = 1: ${String(ALONE_REPETITIONS)} single runs, each in a world of its own; flowstream with output 'final' and the minute's budget alone (dayBurst 0.999); one account per contender (100/min, 10,000/day), a manual clock; latencies in emulator seconds\n`,
+    `\nLearned durations (issue 17): one canvas run again and again, three chained nodes of mean 4, 6 and 5 min, each drawn per execution (log-normal, coefficient of variation cv); cold: a fresh model; warm: after ${String(WARM_UP_RUNS)} runs of the canvas (${WARM_UP_ORDER}) and a ${String(REST_AFTER_WARM_UP_MS / HOUR)} h rest; N = 1: ${String(ALONE_REPETITIONS)} single runs, each in a world of its own; flowstream with output 'final' and the minute's budget alone (dayBurst 0.999); one account per contender (100/min, 10,000/day), a manual clock; latencies in emulator seconds\n`,
   );
   console.log(learnedDurationsTable(rows));
   console.log('\nThe warm rows again with the client\'s default budget, which also paces the day (a burst of 950 requests, then about 6.6 a minute); ratios to the loops of the table above\n');
   console.log(learnedDurationsTable(defaultBudgetRows));
-  console.log('\nA run every minute, all day (issue 13 with issue 17): the day\'s two 2-minute nodes varying, flowstream with and without its model, the default budget; "minutes blind": some finished run unseen for over 10 minutes\n');
+  console.log('\nA run every minute, all day (issue 13 with issue 17): the day\'s two 2-minute nodes varying, flowstream with and without its model, the default budget, output \'stream\' (a run\'s default) and \'final\'; "minutes blind": some finished run unseen for over 10 minutes\n');
   console.log(daySimulationTable(day));
   console.log(`→ ${await writeResults('learned-durations', result)} (${(result.realMs / 1000).toFixed(0)} s of real time)`);
   return result;
