@@ -8,9 +8,9 @@ import type { RequestBudgetOptions } from '../domain/options.js';
 import type { GateReport, GateTicket } from '../domain/requests.js';
 import { RateLimitError } from '../errors/api-errors.js';
 import { FlowstreamError } from '../errors/flowstream-error.js';
-import { InvalidArgumentError } from '../errors/validation-errors.js';
 import { DEFAULTS } from '../domain/options.js';
 import { MAX_TIMER_MS, positive, timerDelay } from '../http/options.js';
+import { checkAccountName } from './account-name.js';
 import { type GrantClass, RedisAccountStore } from './account-store.js';
 import { connectRedis, type RedisOption } from './connection.js';
 
@@ -90,9 +90,7 @@ function grantClassOf(ticket: GateTicket): GrantClass {
  * ```
  */
 export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
-  const { account } = options;
-  if (typeof account !== 'string' || !/^[\w.:-]{1,100}$/u.test(account)) throw new InvalidArgumentError('account', 'must be a name of letters, digits, ".", ":", "_" or "-" (at most 100)');
-  if (/^rf_/u.test(account)) throw new InvalidArgumentError('account', 'looks like an API key: name the account instead (the key is never stored)');
+  const account = checkAccountName(options.account);
   const timeScale = positive('timeScale', options.timeScale ?? 1);
   const unavailableAfterMs = timerDelay('unavailableAfterMs', options.unavailableAfterMs ?? DEFAULTS.timeoutMs);
   const scheduler = options.scheduler ?? asyncScheduler;
