@@ -112,8 +112,9 @@ function nodesOf(json: unknown): readonly NodeDurations[] {
 
 /**
  * Learned node durations kept in memory (issue 17): per (canvasId, nodeId) the last `window`
- * durations (after `OUTLIER_SIGMAS` outliers three times in a row, only those: the workflow changed), for at most `maxNodes` nodes (least recently used forgotten first), each node's
- * estimate computed once per change. Every client has one unless given another (or `durations:
+ * durations (after three outliers in a row, only those: the workflow changed), for at most
+ * `maxNodes` nodes (least recently used forgotten first), each node's estimate computed once per
+ * change. Every client has one unless given another (or `durations:
  * false`); give one to several clients, or to `createAccountBudget({ durations })`, and they learn
  * together.
  *
