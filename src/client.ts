@@ -5,6 +5,7 @@
 import { asyncScheduler, type Observable, type SchedulerLike } from 'rxjs';
 import { timerDelay } from './http/options.js';
 import { createAccountBudget, createDurationModel, isAccountBudget, type BudgetState } from './budget/index.js';
+import type { DurationModel } from './domain/durations.js';
 import type { ClientOptions } from './domain/options.js';
 import { createHttpClient, type HttpClient } from './http/index.js';
 import { safeLogger } from './http/safe-logger.js';
@@ -70,6 +71,16 @@ export interface Client extends HttpClient, Runs, RunHandles {
   events(source: Observable<RunEvent>, options: StateEventsOptions): AsyncIterable<RunState>;
   /** The request budget's state, or `undefined` when the client was made with `budget: false`. */
   readonly budget: BudgetView | undefined;
+  /**
+   * The learned node durations its runs time their reads by (issue 17): to watch (`state$`), export
+   * (`toJSON()`) or seed (`import`); `undefined` with `durations: false`.
+   *
+   * @example
+   * ```ts
+   * writeFileSync('durations.json', JSON.stringify(client.durations?.toJSON()));
+   * ```
+   */
+  readonly durations: DurationModel | undefined;
 }
 
 /**
@@ -105,6 +116,7 @@ export function createClient(options: ClientOptions): Client {
     ...runs,
     events: eventsOn(scheduler),
     budget: budget === undefined ? undefined : { snapshot: () => budget.snapshot(), state$: budget.state$ },
+    durations,
   });
 }
 

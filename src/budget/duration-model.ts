@@ -21,6 +21,9 @@ export interface DurationModelOptions {
   readonly from?: unknown;
 }
 
+/** The model's bounds by default, for a store that keeps what it keeps by the same numbers (flowstream/redis). */
+export const DURATION_MODEL_DEFAULTS = { maxNodes: 1_000, window: 32, minSamples: 3 } as const;
+
 /** 1.4826 × MAD estimates σ for normal data: the MAD of a standard normal is Φ⁻¹(3/4) = 0.6745. */
 const MAD_TO_SIGMA = 1.4826;
 
@@ -65,7 +68,8 @@ export function estimateDuration(samplesMs: readonly number[]): DurationEstimate
   return { samples: logs.length, medianMs: Math.round(Math.exp(mu)), logSigma: Math.max(MIN_LOG_SIGMA, MAD_TO_SIGMA * median(deviations)) };
 }
 
-function isDuration(ms: unknown): ms is number {
+/** What the model takes as a duration: a store of samples (flowstream/redis) keeps no other. */
+export function isDuration(ms: unknown): ms is number {
   return typeof ms === 'number' && Number.isFinite(ms) && ms >= 0 && ms <= LONGEST_MS;
 }
 
@@ -108,8 +112,9 @@ function nodesOf(json: unknown): readonly NodeDurations[] {
 
 /**
  * Learned node durations kept in memory (issue 17): per (canvasId, nodeId) the last `window`
- * durations (after `OUTLIER_SIGMAS` outliers three times in a row, only those: the workflow changed), for at most `maxNodes` nodes (least recently used forgotten first), each node's
- * estimate computed once per change. Every client has one unless given another (or `durations:
+ * durations (after three outliers in a row, only those: the workflow changed), for at most
+ * `maxNodes` nodes (least recently used forgotten first), each node's estimate computed once per
+ * change. Every client has one unless given another (or `durations:
  * false`); give one to several clients, or to `createAccountBudget({ durations })`, and they learn
  * together.
  *
@@ -121,9 +126,9 @@ function nodesOf(json: unknown): readonly NodeDurations[] {
  * ```
  */
 export function createDurationModel(options: DurationModelOptions = {}): DurationModel {
-  const maxNodes = positiveInteger('maxNodes', options.maxNodes, 1_000);
-  const window = positiveInteger('window', options.window, 32);
-  const minSamples = positiveInteger('minSamples', options.minSamples, 3);
+  const maxNodes = positiveInteger('maxNodes', options.maxNodes, DURATION_MODEL_DEFAULTS.maxNodes);
+  const window = positiveInteger('window', options.window, DURATION_MODEL_DEFAULTS.window);
+  const minSamples = positiveInteger('minSamples', options.minSamples, DURATION_MODEL_DEFAULTS.minSamples);
   // A Map keeps insertion order: re-inserting on use makes its first entry the least recently used.
   const entries = new Map<string, Entry>();
   const changes = new Subject<void>();

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { BudgetLimits } from '../budget/limits.js';
+import { accountTag } from './account-name.js';
 import { GRANT_SCRIPT, LEAVE_SCRIPT, REPORT_SCRIPT } from './account-scripts.js';
 
 /** How the account's numbers are set: the budget's limits, as `budgetLimits` derives them. */
@@ -38,7 +39,7 @@ const KEY_COUNT = 6;
 
 /** The account's keys, all in one cluster hash slot (the `{…}` tag). */
 function accountKeys(account: string): readonly string[] {
-  const tag = `{fs:${account}}`;
+  const tag = accountTag(account);
   return ['state', 'sends', 'leases', 'demand', 'ptat', 'starts'].map((name) => `${tag}:${name}`);
 }
 

@@ -36,10 +36,25 @@ export function connectRedis(option: RedisOption): RedisConnection {
   client.on('error', () => undefined);
   return {
     client,
-    close: async () => {
-      await client.quit().catch(() => {
-        client.disconnect();
-      });
-    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        // QUIT waits behind the commands queued for a Redis not reached, possibly for ever: then the
+        // connection is dropped without waiting for them, now or once the client finds Redis gone (it
+        // then reconnects). Dropped while reconnecting, ioredis leaves those commands unsettled.
+        const drop = (): void => {
+          client.off('reconnecting', drop);
+          client.disconnect();
+          resolve();
+        };
+        if (client.status !== 'ready') {
+          drop();
+          return;
+        }
+        client.once('reconnecting', drop);
+        client.quit().then(() => {
+          client.off('reconnecting', drop);
+          resolve();
+        }, drop);
+      }),
   };
 }

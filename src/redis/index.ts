@@ -3,3 +3,4 @@
 export { createRedisCheckpointStore, type RedisCheckpointStore, type RedisCheckpointStoreOptions } from './checkpoint-store.js';
 export type { RedisOption } from './connection.js';
 export { createRedisBudget, type RedisBudget, type RedisBudgetOptions } from './redis-budget.js';
+export { createRedisDurations, type RedisDurations, type RedisDurationsOptions } from './durations.js';

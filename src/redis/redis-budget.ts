@@ -8,11 +8,12 @@ import type { RequestBudgetOptions } from '../domain/options.js';
 import type { GateReport, GateTicket } from '../domain/requests.js';
 import { RateLimitError } from '../errors/api-errors.js';
 import { FlowstreamError } from '../errors/flowstream-error.js';
-import { InvalidArgumentError } from '../errors/validation-errors.js';
 import { DEFAULTS } from '../domain/options.js';
 import { MAX_TIMER_MS, positive, timerDelay } from '../http/options.js';
+import { checkAccountName } from './account-name.js';
 import { type GrantClass, RedisAccountStore } from './account-store.js';
 import { connectRedis, type RedisOption } from './connection.js';
+import { createRedisDurations, type RedisDurations, type RedisDurationsOptions } from './durations.js';
 
 /**
  * Options of {@link createRedisBudget}.
@@ -40,17 +41,27 @@ export interface RedisBudgetOptions extends Pick<RequestBudgetOptions, 'requests
    * own default timeout.
    */
   readonly unavailableAfterMs?: number;
+  /**
+   * The account's learned node durations (issue 17), shared by the fleet through Redis as
+   * `budget.durations` (see {@link createRedisDurations}), with the model's bounds or these; `false`
+   * for none (each client then learns on its own). Default `true`.
+   */
+  readonly durations?: boolean | Pick<RedisDurationsOptions, 'window' | 'maxNodes' | 'minSamples' | 'logger'>;
 }
 
 /**
- * The account budget of a fleet, in Redis: with `close()` to leave the account.
+ * The account budget of a fleet, in Redis: with `close()` to leave the account, and the account's
+ * learned durations, which `close()` closes too.
  *
  * @example
  * ```ts
+ * await budget.durations?.ready;
  * await budget.close();
  * ```
  */
-export type RedisBudget = AccountBudget;
+export interface RedisBudget extends AccountBudget {
+  readonly durations?: RedisDurations;
+}
 
 /** How long a process's demand counts without news from it: a process killed with -9 is forgotten after this. */
 const LEASE_WINDOWS = 2;
@@ -78,7 +89,8 @@ function grantClassOf(ticket: GateTicket): GrantClass {
  * the service, timed by Redis `TIME`; the day paced with its reserve; the service's caps and a 429's
  * pause shared; identical starts spaced account-wide; each process's share of the reads following how
  * many runs it has waiting. It fails closed: while Redis is unreachable nothing is sent, requests wait
- * (their callers' deadlines end them), and nothing bursts afterwards.
+ * (their callers' deadlines end them), and nothing bursts afterwards. Its `durations` are the
+ * account's learned node durations, shared the same way, which every client given the budget uses.
  *
  * @example
  * ```ts
@@ -90,14 +102,21 @@ function grantClassOf(ticket: GateTicket): GrantClass {
  * ```
  */
 export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
-  const { account } = options;
-  if (typeof account !== 'string' || !/^[\w.:-]{1,100}$/u.test(account)) throw new InvalidArgumentError('account', 'must be a name of letters, digits, ".", ":", "_" or "-" (at most 100)');
-  if (/^rf_/u.test(account)) throw new InvalidArgumentError('account', 'looks like an API key: name the account instead (the key is never stored)');
+  const account = checkAccountName(options.account);
   const timeScale = positive('timeScale', options.timeScale ?? 1);
   const unavailableAfterMs = timerDelay('unavailableAfterMs', options.unavailableAfterMs ?? DEFAULTS.timeoutMs);
   const scheduler = options.scheduler ?? asyncScheduler;
   const limits: BudgetLimits = budgetLimits(options);
   const connection = connectRedis(options.redis);
+  let durations: RedisDurations | undefined;
+  try {
+    const shared = options.durations ?? true;
+    durations = shared === false ? undefined : createRedisDurations({ redis: connection.client, account, scheduler, unavailableAfterMs, ...(shared === true ? {} : shared) });
+  } catch (error) {
+    // Bounds that are not: nothing is left connected.
+    void connection.close();
+    throw error;
+  }
   const store = new RedisAccountStore(connection.client, {
     account,
     process: randomUUID(),
@@ -241,6 +260,7 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
   }
 
   return {
+    ...(durations === undefined ? {} : { durations }),
     acquire(ticket: GateTicket, signal?: AbortSignal): Promise<void> {
       if (closed && signal?.aborted !== true) return Promise.reject(closedError());
       return waitForTurn(ticket, signal, (waiter) => {
@@ -295,6 +315,7 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
       for (const observer of [...observers]) observer.complete();
       observers.clear();
       if (reachable) await store.leave().catch(() => undefined);
+      await durations?.close();
       await connection.close();
     },
   };

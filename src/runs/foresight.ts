@@ -118,8 +118,9 @@ export function allowanceOf(bounds: CadenceBounds, headroom: PollHeadroom | unde
  * Where the next read goes when the model knows every running node and when it started; `undefined`
  * (the cadence decides, exactly as without a model) otherwise: no node executing, a node running past
  * `OUTLIER_SIGMAS` beyond its median, or a run whose nodes have proved the model wrong.
- * The longest wait is the bounds' maximum or `FLOOR_INTERVALS` fair intervals, whichever is longer:
- * a run sure of a quiet spell leaves its share to the others for that long at most.
+ * The longest wait is `FLOOR_INTERVALS` fair intervals (past the bounds' maximum when the account is
+ * busy, under it when it is loose): a run sure of a quiet spell leaves its share to the others for that
+ * long at most, and a model that is wrong costs at most that multiple of the wait it would have had.
  */
 export function foreseeRead(
   foresight: Foresight,
@@ -147,7 +148,7 @@ export function foreseeRead(
     waitingSince: foresight.waitingSince,
     readsSpent: foresight.readsSpent,
     minMs: bounds.minMs,
-    maxMs: Math.max(bounds.maxMs, floorMs),
+    maxMs: Math.max(bounds.minMs, floorMs),
     floorMs,
   });
 }

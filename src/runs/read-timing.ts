@@ -53,14 +53,14 @@ export interface ReadTiming {
  * The share of its allowance a run with a model spends: the reads land where changes are, so fewer
  * of them see as much, and what is left goes to the other runs of the account.
  */
-export const READ_SHARE = 0.9;
+export const READ_SHARE = 1;
 
 /**
  * How many fair intervals a read may be put off past its time in the budget's queue: the bound on
  * starvation when the model is wrong (issue 17: "no run waits more than a bounded multiple of its
  * fair interval").
  */
-export const FLOOR_INTERVALS = 2;
+export const FLOOR_INTERVALS = 1.5;
 
 /** Points of the grid the next change's distribution is laid on. */
 const GRID = 256;

@@ -129,3 +129,19 @@ function inverseErf(x: number): number {
   const first = 2 / (Math.PI * a) + ln / 2;
   return Math.sign(x) * Math.sqrt(Math.sqrt(first * first - ln / a) - first);
 }
+
+describe('createDurationModel, when a workflow changes', () => {
+  it('keeps one outlier out of the fit, and follows three in a row at once', () => {
+    const model = createDurationModel();
+    for (let i = 0; i < 20; i += 1) model.record('c', 'n', 10_000 + (i % 5) * 200);
+    model.record('c', 'n', 90_000);
+    expect(model.estimate('c', 'n')?.medianMs).toBeLessThan(11_000);
+    model.record('c', 'n', 10_400);
+    model.record('c', 'n', 30_000);
+    model.record('c', 'n', 31_000);
+    expect(model.estimate('c', 'n')?.medianMs).toBeLessThan(11_000);
+    model.record('c', 'n', 29_000);
+    // Three outliers in a row: the node starts over from them.
+    expect(model.estimate('c', 'n')).toMatchObject({ samples: 3, medianMs: 30_000 });
+  });
+});
