@@ -49,9 +49,10 @@ import { boundMs } from './many-runs.js';
  * give flowstream the minute's pace alone (`dayBurst: 0.999`, as day-simulation.ts's "day unpaced"),
  * which the bound assumes; the emulator still counts the day, and no row comes near it (a warm N = 200
  * row sends about 3,500 requests in all). A second table runs the warm rows with the default budget,
- * as a user gets it. Either way a warm row rests `REST_AFTER_WARM_UP_MS` after its warm-up, so that the
- * day's bucket has refilled (at 5.9 a minute) and the measured batch starts with the burst a cold
- * one has: a warm row measures what the model learned, not what the warm-up spent.
+ * as a user gets it. Either way a warm row rests a day after its warm-up (`REST_AFTER_WARM_UP_MS`), so
+ * that the measured batch meets an account with nothing spent, as a cold one does: a warm row measures
+ * what the model learned, not what the warm-up spent (a warm-up of 20 runs at once spends the day's
+ * burst of 950; one by one without a model it spends 9,600 of the day's 10,000).
  *
  * Then issue 13's "a run every minute, all day" (day-simulation.ts) with the two nodes varying, the
  * model on and off, the default budget (the day is where its pacing belongs), each run with `output:
@@ -72,8 +73,11 @@ export const WARM_UP_RUNS = 20;
  */
 export type WarmUpOrder = 'at once' | 'one by one';
 const WARM_UP_ORDER: WarmUpOrder = process.env['LEARNED_WARM_UP'] === 'one-by-one' ? 'one by one' : 'at once';
-/** The day's burst, 950 requests, refills at what the day sustains (5.9 a minute once the warm-up's 1,088 are in the window): in 2.7 hours. */
-const REST_AFTER_WARM_UP_MS = 3 * HOUR;
+/**
+ * A day: the warm-up's requests then have left the client's sliding windows and the service's fixed
+ * day window (PROTOCOL §2.1) has turned, so the measured batch meets the account as a cold one does.
+ */
+const REST_AFTER_WARM_UP_MS = 24 * HOUR;
 /** N = 1 rows: this many single runs, each in its own world. */
 export const ALONE_REPETITIONS = 12;
 
@@ -423,7 +427,7 @@ export async function learnedDurationsReport(): Promise<LearnedDurationsResult> 
     realMs: performance.now() - began,
   };
   console.log(
-    `\nLearned durations (issue 17): one canvas run again and again, three chained nodes of mean 4, 6 and 5 min, each drawn per execution (log-normal, coefficient of variation cv); cold: a fresh model; warm: after ${String(WARM_UP_RUNS)} runs of the canvas (${WARM_UP_ORDER}) and a ${String(REST_AFTER_WARM_UP_MS / HOUR)} h rest; N = 1: ${String(ALONE_REPETITIONS)} single runs, each in a world of its own; flowstream with output 'final' and the minute's budget alone (dayBurst 0.999); one account per contender (100/min, 10,000/day), a manual clock; latencies in emulator seconds\n`,
+    `\nLearned durations (issue 17): one canvas run again and again, three chained nodes of mean 4, 6 and 5 min, each drawn per execution (log-normal, coefficient of variation cv); cold: a fresh model; warm: after ${String(WARM_UP_RUNS)} runs of the canvas (${WARM_UP_ORDER}) and a rest of ${String(REST_AFTER_WARM_UP_MS / HOUR)} h; N = 1: ${String(ALONE_REPETITIONS)} single runs, each in a world of its own; flowstream with output 'final' and the minute's budget alone (dayBurst 0.999); one account per contender (100/min, 10,000/day), a manual clock; latencies in emulator seconds\n`,
   );
   console.log(learnedDurationsTable(rows));
   console.log('\nThe warm rows again with the client\'s default budget, which also paces the day (a burst of 950 requests, then about 6.6 a minute); ratios to the loops of the table above\n');
