@@ -52,7 +52,10 @@ import { boundMs } from './many-runs.js';
  * as a user gets it. Either way a warm row rests a day after its warm-up (`REST_AFTER_WARM_UP_MS`), so
  * that the measured batch meets an account with nothing spent, as a cold one does: a warm row measures
  * what the model learned, not what the warm-up spent (a warm-up of 20 runs at once spends the day's
- * burst of 950; one by one without a model it spends 9,600 of the day's 10,000).
+ * burst of 950). Not so one by one: without a model that warm-up spends 9,400 of the day's 10,000, and
+ * the budget's day bucket then refills through the whole idle day at the rate it had when the warm-up
+ * ended (0.11 a minute: nothing recomputes it while nothing is sent), so the measured batch starts with
+ * about 1,300 tokens, not the burst: `LEARNED_WARM_UP=one-by-one` is for the model's rows.
  *
  * Then issue 13's "a run every minute, all day" (day-simulation.ts) with the two nodes varying, the
  * model on and off, the default budget (the day is where its pacing belongs), each run with `output:
