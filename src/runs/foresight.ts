@@ -121,6 +121,9 @@ export function allowanceOf(bounds: CadenceBounds, headroom: PollHeadroom | unde
  * The longest wait is `FLOOR_INTERVALS` fair intervals (past the bounds' maximum when the account is
  * busy, under it when it is loose): a run sure of a quiet spell leaves its share to the others for that
  * long at most, and a model that is wrong costs at most that multiple of the wait it would have had.
+ * When the account is saturated (the fair interval is past the bounds' maximum, so the cadence alone
+ * would already ask faster than the budget serves), the run asks again at once and its read's due
+ * time ranks it in the budget's queue.
  */
 export function foreseeRead(
   foresight: Foresight,
@@ -150,6 +153,7 @@ export function foreseeRead(
     minMs: bounds.minMs,
     maxMs: Math.max(bounds.minMs, floorMs),
     floorMs,
+    saturated: allowanceMs > bounds.maxMs,
   });
 }
 

@@ -37,6 +37,12 @@ export interface ReadTimingInput {
   readonly maxMs: number;
   /** The latest `dueAt` may be past the read's own time: no read is put off further than this. */
   readonly floorMs: number;
+  /**
+   * The account cannot give every run its cadence (its fair interval is past the bounds' maximum):
+   * the budget's queue already decides who reads when, so the run asks again at once and lets its
+   * read's due time place it — the slot goes to the run most likely to have changed.
+   */
+  readonly saturated?: boolean;
 }
 
 /**
@@ -96,11 +102,30 @@ const clamp = (value: number, low: number, high: number): number => Math.min(hig
  * ```
  */
 export function timeNextRead(input: ReadTimingInput): ReadTiming {
-  const { now, running, minMs, maxMs } = input;
+  const { now, running, minMs } = input;
   const span = horizonMs(running, now);
   const step = span / GRID;
-  // still[k]: P(no change by now + k·step | none by now); hazard[k]: the rate of change in bin k.
+  // still[k]: P(no change by now + k·step | none by now).
   const still = Array.from({ length: GRID + 1 }, (_, k) => Math.exp(logStillRunning(running, now, now + k * step)));
+  const waitMs = input.saturated === true ? minMs : spacedWait(input, still, step);
+
+  // The conditional median of the change: the first bin where it has become more likely than not.
+  let medianAt = now + span;
+  for (let k = 0; k < GRID; k += 1) {
+    const here = still[k] ?? 1;
+    const next = still[k + 1] ?? 0;
+    if (next <= 0.5) {
+      medianAt = now + k * step + (here > next ? ((here - 0.5) / (here - next)) * step : 0);
+      break;
+    }
+  }
+  return { waitMs, dueAt: Math.round(Math.min(medianAt, now + waitMs + input.floorMs)) };
+}
+
+/** The wait that spends the run's allowance where the change is likely (the file's header). */
+function spacedWait(input: ReadTimingInput, still: readonly number[], step: number): number {
+  const { now, minMs, maxMs } = input;
+  // hazard[k]: the rate of change in bin k; weight[k]: the time in it while the change is still to come.
   const hazard = still.slice(0, GRID).map((here, k) => (here > 0 ? Math.max(0, here - (still[k + 1] ?? 0)) / (here * step) : Number.POSITIVE_INFINITY));
   const weight = still.slice(0, GRID).map((here, k) => ((here + (still[k + 1] ?? 0)) / 2) * step);
   const gap = (lambda: number, k: number): number => {
@@ -132,17 +157,5 @@ export function timeNextRead(input: ReadTimingInput): ReadTiming {
     }
     density += inBin;
   }
-  const waitMs = Math.round(clamp(nextAt - now, minMs, maxMs));
-
-  // The conditional median of the change: the first bin where it has become more likely than not.
-  let medianAt = now + span;
-  for (let k = 0; k < GRID; k += 1) {
-    const here = still[k] ?? 1;
-    const next = still[k + 1] ?? 0;
-    if (next <= 0.5) {
-      medianAt = now + k * step + (here > next ? ((here - 0.5) / (here - next)) * step : 0);
-      break;
-    }
-  }
-  return { waitMs, dueAt: Math.round(Math.min(medianAt, now + waitMs + input.floorMs)) };
+  return Math.round(clamp(nextAt - now, minMs, maxMs));
 }
