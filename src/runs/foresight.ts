@@ -6,7 +6,7 @@ import type { RunEvent } from './events.js';
 import { isNodeDone } from './node-progress.js';
 import { OUTLIER_SIGMAS } from '../budget/duration-model.js';
 import { logSurvival } from './log-normal.js';
-import { FLOOR_INTERVALS, type ReadTiming, type RunningNode, timeNextRead } from './read-timing.js';
+import { FLOOR_INTERVALS, type ReadTiming, type RunningNode, SATURATED_FLOOR_INTERVALS, timeNextRead } from './read-timing.js';
 
 /*
  * What a run knows of its nodes' times, for learned durations (issue 17): when each node was seen to
@@ -143,7 +143,8 @@ export function foreseeRead(
     running.push({ startedAt, estimate });
   }
   const allowanceMs = allowanceOf(bounds, headroom);
-  const floorMs = FLOOR_INTERVALS * allowanceMs;
+  const saturated = allowanceMs > bounds.maxMs;
+  const floorMs = (saturated ? SATURATED_FLOOR_INTERVALS : FLOOR_INTERVALS) * allowanceMs;
   return timeNextRead({
     now,
     running,
@@ -153,7 +154,7 @@ export function foreseeRead(
     minMs: bounds.minMs,
     maxMs: Math.max(bounds.minMs, floorMs),
     floorMs,
-    saturated: allowanceMs > bounds.maxMs,
+    saturated,
   });
 }
 

@@ -233,14 +233,18 @@ function conclude(plan: PollPlan, diff: ViewDiff, facts: ReadFacts, random: numb
   const settling = settlingSince !== undefined && facts.now - settlingSince < SETTLING_WINDOW_MS;
   const pace: Reading = facts.changed ? 'changed' : settling ? 'settling' : 'quiet';
   const cadence = nextCadence(withHeadroom(rules.bounds, headroom), plan.cadence, pace, () => random);
-  const foreseen = allDone || awaitsStart(facts.transitions) ? undefined : foreseeRead(foresight, executingNodes(view), facts.now, rules.bounds, headroom, estimateOf);
+  const certain = allDone || awaitsStart(facts.transitions);
+  const foreseen = certain ? undefined : foreseeRead(foresight, executingNodes(view), facts.now, rules.bounds, headroom, estimateOf);
+  // A change due within a tick (the end, PROTOCOL §3.3; a child's start, §3.2) is due at once for a
+  // run the model times: in a saturated budget's queue it goes ahead of the reads that only may find one.
+  const dueAt = foreseen?.dueAt ?? (certain && plan.dueAt !== undefined ? facts.now : undefined);
   const next: PollPlan = {
     ...plan,
     view,
     cadence: foreseen === undefined ? cadence.state : { delayMs: foreseen.waitMs },
     lastReadAt: facts.now,
     foresight,
-    dueAt: foreseen?.dueAt,
+    dueAt,
     lastOutputAt: facts.output ? facts.now : plan.lastOutputAt,
     outputBehind: !facts.output && (plan.outputBehind || facts.nodeEnded),
     settlingSince,

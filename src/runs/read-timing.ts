@@ -46,9 +46,10 @@ export interface ReadTimingInput {
 }
 
 /**
- * The wait before the next read, and when that read is due: the moment the change became more likely
- * than not (the conditional median of the next end), or the floor, whichever comes first. The budget
- * serves a run's reads by that moment (the most likely changed first), `readsFirst` in class-queue.ts.
+ * The wait before the next read, and when that read is due: the moment the change has become as
+ * likely as one of the run's reads is worth (one in k, for k reads it may spend on this wait; between
+ * 1 in 20 and even odds), or the floor, whichever comes first. The budget serves a run's reads by that
+ * moment (the likeliest changed first), `readsFirst` in class-queue.ts.
  */
 export interface ReadTiming {
   readonly waitMs: number;
@@ -67,6 +68,20 @@ export const READ_SHARE = 1;
  * fair interval").
  */
 export const FLOOR_INTERVALS = 1.5;
+
+/**
+ * The same bound on a saturated account, where the budget's queue ranks the reads by due time: a read
+ * due late still goes within this many fair intervals of asking, so the slots left over go to the runs
+ * likeliest to have changed.
+ */
+export const SATURATED_FLOOR_INTERVALS = 3;
+
+/**
+ * Bounds of how likely the change must have become for the run's read to be due: never before one
+ * chance in twenty (a read that early is a read wasted), never later than even odds.
+ */
+const MIN_DUE_CHANCE = 0.05;
+const MAX_DUE_CHANCE = 0.5;
 
 /** Points of the grid the next change's distribution is laid on. */
 const GRID = 256;
@@ -105,37 +120,41 @@ export function timeNextRead(input: ReadTimingInput): ReadTiming {
   const { now, running, minMs } = input;
   const span = horizonMs(running, now);
   const step = span / GRID;
-  // still[k]: P(no change by now + k·step | none by now).
+  // still[k]: P(no change by now + k·step | none by now); weight[k]: the time in bin k while the change is still to come.
   const still = Array.from({ length: GRID + 1 }, (_, k) => Math.exp(logStillRunning(running, now, now + k * step)));
-  const waitMs = input.saturated === true ? minMs : spacedWait(input, still, step);
+  const weight = still.slice(0, GRID).map((here, k) => ((here + (still[k + 1] ?? 0)) / 2) * step);
+  const expectedWait = weight.reduce((sum, w) => sum + w, 0);
+  // The reads the run may spend on this wait for the change (those made since it began count).
+  const reads = (READ_SHARE * (now - input.waitingSince + expectedWait)) / input.allowanceMs;
+  const waitMs = input.saturated === true ? minMs : spacedWait(input, still, weight, Math.max(1, reads - input.readsSpent), step);
 
-  // The conditional median of the change: the first bin where it has become more likely than not.
-  let medianAt = now + span;
+  // Due when the change has become likely enough to be worth one of those reads: 1 in k for k reads,
+  // so that the reads a saturated budget gives the run land where each has a fair chance, not all at
+  // the median.
+  const threshold = clamp(1 / reads, MIN_DUE_CHANCE, MAX_DUE_CHANCE);
+  let likelyAt = now + span;
   for (let k = 0; k < GRID; k += 1) {
     const here = still[k] ?? 1;
     const next = still[k + 1] ?? 0;
-    if (next <= 0.5) {
-      medianAt = now + k * step + (here > next ? ((here - 0.5) / (here - next)) * step : 0);
+    if (1 - next >= threshold) {
+      likelyAt = now + k * step + (here > next ? ((here - (1 - threshold)) / (here - next)) * step : 0);
       break;
     }
   }
-  return { waitMs, dueAt: Math.round(Math.min(medianAt, now + waitMs + input.floorMs)) };
+  return { waitMs, dueAt: Math.round(Math.min(likelyAt, now + waitMs + input.floorMs)) };
 }
 
 /** The wait that spends the run's allowance where the change is likely (the file's header). */
-function spacedWait(input: ReadTimingInput, still: readonly number[], step: number): number {
+function spacedWait(input: ReadTimingInput, still: readonly number[], weight: readonly number[], target: number, step: number): number {
   const { now, minMs, maxMs } = input;
-  // hazard[k]: the rate of change in bin k; weight[k]: the time in it while the change is still to come.
+  // hazard[k]: the rate of change in bin k.
   const hazard = still.slice(0, GRID).map((here, k) => (here > 0 ? Math.max(0, here - (still[k + 1] ?? 0)) / (here * step) : Number.POSITIVE_INFINITY));
-  const weight = still.slice(0, GRID).map((here, k) => ((here + (still[k + 1] ?? 0)) / 2) * step);
   const gap = (lambda: number, k: number): number => {
     const rate = hazard[k] ?? 0;
     return rate > 0 ? clamp(Math.sqrt((2 * lambda) / rate), minMs, maxMs) : maxMs;
   };
   const expectedReads = (lambda: number): number => weight.reduce((sum, w, k) => sum + w / gap(lambda, k), 0);
 
-  const expectedWait = weight.reduce((sum, w) => sum + w, 0);
-  const target = Math.max(1, (READ_SHARE * (now - input.waitingSince + expectedWait)) / input.allowanceMs - input.readsSpent);
   // Reads fall as λ grows: bisect ln λ for the target.
   let low = -10;
   let high = 40;
@@ -157,5 +176,5 @@ function spacedWait(input: ReadTimingInput, still: readonly number[], step: numb
     }
     density += inBin;
   }
-  return Math.round(clamp(nextAt - now, minMs, maxMs));
+  return Math.floor(clamp(nextAt - now, minMs, maxMs));
 }

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createDurationModel } from '../../src/budget/duration-model.js';
 import type { DurationModel } from '../../src/domain/durations.js';
 import { allowanceOf } from '../../src/runs/foresight.js';
-import { FLOOR_INTERVALS } from '../../src/runs/read-timing.js';
+import { FLOOR_INTERVALS, timeNextRead } from '../../src/runs/read-timing.js';
 import { CANVAS, logNormalDraws, simulateRun, type SimulatedRun } from './learned-durations.sim.js';
 
 /** Three chained nodes, their mean durations (ms). */
@@ -112,5 +112,30 @@ describe('learned durations, on the poll reducer', () => {
       expect(estimate?.medianMs).toBeGreaterThan(mean / 2);
       expect(estimate?.medianMs).toBeLessThan(mean * 2);
     }
+  });
+});
+
+describe('timeNextRead', () => {
+  const estimate = fc.record({ samples: fc.constant(10), medianMs: fc.integer({ min: 1_000, max: 1_200_000 }), logSigma: fc.double({ min: 0.05, max: 1.5, noNaN: true }) });
+  const input = fc.record({
+    running: fc.array(fc.record({ startedAt: fc.integer({ min: -600_000, max: 0 }), estimate }), { minLength: 1, maxLength: 3 }),
+    allowanceMs: fc.integer({ min: 2_000, max: 200_000 }),
+    readsSpent: fc.integer({ min: 1, max: 50 }),
+    waitedMs: fc.integer({ min: 0, max: 600_000 }),
+    saturated: fc.boolean(),
+  });
+
+  it('waits within [minMs, maxMs], is due no later than the floor, and a saturated run asks at once', () => {
+    fc.assert(
+      fc.property(input, ({ running, allowanceMs, readsSpent, waitedMs, saturated }) => {
+        const floorMs = 1.5 * allowanceMs;
+        const timing = timeNextRead({ now: 0, running, allowanceMs, waitingSince: -waitedMs, readsSpent, minMs: 500, maxMs: Math.max(500, floorMs), floorMs, saturated });
+        expect(timing.waitMs).toBeGreaterThanOrEqual(500);
+        expect(timing.waitMs).toBeLessThanOrEqual(Math.max(500, floorMs));
+        if (saturated) expect(timing.waitMs).toBe(500);
+        expect(timing.dueAt).toBeGreaterThanOrEqual(0);
+        expect(timing.dueAt).toBeLessThanOrEqual(timing.waitMs + floorMs + 1);
+      }),
+    );
   });
 });
