@@ -42,6 +42,21 @@ export const MIN_LOG_SIGMA = 0.05;
 export const OUTLIER_SIGMAS = 2;
 const SHIFT_AFTER = 3;
 
+/**
+ * Outliers are judged only against an estimate of this many samples: the first few durations of a
+ * fan-out are its shortest (runs started together end shortest first), and judged against them the
+ * rest would all look like outliers.
+ */
+const SHIFT_MIN_SAMPLES = 8;
+
+/**
+ * A few samples understate the spread: the fitted σ is pulled towards a wide prior (σ 0.5, about a
+ * coefficient of variation of 0.53) as if it were `PRIOR_WEIGHT` samples more, which fades as the
+ * node's own samples grow.
+ */
+const PRIOR_LOG_SIGMA = 0.5;
+const PRIOR_WEIGHT = 2;
+
 /** No node runs longer than the service allows an execution (PROTOCOL §3.6): longer is not a duration. */
 const LONGEST_MS = 30 * 60_000;
 
@@ -54,7 +69,8 @@ function median(sorted: readonly number[]): number {
 
 /**
  * A log-normal fitted to `samplesMs` robustly: the median of the logs and 1.4826 × their median
- * absolute deviation, at least `MIN_LOG_SIGMA`. An outlier moves neither by more than one rank.
+ * absolute deviation, pooled with a wide prior while the samples are few, at least `MIN_LOG_SIGMA`.
+ * An outlier moves neither by more than one rank.
  *
  * @example
  * ```ts
@@ -65,7 +81,9 @@ export function estimateDuration(samplesMs: readonly number[]): DurationEstimate
   const logs = samplesMs.map((ms) => Math.log(Math.max(1, ms))).sort((a, b) => a - b);
   const mu = median(logs);
   const deviations = logs.map((log) => Math.abs(log - mu)).sort((a, b) => a - b);
-  return { samples: logs.length, medianMs: Math.round(Math.exp(mu)), logSigma: Math.max(MIN_LOG_SIGMA, MAD_TO_SIGMA * median(deviations)) };
+  const fitted = MAD_TO_SIGMA * median(deviations);
+  const pooled = Math.sqrt((logs.length * fitted * fitted + PRIOR_WEIGHT * PRIOR_LOG_SIGMA * PRIOR_LOG_SIGMA) / (logs.length + PRIOR_WEIGHT));
+  return { samples: logs.length, medianMs: Math.round(Math.exp(mu)), logSigma: Math.max(MIN_LOG_SIGMA, pooled) };
 }
 
 /** What the model takes as a duration: a store of samples (flowstream/redis) keeps no other. */
@@ -152,7 +170,7 @@ export function createDurationModel(options: DurationModelOptions = {}): Duratio
   };
   const add = (entry: Entry, durationMs: number): void => {
     const estimate = estimateOf(entry);
-    const outlier = estimate !== undefined && Math.abs(Math.log(Math.max(1, durationMs) / estimate.medianMs)) > OUTLIER_SIGMAS * estimate.logSigma;
+    const outlier = estimate !== undefined && estimate.samples >= SHIFT_MIN_SAMPLES && Math.abs(Math.log(Math.max(1, durationMs) / estimate.medianMs)) > OUTLIER_SIGMAS * estimate.logSigma;
     entry.outliers = outlier ? entry.outliers + 1 : 0;
     entry.samples.push(durationMs);
     // A robust fit ignores a few outliers; this many in a row is a workflow that changed: follow it now.

@@ -33,7 +33,14 @@ describe('estimateDuration (a robust log-normal fit)', () => {
   });
 
   it('never claims a spread below MIN_LOG_SIGMA, even for identical durations', () => {
-    expect(estimateDuration([5_000, 5_000, 5_000]).logSigma).toBe(MIN_LOG_SIGMA);
+    expect(estimateDuration(Array.from({ length: 1_000 }, () => 5_000)).logSigma).toBe(MIN_LOG_SIGMA);
+  });
+
+  it('does not trust the spread of a few samples: it is pulled towards a wide prior, less as they grow', () => {
+    const few = estimateDuration([10_000, 10_100, 10_200]).logSigma;
+    const many = estimateDuration(Array.from({ length: 30 }, (_, i) => 10_000 + (i % 3) * 100)).logSigma;
+    expect(few).toBeGreaterThan(0.25);
+    expect(many).toBeLessThan(few / 2);
   });
 });
 
@@ -112,7 +119,7 @@ describe('createDurationModel', () => {
     model.import({ version: 1, nodes: [{ canvasId: 'c', nodeId: 'm', samplesMs: [3_000] }] });
     const [empty, one, two] = await views;
     expect(empty?.nodes).toEqual([]);
-    expect(one?.nodes).toEqual([{ canvasId: 'c', nodeId: 'n', samples: 1, estimate: { samples: 1, medianMs: 2_000, logSigma: MIN_LOG_SIGMA } }]);
+    expect(one?.nodes).toEqual([{ canvasId: 'c', nodeId: 'n', samples: 1, estimate: estimateDuration([2_000]) }]);
     expect(two?.nodes.map((node) => node.nodeId)).toEqual(['n', 'm']);
   });
 
@@ -131,6 +138,12 @@ function inverseErf(x: number): number {
 }
 
 describe('createDurationModel, when a workflow changes', () => {
+  it('a fan-out\'s first, shortest durations do not make the rest outliers: outliers count from 8 samples on', () => {
+    const model = createDurationModel();
+    for (const ms of [100_000, 101_000, 102_000, 250_000, 260_000, 270_000, 280_000]) model.record('c', 'n', ms);
+    expect(model.estimate('c', 'n')?.samples).toBe(7);
+  });
+
   it('keeps one outlier out of the fit, and follows three in a row at once', () => {
     const model = createDurationModel();
     for (let i = 0; i < 20; i += 1) model.record('c', 'n', 10_000 + (i % 5) * 200);
