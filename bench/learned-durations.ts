@@ -84,6 +84,30 @@ const REST_AFTER_WARM_UP_MS = 24 * HOUR;
 /** N = 1 rows: this many single runs, each in its own world. */
 export const ALONE_REPETITIONS = 12;
 
+/** N = 10 is measured this many times (70 changes a batch: one batch's p50 moved by ±0.35× of the bound from run to run). */
+export const TEN_REPETITIONS = 5;
+
+/**
+ * Runs `work` with `Math.random` (the client's jitter) drawn from a seeded generator, the same for
+ * every contender of a cell: the rows differ by the contenders, not by their luck.
+ */
+async function withSeededJitter<T>(seed: number, work: () => Promise<T>): Promise<T> {
+  const random = Math.random;
+  let state = seed >>> 0;
+  Math.random = () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  try {
+    return await work();
+  } finally {
+    Math.random = random;
+  }
+}
+
 export const LEARNED_CVS = [0.3, 0.6] as const;
 export const LEARNED_SIZES = [1, 10, 50, 200] as const;
 export const PHASES = ['cold', 'warm'] as const;
@@ -233,7 +257,7 @@ export interface LearnedRow {
   readonly runs: number;
   readonly phase: Phase;
   readonly contender: string;
-  /** Batches measured: `ALONE_REPETITIONS` for N = 1, else 1; every count below is over all of them. */
+  /** Batches measured: `ALONE_REPETITIONS` for N = 1, `TEN_REPETITIONS` for N = 10, else 1; every count below is over all of them. */
   readonly batches: number;
   /** Measured runs whose client saw them finish (an execution that timed out is not). */
   readonly completed: number;
@@ -266,11 +290,11 @@ function addCounts(a: RequestCounts, b: RequestCounts): RequestCounts {
 /** One row: one contender, budget, cv, N and phase. */
 async function measure(contender: LearnedContender, budgetName: BudgetName, cv: number, runs: number, phase: Phase): Promise<MeasuredRow> {
   const realStart = performance.now();
-  const batches = runs === 1 ? ALONE_REPETITIONS : 1;
+  const batches = runs === 1 ? ALONE_REPETITIONS : runs === 10 ? TEN_REPETITIONS : 1;
   const measures: BatchMeasure[] = [];
   for (let batch = 0; batch < batches; batch += 1) {
     const canvasId = batches === 1 ? CANVAS_ID : `${CANVAS_ID}-${String(batch)}`;
-    measures.push(await measureBatch(contender, BUDGETS[budgetName], cv, runs, phase, canvasId));
+    measures.push(await withSeededJitter(runs * 1_000 + batch + Math.round(cv * 10), () => measureBatch(contender, BUDGETS[budgetName], cv, runs, phase, canvasId)));
   }
   const seen = detectionOf(measures.flatMap((measured) => measured.changes));
   return {
