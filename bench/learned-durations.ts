@@ -1,3 +1,4 @@
+import { mulberry32 } from '../src/emulator/engine/seeded-random.js';
 import { pathToFileURL } from 'node:url';
 import { createDurationModel } from '../src/budget/duration-model.js';
 import type { DurationsView } from '../src/domain/durations.js';
@@ -93,14 +94,7 @@ export const TEN_REPETITIONS = 5;
  */
 async function withSeededJitter<T>(seed: number, work: () => Promise<T>): Promise<T> {
   const random = Math.random;
-  let state = seed >>> 0;
-  Math.random = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  Math.random = mulberry32(seed);
   try {
     return await work();
   } finally {

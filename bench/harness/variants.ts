@@ -1,3 +1,4 @@
+import { mulberry32 } from '../../src/emulator/engine/seeded-random.js';
 import type { WorkflowDefinition } from '../../src/emulator/index.js';
 
 /**
@@ -7,24 +8,13 @@ import type { WorkflowDefinition } from '../../src/emulator/index.js';
  * or not — would decide every latency.
  */
 export function variantOf(definition: WorkflowDefinition, seed: number, spread: (durationMs: number) => number, canvasId = definition.canvasId): WorkflowDefinition {
-  const random = seeded(seed);
+  // Seeded, so that every contender meets the same timelines.
+  const random = mulberry32(seed);
   return {
     ...definition,
     ...(canvasId === undefined ? {} : { canvasId }),
     nodes: definition.nodes.map((node) =>
       node.durationMs === undefined ? node : { ...node, durationMs: Math.round(node.durationMs + spread(node.durationMs) * (2 * random() - 1)) },
     ),
-  };
-}
-
-/** mulberry32: a small seeded generator, so that every contender meets the same timelines. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }

@@ -51,7 +51,7 @@ describe('learned durations, on the poll reducer', () => {
    * The issue's property, over a population: across random workflows (cv 0.3 and 0.6, 1 to 10 runs
    * sharing the account), a model trained 3× off — either way — and learning as it goes costs at most
    * 1.25× the model-free latency in all, and no workflow more than 1.5× (the bounded multiple of the
-   * fair interval: `FLOOR_INTERVALS`). Measured over 120 cases: 1.02× in all, median 1.01×, worst 1.44×.
+   * fair interval: `FLOOR_INTERVALS`). Measured over 120 cases: 1.02× in all, median 1.01×, worst 1.41×.
    */
   it('a model 3× off costs at most 1.25× the model-free latency in all, and 1.5× on any one workflow', () => {
     fc.assert(

@@ -1,4 +1,5 @@
 import type { PollHeadroom } from '../../src/domain/budget.js';
+import { drawDurationMs } from '../../src/emulator/engine/duration-draw.js';
 import type { DurationModel } from '../../src/domain/durations.js';
 import type { ExecutionOutput, ExecutionSnapshot, NodeStatus } from '../../src/domain/model.js';
 import { initialPoll, type PollCommand, type PollInput, reducePoll } from '../../src/runs/poll-plan.js';
@@ -106,20 +107,7 @@ export function simulateRun(durationsMs: readonly number[], options: { readonly 
   return { latenciesMs, readsAt, reads: readsAt.length };
 }
 
-/** Deterministic log-normal draws with the given mean and coefficient of variation. */
+/** Deterministic log-normal draws with the given mean and coefficient of variation: the emulator's own (`durationCv`). */
 export function logNormalDraws(seed: number, count: number, meanMs: number, cv: number): number[] {
-  let state = seed >>> 0;
-  const uniform = (): number => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const sigma = Math.sqrt(Math.log(1 + cv * cv));
-  const mu = Math.log(meanMs) - (sigma * sigma) / 2;
-  return Array.from({ length: count }, () => {
-    const z = Math.sqrt(-2 * Math.log(1 - uniform())) * Math.cos(2 * Math.PI * uniform());
-    return Math.round(Math.exp(mu + sigma * z));
-  });
+  return Array.from({ length: count }, (_, ordinal) => drawDurationMs({ canvasId: 'c-sim', nodeId: String(seed), ordinal, meanMs, cv }));
 }

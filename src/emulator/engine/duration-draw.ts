@@ -1,3 +1,5 @@
+import { mulberry32 } from './seeded-random.js';
+
 /** Which node's duration to draw, for which execution, around which mean and with which spread. */
 export interface DurationDraw {
   readonly canvasId: string;
@@ -40,16 +42,4 @@ function fnv1a(text: string): number {
     hash = Math.imul(hash, 0x01000193);
   }
   return hash >>> 0;
-}
-
-/** mulberry32: a small seeded generator of uniform numbers in [0, 1). */
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
