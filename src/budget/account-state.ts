@@ -1,7 +1,7 @@
 import type { ServerView } from '../domain/budget.js';
 import type { RequestBudgetOptions } from '../domain/options.js';
 import type { GateTicket } from '../domain/requests.js';
-import { dayBucketAfterSend, dayBucketAt, dayBucketReadyAt, dayBucketRefilledAt, FULL_DAY_BUCKET, sustainableRate } from './day-pacing.js';
+import { DAY_SLOTS, dayBucketAfterSend, dayBucketAt, dayBucketReadyAt, dayBucketRefilledAt, FULL_DAY_BUCKET, sustainableRate } from './day-pacing.js';
 import type { DayBucket } from './day-pacing.js';
 import { identicalStartKey, StartMarks } from './duplicate-starts.js';
 import type { FairClass } from './fair-queue.js';
@@ -29,7 +29,8 @@ const HEADROOM_HORIZON_MINUTES = 15;
  * 429, the caps read off the service's headers and the identical-start marks (DESIGN.md: the account
  * seam). The queue is not here: which request goes is the scheduler's, whether one may go is this.
  * Every question it answers costs O(1) or one binary search of the send log; a send, an answer or a
- * send leaving the day window also sets the day's pace again (96 binary searches, `repaceDay`).
+ * send leaving the day window also sets the day's pace again (96 binary searches, `repaceDay`), after
+ * an idle spell once per slot of it in which sends left (96 times at most).
  */
 export class AccountState {
   limits: BudgetLimits;
@@ -58,13 +59,9 @@ export class AccountState {
 
   /** Lets go of what `now` has made obsolete; returns the identical-start keys now free. */
   prune(now: number): string[] {
-    const before = this.sends.length;
-    this.sends.prune(now, this.limits.dayWindowMs);
+    this.#catchUpIdleDay(now);
+    this.#pruneDay(now);
     if (this.minuteCap !== undefined && now >= this.minuteCap.until) this.minuteCap = undefined;
-    const dayCapEnded = this.dayCap !== undefined && now >= this.dayCap.until;
-    if (dayCapEnded) this.dayCap = undefined;
-    // What left the window (or a cap that ended) gives the day back: its pace quickens.
-    if (this.sends.length !== before || dayCapEnded) this.repaceDay(now);
     return this.starts.prune(now);
   }
 
@@ -83,6 +80,32 @@ export class AccountState {
     });
     const theirs = dayCap !== undefined && now < dayCap.until ? dayCap.allowance / (dayCap.until - now) : Number.POSITIVE_INFINITY;
     this.dayBucket = dayBucketRefilledAt(this.dayBucket, now, Math.min(ours, theirs), limits);
+  }
+
+  /** The day at `at`: the sends that left its window go, and so does a cap that ended; either gives the day back, so its pace quickens. */
+  #pruneDay(at: number): void {
+    const before = this.sends.length;
+    this.sends.prune(at, this.limits.dayWindowMs);
+    const dayCapEnded = this.dayCap !== undefined && at >= this.dayCap.until;
+    if (dayCapEnded) this.dayCap = undefined;
+    if (this.sends.length !== before || dayCapEnded) this.repaceDay(at);
+  }
+
+  /**
+   * Catches the day up with an idle spell before `now`. With nothing sent or answered, nothing set the
+   * day's pace again as its sends left the window: the bucket would fill at the pace it had when the
+   * spell began (a trickle, after a busy day), and only `now` would set the day's new pace, though the
+   * day came back all through the spell. Instead the day is pruned as if the budget had woken once a
+   * slot (day-pacing.ts) through the spell, until no send is left to leave the window or the bucket is
+   * full: after either it only refills (a full one stays full, an empty window's pace no longer
+   * changes). Every send leaves within a day of the bucket's last refill (a send refills it), so that
+   * is a day's slots at most, however long the spell.
+   */
+  #catchUpIdleDay(now: number): void {
+    const { limits, sends } = this;
+    const from = this.dayBucket.at;
+    const slotMs = limits.dayWindowMs / DAY_SLOTS;
+    for (let slot = 1; this.dayBucket.tokens < limits.dayBurst && sends.length > 0 && from + slot * slotMs < now; slot++) this.#pruneDay(from + slot * slotMs);
   }
 
   /**

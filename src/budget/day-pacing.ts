@@ -16,10 +16,10 @@ import type { BudgetLimits } from './limits.js';
  * - Every send takes a token — starts and aborts too, which do not wait for one (they take what is
  *   saved, never more: their sends already slow the refill) — and a poll or an interactive call goes
  *   on a whole token. The refill is computed
- *   again after every send, every send that leaves the window and every answer, so what was saved in the
- *   bucket never exceeds what that constant rate would have sent: polls never run into the end of the
- *   usable day (and so never into the reserve, which its count also keeps them from), and are never
- *   blind while any of it is left.
+ *   again after every send, every send that leaves the window and every answer (after an idle spell, as
+ *   if the budget had woken once a slot through it), so what was saved in the bucket never exceeds what
+ *   that constant rate would have sent: polls never run into the end of the usable day (and so never
+ *   into the reserve, which its count also keeps them from), and are never blind while any of it is left.
  *
  * The window is a sliding one, as for the minute: the service's day starts at whichever request comes
  * first (PROTOCOL §2.1), maybe another process's, so only a pace that is safe wherever it starts is safe.

@@ -60,6 +60,11 @@ export class Simulation {
     this.advanceTo(this.now + ms);
   }
 
+  /** A step at `now` with nothing new, as when a timer the shell set fires. */
+  wake(): void {
+    this.#dispatch({ type: 'wake' });
+  }
+
   enqueue(ticket: GateTicket): number {
     const id = this.#nextId++;
     this.#tickets.set(id, ticket);
