@@ -118,9 +118,9 @@ export function allowanceOf(bounds: CadenceBounds, headroom: PollHeadroom | unde
  * Where the next read goes when the model knows every running node and when it started; `undefined`
  * (the cadence decides, exactly as without a model) otherwise: no node executing, a node running past
  * `OUTLIER_SIGMAS` beyond its median, or a run whose nodes have proved the model wrong.
- * The longest wait is `FLOOR_INTERVALS` fair intervals (past the bounds' maximum when the account is
- * busy, under it when it is loose): a run sure of a quiet spell leaves its share to the others for that
- * long at most, and a model that is wrong costs at most that multiple of the wait it would have had.
+ * The longest wait is `FLOOR_INTERVALS` fair intervals, and never past the bounds' maximum: a run
+ * sure of a quiet spell leaves its share to the others for that long at most, and a model that is
+ * wrong costs at most that multiple of the wait it would have had.
  * When the account is saturated (the fair interval is past the bounds' maximum, so the cadence alone
  * would already ask faster than the budget serves), the run asks again at once and its read's due
  * time ranks it in the budget's queue.
@@ -152,7 +152,8 @@ export function foreseeRead(
     waitingSince: foresight.waitingSince,
     readsSpent: foresight.readsSpent,
     minMs: bounds.minMs,
-    maxMs: Math.max(bounds.minMs, floorMs),
+    // Never past the run's own bounds (DESIGN.md: polls are bounded by `pollInterval`).
+    maxMs: Math.max(bounds.minMs, Math.min(bounds.maxMs, floorMs)),
     floorMs,
     saturated,
   });
