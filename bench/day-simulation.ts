@@ -12,7 +12,7 @@ import { type FlowstreamOptions, openWorld, type World } from './harness/world.j
 
 /**
  * Issue 13's 24-hour simulation: an always-on service on one account with the service's limits
- * (PROTOCOL §2.1: 100 requests a minute, 10,000 a day), the emulator and the client on one manual
+ * (service.md §2.1: 100 requests a minute, 10,000 a day), the emulator and the client on one manual
  * clock (`driveClock`), so a whole day passes in seconds and no result depends on the machine's speed.
  */
 
@@ -20,11 +20,11 @@ const CANVAS_ID = 'c-bench-day';
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
-/** PROTOCOL §2.1. */
+/** service.md §2.1. */
 const PER_DAY = 10_000;
 /** A finished run unseen for longer than this counts as blind time. */
 const BLIND_AFTER_MS = 10 * MINUTE;
-/** PROTOCOL §3.6: no execution outlives 30 minutes. */
+/** service.md §3.6: no execution outlives 30 minutes. */
 const DEADLINE_MS = 30 * MINUTE;
 
 /** Two task nodes of two minutes each: the 4-minute, 2-node workflow of issue 13. */
@@ -101,7 +101,7 @@ export function flowstreamDay(name: string, budget: RequestBudgetOptions = {}, o
   };
 }
 
-/** The service's own tool (PROTOCOL §6): a fixed 2 s status loop per run, no budget. */
+/** The service's own tool (service.md §6): a fixed 2 s status loop per run, no budget. */
 export const LOOP_2S_DAY: DayContender = {
   name: 'fixed 2 s loop',
   open: () => (world, item, canvasId, sightings) => {
@@ -120,7 +120,7 @@ export interface DayRow {
   readonly latency: Summary;
   readonly requests: number;
   readonly rateLimited: number;
-  /** The account's lowest daily remaining count over the day (the day window starts at the first request, PROTOCOL §2.1). */
+  /** The account's lowest daily remaining count over the day (the day window starts at the first request, service.md §2.1). */
   readonly lowestDailyRemaining: number;
   /** Minutes during which some finished run had been unseen for more than 10 minutes. */
   readonly minutesBlind: number;

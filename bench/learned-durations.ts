@@ -19,13 +19,13 @@ import { boundMs } from './many-runs.js';
  * drawn per execution by the emulator (`durationCv`: a log-normal with the scripted mean and that
  * coefficient of variation), followed by flowstream with a duration model and without one, and, for
  * N = 1, by the fixed 1 s and 2 s loops. Every contender has its own emulator and account with the
- * service's limits (PROTOCOL §2.1: 100 requests a minute, 10,000 a day), and the emulator and the
+ * service's limits (service.md §2.1: 100 requests a minute, 10,000 a day), and the emulator and the
  * client share one manual clock (`driveClock`): nothing depends on the machine's speed, and a row
  * takes seconds. Every time printed is emulator time. `npx tsx bench/learned-durations.ts` runs it alone.
  *
  * The workflow: three task nodes in a chain, of mean 4, 6 and 5 minutes — long enough that every N is
  * meaningful at 100 reads a minute (N = 200 runs end about 40 nodes a minute, against 100 reads), short
- * enough that a run stays inside the service's 30-minute limit (PROTOCOL §3.6): at cv 0.6, 1.3% of the
+ * enough that a run stays inside the service's 30-minute limit (service.md §3.6): at cv 0.6, 1.3% of the
  * executions still time out, and as many again end too close to the 30 minutes for a client to see
  * them before its deadline (30 minutes from its subscription): the same executions for every contender.
  *
@@ -66,7 +66,7 @@ import { boundMs } from './many-runs.js';
 const CANVAS_ID = 'c-bench-learned';
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
-/** PROTOCOL §3.6: no execution outlives 30 minutes; nothing can change after that. */
+/** service.md §3.6: no execution outlives 30 minutes; nothing can change after that. */
 const DEADLINE_MS = 30 * MINUTE;
 /** Runs that teach the model before a warm row's measured batch: many more than the model needs to leave its cold start. */
 export const WARM_UP_RUNS = 20;
@@ -79,7 +79,7 @@ export type WarmUpOrder = 'at once' | 'one by one';
 const WARM_UP_ORDER: WarmUpOrder = process.env['LEARNED_WARM_UP'] === 'one-by-one' ? 'one by one' : 'at once';
 /**
  * A day: the warm-up's requests then have left the client's sliding windows and the service's fixed
- * day window (PROTOCOL §2.1) has turned, so the measured batch meets the account as a cold one does.
+ * day window (service.md §2.1) has turned, so the measured batch meets the account as a cold one does.
  */
 const REST_AFTER_WARM_UP_MS = 24 * HOUR;
 /** N = 1 rows: this many single runs, each in its own world. */
@@ -130,7 +130,7 @@ interface LearnedContender {
   readonly name: string;
   /** Fixed loops: N = 1 rows only. */
   readonly onlyAlone: boolean;
-  /** Whether it goes through a budget (flowstream) or not (the fixed loops, PROTOCOL §6). */
+  /** Whether it goes through a budget (flowstream) or not (the fixed loops, service.md §6). */
   readonly budgeted: boolean;
   /** Opened once per world: its state (client, budget, model) lasts through the warm-up and the measured batch. */
   open(world: World, budget: RequestBudgetOptions): Follower;
@@ -167,7 +167,7 @@ function flowstreamContender(name: string, options: () => FlowstreamOptions): Le
   };
 }
 
-/** The service's own tool (PROTOCOL §6) at `periodMs`; it has no budget. */
+/** The service's own tool (service.md §6) at `periodMs`; it has no budget. */
 function loopContender(periodMs: number): LearnedContender {
   return {
     name: `fixed ${String(periodMs / 1000)} s loop`,

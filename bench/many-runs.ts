@@ -35,7 +35,7 @@ const variantsOf = (workflow: WorkflowDefinition): readonly WorkflowDefinition[]
   Array.from({ length: VARIANTS }, (_, variant) => variantOf(workflow, variant + 1, (durationMs) => 0.15 * durationMs, `${CANVAS_ID}-${variant}`));
 export const MANY_RUNS_VARIANTS: readonly WorkflowDefinition[] = variantsOf(MANY_RUNS_WORKFLOW);
 
-/** PROTOCOL §2.1: 100 requests per minute per account. */
+/** service.md §2.1: 100 requests per minute per account. */
 export const BUDGET_PER_SECOND = 100 / 60;
 
 /**
@@ -44,7 +44,7 @@ export const BUDGET_PER_SECOND = 100 / 60;
  */
 export const boundMs = (runs: number): number => (runs / (2 * BUDGET_PER_SECOND)) * 1000;
 
-/** PROTOCOL §3.6: no execution outlives 30 minutes; nothing can change after that. */
+/** service.md §3.6: no execution outlives 30 minutes; nothing can change after that. */
 const DEADLINE_MS = 30 * 60_000;
 
 export interface ManyRunsOptions {
@@ -72,7 +72,7 @@ export interface ManyRunsRow {
   readonly runs: number;
   readonly contender: string;
   readonly completed: number;
-  /** Runs the service's own tool would have completed: it ends a watch at its first error (PROTOCOL §6). */
+  /** Runs the service's own tool would have completed: it ends a watch at its first error (service.md §6). */
   readonly completedWithoutError: number;
   readonly requests: RequestCounts;
   readonly detection: Detection;

@@ -179,7 +179,7 @@ export async function measureOverhead(options: OverheadOptions = {}): Promise<Ov
   try {
     const client: Client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, budget: false });
 
-    // Every execution started up front (distinct inputs: identical starts within 1 s are refused, PROTOCOL §2.2).
+    // Every execution started up front (distinct inputs: identical starts within 1 s are refused, service.md §2.2).
     const ids: string[] = [];
     await inBatches(
       Array.from({ length: runs }, (_, n) => n),

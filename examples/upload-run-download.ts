@@ -47,7 +47,7 @@ try {
   for (const file of result.files) {
     // The name comes from the server: keep only its last part, so it cannot point outside `work`.
     const target = join(work, basename(file.name));
-    // Output URLs are public: downloadToFile never sends the API key with them (PROTOCOL §4.6).
+    // Output URLs are public: downloadToFile never sends the API key with them (service.md §4.6).
     const bytes = await downloadToFile(file, target);
     console.log(`downloaded ${file.name} (${bytes} bytes) to ${target}`);
   }

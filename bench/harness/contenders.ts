@@ -10,7 +10,7 @@ export interface Assignment {
   /** Run `item` starts `canvasIds[item % canvasIds.length]`. */
   readonly canvasIds: readonly string[];
   readonly runs: number;
-  /** Emulator ms after which the contender stops following (PROTOCOL §3.6: no execution outlives 30 min). */
+  /** Emulator ms after which the contender stops following (service.md §3.6: no execution outlives 30 min). */
   readonly deadlineMs: number;
   readonly sightings: Sightings;
   /** The number of the assignment's first run (default 0): runs of several assignments keep distinct variables. */
@@ -22,14 +22,14 @@ export interface Outcome {
   readonly completed: number;
   /**
    * Runs that met no failed request at all: the only ones the service's own tool, which ends the watch
-   * at the first error (PROTOCOL §6), would have completed. flowstream: the same as `completed`.
+   * at the first error (service.md §6), would have completed. flowstream: the same as `completed`.
    */
   readonly completedWithoutError: number;
 }
 
 const canvasOf = (assignment: Assignment, item: number): string => assignment.canvasIds[item % assignment.canvasIds.length]!;
 
-/** Each run's variables differ, as in a fan-out over inputs: no two starts are identical (PROTOCOL §2.2). */
+/** Each run's variables differ, as in a fan-out over inputs: no two starts are identical (service.md §2.2). */
 const variablesOf = (item: number): { item: number } => ({ item });
 
 /**
@@ -73,13 +73,13 @@ export async function followWithFlowstream(world: World, assignment: Assignment,
 }
 
 /**
- * The baseline: what users do today, modelled on the service's own tool (PROTOCOL §6) — start, then
+ * The baseline: what users do today, modelled on the service's own tool (service.md §6) — start, then
  * read the status every `periodMs`, no budget, no backoff; at the end one output read for the result.
  * A failed request (a 429 above all) is a failed tick: the loop tries again at the next tick, so that
  * the loop's latency and its 429s are measured over the whole run. `completedWithoutError` counts the
  * runs the service's tool itself would have completed: it ends the watch at the first error.
  * A loop stops at the deadline, or when the account's daily quota is gone (a 429 with no daily
- * requests left: nothing can succeed for 24 h, longer than any execution lives, PROTOCOL §2.1, §3.6).
+ * requests left: nothing can succeed for 24 h, longer than any execution lives, service.md §2.1, §3.6).
  */
 export async function followWithFixedLoop(world: World, assignment: Assignment, periodMs: number): Promise<Outcome> {
   const http = world.plain();
@@ -141,6 +141,6 @@ export interface Contender {
 
 export const FLOWSTREAM_STREAM: Contender = { name: 'flowstream (stream)', follow: (world, assignment) => followWithFlowstream(world, assignment, 'stream') };
 export const FLOWSTREAM_FINAL: Contender = { name: 'flowstream (final)', follow: (world, assignment) => followWithFlowstream(world, assignment, 'final') };
-/** The service's own tool (PROTOCOL §6): the baseline every ratio is taken against. */
+/** The service's own tool (service.md §6): the baseline every ratio is taken against. */
 export const LOOP_2S: Contender = { name: 'fixed 2 s loop', periodMs: 2000, follow: (world, assignment) => followWithFixedLoop(world, assignment, 2000) };
 export const LOOP_1S: Contender = { name: 'fixed 1 s loop', periodMs: 1000, follow: (world, assignment) => followWithFixedLoop(world, assignment, 1000) };

@@ -25,7 +25,7 @@ export class Sightings {
 
   /**
    * Every server-side change of the execution — a task node starting or ending, the execution
-   * settling — with the emulator's own moment of change (PROTOCOL §3.3: `settledAt` is on the
+   * settling — with the emulator's own moment of change (service.md §3.3: `settledAt` is on the
    * status tick) and, when the client saw it, the detection latency.
    */
   changes(execution: ExecutionView): Change[] {

@@ -6,7 +6,7 @@ import type { Runs } from '../../src/runs/create-runs.js';
 import { benchTime, type BenchTime } from './time.js';
 
 /**
- * One account on one emulator, with the service's limits (PROTOCOL §2.1: 100 per minute, 10,000 per
+ * One account on one emulator, with the service's limits (service.md §2.1: 100 per minute, 10,000 per
  * day) on an accelerated clock, reached through the emulator's in-process `fetch` (no sockets: HTTP
  * cost stays out of the measurement). Each contender gets its own world, so no one shares a window.
  */
@@ -21,7 +21,7 @@ export interface World {
   flowstream(budget?: RequestBudgetOptions, options?: FlowstreamOptions): Runs;
   /**
    * The same HTTP client with no budget and no retries, for the baseline loops: the service's own tool
-   * neither paces nor retries (PROTOCOL §6).
+   * neither paces nor retries (service.md §6).
    */
   plain(): HttpClient;
   /** Requests the emulator answered (those `filter` keeps, default all), per endpoint, and how many of them were 429s. */

@@ -1,4 +1,4 @@
-/** A task of the plan, as the layout needs it (PROTOCOL §5.2: `dependentTasks` are task→task edges). */
+/** A task of the plan, as the layout needs it (service.md §5.2: `dependentTasks` are task→task edges). */
 export interface DagTask {
   readonly id: string;
   readonly dependentTasks: readonly string[];

@@ -73,7 +73,7 @@ function nodeItem(task: PlanTask, node: NodeState | undefined, column: number): 
 
 function fileItem(file: OutputFile): HTMLLIElement {
   const item = element('li', '');
-  // PROTOCOL §4.6: the url is public; only http(s) is linked, so a hostile payload cannot plant a javascript: link.
+  // service.md §4.6: the url is public; only http(s) is linked, so a hostile payload cannot plant a javascript: link.
   const url = file.url === undefined ? undefined : new URL(file.url, location.href);
   const safe = url !== undefined && (url.protocol === 'http:' || url.protocol === 'https:');
   if (safe) {

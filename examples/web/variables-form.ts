@@ -1,7 +1,7 @@
 import type { PlanVariable, UploadedFile, VariableValue, Variables } from '../../src/index.js';
 import { element } from './dom.js';
 
-/** Uploads the files chosen for `resource` variables (the service takes their fileKeys, PROTOCOL §5.5). */
+/** Uploads the files chosen for `resource` variables (the service takes their fileKeys, service.md §5.5). */
 export type Upload = (files: readonly File[]) => Promise<UploadedFile[]>;
 
 function control(variable: PlanVariable): HTMLInputElement | HTMLSelectElement {

@@ -156,7 +156,7 @@ export function isAccountBudget(budget: RequestBudgetOptions | AccountBudget): b
   return typeof (budget as Partial<AccountBudget>).acquire === 'function';
 }
 
-/** A start the day can no longer take (PROTOCOL §2.1: 10,000 a day): refused before it is sent. */
+/** A start the day can no longer take (service.md §2.1: 10,000 a day): refused before it is sent. */
 function dayIsSpent(ticket: GateTicket, refusal: Refusal, now: number): RateLimitError {
   const minutes = Math.max(1, Math.ceil((refusal.resetAt - now) / 60_000));
   return new RateLimitError({

@@ -109,7 +109,7 @@ export class AccountState {
   }
 
   /**
-   * Takes the service's limits when they are lower than configured (PROTOCOL §2.1 names them on every
+   * Takes the service's limits when they are lower than configured (service.md §2.1 names them on every
    * answer past auth): the pacer's spacing and every count follow at once. A value below 1 says
    * nothing usable and is ignored.
    */
@@ -217,7 +217,7 @@ export class AccountState {
       this.pausedUntil,
       capReadyAt(this.minuteCap, now),
       // The pacer bounds every minute-long window of paced sends; aborts are not paced, so every
-      // window is also bounded by counting (PROTOCOL §2.1).
+      // window is also bounded by counting (service.md §2.1).
       this.sends.readyAt(limits.usablePerMinute, limits.minuteWindowMs),
     );
   }

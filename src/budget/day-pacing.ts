@@ -22,7 +22,7 @@ import type { BudgetLimits } from './limits.js';
  *   into the reserve, which its count also keeps them from), and are never blind while any of it is left.
  *
  * The window is a sliding one, as for the minute: the service's day starts at whichever request comes
- * first (PROTOCOL §2.1), maybe another process's, so only a pace that is safe wherever it starts is safe.
+ * first (service.md §2.1), maybe another process's, so only a pace that is safe wherever it starts is safe.
  *
  * @example
  * ```ts

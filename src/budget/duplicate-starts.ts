@@ -2,7 +2,7 @@ import type { GateTicket } from '../domain/requests.js';
 import { IndexedHeap } from './indexed-heap.js';
 
 /**
- * The key that makes two starts identical (same canvas and exact body, PROTOCOL §2.2), or `undefined`
+ * The key that makes two starts identical (same canvas and exact body, service.md §2.2), or `undefined`
  * for any other request. By endpoint, not class: a start given a lower priority is still a start.
  *
  * @example
@@ -36,7 +36,7 @@ interface Expiry {
 
 /**
  * Identical starts we sent recently, account-wide. The service marks a start when it arrives and
- * refuses an identical one within 1 s with 409 (PROTOCOL §2.2). An arrival lies between our send and
+ * refuses an identical one within 1 s with 409 (service.md §2.2). An arrival lies between our send and
  * the answer, so the next identical start waits for the previous one's answer (or failure) and then
  * the spacing: its own arrival is then surely more than 1 s later. Marks are forgotten once their
  * spacing has passed with nothing on its way, found through a heap of expiries (O(log n) each).

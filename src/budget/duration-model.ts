@@ -57,7 +57,7 @@ const SHIFT_MIN_SAMPLES = 8;
 const PRIOR_LOG_SIGMA = 0.5;
 const PRIOR_WEIGHT = 2;
 
-/** No node runs longer than the service allows an execution (PROTOCOL §3.6): longer is not a duration. */
+/** No node runs longer than the service allows an execution (service.md §3.6): longer is not a duration. */
 const LONGEST_MS = 30 * 60_000;
 
 /** The median of sorted values (at least one). */

@@ -14,15 +14,15 @@ import { serverCap } from './server-cap.js';
  * report matched a request in flight.
  *
  * - `X-RateLimit-Limit-RPM` / `-Daily` lower than configured lower the budget's limits: the account's
- *   limit is the service's to say (PROTOCOL §2.1).
+ *   limit is the service's to say (service.md §2.1).
  * - `X-RateLimit-Remaining-RPM` / `-Daily` lower than our own sends explain means someone else uses
- *   the account (PROTOCOL §2.1). Our sends that window can have counted are those from one window
+ *   the account (service.md §2.1). Our sends that window can have counted are those from one window
  *   before the request's send up to now; when the service says less than the limit minus those is
  *   left, a cap spreads what is left over the time until that window has reset (per day: it only
  *   stops at zero, a day being too long to spread over, and then looks again each minute). A later
  *   report that shows no gap lifts the cap: the latest answer is the freshest count.
  * - A 429 pauses everything until that window has reset, or for the throttler's `Retry-After`
- *   (PROTOCOL §1.3), then resumes at the steady pace with an empty bucket: no burst.
+ *   (service.md §1.3), then resumes at the steady pace with an empty bucket: no burst.
  *
  * @example
  * ```ts
@@ -60,7 +60,7 @@ export function followServer(account: AccountState, report: GateReport, now: num
     setCap(account, scope, cap);
   }
   if (report.httpStatus === 429) {
-    // Never longer than one window: the account limiter's count resets within it (PROTOCOL §2.1), and
+    // Never longer than one window: the account limiter's count resets within it (service.md §2.1), and
     // a throttler asking for more (§1.3) fails the call that met it (http/retry-decision.ts) rather
     // than holding every call of the client, aborts included, for as long as it likes.
     const resumeAt = rateLimit.retryAfterMs === undefined ? sentAt + limits.minuteWindowMs : now + Math.min(rateLimit.retryAfterMs, limits.minuteWindowMs);

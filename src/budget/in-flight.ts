@@ -3,7 +3,7 @@ import type { GateTicket } from '../domain/requests.js';
 /**
  * A request let through whose report has not come yet, and when it left: the service's window that
  * counts it began at most 60 s before it arrived, and it arrived within the latency allowance of
- * `sentAt` — the anchor for every "until the window can have reset" (PROTOCOL §2.1).
+ * `sentAt` — the anchor for every "until the window can have reset" (service.md §2.1).
  *
  * @example
  * ```ts

@@ -15,10 +15,10 @@ export type { RequestBudgetOptions };
  * ```
  */
 export interface BudgetLimits {
-  /** The service's limits (PROTOCOL §2.1). */
+  /** The service's limits (service.md §2.1). */
   readonly perMinute: number;
   readonly perDay: number;
-  /** The service's fixed windows (PROTOCOL §2.1). */
+  /** The service's fixed windows (service.md §2.1). */
   readonly serviceMinuteMs: number;
   readonly serviceDayMs: number;
   /** Our windows: the service's plus the latency allowance. */
@@ -42,7 +42,7 @@ export interface BudgetLimits {
 }
 
 /**
- * The service's own limits, from its `X-RateLimit-Limit-RPM` / `-Daily` headers (PROTOCOL §2.1).
+ * The service's own limits, from its `X-RateLimit-Limit-RPM` / `-Daily` headers (service.md §2.1).
  *
  * @example
  * ```ts
@@ -54,8 +54,8 @@ export interface ServerLimits {
   readonly perDay?: number;
 }
 
-const MINUTE_MS = 60_000; // PROTOCOL §2.1: a fixed window of one minute
-const DAY_MS = 86_400_000; // PROTOCOL §2.1: a fixed window of one day
+const MINUTE_MS = 60_000; // service.md §2.1: a fixed window of one minute
+const DAY_MS = 86_400_000; // service.md §2.1: a fixed window of one day
 
 /**
  * Derives the scheduler's numbers from the options, validating them (an `InvalidArgumentError` names
@@ -66,7 +66,7 @@ const DAY_MS = 86_400_000; // PROTOCOL §2.1: a fixed window of one day
  * and each send moves `tat` (the theoretical arrival time) to `max(tat, now) + T`. So send k+1 comes at
  * least `(k − burst + 1) × T` after send 1, and with `T = ⌈W / (U − burst + 1)⌉` any U+1 sends span at least
  * W: **no window of length W ever holds more than U sends, wherever it starts.** That is what the service
- * needs, since its fixed windows start at whichever request comes first (PROTOCOL §2.1) and we cannot
+ * needs, since its fixed windows start at whichever request comes first (service.md §2.1) and we cannot
  * know where. W is the service's 60 s plus the latency allowance J, because the service counts
  * arrivals: a 60 s window of arrivals holds requests sent within 60 s + J when travel times differ by
  * at most J.

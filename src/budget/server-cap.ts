@@ -1,6 +1,6 @@
 /**
  * What the service told us about its own count, when it counts more than we sent: another process
- * shares the account (PROTOCOL §2.1), or the account's limit is lower than configured. A cap allows
+ * shares the account (service.md §2.1), or the account's limit is lower than configured. A cap allows
  * polls and interactive calls `allowance` more sends before `until` (when the service's window can
  * have reset), at least `spacingMs` apart so they spread over that time instead of leaving at once;
  * starts and aborts may also take the reserve, down to what the service's count itself allows.

@@ -7,7 +7,7 @@ import { cancelledResult, type PipelineResult } from './pipeline-result.js';
  * a worker that detached or died): nothing is started, and every execution still recorded
  * `running` is aborted, then recorded `aborted` under this worker's claim. A crash in between leaves
  * it `running` for the next worker to abort again — harmless, an abort of a failed execution succeeds
- * silently (PROTOCOL §3.5) — so an execution is never left running for want of an abort.
+ * silently (service.md §3.5) — so an execution is never left running for want of an abort.
  */
 export async function endCancelledPipeline(
   executions: Pick<ExecutionsApi, 'abort'>,

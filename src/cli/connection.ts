@@ -31,7 +31,7 @@ export function resolveConnection(flags: ConnectionFlags, env: Readonly<Record<s
     ...(baseUrl === undefined ? ['No API address: set FLOWSTREAM_BASE_URL (it ends in /v1) or pass --base-url <url>.'] : []),
   ];
   if (apiKey === undefined || baseUrl === undefined) throw new UsageError([...missing, TRY_LOCALLY].join('\n'));
-  // PROTOCOL §1.6: the service takes a token without the rf_ prefix for no key at all ("Missing API key").
+  // service.md §1.6: the service takes a token without the rf_ prefix for no key at all ("Missing API key").
   if (!apiKey.startsWith('rf_')) throw new UsageError('The API key does not start with rf_, so the service would take it for no key at all: check FLOWSTREAM_API_KEY or --api-key (copy the whole key).');
   if (!URL.canParse(baseUrl)) throw new UsageError(`The API address "${baseUrl}" is not a URL (expected something like https://host/v1).`);
   return { apiKey, baseUrl };

@@ -7,7 +7,7 @@ import { terminalText } from './format/terminal-text.js';
  */
 export function describeError(error: unknown): readonly string[] {
   const message = error instanceof Error ? error.message : String(error);
-  // The message can carry the server's own text (PROTOCOL §1.3).
+  // The message can carry the server's own text (service.md §1.3).
   const lines = [`Error: ${terminalText(message, { multiline: true })}`];
   if (isAuthenticationError(error)) lines.push('Check FLOWSTREAM_API_KEY (or --api-key): the service did not accept it.');
   if (isNetworkError(error) || isTimeoutError(error)) lines.push('Check FLOWSTREAM_BASE_URL (or --base-url) and your connection.');

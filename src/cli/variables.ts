@@ -11,7 +11,7 @@ function grouped(assignments: readonly Assignment[]): Map<string, string[]> {
 
 /**
  * Uploads the `--file name=path` files and gives each name its fileKeys (a list: resource variables
- * take lists of fileKeys, PROTOCOL §5.5). An unreadable path is a usage error, found before any upload.
+ * take lists of fileKeys, service.md §5.5). An unreadable path is a usage error, found before any upload.
  */
 export async function uploadFileVariables(client: Client, files: readonly Assignment[]): Promise<Variables> {
   if (files.length === 0) return {};

@@ -9,7 +9,7 @@ import type { RequestPriority } from './endpoints.js';
 import type { GateReport, GateTicket, RequestGate } from './requests.js';
 
 /**
- * The budget of one account (PROTOCOL §2.1: 100 requests a minute and 10,000 a day, whoever sends
+ * The budget of one account (service.md §2.1: 100 requests a minute and 10,000 a day, whoever sends
  * them): the pacer, the day's bucket and reserve, the caps read off the service's headers, the pause
  * after a 429 and the marks that space identical starts. Give one to several clients
  * (`createClient({ budget })`) and they share it: one count per window, priorities and fairness across
@@ -94,7 +94,7 @@ export interface BudgetState {
   /** The limits in force: the configured ones, or the service's own when its headers name lower ones. */
   readonly limitPerMinute: number;
   readonly limitPerDay: number;
-  /** Our requests in the last 60 s (the service's window length, PROTOCOL §2.1). */
+  /** Our requests in the last 60 s (the service's window length, service.md §2.1). */
   readonly usedThisMinute: number;
   /** What the limit leaves of it, by our count. */
   readonly remainingThisMinute: number;
@@ -173,7 +173,7 @@ export interface KeyCadence {
 }
 
 /**
- * The service's last word on the account's remaining requests (PROTOCOL §2.1).
+ * The service's last word on the account's remaining requests (service.md §2.1).
  *
  * @example
  * ```ts

@@ -1,5 +1,5 @@
 /**
- * The API's endpoints in one table (spec §2, PROTOCOL §2): everything that differs between them —
+ * The API's endpoints in one table (spec §2, service.md §2): everything that differs between them —
  * their request class in the budget, whether sending one twice is harmless, their default timeout —
  * is read from here, so a new endpoint is one row.
  */
@@ -45,7 +45,7 @@ export const CALL_PRIORITIES = ['interactive', 'status'] as const satisfies read
 interface EndpointTraits {
   readonly method: 'get' | 'post';
   readonly priority: RequestPriority;
-  /** Whether sending the same request twice has the same effect as sending it once (PROTOCOL §2.2). */
+  /** Whether sending the same request twice has the same effect as sending it once (service.md §2.2). */
   readonly repeatable: boolean;
   /** Its own default timeout, when the common one does not fit. */
   readonly timeoutMs?: number;
@@ -55,19 +55,19 @@ interface EndpointTraits {
  * The endpoints, as named in logs, errors, the budget and the emulator's request log.
  */
 export const ENDPOINTS = {
-  // A second start runs the workflow twice, or meets the 1 s duplicate guard (PROTOCOL §2.2).
+  // A second start runs the workflow twice, or meets the 1 s duplicate guard (service.md §2.2).
   run: { method: 'post', priority: 'start', repeatable: false },
-  // Aborting twice is harmless: a finished or failed execution "succeeds silently" (PROTOCOL §3.5).
+  // Aborting twice is harmless: a finished or failed execution "succeeds silently" (service.md §3.5).
   abort: { method: 'post', priority: 'abort', repeatable: true },
   status: { method: 'get', priority: 'status', repeatable: true },
   output: { method: 'get', priority: 'output', repeatable: true },
   // A person waits on these: they go ahead of the runs' polls (DESIGN.md).
   search: { method: 'get', priority: 'interactive', repeatable: true },
   detail: { method: 'get', priority: 'interactive', repeatable: true },
-  // Uploads are content-addressed: the same bytes give the same key again (PROTOCOL §5.6). Up to 10
+  // Uploads are content-addressed: the same bytes give the same key again (service.md §5.6). Up to 10
   // files of 50 MiB each per request (§2.3) need more than the common timeout.
   upload: { method: 'post', priority: 'interactive', repeatable: true, timeoutMs: 120_000 },
-  // Generation creates a workflow even when it then fails (PROTOCOL §5.3): a retry would create
+  // Generation creates a workflow even when it then fails (service.md §5.3): a retry would create
   // another. It blocks up to 300 s (§2.4); 30 s more covers the transfer.
   copilot: { method: 'post', priority: 'interactive', repeatable: false, timeoutMs: 330_000 },
 } as const satisfies Readonly<Record<string, EndpointTraits>>;

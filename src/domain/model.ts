@@ -1,6 +1,6 @@
 /**
  * The domain model of the Workflow API as flowstream exposes it: what the http layer's zod schemas
- * produce after normalising the service's loose payloads (PROTOCOL §3.1, §4). Every layer speaks these
+ * produce after normalising the service's loose payloads (service.md §3.1, §4). Every layer speaks these
  * types, never the raw JSON; this is the bottom floor, importing nothing.
  */
 
@@ -15,7 +15,7 @@
 export type ExecutionStatus = 'init' | 'executing' | 'finish' | 'failed' | 'unknown';
 
 /**
- * Node statuses of the spec (§2.4); `waiting` never occurs on the service (PROTOCOL §3.1) but is accepted.
+ * Node statuses of the spec (§2.4); `waiting` never occurs on the service (service.md §3.1) but is accepted.
  *
  * @example
  * ```ts
@@ -25,7 +25,7 @@ export type ExecutionStatus = 'init' | 'executing' | 'finish' | 'failed' | 'unkn
 export type NodeStatus = 'init' | 'waiting' | 'executing' | 'finish' | 'failed' | 'unknown';
 
 /**
- * Message kinds (spec §2.5); `tool` practically never appears (PROTOCOL §4.5).
+ * Message kinds (spec §2.5); `tool` practically never appears (service.md §4.5).
  *
  * @example
  * ```ts
@@ -35,7 +35,7 @@ export type NodeStatus = 'init' | 'waiting' | 'executing' | 'finish' | 'failed' 
 export type MessageType = 'ai' | 'tool' | 'unknown';
 
 /**
- * A node's error, cleaned of the service's varying formats (PROTOCOL §4.3), with the raw text kept.
+ * A node's error, cleaned of the service's varying formats (service.md §4.3), with the raw text kept.
  *
  * @example
  * ```ts
@@ -52,7 +52,7 @@ export interface NodeError {
 }
 
 /**
- * The answer of `POST /openapi/workflow/{canvasId}/run`. `running` is read as `executing` (PROTOCOL §3.1).
+ * The answer of `POST /openapi/workflow/{canvasId}/run`. `running` is read as `executing` (service.md §3.1).
  *
  * @example
  * ```ts
@@ -67,7 +67,7 @@ export interface StartedExecution {
 }
 
 /**
- * One entry of `nodeExecutions` (PROTOCOL §4.1: every node, parents before children).
+ * One entry of `nodeExecutions` (service.md §4.1: every node, parents before children).
  *
  * @example
  * ```ts
@@ -115,7 +115,7 @@ export interface OutputMessage {
 }
 
 /**
- * One task node of the output endpoint (PROTOCOL §4.2).
+ * One task node of the output endpoint (service.md §4.2).
  *
  * @example
  * ```ts
@@ -134,7 +134,7 @@ export interface OutputNode {
 }
 
 /**
- * An output file (PROTOCOL §4.6: `size` in bytes, `url` public and never to be sent the API key).
+ * An output file (service.md §4.6: `size` in bytes, `url` public and never to be sent the API key).
  *
  * @example
  * ```ts
@@ -198,7 +198,7 @@ export interface PlanTask {
   readonly title: string;
   readonly prompt: string;
   readonly toolsets: readonly string[];
-  /** Task→task edges only; `[]` when the service omits the field (PROTOCOL §5.2). */
+  /** Task→task edges only; `[]` when the service omits the field (service.md §5.2). */
   readonly dependentTasks: readonly string[];
 }
 
@@ -213,7 +213,7 @@ export interface PlanTask {
 export interface PlanVariable {
   readonly name: string;
   readonly variableType?: VariableType;
-  /** Defaults to false (PROTOCOL §5.2). */
+  /** Defaults to false (service.md §5.2). */
   readonly required: boolean;
   readonly options?: readonly string[];
 }
@@ -233,7 +233,7 @@ export interface WorkflowPlan {
 }
 
 /**
- * An uploaded file's key, to pass as a variable value (spec §2.6, PROTOCOL §5.5–5.6).
+ * An uploaded file's key, to pass as a variable value (spec §2.6, service.md §5.5–5.6).
  *
  * @example
  * ```ts
@@ -269,7 +269,7 @@ export interface GeneratedWorkflow {
 export type VariableValue = string | number | boolean | null | readonly VariableValue[] | { readonly [key: string]: VariableValue };
 
 /**
- * The variables of a run, by name (sent as `{variables}`, PROTOCOL §5.4).
+ * The variables of a run, by name (sent as `{variables}`, service.md §5.4).
  *
  * @example
  * ```ts
@@ -317,17 +317,17 @@ export interface RunResult {
   /**
    * Why the run ended: the execution's own end (`finish`, `failed`), or an abort by this client that
    * ended it — `aborted` (a run handle's `cancel()`) or `timeout` (a run handle's `timeoutMs`). The
-   * service has no aborted status (PROTOCOL §3.5): an aborted execution reads `failed`.
+   * service has no aborted status (service.md §3.5): an aborted execution reads `failed`.
    */
   readonly endedBy: RunEnding;
   readonly nodes: readonly NodeExecution[];
   readonly output: readonly OutputNode[];
   readonly files: readonly OutputFile[];
-  /** The nodes that ended `failed`, with their errors (abort and timeouts included, PROTOCOL §3.5–3.6). */
+  /** The nodes that ended `failed`, with their errors (abort and timeouts included, service.md §3.5–3.6). */
   readonly failedNodes: readonly NodeExecution[];
   /**
    * Nodes still running when the execution was already `failed`: a failed node fails the execution at
-   * once while other branches go on (PROTOCOL §3.3). Empty otherwise; see `RunOptions.onFailedBranches`.
+   * once while other branches go on (service.md §3.3). Empty otherwise; see `RunOptions.onFailedBranches`.
    */
   readonly runningNodes: readonly NodeExecution[];
 }

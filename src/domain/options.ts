@@ -26,7 +26,7 @@ export interface RetryOptions {
   readonly maxDelayMs?: number;
   /**
    * Wait after a 429 that carries no `Retry-After`: the service's windows are fixed minutes that start
-   * at the first request (PROTOCOL §2.1), so one minute always reaches a fresh window. Default 60 s.
+   * at the first request (service.md §2.1), so one minute always reaches a fresh window. Default 60 s.
    */
   readonly rateLimitWaitMs?: number;
   /** Longest wait a call accepts; a server asking for more (`Retry-After`) gets its error surfaced. Default 65 s. */
@@ -60,7 +60,7 @@ export interface PollInterval {
 
 /**
  * How a request budget is configured. Every field is optional; the defaults fit the service's
- * account limits (PROTOCOL §2.1). `createClient` takes `budget: { requestsPerMinute } | AccountBudget | false`.
+ * account limits (service.md §2.1). `createClient` takes `budget: { requestsPerMinute } | AccountBudget | false`.
  *
  * @example
  * ```ts
@@ -68,9 +68,9 @@ export interface PollInterval {
  * ```
  */
 export interface RequestBudgetOptions {
-  /** The account's limit per minute (PROTOCOL §2.1). Default 100. */
+  /** The account's limit per minute (service.md §2.1). Default 100. */
   readonly requestsPerMinute?: number;
-  /** The account's limit per day (PROTOCOL §2.1). Default 10,000. */
+  /** The account's limit per day (service.md §2.1). Default 10,000. */
   readonly requestsPerDay?: number;
   /**
    * Share of the minute's limit never used, for what the budget cannot see coming (another process
@@ -101,7 +101,7 @@ export interface RequestBudgetOptions {
   readonly latencyAllowanceMs?: number;
   /**
    * Gap between an identical start's answer and the next identical start. The service refuses a
-   * duplicate within 1 s (PROTOCOL §2.2). Default 1,100 ms.
+   * duplicate within 1 s (service.md §2.2). Default 1,100 ms.
    */
   readonly duplicateStartSpacingMs?: number;
   /**
@@ -141,7 +141,7 @@ export interface AccountBudgetOptions extends RequestBudgetOptions {
  * ```
  */
 export interface ClientOptions {
-  /** The API key (`rf_…`, PROTOCOL §1.6). Never shown in errors, logs or `inspect`. */
+  /** The API key (`rf_…`, service.md §1.6). Never shown in errors, logs or `inspect`. */
   readonly apiKey: string;
   /** The API's base URL, ending in `/v1` (spec §9). Required unless `FLOWSTREAM_BASE_URL` is set. */
   readonly baseUrl?: string;
@@ -149,7 +149,7 @@ export interface ClientOptions {
   readonly fetch?: typeof globalThis.fetch;
   /**
    * Request timeouts. A number sets the default of every endpoint except those with their own default:
-   * `copilot` (330 s, because generation blocks up to 300 s, PROTOCOL §2.4) and `upload` (120 s).
+   * `copilot` (330 s, because generation blocks up to 300 s, service.md §2.4) and `upload` (120 s).
    * Default 30 s.
    */
   readonly timeoutMs?: number | TimeoutOptions;
@@ -157,7 +157,7 @@ export interface ClientOptions {
   readonly retry?: RetryOptions | false;
   /** Extra headers sent with every API request (never to file downloads). */
   readonly headers?: Readonly<Record<string, string>>;
-  /** Where warnings go (an `of_` text variable, PROTOCOL §5.5). Default: none. A logger that throws is ignored. */
+  /** Where warnings go (an `of_` text variable, service.md §5.5). Default: none. A logger that throws is ignored. */
   readonly logger?: Logger;
   /**
    * The most bytes an API answer may have once decoded (gzip included); a larger one is cut off and
@@ -168,7 +168,7 @@ export interface ClientOptions {
   readonly polling?: PollInterval;
   /**
    * The request budget every request of this client passes through: default 100 requests per minute
-   * and 10,000 per day, the service's account limits (PROTOCOL §2.1). An {@link AccountBudget}
+   * and 10,000 per day, the service's account limits (service.md §2.1). An {@link AccountBudget}
    * (`createAccountBudget()`) is shared with every other client given it: one count for the account.
    * `false` sends requests as soon as they are made.
    */
@@ -196,10 +196,10 @@ export const DEFAULTS = {
   maxResponseBytes: 8 * 1024 * 1024,
   retry: { retries: 3, baseDelayMs: 500, maxDelayMs: 10_000, rateLimitWaitMs: 60_000, maxWaitMs: 65_000 },
   /**
-   * The execution status moves on a ~1.5 s server tick (PROTOCOL §3.3) but node statuses move when
+   * The execution status moves on a ~1.5 s server tick (service.md §3.3) but node statuses move when
    * the work does, so 500 ms after a change catches the follow-up within a third of a tick. While
    * nothing changes the wait grows to 10 s: a long LLM node then costs 6 status reads a minute instead
-   * of the 30 of the service's own 2 s loop (PROTOCOL §6), so several runs fit in one account's 100
+   * of the 30 of the service's own 2 s loop (service.md §6), so several runs fit in one account's 100
    * requests per minute (§2.1).
    */
   polling: { minMs: 500, maxMs: 10_000 },

@@ -21,7 +21,7 @@ export interface GateTicket {
   /**
    * Who the request is for, so the gate can share capacity fairly: the execution id for
    * status/output/abort; for a start, the canvas id and the exact JSON body (identical starts must be
-   * spaced by more than the service's 1 s duplicate window, PROTOCOL §2.2).
+   * spaced by more than the service's 1 s duplicate window, service.md §2.2).
    */
   readonly key?: string;
   /**
@@ -33,7 +33,7 @@ export interface GateTicket {
 }
 
 /**
- * Rate-limit facts read off one answer (PROTOCOL §2.1; `Retry-After` only on the IP throttler, §1.3).
+ * Rate-limit facts read off one answer (service.md §2.1; `Retry-After` only on the IP throttler, §1.3).
  *
  * @example
  * ```ts

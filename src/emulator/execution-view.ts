@@ -13,7 +13,7 @@ export interface ExecutionView {
   /** When the status turned terminal; undefined while executing. */
   readonly settledAt: number | undefined;
   readonly abortedAt: number | undefined;
-  /** The run's variables as the service read them (PROTOCOL §5.5). */
+  /** The run's variables as the service read them (service.md §5.5). */
   readonly variables: readonly ResolvedVariable[];
   /** Every node, parents before children. */
   readonly nodes: readonly NodeView[];

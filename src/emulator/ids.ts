@@ -10,7 +10,7 @@ function randomString(alphabet: string, length: number): string {
   return out;
 }
 
-// PROTOCOL §1.5: identifier shapes, so that logs and payloads look like the service's.
+// service.md §1.5: identifier shapes, so that logs and payloads look like the service's.
 export const newExecutionId = (): string => `we-${randomString(LOWER_ALNUM, 24)}`;
 export const newCanvasId = (): string => `c-${randomString(LOWER_ALNUM, 24)}`;
 export const newMessageId = (): string => `am-${randomString(LOWER_ALNUM, 24)}`;

@@ -5,7 +5,7 @@ import type { RateLimits } from './state/rate-limiter.js';
 import type { WorkflowDefinition } from './workflows/definition.js';
 
 /**
- * Which behaviour to play: `service` follows PROTOCOL.md (the service as it really is); `spec`
+ * Which behaviour to play: `service` follows docs/service.md (the service as it really is); `spec`
  * follows the published spec as written (404 business errors, growing message content, top-level
  * run variables accepted, documented statuses only).
  */
@@ -28,7 +28,7 @@ export interface EmulatorOptions {
   /** A clock to use instead, e.g. `createManualClock()` to drive time by hand in tests. */
   readonly clock?: Clock;
   /**
-   * The account budget (PROTOCOL §2.1). Default 100 per minute and 10 000 per day; `false` turns it
+   * The account budget (service.md §2.1). Default 100 per minute and 10 000 per day; `false` turns it
    * off (no 429s and no `X-RateLimit-*` headers).
    */
   readonly rateLimit?: { readonly perMinute?: number; readonly perDay?: number } | false;
@@ -60,7 +60,7 @@ export interface ResolvedOptions {
 const DEFAULTS = {
   profile: 'service',
   speed: 1,
-  // PROTOCOL §2.1: the service's account budget.
+  // service.md §2.1: the service's account budget.
   rateLimit: { perMinute: 100, perDay: 10_000 },
   samples: true,
   port: 0,
@@ -70,7 +70,7 @@ const DEFAULTS = {
 /** Applies the defaults, once, in one place. */
 export function resolveOptions(options: EmulatorOptions): ResolvedOptions {
   const apiKey = options.apiKey ?? newApiKey();
-  // PROTOCOL §1.6: a key that does not start with `rf_` could never authenticate.
+  // service.md §1.6: a key that does not start with `rf_` could never authenticate.
   if (!apiKey.startsWith('rf_')) throw new RangeError('apiKey must start with "rf_"');
   const limits = options.rateLimit;
   const rateLimit =

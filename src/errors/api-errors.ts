@@ -3,7 +3,7 @@ import type { RateLimitInfo } from '../domain/requests.js';
 import { FlowstreamError, guardFor } from './flowstream-error.js';
 
 /**
- * What every API answer that failed tells us (PROTOCOL §1.2–1.3); absent fields stay absent.
+ * What every API answer that failed tells us (service.md §1.2–1.3); absent fields stay absent.
  *
  * @example
  * ```ts
@@ -12,7 +12,7 @@ import { FlowstreamError, guardFor } from './flowstream-error.js';
  */
 export interface ApiErrorDetails {
   readonly endpoint: Endpoint;
-  /** The HTTP status; 200 for business errors sent in a `success:false` envelope (PROTOCOL §1.2). */
+  /** The HTTP status; 200 for business errors sent in a `success:false` envelope (service.md §1.2). */
   readonly status: number;
   /** The envelope's `errCode` (`E1021`, `CANVAS_NOT_FOUND`, …). */
   readonly errCode?: string;
@@ -32,7 +32,7 @@ function describe(details: ApiErrorDetails, lead: string): string {
 
 /**
  * The service answered, and the answer is a failure: an HTTP error status or a `success:false`
- * envelope (which the service sends with HTTP 200, PROTOCOL §1.2). Subclasses name the kind.
+ * envelope (which the service sends with HTTP 200, service.md §1.2). Subclasses name the kind.
  *
  * @example
  * ```ts
@@ -62,7 +62,7 @@ export class ApiError extends FlowstreamError {
 }
 
 /**
- * 401: the API key is missing, malformed (it must start with `rf_`, PROTOCOL §1.6) or invalid.
+ * 401: the API key is missing, malformed (it must start with `rf_`, service.md §1.6) or invalid.
  *
  * @example
  * ```ts
@@ -78,7 +78,7 @@ export class AuthenticationError extends ApiError {
 }
 
 /**
- * 403: the key may not do this (the spec's "Workflow API is disabled", `WEBHOOK_DISABLED`; PROTOCOL §1.4).
+ * 403: the key may not do this (the spec's "Workflow API is disabled", `WEBHOOK_DISABLED`; service.md §1.4).
  *
  * @example
  * ```ts
@@ -94,7 +94,7 @@ export class PermissionError extends ApiError {
 }
 
 /**
- * 402 / `INSUFFICIENT_CREDITS` / `E2002`: the account lacks credits (PROTOCOL §1.4: not sent in
+ * 402 / `INSUFFICIENT_CREDITS` / `E2002`: the account lacks credits (service.md §1.4: not sent in
  * practice, where credits fail a node instead, §3.7).
  *
  * @example
@@ -112,7 +112,7 @@ export class InsufficientCreditsError extends ApiError {
 
 /**
  * The canvas, execution or file does not exist: HTTP 404, or `E1000` / `E1021` / `E1012` / … in an
- * HTTP 200 envelope (PROTOCOL §1.2), or the spec's `CANVAS_NOT_FOUND` / `WEBHOOK_NOT_FOUND`.
+ * HTTP 200 envelope (service.md §1.2), or the spec's `CANVAS_NOT_FOUND` / `WEBHOOK_NOT_FOUND`.
  *
  * @example
  * ```ts
@@ -128,7 +128,7 @@ export class NotFoundError extends ApiError {
 }
 
 /**
- * 409: an identical run was sent within the service's 1 s duplicate window (PROTOCOL §2.2). The
+ * 409: an identical run was sent within the service's 1 s duplicate window (service.md §2.2). The
  * first one may well be running: look for it rather than starting again at once.
  *
  * @example
@@ -146,7 +146,7 @@ export class ConflictError extends ApiError {
 
 /**
  * 400: the service rejected the request's parameters. For copilot, `modelResponse` holds the model's
- * raw answer when the service sent one (spec §4.8, PROTOCOL §5.3).
+ * raw answer when the service sent one (spec §4.8, service.md §5.3).
  *
  * @example
  * ```ts
@@ -181,7 +181,7 @@ export class PayloadTooLargeError extends ApiError {
 }
 
 /**
- * The account's window a rate limit concerns (PROTOCOL §2.1).
+ * The account's window a rate limit concerns (service.md §2.1).
  *
  * @example
  * ```ts
@@ -191,7 +191,7 @@ export class PayloadTooLargeError extends ApiError {
 export type RateLimitScope = 'minute' | 'day';
 
 /**
- * 429: the account's rate limit (100/min, 10,000/day, PROTOCOL §2.1) or the IP throttler (§1.3).
+ * 429: the account's rate limit (100/min, 10,000/day, service.md §2.1) or the IP throttler (§1.3).
  * `rateLimit` holds the `X-RateLimit-*` counters and `Retry-After` when the answer carried them.
  * Also raised by the request budget, before anything is sent, for a start when the day is spent
  * (by its own count or the service's): then `scope` is `'day'` and `resetAt` says by when the day's
@@ -220,8 +220,8 @@ export class RateLimitError extends ApiError {
 }
 
 /**
- * 5xx or `E0000` ("an unknown error", PROTOCOL §1.2): the service failed. For a start,
- * `mayHaveStarted` is true: the execution may exist although no id came back (PROTOCOL §2.2), so
+ * 5xx or `E0000` ("an unknown error", service.md §1.2): the service failed. For a start,
+ * `mayHaveStarted` is true: the execution may exist although no id came back (service.md §2.2), so
  * flowstream never retries it; check `workflows`/your own records before starting again.
  *
  * @example

@@ -1,7 +1,7 @@
 import { FlowstreamError, guardFor } from './flowstream-error.js';
 
 /**
- * An output file could not be fetched from its public URL (PROTOCOL §4.6): the file server answered
+ * An output file could not be fetched from its public URL (service.md §4.6): the file server answered
  * with an error status (`status`), or the connection failed (`status` undefined, `cause` set).
  *
  * @example

@@ -32,7 +32,7 @@ type FailureKind = 'auth' | 'permission' | 'credits' | 'notFound' | 'conflict' |
 
 /**
  * Codes whose meaning does not depend on the HTTP status they came with. Business errors arrive as
- * HTTP 200 (PROTOCOL §1.2), so this table is read first and the code wins over the status.
+ * HTTP 200 (service.md §1.2), so this table is read first and the code wins over the status.
  * Exported for the table test only.
  */
 export const KIND_BY_CODE: Readonly<Record<string, FailureKind>> = {
@@ -43,7 +43,7 @@ export const KIND_BY_CODE: Readonly<Record<string, FailureKind>> = {
   INVALID_REQUEST_BODY: 'invalid',
   WEBHOOK_DISABLED: 'permission',
   WEBHOOK_RATE_LIMITED: 'rateLimit',
-  // Spec §7.3, E-codes; E0000 is "any unexpected server fault" (PROTOCOL §1.2).
+  // Spec §7.3, E-codes; E0000 is "any unexpected server fault" (service.md §1.2).
   E0000: 'server',
   E0001: 'server',
   E0003: 'invalid',
@@ -62,7 +62,7 @@ export const KIND_BY_CODE: Readonly<Record<string, FailureKind>> = {
 
 /**
  * HTTP statuses, read when the body has no known code: framework bodies and proxies keep their
- * status (PROTOCOL §1.3). Any other 5xx is a server fault ({@link kindOfStatus}). Exported for the
+ * status (service.md §1.3). Any other 5xx is a server fault ({@link kindOfStatus}). Exported for the
  * table test only.
  */
 export const KIND_BY_STATUS: Readonly<Partial<Record<number, FailureKind>>> = {
@@ -105,7 +105,7 @@ const ERROR_BY_KIND: { readonly [K in FailureKind]: (details: ApiErrorDetails, e
   server: (details, { rateLimit }) => new ServerError({ ...details, ...(rateLimit.retryAfterMs === undefined ? {} : { retryAfterMs: rateLimit.retryAfterMs }) }),
 };
 
-/** The window the service's headers show spent (PROTOCOL §2.1: 0 remaining), the day first: it lasts longer. */
+/** The window the service's headers show spent (service.md §2.1: 0 remaining), the day first: it lasts longer. */
 function spentScope(rateLimit: RateLimitInfo): { readonly scope?: RateLimitScope } {
   if (rateLimit.remainingPerDay === 0) return { scope: 'day' };
   return rateLimit.remainingPerMinute === 0 ? { scope: 'minute' } : {};
@@ -126,14 +126,14 @@ function stringField(record: Readonly<Record<string, unknown>>, key: string): st
 /** Non-JSON bodies (a proxy's HTML page, a truncated answer) are kept short in messages. */
 const MAX_TEXT = 200;
 
-/** Reads the four body shapes the service sends on failure (PROTOCOL §1.2, §1.3, spec §4.8). */
+/** Reads the four body shapes the service sends on failure (service.md §1.2, §1.3, spec §4.8). */
 function readFacts(body: FailureBody): FailureFacts {
   if (body.kind === 'text') {
     const text = body.text.trim();
     return text === '' ? {} : { errMsg: text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}…` : text };
   }
   const value = body.value;
-  if (typeof value === 'string') return { errMsg: value }; // the IP throttler's bare-string 429 (PROTOCOL §1.3)
+  if (typeof value === 'string') return { errMsg: value }; // the IP throttler's bare-string 429 (service.md §1.3)
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return {};
   const record = value as Readonly<Record<string, unknown>>;
   if (record['success'] === false) {
@@ -160,7 +160,7 @@ export function errorFromAnswer(answer: FailedAnswer): ApiError {
     ...(facts.traceId === undefined ? {} : { traceId: facts.traceId }),
     ...(answer.executionId === undefined ? {} : { executionId: answer.executionId }),
   };
-  // The code first (a business error comes as HTTP 200, PROTOCOL §1.2), then the status; neither known: a plain ApiError.
+  // The code first (a business error comes as HTTP 200, service.md §1.2), then the status; neither known: a plain ApiError.
   const kind = kindOfCode(facts.errCode) ?? kindOfStatus(answer.status);
   if (kind === undefined) return new ApiError(details);
   return ERROR_BY_KIND[kind](details, { rateLimit: answer.rateLimit ?? {}, ...(facts.modelResponse === undefined ? {} : { modelResponse: facts.modelResponse }) });

@@ -3,7 +3,7 @@ import { FlowstreamError, guardFor } from './flowstream-error.js';
 /**
  * A pipeline step's start may have reached the service, but its answer was lost (the process that
  * sent it died first): its execution may exist and run, and the service offers no way to find it
- * (PROTOCOL §2.2, §3.8). On resume such a step is not started again unless the pipeline says so
+ * (service.md §2.2, §3.8). On resume such a step is not started again unless the pipeline says so
  * (`inDoubt: 'start-again'`): it fails with this error, which names the step and when the start was
  * attempted, so a person can look before anything runs twice.
  *

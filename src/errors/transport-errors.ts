@@ -16,7 +16,7 @@ export interface TransportErrorDetails {
 }
 
 /**
- * A start that failed this way may have reached the server (PROTOCOL §2.2): flowstream never sends
+ * A start that failed this way may have reached the server (service.md §2.2): flowstream never sends
  * it again, and says so, because a second start would run the workflow twice.
  */
 function mayHaveStarted(endpoint: Endpoint): boolean {

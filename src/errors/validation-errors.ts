@@ -18,7 +18,7 @@ export interface ResponseIssue {
 /**
  * The service answered 200 but the body does not fit what the endpoint must return: not JSON at all
  * (`reason: 'not-json'`) or JSON of the wrong shape (`reason: 'schema'`, with zod's `issues`).
- * Schemas are lenient where the service is loose (PROTOCOL §3.1, §4.3), so this means a real mismatch.
+ * Schemas are lenient where the service is loose (service.md §3.1, §4.3), so this means a real mismatch.
  * For a start, `mayHaveStarted` is true: the service accepted it but we could not read the id.
  *
  * @example
@@ -60,7 +60,7 @@ export class ResponseValidationError extends FlowstreamError {
 /**
  * An argument was rejected before anything was sent: an empty id, variables that are not JSON, a
  * body over 100 KB (the service's E2005), text over 100k characters (E2004), an upload over 50 MiB
- * (PROTOCOL §2.3), an unknown locale, an empty copilot query. `argument` names the culprit.
+ * (service.md §2.3), an unknown locale, an empty copilot query. `argument` names the culprit.
  *
  * @example
  * ```ts

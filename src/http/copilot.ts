@@ -41,18 +41,18 @@ const DOCUMENTED_LOCALES: ReadonlySet<string> = new Set(COPILOT_LOCALES);
  * ```
  */
 export interface GenerateRequest {
-  /** The workflow to build, in words; must not be blank (PROTOCOL §5.3). */
+  /** The workflow to build, in words; must not be blank (service.md §5.3). */
   readonly query: string;
   readonly locale?: CopilotLocale;
   /**
-   * The workflow whose tasks and variables are **replaced, irreversibly** (PROTOCOL §5.3). Without it,
+   * The workflow whose tasks and variables are **replaced, irreversibly** (service.md §5.3). Without it,
    * a new workflow is created.
    */
   readonly replaceCanvasId?: string;
 }
 
 /**
- * Copilot generation (spec §4.8). It blocks until the plan is ready, up to 300 s (PROTOCOL §2.4), and
+ * Copilot generation (spec §4.8). It blocks until the plan is ready, up to 300 s (service.md §2.4), and
  * is never retried after it may have reached the service: each attempt creates or replaces a workflow.
  *
  * @example

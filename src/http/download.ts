@@ -36,7 +36,7 @@ export const DEFAULT_DOWNLOAD_MAX_BYTES = 1024 * 1024 * 1024;
 
 function urlOf(file: Pick<OutputFile, 'url'> | string, rewrite: ((url: string) => string) | undefined): string {
   const given = typeof file === 'string' ? file : file.url;
-  if (given === undefined || given === '') throw new InvalidArgumentError('file.url', 'is missing: files appear with a URL only once their node finished (PROTOCOL §4.6)');
+  if (given === undefined || given === '') throw new InvalidArgumentError('file.url', 'is missing: files appear with a URL only once their node finished (service.md §4.6)');
   const url = rewrite === undefined ? given : rewrite(given);
   let parsed: URL;
   try {
@@ -101,7 +101,7 @@ function guardedBody(body: ReadableStream<Uint8Array>, guard: Guard): ReadableSt
 }
 
 /**
- * Opens an output file's public URL. Output URLs need no Authorization (PROTOCOL §4.6) and may live on
+ * Opens an output file's public URL. Output URLs need no Authorization (service.md §4.6) and may live on
  * another host, so this goes through a plain `fetch` that knows no API key, without cookies or referrer.
  * The body it returns is bounded: by `maxBytes` (a declared Content-Length over it fails at once) and
  * by `timeoutMs`, which covers the body too.

@@ -38,7 +38,7 @@ function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
 /**
  * Turns an answer into the endpoint's data or the one error that describes it, with the API key
  * removed from all of it by `redact`. The envelope's
- * `success` decides, not only the HTTP status: business errors come as HTTP 200 (PROTOCOL §1.2).
+ * `success` decides, not only the HTTP status: business errors come as HTTP 200 (service.md §1.2).
  */
 export function unwrap<T>(answer: Answer, schema: z.ZodMiniType<T>, redact: Redactor): T {
   const body = parseBody(answer.text, redact);

@@ -47,7 +47,7 @@ export function createExecutionsApi(context: ExecutionsContext): ExecutionsApi {
       const { onSending } = objectArgument('options', options);
       const variables = objectArgument('input', input).variables ?? {};
       checkVariables(variables);
-      // PROTOCOL §5.4: the service rejects top-level variables, so the wrapper is always sent.
+      // service.md §5.4: the service rejects top-level variables, so the wrapper is always sent.
       const body = { variables };
       const json = encodeJsonBody('variables', body);
       warnAboutFileKeyLookalikes(variables, context.uploadedKeys, context.logger);
@@ -56,7 +56,7 @@ export function createExecutionsApi(context: ExecutionsContext): ExecutionsApi {
         method: 'post',
         path: `openapi/workflow/${segment}/run`,
         json,
-        // gate.ts: identical starts (same canvas, same exact body) share a key (PROTOCOL §2.2).
+        // gate.ts: identical starts (same canvas, same exact body) share a key (service.md §2.2).
         key: `${canvasId}\n${json}`,
         schema: startedExecutionSchema,
         ...callOptions(options),

@@ -2,7 +2,7 @@ import type { Logger, Variables } from '../domain/model.js';
 
 /**
  * Warns about text values the service will misread as file keys: any string starting with `of_` is
- * taken as an uploaded fileKey (PROTOCOL §5.5), so `of_course` silently becomes a missing file. Keys
+ * taken as an uploaded fileKey (service.md §5.5), so `of_course` silently becomes a missing file. Keys
  * this client uploaded are known and pass quietly; arrays are checked element by element, because an
  * array is a file list only when every element is a key.
  */
@@ -13,7 +13,7 @@ export function warnAboutFileKeyLookalikes(variables: Variables, uploaded: Reado
     for (const text of texts) {
       if (typeof text === 'string' && text.startsWith('of_') && !uploaded.has(text)) {
         logger.warn(
-          `flowstream: variable "${name}" starts with "of_" but is not a file this client uploaded; the service will read it as a fileKey (PROTOCOL §5.5)`,
+          `flowstream: variable "${name}" starts with "of_" but is not a file this client uploaded; the service will read it as a fileKey (service.md §5.5)`,
           { variable: name },
         );
       }

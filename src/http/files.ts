@@ -7,7 +7,7 @@ import type { Send } from './transport.js';
 import { toUploadParts, type UploadSource } from './upload-source.js';
 
 /**
- * PROTOCOL §2.3: at most 10 files per request (11+ → 400 `Unexpected field`).
+ * service.md §2.3: at most 10 files per request (11+ → 400 `Unexpected field`).
  *
  * @example
  * ```ts
@@ -41,7 +41,7 @@ export function createFilesApi(send: Send, uploadedKeys: Set<string>): FilesApi 
       for (let start = 0; start < parts.length; start += UPLOAD_BATCH_SIZE) {
         const batch = parts.slice(start, start + UPLOAD_BATCH_SIZE);
         const form = new FormData();
-        for (const part of batch) form.append('files', part.blob, part.name); // field `files`, repeated (PROTOCOL §2.3)
+        for (const part of batch) form.append('files', part.blob, part.name); // field `files`, repeated (service.md §2.3)
         const uploaded = await send({ endpoint: 'upload', method: 'post', path: 'openapi/files/upload', body: form, schema: uploadedFilesSchema, ...checked });
         if (uploaded.length !== batch.length) {
           throw new ResponseValidationError({

@@ -6,7 +6,7 @@ export const MAX_TEXT_CHARACTERS = 100_000;
 export const MAX_BODY_BYTES = 100 * 1024;
 
 /**
- * How deep a body may nest. Variables are text, numbers, flags and small objects (PROTOCOL §5.5);
+ * How deep a body may nest. Variables are text, numbers, flags and small objects (service.md §5.5);
  * anything deeper is a mistake, and far deeper would overflow the stack of whoever walks it.
  */
 export const MAX_JSON_DEPTH = 64;

@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 
-/** Ids are short opaque tokens (PROTOCOL §1.5); a very long one is a mistake, not an id. */
+/** Ids are short opaque tokens (service.md §1.5); a very long one is a mistake, not an id. */
 const MAX_ID_LENGTH = 256;
 
 /**

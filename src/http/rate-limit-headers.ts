@@ -28,7 +28,7 @@ function retryAfterMs(headers: Headers, now: number): number | undefined {
 
 /**
  * Reads the rate-limit facts of one answer: the four `X-RateLimit-*` counters the service sends past
- * auth (PROTOCOL §2.1) and `Retry-After`, which only the IP throttler sends (§1.3). Parsed strictly:
+ * auth (service.md §2.1) and `Retry-After`, which only the IP throttler sends (§1.3). Parsed strictly:
  * a value that does not parse is left out, as if the header were absent, so a garbled header can never
  * stall requests.
  */

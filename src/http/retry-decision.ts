@@ -4,7 +4,7 @@ import { isResponseValidationError } from '../errors/validation-errors.js';
 import { isRepeatable, type Endpoint } from '../domain/endpoints.js';
 import type { RetryOptions } from '../domain/options.js';
 
-/** A run must wait past the duplicate window before its identical retry (PROTOCOL §2.2). */
+/** A run must wait past the duplicate window before its identical retry (service.md §2.2). */
 const DUPLICATE_WINDOW_MS = 1_100;
 
 /** Everything the decision depends on; `random` ∈ [0, 1) is passed in so the function stays pure. */
@@ -47,7 +47,7 @@ export function decideRetry(input: RetryInput): RetryDecision {
   // 1. The budget of retries is spent: the last error is the caller's.
   if (input.attempt > input.policy.retries) return { retry: false, reason: 'retries exhausted' };
   // 2. Rate limited. The request was refused, not executed, so even a start may go again — after the
-  //    window: `Retry-After` when the IP throttler sent it (PROTOCOL §1.3), else a full fixed window,
+  //    window: `Retry-After` when the IP throttler sent it (service.md §1.3), else a full fixed window,
   //    since the account limiter sends no reset time (§2.1). With a gate, the gate keeps that wait for
   //    every request at once, so the retry only queues behind it. A spent daily budget will not reset soon.
   if (isRateLimitError(error)) {
@@ -61,7 +61,7 @@ export function decideRetry(input: RetryInput): RetryDecision {
     const delayMs = endpoint === 'run' && input.gated !== true ? Math.max(window, DUPLICATE_WINDOW_MS) : window;
     return waitFor(delayMs, input, 'rate limited');
   }
-  // 3. Anything else may have reached the server: only repeatable requests go again (PROTOCOL §2.2).
+  // 3. Anything else may have reached the server: only repeatable requests go again (service.md §2.2).
   if (!isRepeatable(endpoint)) return { retry: false, reason: `${endpoint} is not repeatable` };
   // 4. No answer: the connection failed or timed out.
   if (isNetworkError(error)) return { retry: true, delayMs: backoff(input), reason: 'network' };

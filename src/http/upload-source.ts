@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 
 /**
- * PROTOCOL §2.3: the service refuses larger files with 413.
+ * service.md §2.3: the service refuses larger files with 413.
  *
  * @example
  * ```ts

@@ -8,7 +8,7 @@ import { workflowPlanSchema, workflowSummariesSchema } from './schemas/workflow.
 import type { Send } from './transport.js';
 
 /**
- * Sort orders the service knows; anything else silently means `updationDesc` (PROTOCOL §5.1).
+ * Sort orders the service knows; anything else silently means `updationDesc` (service.md §5.1).
  *
  * @example
  * ```ts
@@ -17,7 +17,7 @@ import type { Send } from './transport.js';
  */
 export const WORKFLOW_ORDERS = ['creationAsc', 'creationDesc', 'updationAsc', 'updationDesc'] as const;
 /**
- * A sort order of search (PROTOCOL §5.1).
+ * A sort order of search (service.md §5.1).
  *
  * @example
  * ```ts
@@ -39,7 +39,7 @@ export interface SearchQuery {
   readonly order?: WorkflowOrder;
   /** 1-based; default 1. */
   readonly page?: number;
-  /** 1 to 100; the service's default is 20 (PROTOCOL §5.1). */
+  /** 1 to 100; the service's default is 20 (service.md §5.1). */
   readonly pageSize?: number;
 }
 
@@ -71,7 +71,7 @@ export interface WorkflowsApi {
   /** One page of workflows whose title contains `keyword` (case-insensitive). */
   search(query?: SearchQuery, options?: CallOptions): Promise<WorkflowSummary[]>;
   /**
-   * Every matching workflow, page by page; stops at the first page shorter than `pageSize` (PROTOCOL
+   * Every matching workflow, page by page; stops at the first page shorter than `pageSize` (service.md
    * §5.1), at a page that repeats the one before, or after `maxPages`.
    */
   list(query?: ListQuery, options?: CallOptions): AsyncIterable<WorkflowSummary>;
@@ -81,7 +81,7 @@ export interface WorkflowsApi {
 
 const DEFAULT_PAGE_SIZE = 20;
 const DEFAULT_MAX_PAGES = 1_000;
-/** Larger sizes are clamped by the service (PROTOCOL §5.1), which would make `list` stop after one page. */
+/** Larger sizes are clamped by the service (service.md §5.1), which would make `list` stop after one page. */
 const MAX_PAGE_SIZE = 100;
 
 function checkInteger(argument: string, value: number, min: number, max: number): number {
@@ -127,7 +127,7 @@ export function createWorkflowsApi(send: Send): WorkflowsApi {
       if (page > 1 && ids === previous) return;
       previous = ids;
       yield* items;
-      // PROTOCOL §5.1: no total is sent; the last page is the first one shorter than pageSize.
+      // service.md §5.1: no total is sent; the last page is the first one shorter than pageSize.
       if (items.length < pageSize) return;
     }
   }

@@ -8,7 +8,7 @@ import type { OutputFile } from '../domain/model.js';
 
 /**
  * Streams an output file to a path or a writable stream, without holding it in memory and without
- * the API key (PROTOCOL §4.6: output URLs are public). Resolves with the number of bytes written.
+ * the API key (service.md §4.6: output URLs are public). Resolves with the number of bytes written.
  *
  * @example
  * ```ts

@@ -6,7 +6,7 @@ import { MAX_UPLOAD_BYTES, type NamedFileData } from '../http/upload-source.js';
 
 /**
  * A file on disk as an upload source, read lazily by the upload itself (`fs.openAsBlob`), named after
- * its base name unless `name` is given. Files over 50 MiB are refused here already (PROTOCOL §2.3).
+ * its base name unless `name` is given. Files over 50 MiB are refused here already (service.md §2.3).
  *
  * @example
  * ```ts

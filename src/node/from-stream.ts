@@ -6,7 +6,7 @@ import { MAX_UPLOAD_BYTES, type NamedFileData } from '../http/upload-source.js';
 /**
  * Reads a Node `Readable` or a web `ReadableStream` into an upload source. The multipart upload needs
  * the whole size up front, so the stream is buffered — and stopped as soon as it passes 50 MiB
- * (PROTOCOL §2.3), before memory grows further.
+ * (service.md §2.3), before memory grows further.
  *
  * @example
  * ```ts

@@ -22,9 +22,9 @@ export interface DiskSpool {
 
 /**
  * File transfer between steps without holding files in memory (Node): each output file is streamed
- * from its public URL — without the API key (PROTOCOL §4.6) — into a temporary directory, and the
+ * from its public URL — without the API key (service.md §4.6) — into a temporary directory, and the
  * upload reads it back from disk as it sends it (`fs.openAsBlob`). Files over 50 MiB are refused
- * before the upload (PROTOCOL §2.3). Close the spool once the upload is done.
+ * before the upload (service.md §2.3). Close the spool once the upload is done.
  *
  * @example
  * ```ts

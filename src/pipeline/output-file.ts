@@ -3,7 +3,7 @@ import type { OutputFile, RunResult } from '../domain/model.js';
 
 /**
  * The output file of a run with this name (or the first whose name passes `match`). The order of
- * files is unspecified (PROTOCOL §4.6), so files are picked by name, never by position. Throws
+ * files is unspecified (service.md §4.6), so files are picked by name, never by position. Throws
  * `InvalidArgumentError` when the run produced no such file.
  *
  * @example

@@ -19,9 +19,9 @@ function aiMessages(messages: readonly OutputMessage[]): readonly OutputMessage[
 
 /**
  * The text a run produced, to pass on to the next step: the AI messages of one node, or the last AI
- * message of the whole run (the output lists task nodes parents first, PROTOCOL §4.1–4.2, so the last
+ * message of the whole run (the output lists task nodes parents first, service.md §4.1–4.2, so the last
  * one is the most downstream answer). `''` when there is none; tool messages practically never
- * appear (PROTOCOL §4.5) and are left out.
+ * appear (service.md §4.5) and are left out.
  *
  * @example
  * ```ts

@@ -1,7 +1,7 @@
 /**
  * Where a step's execution stood when the checkpoint was taken.
  * `starting`: its start was about to leave, or left, and no answer was recorded — on resume the step
- * is in doubt (its execution may exist, PROTOCOL §2.2). `aborted`: the pipeline aborted it.
+ * is in doubt (its execution may exist, service.md §2.2). `aborted`: the pipeline aborted it.
  *
  * @example
  * ```ts

@@ -83,7 +83,7 @@ export interface PipelineOptions {
   readonly run?: RunOptions;
   /**
    * What to do with a step the checkpoint records `starting`: its start may have reached the service
-   * but no answer was recorded (the process died), so its execution may exist (PROTOCOL §2.2, §3.8).
+   * but no answer was recorded (the process died), so its execution may exist (service.md §2.2, §3.8).
    * `'fail'` (default): the step fails with `StepInDoubtError`, naming it and when the start was
    * attempted; nothing is started twice. `'start-again'`: start it once more (attempt + 1).
    */

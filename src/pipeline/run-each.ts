@@ -47,7 +47,7 @@ const EACH_DEFAULTS = { concurrency: 5, order: 'input', retry: 0 } as const;
 
 /**
  * Fans a workflow out over many inputs: one run per input, at most `concurrency` executions at once,
- * all through the client's one request budget (so the fan-out does not draw 429s, PROTOCOL §2.1).
+ * all through the client's one request budget (so the fan-out does not draw 429s, service.md §2.1).
  * Emits one {@link EachResult} per input and completes after the last. A workflow that fails (after
  * its retries) errors the whole fan-out with its `WorkflowFailedError`: every running execution is
  * aborted (once) and no further input starts — as on unsubscribe.

@@ -53,7 +53,7 @@ export function runPipeline<Name extends string>(
     const resume = checkedResume(definition, options.resume);
     return defer(() => followPipeline(client, definition, plan, options, resume, undefined));
   }
-  // PROTOCOL §3.8: no way to list executions — the store's record is the only memory of what started.
+  // service.md §3.8: no way to list executions — the store's record is the only memory of what started.
   return defer(async () => {
     const token = await stored.store.claim(stored.pipelineId);
     const found = await stored.store.load(stored.pipelineId);
@@ -125,7 +125,7 @@ function followPipeline<Name extends string>(
       advance();
     };
 
-    // PROTOCOL §3.5: an abort fails the execution; unsubscribing the step's run sends it (once).
+    // service.md §3.5: an abort fails the execution; unsubscribing the step's run sends it (once).
     const abortRunning = (): void => {
       for (const [step, subscription] of [...running]) {
         running.delete(step);

@@ -5,7 +5,7 @@ import type { PipelineClient } from './pipeline-client.js';
 
 /**
  * Reads one output file into something `files.upload` accepts. `maxBytes` is the upload's limit
- * (50 MiB, PROTOCOL §2.3): a reader stops there, rather than fetch a file whole that cannot be uploaded.
+ * (50 MiB, service.md §2.3): a reader stops there, rather than fetch a file whole that cannot be uploaded.
  *
  * @example
  * ```ts
@@ -35,7 +35,7 @@ export interface TransferOptions {
 
 /**
  * Hands output files of one run to the next as input: each is downloaded from its public URL —
- * without the API key (PROTOCOL §4.6) — and uploaded to the account, in batches of ten (§2.3). The
+ * without the API key (service.md §4.6) — and uploaded to the account, in batches of ten (§2.3). The
  * keys come back in the order of `files`; pass `fileKey` as a variable's value (§5.5: a string
  * starting with `of_`, or an array of them for a list of files).
  *

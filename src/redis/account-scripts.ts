@@ -15,7 +15,7 @@
  * - `sends` sorted set: one member per request let through, scored by its time (the windows' counts).
  * - `leases` sorted set: process → lease expiry; `demand` hash: process → runs waiting to poll;
  *   `ptat` hash: process → its own pacer (its share of the reads).
- * - `starts` hash: an identical start's key → when the next one may go (PROTOCOL §2.2).
+ * - `starts` hash: an identical start's key → when the next one may go (service.md §2.2).
  */
 
 /** Shared head of the scripts: time, pruning and the leases. */
@@ -98,7 +98,7 @@ local dayAt = num('dayAt', -1)
 if dayAt >= 0 then tokens = math.min(dayBurst, num('dayTokens', dayBurst) + math.max(0, now - dayAt) * perMs) end
 
 if class == 'abort' then
-  -- PROTOCOL §3.5: an execution left running spends credits: aborts skip the pacing and may use the reserve.
+  -- service.md §3.5: an execution left running spends credits: aborts skip the pacing and may use the reserve.
   within(inMinute, perMinute - minuteCut, minuteMs)
   within(inDay, perDay - dayCut, dayMs)
   if num('capMinute', 1) <= 0 then notBefore(num('capMinuteUntil', 0)) end
@@ -166,7 +166,7 @@ return { 1, now, now, epoch, inMinute + 1, inDay + 1 }
 export const REPORT_SCRIPT = `${PRELUDE}
 local status, remMinute, remDay, limMinute, limDay = ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
 local minuteMs, dayMs, startKey, spacing, pauseMs = tonumber(ARGV[8]), tonumber(ARGV[9]), ARGV[10], tonumber(ARGV[11]), tonumber(ARGV[12])
--- PROTOCOL §2.1: a 429 carries no reset time and windows are fixed minutes: a whole window is enough.
+-- service.md §2.1: a 429 carries no reset time and windows are fixed minutes: a whole window is enough.
 if status == '429' then
   redis.call('HSET', state, 'pausedUntil', math.max(num('pausedUntil', 0), now + pauseMs))
 end
@@ -177,7 +177,7 @@ if remDay ~= '' then redis.call('HSET', state, 'capDay', tonumber(remDay), 'capD
 -- Limits lower than configured are the account's real ones.
 if limMinute ~= '' then redis.call('HSET', state, 'limitMinute', tonumber(limMinute)) end
 if limDay ~= '' then redis.call('HSET', state, 'limitDay', tonumber(limDay)) end
--- PROTOCOL §2.2: an identical start must leave more than 1 s after the last one arrived.
+-- service.md §2.2: an identical start must leave more than 1 s after the last one arrived.
 if startKey ~= '' then
   local ready = tonumber(redis.call('HGET', starts, startKey) or '0')
   redis.call('HSET', starts, startKey, math.max(ready, now + spacing))

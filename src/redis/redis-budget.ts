@@ -321,7 +321,7 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
   };
 }
 
-/** A start the account's day can no longer take (PROTOCOL §2.1): refused before it is sent. */
+/** A start the account's day can no longer take (service.md §2.1): refused before it is sent. */
 function dayIsSpent(ticket: GateTicket, resetAt: number, now: number): RateLimitError {
   const minutes = Math.max(1, Math.ceil((resetAt - now) / 60_000));
   return new RateLimitError({

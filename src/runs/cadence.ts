@@ -13,7 +13,7 @@ export interface CadenceBounds {
 /** The default bounds (`DEFAULTS.polling`, where their reasons are written). */
 export const DEFAULT_POLL_INTERVAL: CadenceBounds = DEFAULTS.polling;
 
-/** PROTOCOL §6: the service's own tool reads every 2 s; spare budget never polls a quiet run faster. */
+/** service.md §6: the service's own tool reads every 2 s; spare budget never polls a quiet run faster. */
 export const HEADROOM_FLOOR_MS = 2_000;
 
 /**
@@ -43,7 +43,7 @@ export const JITTER = 0.2;
 
 /**
  * How long "every node done, execution still `executing`" counts as settling: two server ticks
- * (PROTOCOL §3.3). Longer than that the execution is stuck, not settling, and the reads back off again.
+ * (service.md §3.3). Longer than that the execution is stuck, not settling, and the reads back off again.
  */
 export const SETTLING_WINDOW_MS = 3000;
 
@@ -73,7 +73,7 @@ function checkInterval(interval: PollInterval, name: string): void {
 
 /**
  * What the last read showed: `changed` (the execution or a node changed status), `settling` (every node is done but the
- * execution has not turned terminal yet, PROTOCOL §3.3: the next tick will say `finish`), or `quiet`.
+ * execution has not turned terminal yet, service.md §3.3: the next tick will say `finish`), or `quiet`.
  */
 export type Reading = 'changed' | 'settling' | 'quiet';
 

@@ -9,7 +9,7 @@ import { type RunHandle, startRunOver, type StartRunOptions } from './run-handle
 import { runLifecycle } from './run-lifecycle.js';
 import { type RunOptions, type RunsDefaults, runSettings } from './run-options.js';
 
-/** The input of a run (PROTOCOL §5.4: always sent as the `variables` wrapper). */
+/** The input of a run (service.md §5.4: always sent as the `variables` wrapper). */
 export interface RunInput {
   readonly variables?: Variables;
 }
@@ -28,7 +28,7 @@ export interface Runs {
    */
   run(canvasId: string, input?: RunInput, options?: RunOptions): Observable<RunEvent>;
   /**
-   * Follows an existing execution (from any client of the account, PROTOCOL §3.8). `started` comes
+   * Follows an existing execution (from any client of the account, service.md §3.8). `started` comes
    * with the first status read. Unsubscribing leaves the execution running unless
    * `abortOnUnsubscribe: true`.
    *

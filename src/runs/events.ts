@@ -22,7 +22,7 @@ export interface StatusEvent {
 /**
  * A node changed status: one event per observed transition, in order. A node seen for the first time
  * has no `previous`; a node that moved `init → finish` between two polls gives one event with
- * `previous: 'init'`. Statuses only move forward (PROTOCOL §3.2).
+ * `previous: 'init'`. Statuses only move forward (service.md §3.2).
  */
 export interface NodeEvent {
   readonly type: 'node';
@@ -35,7 +35,7 @@ export interface NodeEvent {
 }
 
 /**
- * New text of a message since its last event (PROTOCOL §4.4). Concatenating `delta`s gives `content`;
+ * New text of a message since its last event (service.md §4.4). Concatenating `delta`s gives `content`;
  * when `replaced` is true the earlier text was rewritten and `delta`/`reasoningDelta` hold the whole
  * new text, so a consumer starts over from them.
  */
@@ -49,13 +49,13 @@ export interface MessageEvent {
   readonly reasoningDelta: string;
   /** The message's full text so far. */
   readonly content: string;
-  /** The message's full reasoning so far (usually `''`, PROTOCOL §4.5). */
+  /** The message's full reasoning so far (usually `''`, service.md §4.5). */
   readonly reasoningContent: string;
   readonly replaced: boolean;
 }
 
 /**
- * An output file appeared: once per file (PROTOCOL §4.6), with its `url` — a file listed first without
+ * An output file appeared: once per file (service.md §4.6), with its `url` — a file listed first without
  * one is announced when its url arrives, or at the end with what is known of it.
  */
 export interface FileEvent {

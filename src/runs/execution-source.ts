@@ -139,7 +139,7 @@ export interface BackgroundAbortOptions {
  * longer than any fixed deadline (a 429's pause, a mass abort draining at the service's limit). Every
  * wait on its way is bounded instead: the budget's pause by the service's window, each attempt by the
  * request timeout, the attempts by the retry policy (abort is repeatable, http/retry-decision.ts), so it
- * is sent once here. Aborting a finished execution is harmless (PROTOCOL §3.5), so a failure is only
+ * is sent once here. Aborting a finished execution is harmless (service.md §3.5), so a failure is only
  * logged. `settled` hears when the abort answered or failed.
  */
 export function abortInBackground(source: ExecutionSource, executionId: string, options: BackgroundAbortOptions, settled?: () => void): void {

@@ -8,7 +8,7 @@ export interface MessageView {
 
 /**
  * Everything a run has learned about its execution: what the snapshot differ compares the next poll
- * against. Maps keep first-seen order, which is the service's parents-before-children order (PROTOCOL §4.1).
+ * against. Maps keep first-seen order, which is the service's parents-before-children order (service.md §4.1).
  */
 export interface ExecutionView {
   readonly executionId: string;
@@ -18,7 +18,7 @@ export interface ExecutionView {
   readonly nodes: ReadonlyMap<string, NodeExecution>;
   /** Every message that has had text, at its latest text. */
   readonly messages: ReadonlyMap<string, MessageView>;
-  /** The task nodes of the latest output read (PROTOCOL §4.2). */
+  /** The task nodes of the latest output read (service.md §4.2). */
   readonly outputNodes: readonly OutputNode[];
   /** Every file seen, at its fullest details, in first-seen order. */
   readonly files: readonly OutputFile[];
@@ -50,7 +50,7 @@ export function messageKey(nodeId: string, messageId: string): string {
 }
 
 /**
- * PROTOCOL §4.6 gives files no id. A file is the same file as one seen before when name and type match
+ * service.md §4.6 gives files no id. A file is the same file as one seen before when name and type match
  * and no detail they both have differs: a listing that adds the `url`, `nodeId` or `size` it lacked
  * is that file's details arriving, not a second file; two files of one name on different nodes, or
  * at different links, stay two.
@@ -70,7 +70,7 @@ export function withDetails(known: OutputFile, seen: OutputFile): OutputFile {
   };
 }
 
-/** The execution has ended: `finish` or `failed` are its only terminal statuses (PROTOCOL §3.3, §3.5). */
+/** The execution has ended: `finish` or `failed` are its only terminal statuses (service.md §3.3, §3.5). */
 export function isExecutionOver(status: ExecutionStatus | undefined): status is 'finish' | 'failed' {
   return status === 'finish' || status === 'failed';
 }

@@ -71,7 +71,7 @@ function endWithin(from: number, to: number, startedAt: number | undefined, esti
 /**
  * Notes the transitions a read at `now` showed (the node events of its diff; the read before was at
  * `previousAt`): a node first seen done ended in the bracket, a node first seen executing started
- * when the last of the nodes that ended in the same bracket did (PROTOCOL §3.2: a node starts when its
+ * when the last of the nodes that ended in the same bracket did (service.md §3.2: a node starts when its
  * parents finish), or in the middle of the bracket when none did. Without a bracket (a watch's first
  * read) nothing is guessed.
  */
@@ -170,7 +170,7 @@ const OBSERVED_PRECISION = 0.1;
 
 /**
  * The durations of the nodes that finished, to learn from at the end: the service's own times when
- * the output gave them (PROTOCOL §4.2), else the observed ones when both brackets were narrow. Only
+ * the output gave them (service.md §4.2), else the observed ones when both brackets were narrow. Only
  * nodes in `finished`: a failed node's time is not how long its work takes.
  */
 export function learnedDurations(foresight: Foresight, outputNodes: readonly OutputNode[], finished: ReadonlySet<string>): LearnedDuration[] {

@@ -1,4 +1,4 @@
-/** The two texts of a message (PROTOCOL §4.5: `reasoningContent` is usually empty). */
+/** The two texts of a message (service.md §4.5: `reasoningContent` is usually empty). */
 export interface MessageText {
   readonly content: string;
   readonly reasoningContent: string;
@@ -13,13 +13,13 @@ export interface MessageChange {
 
 /**
  * The change between two reads of a message, or `undefined` when there is nothing new to say.
- * PROTOCOL §4.4 names three cases: a new message (all of its text is new), grown content (the old
+ * service.md §4.4 names three cases: a new message (all of its text is new), grown content (the old
  * text is a prefix of the new: only the suffix is new), and rewritten content (anything else: the
  * whole new text, `replaced`). Both texts are judged together so one `replaced` flag covers the event.
  */
 export function messageChange(previous: MessageText | undefined, next: MessageText): MessageChange | undefined {
   if (previous === undefined) {
-    // PROTOCOL §4.5: an empty message says nothing yet; when it gains text it is reported as new.
+    // service.md §4.5: an empty message says nothing yet; when it gains text it is reported as new.
     if (next.content === '' && next.reasoningContent === '') return undefined;
     return { delta: next.content, reasoningDelta: next.reasoningContent, replaced: false };
   }

@@ -2,7 +2,7 @@ import type { NodeStatus } from '../domain/model.js';
 
 /**
  * How far a node has come on its one-way path `init → waiting → executing → finish | failed`
- * (PROTOCOL §3.2; `waiting` only in the spec, §3.1). `unknown` ranks below everything: a value we do
+ * (service.md §3.2; `waiting` only in the spec, §3.1). `unknown` ranks below everything: a value we do
  * not know never overwrites one we do, and any known status moves a node on from it.
  */
 export function nodeRank(status: NodeStatus): number {

@@ -29,7 +29,7 @@ export function observeTimes(times: NodeTimes, event: RunEvent, now: number): No
   return times;
 }
 
-/** The service's own times of a node (PROTOCOL §4.2), when it gave both and they make sense. */
+/** The service's own times of a node (service.md §4.2), when it gave both and they make sense. */
 function reportedElapsed(node: OutputNode | undefined): number | undefined {
   if (node?.startTime === undefined || node.endTime === undefined) return undefined;
   const elapsed = Date.parse(node.endTime) - Date.parse(node.startTime);

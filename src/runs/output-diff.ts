@@ -21,8 +21,8 @@ function roleOf(message: OutputMessage, log: WarningLog, executionId: string): M
 
 /**
  * Compares an output reading with the view: `message` events with exact deltas for each message whose
- * text is new, grew or was rewritten (PROTOCOL §4.4), then a `file` event for each file not seen before
- * (PROTOCOL §4.6) — held back while it has no `url`, until its url arrives (see `ExecutionView.heldFiles`).
+ * text is new, grew or was rewritten (service.md §4.4), then a `file` event for each file not seen before
+ * (service.md §4.6) — held back while it has no `url`, until its url arrives (see `ExecutionView.heldFiles`).
  * A message or node missing from a later reading is kept: text once delivered is never taken back.
  */
 export function diffOutput(view: ExecutionView, output: ExecutionOutput): ViewDiff {

@@ -9,7 +9,7 @@ export type OutputMode = 'stream' | 'final';
 export const OUTPUT_MODES: readonly unknown[] = ['stream', 'final'] satisfies readonly OutputMode[];
 
 /**
- * While nodes run, the service persists new messages in batches about every 3 s (PROTOCOL §4.4) and
+ * While nodes run, the service persists new messages in batches about every 3 s (service.md §4.4) and
  * the output endpoint is slow (§2.5): reading it more often than this would mostly read nothing new.
  */
 export const OUTPUT_SPACING_MS = 3000;
@@ -25,7 +25,7 @@ export interface OutputQuestion {
 }
 
 /**
- * Whether a status read goes on to read the output: only when it can have changed (PROTOCOL §2.5).
+ * Whether a status read goes on to read the output: only when it can have changed (service.md §2.5).
  * Always at the end, for the final messages and files. In `stream` mode also, spaced, while a node
  * executes, but only when the next read cannot be the output alone (`shouldReadOutputAlone`: a node
  * failed or has a status we do not know); otherwise the text comes with that next read, one request
@@ -73,7 +73,7 @@ export function shouldReadOutputAlone(question: OutputAloneQuestion): boolean {
 
 /**
  * Whether an output read shows every change a status read could, from nodes at these statuses. The
- * output lists every task node with its status (PROTOCOL §4.2) and only task nodes move (§3.2), so it
+ * output lists every task node with its status (service.md §4.2) and only task nodes move (§3.2), so it
  * shows every node transition; what it lacks is the execution's status, which turns terminal only
  * after a node failed or when none is pending or executing (§3.3). So: some node still executes, none
  * failed, and none has a status we do not know (it might have ended the execution too).

@@ -30,7 +30,7 @@ interface ReadFacts {
   /** A status moved: the cadence goes back to its fastest. */
   readonly changed: boolean;
   readonly output: boolean;
-  /** A node ended (its last text and files are still to be read, PROTOCOL §4.6). */
+  /** A node ended (its last text and files are still to be read, service.md §4.6). */
   readonly nodeEnded: boolean;
   /** The node events of the read, for the node times (foresight.ts). */
   readonly transitions: readonly RunEvent[];
@@ -111,7 +111,7 @@ export function initialPoll(rules: PollRules, startedStatus: ExecutionStatus | u
 /**
  * What to read next, and when, for one execution until it is terminal: its status on the adaptive
  * cadence, its output only when it can have changed (output-policy.ts), ending with `finished`.
- * Status events go out as soon as the status answers, before the slower output read (PROTOCOL §2.5).
+ * Status events go out as soon as the status answers, before the slower output read (service.md §2.5).
  */
 export function reducePoll(plan: PollPlan, input: PollInput): PollStep {
   const { activity } = plan;
@@ -209,13 +209,13 @@ function outputAloneAnswered(plan: PollPlan, output: ExecutionOutput, now: numbe
 /**
  * After a read that ended with `diff`: `finished` when the execution is terminal, otherwise its events
  * and the next read. A moved status sets the cadence back to its fastest; a new message does not: it
- * says the node is busy, not that its status will change soon (PROTOCOL §4.4).
+ * says the node is busy, not that its status will change soon (service.md §4.4).
  */
 function conclude(plan: PollPlan, diff: ViewDiff, facts: ReadFacts, random: number, headroom: PollHeadroom | undefined): PollStep {
   const { view } = diff;
   const { rules } = plan;
   const nodes = [...view.nodes.values()];
-  // PROTOCOL §3.3: a failed execution's other branches may still run; `follow` reads on until they end.
+  // service.md §3.3: a failed execution's other branches may still run; `follow` reads on until they end.
   const branchesRunning = view.status === 'failed' && nodes.some((node) => node.status === 'executing' || node.status === 'waiting');
   const estimateOf = rules.estimateOf ?? (() => undefined);
   const foresight = countRead(observeTransitions(plan.foresight, facts.transitions, plan.lastReadAt, facts.now, estimateOf), facts.changed, facts.now);
@@ -226,7 +226,7 @@ function conclude(plan: PollPlan, diff: ViewDiff, facts: ReadFacts, random: numb
     const learn: PollCommand[] = durations.length === 0 ? [] : [{ type: 'learn', durations }];
     return { state: { ...plan, view: last.view, activity: { kind: 'ended' }, foresight }, commands: [...warnings(diff), ...emit([...diff.events, ...last.events, finished]), ...learn, { type: 'end' }] };
   }
-  // PROTOCOL §3.3: every node done while the execution still says `executing` means the next server
+  // service.md §3.3: every node done while the execution still says `executing` means the next server
   // tick ends it; read again soon rather than declare the end ourselves.
   const allDone = nodes.length > 0 && nodes.every((node) => isNodeDone(node.status));
   const settlingSince = allDone ? (plan.settlingSince ?? facts.now) : undefined;
@@ -235,7 +235,7 @@ function conclude(plan: PollPlan, diff: ViewDiff, facts: ReadFacts, random: numb
   const cadence = nextCadence(withHeadroom(rules.bounds, headroom), plan.cadence, pace, () => random);
   const certain = allDone || awaitsStart(facts.transitions);
   const foreseen = certain ? undefined : foreseeRead(foresight, executingNodes(view), facts.now, rules.bounds, headroom, estimateOf);
-  // A change due within a tick (the end, PROTOCOL §3.3; a child's start, §3.2) is due at once for a
+  // A change due within a tick (the end, service.md §3.3; a child's start, §3.2) is due at once for a
   // run the model times: in a saturated budget's queue it goes ahead of the reads that only may find one.
   const dueAt = foreseen?.dueAt ?? (certain && plan.dueAt !== undefined ? facts.now : undefined);
   const next: PollPlan = {
@@ -265,7 +265,7 @@ function finishedNodes(view: ExecutionView): Set<string> {
 }
 
 /**
- * A read that saw a node end and none start: a child may start on the service's next step (PROTOCOL
+ * A read that saw a node end and none start: a child may start on the service's next step (service.md
  * §3.2), a change the model cannot time, so the cadence reads again soon, as without a model.
  */
 function awaitsStart(transitions: readonly RunEvent[]): boolean {

@@ -90,7 +90,7 @@ const GRID = 256;
 /** The grid ends where the change is all but certain to have come. */
 const LOG_TAIL = Math.log(1e-3);
 
-/** PROTOCOL §3.6: no node runs past 30 minutes, so no change is further off than that. */
+/** service.md §3.6: no node runs past 30 minutes, so no change is further off than that. */
 const LONGEST_MS = 30 * 60_000;
 
 /** ln P(no running node has ended by `at` | none had by `now`). */

@@ -9,7 +9,7 @@ export interface RunStop {
 
 /**
  * The `finished` event as this client saw the end: an execution that failed after our abort was
- * aborted (PROTOCOL §3.5: the service has no aborted status, it reads `failed`). One that had ended
+ * aborted (service.md §3.5: the service has no aborted status, it reads `failed`). One that had ended
  * before the stop, or finished anyway, keeps its own ending.
  */
 export function stoppedEnding(stop: RunStop | undefined, event: FinishedEvent): FinishedEvent {

@@ -126,7 +126,7 @@ export function reduceRun(machine: RunMachine, event: LifecycleEvent): RunStep {
     case 'poll-complete':
       return pollCompleted(machine);
     case 'abort-answered':
-      // The abort has taken effect (PROTOCOL §3.5): read the end now rather than at the cadence's pace.
+      // The abort has taken effect (service.md §3.5): read the end now rather than at the cadence's pace.
       return machine.phase.name === 'following' ? { state: machine, commands: [{ type: 'read-now' }] } : stay(machine);
     default:
       return event satisfies never;
@@ -208,7 +208,7 @@ function left(machine: RunMachine, abortWanted: boolean, error: LifecycleCommand
       // A signal aborted before the run began: nothing is started.
       return to(machine, CLOSED, ...failing);
     case 'starting':
-      // A stop asked earlier wants the abort too. Only a start on its way may have made an execution (PROTOCOL §2.2, §3.1).
+      // A stop asked earlier wants the abort too. Only a start on its way may have made an execution (service.md §2.2, §3.1).
       if ((abortWanted || machine.stop !== undefined) && phase.sending) return to(machine, { name: 'leaving' }, ...failing);
       return to(machine, CLOSED, { type: 'drop-start' }, ...failing);
     case 'following':
@@ -247,7 +247,7 @@ function polled(machine: RunMachine, event: RunEvent): RunStep {
     return to({ ...machine, seenEnd }, phase, { type: 'emit', event });
   }
   const ended = stoppedEnding(machine.stop, event);
-  // PROTOCOL §3.3, §3.5: branches still running after the failure spend credits; abort them once.
+  // service.md §3.3, §3.5: branches still running after the failure spend credits; abort them once.
   const branches = machine.rules.onFailedBranches === 'abort' && ended.result.runningNodes.length > 0 ? abortOnce(machine, phase.executionId) : [];
   return to(machine, { name: 'finishing', executionId: phase.executionId, result: ended.result }, ...branches, { type: 'emit', event: ended });
 }

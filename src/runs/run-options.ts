@@ -42,12 +42,12 @@ export interface RunOptions {
   /**
    * `run`, `startRun`: read the workflow's plan first and check the variables against it — an unknown
    * name ("did you mean"), a required one left out, a value outside its options — erroring with
-   * `InvalidArgumentError` before the start is sent (the service checks none of it, PROTOCOL §5.4, and a
+   * `InvalidArgumentError` before the start is sent (the service checks none of it, service.md §5.4, and a
    * wrong run costs credits). One more request. Default false.
    */
   readonly checkVariables?: boolean;
   /**
-   * When the execution fails while other branches still run (PROTOCOL §3.3): `'leave'` them running
+   * When the execution fails while other branches still run (service.md §3.3): `'leave'` them running
    * (the result lists them in `runningNodes`), `'abort'` the execution once (it stops spending credits,
    * §3.5), or `'follow'` them to their end before `finished`. Default `'leave'`.
    */

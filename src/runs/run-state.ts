@@ -20,7 +20,7 @@ export interface NodeState {
   /** The node's messages' text, joined by a blank line. */
   readonly text: string;
   /**
-   * The node does work: a task node, one the output lists (PROTOCOL §4.2), counted in `progress`.
+   * The node does work: a task node, one the output lists (service.md §4.2), counted in `progress`.
    * Nodes with no work (start, memo, resource…) are `finish` from the start (§3.2), so a node is taken
    * for a task once it was seen at any other status, had a message, or is in the result's output. A
    * task whose whole life passed between two reads looks like one with no work until the result.
@@ -43,7 +43,7 @@ export interface RunState {
   readonly executionId?: string;
   readonly canvasId?: string;
   readonly status?: ExecutionStatus;
-  /** In the service's parents-before-children order (PROTOCOL §4.1). */
+  /** In the service's parents-before-children order (service.md §4.1). */
   readonly nodes: readonly NodeState[];
   readonly files: readonly OutputFile[];
   /** Task nodes `finish` or `failed` out of all task nodes (see `NodeState.task`). */
@@ -63,7 +63,7 @@ function withNodes(state: RunState, nodes: readonly NodeState[]): RunState {
 
 function applyNode(nodes: readonly NodeState[], event: NodeEvent): readonly NodeState[] {
   const known = nodes.find((node) => node.nodeId === event.nodeId);
-  // PROTOCOL §3.2: a node with no work is `finish` whenever it is seen; any other status, now or
+  // service.md §3.2: a node with no work is `finish` whenever it is seen; any other status, now or
   // before (`previous`), says it does work.
   const seenWorking = event.status !== 'finish' || (event.previous !== undefined && event.previous !== 'finish');
   const next: NodeState = {
@@ -97,7 +97,7 @@ function applyMessage(nodes: readonly NodeState[], event: MessageEvent): readonl
   });
 }
 
-/** The result's output lists exactly the task nodes (PROTOCOL §4.2): the end settles what was a guess. */
+/** The result's output lists exactly the task nodes (service.md §4.2): the end settles what was a guess. */
 function applyResult(nodes: readonly NodeState[], result: RunResult): readonly NodeState[] {
   const tasks = new Set(result.output.map((node) => node.nodeId));
   return nodes.map((node) => (node.task || !tasks.has(node.nodeId) ? node : { ...node, task: true }));

@@ -16,7 +16,7 @@ function nodeEvent(executionId: string, node: NodeExecution, previous: NodeExecu
   };
 }
 
-/** Only a node's own fields: an output node (PROTOCOL §4.2) also carries its messages and times. */
+/** Only a node's own fields: an output node (service.md §4.2) also carries its messages and times. */
 function nodeOf({ nodeId, status, rawStatus, title, error }: NodeExecution): NodeExecution {
   return { nodeId, status, rawStatus, ...(title === undefined ? {} : { title }), ...(error === undefined ? {} : { error }) };
 }
@@ -51,7 +51,7 @@ function moveNodes(executionId: string, nodes: Map<string, NodeExecution>, readi
 /**
  * Compares a status reading with the view: a `status` event when the execution's status changed, then
  * one `node` event per node that moved forward, in the reading's parents-before-children order
- * (PROTOCOL §4.1). A node that jumped several steps between two polls gives one event from where it
+ * (service.md §4.1). A node that jumped several steps between two polls gives one event from where it
  * was. A reading that would move a node backwards (a stale read) or to a status we do not know is not
  * believed: the node keeps its furthest status and the oddity is logged once.
  */
@@ -75,7 +75,7 @@ export function diffStatus(view: ExecutionView, snapshot: ExecutionSnapshot): Vi
 }
 
 /**
- * The node transitions an output reading shows: it lists the task nodes with their status (PROTOCOL
+ * The node transitions an output reading shows: it lists the task nodes with their status (service.md
  * §4.2), the only nodes that move (§3.2), so a run that reads its output can skip that status read.
  * The execution's own status is not in it and stays as it was. Same rules and order as `diffStatus`.
  */

@@ -37,7 +37,7 @@ function isMissing(value: VariableValue | undefined): boolean {
 }
 
 /**
- * Checks a run's variables against the workflow's plan (PROTOCOL §5.2) before anything is sent, since
+ * Checks a run's variables against the workflow's plan (service.md §5.2) before anything is sent, since
  * the service checks none of it (§5.4) and a wrong run still costs credits: a name the plan does not
  * have (with the nearest one it does, "did you mean"), a required variable left out, a value outside a
  * variable's `options`. Throws `InvalidArgumentError` naming the variable.

@@ -3,7 +3,7 @@ import { Simulation, ticket } from './simulation.js';
 
 const START = ticket('start', 'c-1 {"variables":{"q":"x"}}');
 
-describe('identical starts (PROTOCOL §2.2)', () => {
+describe('identical starts (service.md §2.2)', () => {
   it('holds an identical start until the previous one is answered, then more than 1 s longer', () => {
     const sim = new Simulation();
     const first = sim.enqueue(START);

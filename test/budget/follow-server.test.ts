@@ -30,7 +30,7 @@ describe('after a 429', () => {
     expect(gaps(resumed)).toEqual(Array.from({ length: 7 }, () => PACE));
   });
 
-  it('waits for Retry-After when the IP throttler gives one (PROTOCOL §1.3)', () => {
+  it('waits for Retry-After when the IP throttler gives one (service.md §1.3)', () => {
     const sim = new Simulation();
     const [first] = queueMany(sim, 1, 'early');
     sim.advanceTo(50);

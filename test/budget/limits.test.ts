@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { budgetLimits } from '../../src/budget/limits.js';
 
 describe('budget limits', () => {
-  it('defaults to the service\'s account limits with a 5% margin (PROTOCOL §2.1)', () => {
+  it('defaults to the service\'s account limits with a 5% margin (service.md §2.1)', () => {
     expect(budgetLimits()).toEqual({
       perMinute: 100,
       perDay: 10_000,

@@ -81,7 +81,7 @@ describe('never over the limit', () => {
         expect(maxInAnyWindow(sentAt, 60_000)).toBeLessThanOrEqual(options.requestsPerMinute);
         expect(maxInAnyWindow(sentAt, limits.minuteWindowMs)).toBeLessThanOrEqual(limits.perMinute);
         expect(mostUpToEach(sim.sent, (sent) => sent.ticket.priority !== 'abort', limits.minuteWindowMs)).toBeLessThanOrEqual(limits.usablePerMinute);
-        // The service's fixed windows, opened by whichever request arrives first (PROTOCOL §2.1).
+        // The service's fixed windows, opened by whichever request arrives first (service.md §2.1).
         expect(serviceRejections(arrivedAt, options.requestsPerMinute)).toBe(0);
       }),
       { numRuns: 150 },

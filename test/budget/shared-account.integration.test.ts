@@ -23,7 +23,7 @@ afterEach(async () => {
 
 /**
  * Runs `count` runs on each client at once, on the emulator's manual clock, until all have ended. Run n
- * of every client has the same variables: identical starts (PROTOCOL §2.2) from two clients.
+ * of every client has the same variables: identical starts (service.md §2.2) from two clients.
  */
 async function runAll(clock: ManualClock, clients: readonly [Client, number][]): Promise<RunResult[][]> {
   let pending = clients.reduce((sum, [, count]) => sum + count, 0);

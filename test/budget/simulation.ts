@@ -125,7 +125,7 @@ export function mostUpToEach(sent: readonly Sent[], counts: (sent: Sent) => bool
 }
 
 /**
- * How many of these arrivals the service would refuse (PROTOCOL §2.1): a fixed window opens at the
+ * How many of these arrivals the service would refuse (service.md §2.1): a fixed window opens at the
  * first request, counts every request (refused ones too) and closes 60 s later; the next request opens
  * the next window.
  */
@@ -187,7 +187,7 @@ export class Agenda {
   }
 }
 
-/** The service's account counter (PROTOCOL §2.1): fixed windows opened by the first request, refusals counted. */
+/** The service's account counter (service.md §2.1): fixed windows opened by the first request, refusals counted. */
 export class AccountCounter {
   #windowStart = Number.NEGATIVE_INFINITY;
   #count = 0;

@@ -65,7 +65,7 @@ describe('pipeline workers as processes (flowstream/bullmq)', () => {
       a.child.kill('SIGKILL');
       await a.exited();
       // The start a sent reaches the service after all (logged once handled); b comes after it, never
-      // within the service's 1 s duplicate window of it (PROTOCOL §2.2), which is 50 real ms here.
+      // within the service's 1 s duplicate window of it (service.md §2.2), which is 50 real ms here.
       await expect.poll(() => startsOf(started.emulator, 'c-one'), { timeout: 5_000 }).toBe(1);
       await started.startWorker({ name: 'b', inDoubt });
       return { fleet: started, result: pipeline.result };
@@ -151,7 +151,7 @@ describe('pipeline workers as processes (flowstream/bullmq)', () => {
     // The workers share the account's one budget in Redis: 100 a minute for all of them together.
     await Promise.all(['w1', 'w2', 'w3', 'w4'].map((name) => fleet!.startWorker({ name, concurrency: 25, requestsPerMinute: 100, lockDurationMs: 10_000, stalledIntervalMs: 5_000 })));
     const ready = performance.now();
-    // Each step's variables differ: identical starts within 1 s would be refused as duplicates (PROTOCOL §2.2).
+    // Each step's variables differ: identical starts within 1 s would be refused as duplicates (service.md §2.2).
     const pipelines = await Promise.all(
       Array.from({ length: 100 }, (_, n) => fleet!.start(`p-load-${n}`, { steps: { one: { canvasId: 'c-load', variables: { n: String(n), step: 'one' } }, two: { canvasId: 'c-load', dependsOn: ['one'], variables: { n: String(n), step: 'two' } }, three: { canvasId: 'c-load', dependsOn: ['two'], variables: { n: String(n), step: 'three' } } } })),
     );

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { call, callJson, startEmulator } from './harness.js';
 import type { PlanData } from './wire.js';
 
-describe('authentication (PROTOCOL §1.6)', () => {
+describe('authentication (service.md §1.6)', () => {
   it('answers 401 "Missing API key" without an Authorization header', async () => {
     const emulator = await startEmulator();
     const response = await fetch(`${emulator.url}/openapi/workflows`);
@@ -45,7 +45,7 @@ describe('authentication (PROTOCOL §1.6)', () => {
 });
 
 describe('envelopes and error shapes', () => {
-  it('wraps a success in {success: true, data} (PROTOCOL §1.1)', async () => {
+  it('wraps a success in {success: true, data} (service.md §1.1)', async () => {
     const emulator = await startEmulator();
     const { status, body } = await callJson<PlanData>(emulator, '/openapi/workflows/c-sample-linear');
     expect(status).toBe(200);
@@ -53,7 +53,7 @@ describe('envelopes and error shapes', () => {
     expect(body.data?.title).toBe('Research brief (linear chain)');
   });
 
-  it('answers unknown canvases and executions with HTTP 200 business errors on the service (PROTOCOL §1.2)', async () => {
+  it('answers unknown canvases and executions with HTTP 200 business errors on the service (service.md §1.2)', async () => {
     const emulator = await startEmulator();
     const canvas = await callJson(emulator, '/openapi/workflows/c-missing');
     expect(canvas.status).toBe(200);

@@ -4,7 +4,7 @@ import type { CopilotData, PlanData, SearchData } from './wire.js';
 
 const generate = '/openapi/copilot/workflow/generate';
 
-describe('copilot generation (PROTOCOL §2.4, §5.3)', () => {
+describe('copilot generation (service.md §2.4, §5.3)', () => {
   it('builds one task per sentence or clause, each depending on the one before, with a new canvas', async () => {
     const emulator = await startEmulator();
     const { status, body } = await callJson<CopilotData>(emulator, generate, {

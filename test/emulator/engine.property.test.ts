@@ -58,7 +58,7 @@ const scenarioArbitrary: fc.Arbitrary<Scenario> = fc.record({
 const statesAt = (workflow: Workflow, timeline: Timeline, at: number): Map<string, NodeState> =>
   new Map(workflow.nodes.map((node) => [node.id, nodeStateAt(timeline.fates.get(node.id) ?? { outcome: 'blocked' }, at)]));
 
-describe('execution engine properties (PROTOCOL §3)', () => {
+describe('execution engine properties (service.md §3)', () => {
   it('moves nodes forward only, gates children on parents, and derives the execution status on the tick', () => {
     fc.assert(
       fc.property(scenarioArbitrary, ({ definition, steps, abortAfter }) => {
@@ -80,7 +80,7 @@ describe('execution engine properties (PROTOCOL §3)', () => {
             const terminalBefore = executionStatusAt(timeline, now) !== 'executing';
             timeline = abortTimeline(timeline, now);
             abortSent = true;
-            // PROTOCOL §3.5: aborting a finished or failed execution changes nothing.
+            // service.md §3.5: aborting a finished or failed execution changes nothing.
             if (terminalBefore) expect(timeline.abortedAt).toBeUndefined();
           }
           const aborted = timeline.abortedAt !== undefined;
@@ -94,17 +94,17 @@ describe('execution engine properties (PROTOCOL §3)', () => {
             // Transitions only move forward, and a terminal status never changes.
             expect(RANK[state.status]).toBeGreaterThanOrEqual(RANK[before.status]);
             if (RANK[before.status] === 2) expect(state.status).toBe(before.status);
-            // PROTOCOL §3.2: no-work nodes are finish from the start.
+            // service.md §3.2: no-work nodes are finish from the start.
             if (node.type !== 'task') expect(state.status).toBe('finish');
-            // PROTOCOL §3.2: no node executes (or finishes) before all its parents finish.
+            // service.md §3.2: no node executes (or finishes) before all its parents finish.
             if (state.status === 'executing' || (node.type === 'task' && state.status === 'finish')) {
               for (const parent of node.parents) expect(nodes.get(parent)?.status).toBe('finish');
             }
-            // PROTOCOL §3.4: a task downstream of a failure stays init, unless abort or timeout fails it.
+            // service.md §3.4: a task downstream of a failure stays init, unless abort or timeout fails it.
             if (node.type === 'task' && node.parents.some((parent) => nodes.get(parent)?.status === 'failed' && !CUT_MESSAGES.has(nodes.get(parent)?.errorMessage ?? ''))) {
               expect(state.status === 'init' || CUT_MESSAGES.has(state.errorMessage ?? '')).toBe(true);
             }
-            // PROTOCOL §3.5: nothing executes after an abort.
+            // service.md §3.5: nothing executes after an abort.
             if (aborted) expect(state.status).not.toBe('executing');
           }
 
@@ -113,17 +113,17 @@ describe('execution engine properties (PROTOCOL §3)', () => {
           const all = [...nodes.values()];
           if (status === 'finish') expect(all.every((state) => state.status === 'finish')).toBe(true);
           // An abort in the tick between the last node finishing and the execution turning finish
-          // (PROTOCOL §3.3) finds nothing unfinished to fail, yet fails the execution (§3.5).
+          // (service.md §3.3) finds nothing unfinished to fail, yet fails the execution (§3.5).
           if (status === 'failed' && !aborted) expect(all.some((state) => state.status === 'failed')).toBe(true);
           if (aborted) expect(status).toBe('failed');
-          // PROTOCOL §3.3: a tick after a node failed, the execution is failed; a tick after all
+          // service.md §3.3: a tick after a node failed, the execution is failed; a tick after all
           // nodes finished, it is finish.
           if (now - STATUS_TICK_MS >= createdAt) {
             const tickAgo = [...statesAt(workflow, timeline, now - STATUS_TICK_MS).values()];
             if (tickAgo.some((state) => state.status === 'failed')) expect(status).toBe('failed');
             if (!aborted && tickAgo.every((state) => state.status === 'finish')) expect(status).toBe('finish');
           }
-          // PROTOCOL §3.6: nothing runs past 30 minutes without failing.
+          // service.md §3.6: nothing runs past 30 minutes without failing.
           if (now - createdAt >= 30 * MINUTE) expect(status).not.toBe('executing');
 
           previousNodes = nodes;

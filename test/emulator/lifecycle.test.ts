@@ -24,8 +24,8 @@ async function manual(workflows: WorkflowDefinition[] = [], profile: 'service' |
   return { clock, emulator };
 }
 
-describe('execution lifecycle (PROTOCOL §3)', () => {
-  it('answers run with status "running" while the execution reads "executing" (PROTOCOL §3.1)', async () => {
+describe('execution lifecycle (service.md §3)', () => {
+  it('answers run with status "running" while the execution reads "executing" (service.md §3.1)', async () => {
     const { emulator } = await manual();
     const { body } = await callJson<RunData>(emulator, '/openapi/workflow/c-sample-linear/run', { body: {} });
     expect(body.success).toBe(true);
@@ -34,7 +34,7 @@ describe('execution lifecycle (PROTOCOL §3)', () => {
     expect((await statusOf(emulator, body.data?.executionId ?? '')).status).toBe('executing');
   });
 
-  it('moves a linear chain node by node, each starting when its parent finishes (PROTOCOL §3.2)', async () => {
+  it('moves a linear chain node by node, each starting when its parent finishes (service.md §3.2)', async () => {
     const { clock, emulator } = await manual();
     const id = await run(emulator, 'c-sample-linear');
     expect(nodeStatuses(await statusOf(emulator, id))).toEqual({ 'node-start': 'finish', 'node-research': 'executing', 'node-outline': 'init', 'node-write': 'init' });
@@ -46,7 +46,7 @@ describe('execution lifecycle (PROTOCOL §3)', () => {
     expect(done.nodeExecutions.map((node) => node.errorMessage)).toEqual([undefined, '[]', '[]', '[]']);
   });
 
-  it('reads all nodes finish while the execution is still executing until the next tick (PROTOCOL §3.3)', async () => {
+  it('reads all nodes finish while the execution is still executing until the next tick (service.md §3.3)', async () => {
     const { clock, emulator } = await manual([{ canvasId: 'c-one', title: 'One', nodes: [{ id: 'node-a', durationMs: 1_000 }] }]);
     const id = await run(emulator, 'c-one');
     clock.advance(1_000);
@@ -57,7 +57,7 @@ describe('execution lifecycle (PROTOCOL §3)', () => {
     expect((await statusOf(emulator, id)).status).toBe('finish');
   });
 
-  it('fails the execution at the first tick after a branch fails, while the sibling branch goes on (PROTOCOL §3.3, §3.4)', async () => {
+  it('fails the execution at the first tick after a branch fails, while the sibling branch goes on (service.md §3.3, §3.4)', async () => {
     const { clock, emulator } = await manual();
     const id = await run(emulator, 'c-sample-branch-failure');
     clock.advance(4_000);
@@ -75,7 +75,7 @@ describe('execution lifecycle (PROTOCOL §3)', () => {
     expect(nodeStatuses(later)).toMatchObject({ 'node-translate-de': 'finish', 'node-merge': 'init' });
   });
 
-  it('lists every node parents before children, ties by nodeId (PROTOCOL §4.1)', async () => {
+  it('lists every node parents before children, ties by nodeId (service.md §4.1)', async () => {
     const { emulator } = await manual([
       {
         canvasId: 'c-order',
@@ -91,7 +91,7 @@ describe('execution lifecycle (PROTOCOL §3)', () => {
     expect((await statusOf(emulator, id)).nodeExecutions.map((node) => node.nodeId)).toEqual(['node-a', 'node-b', 'node-c', 'node-z']);
   });
 
-  it('finishes an empty workflow at once (PROTOCOL §3.1)', async () => {
+  it('finishes an empty workflow at once (service.md §3.1)', async () => {
     const { emulator } = await manual();
     const id = await run(emulator, 'c-sample-empty');
     const status = await statusOf(emulator, id);
@@ -99,7 +99,7 @@ describe('execution lifecycle (PROTOCOL §3)', () => {
     expect(status.nodeExecutions).toEqual([]);
   });
 
-  it('fails a node without credits when it starts, with the plain credit message (PROTOCOL §3.7, §4.3)', async () => {
+  it('fails a node without credits when it starts, with the plain credit message (service.md §3.7, §4.3)', async () => {
     const { clock, emulator } = await manual();
     const id = await run(emulator, 'c-sample-credit');
     const status = await statusOf(emulator, id);
@@ -108,7 +108,7 @@ describe('execution lifecycle (PROTOCOL §3)', () => {
     expect((await statusOf(emulator, id)).status).toBe('failed');
   });
 
-  it('times a node out after 30 minutes of emulator time (PROTOCOL §3.6)', async () => {
+  it('times a node out after 30 minutes of emulator time (service.md §3.6)', async () => {
     const { clock, emulator } = await manual();
     const id = await run(emulator, 'c-sample-timeout');
     clock.advance(30 * 60 * 1_000 - 1);
@@ -119,7 +119,7 @@ describe('execution lifecycle (PROTOCOL §3)', () => {
     expect(status.nodeExecutions[1]).toMatchObject({ status: 'failed', errorMessage: 'Node execution timeout exceeded (1800s)' });
   });
 
-  it('times the whole execution out after 30 minutes (PROTOCOL §3.6)', async () => {
+  it('times the whole execution out after 30 minutes (service.md §3.6)', async () => {
     const twenty = 20 * 60 * 1_000;
     const { clock, emulator } = await manual([
       { canvasId: 'c-long', nodes: [{ id: 'node-a', durationMs: twenty }, { id: 'node-b', parents: ['node-a'], durationMs: twenty }] },
@@ -159,7 +159,7 @@ describe('execution lifecycle (PROTOCOL §3)', () => {
   });
 });
 
-describe('abort (PROTOCOL §3.5)', () => {
+describe('abort (service.md §3.5)', () => {
   it('fails every unfinished node, init included, and the execution at once', async () => {
     const { clock, emulator } = await manual();
     const id = await run(emulator, 'c-sample-linear');
@@ -214,7 +214,7 @@ describe('abort (PROTOCOL §3.5)', () => {
   });
 });
 
-describe('output (PROTOCOL §4.2–§4.6)', () => {
+describe('output (service.md §4.2–§4.6)', () => {
   const messages: WorkflowDefinition = {
     canvasId: 'c-messages',
     nodes: [
@@ -248,7 +248,7 @@ describe('output (PROTOCOL §4.2–§4.6)', () => {
     expect(done.output[1]?.messages).toEqual([{ messageId: expect.stringMatching(/^am-[a-z0-9]{24}$/) as unknown, content: 'later', reasoningContent: null, type: 'ai' }]);
   });
 
-  it('service: whole messages appear in ~3 s batches, content never changes, empty ones are left out (PROTOCOL §4.4, §4.5)', async () => {
+  it('service: whole messages appear in ~3 s batches, content never changes, empty ones are left out (service.md §4.4, §4.5)', async () => {
     const { clock, emulator } = await manual([messages]);
     const id = await run(emulator, 'c-messages');
     const contents = async (): Promise<string[]> => (await outputOf(emulator, id)).output[0]?.messages.map((message) => message.content) ?? [];
@@ -268,7 +268,7 @@ describe('output (PROTOCOL §4.2–§4.6)', () => {
     expect((await outputOf(emulator, id)).output[0]?.messages).toEqual(full);
   });
 
-  it('spec: a message grows while its node executes (PROTOCOL §4.4)', async () => {
+  it('spec: a message grows while its node executes (service.md §4.4)', async () => {
     const { clock, emulator } = await manual([messages], 'spec');
     const id = await run(emulator, 'c-messages');
     clock.advance(500);
@@ -294,7 +294,7 @@ describe('output (PROTOCOL §4.2–§4.6)', () => {
     expect(french?.messages.map((message) => message.content)).toEqual(['Bonjour, le monde']);
   });
 
-  it('shows files only once their node is finish, served without auth on the emulator host (PROTOCOL §4.6)', async () => {
+  it('shows files only once their node is finish, served without auth on the emulator host (service.md §4.6)', async () => {
     const { clock, emulator } = await manual();
     const id = await run(emulator, 'c-sample-files');
     clock.advance(4_999);

@@ -9,7 +9,7 @@ const limitHeaders = (headers: Headers): Record<string, string | null> => ({
   remainingDaily: headers.get('x-ratelimit-remaining-daily'),
 });
 
-describe('account rate limit (PROTOCOL §2.1)', () => {
+describe('account rate limit (service.md §2.1)', () => {
   it('carries the limit headers on every answer past auth, 100/min and 10,000/day by default', async () => {
     const emulator = await startEmulator();
     const first = await callJson(emulator, '/openapi/workflows');

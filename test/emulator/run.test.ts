@@ -5,13 +5,13 @@ import type { RunData, UploadData } from './wire.js';
 
 const runPath = '/openapi/workflow/c-sample-variables/run';
 
-describe('run body (PROTOCOL §5.4)', () => {
+describe('run body (service.md §5.4)', () => {
   it('accepts no body, {} and {"variables": {…}}, ignoring keys next to variables', async () => {
     const clock = createManualClock();
     const emulator = await startEmulator({ clock });
     const empty = await call(emulator, runPath, { method: 'POST' });
     expect(((await empty.json()) as { success: boolean }).success).toBe(true);
-    // Past the duplicate window: no body and {} are the same run (PROTOCOL §2.2).
+    // Past the duplicate window: no body and {} are the same run (service.md §2.2).
     clock.advance(1_000);
     for (const body of [{}, { variables: { topic: 'AI' } }, { variables: { topic: 'AI' }, extra: true }]) {
       const { status, body: answer } = await callJson<RunData>(emulator, runPath, { body });
@@ -48,7 +48,7 @@ describe('run body (PROTOCOL §5.4)', () => {
     expect((await callJson(emulator, runPath, { body: { variables: 'x' } })).status).toBe(400);
   });
 
-  it('reads variable values as the service does: text, JSON text, fileKeys and lists of fileKeys (PROTOCOL §5.5)', async () => {
+  it('reads variable values as the service does: text, JSON text, fileKeys and lists of fileKeys (service.md §5.5)', async () => {
     const emulator = await startEmulator();
     const form = new FormData();
     form.append('files', new Blob(['attachment body']), 'notes.txt');
@@ -69,7 +69,7 @@ describe('run body (PROTOCOL §5.4)', () => {
     ]);
   });
 
-  it('forgets uploads after 24 h of emulator time unless uploaded again, without failing the run (PROTOCOL §5.5, §5.6)', async () => {
+  it('forgets uploads after 24 h of emulator time unless uploaded again, without failing the run (service.md §5.5, §5.6)', async () => {
     const clock = createManualClock();
     const emulator = await startEmulator({ clock, rateLimit: false });
     const uploadNotes = async (): Promise<string> => {
@@ -91,13 +91,13 @@ describe('run body (PROTOCOL §5.4)', () => {
     expect(await fileNameSeen()).toBeUndefined();
   });
 
-  it('does not check required variables (PROTOCOL §5.4)', async () => {
+  it('does not check required variables (service.md §5.4)', async () => {
     const emulator = await startEmulator();
     expect((await callJson(emulator, runPath, { body: {} })).body.success).toBe(true);
   });
 });
 
-describe('duplicate-run window (PROTOCOL §2.2)', () => {
+describe('duplicate-run window (service.md §2.2)', () => {
   const conflict = { statusCode: 409, message: 'Duplicate request detected. Please wait before retrying.', error: 'Conflict' };
 
   it('refuses an identical run within 1 s with 409, and accepts it after', async () => {

@@ -11,7 +11,7 @@ function formWith(files: { name: string; bytes: Uint8Array<ArrayBuffer> | string
   return form;
 }
 
-describe('upload (PROTOCOL §2.3, §5.6)', () => {
+describe('upload (service.md §2.3, §5.6)', () => {
   it('answers a fileKey per file, of_ + 22 base64url characters', async () => {
     const emulator = await startEmulator();
     const { status, body } = await callJson<UploadData>(emulator, upload, { body: formWith([{ name: 'a.txt', bytes: 'alpha' }, { name: 'b.txt', bytes: 'beta' }]) });

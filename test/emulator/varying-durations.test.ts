@@ -85,7 +85,7 @@ describe('varying node durations (durationCv)', () => {
     };
     advance(quarter - 1);
     expect(await contents()).toEqual([]);
-    // PROTOCOL §4.4: a finished message shows with the next 3 s batch.
+    // service.md §4.4: a finished message shows with the next 3 s batch.
     advance(Math.ceil(quarter / 3_000) * 3_000 - (quarter - 1));
     expect(await contents()).toEqual(['quarter']);
     advance(drawn - Math.ceil(quarter / 3_000) * 3_000);

@@ -1,4 +1,4 @@
-/** The wire shapes the tests read, as PROTOCOL.md describes them. */
+/** The wire shapes the tests read, as docs/service.md describes describes them. */
 
 export interface Envelope<T> {
   success: boolean;

@@ -10,7 +10,7 @@ const titles = async (emulator: Awaited<ReturnType<typeof startEmulator>>, query
 const numbered = (count: number): WorkflowDefinition[] =>
   Array.from({ length: count }, (_, index) => ({ canvasId: `c-n${String(index).padStart(3, '0')}`, title: `Numbered ${String(index).padStart(3, '0')}`, nodes: [] }));
 
-describe('search (PROTOCOL §5.1)', () => {
+describe('search (service.md §5.1)', () => {
   it('matches the keyword as a case-insensitive substring of the title', async () => {
     const emulator = await startEmulator();
     expect((await titles(emulator, '?keyword=REPORT')).sort()).toEqual(['Quarterly report with files', 'Weekly sales report']);
@@ -29,7 +29,7 @@ describe('search (PROTOCOL §5.1)', () => {
     clock.advance(1_000);
     emulator.workflows.add({ canvasId: 'c-second', title: 'Second', nodes: [] });
     clock.advance(1_000);
-    // Regenerating the first canvas updates it (PROTOCOL §5.3).
+    // Regenerating the first canvas updates it (service.md §5.3).
     await callJson(emulator, '/openapi/copilot/workflow/generate', { body: { query: 'Do it.', canvasId: 'c-first' } });
     const ids = async (query: string): Promise<string[]> =>
       ((await callJson<SearchData>(emulator, `/openapi/workflows${query}`)).body.data ?? []).map((item) => item.canvasId);
@@ -51,7 +51,7 @@ describe('search (PROTOCOL §5.1)', () => {
   });
 });
 
-describe('detail (PROTOCOL §5.2)', () => {
+describe('detail (service.md §5.2)', () => {
   it('derives the plan from the DAG: task nodes, task→task dependencies only, variables with defaults', async () => {
     const emulator = await startEmulator();
     const { body } = await callJson<PlanData>(emulator, '/openapi/workflows/c-sample-parallel');

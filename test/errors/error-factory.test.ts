@@ -20,7 +20,7 @@ const nest = (statusCode: number, message: string, error: string): FailureBody =
 type Row = readonly [label: string, endpoint: Endpoint, status: number, body: FailureBody, expected: new (...args: never[]) => ApiError, code: string];
 
 const table: readonly Row[] = [
-  // PROTOCOL §1.2: business errors as HTTP 200; the code decides.
+  // service.md §1.2: business errors as HTTP 200; the code decides.
   ['E1021 as HTTP 200', 'status', 200, envelope('E1021'), NotFoundError, 'NOT_FOUND'],
   ['E1000 as HTTP 200', 'run', 200, envelope('E1000'), NotFoundError, 'NOT_FOUND'],
   ['E1012 as HTTP 200', 'upload', 200, envelope('E1012'), NotFoundError, 'NOT_FOUND'],
@@ -43,7 +43,7 @@ const table: readonly Row[] = [
   ['WEBHOOK_RATE_LIMITED 429', 'run', 429, envelope('WEBHOOK_RATE_LIMITED'), RateLimitError, 'RATE_LIMITED'],
   // The spec's 404 for the same business errors (spec profile).
   ['E1021 with 404', 'status', 404, envelope('E1021'), NotFoundError, 'NOT_FOUND'],
-  // PROTOCOL §1.3: framework bodies keep their status.
+  // service.md §1.3: framework bodies keep their status.
   ['Nest 400', 'run', 400, nest(400, 'Invalid request body', 'Bad Request'), InvalidRequestError, 'INVALID_REQUEST'],
   ['Nest 401', 'status', 401, nest(401, 'Invalid API key', 'Unauthorized'), AuthenticationError, 'AUTHENTICATION'],
   ['Nest 403', 'run', 403, nest(403, 'Workflow API is disabled', 'Forbidden'), PermissionError, 'PERMISSION_DENIED'],
@@ -53,7 +53,7 @@ const table: readonly Row[] = [
   ['Nest 429', 'status', 429, nest(429, 'Rate limit exceeded: 100 requests per minute', 'Too Many Requests'), RateLimitError, 'RATE_LIMITED'],
   ['Nest 502', 'status', 502, nest(502, 'Bad Gateway', 'Bad Gateway'), ServerError, 'SERVER_ERROR'],
   ['402 without a body', 'run', 402, { kind: 'text', text: '' }, InsufficientCreditsError, 'INSUFFICIENT_CREDITS'],
-  // The IP throttler's bare JSON string (PROTOCOL §1.3).
+  // The IP throttler's bare JSON string (service.md §1.3).
   ['bare-string 429', 'search', 429, { kind: 'json', value: 'ThrottlerException: Too Many Requests' }, RateLimitError, 'RATE_LIMITED'],
   // Non-JSON bodies (a proxy's page).
   ['HTML 503', 'status', 503, { kind: 'text', text: '<html>Service Unavailable</html>' }, ServerError, 'SERVER_ERROR'],
@@ -135,7 +135,7 @@ describe('the code table', () => {
     expect(Object.keys(byCode).sort()).toEqual(Object.keys(KIND_BY_CODE).sort());
   });
 
-  // PROTOCOL §1.2: business errors come as HTTP 200, and a spec-faithful server may send a status
+  // service.md §1.2: business errors come as HTTP 200, and a spec-faithful server may send a status
   // that says otherwise; the code is read first and wins.
   it.each(Object.entries(byCode))('%s → %o, with HTTP 200, 404, 400 or 500', (errCode, expected) => {
     for (const status of [200, 404, 400, 500]) {

@@ -43,7 +43,7 @@ function expectNoKey(value: unknown): void {
   for (const form of forms) expect(views).not.toContain(FORMS[form].text);
 }
 
-/** Answers that carry server text into an error, one per way the service fails (PROTOCOL §1.2, §1.3). */
+/** Answers that carry server text into an error, one per way the service fails (service.md §1.2, §1.3). */
 const ANSWERS = {
   'framework 401': (form: Form) => ({ status: 401, type: 'application/json', body: `{"statusCode":401,"message":"Invalid API key ${FORMS[form].json}","error":"Unauthorized"}` }),
   'HTTP-200 envelope': (form: Form) => ({ status: 200, type: 'application/json', body: `{"success":false,"errCode":"E0004","errMsg":"Bad key ${FORMS[form].json}","traceId":"${FORMS[form].json}"}` }),

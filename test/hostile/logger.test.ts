@@ -11,7 +11,7 @@ describe('a logger that throws', () => {
         throw new Error('the log disk is full');
       });
       const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, logger: { warn, debug: warn, error: warn } });
-      // A text value starting with of_ is read as a fileKey by the service (PROTOCOL §5.5): a warning.
+      // A text value starting with of_ is read as a fileKey by the service (service.md §5.5): a warning.
       const result = await runResult(client.run('c-sample-parallel', { variables: { note: 'of_course' } }));
       expect(result.status).toBe('finish');
       expect(warn).toHaveBeenCalled();

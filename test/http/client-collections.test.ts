@@ -10,7 +10,7 @@ function partNames(body: Buffer): string[] {
 }
 
 describe('uploads', () => {
-  it('sends field `files`, splits 23 files into ordered batches of 10, and returns keys in input order (PROTOCOL §2.3)', async () => {
+  it('sends field `files`, splits 23 files into ordered batches of 10, and returns keys in input order (service.md §2.3)', async () => {
     const server = await startServer((request, response) => {
       ok(response, { files: partNames(request.body).map((name) => ({ fileKey: `of_${name}`, fileName: name })) });
     });
@@ -29,7 +29,7 @@ describe('uploads', () => {
   });
 });
 
-describe('list pages through every workflow (PROTOCOL §5.1)', () => {
+describe('list pages through every workflow (service.md §5.1)', () => {
   const all = Array.from({ length: 45 }, (_, i) => ({ canvasId: `c-${i}`, title: `W ${i}` }));
 
   it('pages 45 workflows by 20 and stops at the first short page', async () => {
@@ -66,7 +66,7 @@ describe('list pages through every workflow (PROTOCOL §5.1)', () => {
   });
 });
 
-describe('output file downloads (PROTOCOL §4.6)', () => {
+describe('output file downloads (service.md §4.6)', () => {
   it('fetch the public URL without the API key or any client header, even with the same fetch as the client', async () => {
     const files = await startServer((_r, response) => { response.writeHead(200, { 'content-type': 'text/markdown' }); response.end('# Report'); });
     const api = await startServer((_r, response) => {

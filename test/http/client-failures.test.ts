@@ -15,7 +15,7 @@ async function failure(promise: Promise<unknown>): Promise<unknown> {
 }
 
 describe('typed failures', () => {
-  it('reads E1021 in an HTTP 200 envelope as NotFoundError carrying the execution id (PROTOCOL §1.2)', async () => {
+  it('reads E1021 in an HTTP 200 envelope as NotFoundError carrying the execution id (service.md §1.2)', async () => {
     const server = await startServer((_r, response) => { json(response, 200, { success: false, errCode: 'E1021', errMsg: 'Workflow execution not found, please refresh', traceId: 'tr-9' }); });
     const error = await failure(clientFor(server.origin).executions.status('we-gone'));
     expect(isNotFoundError(error)).toBe(true);
@@ -23,7 +23,7 @@ describe('typed failures', () => {
     expect(server.requests).toHaveLength(1);
   });
 
-  it('surfaces a 409 duplicate start as ConflictError, without retrying (PROTOCOL §2.2)', async () => {
+  it('surfaces a 409 duplicate start as ConflictError, without retrying (service.md §2.2)', async () => {
     const server = await startServer((_r, response) => { json(response, 409, { statusCode: 409, message: 'Duplicate request detected. Please wait before retrying.', error: 'Conflict' }); });
     const error = await failure(clientFor(server.origin).executions.start('c-1'));
     expect(isConflictError(error)).toBe(true);
@@ -80,7 +80,7 @@ describe('retries', () => {
     expect(server.requests).toHaveLength(2);
   });
 
-  it('waits for the window on an account 429 (no Retry-After, PROTOCOL §2.1), then succeeds', async () => {
+  it('waits for the window on an account 429 (no Retry-After, service.md §2.1), then succeeds', async () => {
     const server = await startServer((_r, response, index) => {
       if (index === 0) json(response, 429, { statusCode: 429, message: 'Rate limit exceeded: 100 requests per minute', error: 'Too Many Requests' }, { 'x-ratelimit-remaining-rpm': '0', 'x-ratelimit-remaining-daily': '50' });
       else ok(response, snapshot);
@@ -99,7 +99,7 @@ describe('retries', () => {
   });
 });
 
-describe('a start is never sent twice after it may have reached the server (PROTOCOL §2.2)', () => {
+describe('a start is never sent twice after it may have reached the server (service.md §2.2)', () => {
   it('fails a dropped connection once, saying the execution may have started', async () => {
     const server = await startServer((_r, response) => { response.socket?.destroy(); });
     const error = await failure(clientFor(server.origin).executions.start('c-1'));

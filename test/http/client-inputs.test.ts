@@ -107,7 +107,7 @@ describe('arguments are checked before anything is sent', () => {
   });
 });
 
-describe('`of_` text variables (PROTOCOL §5.5)', () => {
+describe('`of_` text variables (service.md §5.5)', () => {
   it('warns about a text that the service will read as a fileKey, but not about keys this client uploaded', async () => {
     const fetch = vi.fn<typeof globalThis.fetch>((input) => {
       const url = input instanceof Request ? input.url : String(input);
@@ -119,6 +119,6 @@ describe('`of_` text variables (PROTOCOL §5.5)', () => {
     const [file] = await client.files.upload([new File(['x'], 'a.txt')]);
     await client.executions.start('c-1', { variables: { doc: file!.fileKey, docs: [file!.fileKey], note: 'of_course', list: ['of_x'], plain: 'course' } });
     expect(logger.warn.mock.calls.map(([, meta]) => meta)).toEqual([{ variable: 'note' }, { variable: 'list' }]);
-    expect(logger.warn.mock.calls[0]?.[0]).toContain('PROTOCOL §5.5');
+    expect(logger.warn.mock.calls[0]?.[0]).toContain('service.md §5.5');
   });
 });

@@ -42,7 +42,7 @@ describe('what the client sends', () => {
     expect(server.requests).toHaveLength(8);
   });
 
-  it('always wraps run variables in {variables} (PROTOCOL §5.4), also for no variables', async () => {
+  it('always wraps run variables in {variables} (service.md §5.4), also for no variables', async () => {
     const server = await startServer((_request, response) => { ok(response, { executionId: 'we-1', status: 'running' }); });
     const client = clientFor(server.origin);
     await client.executions.start('c-1');

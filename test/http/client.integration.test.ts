@@ -78,7 +78,7 @@ describe.each(PROFILES)('against the emulator, %s profile', (profile) => {
     await expect(client.workflows.get('c-missing')).rejects.toMatchObject({ errCode: 'E1000' });
   });
 
-  it('surfaces an identical start within 1 s as ConflictError, sent once (PROTOCOL §2.2)', async () => {
+  it('surfaces an identical start within 1 s as ConflictError, sent once (service.md §2.2)', async () => {
     const { emulator, client } = await emulatorWithClient({ profile, clock: createManualClock() });
     await client.executions.start('c-sample-linear', { variables: { topic: 'a' } });
     const error = await failure(client.executions.start('c-sample-linear', { variables: { topic: 'a' } }));
@@ -86,7 +86,7 @@ describe.each(PROFILES)('against the emulator, %s profile', (profile) => {
     expect(emulator.requests.list({ endpoint: 'run' }).map((record) => record.status)).toEqual([200, 409]);
   });
 
-  it('waits out a 429 and succeeds after the window (PROTOCOL §2.1)', async () => {
+  it('waits out a 429 and succeeds after the window (service.md §2.1)', async () => {
     // A hand-driven clock: the emulator's minute passes exactly when the client starts waiting for it.
     const clock = createManualClock();
     const logger = { warn: () => undefined, debug: () => { clock.advance(60_000); } };
@@ -115,7 +115,7 @@ describe.each(PROFILES)('against the emulator, %s profile', (profile) => {
     expect(emulator.requests.list({ endpoint: 'search' }).map((record) => record.query)).toHaveLength(3);
   });
 
-  it('creates a workflow without replaceCanvasId and replaces one with it (PROTOCOL §5.3)', async () => {
+  it('creates a workflow without replaceCanvasId and replaces one with it (service.md §5.3)', async () => {
     const { emulator, client } = await emulatorWithClient({ profile });
     const before = emulator.workflows.list().length;
     const created = await client.copilot.generate({ query: 'Search the web. Then write a summary.' });
@@ -134,7 +134,7 @@ describe.each(PROFILES)('against the emulator, %s profile', (profile) => {
     expect(profile === 'service' ? isInvalidRequestError(error) : isNotFoundError(error)).toBe(true);
   });
 
-  it('maps the statuses the service never sends but a client must (PROTOCOL §1.4): 402, 403, 413', async () => {
+  it('maps the statuses the service never sends but a client must (service.md §1.4): 402, 403, 413', async () => {
     const { emulator, client } = await emulatorWithClient({ profile });
     emulator.faults.add({ kind: 'status', status: 402, endpoint: 'run', times: 1, body: JSON.stringify({ success: false, errCode: 'INSUFFICIENT_CREDITS', errMsg: 'Insufficient credits' }) });
     expect(isInsufficientCreditsError(await failure(client.executions.start('c-sample-linear')))).toBe(true);

@@ -38,7 +38,7 @@ describe('normalizeOptions', () => {
     expect(JSON.stringify(resolved)).not.toContain('rf_key');
   });
 
-  it('keeps the copilot default above the service’s 300 s generation time (PROTOCOL §2.4)', () => {
+  it('keeps the copilot default above the service’s 300 s generation time (service.md §2.4)', () => {
     expect(normalizeOptions({ ...base, timeoutMs: 5_000 }).timeouts.copilot).toBeGreaterThan(300_000);
   });
 

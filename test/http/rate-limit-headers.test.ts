@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { readRateLimit } from '../../src/http/rate-limit-headers.js';
 
-describe('readRateLimit (PROTOCOL §2.1, §1.3)', () => {
+describe('readRateLimit (service.md §2.1, §1.3)', () => {
   it('reads the four counters, case-insensitively', () => {
     const headers = new Headers({ 'X-RateLimit-Limit-RPM': '100', 'X-RateLimit-Remaining-RPM': '0', 'X-RateLimit-Limit-Daily': '10000', 'X-RateLimit-Remaining-Daily': '42' });
     expect(readRateLimit(headers)).toEqual({ limitPerMinute: 100, remainingPerMinute: 0, limitPerDay: 10_000, remainingPerDay: 42 });

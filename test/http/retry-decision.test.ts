@@ -35,7 +35,7 @@ describe('decideRetry', () => {
     }
   });
 
-  it('waits a full window after a 429 without Retry-After (PROTOCOL §2.1)', () => {
+  it('waits a full window after a 429 without Retry-After (service.md §2.1)', () => {
     expect(decide('status', rateLimited('status', { remainingPerMinute: 0 }))).toEqual({ retry: true, delayMs: 60_000, reason: 'rate limited' });
   });
 
@@ -50,7 +50,7 @@ describe('decideRetry', () => {
     expect(decide('abort', rateLimited('abort', { retryAfterMs: Number.MAX_SAFE_INTEGER }), { gated: true }).retry).toBe(false);
   });
 
-  it('obeys Retry-After over its own timing (PROTOCOL §1.3)', () => {
+  it('obeys Retry-After over its own timing (service.md §1.3)', () => {
     expect(decide('search', rateLimited('search', { retryAfterMs: 2_000 }))).toMatchObject({ retry: true, delayMs: 2_000 });
     expect(decide('status', new ServerError({ endpoint: 'status', status: 503, retryAfterMs: 4_000 }))).toMatchObject({ retry: true, delayMs: 4_000 });
   });

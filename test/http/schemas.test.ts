@@ -6,7 +6,7 @@ import { parseNodeError } from '../../src/http/schemas/node-error.js';
 import { workflowPlanSchema, workflowSummariesSchema } from '../../src/http/schemas/workflow.js';
 
 describe('lenient schemas where the service is loose', () => {
-  it('reads the start answer’s `running` as executing, keeping the raw value (PROTOCOL §3.1)', () => {
+  it('reads the start answer’s `running` as executing, keeping the raw value (service.md §3.1)', () => {
     expect(startedExecutionSchema.parse({ executionId: 'we-1', status: 'running' })).toEqual({ executionId: 'we-1', status: 'executing', rawStatus: 'running' });
   });
 
@@ -20,7 +20,7 @@ describe('lenient schemas where the service is loose', () => {
     expect(snapshot).toMatchObject({ status: 'init', createdAt: '2026-01-01T00:00:00Z', nodes: [{ status: 'waiting', title: 'T' }] });
   });
 
-  it('reads null where the spec says string, and missing lists as empty (PROTOCOL §4.2, §4.5)', () => {
+  it('reads null where the spec says string, and missing lists as empty (service.md §4.2, §4.5)', () => {
     const output = executionOutputSchema.parse({
       output: [{ nodeId: 'n', title: null, status: 'finish', errorMessage: null, messages: [{ messageId: 'm', type: 'ai', content: 'hi', reasoningContent: null }] }, { nodeId: 'p', status: 'init' }],
       files: [{ name: 'a.md', type: 'text/markdown', size: 3, url: 'http://x/a.md', nodeId: null }],
@@ -35,7 +35,7 @@ describe('lenient schemas where the service is loose', () => {
     expect(executionOutputSchema.parse({})).toEqual({ output: [], files: [] });
   });
 
-  it('defaults dependentTasks to [] and required to false (PROTOCOL §5.2), and names untitled workflows', () => {
+  it('defaults dependentTasks to [] and required to false (service.md §5.2), and names untitled workflows', () => {
     const plan = workflowPlanSchema.parse({ title: 'P', tasks: [{ id: 't', title: 'T', prompt: 'do', toolsets: [] }], variables: [{ name: 'v', variableType: 'weird' }] });
     expect(plan).toEqual({ title: 'P', tasks: [{ id: 't', title: 'T', prompt: 'do', toolsets: [], dependentTasks: [] }], variables: [{ name: 'v', required: false }] });
     expect(workflowSummariesSchema.parse([{ canvasId: 'c', title: null }])).toEqual([{ canvasId: 'c', title: 'Untitled' }]);
@@ -53,7 +53,7 @@ describe('strict where it matters', () => {
   });
 });
 
-describe('parseNodeError (PROTOCOL §4.3)', () => {
+describe('parseNodeError (service.md §4.3)', () => {
   it.each([
     ['[]', undefined],
     ['', undefined],

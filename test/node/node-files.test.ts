@@ -51,7 +51,7 @@ describe('upload sources from Node', () => {
   });
 });
 
-describe('downloadToFile (PROTOCOL §4.6)', () => {
+describe('downloadToFile (service.md §4.6)', () => {
   it('writes the file to a path, sends no API key, and counts the bytes', async () => {
     const files = await startServer((_r, response) => { response.end('# Report'); });
     const target = join(dir, 'r.md');

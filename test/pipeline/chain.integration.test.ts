@@ -60,7 +60,7 @@ describe('a chain of runs with thenRun', () => {
       { name: 'score', kind: 'text', value: '9' },
       { name: 'review', kind: 'files', files: [{ fileKey: expect.stringMatching(/^of_/) as string, fileName: 'review.txt' }] },
     ]);
-    // PROTOCOL §5.6: keys are content-addressed, so uploading the expected bytes gives the same keys.
+    // service.md §5.6: keys are content-addressed, so uploading the expected bytes gives the same keys.
     const [notesKey, reviewKey] = await client.files.upload([
       { name: 'notes.md', data: new TextEncoder().encode('# Notes on tides') },
       { name: 'review.txt', data: new TextEncoder().encode('Reviewed: fine') },
@@ -69,7 +69,7 @@ describe('a chain of runs with thenRun', () => {
     const reviewVariable = publish?.variables[2];
     expect(documentVariable?.kind === 'files' ? documentVariable.files[0]?.fileKey : undefined).toBe(notesKey?.fileKey);
     expect(reviewVariable?.kind === 'files' ? reviewVariable.files[0]?.fileKey : undefined).toBe(reviewKey?.fileKey);
-    // PROTOCOL §4.6: the public file URLs never get the API key.
+    // service.md §4.6: the public file URLs never get the API key.
     expect(emulator.requests.list({ endpoint: 'file' })).toHaveLength(2);
     expect(fileRequests).toHaveLength(2);
     for (const headers of fileRequests) expect(headers.has('authorization')).toBe(false);
@@ -102,7 +102,7 @@ describe('file transfer in Node through a disk spool', () => {
     expect(await readdir(directory)).toHaveLength(1);
     await spool.close();
     expect(await readdir(directory)).toEqual([]);
-    // PROTOCOL §5.6: the same bytes through memory give the same content-addressed key.
+    // service.md §5.6: the same bytes through memory give the same content-addressed key.
     const [viaMemory] = await transferFiles(client, [outputFile(result, 'data.bin')]);
     expect(viaDisk?.fileKey).toMatch(/^of_/);
     expect(viaDisk?.fileKey).toBe(viaMemory?.fileKey);

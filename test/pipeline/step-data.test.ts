@@ -41,7 +41,7 @@ describe('outputFields', () => {
 });
 
 describe('outputFile', () => {
-  it('finds a file by name or predicate, never by position (PROTOCOL §4.6)', () => {
+  it('finds a file by name or predicate, never by position (service.md §4.6)', () => {
     expect(outputFile(result, 'a.md').url).toBe('http://files.example/a.md');
     expect(outputFile(result, (name) => name.endsWith('.png')).name).toBe('b.png');
     expect(() => outputFile(result, 'c.csv')).toThrow(/no "c.csv" output file in execution we-1 \(it has b.png, a.md\)/);

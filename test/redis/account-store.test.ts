@@ -79,7 +79,7 @@ describe('the account scripts on a real redis-server', () => {
     if (grant.verdict === 'wait') expect(grant.at - grant.now).toBeGreaterThan(60_000);
   });
 
-  it('spaces identical starts across processes by the duplicate window (PROTOCOL §2.2)', async () => {
+  it('spaces identical starts across processes by the duplicate window (service.md §2.2)', async () => {
     const a = store('acct-dup', 'a');
     const b = store('acct-dup', 'b');
     expect((await a.grant('start', 0, 'c-1\n{"variables":{}}')).verdict).toBe('granted');

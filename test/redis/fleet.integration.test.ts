@@ -8,7 +8,7 @@ import { startRedisServer, type RedisServer } from './redis-server.js';
 /**
  * A fleet of processes on one account (issue 14): each a child process with its own client, all
  * sharing the account's budget in a real redis-server, against the emulator with the service's limits
- * (100 a minute, PROTOCOL §2.1) on an accelerated clock that every process reads alike.
+ * (100 a minute, service.md §2.1) on an accelerated clock that every process reads alike.
  */
 const SPEED = 15;
 const WORKER = fileURLToPath(new URL('fleet-worker.ts', import.meta.url));

@@ -35,7 +35,7 @@ describe('nextCadence', () => {
     expect(waits).toEqual([750, 1125, 1688, 2000, 2000, 500, 750]);
   });
 
-  it('polls at the fastest rate while settling (PROTOCOL §3.3)', () => {
+  it('polls at the fastest rate while settling (service.md §3.3)', () => {
     const bounds = { minMs: 500, maxMs: 10_000 };
     expect(nextCadence(bounds, { delayMs: 8000 }, 'settling', half).waitMs).toBe(500);
   });

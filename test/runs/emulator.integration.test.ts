@@ -41,7 +41,7 @@ function rebuild(events: readonly RunEvent[]) {
   return { nodes, texts, files };
 }
 
-/** PROTOCOL §3.2: a node moves init → executing → finish | failed, never back and never twice to one status. */
+/** service.md §3.2: a node moves init → executing → finish | failed, never back and never twice to one status. */
 const NODE_ORDER: Readonly<Record<string, number>> = { init: 0, waiting: 0, executing: 1, finish: 2, failed: 2 };
 
 function expectEachNodeForward(events: readonly RunEvent[]): void {

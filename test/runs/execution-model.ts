@@ -5,7 +5,7 @@ import { EXECUTION_ID } from './fixtures.js';
 /**
  * A model of an execution as the service (or a spec-faithful server) runs it, to generate the
  * sequences of readings a real run could see. Task nodes form a DAG and move
- * `init → executing → finish | failed` (PROTOCOL §3.2) once their parents finished; downstream of a
+ * `init → executing → finish | failed` (service.md §3.2) once their parents finished; downstream of a
  * failure stays `init` (§3.4); messages appear only while executing; files only for finished nodes
  * (§4.6). The execution turns `failed` at once on a failure and `finish` one tick after everything is
  * done (§3.3).

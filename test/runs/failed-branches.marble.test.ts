@@ -4,7 +4,7 @@ import { runsOver } from '../../src/runs/create-runs.js';
 import type { FailedBranches } from '../../src/runs/run-options.js';
 import { CANVAS_ID, node, output, scriptedSource, snapshot, started, testScheduler } from './fixtures.js';
 
-// PROTOCOL §3.3: a failed node fails the execution at once while another branch goes on running.
+// service.md §3.3: a failed node fails the execution at once while another branch goes on running.
 
 const defaults = { random: () => 0.5, polling: { minMs: 100, maxMs: 400 } };
 const failedNode: NodeExecution = { ...node('n1', 'failed'), error: { message: 'Request timeout.', messages: ['Request timeout.'], raw: '["Request timeout."]' } };

@@ -47,7 +47,7 @@ describe('learned durations on the emulator (issue 17)', () => {
     const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, scheduler: emulator.scheduler });
     const reads: number[] = [];
     for (let run = 0; run < 5; run += 1) reads.push(await runOnce(emulator, clock, client));
-    // The service's own times (PROTOCOL §4.2): exactly 40 s and 60 s.
+    // The service's own times (service.md §4.2): exactly 40 s and 60 s.
     expect(client.durations?.estimate('c-chain', 'node-a')).toMatchObject({ samples: 5, medianMs: 40_000 });
     expect(client.durations?.estimate('c-chain', 'node-b')).toMatchObject({ samples: 5, medianMs: 60_000 });
     expect(client.durations?.snapshot().nodes.map((node) => node.nodeId)).toEqual(['node-a', 'node-b']);

@@ -13,7 +13,7 @@ import { reducerShell } from '../../src/runs/reducer-shell.js';
  */
 export const CANVAS = 'c-sim';
 const LATENCY_MS = 40;
-/** PROTOCOL §3.3: the execution turns `finish` on the tick after its last node. */
+/** service.md §3.3: the execution turns `finish` on the tick after its last node. */
 const SETTLE_MS = 1_500;
 
 export interface SimulatedRun {

@@ -3,12 +3,12 @@ import { messageChange } from '../../src/runs/message-change.js';
 
 const text = (content: string, reasoningContent = '') => ({ content, reasoningContent });
 
-describe('messageChange (PROTOCOL §4.4)', () => {
+describe('messageChange (service.md §4.4)', () => {
   it('reports a new message with all of its text', () => {
     expect(messageChange(undefined, text('Hello', 'think'))).toEqual({ delta: 'Hello', reasoningDelta: 'think', replaced: false });
   });
 
-  it('says nothing about a new message without text (PROTOCOL §4.5)', () => {
+  it('says nothing about a new message without text (service.md §4.5)', () => {
     expect(messageChange(undefined, text(''))).toBeUndefined();
   });
 

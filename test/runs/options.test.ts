@@ -8,7 +8,7 @@ import { scriptedSource } from './fixtures.js';
 const quiet: OutputQuestion = { mode: 'stream', terminal: false, nodes: ['finish', 'init'], sinceLastOutputMs: 10 };
 const failedBeside: OutputQuestion['nodes'] = ['failed', 'executing'];
 
-describe('shouldReadOutput after a status read (PROTOCOL §2.5)', () => {
+describe('shouldReadOutput after a status read (service.md §2.5)', () => {
   it.each<[string, Partial<OutputQuestion>, boolean]>([
     ['at the end, in stream mode', { terminal: true }, true],
     ['at the end, in final mode', { terminal: true, mode: 'final' }, true],
@@ -23,7 +23,7 @@ describe('shouldReadOutput after a status read (PROTOCOL §2.5)', () => {
   });
 });
 
-describe('shouldReadOutputAlone (PROTOCOL §4.2, §3.3)', () => {
+describe('shouldReadOutputAlone (service.md §4.2, §3.3)', () => {
   const streaming: OutputAloneQuestion = { mode: 'stream', nodes: ['finish', 'executing', 'init'], sinceLastOutputMs: OUTPUT_SPACING_MS, nodeEndedSinceOutput: false };
   it.each<[string, Partial<OutputAloneQuestion>, boolean]>([
     ['while a node executes and the output is due', {}, true],

@@ -39,7 +39,7 @@ interface Issued {
 }
 
 /**
- * Drives the poll plan through its shell against a model execution (PROTOCOL §3–4, execution-model.ts):
+ * Drives the poll plan through its shell against a model execution (service.md §3–4, execution-model.ts):
  * the world answers each read with what the model shows at that moment, fires each wait after its
  * time, and pokes the plan at random. Past the turns, every node is moved to its end so the run can end.
  */
@@ -171,7 +171,7 @@ describe('the poll plan over random executions and interleavings (poll-plan.ts)'
         const { issued } = drive(setup);
         const outputReads = issued.filter(({ command }) => command.type === 'read' && command.endpoint === 'output');
         for (const read of outputReads) expect(read.outputCanHaveChanged).toBe(true);
-        // PROTOCOL §4.4: new text comes in batches about every 3 s; sooner only for a node that ended, or the end.
+        // service.md §4.4: new text comes in batches about every 3 s; sooner only for a node that ended, or the end.
         outputReads.forEach((read, index) => {
           const previous = outputReads[index - 1];
           if (previous !== undefined && !read.endShownSinceOutput) expect(read.at - previous.at).toBeGreaterThanOrEqual(OUTPUT_SPACING_MS);

@@ -94,7 +94,7 @@ describe('run cadence (virtual time)', () => {
         M: { ...m, messageId: 'm2', delta: 'there', content: 'there' },
       });
       // The status read that first shows n1 executing is not followed by the output: the next read, 100 ms
-      // later, is the output alone. 3 s after it, again: it shows n1 still executing (PROTOCOL §4.2).
+      // later, is the output alone. 3 s after it, again: it shows n1 still executing (service.md §4.2).
       expectSubscriptions(outputs[0]!.subscriptions).toBe('202ms ^!');
       expectSubscriptions(outputs[1]!.subscriptions).toBe('3324ms ^!');
       // After the new message at 3325 the wait stays at the slowest, 400 ms: the next read, of the status, is at 3725.

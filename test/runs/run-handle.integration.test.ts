@@ -23,7 +23,7 @@ async function setup(budget: Parameters<typeof createClient>[0]['budget'] = fals
 const standingTime = (): SchedulerLike => clockScheduler(createManualClock());
 
 describe('run handles against the emulator', () => {
-  it('cancels a run while its first task executes: one abort, and the result says aborted (PROTOCOL §3.5)', async () => {
+  it('cancels a run while its first task executes: one abort, and the result says aborted (service.md §3.5)', async () => {
     const { emulator, client } = await setup();
     const run = client.startRun('c-sample-linear');
     const working = await firstValueFrom(run.state.pipe(filter((state) => state.nodes.some((node) => node.status === 'executing'))));

@@ -18,7 +18,7 @@ const abortedNode = { ...node('a', 'failed'), error: { message: 'Workflow aborte
 type Cold = TestScheduler['createColdObservable'];
 
 /**
- * An execution of one task `a` that runs until it is aborted (PROTOCOL §3.5: the abort fails every
+ * An execution of one task `a` that runs until it is aborted (service.md §3.5: the abort fails every
  * unfinished node and the execution) or, with `finishAt`, finishes at that frame. Every status read is
  * recorded with its frame; the start answers after `startFrames` frames, or waits for ever.
  */

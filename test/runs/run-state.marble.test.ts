@@ -120,7 +120,7 @@ describe('toRunState: elapsed times on the scheduler', () => {
     ]);
   });
 
-  it("prefers the service's start and end times of the result's output (PROTOCOL §4.2)", () => {
+  it("prefers the service's start and end times of the result's output (service.md §4.2)", () => {
     const timed = output([
       { ...outputNode('a', 'finish'), startTime: '2025-01-01T00:00:00.000Z', endTime: '2025-01-01T00:00:42.500Z' },
       { ...outputNode('b', 'finish'), startTime: 'not a time', endTime: '2025-01-01T00:01:00.000Z' },

@@ -24,7 +24,7 @@ const startedEvent = { type: 'started', executionId: EXECUTION_ID, canvasId: CAN
 function failingRun(cold: TestScheduler['createColdObservable'], failOnWorkflowError?: boolean) {
   const source = scriptedSource({
     start: () => cold('-(s|)', { s: started() }),
-    // PROTOCOL §3.3–3.4: the execution fails at once; downstream stays init.
+    // service.md §3.3–3.4: the execution fails at once; downstream stays init.
     status: () => cold('-(a|)', { a: snapshot('failed', [failedNode, node('n2', 'init')]) }),
     // Answers after 5 frames, so that the marble groups below line up.
     output: () => cold('-----(o|)', { o: output() }),

@@ -14,7 +14,7 @@ function replay(all: readonly Reading[]): { events: RunEvent[]; view: ExecutionV
   let view = initialView(EXECUTION_ID, 'executing');
   const events: RunEvent[] = [];
   for (const reading of all) {
-    // A streaming run may read the output alone: its task nodes stand in for the status (PROTOCOL §4.2).
+    // A streaming run may read the output alone: its task nodes stand in for the status (service.md §4.2).
     const status = reading.outputAlone ? diffNodeStatuses(view, reading.output.output) : diffStatus(view, reading.status);
     view = status.view;
     events.push(...status.events);

@@ -81,7 +81,7 @@ it(
               subscription?.unsubscribe();
               resolve();
             };
-            // Distinct variables: identical starts within 1 s would be refused as duplicates (PROTOCOL §2.2).
+            // Distinct variables: identical starts within 1 s would be refused as duplicates (service.md §2.2).
             subscription = client.run('c-sample-linear', { variables: { run: `${batch}-${index}` } }).subscribe({
               next: (event) => {
                 seen += 1;
@@ -114,7 +114,7 @@ it(
     );
     const aborted = emulator.requests.list({ endpoint: 'abort' }).map((request) => request.executionId);
     expect(new Set(aborted).size).toBe(aborted.length);
-    // PROTOCOL §3.5: an abort stops what still ran; one that came after the execution ended changed nothing.
+    // service.md §3.5: an abort stops what still ran; one that came after the execution ended changed nothing.
     const cut = aborted.map((executionId) => emulator.executions.get(executionId!)).filter((execution) => execution?.abortedAt !== undefined);
     expect(cut.length).toBeGreaterThan(0);
     for (const execution of cut) expect(execution?.nodes.some((node) => node.errorMessage === 'Workflow aborted by user')).toBe(true);

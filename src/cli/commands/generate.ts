@@ -17,7 +17,7 @@ interface GenerateFlags {
 
 async function generate(prompt: string, flags: GenerateFlags, context: CliContext): Promise<CommandOutcome> {
   const client = connect(flags, context);
-  // Generation can block for up to 300 s on the service (PROTOCOL §2.4); say so instead of looking stuck.
+  // Generation can block for up to 300 s on the service (service.md §2.4); say so instead of looking stuck.
   if (!flags.json) context.stderr.write('Generating the workflow (this can take a few minutes)…\n');
   const generated = await client.copilot.generate({
     query: prompt,

@@ -17,7 +17,7 @@ interface SearchFlags {
 async function search(keyword: string | undefined, flags: SearchFlags, context: CliContext): Promise<CommandOutcome> {
   const client = connect(flags, context);
   const found: WorkflowSummary[] = [];
-  // `list` follows the pages; pages no larger than the limit (100 at most, PROTOCOL §5.1), and no read
+  // `list` follows the pages; pages no larger than the limit (100 at most, service.md §5.1), and no read
   // past the item that reaches it, so no page is fetched only to be thrown away.
   const query = { ...(keyword === undefined ? {} : { keyword }), ...(flags.order === undefined ? {} : { order: flags.order }), pageSize: Math.min(flags.limit, 100) };
   for await (const workflow of client.workflows.list(query)) {

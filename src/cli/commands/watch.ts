@@ -15,10 +15,10 @@ interface WatchFlags {
 
 async function watch(executionId: string, flags: WatchFlags, context: CliContext): Promise<CommandOutcome> {
   const client = connect(flags, context);
-  // Watching never aborts: Ctrl-C only stops following (PROTOCOL §3.8: anyone may watch any execution).
+  // Watching never aborts: Ctrl-C only stops following (service.md §3.8: anyone may watch any execution).
   const run$ = client.watch(executionId, { failOnWorkflowError: false, abortOnUnsubscribe: false });
   // One output read at attach: which nodes are work and how long each has run by the service's own
-  // times (PROTOCOL §4.2), rather than counting from the moment we attached. A failure here is the
+  // times (service.md §4.2), rather than counting from the moment we attached. A failure here is the
   // watch's to report, with the same error, so it is not read twice.
   const known = flags.json ? [] : (await client.executions.output(executionId)).output;
   const renderer = createRenderer(context.stdout, { json: flags.json, quiet: flags.quiet, known });

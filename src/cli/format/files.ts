@@ -8,7 +8,7 @@ export function formatBytes(bytes: number): string {
   return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }
 
-/** The output files of a run, one line each with type, size and public URL (PROTOCOL §4.6). */
+/** The output files of a run, one line each with type, size and public URL (service.md §4.6). */
 export function fileLines(files: readonly OutputFile[], paint: Paint): readonly string[] {
   if (files.length === 0) return [];
   return [

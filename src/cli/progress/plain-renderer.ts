@@ -25,7 +25,7 @@ export function plainRenderer(out: TextSink, options: PlainRendererOptions): Run
   const print = (line: string): void => {
     out.write(`${line}\n`);
   };
-  // The events of one poll arrive together, synchronously (a status read lists every node, PROTOCOL
+  // The events of one poll arrive together, synchronously (a status read lists every node, service.md
   // §4.1); their lines are printed once all of them are in, so a count never shows a total that the
   // same read is about to raise.
   let pending: (() => void)[] = [];

@@ -12,7 +12,7 @@ export interface NodeProgress {
   /** The node's latest line of text, for the live display. */
   readonly lastLine: string;
   /**
-   * Whether the node is work (a task node, PROTOCOL §4.2) rather than a start, memo or other node with
+   * Whether the node is work (a task node, service.md §4.2) rather than a start, memo or other node with
    * none, which is `finish` from the start (§3.2): seen waiting or running, with text, or in the output.
    */
   readonly task: boolean;
@@ -102,7 +102,7 @@ export function advanceProgress(progress: RunProgress, event: RunEvent, nowMs: n
 }
 
 /**
- * The output's task nodes (PROTOCOL §4.2) marked as work, with the service's own start and end times:
+ * The output's task nodes (service.md §4.2) marked as work, with the service's own start and end times:
  * `watch` reads them when it attaches, and every run has them at its end.
  */
 export function withOutputNodes(progress: RunProgress, output: readonly OutputNode[], nowMs: number = progress.startedAtMs): RunProgress {
@@ -140,7 +140,7 @@ export function nodeElapsedMs(node: NodeProgress, nowMs: number): number | undef
 
 /**
  * Task nodes done (`finish` or `failed`) out of the task nodes seen: a start or memo node is no work.
- * The first status read lists every node (PROTOCOL §4.1), so the total is whole from then on.
+ * The first status read lists every node (service.md §4.1), so the total is whole from then on.
  */
 export function progressCount(progress: RunProgress): { readonly done: number; readonly total: number } {
   const tasks = progress.nodes.filter((node) => node.task);

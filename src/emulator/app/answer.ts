@@ -40,7 +40,7 @@ type ApiRoute = Exclude<Route, { readonly endpoint: 'preflight' | 'unknown' } | 
 async function answerApi(context: AppContext, request: Request, route: ApiRoute): Promise<Reply> {
   const denied = authenticate(request, context.apiKey);
   if (denied !== undefined) return denied;
-  // PROTOCOL §2.1: counted past auth, rejected requests included; every answer carries the headers.
+  // service.md §2.1: counted past auth, rejected requests included; every answer carries the headers.
   const decision = context.rateLimiter?.take(context.clock.now());
   if (decision === undefined) return dispatchSafely(context, request, route);
   if (decision.exceeded !== undefined && context.rateLimiter !== undefined) {
@@ -53,7 +53,7 @@ async function dispatchSafely(context: AppContext, request: Request, route: ApiR
   try {
     return await dispatch(context, request, route);
   } catch {
-    // PROTOCOL §1.2: any unexpected server fault is E0000.
+    // service.md §1.2: any unexpected server fault is E0000.
     return businessError(context.profile, 'E0000');
   }
 }

@@ -62,7 +62,7 @@ function intercept(faults: readonly FaultHandle[], context: AppContext): Reply |
     if (spec.kind === 'internal') return businessError(context.profile, 'E0000');
     if (spec.kind === 'rate-limit') {
       if (spec.variant === 'throttler') {
-        // PROTOCOL §1.3: the IP throttler answers a bare JSON string, with Retry-After.
+        // service.md §1.3: the IP throttler answers a bare JSON string, with Retry-After.
         const reply: Reply = { status: 429, body: { json: 'ThrottlerException: Too Many Requests' }, headers: {}, subject: {} };
         return withHeaders(reply, { 'Retry-After': String(spec.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS) });
       }

@@ -6,7 +6,7 @@ export type JsonBody = { readonly ok: true; readonly value: unknown; readonly te
 
 /**
  * Reads a JSON body the way the service's body parser does: an empty body is `{}`; bad JSON is a 400
- * framework error (PROTOCOL §1.3).
+ * framework error (service.md §1.3).
  */
 export async function readJson(request: Request): Promise<JsonBody> {
   const raw = await request.text();

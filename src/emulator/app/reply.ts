@@ -18,7 +18,7 @@ export interface Subject {
   readonly canvasId?: string;
 }
 
-/** Business error codes the emulator answers, with their fixed text (spec §7.3, PROTOCOL §1.2). */
+/** Business error codes the emulator answers, with their fixed text (spec §7.3, service.md §1.2). */
 export const BUSINESS_ERRORS = {
   E0000: 'An unknown error has occurred. Please try again later.',
   E1000: 'Canvas not found, please refresh',
@@ -27,13 +27,13 @@ export const BUSINESS_ERRORS = {
 
 export type BusinessErrorCode = keyof typeof BUSINESS_ERRORS;
 
-/** PROTOCOL §1.1: the success envelope. */
+/** service.md §1.1: the success envelope. */
 export function success(data: unknown, subject: Subject = {}): Reply {
   return { status: 200, body: { json: { success: true, data } }, headers: {}, subject };
 }
 
 /**
- * PROTOCOL §1.2: the service answers business errors with HTTP 200 and `success: false`. The `spec`
+ * service.md §1.2: the service answers business errors with HTTP 200 and `success: false`. The `spec`
  * profile keeps the same envelope but sends the status the spec promises: 404 for unknown canvases
  * and executions, 500 for an unexpected fault.
  */
@@ -42,7 +42,7 @@ export function businessError(profile: Profile, code: BusinessErrorCode, subject
   return { status, body: { json: { success: false, errCode: code, errMsg: BUSINESS_ERRORS[code], traceId: newTraceId() } }, headers: {}, subject };
 }
 
-/** PROTOCOL §1.3: a framework error keeps its HTTP status, body `{statusCode, message, error}`. */
+/** service.md §1.3: a framework error keeps its HTTP status, body `{statusCode, message, error}`. */
 export function frameworkError(status: number, message: string, extra: Readonly<Record<string, unknown>> = {}, subject: Subject = {}): Reply {
   return { status, body: { json: { statusCode: status, message, error: reasonPhrase(status), ...extra } }, headers: {}, subject };
 }

@@ -1,19 +1,19 @@
-/** Node error texts, in the service's own formats (PROTOCOL §4.3). */
+/** Node error texts, in the service's own formats (service.md §4.3). */
 
-/** PROTOCOL §4.3: a task node that finished carries the string `"[]"`. */
+/** service.md §4.3: a task node that finished carries the string `"[]"`. */
 export const FINISHED_ERROR_MESSAGE = '[]';
 
-/** PROTOCOL §4.3: a failed task node carries a JSON-encoded array of strings. */
+/** service.md §4.3: a failed task node carries a JSON-encoded array of strings. */
 export const failedErrorMessage = (errors: readonly string[]): string => JSON.stringify(errors);
 
-/** PROTOCOL §3.5 */
+/** service.md §3.5 */
 export const ABORTED_ERROR_MESSAGE = 'Workflow aborted by user';
 
-/** PROTOCOL §3.6 */
+/** service.md §3.6 */
 export const WORKFLOW_TIMEOUT_ERROR_MESSAGE = 'Workflow execution timeout exceeded (1800s)';
 
-/** PROTOCOL §3.6 */
+/** service.md §3.6 */
 export const NODE_TIMEOUT_ERROR_MESSAGE = 'Node execution timeout exceeded (1800s)';
 
-/** PROTOCOL §3.7: credits are checked when a node starts. */
+/** service.md §3.7: credits are checked when a node starts. */
 export const CREDIT_ERROR_MESSAGE = 'credit not available: insufficient credits to run this node';

@@ -4,7 +4,7 @@ import type { NodeState } from './snapshot.js';
 import { MESSAGE_BATCH_MS } from './timing.js';
 
 /**
- * How partial output shows while a node works (PROTOCOL §4.4):
+ * How partial output shows while a node works (service.md §4.4):
  * `batches` — the service: whole finished messages appear in ~3 s batches and never change;
  * `growing` — what the spec allows: a message's content grows while it is written.
  */
@@ -20,7 +20,7 @@ export interface VisibleMessage {
 
 /** The messages of `node` visible at emulator time `at`, given its state then. */
 export function visibleMessages(node: WorkflowNode, state: NodeState, at: number, mode: PartialOutputMode): VisibleMessage[] {
-  // PROTOCOL §4.2: nodes still `init` show no messages.
+  // service.md §4.2: nodes still `init` show no messages.
   if (state.status === 'init' || state.startAt === undefined) return [];
   const ended = state.endAt !== undefined;
   const elapsed = Math.min(at, state.endAt ?? at) - state.startAt;
@@ -29,7 +29,7 @@ export function visibleMessages(node: WorkflowNode, state: NodeState, at: number
   node.messages.forEach((message, index) => {
     const shown = mode === 'batches' ? persisted(message, elapsed, ended) : written(message, elapsed, writingFrom);
     writingFrom = message.atMs;
-    // PROTOCOL §4.5: messages with no content and no reasoning are left out.
+    // service.md §4.5: messages with no content and no reasoning are left out.
     if (shown === undefined || (shown.content === '' && (shown.reasoning ?? '') === '')) return;
     visible.push({ index, type: message.type, ...shown });
   });
@@ -40,7 +40,7 @@ type Shown = Pick<VisibleMessage, 'content' | 'reasoning'> | undefined;
 
 function persisted(message: ScriptedMessage, elapsed: number, ended: boolean): Shown {
   if (message.atMs > elapsed) return undefined;
-  // PROTOCOL §4.4: a finished message waits for the next batch; the node's end flushes the rest.
+  // service.md §4.4: a finished message waits for the next batch; the node's end flushes the rest.
   const persistedAt = Math.ceil(message.atMs / MESSAGE_BATCH_MS) * MESSAGE_BATCH_MS;
   if (!ended && persistedAt > elapsed) return undefined;
   return { content: message.content, reasoning: message.reasoning };

@@ -1,9 +1,9 @@
 import type { NodeFate, Timeline } from './timeline.js';
 
-/** Node statuses the emulator produces (`waiting` never occurs on the service, PROTOCOL §3.1). */
+/** Node statuses the emulator produces (`waiting` never occurs on the service, service.md §3.1). */
 export type NodeStatus = 'init' | 'executing' | 'finish' | 'failed';
 
-/** Execution statuses the emulator produces (`init` never occurs on the service, PROTOCOL §3.1). */
+/** Execution statuses the emulator produces (`init` never occurs on the service, service.md §3.1). */
 export type ExecutionStatus = 'executing' | 'finish' | 'failed';
 
 /** A node as seen at one instant. */
@@ -25,7 +25,7 @@ export function nodeStateAt(fate: NodeFate, at: number): NodeState {
   return NOT_STARTED;
 }
 
-/** The execution status at emulator time `at` (PROTOCOL §3.3). */
+/** The execution status at emulator time `at` (service.md §3.3). */
 export function executionStatusAt(timeline: Timeline, at: number): ExecutionStatus {
   return at >= timeline.settledAt ? timeline.outcome : 'executing';
 }

@@ -16,7 +16,7 @@ import { EXECUTION_TIMEOUT_MS, STATUS_TICK_MS } from './timing.js';
  * time (see `snapshot.ts`), and an accelerated or manual clock needs no timers at all.
  */
 export type NodeFate =
-  /** PROTOCOL §3.4: downstream of a failure a node stays `init` for ever. */
+  /** service.md §3.4: downstream of a failure a node stays `init` for ever. */
   | { readonly outcome: 'blocked' }
   | {
       readonly outcome: 'finish' | 'failed';
@@ -45,12 +45,12 @@ export function planTimeline(workflow: Workflow, createdAt: number): Timeline {
   const natural = settle(createdAt, fates);
   const timeline: Timeline = { createdAt, fates, ...natural, abortedAt: undefined };
   const deadline = createdAt + EXECUTION_TIMEOUT_MS;
-  // PROTOCOL §3.6: a run still going after 30 minutes fails as a whole.
+  // service.md §3.6: a run still going after 30 minutes fails as a whole.
   return natural.settledAt > deadline ? cut(timeline, deadline, WORKFLOW_TIMEOUT_ERROR_MESSAGE) : timeline;
 }
 
 /**
- * Aborts at `at`. PROTOCOL §3.5: every unfinished node, `init` included, fails with
+ * Aborts at `at`. service.md §3.5: every unfinished node, `init` included, fails with
  * `Workflow aborted by user` and the execution fails; an execution already terminal is left alone.
  */
 export function abortTimeline(timeline: Timeline, at: number): Timeline {
@@ -59,12 +59,12 @@ export function abortTimeline(timeline: Timeline, at: number): Timeline {
 }
 
 function fateOf(node: WorkflowNode, createdAt: number, decided: ReadonlyMap<string, NodeFate>): NodeFate {
-  // PROTOCOL §3.2: nodes with no work are `finish` from the start.
+  // service.md §3.2: nodes with no work are `finish` from the start.
   if (!isTaskNode(node)) return { outcome: 'finish', startAt: createdAt, endAt: createdAt, errorMessage: undefined };
   let startAt = createdAt;
   for (const parentId of node.parents) {
     const parent = decided.get(parentId);
-    // PROTOCOL §3.2, §3.4: a node starts only when all its parents are `finish`.
+    // service.md §3.2, §3.4: a node starts only when all its parents are `finish`.
     if (parent === undefined || parent.outcome !== 'finish') return { outcome: 'blocked' };
     startAt = Math.max(startAt, parent.endAt);
   }
@@ -86,7 +86,7 @@ function scriptedEnd(node: WorkflowNode, startAt: number): { outcome: 'finish' |
   }
 }
 
-/** PROTOCOL §3.3: the status is derived on a tick; failure wins at the first tick after it. */
+/** service.md §3.3: the status is derived on a tick; failure wins at the first tick after it. */
 function settle(createdAt: number, fates: ReadonlyMap<string, NodeFate>): Pick<Timeline, 'settledAt' | 'outcome'> {
   let firstFailure = Number.POSITIVE_INFINITY;
   let lastFinish = createdAt;
@@ -95,7 +95,7 @@ function settle(createdAt: number, fates: ReadonlyMap<string, NodeFate>): Pick<T
     if (fate.outcome === 'finish') lastFinish = Math.max(lastFinish, fate.endAt);
   }
   if (firstFailure !== Number.POSITIVE_INFINITY) return { settledAt: tickAtOrAfter(createdAt, firstFailure), outcome: 'failed' };
-  // PROTOCOL §3.1: with nothing to do (an empty workflow) the run is `finish` at once.
+  // service.md §3.1: with nothing to do (an empty workflow) the run is `finish` at once.
   if (lastFinish === createdAt) return { settledAt: createdAt, outcome: 'finish' };
   return { settledAt: tickAtOrAfter(createdAt, lastFinish), outcome: 'finish' };
 }

@@ -1,10 +1,10 @@
 /** Service timings, in emulator milliseconds. */
 
-/** PROTOCOL §3.3: the execution status is derived on a ~1.5 s server tick. */
+/** service.md §3.3: the execution status is derived on a ~1.5 s server tick. */
 export const STATUS_TICK_MS = 1_500;
 
-/** PROTOCOL §4.4: finished messages are persisted in batches about every 3 s. */
+/** service.md §4.4: finished messages are persisted in batches about every 3 s. */
 export const MESSAGE_BATCH_MS = 3_000;
 
-/** PROTOCOL §3.6: the whole execution and each node time out after 30 minutes. */
+/** service.md §3.6: the whole execution and each node time out after 30 minutes. */
 export const EXECUTION_TIMEOUT_MS = 30 * 60 * 1_000;

@@ -7,7 +7,7 @@ import type { Reply } from '../app/reply.js';
 import { frameworkError, success } from '../app/reply.js';
 
 /**
- * `POST /openapi/copilot/workflow/generate` — PROTOCOL §2.4, §5.3. Every failure is a 400
+ * `POST /openapi/copilot/workflow/generate` — service.md §2.4, §5.3. Every failure is a 400
  * `{statusCode, message, error, modelResponse?}`; the `spec` profile answers an unknown canvas with
  * the 404 the spec lists.
  */
@@ -26,13 +26,13 @@ export async function handleCopilot(context: AppContext, request: Request): Prom
     return frameworkError(context.profile === 'service' ? 400 : 404, 'Canvas not found', {}, { canvasId: requested });
   }
   const canvasId = requested ?? newCanvasId();
-  // PROTOCOL §5.3: a new workflow exists even when generation then fails.
+  // service.md §5.3: a new workflow exists even when generation then fails.
   if (requested === undefined) context.workflows.add({ canvasId, title: '', nodes: [], variables: [] }, now);
   const workflow = generateWorkflow(canvasId, query, locale);
   if (workflow === undefined) {
     return frameworkError(400, 'Failed to generate a workflow plan from the query', { modelResponse: '' }, { canvasId });
   }
-  // PROTOCOL §5.3: with a canvasId, that workflow's tasks and variables are replaced, irreversibly.
+  // service.md §5.3: with a canvasId, that workflow's tasks and variables are replaced, irreversibly.
   context.workflows.replace(workflow, now);
   return success({ canvasId, workflowPlan: planPayload(workflow) }, { canvasId });
 }

@@ -4,7 +4,7 @@ import type { Reply } from '../app/reply.js';
 import { frameworkError } from '../app/reply.js';
 
 /**
- * `GET /v1/drive/file/public/{fileId}/{name}` — PROTOCOL §4.6: no Authorization needed. A file is
+ * `GET /v1/drive/file/public/{fileId}/{name}` — service.md §4.6: no Authorization needed. A file is
  * published once its node is `finish`.
  */
 export function handlePublicFile(context: AppContext, fileId: string, name: string): Reply {

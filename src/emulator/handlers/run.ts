@@ -11,7 +11,7 @@ export async function handleRun(context: AppContext, request: Request, canvasId:
   const body = await readJson(request);
   if (!body.ok) return body.reply;
   const now = context.clock.now();
-  // PROTOCOL §2.2: the duplicate mark is set before the body is validated or the canvas looked up.
+  // service.md §2.2: the duplicate mark is set before the body is validated or the canvas looked up.
   if (context.debounce.isDuplicate(canvasId, body.text, now)) {
     return frameworkError(409, 'Duplicate request detected. Please wait before retrying.', {}, subject);
   }
@@ -26,7 +26,7 @@ export async function handleRun(context: AppContext, request: Request, canvasId:
 type Variables = { readonly ok: true; readonly values: Readonly<Record<string, unknown>> } | { readonly ok: false; readonly message: string };
 
 /**
- * PROTOCOL §5.4: `{}`, no body, or `{"variables": {…}}`; keys next to `variables` are ignored.
+ * service.md §5.4: `{}`, no body, or `{"variables": {…}}`; keys next to `variables` are ignored.
  * Top-level variables (the spec's backward-compatible form) are refused by the service and
  * accepted by the `spec` profile.
  */

@@ -2,14 +2,14 @@ import type { AppContext } from '../app/context.js';
 import type { Reply } from '../app/reply.js';
 import { frameworkError, success } from '../app/reply.js';
 
-/** PROTOCOL §2.3: at most 10 files per request. */
+/** service.md §2.3: at most 10 files per request. */
 export const MAX_FILES_PER_UPLOAD = 10;
-/** PROTOCOL §2.3: at most 50 MiB per file. */
+/** service.md §2.3: at most 50 MiB per file. */
 export const MAX_UPLOAD_FILE_BYTES = 50 * 1024 * 1024;
 /** Room for multipart boundaries and part headers around the largest acceptable body. */
 const MULTIPART_OVERHEAD_BYTES = 1024 * 1024;
 
-/** `POST /openapi/files/upload` — multipart, field `files` (PROTOCOL §2.3, §5.6). */
+/** `POST /openapi/files/upload` — multipart, field `files` (service.md §2.3, §5.6). */
 export async function handleUpload(context: AppContext, request: Request): Promise<Reply> {
   if (!/^multipart\/form-data/i.test(request.headers.get('content-type') ?? '')) return frameworkError(400, 'No files provided');
   // A body larger than ten files at the limit must hold a file over it: refuse before buffering.

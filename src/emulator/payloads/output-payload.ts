@@ -7,10 +7,10 @@ import { publicFileUrl } from './public-file-url.js';
 
 const iso = (at: number | undefined): string | undefined => (at === undefined ? undefined : new Date(at).toISOString());
 
-/** The `data` of the output endpoint (PROTOCOL §4.2, §4.5, §4.6). */
+/** The `data` of the output endpoint (service.md §4.2, §4.5, §4.6). */
 export function outputPayload(record: ExecutionRecord, at: number, mode: PartialOutputMode, baseUrl: string): Record<string, unknown> {
   const finished = new Set<string>();
-  // PROTOCOL §4.2: only task nodes, the ones that produce messages.
+  // service.md §4.2: only task nodes, the ones that produce messages.
   const output = record.workflow.nodes.filter(isTaskNode).map((node) => {
     const fate = record.timeline.fates.get(node.id);
     const state = nodeStateAt(fate ?? { outcome: 'blocked' }, at);
@@ -22,7 +22,7 @@ export function outputPayload(record: ExecutionRecord, at: number, mode: Partial
       nodeId: node.id,
       title: node.title,
       status: state.status,
-      // PROTOCOL §4.2: `errorMessage` is null until the node has ended.
+      // service.md §4.2: `errorMessage` is null until the node has ended.
       errorMessage: state.errorMessage ?? null,
       ...(startTime === undefined ? {} : { startTime }),
       ...(endTime === undefined ? {} : { endTime }),
@@ -34,7 +34,7 @@ export function outputPayload(record: ExecutionRecord, at: number, mode: Partial
       })),
     };
   });
-  // PROTOCOL §4.6: files only for nodes in `finish`.
+  // service.md §4.6: files only for nodes in `finish`.
   const files = record.files
     .filter((file) => finished.has(file.nodeId))
     .map((file) => ({ name: file.name, type: file.type, size: file.bytes.byteLength, nodeId: file.nodeId, url: publicFileUrl(baseUrl, file) }));

@@ -1,13 +1,13 @@
 import type { StoredWorkflow } from '../state/workflow-registry.js';
 
-/** PROTOCOL §5.1: the orders search accepts; anything else means `updationDesc`. */
+/** service.md §5.1: the orders search accepts; anything else means `updationDesc`. */
 export type SearchOrder = 'creationAsc' | 'creationDesc' | 'updationAsc' | 'updationDesc';
 
 const ORDERS: readonly SearchOrder[] = ['creationAsc', 'creationDesc', 'updationAsc', 'updationDesc'];
 const DEFAULT_PAGE_SIZE = 20;
 const MAX_PAGE_SIZE = 100;
 
-/** The `data` of search: one page as a bare array, no total (PROTOCOL §5.1). */
+/** The `data` of search: one page as a bare array, no total (service.md §5.1). */
 export function searchPayload(workflows: readonly StoredWorkflow[], query: URLSearchParams): Record<string, unknown>[] {
   const keyword = (query.get('keyword') ?? '').toLowerCase();
   const order = ORDERS.find((candidate) => candidate === query.get('order')) ?? 'updationDesc';

@@ -4,7 +4,7 @@ import type { ExecutionRecord } from '../state/execution-store.js';
 import { isTaskNode } from '../workflows/workflow.js';
 
 /**
- * The `data` of the status endpoint (PROTOCOL §4.1): every node of every type, parents before
+ * The `data` of the status endpoint (service.md §4.1): every node of every type, parents before
  * children with ties by nodeId (the order the workflow is kept in).
  */
 export function statusPayload(record: ExecutionRecord, at: number): Record<string, unknown> {
@@ -22,7 +22,7 @@ export function statusPayload(record: ExecutionRecord, at: number): Record<strin
 }
 
 /**
- * PROTOCOL §3.1: run answers `running` on the service, a value the spec does not list; the `spec`
+ * service.md §3.1: run answers `running` on the service, a value the spec does not list; the `spec`
  * profile answers the documented status of the execution at that moment.
  */
 export function runPayload(record: ExecutionRecord, at: number, profile: Profile): Record<string, unknown> {

@@ -5,7 +5,7 @@ import { abortTimeline, planTimeline } from '../engine/timeline.js';
 import type { Workflow } from '../workflows/workflow.js';
 import type { ResolvedVariable } from './variables.js';
 
-/** An output file of one execution, published under a drive file id (PROTOCOL §4.6). */
+/** An output file of one execution, published under a drive file id (service.md §4.6). */
 export interface ExecutionFile {
   readonly fileId: string;
   readonly nodeId: string;
@@ -26,7 +26,7 @@ export interface ExecutionRecord {
   readonly files: readonly ExecutionFile[];
 }
 
-/** The executions of the emulator's account (PROTOCOL §3.8: any of them can be read). */
+/** The executions of the emulator's account (service.md §3.8: any of them can be read). */
 export class ExecutionStore {
   readonly #byId = new Map<string, ExecutionRecord>();
   /** Drive file id → execution id, for public downloads. */
@@ -59,7 +59,7 @@ export class ExecutionStore {
     return [...this.#byId.values()];
   }
 
-  /** PROTOCOL §3.5; returns undefined for an unknown id. */
+  /** service.md §3.5; returns undefined for an unknown id. */
   abort(executionId: string, now: number): ExecutionRecord | undefined {
     const record = this.#byId.get(executionId);
     if (record === undefined) return undefined;

@@ -11,9 +11,9 @@ import type { EndpointName } from '../app/route.js';
  * - `drift`: schema drift in a JSON answer: every `status` value replaced by `unknownStatus`
  *   (default `paused`) and, unless `extraFields: false`, an extra field in every object.
  * - `rate-limit`: a 429 before handling; `variant: 'account'` (default) is the account-limit body
- *   and headers of PROTOCOL §2.1, `'throttler'` the IP throttler's bare JSON string with
- *   `Retry-After: retryAfterSeconds` (default 60) (PROTOCOL §1.3).
- * - `internal`: an unexpected server fault, answered as `E0000` (PROTOCOL §1.2).
+ *   and headers of service.md §2.1, `'throttler'` the IP throttler's bare JSON string with
+ *   `Retry-After: retryAfterSeconds` (default 60) (service.md §1.3).
+ * - `internal`: an unexpected server fault, answered as `E0000` (service.md §1.2).
  */
 export type FaultEffect =
   | { readonly kind: 'latency'; readonly ms: number }

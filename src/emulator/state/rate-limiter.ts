@@ -4,7 +4,7 @@ export interface RateLimits {
   readonly perDay: number;
 }
 
-/** The verdict on one request, with the headers every answer past auth carries (PROTOCOL §2.1). */
+/** The verdict on one request, with the headers every answer past auth carries (service.md §2.1). */
 export interface RateDecision {
   readonly allowed: boolean;
   /** The window that refused the request. */
@@ -21,7 +21,7 @@ interface Window {
 }
 
 /**
- * PROTOCOL §2.1: one counter per account shared by every endpoint, in fixed windows that start at
+ * service.md §2.1: one counter per account shared by every endpoint, in fixed windows that start at
  * the first request; rejected requests still count.
  */
 export class RateLimiter {

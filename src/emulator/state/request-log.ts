@@ -12,7 +12,7 @@ export interface RequestRecord {
   readonly endpoint: EndpointName;
   /** HTTP status answered; 0 when the connection was dropped by a fault. */
   readonly status: number;
-  /** `errCode` of an envelope with `success: false` (PROTOCOL §1.2). */
+  /** `errCode` of an envelope with `success: false` (service.md §1.2). */
   readonly errCode: string | undefined;
   /** Emulator time at arrival (epoch ms). */
   readonly emulatorTime: number;

@@ -1,7 +1,7 @@
-/** PROTOCOL §2.2: identical runs within 1 s are refused. */
+/** service.md §2.2: identical runs within 1 s are refused. */
 export const DUPLICATE_RUN_WINDOW_MS = 1_000;
 
-/** Remembers recent runs by canvas and exact body (key order included, PROTOCOL §2.2). */
+/** Remembers recent runs by canvas and exact body (key order included, service.md §2.2). */
 export class RunDebounce {
   readonly #markedAt = new Map<string, number>();
 

@@ -20,10 +20,10 @@ export class UploadStore {
     this.#account = account;
   }
 
-  /** PROTOCOL §5.6: the same bytes from the same account get the same key again, and a fresh expiry. */
+  /** service.md §5.6: the same bytes from the same account get the same key again, and a fresh expiry. */
   put(bytes: Uint8Array, fileName: string, type: string, now: number): StoredUpload {
     const digest = createHash('sha256').update(this.#account).update('\0').update(bytes).digest('base64url');
-    // PROTOCOL §1.5: `of_` + 22 base64url characters.
+    // service.md §1.5: `of_` + 22 base64url characters.
     const fileKey = `of_${digest.slice(0, 22)}`;
     const upload = { fileKey, fileName, type, size: bytes.byteLength, expiresAt: now + UPLOAD_RETENTION_MS };
     this.#byKey.set(fileKey, upload);

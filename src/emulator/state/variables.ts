@@ -1,6 +1,6 @@
 import type { UploadStore } from './upload-store.js';
 
-/** A run variable as the service reads it (PROTOCOL §5.5). */
+/** A run variable as the service reads it (service.md §5.5). */
 export type ResolvedVariable =
   | { readonly name: string; readonly kind: 'text'; readonly value: string }
   | { readonly name: string; readonly kind: 'files'; readonly files: readonly ResolvedFile[] };
@@ -11,10 +11,10 @@ export interface ResolvedFile {
   readonly fileName: string | undefined;
 }
 
-/** PROTOCOL §5.5: any string starting with `of_` is taken as an uploaded fileKey. */
+/** service.md §5.5: any string starting with `of_` is taken as an uploaded fileKey. */
 const isFileKey = (value: unknown): value is string => typeof value === 'string' && value.startsWith('of_');
 
-/** Reads run variables the way the service does; unknown fileKeys do not fail the run (PROTOCOL §5.5). */
+/** Reads run variables the way the service does; unknown fileKeys do not fail the run (service.md §5.5). */
 export function resolveVariables(values: Readonly<Record<string, unknown>>, uploads: UploadStore, now: number): ResolvedVariable[] {
   return Object.entries(values).map(([name, value]): ResolvedVariable => {
     const resolveFile = (fileKey: string): ResolvedFile => ({ fileKey, fileName: uploads.find(fileKey, now)?.fileName });

@@ -1,6 +1,6 @@
 import type { Workflow } from '../workflows/workflow.js';
 
-/** A workflow on its canvas, with the times search orders by (PROTOCOL §5.1). */
+/** A workflow on its canvas, with the times search orders by (service.md §5.1). */
 export interface StoredWorkflow {
   readonly workflow: Workflow;
   readonly createdAt: number;
@@ -21,7 +21,7 @@ export class WorkflowRegistry {
     return stored;
   }
 
-  /** Replaces the content of an existing canvas, keeping its id and creation time (PROTOCOL §5.3). */
+  /** Replaces the content of an existing canvas, keeping its id and creation time (service.md §5.3). */
   replace(workflow: Workflow, now: number): StoredWorkflow {
     const existing = this.#byId.get(workflow.canvasId);
     if (existing === undefined) throw new Error(`no workflow with canvasId ${workflow.canvasId}`);

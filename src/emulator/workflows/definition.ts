@@ -20,15 +20,15 @@
 export interface WorkflowDefinition {
   /** Canvas id (`c-…` by convention); generated when absent. Must be unique in the emulator. */
   readonly canvasId?: string;
-  /** Title; an empty or absent title reads `Untitled` in search (PROTOCOL §5.1). */
+  /** Title; an empty or absent title reads `Untitled` in search (service.md §5.1). */
   readonly title?: string;
-  /** The nodes of the DAG; may be empty (the run then finishes at once, PROTOCOL §3.1). */
+  /** The nodes of the DAG; may be empty (the run then finishes at once, service.md §3.1). */
   readonly nodes: readonly NodeDefinition[];
   /** Workflow variables, as shown by the detail endpoint. */
   readonly variables?: readonly VariableDefinition[];
 }
 
-/** Node types that do no work: they are `finish` from the start (PROTOCOL §3.2). */
+/** Node types that do no work: they are `finish` from the start (service.md §3.2). */
 export const NO_WORK_NODE_TYPES = ['start', 'memo', 'resource', 'group', 'document', 'image'] as const;
 
 /** A node type: `task` (produces messages and files) or one of {@link NO_WORK_NODE_TYPES}. */
@@ -60,7 +60,7 @@ export interface NodeDefinition {
   readonly durationCv?: number;
   /** Messages the task writes while it works. */
   readonly messages?: readonly MessageDefinition[];
-  /** Files the task produces; visible once it is `finish` (PROTOCOL §4.6). */
+  /** Files the task produces; visible once it is `finish` (service.md §4.6). */
   readonly files?: readonly FileDefinition[];
   /** Makes the task fail instead of finishing. */
   readonly failure?: FailureDefinition;
@@ -70,7 +70,7 @@ export interface NodeDefinition {
 export interface MessageDefinition {
   /** Final content of the message. */
   readonly content: string;
-  /** Reasoning text; default `""`; `null` is passed through as the service sometimes does (PROTOCOL §4.5). */
+  /** Reasoning text; default `""`; `null` is passed through as the service sometimes does (service.md §4.5). */
   readonly reasoning?: string | null;
   /** Default `ai`. */
   readonly type?: 'ai' | 'tool';
@@ -93,19 +93,19 @@ export interface FileDefinition {
 
 /**
  * How a task node fails. `error`: after `atMs` (default: its full duration) with the given errors,
- * reported as a JSON-encoded array (PROTOCOL §4.3). `credit`: at its start with the plain
- * `credit not available: …` text (PROTOCOL §3.7).
+ * reported as a JSON-encoded array (service.md §4.3). `credit`: at its start with the plain
+ * `credit not available: …` text (service.md §3.7).
  */
 export type FailureDefinition =
   | { readonly kind: 'error'; readonly errors?: readonly string[]; readonly atMs?: number }
   | { readonly kind: 'credit' };
 
-/** A workflow variable. `resource` variables take uploaded fileKeys (PROTOCOL §5.5). */
+/** A workflow variable. `resource` variables take uploaded fileKeys (service.md §5.5). */
 export interface VariableDefinition {
   readonly name: string;
   /** Default `string`. */
   readonly variableType?: 'string' | 'option' | 'resource';
-  /** Default false (PROTOCOL §5.2). */
+  /** Default false (service.md §5.2). */
   readonly required?: boolean;
   /** Allowed values of an `option` variable. */
   readonly options?: readonly string[];

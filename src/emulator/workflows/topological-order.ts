@@ -5,7 +5,7 @@ export interface GraphNode {
 }
 
 /**
- * Orders nodes parents before children, ties broken by id (PROTOCOL §4.1). Returns the ids of the
+ * Orders nodes parents before children, ties broken by id (service.md §4.1). Returns the ids of the
  * nodes caught in a cycle instead when there is one.
  */
 export function topologicalOrder<N extends GraphNode>(

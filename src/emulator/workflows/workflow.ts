@@ -50,5 +50,5 @@ export interface WorkflowVariable {
   readonly options: readonly string[];
 }
 
-/** Whether a node does work (messages, files) or is `finish` from the start (PROTOCOL §3.2). */
+/** Whether a node does work (messages, files) or is `finish` from the start (service.md §3.2). */
 export const isTaskNode = (node: WorkflowNode): boolean => node.type === 'task';

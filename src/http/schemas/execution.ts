@@ -3,7 +3,7 @@ import type { ExecutionOutput, ExecutionSnapshot, NodeExecution, OutputFile, Out
 import { parseNodeError } from './node-error.js';
 import { toExecutionStatus, toMessageType, toNodeStatus } from './status-values.js';
 
-/** The spec marks many strings optional and the service sends `null` for some (PROTOCOL §4.2). */
+/** The spec marks many strings optional and the service sends `null` for some (service.md §4.2). */
 const looseString = z.nullish(z.string());
 
 /** Only the keys whose value is defined, so results satisfy `exactOptionalPropertyTypes`. */
@@ -34,7 +34,7 @@ const nodeExecutionSchema: z.ZodMiniType<NodeExecution> = z.pipe(
 const snapshotPayloadSchema = z.object({ executionId: looseString, status: looseString, createdAt: looseString, nodeExecutions: z.nullish(z.array(nodeExecutionSchema)) });
 
 /**
- * `GET /openapi/workflow/{executionId}/status` data (PROTOCOL §4.1). `executionId` is optional in the
+ * `GET /openapi/workflow/{executionId}/status` data (service.md §4.1). `executionId` is optional in the
  * spec; the resource fills in the requested id when it is missing.
  */
 export function executionSnapshotSchema(requestedId: string): z.ZodMiniType<ExecutionSnapshot> {
@@ -57,7 +57,7 @@ const outputMessageSchema: z.ZodMiniType<OutputMessage> = z.pipe(
   z.object({ messageId: z.string(), type: looseString, content: looseString, reasoningContent: looseString }),
   z.transform(({ messageId, type, content, reasoningContent }) => {
     const rawType = type ?? '';
-    // PROTOCOL §4.5: reasoningContent is usually "" and may be null; both read as "".
+    // service.md §4.5: reasoningContent is usually "" and may be null; both read as "".
     return { messageId, type: toMessageType(rawType), rawType, content: content ?? '', reasoningContent: reasoningContent ?? '' };
   }),
 );
@@ -89,11 +89,11 @@ const outputFileSchema: z.ZodMiniType<OutputFile> = z.pipe(
   z.transform(({ name, type, size, nodeId, url }) => ({ name, type: type ?? '', ...defined({ size, nodeId, url }) })),
 );
 
-/** `GET /openapi/workflow/{executionId}/output` data (PROTOCOL §4.2, §4.6). */
+/** `GET /openapi/workflow/{executionId}/output` data (service.md §4.2, §4.6). */
 export const executionOutputSchema: z.ZodMiniType<ExecutionOutput> = z.pipe(
   z.object({ output: z.nullish(z.array(outputNodeSchema)), files: z.nullish(z.array(outputFileSchema)) }),
   z.transform(({ output, files }) => ({ output: output ?? [], files: files ?? [] })),
 );
 
-/** `POST /openapi/workflow/{executionId}/abort` data: `null` (PROTOCOL §1.1); whatever comes is ignored. */
+/** `POST /openapi/workflow/{executionId}/abort` data: `null` (service.md §1.1); whatever comes is ignored. */
 export const abortSchema: z.ZodMiniType<undefined> = z.pipe(z.unknown(), z.transform(() => undefined));

@@ -1,7 +1,7 @@
 import type { NodeError } from '../../domain/model.js';
 
 /**
- * Cleans a node's `errorMessage` (PROTOCOL §4.3): `"[]"` on success → no error; a JSON-encoded array
+ * Cleans a node's `errorMessage` (service.md §4.3): `"[]"` on success → no error; a JSON-encoded array
  * of strings → its entries joined; plain text (abort, timeout, credits) → kept as is. `raw` always
  * holds what the service sent.
  */
@@ -23,7 +23,7 @@ function jsonMessages(raw: string): string[] | undefined {
     return undefined;
   }
   if (!Array.isArray(parsed)) return undefined;
-  // PROTOCOL §4.3 promises strings. Anything else is shown as JSON, when it can be: an entry nested
+  // service.md §4.3 promises strings. Anything else is shown as JSON, when it can be: an entry nested
   // thousands deep would overflow JSON.stringify's stack, and is then not a message but the raw text.
   const messages: string[] = [];
   for (const entry of parsed as unknown[]) {

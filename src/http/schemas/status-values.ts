@@ -5,7 +5,7 @@ const NODE_STATUSES: ReadonlySet<string> = new Set<NodeStatus>(['init', 'waiting
 
 /**
  * Maps a raw execution status to the model: the service answers a start with `running`, which the
- * spec does not list, while the execution itself is `executing` (PROTOCOL §3.1). Anything unknown
+ * spec does not list, while the execution itself is `executing` (service.md §3.1). Anything unknown
  * becomes `unknown` (the raw value is kept beside it) rather than failing a poll.
  */
 export function toExecutionStatus(raw: string): ExecutionStatus {
@@ -13,7 +13,7 @@ export function toExecutionStatus(raw: string): ExecutionStatus {
   return EXECUTION_STATUSES.has(raw) ? (raw as ExecutionStatus) : 'unknown';
 }
 
-/** Maps a raw node status; `waiting` never occurs on the service but is accepted (PROTOCOL §3.1). */
+/** Maps a raw node status; `waiting` never occurs on the service but is accepted (service.md §3.1). */
 export function toNodeStatus(raw: string): NodeStatus {
   if (raw === 'running') return 'executing';
   return NODE_STATUSES.has(raw) ? (raw as NodeStatus) : 'unknown';

@@ -2,7 +2,7 @@
 import * as z from 'zod/mini';
 import type { GeneratedWorkflow, PlanTask, PlanVariable, UploadedFile, VariableType, WorkflowPlan, WorkflowSummary } from '../../domain/model.js';
 
-/** One search result; untitled workflows read `Untitled` on the service (PROTOCOL §5.1). */
+/** One search result; untitled workflows read `Untitled` on the service (service.md §5.1). */
 export const workflowSummariesSchema: z.ZodMiniType<WorkflowSummary[]> = z.array(
   z.pipe(
     z.object({ canvasId: z.string().check(z.minLength(1)), title: z.nullish(z.string()) }),
@@ -16,7 +16,7 @@ const taskSchema: z.ZodMiniType<PlanTask> = z.pipe(
     title: z.nullish(z.string()),
     prompt: z.nullish(z.string()),
     toolsets: z.nullish(z.array(z.string())),
-    // PROTOCOL §5.2: task→task edges only, omitted when empty.
+    // service.md §5.2: task→task edges only, omitted when empty.
     dependentTasks: z.nullish(z.array(z.string())),
   }),
   z.transform(({ id, title, prompt, toolsets, dependentTasks }) => ({
@@ -45,7 +45,7 @@ const variableSchema: z.ZodMiniType<PlanVariable> = z.pipe(
   z.transform(({ name, variableType, required, options }) => ({
     name,
     ...(isVariableType(variableType) ? { variableType } : {}),
-    // PROTOCOL §5.2: `required` defaults to false; `options` only when non-empty.
+    // service.md §5.2: `required` defaults to false; `options` only when non-empty.
     required: required ?? false,
     ...(options === undefined || options === null ? {} : { options }),
   })),

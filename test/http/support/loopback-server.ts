@@ -61,10 +61,10 @@ export function json(response: ServerResponse, status: number, body: unknown, he
   response.end(JSON.stringify(body));
 }
 
-/** Answers the success envelope (PROTOCOL §1.1). */
+/** Answers the success envelope (service.md §1.1). */
 export function ok(response: ServerResponse, data: unknown, headers: Record<string, string> = {}): void {
   json(response, 200, { success: true, data }, headers);
 }
 
-/** A syntactically valid key (PROTOCOL §1.5) that tests search for in every output. */
+/** A syntactically valid key (service.md §1.5) that tests search for in every output. */
 export const API_KEY = 'rf_SECRETsecretSECRETsecret0123456789';
