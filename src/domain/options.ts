@@ -196,8 +196,8 @@ export const DEFAULTS = {
   maxResponseBytes: 8 * 1024 * 1024,
   retry: { retries: 3, baseDelayMs: 500, maxDelayMs: 10_000, rateLimitWaitMs: 60_000, maxWaitMs: 65_000 },
   /**
-   * The execution status moves on a ~1.5 s server tick (service.md §3.3) but node statuses move when
-   * the work does, so 500 ms after a change catches the follow-up within a third of a tick. While
+   * The execution status and node starts move on a ~1.5 s server tick (service.md §3.2, §3.3), node ends
+   * when the work does, so 500 ms after a change catches the follow-up within a third of a tick. While
    * nothing changes the wait grows to 10 s: a long LLM node then costs 6 status reads a minute instead
    * of the 30 of the service's own 2 s loop (service.md §6), so several runs fit in one account's 100
    * requests per minute (§2.1).

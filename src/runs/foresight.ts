@@ -71,9 +71,9 @@ function endWithin(from: number, to: number, startedAt: number | undefined, esti
 /**
  * Notes the transitions a read at `now` showed (the node events of its diff; the read before was at
  * `previousAt`): a node first seen done ended in the bracket, a node first seen executing started
- * when the last of the nodes that ended in the same bracket did (service.md §3.2: a node starts when its
- * parents finish), or in the middle of the bracket when none did. Without a bracket (a watch's first
- * read) nothing is guessed.
+ * when the last of the nodes that ended in the same bracket did (service.md §3.2: a node starts on the
+ * service's next tick, within about 1.5 s of its parents' end), or in the middle of the bracket when
+ * none did. Without a bracket (a watch's first read) nothing is guessed.
  */
 export function observeTransitions(foresight: Foresight, events: readonly RunEvent[], previousAt: number | undefined, now: number, estimateOf: EstimateOf): Foresight {
   if (previousAt === undefined) return foresight;

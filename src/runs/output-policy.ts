@@ -72,11 +72,12 @@ export function shouldReadOutputAlone(question: OutputAloneQuestion): boolean {
 }
 
 /**
- * Whether an output read shows every change a status read could, from nodes at these statuses. The
- * output lists every task node with its status (service.md §4.2) and only task nodes move (§3.2), so it
- * shows every node transition; what it lacks is the execution's status, which turns terminal only
- * after a node failed or when none is pending or executing (§3.3). So: some node still executes, none
- * failed, and none has a status we do not know (it might have ended the execution too).
+ * Whether an output read can stand in for a status read, from nodes at these statuses. The output
+ * lists every task node with its status (service.md §4.2), the only nodes that execute (§3.2; a
+ * content node's one step, `init → finish`, waits for the next status read); what it lacks is the
+ * execution's status, which turns terminal only after a node failed or when none is pending or
+ * executing (§3.3). So: some node still executes, none failed, and none has a status we do not know
+ * (it might have ended the execution too).
  */
 function outputShowsEveryChange(nodes: readonly NodeStatus[]): boolean {
   return nodes.some((status) => status === 'executing') && !nodes.some((status) => status === 'failed' || status === 'unknown');

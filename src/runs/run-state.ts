@@ -23,7 +23,8 @@ export interface NodeState {
    * The node does work: a task node, one the output lists (service.md §4.2), counted in `progress`.
    * Nodes with no work (start, memo, resource…) are `finish` from the start (§3.2), so a node is taken
    * for a task once it was seen at any other status, had a message, or is in the result's output. A
-   * task whose whole life passed between two reads looks like one with no work until the result.
+   * task whose whole life passed between two reads looks like one with no work until the result, and
+   * a content node (document, image…, `init` until a tick after its parent, §3.2) like a task until then.
    */
   readonly task: boolean;
   /**

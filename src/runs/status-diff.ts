@@ -76,7 +76,8 @@ export function diffStatus(view: ExecutionView, snapshot: ExecutionSnapshot): Vi
 
 /**
  * The node transitions an output reading shows: it lists the task nodes with their status (service.md
- * §4.2), the only nodes that move (§3.2), so a run that reads its output can skip that status read.
+ * §4.2), the only nodes that execute (§3.2), so a run that reads its output can skip that status read
+ * while they run (a content node's `init → finish` shows at the next status read).
  * The execution's own status is not in it and stays as it was. Same rules and order as `diffStatus`.
  */
 export function diffNodeStatuses(view: ExecutionView, reading: readonly NodeExecution[]): ViewDiff {

@@ -28,7 +28,10 @@ export interface WorkflowDefinition {
   readonly variables?: readonly VariableDefinition[];
 }
 
-/** Node types that do no work: they are `finish` from the start (service.md §3.2). */
+/**
+ * Node types that do no work: they are `finish` from the start (service.md §3.2). On the service,
+ * `document` and `image` are content nodes, which read `init` until a tick after their parent finishes.
+ */
 export const NO_WORK_NODE_TYPES = ['start', 'memo', 'resource', 'group', 'document', 'image'] as const;
 
 /** A node type: `task` (produces messages and files) or one of {@link NO_WORK_NODE_TYPES}. */
