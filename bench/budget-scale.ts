@@ -5,7 +5,7 @@ import { clockScheduler, createEmulator, createManualClock } from '../src/emulat
 import { table } from './harness/report.js';
 
 /**
- * Issue 13's scale rows: N requests queued in one budget, then all cancelled (a service whose runs are
+ * The budget's scale rows: N requests queued in one budget, then all cancelled (a service whose runs are
  * all unsubscribed at once, a deploy), on a clock that stands still so that only the budget's burst
  * leaves and everything else waits. CPU time per operation, in µs, from `process.cpuUsage`.
  */
@@ -50,7 +50,7 @@ export function budgetScaleTable(rows: readonly ScaleRow[]): string {
   );
 }
 
-/** 10,000 watched runs with the budget on (issue 13): its queue holds nearly all of them at any time. */
+/** 10,000 watched runs with the budget on: its queue holds nearly all of them at any time. */
 export interface WatchedWithBudget {
   readonly runs: number;
   readonly windowMs: number;

@@ -11,7 +11,7 @@ import { variantOf } from './harness/variants.js';
 import { type FlowstreamOptions, openWorld, type World } from './harness/world.js';
 
 /**
- * Issue 13's 24-hour simulation: an always-on service on one account with the service's limits
+ * The 24-hour simulation: an always-on service on one account with the service's limits
  * (service.md §2.1: 100 requests a minute, 10,000 a day), the emulator and the client on one manual
  * clock (`driveClock`), so a whole day passes in seconds and no result depends on the machine's speed.
  */
@@ -27,7 +27,7 @@ const BLIND_AFTER_MS = 10 * MINUTE;
 /** service.md §3.6: no execution outlives 30 minutes. */
 const DEADLINE_MS = 30 * MINUTE;
 
-/** Two task nodes of two minutes each: the 4-minute, 2-node workflow of issue 13. */
+/** Two task nodes of two minutes each: the 4-minute, 2-node workflow of the day simulation. */
 export const DAY_WORKFLOW: WorkflowDefinition = {
   canvasId: CANVAS_ID,
   title: 'Bench: an always-on service, all day',
@@ -77,10 +77,10 @@ export interface DayContender {
 export const FLOWSTREAM_DAY: DayContender = flowstreamDay('flowstream');
 
 /**
- * The budget as it was before issue 13: the minute paced, the day only counted — no day bucket, no
+ * The budget as it was before it paced the day: the minute paced, the day only counted — no day bucket, no
  * reserve (`dayBurst` all of the day, `dayReserve` 0) — for the same table.
  */
-export const FLOWSTREAM_DAY_UNPACED: DayContender = flowstreamDay('flowstream, day unpaced (before issue 13)', { dayBurst: 0.999, dayReserve: 0 });
+export const FLOWSTREAM_DAY_UNPACED: DayContender = flowstreamDay('flowstream, day unpaced (before day pacing)', { dayBurst: 0.999, dayReserve: 0 });
 
 /** flowstream with one client for the whole day: `budget`, the client's other `options` and each run's `output` as given (default a run's own: `stream`). */
 export function flowstreamDay(name: string, budget: RequestBudgetOptions = {}, options: FlowstreamOptions = {}, output?: OutputMode): DayContender {

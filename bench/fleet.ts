@@ -10,7 +10,7 @@ import { Sightings } from './harness/sightings.js';
 import { ratio, summarize, type Summary } from './harness/stats.js';
 
 /**
- * Issue 14's fleet table: P processes × 25 runs on one account with the service's limits, each
+ * The fleet table: P processes × 25 runs on one account with the service's limits, each
  * process a client of its own (in one Node process: the budgets are what differs), against the
  * accelerated emulator. Contenders: each process with its own budget (as before `flowstream/redis`:
  * each follows the service's remaining counts), and every process on one Redis budget.

@@ -15,7 +15,7 @@ import { type FlowstreamOptions, openWorld, type RequestCounts, type World } fro
 import { boundMs } from './many-runs.js';
 
 /**
- * Issue 17's benchmark: learned node durations. One canvas run again and again, its node durations
+ * The benchmark of learned node durations. One canvas run again and again, its node durations
  * drawn per execution by the emulator (`durationCv`: a log-normal with the scripted mean and that
  * coefficient of variation), followed by flowstream with a duration model and without one, and, for
  * N = 1, by the fixed 1 s and 2 s loops. Every contender has its own emulator and account with the
@@ -44,7 +44,7 @@ import { boundMs } from './many-runs.js';
  * times, each in a world of its own on a canvas of its own (other draws): one run has only 7 changes.
  *
  * The budget. The bound (many-runs.ts `boundMs`) is N runs sharing 100 reads a minute; but a client's
- * default budget also paces the day (issue 13): after a burst of 950 requests it sends what the day
+ * default budget also paces the day: after a burst of 950 requests it sends what the day
  * sustains, about 6.6 a minute. N = 50 and 200 runs of 15 minutes spend that burst within the batch
  * (a cold N = 50 batch sends about 1,100), and the warm-up spends it before the batch. So the main rows
  * give flowstream the minute's pace alone (`dayBurst: 0.999`, as day-simulation.ts's "day unpaced"),
@@ -58,9 +58,9 @@ import { boundMs } from './many-runs.js';
  * ended (0.11 a minute: nothing recomputes it while nothing is sent), so the measured batch starts with
  * about 1,300 tokens, not the burst: `LEARNED_WARM_UP=one-by-one` is for the model's rows.
  *
- * Then issue 13's "a run every minute, all day" (day-simulation.ts) with the two nodes varying, the
+ * Then the day simulation's "a run every minute, all day" (day-simulation.ts) with the two nodes varying, the
  * model on and off, the default budget (the day is where its pacing belongs), each run with `output:
- * 'stream'` (issue 13's) and `'final'`.
+ * 'stream'` (the day simulation's) and `'final'`.
  */
 
 const CANVAS_ID = 'c-bench-learned';
@@ -376,7 +376,7 @@ export function learnedDurationsTable(rows: readonly LearnedRow[]): string {
   );
 }
 
-/** Issue 13's day workflow (two 2-minute nodes) with both durations varying with coefficient `cv`, on a canvas of its own. */
+/** The day simulation's workflow (two 2-minute nodes) with both durations varying with coefficient `cv`, on a canvas of its own. */
 export function learnedDayWorkflow(cv: number): WorkflowDefinition {
   return {
     ...DAY_WORKFLOW,
@@ -392,8 +392,8 @@ export interface LearnedDayRow extends DayRow {
 
 /**
  * "A run every minute, all day" (day-simulation.ts), the day's two nodes varying, flowstream with its
- * model and without, the default budget; each run with `output: 'stream'` (a run's default, as issue
- * 13 measured it) and with `output: 'final'` (as the rows above): when the day's pace binds, every
+ * model and without, the default budget; each run with `output: 'stream'` (a run's default, as the day
+ * simulation measures it) and with `output: 'final'` (as the rows above): when the day's pace binds, every
  * read counts, and in `stream` a node end seen on its own costs an output read besides.
  */
 export async function learnedDay(): Promise<readonly LearnedDayRow[]> {
@@ -448,12 +448,12 @@ export async function learnedDurationsReport(): Promise<LearnedDurationsResult> 
     realMs: performance.now() - began,
   };
   console.log(
-    `\nLearned durations (issue 17): one canvas run again and again, three chained nodes of mean 4, 6 and 5 min, each drawn per execution (log-normal, coefficient of variation cv); cold: a fresh model; warm: after ${String(WARM_UP_RUNS)} runs of the canvas (${WARM_UP_ORDER}) and a rest of ${String(REST_AFTER_WARM_UP_MS / HOUR)} h; N = 1: ${String(ALONE_REPETITIONS)} single runs, each in a world of its own; flowstream with output 'final' and the minute's budget alone (dayBurst 0.999); one account per contender (100/min, 10,000/day), a manual clock; latencies in emulator seconds\n`,
+    `\nLearned durations: one canvas run again and again, three chained nodes of mean 4, 6 and 5 min, each drawn per execution (log-normal, coefficient of variation cv); cold: a fresh model; warm: after ${String(WARM_UP_RUNS)} runs of the canvas (${WARM_UP_ORDER}) and a rest of ${String(REST_AFTER_WARM_UP_MS / HOUR)} h; N = 1: ${String(ALONE_REPETITIONS)} single runs, each in a world of its own; flowstream with output 'final' and the minute's budget alone (dayBurst 0.999); one account per contender (100/min, 10,000/day), a manual clock; latencies in emulator seconds\n`,
   );
   console.log(learnedDurationsTable(rows));
   console.log('\nThe warm rows again with the client\'s default budget, which also paces the day (a burst of 950 requests, then about 6.6 a minute); ratios to the loops of the table above\n');
   console.log(learnedDurationsTable(defaultBudgetRows));
-  console.log('\nA run every minute, all day (issue 13 with issue 17): the day\'s two 2-minute nodes varying, flowstream with and without its model, the default budget, output \'stream\' (a run\'s default) and \'final\'; "minutes blind": some finished run unseen for over 10 minutes\n');
+  console.log('\nA run every minute, all day, with learned durations: the day\'s two 2-minute nodes varying, flowstream with and without its model, the default budget, output \'stream\' (a run\'s default) and \'final\'; "minutes blind": some finished run unseen for over 10 minutes\n');
   console.log(daySimulationTable(day));
   console.log(`→ ${await writeResults('learned-durations', result)} (${(result.realMs / 1000).toFixed(0)} s of real time)`);
   return result;

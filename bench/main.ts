@@ -1,6 +1,6 @@
 /**
- * `npm run bench`: the browser bundle's size, issue 4's single-run comparison, issue 5's many-runs comparison, issue 13's
- * 24-hour simulation and issue 17's learned durations (both on a manual clock; the latter alone:
+ * `npm run bench`: the browser bundle's size, the single-run comparison, the many-runs comparison, the
+ * 24-hour simulation and learned durations (both on a manual clock; the latter alone:
  * `npx tsx bench/learned-durations.ts`), in one run on
  * the emulator (in-process `fetch`, the service's limits: 100 requests per minute, 10,000 per day) on
  * an accelerated clock, then the client's own overhead (`overhead.ts`, real time). Every time printed
@@ -41,38 +41,38 @@ const delayNote = ({ p99, max }: { p99: number; max: number }, speed: number): s
 const began = performance.now();
 
 const bundles = [await bundleSize(), await bundleSize(['es2015'])];
-console.log('\nBrowser bundle (issue 11): `import { createClient } from \'flowstream\'` bundled by esbuild for the browser, minified and gzipped (aim: under 40 KB gzipped)\n');
+console.log('\nBrowser bundle: `import { createClient } from \'flowstream\'` bundled by esbuild for the browser, minified and gzipped (aim: under 40 KB gzipped)\n');
 console.log(bundleSizeTable(bundles));
 console.log(`→ ${await writeResults('bundle-size', bundles)}`);
 
 const single = await watched(() => singleRun(SINGLE_RUN));
-console.log(`\nSingle run (issue 4): the scripted timeline ${SINGLE_RUN.repetitions}× per contender, each run alone on its account; emulator ${SINGLE_RUN.speed}× real time; latencies in emulator seconds\n`);
+console.log(`\nSingle run: the scripted timeline ${SINGLE_RUN.repetitions}× per contender, each run alone on its account; emulator ${SINGLE_RUN.speed}× real time; latencies in emulator seconds\n`);
 console.log(singleRunTable(single));
 console.log(delayNote(single.eventLoopDelayRealMs, SINGLE_RUN.speed));
 console.log(`→ ${await writeResults('single-run', single)}`);
 
 const many = await watched(() => manyRuns(MANY_RUNS));
-console.log(`\nMany runs (issue 5): N runs at once on one account (100 requests/min); emulator up to ${MANY_RUNS.speed}× real time; latencies in emulator seconds\n`);
+console.log(`\nMany runs: N runs at once on one account (100 requests/min); emulator up to ${MANY_RUNS.speed}× real time; latencies in emulator seconds\n`);
 console.log(manyRunsTable(many));
 console.log(delayNote(many.eventLoopDelayRealMs, MANY_RUNS.speed));
 console.log(`→ ${await writeResults('many-runs', many)}`);
 
 const sweep = await watched(async () => ({ ...PHASE_SWEEP, rows: await phaseSweep(PHASE_SWEEP) }));
 const firstNodes = PHASE_SWEEP.planMs.map((ms) => ms / 1000).join(', ');
-console.log(`\nThe round's phase (issue 5): N = ${PHASE_SWEEP.runs} as above, the first node lasting ${firstNodes} s (40 s above); emulator ${PHASE_SWEEP.speed}× real time\n`);
+console.log(`\nThe round's phase: N = ${PHASE_SWEEP.runs} as above, the first node lasting ${firstNodes} s (40 s above); emulator ${PHASE_SWEEP.speed}× real time\n`);
 console.log(phaseSweepTable(sweep.rows));
 console.log(delayNote(sweep.eventLoopDelayRealMs, PHASE_SWEEP.speed));
 console.log(`→ ${await writeResults('phase-sweep', sweep)}`);
 
 const day = await daySimulation([FLOWSTREAM_DAY, FLOWSTREAM_DAY_UNPACED, LOOP_2S_DAY]);
-console.log(`\nA whole day (issue 13): one account with the service's limits (100/min, 10,000/day), the emulator and the client on one manual clock; latencies in emulator seconds; "minutes blind": some finished run unseen for over 10 minutes\n`);
+console.log(`\nA whole day: one account with the service's limits (100/min, 10,000/day), the emulator and the client on one manual clock; latencies in emulator seconds; "minutes blind": some finished run unseen for over 10 minutes\n`);
 console.log(daySimulationTable(day.rows));
 console.log(`→ ${await writeResults('day-simulation', day)}`);
 
 await learnedDurationsReport();
 
 const scale = budgetScale([1_000, 5_000, 20_000]);
-console.log('\nBudget scale (issue 13): requests queued in one budget, then all cancelled; CPU per operation (aim: 20,000 in under 0.5 s)\n');
+console.log('\nBudget scale: requests queued in one budget, then all cancelled; CPU per operation (aim: 20,000 in under 0.5 s)\n');
 console.log(budgetScaleTable(scale.rows));
 const watchedRuns = await watchedWithBudget();
 console.log(`\n${watchedWithBudgetTable(watchedRuns)}  (aim: event-loop p99 ≤ 20 ms)`);
@@ -80,13 +80,13 @@ console.log(`→ ${await writeResults('budget-scale', { ...scale, watchedWithBud
 
 const FLEET = { sizes: [1, 4, 8, 16], speed: 20 };
 const fleet = await fleetBench(FLEET);
-console.log(`\nA fleet on one account (issue 14): P processes × 25 runs, each a client of its own; emulator ${FLEET.speed}× real time; a real redis-server\n`);
+console.log(`\nA fleet on one account: P processes × 25 runs, each a client of its own; emulator ${FLEET.speed}× real time; a real redis-server\n`);
 console.log(fleetTable(fleet.rows));
 console.log(`→ ${await writeResults('fleet', fleet)}`);
 
 // In a process of its own, with the garbage collector exposed so that memory is read after a full
 // collection, and no other scenario's emulators left in its heap or on its event loop.
-console.log('\nClient overhead (issue 5): 10,000 watched runs in one process, the budget off, the emulator in-process\n');
+console.log('\nClient overhead: 10,000 watched runs in one process, the budget off, the emulator in-process\n');
 await new Promise<void>((resolve, reject) => {
   const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', fileURLToPath(new URL('overhead.ts', import.meta.url))], { stdio: 'inherit' });
   child.on('error', reject);

@@ -7,7 +7,7 @@ import { ratio } from './harness/stats.js';
 import { openWorld, type RequestCounts } from './harness/world.js';
 
 /**
- * Issue 5's workflow (before its variants, below): about four minutes with parallel branches — plan 40 s; two gathers of 75 s and
+ * The many-runs workflow (before its variants, below): about four minutes with parallel branches — plan 40 s; two gathers of 75 s and
  * 110 s side by side; write 60 s; review 35 s — long against the budget's round of N status polls, so
  * that most changes fall in the steady state where every run waits its turn.
  */
@@ -39,7 +39,7 @@ export const MANY_RUNS_VARIANTS: readonly WorkflowDefinition[] = variantsOf(MANY
 export const BUDGET_PER_SECOND = 100 / 60;
 
 /**
- * The physical bound of issue 5 for N runs sharing the budget: with every request a status poll, each
+ * The physical bound for N runs sharing the budget: with every request a status poll, each
  * run is read once every N / budget-per-second seconds, and a change waits on average half of that.
  */
 export const boundMs = (runs: number): number => (runs / (2 * BUDGET_PER_SECOND)) * 1000;

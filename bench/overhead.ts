@@ -1,5 +1,5 @@
 /**
- * Client overhead (issue 5): with the budget disabled and the emulator in-process, 10,000 concurrent
+ * Client overhead: with the budget disabled and the emulator in-process, 10,000 concurrent
  * watched runs in one process — memory per run, event-loop delay p99 — and the CPU of one status poll
  * through flowstream against a bare `fetch` + `JSON.parse` of the same payload, measured in the same run.
  *
@@ -160,7 +160,7 @@ async function cpuPerCall(ids: readonly string[], poll: (id: string) => Promise<
 }
 
 /**
- * Measures the client's overhead; prints nothing. Parameters default to the issue's figures.
+ * Measures the client's overhead; prints nothing. Parameters default to the figures the bench reports.
  *
  * @example
  * ```ts

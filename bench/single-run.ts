@@ -7,7 +7,7 @@ import { ratio } from './harness/stats.js';
 import { openWorld, type RequestCounts } from './harness/world.js';
 
 /**
- * Issue 4's scripted timeline: a short run (about 16 s) with a parallel branch and a short last node —
+ * The single-run scripted timeline: a short run (about 16 s) with a parallel branch and a short last node —
  * research 4.3 s; outline 2.6 s beside sources 6.1 s; draft 3.4 s; polish 1.4 s: eleven changes (five
  * task nodes starting and ending, the execution turning `finish` on the next 1.5 s tick, service.md §3.3).
  * Repetition `r` moves every duration by the same seeded ±0.5 s for every contender (see

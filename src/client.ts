@@ -1,6 +1,6 @@
 /**
  * The composition root: one request budget, the typed HTTP client behind it, and reactive runs on
- * top — the data flow of DESIGN.md (runs → budget → http → fetch), wired in one place.
+ * top — the one-way data flow (runs → budget → http → fetch), wired in one place.
  */
 import { asyncScheduler, type Observable, type SchedulerLike } from 'rxjs';
 import { timerDelay } from './http/options.js';
@@ -72,7 +72,7 @@ export interface Client extends HttpClient, Runs, RunHandles {
   /** The request budget's state, or `undefined` when the client was made with `budget: false`. */
   readonly budget: BudgetView | undefined;
   /**
-   * The learned node durations its runs time their reads by (issue 17): to watch (`state$`), export
+   * The learned node durations its runs time their reads by: to watch (`state$`), export
    * (`toJSON()`) or seed (`import`); `undefined` with `durations: false`.
    *
    * @example
@@ -101,12 +101,12 @@ export function createClient(options: ClientOptions): Client {
   const budget = given === false ? undefined : isAccountBudget(given) ? given : createAccountBudget({ ...given, scheduler });
   const http = createHttpClient({ ...options, scheduler, gate: budget });
   const logger = safeLogger(options.logger);
-  // Issue 17: the client's own model, the budget's (the account's), or none.
+  // Learned durations: the client's own model, the budget's (the account's), or none.
   const durations = options.durations === false ? undefined : (options.durations ?? budget?.durations ?? createDurationModel());
   const runs = createRuns(http.executions, {
     ...(options.polling === undefined ? {} : { polling: options.polling }),
     ...(logger === undefined ? {} : { logger }),
-    // When the budget is loose, runs poll faster (DESIGN.md): each run's quiet-time wait shrinks to its share.
+    // When the budget is loose, runs poll faster: each run's quiet-time wait shrinks to its share.
     ...(budget?.pollHeadroom === undefined ? {} : { headroom: () => budget.pollHeadroom?.() }),
     ...(durations === undefined ? {} : { durations }),
     scheduler,

@@ -1,4 +1,4 @@
-// The public surface of flowstream, export by export (DESIGN.md "Public contract").
+// The public surface of flowstream, export by export.
 
 // The client
 export { createClient, type Client, type BudgetView, type StateEventsOptions } from './client.js';

@@ -113,7 +113,7 @@ function startRun(): void {
     });
   view.cancel.addEventListener('click', () => {
     if (ended) return;
-    // Unsubscribing before `finished` is what aborts the execution (DESIGN.md "Terminal semantics").
+    // Unsubscribing before `finished` is what aborts the execution (`abortOnUnsubscribe`, on for a run).
     run.unsubscribe();
     renderRunEnd(view, 'aborted', 'Aborted: the execution was stopped.');
   });

@@ -14,7 +14,7 @@ import type { Refusal, SchedulerEvent } from './scheduler.js';
 export type { AccountBudget, AccountBudgetOptions };
 
 /**
- * Creates an account budget in memory (DESIGN.md, "Polling and the request budget"): the scheduler
+ * Creates an account budget in memory: the scheduler
  * (`BudgetCore`) behind a thin shell that keeps the waiting promises and at most one timer, and only
  * while requests wait. Every client given it shares it — one count per window for the account,
  * priorities and fairness across all their runs. A client made without one creates its own.

@@ -26,7 +26,7 @@ const HEADROOM_HORIZON_MINUTES = 15;
 /**
  * Everything the budget knows of the account, whoever's requests they are: the limits in force, the
  * minute's pacer and the day's, our sends of the last day, the requests in flight, the pause after a
- * 429, the caps read off the service's headers and the identical-start marks (DESIGN.md: the account
+ * 429, the caps read off the service's headers and the identical-start marks (the account
  * seam). The queue is not here: which request goes is the scheduler's, whether one may go is this.
  * Every question it answers costs O(1) or one binary search of the send log; a send, an answer or a
  * send leaving the day window also sets the day's pace again (96 binary searches, `repaceDay`), after

@@ -58,7 +58,7 @@ export function comesFirst(a: QueuedRequest, b: QueuedRequest): boolean {
  * ```
  */
 /**
- * The order of a run's reads (issue 17): by when each is due — when a change is most likely to have
+ * The order of a run's reads: by when each is due — when a change is most likely to have
  * come, as the run's learned durations say (`GateTicket.dueAt`), else when it arrived — so that a
  * saturated budget reads first the run most likely to have changed. Reads of which neither is timed
  * keep the class's round-robin (`comesFirst`): without a model, nothing changes.

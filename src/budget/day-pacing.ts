@@ -1,7 +1,7 @@
 import type { BudgetLimits } from './limits.js';
 
 /**
- * How the day is spent (DESIGN.md: a service that runs all day is never blind): a token bucket with
+ * How the day is spent (so that a service that runs all day is never blind): a token bucket with
  * real capacity whose refill is what the day can sustain from now on.
  *
  * - The capacity, `dayBurst` (default a tenth of the usable day, 950), is what sporadic use spends at

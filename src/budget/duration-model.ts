@@ -129,7 +129,7 @@ function nodesOf(json: unknown): readonly NodeDurations[] {
 }
 
 /**
- * Learned node durations kept in memory (issue 17): per (canvasId, nodeId) the last `window`
+ * Learned node durations kept in memory: per (canvasId, nodeId) the last `window`
  * durations (after three outliers in a row, only those: the workflow changed), for at most
  * `maxNodes` nodes (least recently used forgotten first), each node's estimate computed once per
  * change. Every client has one unless given another (or `durations:

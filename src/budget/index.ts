@@ -1,4 +1,4 @@
-// The request budget (DESIGN.md, "Polling and the request budget"): what the composition root and
+// The request budget every request of a client passes through: what the composition root and
 // the public surface need. The scheduler's pieces stay internal to this folder.
 export { createAccountBudget, isAccountBudget } from './account-budget.js';
 export type { AccountBudget, AccountBudgetOptions } from './account-budget.js';

@@ -17,7 +17,7 @@ export interface ServerCap {
   readonly allowance: number;
   /**
    * What the service's count itself still allows, the reserve included: an abort may use it, ahead of
-   * the spread, while it is above zero (an execution left running spends credits; DESIGN.md), and a
+   * the spread, while it is above zero (an execution left running spends credits, service.md §3.5), and a
    * start down to the part of the reserve kept for aborts.
    */
   readonly hardAllowance: number;

@@ -1,4 +1,4 @@
-// flowstream/bullmq (DESIGN.md "Scale-out"): pipelines as BullMQ jobs, run by a fleet of workers.
+// flowstream/bullmq: pipelines as BullMQ jobs, run by a fleet of workers.
 // Node-only; needs the `bullmq` and `ioredis` packages (optional peer dependencies of flowstream).
 export { createPipelineQueue, type PipelineQueue, type PipelineQueueOptions, type StartPipelineOptions } from './pipeline-queue.js';
 export { createPipelineWorker, type PipelineWorker, type PipelineWorkerOptions, type PipelineWorkerClient, type PipelineDefinitions } from './pipeline-worker.js';

@@ -67,7 +67,7 @@ export interface PipelineQueue {
 }
 
 /**
- * A queue of pipelines on BullMQ (DESIGN.md "Scale-out"): `start` adds one job per pipeline (its id
+ * A queue of pipelines on BullMQ: `start` adds one job per pipeline (its id
  * the job id, so a pipeline is never queued twice), workers from `createPipelineWorker` run it, and
  * `events$` follows it from any process. Node-only; needs `bullmq` and `ioredis`.
  *

@@ -47,14 +47,14 @@ export interface AccountBudget extends RequestGate {
   /** The state on subscription and after every change (a request queued, let through, dropped or answered). */
   readonly state$: Observable<BudgetState>;
   /**
-   * How much polling the account can give the runs now (DESIGN.md: when the budget is loose, runs poll
+   * How much polling the account can give the runs now (when the budget is loose, runs poll
    * faster): the runs polling and the pace their reads may take together. A run's cadence stretches
    * its quiet-time maximum no further than its fair share of that pace. Optional: a budget without it
    * leaves every run's cadence as configured.
    */
   pollHeadroom?(): PollHeadroom;
   /**
-   * The account's learned node durations (issue 17), used by every client given this budget that has
+   * The account's learned node durations, used by every client given this budget that has
    * no model of its own; across processes with `flowstream/redis`.
    */
   readonly durations?: DurationModel;

@@ -1,5 +1,5 @@
 /**
- * The vocabulary of learned node durations (issue 17): what a run learns of how long each node of a
+ * The vocabulary of learned node durations: what a run learns of how long each node of a
  * workflow takes, kept per (canvasId, nodeId), so that its status reads land where a change is likely.
  * `src/budget/duration-model.ts` keeps it in memory; `flowstream/redis` shares it across a fleet.
  */

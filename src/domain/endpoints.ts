@@ -5,7 +5,7 @@
  */
 
 /**
- * Request priorities, highest first (DESIGN.md: abort > start > interactive > a run's reads). A run's
+ * Request priorities, highest first (abort > start > interactive > a run's reads). A run's
  * status and output reads are one class in the budget, shared fairly among runs; `interactive` is for
  * calls a person waits on (detail, upload, copilot, search).
  *
@@ -61,7 +61,7 @@ export const ENDPOINTS = {
   abort: { method: 'post', priority: 'abort', repeatable: true },
   status: { method: 'get', priority: 'status', repeatable: true },
   output: { method: 'get', priority: 'output', repeatable: true },
-  // A person waits on these: they go ahead of the runs' polls (DESIGN.md).
+  // A person waits on these: they go ahead of the runs' polls.
   search: { method: 'get', priority: 'interactive', repeatable: true },
   detail: { method: 'get', priority: 'interactive', repeatable: true },
   // Uploads are content-addressed: the same bytes give the same key again (service.md §5.6). Up to 10

@@ -303,7 +303,7 @@ export interface Logger {
 export type RunEnding = 'finish' | 'failed' | 'aborted' | 'timeout';
 
 /**
- * How a run ended (DESIGN.md): the last status, every node, the final output and files.
+ * How a run ended: the last status, every node, the final output and files.
  *
  * @example
  * ```ts

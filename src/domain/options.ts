@@ -5,7 +5,7 @@ import type { Endpoint } from './endpoints.js';
 import type { Logger } from './model.js';
 
 /**
- * The options of a client, in one place (DESIGN.md "Public contract"): their types and their defaults.
+ * The options of a client, in one place: their types and their defaults.
  * Each layer checks and fills in the part it uses (http/options.ts holds the checks they share).
  */
 
@@ -133,7 +133,7 @@ export interface AccountBudgetOptions extends RequestBudgetOptions {
 }
 
 /**
- * Options of {@link createClient} (DESIGN.md "Public contract").
+ * Options of {@link createClient}.
  *
  * @example
  * ```ts
@@ -180,7 +180,7 @@ export interface ClientOptions {
    */
   readonly scheduler?: SchedulerLike;
   /**
-   * Learned node durations (issue 17), with which a run times its status reads where a change is
+   * Learned node durations, with which a run times its status reads where a change is
    * likely: around a node's expected end instead of evenly. Default: the budget's
    * (`AccountBudget.durations`) when it has one, else a model of this client's own in memory. A node
    * the model has not seen end a few times is polled exactly as without one. `false`: no model.

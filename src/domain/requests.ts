@@ -25,8 +25,8 @@ export interface GateTicket {
    */
   readonly key?: string;
   /**
-   * For a run's reads: when the read is most likely to find a change (ms on the budget's clock, issue
-   * 17). Among a run's reads the budget serves the earliest due first; a read without one is due when
+   * For a run's reads: when the read is most likely to find a change (ms on the budget's clock).
+   * Among a run's reads the budget serves the earliest due first; a read without one is due when
    * it arrives.
    */
   readonly dueAt?: number;

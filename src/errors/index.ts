@@ -1,4 +1,4 @@
-/** The error taxonomy (DESIGN.md "Errors"): one root, one class per failure kind, cross-realm guards. */
+/** The error taxonomy: one root, one class per failure kind, cross-realm guards. */
 export { FlowstreamError, isFlowstreamError, type FlowstreamErrorOptions } from './flowstream-error.js';
 export {
   ApiError,

@@ -22,7 +22,7 @@ export interface CallOptions {
   readonly priority?: CallPriority;
   /**
    * For a run's reads: when this read is most likely to find a change, in ms on the client's
-   * scheduler (issue 17). A saturated budget serves the reads due earliest first, not in arrival
+   * scheduler. A saturated budget serves the reads due earliest first, not in arrival
    * order; a read without one is due when it asks. Runs with learned durations set it.
    */
   readonly dueAt?: number;

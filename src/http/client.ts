@@ -7,7 +7,7 @@ import { createTransport } from './transport.js';
 import { createWorkflowsApi, type WorkflowsApi } from './workflows.js';
 
 /**
- * The plain Promise API of the Workflow API (DESIGN.md "Plain calls"). `createClient` adds the
+ * The plain Promise API of the Workflow API. `createClient` adds the
  * reactive `run`/`watch` on top of it.
  *
  * @example

@@ -1,4 +1,4 @@
-/** The typed HTTP client (DESIGN.md "Plain calls"): what the composition root and `src/index.ts` export. */
+/** The typed HTTP client, the plain calls: what the composition root and `src/index.ts` export. */
 export { createHttpClient, type HttpClient } from './client.js';
 export { normalizeOptions, type HttpOptions, type ResolvedOptions } from './options.js';
 export { WORKFLOW_ORDERS, type ListQuery, type SearchQuery, type WorkflowOrder, type WorkflowsApi } from './workflows.js';

@@ -1,4 +1,4 @@
-/** Node-only helpers (DESIGN.md "node/"): files from paths and streams, downloads to disk. */
+/** Node-only helpers: files from paths and streams, downloads to disk. */
 export { fromPath } from './from-path.js';
 export { fromStream } from './from-stream.js';
 export { downloadToFile } from './download-to-file.js';

@@ -32,8 +32,7 @@ export type CheckpointStoreEvent =
   | { readonly type: 'cancel'; readonly pipelineId: string };
 
 /**
- * Where pipelines keep their checkpoints so that any process can resume them (DESIGN.md
- * "Pipelines"). A step moves by compare-and-set under a fencing token: a process that lost the lead
+ * Where pipelines keep their checkpoints so that any process can resume them. A step moves by compare-and-set under a fencing token: a process that lost the lead
  * (another one `claim`ed the pipeline after it, a crashed worker's steps taken over) can no longer
  * write, so two processes never both record — and so never both start — the same step.
  * `createMemoryCheckpointStore()` keeps them in one process; `createRedisCheckpointStore()`

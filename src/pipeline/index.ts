@@ -1,4 +1,4 @@
-// Pipelines (issue 6): chaining, fan-out and DAGs of runs, passing text, fields and files along.
+// Pipelines: chaining, fan-out and DAGs of runs, passing text, fields and files along.
 export type { PipelineClient } from './pipeline-client.js';
 export { thenRun, type ThenRunOptions } from './then-run.js';
 export type { ChainInput, StepContext } from './step-input.js';

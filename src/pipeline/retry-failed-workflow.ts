@@ -5,7 +5,7 @@ import { InvalidArgumentError } from '../errors/validation-errors.js';
 /**
  * Re-runs a workflow that failed, up to `count` more times: a run is cold, so resubscribing starts a
  * new execution. Only `WorkflowFailedError` is retried. A transport error may leave its execution
- * running (DESIGN.md: it does not abort it), and a start whose answer was lost may have reached the
+ * running (a run that errors does not abort it), and a start whose answer was lost may have reached the
  * server (service.md §2.2), so re-running then could run the workflow twice. Identical starts are
  * spaced past the 1 s duplicate window by the client's budget (§2.2), not here.
  *

@@ -177,7 +177,7 @@ function followPipeline<Name extends string>(
               settle(step, { status: 'detached' });
               return;
             }
-            // A run always ends with `finished` or an error (DESIGN.md); a source that broke this is a bug to show.
+            // A run always ends with `finished` or an error; a source that broke this is a bug to show.
             settle(step, { status: 'failed', error: new Error(`step ${step} completed without a finished event`) });
             return;
           }

@@ -75,7 +75,7 @@ interface TransitionCommand {
 }
 
 /**
- * Pipeline checkpoints in Redis, shared by every process (DESIGN.md "Scale-out"): any worker can
+ * Pipeline checkpoints in Redis, shared by every process: any worker can
  * resume a pipeline by its id, a step moves by compare-and-set under a fencing token, and a cancel
  * reaches every process following the pipeline.
  *

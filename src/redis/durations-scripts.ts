@@ -1,5 +1,5 @@
 /**
- * An account's learned node durations in Redis (issue 17), as Lua scripts run atomically:
+ * An account's learned node durations in Redis, as Lua scripts run atomically:
  * `append` (a process adds the durations its runs saw and tells the others) and `load` (a process
  * starting reads what the fleet learned). Keys of an account (`{fs:<account>}:…`, one cluster slot):
  * - `durations` hash: node (`["<canvasId>","<nodeId>"]` as JSON) → its last durations, a JSON array of ms;

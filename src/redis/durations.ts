@@ -106,7 +106,7 @@ function learn(model: DurationModel, node: NodeDurations): void {
 }
 
 /**
- * Learned node durations (issue 17) shared by every process of an account through Redis. Estimates
+ * Learned node durations shared by every process of an account through Redis. Estimates
  * are read from a local `createDurationModel`, at once and without a round trip; a duration recorded
  * here goes into it at once, then into Redis by one atomic Lua script (the node's last `window`
  * durations; beyond `maxNodes` the least recently written node forgotten) that tells the account's

@@ -1,4 +1,4 @@
-// flowstream/redis (DESIGN.md "Scale-out"): what a fleet of processes on one account shares in Redis.
+// flowstream/redis: what a fleet of processes on one account shares in Redis.
 // Node-only; needs the `ioredis` package (an optional peer dependency of flowstream).
 export { createRedisCheckpointStore, type RedisCheckpointStore, type RedisCheckpointStoreOptions } from './checkpoint-store.js';
 export type { RedisOption } from './connection.js';

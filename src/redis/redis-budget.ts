@@ -42,7 +42,7 @@ export interface RedisBudgetOptions extends Pick<RequestBudgetOptions, 'requests
    */
   readonly unavailableAfterMs?: number;
   /**
-   * The account's learned node durations (issue 17), shared by the fleet through Redis as
+   * The account's learned node durations, shared by the fleet through Redis as
    * `budget.durations` (see {@link createRedisDurations}), with the model's bounds or these; `false`
    * for none (each client then learns on its own). Default `true`.
    */
@@ -83,7 +83,7 @@ function grantClassOf(ticket: GateTicket): GrantClass {
 }
 
 /**
- * One account budget for every process of a fleet (DESIGN.md "Scale-out"): each process keeps its own
+ * One account budget for every process of a fleet: each process keeps its own
  * queue — priorities, runs in turn — and asks Redis, by one atomic Lua script per request, whether the
  * account may send it now (src/redis/account-scripts.ts): at most the usable count in any window of
  * the service, timed by Redis `TIME`; the day paced with its reserve; the service's caps and a 429's

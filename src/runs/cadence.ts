@@ -18,7 +18,7 @@ export const HEADROOM_FLOOR_MS = 2_000;
 
 /**
  * The bounds with the quiet-time maximum shrunk to the run's fair share of what the account can give
- * (DESIGN.md: when the budget is loose, runs poll faster): every run polling at that interval spends
+ * (when the budget is loose, runs poll faster): every run polling at that interval spends
  * the pace `headroom` allows, and no faster than `HEADROOM_FLOOR_MS` or the bounds' minimum. When the
  * share is longer than the maximum (a tight budget) the bounds stay, and the budget's queue stretches
  * every run evenly.

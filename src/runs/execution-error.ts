@@ -1,5 +1,5 @@
 /**
- * Marks an error that ended a run with the execution it belongs to (DESIGN.md: the caller can
+ * Marks an error that ended a run with the execution it belongs to (so that the caller can
  * `watch()` it later). The error keeps its class, message and stack — a `NetworkError` stays a
  * `NetworkError` — and gains `executionId` (as `FlowstreamError` declares it) when it has none yet.
  * Values that cannot carry a property (primitives, frozen objects) are returned unchanged.

@@ -9,7 +9,7 @@ import { logSurvival } from './log-normal.js';
 import { FLOOR_INTERVALS, type ReadTiming, type RunningNode, SATURATED_FLOOR_INTERVALS, timeNextRead } from './read-timing.js';
 
 /*
- * What a run knows of its nodes' times, for learned durations (issue 17): when each node was seen to
+ * What a run knows of its nodes' times, for learned durations: when each node was seen to
  * start and end, bracketed by the reads around it, and — once the model knows the nodes that are
  * running — where its next read goes (read-timing.ts).
  */
@@ -152,7 +152,7 @@ export function foreseeRead(
     waitingSince: foresight.waitingSince,
     readsSpent: foresight.readsSpent,
     minMs: bounds.minMs,
-    // Never past the run's own bounds (DESIGN.md: polls are bounded by `pollInterval`).
+    // Never past the run's own bounds: polls are bounded by `pollInterval`.
     maxMs: Math.max(bounds.minMs, Math.min(bounds.maxMs, floorMs)),
     floorMs,
     saturated,

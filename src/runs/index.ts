@@ -1,4 +1,4 @@
-/** Reactive runs (DESIGN.md "Reactive runs" and helpers): what the composition root and `src/index.ts` export. */
+/** Reactive runs and their helpers: what the composition root and `src/index.ts` export. */
 export { createRuns, runsOver, type RunInput, type Runs, type RunHandles } from './create-runs.js';
 export type { RunHandle, StartRunOptions } from './run-handle.js';
 export type { FailedBranches, RunOptions, RunsDefaults } from './run-options.js';

@@ -22,7 +22,7 @@ export interface PollSettings {
   readonly output: OutputMode;
   readonly scheduler: SchedulerLike;
   readonly random: () => number;
-  /** Learned node durations: reads are timed by them, and the run's durations recorded at its end (issue 17). */
+  /** Learned node durations: reads are timed by them, and the run's durations recorded at its end. */
   readonly durations?: DurationModel | undefined;
   /** What the budget can give the runs now (`withHeadroom`). */
   readonly headroom?: (() => PollHeadroom | undefined) | undefined;
@@ -40,7 +40,7 @@ export interface PollSettings {
  */
 export function pollExecution(source: ExecutionSource, settings: PollSettings): Observable<RunEvent> {
   const { executionId, scheduler, canvasId, durations } = settings;
-  // Issue 17: estimates of this run's workflow; a watch that does not know its canvas has none.
+  // Learned durations: estimates of this run's workflow; a watch that does not know its canvas has none.
   const estimateOf = canvasId === undefined || durations === undefined ? undefined : (nodeId: string) => durations.estimate(canvasId, nodeId);
   return new Observable<RunEvent>((subscriber) => {
     const owned = new Subscription();

@@ -20,7 +20,7 @@ export interface PollRules {
   readonly output: OutputMode;
   /** `'follow'`: a failed execution is read on until its last running branch ends (`RunOptions.onFailedBranches`). */
   readonly onFailedBranches: FailedBranches;
-  /** The learned durations of the run's workflow (issue 17); absent: the cadence alone times the reads. */
+  /** The learned durations of the run's workflow; absent: the cadence alone times the reads. */
   readonly estimateOf?: EstimateOf | undefined;
 }
 
@@ -83,7 +83,7 @@ export type PollCommand =
   | { readonly type: 'wait'; readonly ms: number }
   /** `dueAt`: when a change is most likely to have come, for the budget's order of reads (`CallOptions.dueAt`). */
   | { readonly type: 'read'; readonly endpoint: 'status' | 'output'; readonly dueAt?: number }
-  /** Durations of nodes that finished, for the model (issue 17). */
+  /** Durations of nodes that finished, for the model. */
   | { readonly type: 'learn'; readonly durations: readonly LearnedDuration[] }
   | { readonly type: 'emit'; readonly events: readonly RunEvent[] }
   | { readonly type: 'warn'; readonly warning: DiffWarning }

@@ -2,7 +2,7 @@ import type { DurationEstimate } from '../domain/durations.js';
 import { logSurvival } from './log-normal.js';
 
 /*
- * Where a run's next status read goes when the nodes it waits on have learned durations (issue 17).
+ * Where a run's next status read goes when the nodes it waits on have learned durations.
  *
  * The run waits for its next change: the first end among its running nodes, each a log-normal
  * (duration-model.ts) conditioned on having run so far without ending. Reads are a cost, a late
@@ -65,8 +65,8 @@ export const READ_SHARE = 1;
 
 /**
  * The longest wait between a run's reads, and the latest a read may be due past its own time, in fair
- * intervals: the bound on starvation when the model is wrong (issue 17: "no run waits more than a
- * bounded multiple of its fair interval"), and so on what a wrong model can cost.
+ * intervals: the bound on starvation when the model is wrong (no run waits more than a
+ * bounded multiple of its fair interval), and so on what a wrong model can cost.
  */
 export const FLOOR_INTERVALS = 1.5;
 

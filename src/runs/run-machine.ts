@@ -84,8 +84,8 @@ export function initialRun(rules: RunRules): RunMachine {
 }
 
 /**
- * The life of one subscription to a run, as a pure reducer; the rules are DESIGN.md's "Terminal
- * semantics". `finished`/finish completes; `finished`/failed errors with `WorkflowFailedError` unless
+ * The life of one subscription to a run, as a pure reducer; these are the rules of how a run
+ * ends. `finished`/finish completes; `finished`/failed errors with `WorkflowFailedError` unless
  * `failOnWorkflowError` is false; a failed request errors carrying the `executionId` and leaves the
  * execution alone. Leaving early (unsubscribe, `signal`, `timeoutMs`) aborts the execution once, in the
  * background; while the start is on its way it is let through (the execution may exist) and aborted

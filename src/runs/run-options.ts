@@ -66,7 +66,7 @@ export interface RunsDefaults {
   readonly random?: () => number;
   /** What the client's budget can give the runs now (`AccountBudget.pollHeadroom`); none: the cadence as configured. */
   readonly headroom?: () => PollHeadroom | undefined;
-  /** Learned node durations (issue 17): reads are timed where a change is likely. None: the cadence alone. */
+  /** Learned node durations: reads are timed where a change is likely. None: the cadence alone. */
   readonly durations?: DurationModel;
 }
 

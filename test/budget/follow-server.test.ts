@@ -159,7 +159,7 @@ describe('its own daily limit', () => {
   });
 });
 
-describe('following a service whose counts mean nothing (issue 11)', () => {
+describe('following a service whose counts mean nothing', () => {
   it('stops following a per-minute count stuck at 0 once a request after the window is served and still reads 0', () => {
     const sim = new Simulation();
     queueMany(sim, 1, 'first');

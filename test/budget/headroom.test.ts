@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createAccountBudget } from '../../src/budget/index.js';
 import { clockScheduler, createManualClock } from '../../src/emulator/index.js';
 
-describe('the budget tells the runs its headroom (DESIGN.md: when the budget is loose, runs poll faster)', () => {
+describe('the budget tells the runs its headroom (when the budget is loose, runs poll faster)', () => {
   it('offers the runs more pace while the day bucket is full than once they have spent it', async () => {
     const budget = createAccountBudget({ scheduler: clockScheduler(createManualClock()), requestsPerMinute: 1_000, requestsPerDay: 1_000, dayBurst: 0.06, burst: 100 });
     const fresh = budget.pollHeadroom?.();

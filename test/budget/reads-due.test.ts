@@ -16,7 +16,7 @@ function drain(queue: FairQueue): string[] {
   return served;
 }
 
-describe('the order of a run\'s reads (issue 17)', () => {
+describe('the order of a run\'s reads', () => {
   it('serves the read due earliest first: the run most likely to have changed', () => {
     const queue = new FairQueue();
     [read('a', 9_000), read('b', 3_000), read('c'), read('d', 1_000)].forEach((ticket, id) => {

@@ -8,7 +8,7 @@ import { Simulation } from './simulation.js';
 /**
  * The budget's cost per operation, counted rather than timed (no wall clock in tests): a heap's
  * comparisons, and how often the scheduler looks at the tickets of waiting requests. A scheduler that
- * scans its queue per step (the one before issue 13: 20,000 queued then cancelled took 265 s of CPU)
+ * scans its queue per step (as this one once did: 20,000 queued then cancelled took 265 s of CPU)
  * reads every waiting ticket at every step, n² in all.
  */
 describe('the budget\'s cost per operation', () => {

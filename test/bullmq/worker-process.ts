@@ -29,7 +29,7 @@ const client = createClient({
   scheduler,
   polling: { minMs: 1_000, maxMs: 4_000 },
   timeoutMs: Number(setting('TIMEOUT_MS')),
-  // Every request of every worker goes through the account's one budget, in Redis (issue 15).
+  // Every request of every worker goes through the account's one budget, in Redis.
   budget: createRedisBudget({
     redis: setting('REDIS_URL'),
     account: setting('PREFIX'),

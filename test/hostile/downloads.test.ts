@@ -6,7 +6,7 @@ import { MAX_UPLOAD_BYTES } from '../../src/http/upload-source.js';
 import { transferFiles } from '../../src/pipeline/transfer-files.js';
 import { startServer } from '../http/support/loopback-server.js';
 
-// File hosts are not the API: they may send without end, stall, or lie about sizes (issue 11).
+// File hosts are not the API: they may send without end, stall, or lie about sizes.
 
 const MiB = 1024 * 1024;
 

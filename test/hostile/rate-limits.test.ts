@@ -3,7 +3,7 @@ import { createClient } from '../../src/client.js';
 import { isRateLimitError } from '../../src/errors/api-errors.js';
 import { API_KEY, json, ok, startServer } from '../http/support/loopback-server.js';
 
-// A server that answers with absurd or garbled rate-limit facts (issue 11). Every call must end with
+// A server that answers with absurd or garbled rate-limit facts. Every call must end with
 // a typed error or an answer at once: none may sit in a wait the server asked for, and no timer may be
 // set past what a timer keeps (Node warns, then fires it after 1 ms, over and over).
 

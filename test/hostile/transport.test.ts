@@ -4,7 +4,7 @@ import { createClient } from '../../src/client.js';
 import { isRedirectError, isResponseTooLargeError } from '../../src/errors/transport-errors.js';
 import { API_KEY, json, ok, startServer } from '../http/support/loopback-server.js';
 
-// Answers no API gives, from a server on 127.0.0.1 (issue 11): each ends the call with a typed error,
+// Answers no API gives, from a server on 127.0.0.1: each ends the call with a typed error,
 // and nothing of it is followed, kept or sent on.
 
 function clientOf(origin: string, options: { maxResponseBytes?: number } = {}) {

@@ -20,7 +20,7 @@ describe('readRateLimit (service.md §2.1, §1.3)', () => {
   });
 });
 
-describe('readRateLimit against a hostile server (issue 11)', () => {
+describe('readRateLimit against a hostile server', () => {
   it.each(['0x0', '0.5', '-1', '1e3', ' 12abc', '12 13', '9'.repeat(20)])('ignores the count %j, which is not a plain decimal integer', (value) => {
     expect(readRateLimit(new Headers({ 'X-RateLimit-Remaining-RPM': value, 'X-RateLimit-Remaining-Daily': value }))).toEqual({});
   });

@@ -13,7 +13,7 @@ async function importFindings(filePath: string, code: string): Promise<string[]>
   return messages.map((message) => message.message);
 }
 
-describe('the layer rule of eslint.config.js (DESIGN.md "Layers")', () => {
+describe('the layer rule of eslint.config.js (runs → budget → http → fetch, the core browser-safe)', () => {
   it.each([
     ['src/domain/model.ts', "import { x } from '../errors/api-errors.js';"],
     ['src/errors/api-errors.ts', "import { x } from '../http/transport.js';"],

@@ -18,7 +18,7 @@ const starts = (emulator: { requests: { list(filter: { endpoint: 'run'; canvasId
 const checkpointWhen = (pipeline: ReturnType<typeof runPipeline<Step>>, test: (checkpoint: PipelineCheckpoint<Step>) => boolean): Promise<PipelineCheckpoint<Step>> =>
   firstValueFrom(pipeline.pipe(filter((event): event is Extract<PipelineEvent<Step>, { type: 'checkpoint' }> => event.type === 'checkpoint' && test(event.checkpoint)))).then((event) => event.checkpoint);
 
-describe('pipelines that survive crashes and deploys (issue 15)', () => {
+describe('pipelines that survive crashes and deploys', () => {
   it('records a step starting before its start leaves, then running with its execution', async () => {
     const { client } = await setup(WORKFLOWS, { rateLimit: false });
     const events = await lastValueFrom(runPipeline(client, TWO_STEPS).pipe(toArray()));

@@ -9,7 +9,7 @@ import { createRedisBudget } from '../../src/redis/index.js';
 import { startRedisServer, type RedisServer } from './redis-server.js';
 
 /**
- * One suite, two account budgets (issue 14): what a client relies on, checked against the in-memory
+ * One suite, two account budgets: what a client relies on, checked against the in-memory
  * budget and the Redis one alike. Each case asks only what holds at once — nothing waits on a clock —
  * since the Redis budget's time is Redis `TIME`.
  */

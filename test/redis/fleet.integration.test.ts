@@ -6,7 +6,7 @@ import type { FleetWorkerConfig } from './fleet-worker.js';
 import { startRedisServer, type RedisServer } from './redis-server.js';
 
 /**
- * A fleet of processes on one account (issue 14): each a child process with its own client, all
+ * A fleet of processes on one account: each a child process with its own client, all
  * sharing the account's budget in a real redis-server, against the emulator with the service's limits
  * (100 a minute, service.md §2.1) on an accelerated clock that every process reads alike.
  */

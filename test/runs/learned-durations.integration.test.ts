@@ -39,7 +39,7 @@ async function runOnce(emulator: Emulator, clock: ManualClock, client: ReturnTyp
   return emulator.requests.list().filter((request) => request.endpoint === 'status').length - before;
 }
 
-describe('learned durations on the emulator (issue 17)', () => {
+describe('learned durations on the emulator', () => {
   it('a client learns its workflow from the runs it follows, shows the model, and reads less once it knows', async () => {
     // No jitter: the cold runs' reads are the same, run after run.
     vi.spyOn(Math, 'random').mockReturnValue(0.5);

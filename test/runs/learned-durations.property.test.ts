@@ -49,7 +49,7 @@ describe('learned durations, on the poll reducer', () => {
   });
 
   /**
-   * The issue's property, over a population: across random workflows (cv 0.3 and 0.6, 1 to 10 runs
+   * The property learned durations promise, over a population: across random workflows (cv 0.3 and 0.6, 1 to 10 runs
    * sharing the account), a model trained 3× off — either way — and learning as it goes costs at most
    * 1.25× the model-free latency in all, and no workflow more than 2×. Measured over 400 cases
    * (the same simulation, 12 runs each): 1.00× in all, median 1.00×, p90 1.21×, worst 1.63×.

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createClient } from '../../src/client.js';
 import { createEmulator, type Emulator } from '../../src/emulator/index.js';
 
-// Issue 11: 60 watches with abortOnUnsubscribe, unsubscribed at once on an account another client has
+// In an earlier version, 60 watches with abortOnUnsubscribe, unsubscribed at once on an account another client has
 // just used, left 16 executions running (the background abort gave up while the budget held it). Here
 // on the emulator's service limits (100 a minute), its clock and the budget's 20× real time.
 

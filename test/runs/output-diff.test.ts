@@ -5,7 +5,7 @@ import { announceHeldFiles, diffOutput } from '../../src/runs/output-diff.js';
 import { runResultOf } from '../../src/runs/run-result-of.js';
 import { EXECUTION_ID, message, output, outputNode } from './fixtures.js';
 
-// Readings a hostile or inconsistent server can give (issue 11); the run keeps what its events said.
+// Readings a hostile or inconsistent server can give; the run keeps what its events said.
 
 describe('the result keeps what the events delivered', () => {
   it('keeps a node that delivered text and is missing from the final output read', () => {

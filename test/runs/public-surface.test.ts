@@ -1,7 +1,7 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import * as flowstream from '../../src/index.js';
 
-describe('the runs layer for apps and UIs is public (issue 16)', () => {
+describe('the runs layer for apps and UIs is public', () => {
   it('exports the new helpers and the error guard by name', () => {
     expect(typeof flowstream.sampleRunState).toBe('function');
     expect(typeof flowstream.runStore).toBe('function');

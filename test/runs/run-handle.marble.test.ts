@@ -54,7 +54,7 @@ function collect(handle: RunHandle): { events: RunEvent[]; states: RunState[]; e
   return seen;
 }
 
-describe('startRun: a run handle (issue 16)', () => {
+describe('startRun: a run handle', () => {
   it('starts at once and follows the run once for every subscriber; late ones get the state so far', async () => {
     const clock = testScheduler();
     let handle: RunHandle | undefined;

@@ -3,7 +3,7 @@ import { isConcurrencyLimitError } from '../../src/errors/concurrency-limit-erro
 import { createRunLimiter } from '../../src/runs/run-limiter.js';
 import { testScheduler } from './fixtures.js';
 
-describe('createRunLimiter: runs per key (issue 16)', () => {
+describe('createRunLimiter: runs per key', () => {
   it('queue: a run beyond the limit starts when a slot is given back, first come first served', () => {
     testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
       const limiter = createRunLimiter({ perKey: 2, mode: 'queue' });

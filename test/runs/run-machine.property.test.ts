@@ -280,7 +280,7 @@ describe('the run machine over random interleavings (run-machine.ts)', () => {
     );
   });
 
-  it('ends as DESIGN.md says: finish completes, failed errors unless failOnWorkflowError is false, a deadline errors with RunTimeoutError', () => {
+  it('ends as a run must: finish completes, failed errors unless failOnWorkflowError is false, a deadline errors with RunTimeoutError', () => {
     fc.assert(
       fc.property(setupArb, choicesArb, (setup, choices) => {
         const { commands } = drive(setup, choices);

@@ -35,7 +35,7 @@ function twoTaskRun(finalOutput: ExecutionOutput = output([outputNode('a', 'fini
     });
 }
 
-describe('toRunState: one state per poll (issue 16)', () => {
+describe('toRunState: one state per poll', () => {
   it('never shows a state the service did not: no `finish` while a node executes, no 100 % while the first task runs', () => {
     const states: RunState[] = [];
     testScheduler().run(({ cold, flush }) => {

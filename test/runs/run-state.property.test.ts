@@ -88,7 +88,7 @@ function matchingAnswer(state: RunState, shown: readonly Shown[], from: number):
   });
 }
 
-describe.each<PartialOutputMode>(['service', 'spec'])('sampled run states, %s partial output (issue 16)', (mode) => {
+describe.each<PartialOutputMode>(['service', 'spec'])('sampled run states, %s partial output', (mode) => {
   it('shows only states the service could have shown: one answer each, in order, progress never above the real one', () => {
     fc.assert(
       fc.property(scenarioArb, fc.constantFrom<'stream' | 'final'>('stream', 'final'), fc.integer({ min: 1, max: 2_000 }), (scenario, output, sampleMs) => {
