@@ -64,7 +64,7 @@ function fateOf(node: WorkflowNode, createdAt: number, decided: ReadonlyMap<stri
   let startAt = createdAt;
   for (const parentId of node.parents) {
     const parent = decided.get(parentId);
-    // service.md §3.2, §3.4: a node starts only when all its parents are `finish`.
+    // service.md §3.2, §3.4: a node starts only when all its parents are `finish` (here at once, not on the next tick).
     if (parent === undefined || parent.outcome !== 'finish') return { outcome: 'blocked' };
     startAt = Math.max(startAt, parent.endAt);
   }
