@@ -190,7 +190,7 @@ export interface ClientOptions {
 
 /** Every default of {@link ClientOptions}, in one object. */
 export const DEFAULTS = {
-  /** Timeout of every endpoint without its own (the endpoint table, endpoints.ts). */
+  /** Timeout of every endpoint without its own (copilot and upload have longer ones). */
   timeoutMs: 30_000,
   /** Far above any answer of the API, far below what hurts. */
   maxResponseBytes: 8 * 1024 * 1024,

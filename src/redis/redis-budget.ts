@@ -85,7 +85,7 @@ function grantClassOf(ticket: GateTicket): GrantClass {
 /**
  * One account budget for every process of a fleet: each process keeps its own
  * queue — priorities, runs in turn — and asks Redis, by one atomic Lua script per request, whether the
- * account may send it now (src/redis/account-scripts.ts): at most the usable count in any window of
+ * account may send it now: at most the usable count in any window of
  * the service, timed by Redis `TIME`; the day paced with its reserve; the service's caps and a 429's
  * pause shared; identical starts spaced account-wide; each process's share of the reads following how
  * many runs it has waiting. It fails closed: while Redis is unreachable nothing is sent, requests wait
