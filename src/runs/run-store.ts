@@ -1,4 +1,4 @@
-import type { Observable, Subscription } from 'rxjs';
+import { asapScheduler, type Observable, type Subscription } from 'rxjs';
 import type { RunEvent } from './events.js';
 import { INITIAL_RUN_STATE, type RunState } from './run-state.js';
 import { type RunStateOptions, toRunState } from './to-run-state.js';
@@ -22,8 +22,9 @@ export interface RunStore {
   /**
    * Adds a listener, called at once with the current snapshot and then on every change; returns the
    * function that removes it. The first listener subscribes the run; the last one leaving
-   * unsubscribes it (which aborts a `client.run` — give the store a handle's `events` for a run that
-   * must outlive the components showing it).
+   * unsubscribes it once the current task is over (which aborts a `client.run` — give the store a
+   * handle's `events` for a run that must outlive the components showing it). A listener added again
+   * within that task, as React's StrictMode does when it mounts a component twice, keeps the run going.
    */
   readonly subscribe: (listener: (state: RunState | undefined) => void) => () => void;
   /** The latest state (one per poll, see `toRunState`): the same object until the state changes; `undefined` before the first. */
@@ -53,6 +54,8 @@ export function runStore(run$: Observable<RunEvent>, options: RunStateOptions = 
   let snapshot: RunState | undefined;
   let error: unknown;
   let subscription: Subscription | undefined;
+  // The run's unsubscription once the last listener left, held until the current task is over.
+  let leaving: Subscription | undefined;
   let ended = false;
 
   const notify = (): void => {
@@ -84,12 +87,21 @@ export function runStore(run$: Observable<RunEvent>, options: RunStateOptions = 
     subscribe: (listener) => {
       const entry = { listener };
       listeners.add(entry);
+      leaving?.unsubscribe();
+      leaving = undefined;
       listener(snapshot);
       connect();
       return () => {
-        if (!listeners.delete(entry) || listeners.size > 0) return;
-        subscription?.unsubscribe();
-        subscription = undefined;
+        if (!listeners.delete(entry) || listeners.size > 0 || subscription === undefined) return;
+        // React's StrictMode (and a component remounting) unsubscribes and subscribes again in the
+        // same task: the run is left only if no listener came back by then, or that would abort the
+        // execution and start a second one.
+        leaving ??= asapScheduler.schedule(() => {
+          leaving = undefined;
+          if (listeners.size > 0) return;
+          subscription?.unsubscribe();
+          subscription = undefined;
+        });
       };
     },
     getSnapshot: () => snapshot,
