@@ -51,16 +51,63 @@ export function messageKey(nodeId: string, messageId: string): string {
 
 /**
  * service.md §4.6 gives files no id. A file is the same file as one seen before when name and type match
- * and no detail they both have differs: a listing that adds the `url`, `nodeId` or `size` it lacked
- * is that file's details arriving, not a second file; two files of one name on different nodes, or
- * at different links, stay two.
+ * and no node or size they both have differs: a listing that adds the `nodeId` or `size` it lacked is
+ * that file's details arriving, not a second file; two files of one name on different nodes stay two.
+ * The `url` is no part of it: a signed link may change on every read while the file stays the same.
  */
 export function sameFile(known: OutputFile, seen: OutputFile): boolean {
-  const agree = (key: 'nodeId' | 'url' | 'size'): boolean => known[key] === undefined || seen[key] === undefined || known[key] === seen[key];
-  return known.name === seen.name && known.type === seen.type && agree('nodeId') && agree('url') && agree('size');
+  const agree = (key: 'nodeId' | 'size'): boolean => known[key] === undefined || seen[key] === undefined || known[key] === seen[key];
+  return known.name === seen.name && known.type === seen.type && agree('nodeId') && agree('size');
 }
 
-/** `known` with every detail `seen` adds. */
+// Parts of a file's key: a detail the file lacks, and any value of it.
+const LACKING = '\u0001lacking';
+const ANY = '\u0001any';
+
+function fileKey(file: OutputFile, node: string, size: string): string {
+  return `${file.name}\u0000${file.type}\u0000${node}\u0000${size}`;
+}
+
+/**
+ * Finds which of the files seen so far a listed file is (see {@link sameFile}) with a few map look-ups
+ * instead of a scan of them all: a reading of n files costs O(n), not O(n²). Each file is filed under
+ * its node and size, and under a wildcard for each, so that a listing without a detail finds a file
+ * that has it, and one with it finds a file that lacked it; the first file filed under a key keeps it.
+ */
+export class FileIndex {
+  readonly #first = new Map<string, number>();
+
+  constructor(files: readonly OutputFile[]) {
+    files.forEach((file, index) => {
+      this.add(file, index);
+    });
+  }
+
+  /** Files `file`, at `index` in the list it indexes. */
+  add(file: OutputFile, index: number): void {
+    const node = file.nodeId ?? LACKING;
+    const size = file.size === undefined ? LACKING : String(file.size);
+    for (const key of [fileKey(file, node, size), fileKey(file, node, ANY), fileKey(file, ANY, size), fileKey(file, ANY, ANY)]) {
+      if (!this.#first.has(key)) this.#first.set(key, index);
+    }
+  }
+
+  /** The index in `files` (the list indexed) of the file `seen` is, if it was seen before. */
+  find(files: readonly OutputFile[], seen: OutputFile): number | undefined {
+    const nodes = seen.nodeId === undefined ? [ANY] : [seen.nodeId, LACKING];
+    const sizes = seen.size === undefined ? [ANY] : [String(seen.size), LACKING];
+    for (const node of nodes) {
+      for (const size of sizes) {
+        const index = this.#first.get(fileKey(seen, node, size));
+        const known = index === undefined ? undefined : files[index];
+        if (index !== undefined && known !== undefined && sameFile(known, seen)) return index;
+      }
+    }
+    return undefined;
+  }
+}
+
+/** `known` with every detail `seen` adds, and its newest `url`. */
 export function withDetails(known: OutputFile, seen: OutputFile): OutputFile {
   return {
     ...known,
