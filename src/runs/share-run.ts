@@ -1,11 +1,11 @@
 import { asapScheduler, type MonoTypeOperatorFunction, Observable, Subject, type Subscription } from 'rxjs';
 import type { RunEvent } from './events.js';
-import { INITIAL_RUN_STATE, reduceRunState, replayRunState, type RunState } from './run-state.js';
+import { replayRunState, RunStateFold } from './run-state.js';
 
 /** One execution and the subscribers sharing it. */
 interface Connection {
   readonly subject: Subject<RunEvent>;
-  state: RunState;
+  readonly fold: RunStateFold;
   subscribers: number;
   subscription?: Subscription;
   /** The source's unsubscription once the last subscriber left, held until the current task is over. */
@@ -37,9 +37,9 @@ export function shareRun(): MonoTypeOperatorFunction<RunEvent> {
   return (source) => {
     let current: Connection | undefined;
     return new Observable<RunEvent>((subscriber) => {
-      const connection: Connection = current ?? { subject: new Subject(), state: INITIAL_RUN_STATE, subscribers: 0, completed: false };
+      const connection: Connection = current ?? { subject: new Subject(), fold: new RunStateFold(), subscribers: 0, completed: false };
       current = connection;
-      for (const event of replayRunState(connection.state)) subscriber.next(event);
+      for (const event of replayRunState(connection.fold.state)) subscriber.next(event);
       if (connection.completed) {
         subscriber.complete();
         return undefined;
@@ -55,7 +55,7 @@ export function shareRun(): MonoTypeOperatorFunction<RunEvent> {
       };
       connection.subscription ??= source.subscribe({
         next: (event) => {
-          connection.state = reduceRunState(connection.state, event);
+          connection.fold.apply(event);
           connection.subject.next(event);
         },
         error: (error: unknown) => {
@@ -65,7 +65,7 @@ export function shareRun(): MonoTypeOperatorFunction<RunEvent> {
         complete: () => {
           // Ended with its result: final, kept for later subscribers. Cut short upstream (a
           // `takeUntil` before `shareRun`): the execution was left, so the next subscriber starts anew.
-          if (connection.state.result === undefined) leave();
+          if (connection.fold.result === undefined) leave();
           else connection.completed = true;
           connection.subject.complete();
         },
