@@ -38,6 +38,34 @@ export interface RunStore {
 }
 
 /**
+ * Options of {@link runStore}: those of `toRunState`, and where a listener's error goes.
+ *
+ * @example
+ * ```ts
+ * const options: RunStoreOptions = { sampleMs: 1_000, onListenerError: (error) => logger.error('run card failed', { error }) };
+ * ```
+ */
+export interface RunStoreOptions extends RunStateOptions {
+  /**
+   * Called with the error a listener threw; the other listeners still get the change, and the run
+   * goes on. Default: the platform's `reportError` where there is one (browsers, Deno, Bun: reported as
+   * an uncaught error is, without stopping anything), else `console.error`. Never rethrown: in Node an
+   * uncaught exception would end the process, and every run in it.
+   */
+  readonly onListenerError?: (error: unknown) => void;
+}
+
+/** The platform's `reportError`, where it has one (not Node). */
+function platformReportError(): ((error: unknown) => void) | undefined {
+  const candidate: unknown = (globalThis as { readonly reportError?: unknown }).reportError;
+  return typeof candidate === 'function' ? (error) => { Reflect.apply(candidate, globalThis, [error]); } : undefined;
+}
+
+function logListenerError(error: unknown): void {
+  console.error('flowstream runStore: a listener threw', error);
+}
+
+/**
  * Makes a {@link RunStore} of a run. Nothing happens until the first listener; once the run has
  * ended, the store keeps its last state and error and never subscribes the run again.
  *
@@ -47,8 +75,9 @@ export interface RunStore {
  * const stop = store.subscribe((state) => console.log(state?.progress));
  * ```
  */
-export function runStore(run$: Observable<RunEvent>, options: RunStateOptions = {}): RunStore {
+export function runStore(run$: Observable<RunEvent>, options: RunStoreOptions = {}): RunStore {
   const states$ = run$.pipe(toRunState(options));
+  const onListenerError = options.onListenerError ?? platformReportError() ?? logListenerError;
   // Entries, not listeners: the same function subscribed twice is two subscriptions.
   const listeners = new Set<{ readonly listener: (state: RunState | undefined) => void }>();
   let snapshot: RunState | undefined;
@@ -58,8 +87,16 @@ export function runStore(run$: Observable<RunEvent>, options: RunStateOptions = 
   let leaving: Subscription | undefined;
   let ended = false;
 
+  /** Every listener hears of every change: one that throws is reported, and the others still hear of it. */
+  const tell = (listener: (state: RunState | undefined) => void): void => {
+    try {
+      listener(snapshot);
+    } catch (thrown: unknown) {
+      onListenerError(thrown);
+    }
+  };
   const notify = (): void => {
-    for (const entry of [...listeners]) entry.listener(snapshot);
+    for (const entry of [...listeners]) tell(entry.listener);
   };
 
   const connect = (): void => {
@@ -89,7 +126,7 @@ export function runStore(run$: Observable<RunEvent>, options: RunStateOptions = 
       listeners.add(entry);
       leaving?.unsubscribe();
       leaving = undefined;
-      listener(snapshot);
+      tell(listener);
       connect();
       return () => {
         if (!listeners.delete(entry) || listeners.size > 0 || subscription === undefined) return;
