@@ -153,7 +153,7 @@ describe('runStore: a store for useSyncExternalStore, Svelte and Vue', () => {
         flush();
         expect(after.calls).toEqual([undefined, 'executing ', 'executing executing']);
       });
-      expect(logged.mock.calls.map((call) => call[1])).toEqual([broken, broken]);
+      expect(logged.mock.calls.map((call): unknown => call[1])).toEqual([broken, broken]);
     } finally {
       logged.mockRestore();
     }
