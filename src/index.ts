@@ -16,7 +16,7 @@ export { ofType } from './runs/of-type.js';
 export { toRunState, type RunStateOptions } from './runs/to-run-state.js';
 export { sampleRunState } from './runs/sample-run-state.js';
 export { runStore, type RunStore, type RunStoreOptions } from './runs/run-store.js';
-export { createRunLimiter, type RunLimiter, type RunLimiterOptions } from './runs/run-limiter.js';
+export { type AcquireOptions, createRunLimiter, type RunLimiter, type RunLimiterOptions } from './runs/run-limiter.js';
 export type { RunState, NodeState, MessageState } from './runs/run-state.js';
 export { runResult } from './runs/run-result.js';
 export { shareRun } from './runs/share-run.js';
