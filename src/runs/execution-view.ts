@@ -68,43 +68,71 @@ function fileKey(file: OutputFile, node: string, size: string): string {
   return `${file.name}\u0000${file.type}\u0000${node}\u0000${size}`;
 }
 
+const nodeOf = (file: OutputFile): string => file.nodeId ?? LACKING;
+const sizeOf = (file: OutputFile): string => (file.size === undefined ? LACKING : String(file.size));
+
 /**
  * Finds which of the files seen so far a listed file is (see {@link sameFile}) with a few map look-ups
  * instead of a scan of them all: a reading of n files costs O(n), not O(n²). Each file is filed under
- * its node and size, and under a wildcard for each, so that a listing without a detail finds a file
- * that has it, and one with it finds a file that lacked it; the first file filed under a key keeps it.
+ * its name, type, node and size (a missing detail is a value of its own), so a listing with every
+ * detail finds the file that has them, or one that lacked some. A listing without a node or a size
+ * needs wildcards: those keys are filed only once such a listing comes. The first file filed under a
+ * key keeps it.
  */
 export class FileIndex {
-  readonly #first = new Map<string, number>();
+  readonly #files: readonly OutputFile[];
+  readonly #exact = new Map<string, number>();
+  #partial: Map<string, number> | undefined;
 
+  /** Indexes `files`, which the caller may push to and update in place, telling `add`. */
   constructor(files: readonly OutputFile[]) {
+    this.#files = files;
     files.forEach((file, index) => {
       this.add(file, index);
     });
   }
 
-  /** Files `file`, at `index` in the list it indexes. */
+  /** Files `file`, at `index` in the list. */
   add(file: OutputFile, index: number): void {
-    const node = file.nodeId ?? LACKING;
-    const size = file.size === undefined ? LACKING : String(file.size);
-    for (const key of [fileKey(file, node, size), fileKey(file, node, ANY), fileKey(file, ANY, size), fileKey(file, ANY, ANY)]) {
-      if (!this.#first.has(key)) this.#first.set(key, index);
-    }
+    const node = nodeOf(file);
+    const size = sizeOf(file);
+    fileOnce(this.#exact, fileKey(file, node, size), index);
+    if (this.#partial !== undefined) for (const key of partialKeys(file, node, size)) fileOnce(this.#partial, key, index);
   }
 
-  /** The index in `files` (the list indexed) of the file `seen` is, if it was seen before. */
-  find(files: readonly OutputFile[], seen: OutputFile): number | undefined {
+  /** The index in the list of the file `seen` is, if it was seen before. */
+  find(seen: OutputFile): number | undefined {
+    // Its own details first, then a file that lacked them; a detail `seen` lacks matches any value.
     const nodes = seen.nodeId === undefined ? [ANY] : [seen.nodeId, LACKING];
     const sizes = seen.size === undefined ? [ANY] : [String(seen.size), LACKING];
+    const index = seen.nodeId !== undefined && seen.size !== undefined ? this.#exact : this.#partialIndex();
     for (const node of nodes) {
       for (const size of sizes) {
-        const index = this.#first.get(fileKey(seen, node, size));
-        const known = index === undefined ? undefined : files[index];
-        if (index !== undefined && known !== undefined && sameFile(known, seen)) return index;
+        const place = index.get(fileKey(seen, node, size));
+        const known = place === undefined ? undefined : this.#files[place];
+        if (known !== undefined && sameFile(known, seen)) return place;
       }
     }
     return undefined;
   }
+
+  #partialIndex(): Map<string, number> {
+    if (this.#partial !== undefined) return this.#partial;
+    const partial = new Map<string, number>();
+    this.#files.forEach((file, place) => {
+      for (const key of partialKeys(file, nodeOf(file), sizeOf(file))) fileOnce(partial, key, place);
+    });
+    this.#partial = partial;
+    return partial;
+  }
+}
+
+function partialKeys(file: OutputFile, node: string, size: string): readonly string[] {
+  return [fileKey(file, node, ANY), fileKey(file, ANY, size), fileKey(file, ANY, ANY)];
+}
+
+function fileOnce(index: Map<string, number>, key: string, place: number): void {
+  if (!index.has(key)) index.set(key, place);
 }
 
 /** `known` with every detail `seen` adds, and its newest `url`. */

@@ -57,7 +57,7 @@ export function diffOutput(view: ExecutionView, output: ExecutionOutput): ViewDi
   const held = new Set(view.heldFiles);
   const index = new FileIndex(files);
   for (const file of output.files) {
-    const place = index.find(files, file);
+    const place = index.find(file);
     const known = place === undefined ? undefined : files[place];
     if (place === undefined || known === undefined) {
       index.add(file, files.length);
@@ -68,7 +68,8 @@ export function diffOutput(view: ExecutionView, output: ExecutionOutput): ViewDi
     }
     const updated = withDetails(known, file);
     files[place] = updated;
-    index.add(updated, place);
+    // A new link changes no key; a node or size now known does.
+    if (updated.nodeId !== known.nodeId || updated.size !== known.size) index.add(updated, place);
     if (held.has(place) && updated.url !== undefined) {
       held.delete(place);
       events.push({ type: 'file', executionId, file: updated });
