@@ -158,4 +158,23 @@ describe('runStore: a store for useSyncExternalStore, Svelte and Vue', () => {
       logged.mockRestore();
     }
   });
+
+  it('reports a throwing listener through the platform\'s reportError where there is one (browsers, Deno, Bun)', () => {
+    const broken = new Error('render failed');
+    const reported: unknown[] = [];
+    const platform = globalThis as { reportError?: (error: unknown) => void };
+    platform.reportError = (error) => reported.push(error);
+    try {
+      testScheduler().run(({ cold, flush }) => {
+        const store = runStore(cold<RunEvent>('s', ev));
+        store.subscribe((state) => {
+          if (state !== undefined) throw broken;
+        });
+        flush();
+      });
+      expect(reported).toEqual([broken]);
+    } finally {
+      delete platform.reportError;
+    }
+  });
 });
