@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: the browser bundle's size, the single-run comparison, the many-runs comparison, the
  * 24-hour simulation and learned durations (both on a manual clock; the latter alone:
- * `npx tsx bench/learned-durations.ts`), in one run on
+ * `npx tsx bench/learned-durations.ts`), large answers (`large-answers.ts`), in one run on
  * the emulator (in-process `fetch`, the service's limits: 100 requests per minute, 10,000 per day) on
  * an accelerated clock, then the client's own overhead (`overhead.ts`, real time). Every time printed
  * by the first two is emulator time; tables go to stdout, results to `bench/results/<scenario>.json`.
@@ -13,6 +13,7 @@ import { budgetScale, budgetScaleTable, watchedWithBudget, watchedWithBudgetTabl
 import { bundleSize, bundleSizeTable } from './bundle-size.js';
 import { daySimulation, daySimulationTable, FLOWSTREAM_DAY, FLOWSTREAM_DAY_UNPACED, LOOP_2S_DAY } from './day-simulation.js';
 import { fleetBench, fleetTable } from './fleet.js';
+import { largeAnswers, largeAnswersTable } from './large-answers.js';
 import { writeResults } from './harness/report.js';
 import { learnedDurationsReport } from './learned-durations.js';
 import { manyRuns, manyRunsTable, phaseSweep, phaseSweepTable } from './many-runs.js';
@@ -77,6 +78,11 @@ console.log(budgetScaleTable(scale.rows));
 const watchedRuns = await watchedWithBudget();
 console.log(`\n${watchedWithBudgetTable(watchedRuns)}  (aim: event-loop p99 ≤ 20 ms)`);
 console.log(`→ ${await writeResults('budget-scale', { ...scale, watchedWithBudget: watchedRuns })}`);
+
+const large = await largeAnswers();
+console.log('\nLarge answers: one output or status answer of many files or nodes, worked through at once (wall time = the event loop held), and a run handle on a workflow of many nodes\n');
+console.log(largeAnswersTable(large));
+console.log(`→ ${await writeResults('large-answers', large)}`);
 
 const FLEET = { sizes: [1, 4, 8, 16], speed: 20 };
 const fleet = await fleetBench(FLEET);

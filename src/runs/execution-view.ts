@@ -51,16 +51,91 @@ export function messageKey(nodeId: string, messageId: string): string {
 
 /**
  * service.md §4.6 gives files no id. A file is the same file as one seen before when name and type match
- * and no detail they both have differs: a listing that adds the `url`, `nodeId` or `size` it lacked
- * is that file's details arriving, not a second file; two files of one name on different nodes, or
- * at different links, stay two.
+ * and no node or size they both have differs: a listing that adds the `nodeId` or `size` it lacked is
+ * that file's details arriving, not a second file; two files of one name on different nodes stay two.
+ * The `url` is no part of it: a signed link may change on every read while the file stays the same.
  */
 export function sameFile(known: OutputFile, seen: OutputFile): boolean {
-  const agree = (key: 'nodeId' | 'url' | 'size'): boolean => known[key] === undefined || seen[key] === undefined || known[key] === seen[key];
-  return known.name === seen.name && known.type === seen.type && agree('nodeId') && agree('url') && agree('size');
+  const agree = (key: 'nodeId' | 'size'): boolean => known[key] === undefined || seen[key] === undefined || known[key] === seen[key];
+  return known.name === seen.name && known.type === seen.type && agree('nodeId') && agree('size');
 }
 
-/** `known` with every detail `seen` adds. */
+// Parts of a file's key: a detail the file lacks, and any value of it.
+const LACKING = '\u0001lacking';
+const ANY = '\u0001any';
+
+function fileKey(file: OutputFile, node: string, size: string): string {
+  return `${file.name}\u0000${file.type}\u0000${node}\u0000${size}`;
+}
+
+const nodeOf = (file: OutputFile): string => file.nodeId ?? LACKING;
+const sizeOf = (file: OutputFile): string => (file.size === undefined ? LACKING : String(file.size));
+
+/**
+ * Finds which of the files seen so far a listed file is (see {@link sameFile}) with a few map look-ups
+ * instead of a scan of them all: a reading of n files costs O(n), not O(n²). Each file is filed under
+ * its name, type, node and size (a missing detail is a value of its own), so a listing with every
+ * detail finds the file that has them, or one that lacked some. A listing without a node or a size
+ * needs wildcards: those keys are filed only once such a listing comes. The first file filed under a
+ * key keeps it.
+ */
+export class FileIndex {
+  readonly #files: readonly OutputFile[];
+  readonly #exact = new Map<string, number>();
+  #partial: Map<string, number> | undefined;
+
+  /** Indexes `files`, which the caller may push to and update in place, telling `add`. */
+  constructor(files: readonly OutputFile[]) {
+    this.#files = files;
+    files.forEach((file, index) => {
+      this.add(file, index);
+    });
+  }
+
+  /** Files `file`, at `index` in the list. */
+  add(file: OutputFile, index: number): void {
+    const node = nodeOf(file);
+    const size = sizeOf(file);
+    fileOnce(this.#exact, fileKey(file, node, size), index);
+    if (this.#partial !== undefined) for (const key of partialKeys(file, node, size)) fileOnce(this.#partial, key, index);
+  }
+
+  /** The index in the list of the file `seen` is, if it was seen before. */
+  find(seen: OutputFile): number | undefined {
+    // Its own details first, then a file that lacked them; a detail `seen` lacks matches any value.
+    const nodes = seen.nodeId === undefined ? [ANY] : [seen.nodeId, LACKING];
+    const sizes = seen.size === undefined ? [ANY] : [String(seen.size), LACKING];
+    const index = seen.nodeId !== undefined && seen.size !== undefined ? this.#exact : this.#partialIndex();
+    for (const node of nodes) {
+      for (const size of sizes) {
+        const place = index.get(fileKey(seen, node, size));
+        const known = place === undefined ? undefined : this.#files[place];
+        if (known !== undefined && sameFile(known, seen)) return place;
+      }
+    }
+    return undefined;
+  }
+
+  #partialIndex(): Map<string, number> {
+    if (this.#partial !== undefined) return this.#partial;
+    const partial = new Map<string, number>();
+    this.#files.forEach((file, place) => {
+      for (const key of partialKeys(file, nodeOf(file), sizeOf(file))) fileOnce(partial, key, place);
+    });
+    this.#partial = partial;
+    return partial;
+  }
+}
+
+function partialKeys(file: OutputFile, node: string, size: string): readonly string[] {
+  return [fileKey(file, node, ANY), fileKey(file, ANY, size), fileKey(file, ANY, ANY)];
+}
+
+function fileOnce(index: Map<string, number>, key: string, place: number): void {
+  if (!index.has(key)) index.set(key, place);
+}
+
+/** `known` with every detail `seen` adds, and its newest `url`. */
 export function withDetails(known: OutputFile, seen: OutputFile): OutputFile {
   return {
     ...known,

@@ -19,8 +19,8 @@ export { fromAbortable, observeExecutions, type ExecutionSource } from './execut
 export { ofType } from './of-type.js';
 export { toRunState, type RunStateOptions } from './to-run-state.js';
 export { sampleRunState } from './sample-run-state.js';
-export { runStore, type RunStore } from './run-store.js';
-export { createRunLimiter, type RunLimiter, type RunLimiterOptions } from './run-limiter.js';
+export { runStore, type RunStore, type RunStoreOptions } from './run-store.js';
+export { type AcquireOptions, createRunLimiter, type RunLimiter, type RunLimiterOptions } from './run-limiter.js';
 export type { MessageState, NodeState, RunState } from './run-state.js';
 export { runResult } from './run-result.js';
 export { shareRun } from './share-run.js';

@@ -1,7 +1,7 @@
 import type { ExecutionOutput, OutputMessage } from '../domain/model.js';
 import type { MessageEvent, RunEvent } from './events.js';
 import type { OutputNode } from '../domain/model.js';
-import { type ExecutionView, messageKey, type MessageView, sameFile, withDetails } from './execution-view.js';
+import { type ExecutionView, FileIndex, messageKey, type MessageView, withDetails } from './execution-view.js';
 import { messageChange } from './message-change.js';
 import { type ViewDiff, WarningLog } from './view-diff.js';
 
@@ -23,6 +23,8 @@ function roleOf(message: OutputMessage, log: WarningLog, executionId: string): M
  * Compares an output reading with the view: `message` events with exact deltas for each message whose
  * text is new, grew or was rewritten (service.md §4.4), then a `file` event for each file not seen before
  * (service.md §4.6) — held back while it has no `url`, until its url arrives (see `ExecutionView.heldFiles`).
+ * A file listed again at a new `url` (a link signed anew on each read) is the same file: no second
+ * event, and the view keeps its newest link.
  * A message or node missing from a later reading is kept: text once delivered is never taken back.
  */
 export function diffOutput(view: ExecutionView, output: ExecutionOutput): ViewDiff {
@@ -53,19 +55,23 @@ export function diffOutput(view: ExecutionView, output: ExecutionOutput): ViewDi
 
   const files = [...view.files];
   const held = new Set(view.heldFiles);
+  const index = new FileIndex(files);
   for (const file of output.files) {
-    const index = files.findIndex((known) => sameFile(known, file));
-    const known = files[index];
-    if (known === undefined) {
+    const place = index.find(file);
+    const known = place === undefined ? undefined : files[place];
+    if (place === undefined || known === undefined) {
+      index.add(file, files.length);
       files.push(file);
       if (file.url === undefined) held.add(files.length - 1);
       else events.push({ type: 'file', executionId, file });
       continue;
     }
     const updated = withDetails(known, file);
-    files[index] = updated;
-    if (held.has(index) && updated.url !== undefined) {
-      held.delete(index);
+    files[place] = updated;
+    // A new link changes no key; a node or size now known does.
+    if (updated.nodeId !== known.nodeId || updated.size !== known.size) index.add(updated, place);
+    if (held.has(place) && updated.url !== undefined) {
+      held.delete(place);
       events.push({ type: 'file', executionId, file: updated });
     }
   }

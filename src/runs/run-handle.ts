@@ -6,7 +6,7 @@ import type { RunEvent } from './events.js';
 import { runLifecycle } from './run-lifecycle.js';
 import type { RunControl } from './run-machine.js';
 import { type RunOptions, type RunsDefaults, runSettings } from './run-options.js';
-import { INITIAL_RUN_STATE, reduceRunState, replayRunState, type RunState } from './run-state.js';
+import { replayRunState, type RunState, RunStateFold } from './run-state.js';
 import { sampleRunState } from './sample-run-state.js';
 import { shareRun } from './share-run.js';
 import { toRunState } from './to-run-state.js';
@@ -118,7 +118,7 @@ export function startRunOver(
   const executionId = deferred<string>();
   const result = deferred<RunResult>();
   // The events folded as they came: what a newcomer gets once the run is over.
-  let seen = INITIAL_RUN_STATE;
+  const seen = new RunStateFold();
   let ended: { readonly error: unknown } | 'completed' | undefined;
   let detached = false;
   let leftRunning: 'abort' | 'aborted' | undefined;
@@ -131,7 +131,7 @@ export function startRunOver(
     }
     // Followed once and over (an error, or detached): a newcomer gets how it stood and how it ended, never a new run.
     const ending = ended;
-    return concat(from(replayRunState(seen)), ending === undefined || ending === 'completed' ? EMPTY : throwError(() => ending.error));
+    return concat(from(replayRunState(seen.state)), ending === undefined || ending === 'completed' ? EMPTY : throwError(() => ending.error));
   }).pipe(shareRun());
 
   const steering = new Subscription();
@@ -160,7 +160,7 @@ export function startRunOver(
   events
     .pipe(
       tap((event) => {
-        seen = reduceRunState(seen, event);
+        seen.apply(event);
         if (event.type === 'started') executionId.resolve(event.executionId);
       }),
       toRunState(defaults.scheduler === undefined ? {} : { scheduler: defaults.scheduler }),

@@ -18,9 +18,23 @@ export interface RunLimiterOptions {
 }
 
 /**
+ * Options of {@link RunLimiter.acquire}.
+ *
+ * @example
+ * ```ts
+ * const options: AcquireOptions = { signal: AbortSignal.timeout(60_000) };
+ * ```
+ */
+export interface AcquireOptions {
+  /** Gives up waiting for a slot: the promise rejects with the signal's reason and no slot is taken. */
+  readonly signal?: AbortSignal;
+}
+
+/**
  * Limits how many runs are active at once per key (a user, a tenant, a chat). A slot is taken when
  * the run is subscribed and given back when it completes, errors or is unsubscribed; queued runs
- * start in the order they came.
+ * start in the order they came. For work that is not one Observable (a run handle, a copilot call,
+ * an upload and then a start), `acquire` and `tryAcquire` hold a slot until their release is called.
  *
  * @example
  * ```ts
@@ -35,16 +49,56 @@ export interface RunLimiter {
    * errors at once with `ConcurrencyLimitError`.
    */
   run<T>(key: string, run: () => Observable<T>): Observable<T>;
-  /** The runs of `key` in a slot now. */
+  /**
+   * Takes a slot of `key` and resolves with the function that gives it back (calling it again does
+   * nothing). In `queue` mode it waits for a slot, in the same line as `run()`; in `reject` mode it
+   * rejects at once with `ConcurrencyLimitError` when none is free. `signal` gives up the wait: the
+   * promise rejects with its reason (an `AbortError` when the reason is no `Error`) and nothing is held.
+   *
+   * @example
+   * ```ts
+   * const release = await perUser.acquire(userId, { signal: request.signal });
+   * try {
+   *   const { canvasId } = await client.copilot.generate({ query });
+   *   const run = client.startRun(canvasId);
+   *   await run.result;
+   * } finally {
+   *   release();
+   * }
+   * ```
+   */
+  acquire(key: string, options?: AcquireOptions): Promise<() => void>;
+  /**
+   * Takes a slot of `key` if one is free now (and nobody waits for it): the function that gives it
+   * back (calling it again does nothing), or `undefined`, whatever the mode.
+   *
+   * @example
+   * ```ts
+   * const release = perUser.tryAcquire(userId);
+   * if (release === undefined) return reply('You already have runs going.');
+   * client.startRun('c-1').result.finally(release);
+   * ```
+   */
+  tryAcquire(key: string): (() => void) | undefined;
+  /** The slots of `key` taken now (runs and acquired slots). */
   active(key: string): number;
-  /** The runs of `key` waiting for a slot (always 0 in `reject` mode). */
+  /** The runs and `acquire` calls of `key` waiting for a slot (always 0 in `reject` mode). */
   queued(key: string): number;
+}
+
+/** One claim on a slot of a key: waiting for it, holding it, or done with it. */
+interface Claim {
+  readonly lane: Lane;
+  state: 'waiting' | 'granted' | 'released';
+  /** Told, once, that the slot is its own; run from the limiter's trampoline, never deeper in the stack. */
+  readonly granted: () => void;
 }
 
 /** One key's slots: how many are taken, and who waits for one, first come first served. */
 interface Lane {
+  readonly key: string;
   active: number;
-  readonly waiting: (() => void)[];
+  readonly waiting: Set<Claim>;
 }
 
 /**
@@ -67,65 +121,135 @@ export function createRunLimiter(options: RunLimiterOptions): RunLimiter {
   const laneOf = (key: string): Lane => {
     const known = lanes.get(key);
     if (known !== undefined) return known;
-    const lane: Lane = { active: 0, waiting: [] };
+    const lane: Lane = { key, active: 0, waiting: new Set() };
     lanes.set(key, lane);
     return lane;
   };
-  const forgetIfIdle = (key: string, lane: Lane): void => {
-    if (lane.active === 0 && lane.waiting.length === 0) lanes.delete(key);
+  const forgetIfIdle = (lane: Lane): void => {
+    if (lane.active === 0 && lane.waiting.size === 0) lanes.delete(lane.key);
+  };
+
+  // A run that ends at once, and whose end starts the next (a queue of runs that complete
+  // synchronously, a consumer that subscribes the next run as one completes), would nest one start in
+  // the other until the stack overflows: every grant goes through this queue instead, run by the
+  // outermost call, one after the other.
+  const grants: Claim[] = [];
+  let granting = false;
+  const grant = (claim: Claim): void => {
+    claim.state = 'granted';
+    grants.push(claim);
+    if (granting) return;
+    granting = true;
+    try {
+      for (let next = 0; next < grants.length; next += 1) grants[next]?.granted();
+    } finally {
+      grants.length = 0;
+      granting = false;
+    }
+  };
+
+  const claimOn = (key: string, granted: () => void): Claim => ({ lane: laneOf(key), state: 'waiting', granted });
+  /** Asks for a slot: granted now if one is free, else queued (`queue`) or refused (`false`). */
+  const submit = (entry: Claim, queue: boolean): boolean => {
+    const { lane } = entry;
+    if (lane.active < perKey) {
+      lane.active += 1;
+      grant(entry);
+    } else if (queue) lane.waiting.add(entry);
+    else {
+      entry.state = 'released';
+      forgetIfIdle(lane);
+      return false;
+    }
+    return true;
+  };
+
+  /** Gives the claim up: leaves the queue, or hands the slot to the first in line. Once; later calls do nothing. */
+  const release = (entry: Claim): void => {
+    const { lane, state } = entry;
+    entry.state = 'released';
+    if (state === 'waiting') lane.waiting.delete(entry);
+    if (state !== 'granted') {
+      forgetIfIdle(lane);
+      return;
+    }
+    const [next] = lane.waiting;
+    if (next === undefined) {
+      lane.active -= 1;
+      forgetIfIdle(lane);
+      return;
+    }
+    lane.waiting.delete(next);
+    grant(next);
   };
 
   return {
     run: <T>(key: string, run: () => Observable<T>) =>
       new Observable<T>((subscriber) => {
-        const lane = laneOf(key);
-        let holding = false;
         let inner: Subscription | undefined;
-
-        const release = (): void => {
-          if (!holding) return;
-          holding = false;
-          lane.active -= 1;
-          const next = lane.waiting.shift();
-          if (next === undefined) forgetIfIdle(key, lane);
-          else next();
-        };
-        // Released before the end is passed on: whoever reacts to it finds the slot free.
-        const begin = (): void => {
-          holding = true;
-          lane.active += 1;
+        const entry = claimOn(key, () => {
+          if (entry.state !== 'granted' || subscriber.closed) return;
+          // Given back before the end is passed on: whoever reacts to it finds the slot free.
           inner = defer(run).subscribe({
             next: (value) => {
               subscriber.next(value);
             },
             error: (error: unknown) => {
-              release();
+              release(entry);
               subscriber.error(error);
             },
             complete: () => {
-              release();
+              release(entry);
               subscriber.complete();
             },
           });
-        };
-
-        if (lane.active < perKey) begin();
-        else if (mode === 'reject') {
-          forgetIfIdle(key, lane);
+        });
+        if (!submit(entry, mode === 'queue')) {
           subscriber.error(new ConcurrencyLimitError(key, perKey));
-        } else lane.waiting.push(begin);
-
+          return undefined;
+        }
         return () => {
-          const place = lane.waiting.indexOf(begin);
-          if (place >= 0) {
-            lane.waiting.splice(place, 1);
-            forgetIfIdle(key, lane);
-          }
           inner?.unsubscribe();
-          release();
+          release(entry);
         };
       }),
+    acquire: (key, acquireOptions = {}) =>
+      new Promise<() => void>((resolve, reject) => {
+        const { signal } = acquireOptions;
+        const giveUp = (): void => {
+          reject(signal?.reason instanceof Error ? signal.reason : new DOMException('The wait for a slot was aborted', 'AbortError'));
+        };
+        if (signal?.aborted === true) {
+          giveUp();
+          return;
+        }
+        const entry = claimOn(key, () => {
+          signal?.removeEventListener('abort', onAbort);
+          if (signal?.aborted === true) {
+            release(entry);
+            giveUp();
+            return;
+          }
+          resolve(() => {
+            release(entry);
+          });
+        });
+        function onAbort(): void {
+          if (entry.state !== 'waiting') return;
+          release(entry);
+          giveUp();
+        }
+        if (!submit(entry, mode === 'queue')) reject(new ConcurrencyLimitError(key, perKey));
+        else if (entry.state === 'waiting') signal?.addEventListener('abort', onAbort, { once: true });
+      }),
+    tryAcquire: (key) => {
+      const entry = claimOn(key, () => undefined);
+      if (!submit(entry, false)) return undefined;
+      return () => {
+        release(entry);
+      };
+    },
     active: (key) => lanes.get(key)?.active ?? 0,
-    queued: (key) => lanes.get(key)?.waiting.length ?? 0,
+    queued: (key) => lanes.get(key)?.waiting.size ?? 0,
   };
 }

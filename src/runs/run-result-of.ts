@@ -1,4 +1,4 @@
-import type { RunResult } from '../domain/model.js';
+import type { OutputMessage, RunResult } from '../domain/model.js';
 import type { ExecutionView } from './execution-view.js';
 
 /**
@@ -8,7 +8,13 @@ import type { ExecutionView } from './execution-view.js';
  */
 export function runResultOf(view: ExecutionView, status: RunResult['status'], canvasId?: string): RunResult {
   const nodes = [...view.nodes.values()];
-  const messages = [...view.messages.values()];
+  // Grouped once, in first-seen order: a result of n nodes and messages costs O(n).
+  const messages = new Map<string, OutputMessage[]>();
+  for (const { nodeId, message } of view.messages.values()) {
+    const ofNode = messages.get(nodeId);
+    if (ofNode === undefined) messages.set(nodeId, [message]);
+    else ofNode.push(message);
+  }
   return {
     executionId: view.executionId,
     ...(canvasId === undefined ? {} : { canvasId }),
@@ -17,7 +23,7 @@ export function runResultOf(view: ExecutionView, status: RunResult['status'], ca
     nodes,
     output: view.outputNodes.map((node) => ({
       ...node,
-      messages: messages.filter((entry) => entry.nodeId === node.nodeId).map((entry) => entry.message),
+      messages: messages.get(node.nodeId) ?? [],
     })),
     files: [...view.files],
     failedNodes: nodes.filter((node) => node.status === 'failed'),

@@ -57,79 +57,153 @@ export interface RunState {
 
 export const INITIAL_RUN_STATE: RunState = { nodes: [], files: [], progress: { done: 0, total: 0 }, elapsedMs: 0 };
 
-function withNodes(state: RunState, nodes: readonly NodeState[]): RunState {
-  const tasks = nodes.filter((node) => node.task);
-  return { ...state, nodes, progress: { done: tasks.filter((node) => isNodeDone(node.status)).length, total: tasks.length } };
+/** A node while it is folded: its fields as the latest events left them, its messages by id. */
+interface NodeEntry {
+  readonly nodeId: string;
+  title: string | undefined;
+  status: NodeStatus;
+  error: NodeError | undefined;
+  task: boolean;
+  /** In first-seen order; a message's new text keeps its place. */
+  readonly messages: Map<string, MessageState>;
+  /** The node's state as last built, dropped when the node changes: unchanged nodes keep their object. */
+  built: NodeState | undefined;
 }
 
-function applyNode(nodes: readonly NodeState[], event: NodeEvent): readonly NodeState[] {
-  const known = nodes.find((node) => node.nodeId === event.nodeId);
-  // service.md §3.2: a node with no work is `finish` whenever it is seen; any other status, now or
-  // before (`previous`), says it does work.
-  const seenWorking = event.status !== 'finish' || (event.previous !== undefined && event.previous !== 'finish');
-  const next: NodeState = {
-    nodeId: event.nodeId,
-    ...(event.title === undefined ? {} : { title: event.title }),
-    status: event.status,
-    ...(event.error === undefined ? {} : { error: event.error }),
-    messages: known?.messages ?? [],
-    text: known?.text ?? '',
-    task: (known?.task ?? false) || seenWorking,
+function builtNode(entry: NodeEntry): NodeState {
+  const messages = [...entry.messages.values()];
+  return {
+    nodeId: entry.nodeId,
+    ...(entry.title === undefined ? {} : { title: entry.title }),
+    status: entry.status,
+    ...(entry.error === undefined ? {} : { error: entry.error }),
+    messages,
+    text: messages.map((message) => message.content).join('\n\n'),
+    task: entry.task,
   };
-  return known === undefined ? [...nodes, next] : nodes.map((node) => (node === known ? next : node));
-}
-
-function applyMessage(nodes: readonly NodeState[], event: MessageEvent): readonly NodeState[] {
-  // Messages follow their node's event; a message of a node not seen yet still gets a place.
-  const listed: readonly NodeState[] = nodes.some((node) => node.nodeId === event.nodeId)
-    ? nodes
-    : [...nodes, { nodeId: event.nodeId, status: 'unknown', messages: [], text: '', task: true }];
-  const message: MessageState = {
-    messageId: event.messageId,
-    role: event.role,
-    content: event.content,
-    reasoningContent: event.reasoningContent,
-  };
-  return listed.map((node) => {
-    if (node.nodeId !== event.nodeId) return node;
-    const known = node.messages.some((entry) => entry.messageId === event.messageId);
-    const messages = known ? node.messages.map((entry) => (entry.messageId === event.messageId ? message : entry)) : [...node.messages, message];
-    return { ...node, messages, text: messages.map((entry) => entry.content).join('\n\n'), task: true };
-  });
-}
-
-/** The result's output lists exactly the task nodes (service.md §4.2): the end settles what was a guess. */
-function applyResult(nodes: readonly NodeState[], result: RunResult): readonly NodeState[] {
-  const tasks = new Set(result.output.map((node) => node.nodeId));
-  return nodes.map((node) => (node.task || !tasks.has(node.nodeId) ? node : { ...node, task: true }));
 }
 
 /**
- * One event folded into the state. Messages are taken at their full text (`content`), so the state
- * is right whether or not earlier text was `replaced`. Times are not read here: `toRunState` adds
- * them (`elapsedMs`) when it emits.
+ * A run's events folded into its {@link RunState}. Each event costs O(1) (a node, a message or a file
+ * is found by its id, never by a scan), and the state is built when asked for, once per change, in
+ * O(nodes + messages + files), each unchanged node keeping its object: a poll answered with n nodes
+ * costs O(n), not O(n²). Messages are taken at their full text (`content`), so the state is right
+ * whether or not earlier text was `replaced`. Times are not read here: `toRunState` adds them
+ * (`elapsedMs`) when it emits.
  */
-export function reduceRunState(state: RunState, event: RunEvent): RunState {
-  switch (event.type) {
-    case 'started':
-      return {
-        ...state,
-        executionId: event.executionId,
-        ...(event.canvasId === undefined ? {} : { canvasId: event.canvasId }),
-        status: event.status,
-      };
-    case 'status':
-      return { ...state, status: event.status };
-    case 'node':
-      return withNodes(state, applyNode(state.nodes, event));
-    case 'message':
-      return withNodes(state, applyMessage(state.nodes, event));
-    case 'file':
-      return { ...state, files: [...state.files, event.file] };
-    case 'finished':
-      return { ...withNodes(state, applyResult(state.nodes, event.result)), status: event.result.status, result: event.result };
-    default:
-      return event satisfies never;
+export class RunStateFold {
+  #executionId: string | undefined;
+  #canvasId: string | undefined;
+  #status: ExecutionStatus | undefined;
+  #result: RunResult | undefined;
+  /** In first-seen order: the service's parents-before-children order (service.md §4.1). */
+  readonly #nodes = new Map<string, NodeEntry>();
+  readonly #files: OutputFile[] = [];
+  #state: RunState | undefined = INITIAL_RUN_STATE;
+
+  /** Folds one event in. */
+  apply(event: RunEvent): void {
+    this.#state = undefined;
+    switch (event.type) {
+      case 'started':
+        this.#executionId = event.executionId;
+        this.#canvasId = event.canvasId ?? this.#canvasId;
+        this.#status = event.status;
+        return;
+      case 'status':
+        this.#status = event.status;
+        return;
+      case 'node':
+        this.#applyNode(event);
+        return;
+      case 'message':
+        this.#applyMessage(event);
+        return;
+      case 'file':
+        this.#files.push(event.file);
+        return;
+      case 'finished':
+        this.#applyResult(event.result);
+        return;
+      default:
+        event satisfies never;
+    }
+  }
+
+  /** The execution's id, once `started` came. */
+  get executionId(): string | undefined {
+    return this.#executionId;
+  }
+
+  /** The result, once `finished` came. */
+  get result(): RunResult | undefined {
+    return this.#result;
+  }
+
+  /** The state the events so far make: the same object until the next event. */
+  get state(): RunState {
+    this.#state ??= this.#build();
+    return this.#state;
+  }
+
+  #applyNode(event: NodeEvent): void {
+    const known = this.#nodes.get(event.nodeId);
+    // service.md §3.2: a node with no work is `finish` whenever it is seen; any other status, now or
+    // before (`previous`), says it does work.
+    const seenWorking = event.status !== 'finish' || (event.previous !== undefined && event.previous !== 'finish');
+    this.#nodes.set(event.nodeId, {
+      nodeId: event.nodeId,
+      title: event.title,
+      status: event.status,
+      error: event.error,
+      task: (known?.task ?? false) || seenWorking,
+      messages: known?.messages ?? new Map<string, MessageState>(),
+      built: undefined,
+    });
+  }
+
+  #applyMessage(event: MessageEvent): void {
+    // Messages follow their node's event; a message of a node not seen yet still gets a place.
+    const entry = this.#nodes.get(event.nodeId) ?? { nodeId: event.nodeId, title: undefined, status: 'unknown', error: undefined, task: true, messages: new Map<string, MessageState>(), built: undefined };
+    this.#nodes.set(event.nodeId, entry);
+    entry.messages.set(event.messageId, { messageId: event.messageId, role: event.role, content: event.content, reasoningContent: event.reasoningContent });
+    entry.task = true;
+    entry.built = undefined;
+  }
+
+  /** The result's output lists exactly the task nodes (service.md §4.2): the end settles what was a guess. */
+  #applyResult(result: RunResult): void {
+    for (const { nodeId } of result.output) {
+      const entry = this.#nodes.get(nodeId);
+      if (entry === undefined || entry.task) continue;
+      entry.task = true;
+      entry.built = undefined;
+    }
+    this.#status = result.status;
+    this.#result = result;
+  }
+
+  #build(): RunState {
+    const nodes: NodeState[] = [];
+    let done = 0;
+    let total = 0;
+    for (const entry of this.#nodes.values()) {
+      entry.built ??= builtNode(entry);
+      nodes.push(entry.built);
+      if (!entry.task) continue;
+      total += 1;
+      if (isNodeDone(entry.status)) done += 1;
+    }
+    return {
+      ...(this.#executionId === undefined ? {} : { executionId: this.#executionId }),
+      ...(this.#canvasId === undefined ? {} : { canvasId: this.#canvasId }),
+      ...(this.#status === undefined ? {} : { status: this.#status }),
+      nodes,
+      files: [...this.#files],
+      progress: { done, total },
+      elapsedMs: 0,
+      ...(this.#result === undefined ? {} : { result: this.#result }),
+    };
   }
 }
 

@@ -1,7 +1,7 @@
 import { asapScheduler, Observable, type OperatorFunction, type SchedulerLike, type Subscription } from 'rxjs';
 import type { RunEvent } from './events.js';
 import { type NodeTimes, observeTimes, withElapsed } from './node-timing.js';
-import { INITIAL_RUN_STATE, reduceRunState, type RunState } from './run-state.js';
+import { type RunState, RunStateFold } from './run-state.js';
 import { sampleRunState } from './sample-run-state.js';
 
 /**
@@ -54,8 +54,8 @@ export function toRunState(options: RunStateOptions = {}): OperatorFunction<RunE
 function foldPolls(source: Observable<RunEvent>, scheduler: SchedulerLike): Observable<RunState> {
   return new Observable<RunState>((subscriber) => {
     const subscribedAt = scheduler.now();
-    let state = INITIAL_RUN_STATE;
-    let times: NodeTimes = new Map();
+    const fold = new RunStateFold();
+    const times: NodeTimes = new Map();
     // A batch is being folded; `batchEnd` is the emission waiting for its end.
     let folding = false;
     let batchEnd: Subscription | undefined;
@@ -65,13 +65,13 @@ function foldPolls(source: Observable<RunEvent>, scheduler: SchedulerLike): Obse
       batchEnd = undefined;
       if (!folding) return;
       folding = false;
-      subscriber.next(withElapsed(state, times, scheduler.now(), subscribedAt));
+      subscriber.next(withElapsed(fold.state, times, scheduler.now(), subscribedAt));
     };
 
     const subscription = source.subscribe({
       next: (event) => {
-        state = reduceRunState(state, event);
-        times = observeTimes(times, event, scheduler.now());
+        fold.apply(event);
+        observeTimes(times, event, scheduler.now());
         if (folding) return;
         folding = true;
         batchEnd = scheduler.schedule(emit);

@@ -139,3 +139,22 @@ describe('examples/chat-bot-runs.ts', () => {
     await vi.waitFor(() => { expect(emulator.requests.list({ endpoint: 'abort', executionId: cancelled })).toHaveLength(1); }, { timeout: 10_000 });
   }, 60_000);
 });
+
+describe('examples/limited-handles.ts', () => {
+  it('runs one handle at a time per user — upload, start and result in one slot — and refuses a quick question meanwhile', async () => {
+    const runsBefore = emulator.requests.list({ endpoint: 'run' }).length;
+    const run = example('limited-handles', [], { FLOWSTREAM_API_KEY: emulator.apiKey, FLOWSTREAM_BASE_URL: emulator.url });
+    expect(await run.exited(60_000)).toBe(0);
+    const ana = run.stdout().split('\n').filter((line) => line.startsWith('[ana]'));
+    expect(ana[0]).toBe('[ana] quick question refused: a run is going');
+    // The second request starts only once the first ended: the slot covered the whole handle.
+    expect(ana.slice(1).map((line) => line.replace(/ as we-\S+$/u, ''))).toEqual([
+      '[ana] started c-sample-linear',
+      '[ana] ended c-sample-linear: finish',
+      '[ana] started c-sample-parallel',
+      '[ana] ended c-sample-parallel: finish',
+    ]);
+    expect(run.stdout()).toContain('[bo] ended c-sample-linear: finish');
+    expect(emulator.requests.list({ endpoint: 'run' }).length - runsBefore).toBe(3);
+  }, 60_000);
+});

@@ -49,3 +49,25 @@ describe('a file listed first without its details', () => {
     expect(events.map((event) => (event.type === 'file' ? event.file.nodeId : undefined))).toEqual(['n1', 'n2']);
   });
 });
+
+describe('a file whose link is signed anew on every read', () => {
+  const signed = (signature: string): OutputFile => ({
+    name: 'report.md',
+    type: 'text/markdown',
+    size: 12,
+    nodeId: 'n1',
+    url: `http://127.0.0.1/v1/drive/file/public/df-1/report.md?sig=${signature}`,
+  });
+
+  it('is one file: one file event, and the result keeps its newest link; another size is another file', () => {
+    const other: OutputFile = { ...signed('x'), size: 40 };
+    const first = diffOutput(initialView(EXECUTION_ID, 'executing'), output([], [signed('a'), other]));
+    const second = diffOutput(first.view, output([], [signed('b'), other]));
+    const third = diffOutput(second.view, output([], [other, signed('c')]));
+    expect([...first.events, ...second.events, ...third.events]).toEqual([
+      { type: 'file', executionId: EXECUTION_ID, file: signed('a') },
+      { type: 'file', executionId: EXECUTION_ID, file: other },
+    ]);
+    expect(runResultOf(third.view, 'finish').files).toEqual([signed('c'), other]);
+  });
+});

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { RunEvent } from '../../src/runs/events.js';
 import type { RunState } from '../../src/runs/run-state.js';
 import { runStore } from '../../src/runs/run-store.js';
@@ -118,5 +118,63 @@ describe('runStore: a store for useSyncExternalStore, Svelte and Vue', () => {
       flush();
       expectSubscriptions(run$.subscriptions).toBe(['^ 4ms !', '11ms ^']);
     });
+  });
+
+  it('gives every change to every listener when one throws, and hands the error to onListenerError', () => {
+    const reported: unknown[] = [];
+    const broken = new Error('render failed');
+    testScheduler().run(({ cold, flush }) => {
+      const store = runStore(cold<RunEvent>('s 9ms a 9ms b', ev), { onListenerError: (error) => reported.push(error) });
+      const before = recorder(store);
+      const after = recorder(store);
+      store.subscribe(before.listener);
+      store.subscribe((state) => {
+        if (state !== undefined) throw broken;
+      });
+      store.subscribe(after.listener);
+      flush();
+      expect(before.calls).toEqual([undefined, 'executing ', 'executing executing', 'executing finish']);
+      expect(after.calls).toEqual(before.calls);
+      expect(reported).toEqual([broken, broken, broken]);
+    });
+  });
+
+  it('reports a throwing listener on the console where the platform has no reportError (Node), and goes on', () => {
+    const broken = new Error('render failed');
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      testScheduler().run(({ cold, flush }) => {
+        const store = runStore(cold<RunEvent>('s 9ms a', ev));
+        const after = recorder(store);
+        store.subscribe((state) => {
+          if (state !== undefined) throw broken;
+        });
+        store.subscribe(after.listener);
+        flush();
+        expect(after.calls).toEqual([undefined, 'executing ', 'executing executing']);
+      });
+      expect(logged.mock.calls.map((call): unknown => call[1])).toEqual([broken, broken]);
+    } finally {
+      logged.mockRestore();
+    }
+  });
+
+  it('reports a throwing listener through the platform\'s reportError where there is one (browsers, Deno, Bun)', () => {
+    const broken = new Error('render failed');
+    const reported: unknown[] = [];
+    const platform = globalThis as { reportError?: (error: unknown) => void };
+    platform.reportError = (error) => reported.push(error);
+    try {
+      testScheduler().run(({ cold, flush }) => {
+        const store = runStore(cold<RunEvent>('s', ev));
+        store.subscribe((state) => {
+          if (state !== undefined) throw broken;
+        });
+        flush();
+      });
+      expect(reported).toEqual([broken]);
+    } finally {
+      delete platform.reportError;
+    }
   });
 });
