@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEmulator, type Emulator, type WorkflowDefinition } from '../../src/emulator/index.js';
 import { scrubbedEnv, startProcess } from './support/child-process.js';
-import { build, flowstream, ROOT } from './support/built-cli.js';
+import { build, flowstream, flowstreamInTerminal, ROOT } from './support/built-cli.js';
 
 // The command as a user runs it: the built dist/cli/main.js, spawned with only PATH, HOME and the
 // FLOWSTREAM_* variables, against an emulator of this process on 127.0.0.1. `npm start` is tested
@@ -227,6 +227,17 @@ describe('Ctrl-C', { timeout: 60_000 }, () => {
     cli.child.kill('SIGINT');
     expect(await cli.exited()).toBe(130);
     expect(cli.stderr()).toContain(`Interrupted: aborting execution ${executionId}.`);
+    expect(abortsOf(executionId)).toBe(1);
+    expect(emulator.executions.get(executionId)?.status).toBe('failed');
+  });
+
+  it('in a terminal, with the live display on, aborts the execution exactly once and exits 130', async () => {
+    const cli = flowstreamInTerminal(['run', 'c-sample-timeout'], connected);
+    // The live frame names the execution once it has started.
+    const [executionId = ''] = await cli.waitFor(/we-[a-z0-9]{24}/u);
+    cli.child.stdin?.write('\x03');
+    expect(await cli.exited()).toBe(130);
+    expect(cli.stdout()).toContain(`Interrupted: aborting execution ${executionId}.`);
     expect(abortsOf(executionId)).toBe(1);
     expect(emulator.executions.get(executionId)?.status).toBe('failed');
   });

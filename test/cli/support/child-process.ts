@@ -12,10 +12,15 @@ export interface RunningProcess {
 }
 
 /**
- * Spawns `command` with exactly `env` (a scrubbed environment: nothing of the test's own leaks in).
+ * Spawns `command` with exactly `env` (a scrubbed environment: nothing of the test's own leaks in);
+ * `stdin: 'pipe'` to type into it (`child.stdin`).
  */
-export function startProcess(command: string, args: readonly string[], options: { readonly env: Record<string, string>; readonly cwd?: string }): RunningProcess {
-  const child = spawn(command, args, { env: options.env, cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+export function startProcess(
+  command: string,
+  args: readonly string[],
+  options: { readonly env: Record<string, string>; readonly cwd?: string; readonly stdin?: 'ignore' | 'pipe' },
+): RunningProcess {
+  const child = spawn(command, args, { env: options.env, cwd: options.cwd, stdio: [options.stdin ?? 'ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   const listeners = new Set<() => void>();
