@@ -1,8 +1,8 @@
 import { Command } from 'commander';
-import { connect, withConnectionOptions } from '../connect.js';
+import { connect, errorSubject, withConnectionOptions } from '../connect.js';
 import type { CliContext } from '../context.js';
 import type { CommandOutcome } from '../exit-code.js';
-import { outcomeOfRun } from '../outcome.js';
+import { outcomeAbout, outcomeOfRun } from '../outcome.js';
 import { createRenderer } from '../progress/create-renderer.js';
 import { followRun } from '../progress/follow-run.js';
 
@@ -34,6 +34,6 @@ export function watchCommand(context: CliContext, report: (outcome: CommandOutco
     .option('-q, --quiet', 'leave out partial output', false)
     .addHelpText('after', '\nExit codes: 0 finished, 1 workflow failed, 2 usage error, 3 API or connection error, 130 Ctrl-C.')
     .action(async (executionId: string, flags: WatchFlags) => {
-      report(await watch(executionId, flags, context));
+      report(await outcomeAbout(errorSubject(flags, context, { executionId }), () => watch(executionId, flags, context)));
     });
 }
