@@ -16,6 +16,8 @@ export interface TtyRendererOptions {
   readonly colors: boolean;
   /** Task nodes known before the first event (`watch` reads them when it attaches). */
   readonly known?: readonly OutputNode[];
+  /** When the execution was created (service.md §4.1), for one that began before the display (`watch`). */
+  readonly createdAt?: string;
 }
 
 const BAR_WIDTH = 20;
@@ -49,7 +51,7 @@ export function ttyRenderer(stream: NodeJS.WriteStream, options: TtyRendererOpti
   const update = createLogUpdate(stream);
   const { frames, interval } = spinners.dots;
   let tick = 0;
-  let progress: RunProgress = withOutputNodes(initialProgress(options.now()), options.known ?? [], options.now());
+  let progress: RunProgress = withOutputNodes(initialProgress(options.now(), options.createdAt), options.known ?? [], options.now());
   // One frame per poll, not per event: the events of one read arrive together (see plainRenderer).
   let drawPending = false;
   let closed = false;
