@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Provides what `npm test` needs from outside npm: Debian's `chromium` (the browser suite drives it;
-// Playwright cannot download its own browser here) and `redis-server` (a real server for the Redis
-// tests, started by a test helper on a unix socket). Run by npm before `npm test` (`pretest`), so a
+// Playwright cannot download its own browser here), `redis-server` (a real server for the Redis
+// tests, started by a test helper on a unix socket) and util-linux's `script` from `bsdutils` (the
+// command's tests run it in a pseudo-terminal, as in a user's terminal). Run by npm before `npm test` (`pretest`), so a
 // fresh machine needs only `npm install` then `npm test`. Installs with apt-get when a package is
 // missing and this machine allows it (root, or password-less sudo); otherwise it fails with one sentence
 // saying what to install. Plain Node, no dependencies: it runs before anything is built.
@@ -13,6 +14,7 @@ import { delimiter, join } from 'node:path';
 const PACKAGES = [
   { name: 'chromium', program: '/usr/bin/chromium' },
   { name: 'redis-server', program: 'redis-server' },
+  { name: 'bsdutils', program: 'script' },
 ];
 
 function executable(path) {

@@ -17,6 +17,6 @@ export async function runCli(args: readonly string[], context: CliContext): Prom
     last.outcome = { kind: 'error', error };
   }
   const { outcome } = last;
-  if (outcome.kind === 'error' && !isCommanderError(outcome.error)) context.stderr.write(`${describeError(outcome.error).join('\n')}\n`);
+  if (outcome.kind === 'error' && !isCommanderError(outcome.error)) context.stderr.write(`${describeError(outcome.error, outcome.about).join('\n')}\n`);
   return exitCodeFor(outcome);
 }

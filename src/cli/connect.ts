@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { type Client, createClient } from '../index.js';
 import { type ConnectionFlags, resolveConnection } from './connection.js';
 import type { CliContext } from './context.js';
+import type { ErrorSubject } from './describe-error.js';
 
 /** Adds `--api-key` and `--base-url` to a command that talks to the API. */
 export function withConnectionOptions(command: Command): Command {
@@ -22,4 +23,10 @@ export function connect(flags: ConnectionFlags, context: CliContext): Client {
       },
     },
   });
+}
+
+/** What a failed API command was about: the ids it was given and the base URL it used. */
+export function errorSubject(flags: ConnectionFlags, context: CliContext, ids: Omit<ErrorSubject, 'baseUrl'> = {}): ErrorSubject {
+  const baseUrl = flags.baseUrl ?? context.env['FLOWSTREAM_BASE_URL'];
+  return { ...ids, ...(baseUrl === undefined ? {} : { baseUrl: baseUrl.trim() }) };
 }

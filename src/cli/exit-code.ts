@@ -4,6 +4,7 @@ import {
   isRunTimeoutError,
   isWorkflowFailedError,
 } from '../index.js';
+import type { ErrorSubject } from './describe-error.js';
 import { isUsageError } from './usage-error.js';
 
 /** The exit codes of `flowstream` (README "The command"). */
@@ -25,7 +26,7 @@ export type CommandOutcome =
   | { readonly kind: 'done' }
   | { readonly kind: 'workflow-failed' }
   | { readonly kind: 'interrupted' }
-  | { readonly kind: 'error'; readonly error: unknown };
+  | { readonly kind: 'error'; readonly error: unknown; readonly about?: ErrorSubject };
 
 /**
  * Commander's own errors carry a `code` starting with `commander.` (it has printed them already);

@@ -1,3 +1,4 @@
+import type { ErrorSubject } from './describe-error.js';
 import type { CommandOutcome } from './exit-code.js';
 import type { RunEnding } from './progress/follow-run.js';
 
@@ -12,5 +13,18 @@ export function outcomeOfRun(ending: RunEnding): CommandOutcome {
       return { kind: 'error', error: ending.error };
     default:
       return ending satisfies never;
+  }
+}
+
+/**
+ * Runs a command and marks a failure, thrown or returned, with what the command was about, so that
+ * its description names the workflow, the execution or the base URL the user gave.
+ */
+export async function outcomeAbout(about: ErrorSubject, command: () => Promise<CommandOutcome>): Promise<CommandOutcome> {
+  try {
+    const outcome = await command();
+    return outcome.kind === 'error' ? { ...outcome, about } : outcome;
+  } catch (error) {
+    return { kind: 'error', error, about };
   }
 }

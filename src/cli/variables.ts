@@ -1,6 +1,6 @@
 import type { Client, Variables, VariableValue } from '../index.js';
-import { fromPath } from '../node/index.js';
 import type { Assignment } from './assignments.js';
+import { uploadSource } from './upload-source.js';
 import { UsageError } from './usage-error.js';
 
 function grouped(assignments: readonly Assignment[]): Map<string, string[]> {
@@ -11,19 +11,12 @@ function grouped(assignments: readonly Assignment[]): Map<string, string[]> {
 
 /**
  * Uploads the `--file name=path` files and gives each name its fileKeys (a list: resource variables
- * take lists of fileKeys, service.md §5.5). An unreadable path is a usage error, found before any upload.
+ * take lists of fileKeys, service.md §5.5). An unreadable path or a file over 50 MiB is a usage error,
+ * found before any upload.
  */
 export async function uploadFileVariables(client: Client, files: readonly Assignment[]): Promise<Variables> {
   if (files.length === 0) return {};
-  const sources = await Promise.all(
-    files.map(async ({ name, value }) => {
-      try {
-        return await fromPath(value);
-      } catch (error) {
-        throw new UsageError(`Cannot read --file ${name}=${value}: ${error instanceof Error ? error.message : String(error)}`);
-      }
-    }),
-  );
+  const sources = await Promise.all(files.map(({ name, value }) => uploadSource(value, `--file ${name}=${value}`)));
   const uploaded = await client.files.upload(sources);
   const keys = files.map(({ name, value }, index) => {
     const key = uploaded[index]?.fileKey;

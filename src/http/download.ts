@@ -2,6 +2,7 @@ import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import { DownloadError } from '../errors/download-error.js';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 import type { OutputFile } from '../domain/model.js';
+import { linkSignals } from './linked-signal.js';
 import { timerDelay } from './options.js';
 
 /**
@@ -118,32 +119,23 @@ export async function openFile(file: Pick<OutputFile, 'url'> | string, options: 
   const fetcher = options.fetch ?? globalThis.fetch;
   const { signal } = options;
   signal?.throwIfAborted();
-  const controller = new AbortController();
   const deadline = new AbortController();
-  const onAbort = (): void => {
-    controller.abort(signal?.reason);
-  };
+  // The caller's signal and the deadline as one; whichever aborts first unlinks both.
+  const link = linkSignals([signal, deadline.signal]);
+  // A body nobody reads to its end is let go here too: the deadline unlinks the caller's signal.
   const timer = (options.scheduler ?? asyncScheduler).schedule(() => {
-    // A body nobody reads to its end is let go here too, listener included.
-    signal?.removeEventListener('abort', onAbort);
     deadline.abort();
-    controller.abort();
   }, timeoutMs);
-  signal?.addEventListener('abort', onAbort, { once: true });
-  const guard: Guard = {
-    url,
-    maxBytes,
-    timeoutMs,
-    deadline: deadline.signal,
-    signal,
-    finish: () => {
-      timer.unsubscribe();
-      signal?.removeEventListener('abort', onAbort);
-    },
+  const finish = (): void => {
+    timer.unsubscribe();
+    link.unlink();
   };
+  // An abort ends the download even when nobody reads the body: its deadline's timer goes with it.
+  link.signal?.addEventListener('abort', finish, { once: true });
+  const guard: Guard = { url, maxBytes, timeoutMs, deadline: deadline.signal, signal, finish };
   let response: Response;
   try {
-    response = await fetcher(url, { method: 'GET', credentials: 'omit', referrerPolicy: 'no-referrer', signal: controller.signal });
+    response = await fetcher(url, { method: 'GET', credentials: 'omit', referrerPolicy: 'no-referrer', ...(link.signal === undefined ? {} : { signal: link.signal }) });
   } catch (error) {
     guard.finish();
     throw failureOf(error, guard);

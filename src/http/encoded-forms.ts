@@ -7,11 +7,16 @@
  */
 
 const PERCENT_RUN = /(?:%[0-9a-f]{2})+/gi;
-const BACKSLASH_ESCAPE = /\\(?:u\{([0-9a-f]{1,6})\}|u([0-9a-f]{4})|x([0-9a-f]{2})|([^ux]))/gi;
-const CHARACTER_REFERENCE = /&(?:#x([0-9a-f]{1,6})|#(\d{1,7})|(amp|lt|gt|quot|apos));/gi;
+/** `\u{…}`, `\uXXXX`, `\xXX`, octal `\137` (C, and JavaScript's legacy form) and one-character escapes. */
+const BACKSLASH_ESCAPE = /\\(?:u\{([0-9a-f]{1,6})\}|u([0-9a-f]{4})|x([0-9a-f]{2})|([0-7]{1,3})|([^ux]))/gi;
+/**
+ * Numeric references, with or without their `;` (HTML readers decode both), and the named ones a key
+ * or its surroundings can hide under: `_` has two names of its own (`&lowbar;`, `&UnderBar;`).
+ */
+const CHARACTER_REFERENCE = /&(?:#x([0-9a-f]{1,6});?|#(\d{1,7});?|(amp|lt|gt|quot|apos|lowbar|underbar);)/gi;
 
 const SINGLE_ESCAPES: Readonly<Record<string, string>> = { n: '\n', r: '\r', t: '\t', b: '\b', f: '\f', v: '\v', '0': '\0' };
-const NAMED_REFERENCES: Readonly<Record<string, string>> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
+const NAMED_REFERENCES: Readonly<Record<string, string>> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", lowbar: '_', underbar: '_' };
 
 function codePoint(value: number, original: string): string {
   return value <= 0x10ffff ? String.fromCodePoint(value) : original;
@@ -31,9 +36,10 @@ function decodePercent(text: string): string {
 }
 
 function decodeBackslashEscapes(text: string): string {
-  return text.replace(BACKSLASH_ESCAPE, (match: string, braced?: string, four?: string, two?: string, single?: string) => {
+  return text.replace(BACKSLASH_ESCAPE, (match: string, braced?: string, four?: string, two?: string, octal?: string, single?: string) => {
     const hex = braced ?? four ?? two;
     if (hex !== undefined) return codePoint(Number.parseInt(hex, 16), match);
+    if (octal !== undefined) return String.fromCharCode(Number.parseInt(octal, 8));
     return single === undefined ? match : (SINGLE_ESCAPES[single] ?? single);
   });
 }

@@ -10,6 +10,7 @@ import { readRateLimit } from './rate-limit-headers.js';
 import { withRetries } from './retrying.js';
 import { createRedactor } from './key-redaction.js';
 import { readBodyText } from './body-text.js';
+import { PACKAGE_VERSION } from './package-version.js';
 
 /**
  * One API call, described independently of how it is sent.
@@ -51,7 +52,7 @@ export interface RequestSpec<T> {
  */
 export type Send = <T>(spec: RequestSpec<T>) => Promise<T>;
 
-const USER_AGENT = 'flowstream/0.1.0';
+const USER_AGENT = `flowstream/${PACKAGE_VERSION}`;
 
 /** Browsers own the User-Agent header; only elsewhere (Node, Deno, Bun) is it ours to set. */
 function userAgentHeader(): Record<string, string> {

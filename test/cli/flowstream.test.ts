@@ -1,11 +1,11 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, truncate, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEmulator, type Emulator, type WorkflowDefinition } from '../../src/emulator/index.js';
 import { scrubbedEnv, startProcess } from './support/child-process.js';
-import { build, flowstream, ROOT } from './support/built-cli.js';
+import { build, flowstream, flowstreamInTerminal, ROOT } from './support/built-cli.js';
 
 // The command as a user runs it: the built dist/cli/main.js, spawned with only PATH, HOME and the
 // FLOWSTREAM_* variables, against an emulator of this process on 127.0.0.1. `npm start` is tested
@@ -220,6 +220,71 @@ describe('exit codes', { timeout: 60_000 }, () => {
   });
 });
 
+/** A port on 127.0.0.1 where nothing listens: one the system just handed out and took back. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return typeof address === 'object' && address !== null ? address.port : 0;
+}
+
+describe('what a failure says', { timeout: 60_000 }, () => {
+  it('calls a base URL that answers 404 for its routes wrong, rather than the id', async () => {
+    const wrong = emulator.url.replace(/\/v1$/u, '/api/v1');
+    for (const args of [['watch', 'we-abcdefghijklmnopqrstuvwx'], ['search'], ['show', 'c-sample-linear']]) {
+      const cli = flowstream([...args, '--base-url', wrong], connected);
+      expect(await cli.exited()).toBe(3);
+      expect(cli.stderr()).toContain(`Error: The API base URL looks wrong: ${wrong} has no`);
+      expect(cli.stderr()).toContain('Check FLOWSTREAM_BASE_URL (or --base-url)');
+      expect(cli.stderr()).not.toMatch(/Check the (execution|workflow) id/u);
+    }
+  });
+
+  it('says that a refused connection sent nothing, naming the cause and the URL', async () => {
+    const url = `http://127.0.0.1:${await closedPort()}/v1`;
+    const cli = flowstream(['run', 'c-sample-linear', '--no-check'], { ...connected, FLOWSTREAM_BASE_URL: url });
+    expect(await cli.exited()).toBe(3);
+    expect(cli.stderr()).toContain(`Error: Could not connect to ${url} (ECONNREFUSED) for run: nothing was sent, so no execution was started.`);
+    expect(cli.stderr()).not.toContain('may have started');
+    expect(cli.stderr()).not.toContain(emulator.apiKey);
+  });
+
+  it('names the workflow that was not found', async () => {
+    const cli = flowstream(['run', 'c-nope'], connected);
+    expect(await cli.exited()).toBe(3);
+    expect(cli.stderr()).toContain('Error: The workflow c-nope was not found (E1000).');
+    expect(cli.stderr()).not.toContain('Not found on detail');
+  });
+
+  it('names the execution that was not found', async () => {
+    const cli = flowstream(['watch', 'we-abcdefghijklmnopqrstuvwx'], connected);
+    expect(await cli.exited()).toBe(3);
+    expect(cli.stderr()).toContain('Error: The execution we-abcdefghijklmnopqrstuvwx was not found (E1021).');
+  });
+
+  it('says a file over 50 MiB is over the limit, uploading nothing', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'flowstream-cli-'));
+    const path = join(dir, 'big.bin');
+    await writeFile(path, '');
+    await truncate(path, 50 * 1024 * 1024 + 1);
+    const before = emulator.requests.list().length;
+    for (const args of [['upload', path], ['run', 'c-sample-variables', '--var', 'topic=tides', '--file', `attachment=${path}`]]) {
+      const cli = flowstream(args, connected);
+      expect(await cli.exited()).toBe(2);
+      expect(cli.stderr()).toContain("the file is 52,428,801 bytes, over the service's limit of 50 MiB (52,428,800 bytes) per file. Nothing was uploaded.");
+      expect(cli.stderr()).not.toContain('Invalid path');
+    }
+    expect(emulator.requests.list().length).toBe(before);
+  });
+
+  it('says --file takes name=path', async () => {
+    const cli = flowstream(['run', 'c-sample-variables', '--file', 'attachment'], connected);
+    expect(await cli.exited()).toBe(2);
+    expect(cli.stderr()).toContain('--file expects name=path (got "attachment")');
+  });
+});
+
 describe('Ctrl-C', { timeout: 60_000 }, () => {
   it('aborts the execution exactly once and exits 130', async () => {
     const cli = flowstream(['run', 'c-sample-timeout'], connected);
@@ -227,6 +292,17 @@ describe('Ctrl-C', { timeout: 60_000 }, () => {
     cli.child.kill('SIGINT');
     expect(await cli.exited()).toBe(130);
     expect(cli.stderr()).toContain(`Interrupted: aborting execution ${executionId}.`);
+    expect(abortsOf(executionId)).toBe(1);
+    expect(emulator.executions.get(executionId)?.status).toBe('failed');
+  });
+
+  it('in a terminal, with the live display on, aborts the execution exactly once and exits 130', async () => {
+    const cli = flowstreamInTerminal(['run', 'c-sample-timeout'], connected);
+    // The live frame names the execution once it has started.
+    const [executionId = ''] = await cli.waitFor(/we-[a-z0-9]{24}/u);
+    cli.child.stdin?.write('\x03');
+    expect(await cli.exited()).toBe(130);
+    expect(cli.stdout()).toContain(`Interrupted: aborting execution ${executionId}.`);
     expect(abortsOf(executionId)).toBe(1);
     expect(emulator.executions.get(executionId)?.status).toBe('failed');
   });

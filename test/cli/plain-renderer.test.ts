@@ -63,6 +63,22 @@ describe('the plain display', () => {
     );
   });
 
+  it('closes a watched run with its age since the execution was created', () => {
+    let text = '';
+    const now = Date.parse('2026-01-01T00:10:00Z');
+    const renderer = plainRenderer({ write: (chunk: string) => (text += chunk) }, { quiet: true, now: () => now, createdAt: '2026-01-01T00:08:30Z' });
+    renderer.close(result);
+    expect(text).toContain('✔ Run finished in 1m30s · 0/0 nodes · execution we-1');
+  });
+
+  it('says a run that someone aborted was aborted, not failed', () => {
+    let text = '';
+    const renderer = plainRenderer({ write: (chunk: string) => (text += chunk) }, { quiet: true, now: () => 0 });
+    const aborted = { nodeId: 'n-a', status: 'failed' as const, rawStatus: 'failed', title: 'Draft', error: { message: 'Workflow aborted by user', messages: ['Workflow aborted by user'], raw: 'Workflow aborted by user' } };
+    renderer.close({ ...result, status: 'failed', endedBy: 'failed', nodes: [aborted], failedNodes: [aborted], files: [] });
+    expect(text).toMatch(/^✖ Run aborted in /u);
+  });
+
   it('leaves the output out when quiet', async () => {
     expect(await render(true)).not.toContain('│');
   });
@@ -91,6 +107,24 @@ describe('run progress', () => {
     expect(nodeElapsedMs(progress.nodes[0]!, attachedAt)).toBe(150_000);
     expect(nodeElapsedMs(progress.nodes[1]!, attachedAt + 1_000)).toBe(301_000);
     expect(progressCount(progress)).toEqual({ done: 1, total: 2 });
+  });
+
+  it('keeps the times it saw when the result brings the service\'s own (an accelerated clock), so that no node outlasts its run', () => {
+    let progress = initialProgress(0);
+    for (const [at, event] of scripted().events.slice(0, -1)) progress = advanceProgress(progress, event, at);
+    // Eight seconds by the service's clock, running 4× faster than the display's.
+    const output = [{ nodeId: 'n-a', title: 'Draft', status: 'finish' as const, rawStatus: 'finish', messages: [], startTime: new Date(600).toISOString(), endTime: new Date(8600).toISOString() }];
+    progress = advanceProgress(progress, { type: 'finished', executionId, result: { ...result, output } }, 2300);
+    const draft = progress.nodes.find((node) => node.nodeId === 'n-a')!;
+    expect(nodeElapsedMs(draft, 2300)).toBe(1500);
+    expect(nodeElapsedMs(draft, 2300)).toBeLessThanOrEqual(2300 - progress.startedAtMs);
+  });
+
+  it('counts a watched execution\'s time from its creation, and not from a creation time ahead of the display\'s clock', () => {
+    const attachedAt = Date.parse('2026-01-01T00:10:00Z');
+    expect(initialProgress(attachedAt, '2026-01-01T00:08:30Z').startedAtMs).toBe(attachedAt - 90_000);
+    expect(initialProgress(attachedAt, '2026-01-01T00:11:00Z').startedAtMs).toBe(attachedAt);
+    expect(initialProgress(attachedAt, 'not a time').startedAtMs).toBe(attachedAt);
   });
 
   it('counts no start or memo node as work', () => {

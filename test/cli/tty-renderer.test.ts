@@ -1,6 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { RunResult } from '../../src/index.js';
+import { displayWidth } from '../../src/cli/format/display-width.js';
 import { renderMode } from '../../src/cli/progress/renderer.js';
 import { ttyRenderer } from '../../src/cli/progress/tty-renderer.js';
 
@@ -44,6 +45,36 @@ describe('the live display', () => {
     const colourCodes = (text: string): number => text.split(`${ESC}[3`).length - 1;
     expect(colourCodes(show(false))).toBe(0);
     expect(colourCodes(show(true))).toBeGreaterThan(0);
+  });
+});
+
+/** The lines of the last frame that holds `marker` under a running node, without colours. */
+async function runningLine(content: string, marker: string): Promise<string | undefined> {
+  const { stream, text } = terminal();
+  const renderer = ttyRenderer(stream, { quiet: true, now: () => 0, colors: true });
+  renderer.event({ type: 'started', executionId, canvasId: 'c-1', status: 'executing' });
+  renderer.event({ type: 'node', executionId, nodeId: 'n-a', title: 'Draft', status: 'executing' });
+  renderer.event({ type: 'message', executionId, nodeId: 'n-a', messageId: 'm', role: 'ai', delta: content, reasoningDelta: '', content, reasoningContent: '', replaced: false });
+  await Promise.resolve();
+  renderer.close(undefined);
+  // eslint-disable-next-line no-control-regex -- removing the colours the display wrote
+  const lines = text().replace(/\u001b\[[0-9;?]*[A-Za-z]/gu, '').split('\n');
+  return lines.findLast((line) => line.startsWith(`      ${marker}`));
+}
+
+describe('the text under a running node', () => {
+  it('is cut to the terminal by display width: a Chinese line takes at most 79 of 80 columns', async () => {
+    const line = await runningLine('这是一个很长的中文句子'.repeat(8), '这是');
+    expect(line).toBeDefined();
+    expect(line!.endsWith('…')).toBe(true);
+    expect(displayWidth(line!)).toBeLessThanOrEqual(79);
+    expect(displayWidth(line!)).toBeGreaterThanOrEqual(78);
+  });
+
+  it('never cuts an emoji in half', async () => {
+    const line = await runningLine(`${'x'.repeat(72)}👍🏽👍🏽👍🏽`, 'x');
+    expect(line).toBe(`      ${'x'.repeat(72)}…`);
+    expect(line).not.toContain('\uFFFD');
   });
 });
 

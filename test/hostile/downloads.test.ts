@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { clockScheduler, createManualClock } from '../../src/emulator/index.js';
 import { isDownloadError } from '../../src/errors/download-error.js';
@@ -65,6 +66,21 @@ describe('downloads are bounded', () => {
     const error = await download;
     expect(isDownloadError(error)).toBe(true);
     expect(error).toMatchObject({ reason: 'timeout' });
+  });
+
+  it('leaves no timer and no listener behind when the caller aborts a body nobody reads', async () => {
+    const clock = createManualClock();
+    const server = await startServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/plain' });
+      response.write('the first half, and then nothing');
+    });
+    const caller = new AbortController();
+    const response = await openFile(`${server.origin}/file.txt`, { signal: caller.signal, scheduler: clockScheduler(clock) });
+    expect(response.ok).toBe(true);
+    expect(clock.nextTimerAt()).toBeDefined();
+    caller.abort();
+    expect(clock.nextTimerAt()).toBeUndefined();
+    expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
   });
 
   it('reads a file under the limits whole', async () => {

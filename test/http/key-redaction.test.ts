@@ -17,6 +17,10 @@ const ENCODINGS: Readonly<Record<string, (text: string) => string>> = {
   hexEscape: (text) => text.replace(/\\/g, '\\\\').replace(/[A-Z]/g, (c) => `\\x${c.charCodeAt(0).toString(16)}`),
   htmlDecimal: (text) => text.replace(/[\s\S]/g, (c) => `&#${c.charCodeAt(0)};`),
   htmlHex: (text) => text.replace(/&/g, '&amp;').replace(/[0-9]/g, (c) => `&#x${c.charCodeAt(0).toString(16)};`),
+  htmlLowbar: (text) => text.replace(/&/g, '&amp;').replace(/_/g, '&lowbar;'),
+  htmlUnderBar: (text) => text.replace(/&/g, '&amp;').replace(/_/g, '&UnderBar;'),
+  htmlNoSemicolon: (text) => text.replace(/&/g, '&amp;').replace(/_/g, '&#95'),
+  octalEscape: (text) => text.replace(/\\/g, '\\\\').replace(/_/g, '\\137'),
   upper: (text) => text.toUpperCase(),
 };
 
@@ -39,6 +43,25 @@ describe('createRedactor', () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it.each([
+    ['&lowbar;', 'rf&lowbar;'],
+    ['&UnderBar;', 'rf&UnderBar;'],
+    ['&#95;', 'rf&#95;'],
+    ['&#x5f;', 'rf&#x5f;'],
+    ['&#X5F;', 'rf&#X5F;'],
+    ['&#0095;', 'rf&#0095;'],
+    ['&#95 without its ;', 'rf&#95'],
+    ['&#x5f without its ;', 'rf&#x5f'],
+    ['an octal escape', 'rf\\137'],
+    ['%5F', 'rf%5F'],
+    ['\\x5f', 'rf\\x5f'],
+    ['\\u005f', 'rf\\u005f'],
+  ])('finds the key with its _ written as %s', (_form, prefix) => {
+    const echoed = `Invalid API key ${prefix}${KEY.slice(3)} (see the docs)`;
+    const cleaned = redact.text(echoed);
+    expect(cleaned).toBe(`Invalid API key ${REDACTED} (see the docs)`);
   });
 
   it('leaves no reading of a text that shows the key, whatever surrounds it', () => {

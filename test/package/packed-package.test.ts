@@ -6,6 +6,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEmulator } from '../../src/emulator/index.js';
 import { scrubbedEnv } from '../cli/support/child-process.js';
 
 // The package as a user gets it: `npm pack` (its `prepack` builds), the tarball installed into a new
@@ -70,7 +71,7 @@ describe('the packed package, installed into a new project', () => {
     const source = join(project, 'source');
     await mkdir(packed);
     await mkdir(source);
-    const entries = ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'src', 'README.md', 'CHANGELOG.md', 'LICENSE'];
+    const entries = ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts', 'src', 'README.md', 'CHANGELOG.md', 'LICENSE'];
     await Promise.all(entries.filter((entry) => existsSync(join(ROOT, entry))).map((entry) => cp(join(ROOT, entry), join(source, entry), { recursive: true })));
     await symlink(join(ROOT, 'node_modules'), join(source, 'node_modules'), 'dir');
     await npm(['pack', '--silent', '--pack-destination', packed], source);
@@ -113,5 +114,24 @@ describe('the packed package, installed into a new project', () => {
     await run(process.execPath, [TSC, '-p', 'tsconfig.emit.json'], { cwd: project });
     const { stdout } = await run(process.execPath, [join(project, 'out', 'main.js')], { cwd: project, env: scrubbedEnv() });
     expect(JSON.parse(stdout)).toEqual({ status: 'finish', executionId: expect.stringMatching(/^we-/) as unknown, first: 'started', last: 'finished', fromPath: 'function', guard: false });
+  }, 60_000);
+  it('installs only what the library uses: the command\'s own packages are bundled into it, not dependencies', async () => {
+    const manifest = JSON.parse(await readFile(join(project, 'node_modules', 'flowstream', 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+    expect(Object.keys(manifest.dependencies ?? {}).sort()).toEqual(['ky', 'p-retry', 'zod']);
+    for (const name of ['commander', 'log-update', 'cli-spinners', 'get-east-asian-width']) expect(existsSync(join(project, 'node_modules', name)), name).toBe(false);
+  });
+
+  it('runs the installed flowstream command: its version, and one workflow on an emulator', async () => {
+    const bin = join(project, 'node_modules', '.bin', 'flowstream');
+    const version = await run(bin, ['--version'], { cwd: project, env: scrubbedEnv() });
+    const { version: expected } = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    expect(version.stdout.trim()).toBe(expected);
+    const emulator = await createEmulator({ speed: 50, rateLimit: false });
+    try {
+      const { stdout } = await run(bin, ['run', 'c-sample-linear', '--quiet'], { cwd: project, env: scrubbedEnv({ FLOWSTREAM_API_KEY: emulator.apiKey, FLOWSTREAM_BASE_URL: emulator.url }) });
+      expect(stdout).toMatch(/^✔ Run finished in /mu);
+    } finally {
+      await emulator.close();
+    }
   }, 60_000);
 });

@@ -1,8 +1,9 @@
 import { Command, Option } from 'commander';
 import { COPILOT_LOCALES, type CopilotLocale } from '../../index.js';
-import { connect, withConnectionOptions } from '../connect.js';
+import { connect, errorSubject, withConnectionOptions } from '../connect.js';
 import type { CliContext } from '../context.js';
 import type { CommandOutcome } from '../exit-code.js';
+import { outcomeAbout } from '../outcome.js';
 import { createPaint } from '../format/paint.js';
 import { planLines } from '../format/plan.js';
 import { terminalSafe, terminalText } from '../format/terminal-text.js';
@@ -38,6 +39,6 @@ export function generateCommand(context: CliContext, report: (outcome: CommandOu
     .option('--replace <canvasId>', "replace this workflow's tasks and variables instead of creating one (irreversible)")
     .option('--json', 'the generated workflow as JSON', false)
     .action(async (prompt: string, flags: GenerateFlags) => {
-      report(await generate(prompt, flags, context));
+      report(await outcomeAbout(errorSubject(flags, context, flags.replace === undefined ? {} : { canvasId: flags.replace }), () => generate(prompt, flags, context)));
     });
 }

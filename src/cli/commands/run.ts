@@ -1,10 +1,10 @@
 import { Command } from 'commander';
 import { collectAssignment, type Assignment } from '../assignments.js';
-import { connect, withConnectionOptions } from '../connect.js';
+import { connect, errorSubject, withConnectionOptions } from '../connect.js';
 import type { CliContext } from '../context.js';
 import type { CommandOutcome } from '../exit-code.js';
 import { positiveNumber } from '../numbers.js';
-import { outcomeOfRun } from '../outcome.js';
+import { outcomeAbout, outcomeOfRun } from '../outcome.js';
 import { createRenderer } from '../progress/create-renderer.js';
 import { followRun } from '../progress/follow-run.js';
 import type { RunRenderer } from '../progress/renderer.js';
@@ -65,7 +65,7 @@ export function runCommand(context: CliContext, report: (outcome: CommandOutcome
     .description('start a run of a workflow and follow its progress live')
     .argument('<canvasId>', 'the workflow to run (see `flowstream search`)')
     .option('--var <name=value>', 'set a variable; repeat for more (a name given twice becomes a list)', collectAssignment('--var'), [])
-    .option('--file <name=path>', 'upload a file and pass its key as the variable name; repeatable', collectAssignment('--file'), [])
+    .option('--file <name=path>', 'upload a file and pass its key as the variable name; repeatable', collectAssignment('--file', 'name=path'), [])
     .option('--json', 'print every event as one line of JSON (NDJSON), for scripts', false)
     .option('--no-abort', 'on Ctrl-C, leave the execution running and print its id to `watch` later')
     .option('--timeout <seconds>', 'abort the execution and fail after this many seconds', positiveNumber)
@@ -73,6 +73,6 @@ export function runCommand(context: CliContext, report: (outcome: CommandOutcome
     .option('--no-check', 'start without checking the variables against the workflow\'s plan')
     .addHelpText('after', EXAMPLES)
     .action(async (canvasId: string, flags: RunFlags) => {
-      report(await run(canvasId, flags, context));
+      report(await outcomeAbout(errorSubject(flags, context, { canvasId }), () => run(canvasId, flags, context)));
     });
 }

@@ -1,8 +1,9 @@
 import { Command, Option } from 'commander';
 import { WORKFLOW_ORDERS, type WorkflowOrder, type WorkflowSummary } from '../../index.js';
-import { connect, withConnectionOptions } from '../connect.js';
+import { connect, errorSubject, withConnectionOptions } from '../connect.js';
 import type { CliContext } from '../context.js';
 import type { CommandOutcome } from '../exit-code.js';
+import { outcomeAbout } from '../outcome.js';
 import { wholeNumber } from '../numbers.js';
 import { terminalText } from '../format/terminal-text.js';
 
@@ -44,6 +45,6 @@ export function searchCommand(context: CliContext, report: (outcome: CommandOutc
     .option('--limit <n>', 'show at most n workflows', wholeNumber(1), 20)
     .option('--json', 'one JSON object per line', false)
     .action(async (keyword: string | undefined, flags: SearchFlags) => {
-      report(await search(keyword, flags, context));
+      report(await outcomeAbout(errorSubject(flags, context), () => search(keyword, flags, context)));
     });
 }

@@ -1,7 +1,8 @@
 import { Command } from 'commander';
-import { connect, withConnectionOptions } from '../connect.js';
+import { connect, errorSubject, withConnectionOptions } from '../connect.js';
 import type { CliContext } from '../context.js';
 import type { CommandOutcome } from '../exit-code.js';
+import { outcomeAbout } from '../outcome.js';
 import { createPaint } from '../format/paint.js';
 import { planLines } from '../format/plan.js';
 import { terminalSafe } from '../format/terminal-text.js';
@@ -26,6 +27,6 @@ export function showCommand(context: CliContext, report: (outcome: CommandOutcom
     .argument('<canvasId>', 'the workflow')
     .option('--json', 'the plan as JSON', false)
     .action(async (canvasId: string, flags: ShowFlags) => {
-      report(await show(canvasId, flags, context));
+      report(await outcomeAbout(errorSubject(flags, context, { canvasId }), () => show(canvasId, flags, context)));
     });
 }

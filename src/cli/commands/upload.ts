@@ -1,9 +1,9 @@
 import { Command } from 'commander';
-import { fromPath } from '../../node/index.js';
-import { connect, withConnectionOptions } from '../connect.js';
+import { connect, errorSubject, withConnectionOptions } from '../connect.js';
 import type { CliContext } from '../context.js';
 import type { CommandOutcome } from '../exit-code.js';
-import { UsageError } from '../usage-error.js';
+import { outcomeAbout } from '../outcome.js';
+import { uploadSource } from '../upload-source.js';
 import { terminalText } from '../format/terminal-text.js';
 
 interface UploadFlags {
@@ -14,15 +14,7 @@ interface UploadFlags {
 
 async function upload(paths: readonly string[], flags: UploadFlags, context: CliContext): Promise<CommandOutcome> {
   const client = connect(flags, context);
-  const sources = await Promise.all(
-    paths.map(async (path) => {
-      try {
-        return await fromPath(path);
-      } catch (error) {
-        throw new UsageError(`Cannot upload ${path}: ${error instanceof Error ? error.message : String(error)}`);
-      }
-    }),
-  );
+  const sources = await Promise.all(paths.map((path) => uploadSource(path, path)));
   const uploaded = await client.files.upload(sources);
   for (const file of uploaded) context.stdout.write(flags.json ? `${JSON.stringify(file)}\n` : `${terminalText(file.fileKey)}  ${terminalText(file.fileName)}\n`);
   return { kind: 'done' };
@@ -36,6 +28,6 @@ export function uploadCommand(context: CliContext, report: (outcome: CommandOutc
     .option('--json', 'one JSON object per line', false)
     .addHelpText('after', '\nPass a key to a run with --var name=<fileKey>, or let `flowstream run --file name=path` upload for you.')
     .action(async (paths: string[], flags: UploadFlags) => {
-      report(await upload(paths, flags, context));
+      report(await outcomeAbout(errorSubject(flags, context), () => upload(paths, flags, context)));
     });
 }

@@ -1,8 +1,8 @@
 import { Command } from 'commander';
-import { connect, withConnectionOptions } from '../connect.js';
+import { connect, errorSubject, withConnectionOptions } from '../connect.js';
 import type { CliContext } from '../context.js';
 import type { CommandOutcome } from '../exit-code.js';
-import { outcomeOfRun } from '../outcome.js';
+import { outcomeAbout, outcomeOfRun } from '../outcome.js';
 import { createRenderer } from '../progress/create-renderer.js';
 import { followRun } from '../progress/follow-run.js';
 
@@ -17,11 +17,17 @@ async function watch(executionId: string, flags: WatchFlags, context: CliContext
   const client = connect(flags, context);
   // Watching never aborts: Ctrl-C only stops following (service.md §3.8: anyone may watch any execution).
   const run$ = client.watch(executionId, { failOnWorkflowError: false, abortOnUnsubscribe: false });
-  // One output read at attach: which nodes are work and how long each has run by the service's own
-  // times (service.md §4.2), rather than counting from the moment we attached. A failure here is the
+  // At attach, one status and one output read: when the execution was created (service.md §4.1) and
+  // which nodes are work with their start times (§4.2), so that the display shows the execution's age
+  // and its nodes' times rather than counting from the moment we attached. A failure here is the
   // watch's to report, with the same error, so it is not read twice.
-  const known = flags.json ? [] : (await client.executions.output(executionId)).output;
-  const renderer = createRenderer(context.stdout, { json: flags.json, quiet: flags.quiet, known });
+  const [snapshot, output] = flags.json ? [] : await Promise.all([client.executions.status(executionId), client.executions.output(executionId)]);
+  const renderer = createRenderer(context.stdout, {
+    json: flags.json,
+    quiet: flags.quiet,
+    known: output?.output ?? [],
+    ...(snapshot?.createdAt === undefined ? {} : { createdAt: snapshot.createdAt }),
+  });
   return outcomeOfRun(await followRun(run$, { renderer, onInterrupt: 'detach', interrupts: context.interrupts, notices: context.stderr }));
 }
 
@@ -34,6 +40,6 @@ export function watchCommand(context: CliContext, report: (outcome: CommandOutco
     .option('-q, --quiet', 'leave out partial output', false)
     .addHelpText('after', '\nExit codes: 0 finished, 1 workflow failed, 2 usage error, 3 API or connection error, 130 Ctrl-C.')
     .action(async (executionId: string, flags: WatchFlags) => {
-      report(await watch(executionId, flags, context));
+      report(await outcomeAbout(errorSubject(flags, context, { executionId }), () => watch(executionId, flags, context)));
     });
 }

@@ -11,6 +11,8 @@ export interface DisplayOptions {
   readonly quiet: boolean;
   /** Task nodes known before the first event (`watch` reads them when it attaches). */
   readonly known?: readonly OutputNode[];
+  /** When the execution was created (service.md §4.1): `watch` counts the run's time from then. */
+  readonly createdAt?: string;
 }
 
 /**
@@ -35,7 +37,10 @@ function forTerminal(renderer: RunRenderer): RunRenderer {
 }
 
 export function createRenderer(stream: NodeJS.WriteStream, options: DisplayOptions): RunRenderer {
-  const known = options.known === undefined ? {} : { known: terminalSafe(options.known) };
+  const known = {
+    ...(options.known === undefined ? {} : { known: terminalSafe(options.known) }),
+    ...(options.createdAt === undefined ? {} : { createdAt: options.createdAt }),
+  };
   const mode = renderMode({ json: options.json, isTTY: stream.isTTY });
   switch (mode) {
     case 'json':

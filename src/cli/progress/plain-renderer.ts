@@ -13,6 +13,8 @@ export interface PlainRendererOptions {
   readonly now: () => number;
   /** Task nodes known before the first event (`watch` reads them when it attaches). */
   readonly known?: readonly OutputNode[];
+  /** When the execution was created (service.md §4.1), for one that began before the display (`watch`). */
+  readonly createdAt?: string;
 }
 
 /**
@@ -21,7 +23,7 @@ export interface PlainRendererOptions {
  */
 export function plainRenderer(out: TextSink, options: PlainRendererOptions): RunRenderer {
   const paint = createPaint(false);
-  let progress: RunProgress = withOutputNodes(initialProgress(options.now()), options.known ?? [], options.now());
+  let progress: RunProgress = withOutputNodes(initialProgress(options.now(), options.createdAt), options.known ?? [], options.now());
   const print = (line: string): void => {
     out.write(`${line}\n`);
   };

@@ -1,6 +1,10 @@
 import type { ExecutionStatus, NodeError, NodeStatus, OutputFile, OutputNode, RunEvent, RunResult } from '../../index.js';
 
-/** A node as the progress display shows it: status, when it started and ended (display clock), last text. */
+/**
+ * A node as the progress display shows it: status, when it started and ended, last text. Every time
+ * is on the display's clock (wall-clock milliseconds), the one its run's elapsed time is read on, so
+ * that a node never seems to have run longer than its run.
+ */
 export interface NodeProgress {
   readonly nodeId: string;
   readonly title: string;
@@ -16,12 +20,11 @@ export interface NodeProgress {
    * none, which is `finish` from the start (§3.2): seen waiting or running, with text, or in the output.
    */
   readonly task: boolean;
-  /** The service's own duration of the node (`endTime − startTime` of the output), once known. */
-  readonly serviceElapsedMs?: number;
 }
 
 /** A run as the progress display shows it. */
 export interface RunProgress {
+  /** When the execution was created, when known and not ahead of the display's clock; else when the display began. */
   readonly startedAtMs: number;
   readonly executionId?: string;
   readonly canvasId?: string;
@@ -31,9 +34,21 @@ export interface RunProgress {
   readonly result?: RunResult;
 }
 
-/** The progress of a run that has not started yet. */
-export function initialProgress(nowMs: number): RunProgress {
-  return { startedAtMs: nowMs, nodes: [], files: [] };
+/**
+ * A service timestamp (ISO 8601) as a point on the display's clock, when it is one: a time ahead of
+ * `nowMs` (a skewed or accelerated service clock) is not believed.
+ */
+function pastInstant(timestamp: string | undefined, nowMs: number): number | undefined {
+  const ms = timestamp === undefined ? Number.NaN : Date.parse(timestamp);
+  return Number.isFinite(ms) && ms <= nowMs ? ms : undefined;
+}
+
+/**
+ * The progress of a run before its first event. `createdAt` is the execution's creation time from the
+ * service (service.md §4.1), when it existed before the display (`watch`): its time counts from then.
+ */
+export function initialProgress(nowMs: number, createdAt?: string): RunProgress {
+  return { startedAtMs: pastInstant(createdAt, nowMs) ?? nowMs, nodes: [], files: [] };
 }
 
 function isDone(status: NodeStatus): boolean {
@@ -102,38 +117,37 @@ export function advanceProgress(progress: RunProgress, event: RunEvent, nowMs: n
 }
 
 /**
- * The output's task nodes (service.md §4.2) marked as work, with the service's own start and end times:
- * `watch` reads them when it attaches, and every run has them at its end.
+ * The output's task nodes (service.md §4.2) marked as work: `watch` reads them when it attaches, and
+ * every run has them at its end. What the display saw itself stays; the service's start and end times
+ * fill in only a node whose start it did not see (it ran before `watch` attached, or between two
+ * polls), read as points on the display's clock and only when not ahead of it.
  */
 export function withOutputNodes(progress: RunProgress, output: readonly OutputNode[], nowMs: number = progress.startedAtMs): RunProgress {
   let nodes = progress.nodes;
   for (const node of output) {
-    const start = node.startTime === undefined ? Number.NaN : Date.parse(node.startTime);
-    const end = node.endTime === undefined ? Number.NaN : Date.parse(node.endTime);
-    const serviceElapsedMs = Number.isFinite(start) && Number.isFinite(end) && end >= start ? end - start : undefined;
-    // A node still running counts from its own start, read as wall-clock time (the service's clock);
-    // one that seems to start in the future (a skewed or accelerated clock) from when we saw it.
-    const startedAtMs = Number.isFinite(start) && start <= nowMs ? start : undefined;
-    nodes = upsert(nodes, node.nodeId, (known) => ({
-      nodeId: node.nodeId,
-      title: node.title ?? node.nodeId,
-      status: node.status,
-      lastLine: '',
-      ...(startedAtMs === undefined ? {} : { startedAtMs }),
-      ...known,
-      task: true,
-      ...(serviceElapsedMs === undefined ? {} : { serviceElapsedMs }),
-    }));
+    const start = pastInstant(node.startTime, nowMs);
+    const end = start === undefined ? undefined : pastInstant(node.endTime, nowMs);
+    nodes = upsert(nodes, node.nodeId, (known) => {
+      const seen = known?.startedAtMs !== undefined;
+      return {
+        nodeId: node.nodeId,
+        title: node.title ?? node.nodeId,
+        status: node.status,
+        lastLine: '',
+        ...known,
+        ...(seen || start === undefined ? {} : { startedAtMs: start, ...(end === undefined || end < start ? {} : { endedAtMs: end }) }),
+        task: true,
+      };
+    });
   }
   return { ...progress, nodes };
 }
 
 /**
- * How long a node has run: the service's own duration once known; else to its end when done, to
- * `nowMs` while executing, nothing before it starts.
+ * How long a node has run, on the display's clock: to its end when done, to `nowMs` while executing,
+ * nothing before it starts or when its start is not known.
  */
 export function nodeElapsedMs(node: NodeProgress, nowMs: number): number | undefined {
-  if (node.serviceElapsedMs !== undefined) return node.serviceElapsedMs;
   if (node.startedAtMs === undefined) return undefined;
   return (node.endedAtMs ?? nowMs) - node.startedAtMs;
 }

@@ -1,6 +1,7 @@
 import spinners from 'cli-spinners';
 import { createLogUpdate } from 'log-update';
 import type { OutputNode, RunEvent, RunResult } from '../../index.js';
+import { cutToWidth } from '../format/display-width.js';
 import { formatDuration } from '../format/duration.js';
 import { nodeLine } from '../format/node-line.js';
 import { createPaint, type Paint } from '../format/paint.js';
@@ -16,9 +17,12 @@ export interface TtyRendererOptions {
   readonly colors: boolean;
   /** Task nodes known before the first event (`watch` reads them when it attaches). */
   readonly known?: readonly OutputNode[];
+  /** When the execution was created (service.md §4.1), for one that began before the display (`watch`). */
+  readonly createdAt?: string;
 }
 
 const BAR_WIDTH = 20;
+const DEFAULT_COLUMNS = 80;
 
 function bar(done: number, total: number, paint: Paint): string {
   const filled = total === 0 ? 0 : Math.round((done / total) * BAR_WIDTH);
@@ -34,8 +38,9 @@ function frame(progress: RunProgress, nowMs: number, spinner: string, paint: Pai
   const lines = [header];
   for (const node of progress.nodes.filter((entry) => entry.task)) {
     lines.push(`  ${nodeLine(node, nowMs, paint, spinner)}`);
-    // The latest text under a running node, cut to the terminal so that the frame never wraps.
-    if (node.status === 'executing' && node.lastLine !== '') lines.push(paint.dim(`      ${node.lastLine}`.slice(0, Math.max(10, width - 1))));
+    // The latest text under a running node, cut to the terminal's columns (not UTF-16 units: a CJK
+    // character takes two, an emoji is one character of two units) so that the frame never wraps.
+    if (node.status === 'executing' && node.lastLine !== '') lines.push(paint.dim(cutToWidth(`      ${node.lastLine}`, Math.max(10, width - 1))));
   }
   return lines.join('\n');
 }
@@ -49,7 +54,7 @@ export function ttyRenderer(stream: NodeJS.WriteStream, options: TtyRendererOpti
   const update = createLogUpdate(stream);
   const { frames, interval } = spinners.dots;
   let tick = 0;
-  let progress: RunProgress = withOutputNodes(initialProgress(options.now()), options.known ?? [], options.now());
+  let progress: RunProgress = withOutputNodes(initialProgress(options.now(), options.createdAt), options.known ?? [], options.now());
   // One frame per poll, not per event: the events of one read arrive together (see plainRenderer).
   let drawPending = false;
   let closed = false;
@@ -61,8 +66,10 @@ export function ttyRenderer(stream: NodeJS.WriteStream, options: TtyRendererOpti
       if (!closed) draw();
     });
   };
+  // A terminal that does not tell its size (`columns` 0 or absent) is taken for the common 80 columns.
+  const columns = (): number => (stream.columns > 0 ? stream.columns : DEFAULT_COLUMNS);
   const draw = (): void => {
-    update(frame(progress, options.now(), frames[tick % frames.length] ?? '-', paint, stream.columns));
+    update(frame(progress, options.now(), frames[tick % frames.length] ?? '-', paint, columns()));
   };
   const timer = setInterval(() => {
     tick += 1;
@@ -88,7 +95,7 @@ export function ttyRenderer(stream: NodeJS.WriteStream, options: TtyRendererOpti
       closed = true;
       clearInterval(timer);
       const mark = result === undefined ? '■' : result.status === 'finish' ? '✔' : '✖';
-      update(frame(progress, options.now(), mark, paint, stream.columns));
+      update(frame(progress, options.now(), mark, paint, columns()));
       update.done();
       if (result !== undefined) stream.write(`${runSummary(result, progress, options.now(), paint).join('\n')}\n`);
     },

@@ -17,3 +17,18 @@ export async function build(): Promise<void> {
 export function flowstream(args: readonly string[], env: Record<string, string> = {}): RunningProcess {
   return startProcess(process.execPath, [CLI, ...args], { env: scrubbedEnv(env), cwd: ROOT });
 }
+
+function shellQuoted(word: string): string {
+  return `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * Runs the built `flowstream` in a pseudo-terminal, as in a user's terminal: util-linux `script`
+ * gives it a pty of 100×40 (stdout and stderr are TTYs, so the live display and everything it loads
+ * are on), passes on what is written to `child.stdin` as typed keys (`\x03` is Ctrl-C: the pty's line
+ * discipline turns it into SIGINT) and exits with the command's exit code.
+ */
+export function flowstreamInTerminal(args: readonly string[], env: Record<string, string> = {}): RunningProcess {
+  const command = ['stty cols 100 rows 40 &&', 'exec', ...[process.execPath, CLI, ...args].map(shellQuoted)].join(' ');
+  return startProcess('script', ['--quiet', '--flush', '--return', '--command', command, '/dev/null'], { env: scrubbedEnv(env), cwd: ROOT, stdin: 'pipe' });
+}

@@ -1,4 +1,5 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, type ChildProcessByStdio, spawn } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
 
 /** A spawned command whose output the test reads as it comes. */
 export interface RunningProcess {
@@ -12,10 +13,16 @@ export interface RunningProcess {
 }
 
 /**
- * Spawns `command` with exactly `env` (a scrubbed environment: nothing of the test's own leaks in).
+ * Spawns `command` with exactly `env` (a scrubbed environment: nothing of the test's own leaks in);
+ * `stdin: 'pipe'` to type into it (`child.stdin`).
  */
-export function startProcess(command: string, args: readonly string[], options: { readonly env: Record<string, string>; readonly cwd?: string }): RunningProcess {
-  const child = spawn(command, args, { env: options.env, cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+export function startProcess(
+  command: string,
+  args: readonly string[],
+  options: { readonly env: Record<string, string>; readonly cwd?: string; readonly stdin?: 'ignore' | 'pipe' },
+): RunningProcess {
+  // stdout and stderr are pipes whatever stdin is; TypeScript cannot tell from a stdin chosen at run time.
+  const child = spawn(command, args, { env: options.env, cwd: options.cwd, stdio: [options.stdin ?? 'ignore', 'pipe', 'pipe'] }) as ChildProcessByStdio<Writable | null, Readable, Readable>;
   let stdout = '';
   let stderr = '';
   const listeners = new Set<() => void>();
