@@ -58,7 +58,7 @@ describe('account rate limit (service.md §2.1)', () => {
     clock.advance(60_000);
     const refused = await callJson(emulator, '/openapi/workflows');
     expect(refused.status).toBe(429);
-    expect(refused.body.message).toBe('Rate limit exceeded: 3 requests per day');
+    expect(refused.body.message).toBe('Daily rate limit exceeded: 3 requests per day');
   });
 
   it('limits per day as well', async () => {
@@ -69,7 +69,8 @@ describe('account rate limit (service.md §2.1)', () => {
     expect((await call(emulator, '/openapi/workflows')).status).toBe(200);
     const refused = await callJson(emulator, '/openapi/workflows');
     expect(refused.status).toBe(429);
-    expect(refused.body.message).toBe('Rate limit exceeded: 2 requests per day');
+    expect(refused.body).toEqual({ statusCode: 429, message: 'Daily rate limit exceeded: 2 requests per day', error: 'Too Many Requests' });
+    expect(refused.headers.get('retry-after')).toBeNull();
     expect(limitHeaders(refused.headers)).toMatchObject({ daily: '2', remainingDaily: '0' });
     clock.advance(24 * 60 * 60 * 1_000);
     expect((await call(emulator, '/openapi/workflows')).status).toBe(200);
