@@ -105,7 +105,7 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
   // The port, hence the URL that output file links use, is known only once the server listens.
   const server = resolved.listen ? await listenOnLoopback(resolved.port) : undefined;
   const baseUrl = server === undefined ? `http://${LOOPBACK_HOST}/v1` : `http://${LOOPBACK_HOST}:${String(server.port)}/v1`;
-  const executions = new ExecutionStore();
+  const executions = new ExecutionStore(resolved.profile === 'service' ? 'poll-tick' : 'instant');
   const requests = new RequestLog();
   const faults = new FaultRegistry();
   const context: AppContext = {
