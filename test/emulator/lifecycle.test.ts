@@ -175,6 +175,16 @@ describe('execution lifecycle (service.md §3)', () => {
     expect(status.nodeExecutions).toEqual([]);
   });
 
+  it('keeps a workflow whose nodes have no work executing until the first tick (service.md §3.1, §3.3)', async () => {
+    const { clock, emulator } = await manual();
+    const id = await run(emulator, 'c-sample-untitled');
+    const first = await statusOf(emulator, id);
+    expect(nodeStatuses(first)).toEqual({ 'node-start': 'finish', 'node-note': 'finish' });
+    expect(first.status).toBe('executing');
+    clock.advance(1_500);
+    expect((await statusOf(emulator, id)).status).toBe('finish');
+  });
+
   it('fails a node without credits when it starts, with the plain credit message (service.md §3.7, §4.3)', async () => {
     const { clock, emulator } = await manual();
     const id = await run(emulator, 'c-sample-credit');
