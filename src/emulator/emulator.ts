@@ -13,6 +13,7 @@ import { LOOPBACK_HOST, listenOnLoopback } from './server/node-server.js';
 import { ExecutionStore } from './state/execution-store.js';
 import type { FaultHandle, FaultSpec } from './state/faults.js';
 import { FaultRegistry } from './state/faults.js';
+import { IpThrottler } from './state/ip-throttler.js';
 import { RateLimiter } from './state/rate-limiter.js';
 import type { RequestFilter, RequestRecord } from './state/request-log.js';
 import { RequestLog } from './state/request-log.js';
@@ -104,7 +105,7 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
   // The port, hence the URL that output file links use, is known only once the server listens.
   const server = resolved.listen ? await listenOnLoopback(resolved.port) : undefined;
   const baseUrl = server === undefined ? `http://${LOOPBACK_HOST}/v1` : `http://${LOOPBACK_HOST}:${String(server.port)}/v1`;
-  const executions = new ExecutionStore();
+  const executions = new ExecutionStore(resolved.profile === 'service' ? 'poll-tick' : 'instant');
   const requests = new RequestLog();
   const faults = new FaultRegistry();
   const context: AppContext = {
@@ -116,6 +117,8 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
     executions,
     uploads: new UploadStore(resolved.apiKey),
     rateLimiter: resolved.rateLimit === undefined ? undefined : new RateLimiter(resolved.rateLimit),
+    // service.md §2.1: the production service's per-IP throttler; the spec says nothing of it.
+    throttler: resolved.rateLimit === undefined || resolved.profile === 'spec' ? undefined : new IpThrottler(),
     debounce: new RunDebounce(),
     requests,
     faults,

@@ -15,7 +15,7 @@ export type {
   FailureDefinition,
   VariableDefinition,
 } from './workflows/definition.js';
-export { NO_WORK_NODE_TYPES } from './workflows/definition.js';
+export { CONTENT_NODE_TYPES, NO_WORK_NODE_TYPES } from './workflows/definition.js';
 export { WorkflowDefinitionError, parseWorkflowDefinition } from './workflows/parse-definition.js';
 export type { Workflow, WorkflowNode, WorkflowVariable, ScriptedMessage, ScriptedFile, ScriptedFailure } from './workflows/workflow.js';
 export { SAMPLE_WORKFLOWS } from './workflows/samples.js';

@@ -32,7 +32,8 @@ describe('the emulator process', () => {
     const clock = createManualClock();
     const emulator = await startEmulator({ clock, listen: false });
     const id = (await callJson<RunData>(emulator, '/openapi/workflow/c-sample-files/run', { body: {}, transport: 'in-process' })).body.data?.executionId ?? '';
-    clock.advance(10_000);
+    // The report runs 1.5–6.5 s, the chart 7.5–11.5 s (each starts on a poll tick); finish on the tick at 12 s.
+    clock.advance(12_000);
     const status = await callJson<StatusData>(emulator, `/openapi/workflow/${id}/status`, { transport: 'in-process' });
     expect(status.body.data?.status).toBe('finish');
     const output = await callJson<OutputData>(emulator, `/openapi/workflow/${id}/output`, { transport: 'in-process' });

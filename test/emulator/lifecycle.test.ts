@@ -16,6 +16,9 @@ async function outputOf(emulator: Awaited<ReturnType<typeof startEmulator>>, exe
   return body.data;
 }
 
+/** service.md §3.2: a task below the start node starts on the service's first poll tick. */
+const FIRST_TICK_MS = 1_500;
+
 const nodeStatuses = (status: StatusData): Record<string, string> => Object.fromEntries(status.nodeExecutions.map((node) => [node.nodeId, node.status]));
 
 async function manual(workflows: WorkflowDefinition[] = [], profile: 'service' | 'spec' = 'service'): Promise<{ clock: ManualClock; emulator: Awaited<ReturnType<typeof startEmulator>> }> {
@@ -34,16 +37,88 @@ describe('execution lifecycle (service.md §3)', () => {
     expect((await statusOf(emulator, body.data?.executionId ?? '')).status).toBe('executing');
   });
 
-  it('moves a linear chain node by node, each starting when its parent finishes (service.md §3.2)', async () => {
+  it('moves a linear chain node by node, each starting on the poll tick after its parent finishes (service.md §3.2)', async () => {
     const { clock, emulator } = await manual();
+    const id = await run(emulator, 'c-sample-linear');
+    const statuses = async (): Promise<Record<string, string>> => nodeStatuses(await statusOf(emulator, id));
+    // The start node is finish from the start; its child waits for the first tick, 1.5 s on.
+    expect(await statuses()).toEqual({ 'node-start': 'finish', 'node-research': 'init', 'node-outline': 'init', 'node-write': 'init' });
+    clock.advance(1_499);
+    expect((await statuses())['node-research']).toBe('init');
+    clock.advance(1);
+    expect(await statuses()).toEqual({ 'node-start': 'finish', 'node-research': 'executing', 'node-outline': 'init', 'node-write': 'init' });
+    // Research (6 s) ends at 7.5 s, on a tick that began before it: the next one, at 9 s, starts the outline.
+    clock.advance(6_000);
+    expect(await statuses()).toEqual({ 'node-start': 'finish', 'node-research': 'finish', 'node-outline': 'init', 'node-write': 'init' });
+    clock.advance(1_499);
+    expect((await statuses())['node-outline']).toBe('init');
+    clock.advance(1);
+    expect(await statuses()).toEqual({ 'node-start': 'finish', 'node-research': 'finish', 'node-outline': 'executing', 'node-write': 'init' });
+    expect(emulator.executions.get(id)?.nodes.map((node) => node.startedAt === undefined ? undefined : node.startedAt - clock.now() + 9_000)).toEqual([0, 1_500, 9_000, undefined]);
+    // Outline (4 s) ends at 13 s, write starts at 13.5 s and ends at 18.5 s; the execution is finish at 19.5 s.
+    clock.advance(9_500);
+    expect(await statuses()).toEqual({ 'node-start': 'finish', 'node-research': 'finish', 'node-outline': 'finish', 'node-write': 'finish' });
+    expect((await statusOf(emulator, id)).status).toBe('executing');
+    clock.advance(1_000);
+    const done = await statusOf(emulator, id);
+    expect(done.status).toBe('finish');
+    expect(done.nodeExecutions.map((node) => node.errorMessage)).toEqual([undefined, '[]', '[]', '[]']);
+  });
+
+  it('spec: starts a node the instant its parents finish', async () => {
+    const { clock, emulator } = await manual([], 'spec');
     const id = await run(emulator, 'c-sample-linear');
     expect(nodeStatuses(await statusOf(emulator, id))).toEqual({ 'node-start': 'finish', 'node-research': 'executing', 'node-outline': 'init', 'node-write': 'init' });
     clock.advance(6_000);
     expect(nodeStatuses(await statusOf(emulator, id))).toEqual({ 'node-start': 'finish', 'node-research': 'finish', 'node-outline': 'executing', 'node-write': 'init' });
     clock.advance(9_000);
-    const done = await statusOf(emulator, id);
-    expect(done.status).toBe('finish');
-    expect(done.nodeExecutions.map((node) => node.errorMessage)).toEqual([undefined, '[]', '[]', '[]']);
+    expect((await statusOf(emulator, id)).status).toBe('finish');
+  });
+
+  it('finishes content nodes on a tick after their task parent finishes, from init straight to finish (service.md §3.2)', async () => {
+    const { clock, emulator } = await manual([
+      {
+        canvasId: 'c-content',
+        nodes: [
+          { id: 'node-start', type: 'start' },
+          { id: 'node-cover', type: 'image' },
+          { id: 'node-draft', parents: ['node-start'], durationMs: 2_000 },
+          { id: 'node-doc', type: 'document', parents: ['node-draft'] },
+          { id: 'node-code', type: 'codeArtifact', parents: ['node-draft'] },
+          { id: 'node-review', parents: ['node-doc'], durationMs: 1_000 },
+          { id: 'node-stray', type: 'audio', parents: ['node-start'] },
+        ],
+      },
+    ]);
+    const id = await run(emulator, 'c-content');
+    // Without parents the run itself starts it, and a content node finishes at once.
+    expect(nodeStatuses(await statusOf(emulator, id))).toMatchObject({ 'node-cover': 'finish', 'node-draft': 'init', 'node-doc': 'init', 'node-code': 'init' });
+    clock.advance(1_500);
+    expect(nodeStatuses(await statusOf(emulator, id))).toMatchObject({ 'node-draft': 'executing', 'node-doc': 'init' });
+    // The draft ends at 3.5 s; the tick at 4.5 s finishes its content children, never executing.
+    clock.advance(2_000);
+    expect(nodeStatuses(await statusOf(emulator, id))).toMatchObject({ 'node-draft': 'finish', 'node-doc': 'init', 'node-code': 'init' });
+    clock.advance(999);
+    expect(nodeStatuses(await statusOf(emulator, id))).toMatchObject({ 'node-doc': 'init', 'node-code': 'init' });
+    clock.advance(1);
+    expect(nodeStatuses(await statusOf(emulator, id))).toMatchObject({ 'node-doc': 'finish', 'node-code': 'finish', 'node-review': 'init' });
+    // A task below a content node starts on the tick after that.
+    clock.advance(1_500);
+    expect(nodeStatuses(await statusOf(emulator, id))).toMatchObject({ 'node-review': 'executing' });
+    expect(emulator.executions.get(id)?.nodes.find((node) => node.nodeId === 'node-review')?.startedAt).toBe(clock.now());
+    // A content node below no task is never finished: the execution runs into its timeout.
+    clock.advance(10 * 60 * 1_000);
+    const later = await statusOf(emulator, id);
+    expect(nodeStatuses(later)).toMatchObject({ 'node-review': 'finish', 'node-stray': 'init' });
+    expect(later.status).toBe('executing');
+    // Content nodes are not task nodes: output leaves them out.
+    expect((await outputOf(emulator, id)).output.map((node) => node.nodeId)).toEqual(['node-draft', 'node-review']);
+  });
+
+  it('spec: content nodes are finish from the start', async () => {
+    const { emulator } = await manual([{ canvasId: 'c-content', nodes: [{ id: 'node-draft' }, { id: 'node-doc', type: 'document', parents: ['node-draft'] }] }], 'spec');
+    const id = await run(emulator, 'c-content');
+    expect(nodeStatuses(await statusOf(emulator, id))).toEqual({ 'node-draft': 'executing', 'node-doc': 'finish' });
   });
 
   it('reads all nodes finish while the execution is still executing until the next tick (service.md §3.3)', async () => {
@@ -60,7 +135,8 @@ describe('execution lifecycle (service.md §3)', () => {
   it('fails the execution at the first tick after a branch fails, while the sibling branch goes on (service.md §3.3, §3.4)', async () => {
     const { clock, emulator } = await manual();
     const id = await run(emulator, 'c-sample-branch-failure');
-    clock.advance(4_000);
+    // Both translations start on the first tick; French fails 4 s later.
+    clock.advance(FIRST_TICK_MS + 4_000);
     const failedNode = await statusOf(emulator, id);
     expect(nodeStatuses(failedNode)['node-translate-fr']).toBe('failed');
     expect(failedNode.status).toBe('executing');
@@ -99,39 +175,71 @@ describe('execution lifecycle (service.md §3)', () => {
     expect(status.nodeExecutions).toEqual([]);
   });
 
+  it('keeps a workflow whose nodes have no work executing until the first tick (service.md §3.1, §3.3)', async () => {
+    const { clock, emulator } = await manual();
+    const id = await run(emulator, 'c-sample-untitled');
+    const first = await statusOf(emulator, id);
+    expect(nodeStatuses(first)).toEqual({ 'node-start': 'finish', 'node-note': 'finish' });
+    expect(first.status).toBe('executing');
+    clock.advance(1_500);
+    expect((await statusOf(emulator, id)).status).toBe('finish');
+  });
+
   it('fails a node without credits when it starts, with the plain credit message (service.md §3.7, §4.3)', async () => {
     const { clock, emulator } = await manual();
     const id = await run(emulator, 'c-sample-credit');
+    expect((await statusOf(emulator, id)).nodeExecutions[1]?.status).toBe('init');
+    clock.advance(FIRST_TICK_MS);
     const status = await statusOf(emulator, id);
     expect(status.nodeExecutions[1]).toMatchObject({ status: 'failed', errorMessage: expect.stringMatching(/^credit not available: /) as unknown });
+    expect(status.status).toBe('executing');
     clock.advance(1_500);
     expect((await statusOf(emulator, id)).status).toBe('failed');
   });
 
-  it('times a node out after 30 minutes of emulator time (service.md §3.6)', async () => {
+  it('fails a 40-minute node with the execution on the first tick past 30 minutes, not with a node timeout (service.md §3.6)', async () => {
     const { clock, emulator } = await manual();
     const id = await run(emulator, 'c-sample-timeout');
-    clock.advance(30 * 60 * 1_000 - 1);
+    // Ticks every 1.5 s from creation: the one at 1800 s is not past 30 minutes, the one at 1801.5 s is.
+    clock.advance(30 * 60 * 1_000 + 1_499);
     expect((await statusOf(emulator, id)).status).toBe('executing');
     clock.advance(1);
     const status = await statusOf(emulator, id);
     expect(status.status).toBe('failed');
-    expect(status.nodeExecutions[1]).toMatchObject({ status: 'failed', errorMessage: 'Node execution timeout exceeded (1800s)' });
+    expect(status.nodeExecutions[1]).toMatchObject({ status: 'failed', errorMessage: 'Workflow execution timeout exceeded (1801s)' });
   });
 
-  it('times the whole execution out after 30 minutes (service.md §3.6)', async () => {
+  it('times the whole execution out on the first tick past 30 minutes, with its real age in seconds (service.md §3.6)', async () => {
     const twenty = 20 * 60 * 1_000;
     const { clock, emulator } = await manual([
       { canvasId: 'c-long', nodes: [{ id: 'node-a', durationMs: twenty }, { id: 'node-b', parents: ['node-a'], durationMs: twenty }] },
     ]);
     const id = await run(emulator, 'c-long');
     clock.advance(30 * 60 * 1_000);
+    expect((await statusOf(emulator, id)).status).toBe('executing');
+    clock.advance(1_500);
     const status = await statusOf(emulator, id);
     expect(status.status).toBe('failed');
     expect(status.nodeExecutions).toEqual([
       { nodeId: 'node-a', status: 'finish', title: 'node-a', errorMessage: '[]' },
-      { nodeId: 'node-b', status: 'failed', title: 'node-b', errorMessage: 'Workflow execution timeout exceeded (1800s)' },
+      { nodeId: 'node-b', status: 'failed', title: 'node-b', errorMessage: 'Workflow execution timeout exceeded (1801s)' },
     ]);
+    expect(emulator.executions.get(id)?.settledAt).toBe(clock.now());
+  });
+
+  it('spec: times a node out, and the whole execution, at 30 minutes exactly', async () => {
+    const twenty = 20 * 60 * 1_000;
+    const { clock, emulator } = await manual([
+      { canvasId: 'c-long', nodes: [{ id: 'node-a', durationMs: twenty }, { id: 'node-b', parents: ['node-a'], durationMs: twenty }] },
+    ], 'spec');
+    const long = await run(emulator, 'c-long');
+    const single = await run(emulator, 'c-sample-timeout');
+    clock.advance(30 * 60 * 1_000 - 1);
+    expect((await statusOf(emulator, single)).status).toBe('executing');
+    clock.advance(1);
+    expect((await statusOf(emulator, single)).nodeExecutions[1]).toMatchObject({ status: 'failed', errorMessage: 'Node execution timeout exceeded (1800s)' });
+    expect((await statusOf(emulator, single)).status).toBe('failed');
+    expect((await statusOf(emulator, long)).nodeExecutions[1]).toMatchObject({ status: 'failed', errorMessage: 'Workflow execution timeout exceeded (1800s)' });
   });
 
   it('runs on an accelerated clock (speed 50)', async () => {
@@ -145,13 +253,13 @@ describe('execution lifecycle (service.md §3)', () => {
   it('shows executions to tests with their node states and times', async () => {
     const { clock, emulator } = await manual();
     const id = await run(emulator, 'c-sample-linear');
-    clock.advance(7_000);
+    clock.advance(10_000);
     const view = emulator.executions.get(id);
     expect(view).toMatchObject({ executionId: id, canvasId: 'c-sample-linear', status: 'executing', settledAt: undefined });
     expect(view?.nodes.map((node) => [node.nodeId, node.status, node.startedAt === undefined ? undefined : node.startedAt - (view.createdAt)])).toEqual([
       ['node-start', 'finish', 0],
-      ['node-research', 'finish', 0],
-      ['node-outline', 'executing', 6_000],
+      ['node-research', 'finish', 1_500],
+      ['node-outline', 'executing', 9_000],
       ['node-write', 'init', undefined],
     ]);
     expect(emulator.executions.list().map((execution) => execution.executionId)).toEqual([id]);
@@ -163,7 +271,8 @@ describe('abort (service.md §3.5)', () => {
   it('fails every unfinished node, init included, and the execution at once', async () => {
     const { clock, emulator } = await manual();
     const id = await run(emulator, 'c-sample-linear');
-    clock.advance(7_000);
+    // Research has finished (1.5 s to 7.5 s), the outline executes (from 9 s), the write is init.
+    clock.advance(10_000);
     const { status, body } = await callJson(emulator, `/openapi/workflow/${id}/abort`, { method: 'POST' });
     expect(status).toBe(200);
     expect(body).toEqual({ success: true, data: null });
@@ -236,6 +345,7 @@ describe('output (service.md §4.2–§4.6)', () => {
   it('lists only task nodes; errorMessage null until they end; no messages before they start', async () => {
     const { clock, emulator } = await manual([messages]);
     const id = await run(emulator, 'c-messages');
+    clock.advance(FIRST_TICK_MS);
     const early = await outputOf(emulator, id);
     expect(early.output.map((node) => node.nodeId)).toEqual(['node-writer', 'node-after']);
     expect(early.output[0]).toMatchObject({ status: 'executing', errorMessage: null, messages: [] });
@@ -251,6 +361,7 @@ describe('output (service.md §4.2–§4.6)', () => {
   it('service: whole messages appear in ~3 s batches, content never changes, empty ones are left out (service.md §4.4, §4.5)', async () => {
     const { clock, emulator } = await manual([messages]);
     const id = await run(emulator, 'c-messages');
+    clock.advance(FIRST_TICK_MS);
     const contents = async (): Promise<string[]> => (await outputOf(emulator, id)).output[0]?.messages.map((message) => message.content) ?? [];
     clock.advance(1_000);
     expect(await contents()).toEqual([]);
@@ -288,7 +399,7 @@ describe('output (service.md §4.2–§4.6)', () => {
   it('keeps the partial output of a failed node', async () => {
     const { clock, emulator } = await manual();
     const id = await run(emulator, 'c-sample-branch-failure');
-    clock.advance(5_000);
+    clock.advance(FIRST_TICK_MS + 5_000);
     const french = (await outputOf(emulator, id)).output.find((node) => node.nodeId === 'node-translate-fr');
     expect(french).toMatchObject({ status: 'failed', errorMessage: '["Request timeout. Please try again later."]' });
     expect(french?.messages.map((message) => message.content)).toEqual(['Bonjour, le monde']);
@@ -297,7 +408,7 @@ describe('output (service.md §4.2–§4.6)', () => {
   it('shows files only once their node is finish, served without auth on the emulator host (service.md §4.6)', async () => {
     const { clock, emulator } = await manual();
     const id = await run(emulator, 'c-sample-files');
-    clock.advance(4_999);
+    clock.advance(FIRST_TICK_MS + 4_999);
     expect((await outputOf(emulator, id)).files).toEqual([]);
     clock.advance(1);
     const files = (await outputOf(emulator, id)).files;
@@ -313,7 +424,8 @@ describe('output (service.md §4.2–§4.6)', () => {
     const text = await download.text();
     expect(text).toContain('# Quarterly report');
     expect(report?.size).toBe(new TextEncoder().encode(text).byteLength);
-    clock.advance(4_000);
+    // The chart starts on the tick after the report's end (7.5 s) and takes 4 s.
+    clock.advance(5_000);
     const chart = (await outputOf(emulator, id)).files.find((file) => file.name === 'chart.png');
     expect(chart?.size).toBe(2_048);
     expect((await (await fetch(chart?.url ?? '')).arrayBuffer()).byteLength).toBe(2_048);
@@ -322,7 +434,7 @@ describe('output (service.md §4.2–§4.6)', () => {
   it('serves no unknown file, and no known file under another name', async () => {
     const { clock, emulator } = await manual();
     const id = await run(emulator, 'c-sample-files');
-    clock.advance(5_000);
+    clock.advance(FIRST_TICK_MS + 5_000);
     const report = (await outputOf(emulator, id)).files[0];
     const renamed = await fetch((report?.url ?? '').replace(/report\.md$/, 'other.md'));
     expect(renamed.status).toBe(404);

@@ -58,7 +58,7 @@ describe('account rate limit (service.md §2.1)', () => {
     clock.advance(60_000);
     const refused = await callJson(emulator, '/openapi/workflows');
     expect(refused.status).toBe(429);
-    expect(refused.body.message).toBe('Rate limit exceeded: 3 requests per day');
+    expect(refused.body.message).toBe('Daily rate limit exceeded: 3 requests per day');
   });
 
   it('limits per day as well', async () => {
@@ -69,7 +69,8 @@ describe('account rate limit (service.md §2.1)', () => {
     expect((await call(emulator, '/openapi/workflows')).status).toBe(200);
     const refused = await callJson(emulator, '/openapi/workflows');
     expect(refused.status).toBe(429);
-    expect(refused.body.message).toBe('Rate limit exceeded: 2 requests per day');
+    expect(refused.body).toEqual({ statusCode: 429, message: 'Daily rate limit exceeded: 2 requests per day', error: 'Too Many Requests' });
+    expect(refused.headers.get('retry-after')).toBeNull();
     expect(limitHeaders(refused.headers)).toMatchObject({ daily: '2', remainingDaily: '0' });
     clock.advance(24 * 60 * 60 * 1_000);
     expect((await call(emulator, '/openapi/workflows')).status).toBe(200);
@@ -101,5 +102,55 @@ describe('account rate limit (service.md §2.1)', () => {
     const emulator = await startEmulator({ rateLimit: false });
     for (let i = 0; i < 120; i += 1) expect((await call(emulator, '/openapi/workflows', { transport: 'in-process' })).status).toBe(200);
     expect((await call(emulator, '/openapi/workflows')).headers.get('x-ratelimit-limit-rpm')).toBeNull();
+  });
+});
+
+describe('the per-IP throttler headers (service.md §2.1)', () => {
+  const throttlerHeaders = (headers: Headers): { limit: string | null; remaining: string | null; reset: string | null } => ({
+    limit: headers.get('x-ratelimit-limit'),
+    remaining: headers.get('x-ratelimit-remaining'),
+    reset: headers.get('x-ratelimit-reset'),
+  });
+
+  it('puts unsuffixed X-RateLimit-Limit, -Remaining and -Reset on every answer, about 50 a second per route', async () => {
+    const clock = createManualClock();
+    const emulator = await startEmulator({ clock });
+    const first = await callJson(emulator, '/openapi/workflows');
+    expect(throttlerHeaders(first.headers)).toEqual({ limit: '50', remaining: '49', reset: '1' });
+    // Besides the account's suffixed ones, which count the account, not the route.
+    expect(limitHeaders(first.headers)).toEqual({ rpm: '100', remainingRpm: '99', daily: '10000', remainingDaily: '9999' });
+    // Each route has its own window: status (for any execution) is a route apart from search.
+    const status = await callJson(emulator, '/openapi/workflow/we-none/status');
+    expect(throttlerHeaders(status.headers)).toEqual({ limit: '50', remaining: '49', reset: '1' });
+    expect(throttlerHeaders((await callJson(emulator, '/openapi/workflow/we-other/status')).headers).remaining).toBe('48');
+    // In front of auth: a 401 carries them too, and no account headers.
+    const unauthorized = await fetch(`${emulator.url}/openapi/workflows`);
+    expect(unauthorized.status).toBe(401);
+    expect(throttlerHeaders(unauthorized.headers)).toEqual({ limit: '50', remaining: '48', reset: '1' });
+    expect(unauthorized.headers.get('x-ratelimit-limit-rpm')).toBeNull();
+    // Public file links are routes as well; a preflight and an unknown route reach no route.
+    expect(throttlerHeaders((await fetch(`${emulator.url}/drive/file/public/df-x/a.txt`)).headers).remaining).toBe('49');
+    expect((await fetch(`${emulator.url}/openapi/workflows`, { method: 'OPTIONS' })).headers.get('x-ratelimit-limit')).toBeNull();
+    expect((await fetch(`${emulator.url}/nothing`)).headers.get('x-ratelimit-limit')).toBeNull();
+    // A production artefact the spec does not describe; off with the rate limit.
+    for (const options of [{ profile: 'spec' as const }, { rateLimit: false as const }]) {
+      const other = await startEmulator(options);
+      expect(throttlerHeaders((await call(other, '/openapi/workflows')).headers)).toEqual({ limit: null, remaining: null, reset: null });
+    }
+  });
+
+  it('counts down to 0 within a second and starts again a second after the window opened', async () => {
+    const clock = createManualClock();
+    const emulator = await startEmulator({ clock });
+    const remaining = async (): Promise<string | null> => (await call(emulator, '/openapi/workflows', { transport: 'in-process' })).headers.get('x-ratelimit-remaining');
+    const seen: (string | null)[] = [];
+    for (let i = 0; i < 51; i += 1) seen.push(await remaining());
+    expect(seen.slice(0, 3)).toEqual(['49', '48', '47']);
+    expect(seen.slice(-2)).toEqual(['0', '0']);
+    clock.advance(999);
+    const late = await call(emulator, '/openapi/workflows');
+    expect(throttlerHeaders(late.headers)).toEqual({ limit: '50', remaining: '0', reset: '1' });
+    clock.advance(1);
+    expect(await remaining()).toBe('49');
   });
 });

@@ -6,6 +6,8 @@ import { callJson, run, startEmulator } from './harness.js';
 import type { OutputData } from './wire.js';
 
 const MINUTE = 60_000;
+/** service.md §3.2, §3.3: the service's poll tick. */
+const TICK = 1_500;
 
 const CHAIN: WorkflowDefinition = {
   canvasId: 'c-varying',
@@ -60,17 +62,20 @@ describe('varying node durations (durationCv)', () => {
     expect(new Set(seen[0]?.map((execution) => execution['node-a'])).size).toBe(4);
   });
 
-  it('start a child when its parent ends at its drawn time, and settle the execution on the tick after the last end', async () => {
+  it('start a child on the poll tick after its parent ends at its drawn time, and settle the execution on the tick after the last end', async () => {
     const { emulator, advance } = await manual();
     const id = await run(emulator, 'c-varying');
     advance(29 * MINUTE);
     const execution = view(emulator, id);
     const [a, b, fixed] = ['node-a', 'node-b', 'node-fixed'].map((nodeId) => execution.nodes.find((node) => node.nodeId === nodeId));
-    expect(a?.startedAt).toBe(execution.createdAt);
-    expect(b?.startedAt).toBe(a?.endedAt);
-    expect(fixed?.startedAt).toBe(b?.endedAt);
+    // service.md §3.2: on the first tick strictly after the parent's end, ticks every 1.5 s from creation.
+    const nextTick = (at: number): number => execution.createdAt + (Math.floor((at - execution.createdAt) / TICK) + 1) * TICK;
+    expect(a?.startedAt).toBe(execution.createdAt + TICK);
+    expect(a?.endedAt).toBe((a?.startedAt ?? 0) + draw('node-a', 0, 4 * MINUTE, 0.6));
+    expect(b?.startedAt).toBe(nextTick(a?.endedAt ?? 0));
+    expect(fixed?.startedAt).toBe(nextTick(b?.endedAt ?? 0));
     expect(execution.status).toBe('finish');
-    expect((execution.settledAt ?? 0) - (fixed?.endedAt ?? 0)).toBeLessThan(1_500);
+    expect(execution.settledAt).toBe(nextTick(fixed?.endedAt ?? 0));
   });
 
   it('scale message times with the drawn duration: a message scripted a quarter in comes a quarter in, and all show by the node end', async () => {
@@ -83,7 +88,8 @@ describe('varying node durations (durationCv)', () => {
       const { body } = await callJson<OutputData>(emulator, `/openapi/workflow/${id}/output`);
       return body.data?.output.find((node) => node.nodeId === 'node-a')?.messages.map((message) => message.content);
     };
-    advance(quarter - 1);
+    // service.md §3.2: node-a, below the start node, starts on the first poll tick.
+    advance(TICK + quarter - 1);
     expect(await contents()).toEqual([]);
     // service.md §4.4: a finished message shows with the next 3 s batch.
     advance(Math.ceil(quarter / 3_000) * 3_000 - (quarter - 1));

@@ -50,22 +50,25 @@ describe('one clock: a client on emulator.scheduler lives on emulator time end t
     await driveClock(clock, { until: () => ended });
 
     const requests = emulator.requests.list().map((request): [number, string] => [request.emulatorTime - start, request.endpoint]);
-    // Events: started at once; the first status read (500 ms) shows the task executing; the read that
-    // finds it done is the cadence's fourth (500 + 750 + 1,125 + 1,688 ms after the start: it backed
-    // off while nothing changed), and 500 ms later, after the service's tick, the execution is `finish`.
+    // Events: started at once; the first status read (500 ms) shows the task still `init` (service.md
+    // §3.2: it starts on the service's first poll tick, 1.5 s after the run); the read 500 ms later sees
+    // no change, the next (750 ms later, at 1.75 s) sees it executing. It ends at 5.5 s; the read that
+    // finds it done comes 500 + 750 + 1,125 + 1,688 ms after that one (the cadence backs off while nothing
+    // changes), and 500 ms later, after the service's tick (6 s), the execution is `finish`.
     expect(events).toEqual(
-      marbleFrames('a 499ms (bc) 4059ms (de) 496ms (fg)', {
+      marbleFrames('a 499ms (bc) 1246ms d 4062ms (ef) 496ms (gh)', {
         a: 'started',
         b: 'node-start:finish',
-        c: 'node-task:executing',
-        d: 'node-task:finish',
-        e: 'message',
-        f: 'status:finish',
-        g: 'finished',
+        c: 'node-task:init',
+        d: 'node-task:executing',
+        e: 'node-task:finish',
+        f: 'message',
+        g: 'status:finish',
+        h: 'finished',
       }),
     );
     // Requests: the status reads on that cadence; output read while the task streams, when it ended, and at the end.
-    expect(requests).toEqual(marbleFrames('r 499ms s 499ms o 749ms s 1124ms s 1687ms o 499ms (so)', { r: 'run', s: 'status', o: 'output' }));
+    expect(requests).toEqual(marbleFrames('r 499ms s 499ms s 749ms s 499ms o 749ms s 1124ms s 1687ms o 499ms (so)', { r: 'run', s: 'status', o: 'output' }));
     // Nothing is left pending on the clock: every timer of the run belonged to its subscription.
     expect(clock.nextTimerAt()).toBeUndefined();
   });

@@ -21,6 +21,24 @@ export async function answer(context: AppContext, request: Request, route: Route
       // The framework's answer to a route it does not have, before any guard runs.
       return frameworkError(404, `Cannot ${request.method} ${new URL(request.url).pathname}`);
     case 'file':
+    case 'run':
+    case 'detail':
+    case 'abort':
+    case 'status':
+    case 'output':
+    case 'search':
+    case 'upload':
+    case 'copilot': {
+      // service.md §2.1: the per-IP throttler counts every routed request, before auth, and marks its answer.
+      const throttled = context.throttler?.take(route.endpoint, context.clock.now()) ?? {};
+      return withHeaders(await answerRoute(context, request, route), throttled);
+    }
+  }
+}
+
+async function answerRoute(context: AppContext, request: Request, route: Exclude<Route, { readonly endpoint: 'preflight' | 'unknown' }>): Promise<Reply> {
+  switch (route.endpoint) {
+    case 'file':
       return handlePublicFile(context, route.fileId, route.name);
     case 'run':
     case 'detail':

@@ -2,6 +2,7 @@ import type { Clock } from '../clock.js';
 import type { Profile } from '../options.js';
 import type { ExecutionStore } from '../state/execution-store.js';
 import type { FaultRegistry } from '../state/faults.js';
+import type { IpThrottler } from '../state/ip-throttler.js';
 import type { RateLimiter } from '../state/rate-limiter.js';
 import type { RequestLog } from '../state/request-log.js';
 import type { RunDebounce } from '../state/run-debounce.js';
@@ -20,6 +21,8 @@ export interface AppContext {
   readonly uploads: UploadStore;
   /** Undefined when the rate limit is off. */
   readonly rateLimiter: RateLimiter | undefined;
+  /** The per-IP throttler's counters; undefined in the `spec` profile and when the rate limit is off. */
+  readonly throttler: IpThrottler | undefined;
   readonly debounce: RunDebounce;
   readonly requests: RequestLog;
   readonly faults: FaultRegistry;

@@ -1,6 +1,6 @@
 import { newDriveFileId, newExecutionId, newMessageId } from '../ids.js';
 import { drawnWorkflow } from '../engine/drawn-workflow.js';
-import type { Timeline } from '../engine/timeline.js';
+import type { Pacing, Timeline } from '../engine/timeline.js';
 import { abortTimeline, planTimeline } from '../engine/timeline.js';
 import type { Workflow } from '../workflows/workflow.js';
 import type { ResolvedVariable } from './variables.js';
@@ -33,6 +33,12 @@ export class ExecutionStore {
   readonly #fileOwners = new Map<string, string>();
   /** Executions started per canvas: the next one's ordinal, which seeds its drawn durations. */
   readonly #startsPerCanvas = new Map<string, number>();
+  readonly #pacing: Pacing;
+
+  /** `pacing`: how executions move on, as the service does or as the spec reads (`timeline.ts`). */
+  constructor(pacing: Pacing) {
+    this.#pacing = pacing;
+  }
 
   start(registered: Workflow, variables: readonly ResolvedVariable[], now: number): ExecutionRecord {
     const ordinal = this.#startsPerCanvas.get(registered.canvasId) ?? 0;
@@ -41,7 +47,7 @@ export class ExecutionStore {
     const record: ExecutionRecord = {
       executionId: newExecutionId(),
       workflow,
-      timeline: planTimeline(workflow, now),
+      timeline: planTimeline(workflow, now, this.#pacing),
       variables,
       messageIds: new Map(workflow.nodes.map((node) => [node.id, node.messages.map(() => newMessageId())])),
       files: workflow.nodes.flatMap((node) => node.files.map((file) => ({ fileId: newDriveFileId(), nodeId: node.id, ...file }))),

@@ -29,10 +29,17 @@ export interface WorkflowDefinition {
 }
 
 /**
- * Node types that do no work: they are `finish` from the start (service.md §3.2). On the service,
- * `document` and `image` are content nodes, which read `init` until a tick after their parent finishes.
+ * Content node types (service.md §3.2): no work of their own. On the service such a node is `init`
+ * until a task among its parents finishes, then `finish` on the next poll tick (at once when it has
+ * no parents; never when none of its parents is a task). In the `spec` profile, `finish` from the start.
  */
-export const NO_WORK_NODE_TYPES = ['start', 'memo', 'resource', 'group', 'document', 'image'] as const;
+export const CONTENT_NODE_TYPES = ['document', 'image', 'codeArtifact', 'video', 'audio'] as const;
+
+/**
+ * Node types that do no work (no duration, messages, files or failure): `start`, `memo`, `resource`
+ * and `group` are `finish` from the start (service.md §3.2); the {@link CONTENT_NODE_TYPES} follow their task.
+ */
+export const NO_WORK_NODE_TYPES = ['start', 'memo', 'resource', 'group', ...CONTENT_NODE_TYPES] as const;
 
 /** A node type: `task` (produces messages and files) or one of {@link NO_WORK_NODE_TYPES}. */
 export type NodeType = 'task' | (typeof NO_WORK_NODE_TYPES)[number];

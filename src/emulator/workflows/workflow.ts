@@ -1,4 +1,5 @@
 import type { NodeType } from './definition.js';
+import { CONTENT_NODE_TYPES } from './definition.js';
 
 /** A validated workflow with every default filled in; nodes are in topological order. */
 export interface Workflow {
@@ -52,3 +53,8 @@ export interface WorkflowVariable {
 
 /** Whether a node does work (messages, files) or is `finish` from the start (service.md §3.2). */
 export const isTaskNode = (node: WorkflowNode): boolean => node.type === 'task';
+
+const CONTENT_TYPES: ReadonlySet<NodeType> = new Set(CONTENT_NODE_TYPES);
+
+/** Whether a node is a content node (document, image, code artifact, video, audio; service.md §3.2). */
+export const isContentNode = (node: WorkflowNode): boolean => CONTENT_TYPES.has(node.type);
