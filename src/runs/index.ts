@@ -5,6 +5,7 @@ export type { FailedBranches, RunOptions, RunsDefaults } from './run-options.js'
 export { DEFAULT_POLL_INTERVAL, type PollInterval } from './cadence.js';
 export type { OutputMode } from './output-policy.js';
 export type {
+  ConnectionEvent,
   FileEvent,
   FinishedEvent,
   MessageEvent,

@@ -1,5 +1,5 @@
 import type { ExecutionStatus, NodeError, NodeStatus, OutputFile, RunResult } from '../domain/model.js';
-import type { MessageEvent, NodeEvent, RunEvent } from './events.js';
+import type { ConnectionEvent, MessageEvent, NodeEvent, RunEvent } from './events.js';
 import { isNodeDone } from './node-progress.js';
 
 /** A message at its full text so far. */
@@ -52,6 +52,21 @@ export interface RunState {
   readonly elapsedMs: number;
   /** Present once `finished`. */
   readonly result?: RunResult;
+  /**
+   * Present while the run follows its execution through an outage (its reads fail, and it reads again
+   * with backoff, `RunOptions.outageMs`); absent again once a read succeeds.
+   */
+  readonly reconnecting?: Reconnecting;
+}
+
+/** A run reading through an outage (`RunState.reconnecting`). */
+export interface Reconnecting {
+  /** The run's `elapsedMs` when the outage's first read failed. */
+  readonly since: number;
+  /** Reads failed in this outage so far. */
+  readonly attempts: number;
+  /** The last failure, in short (`HTTP 503`, `network error`, `timed out`, `request budget unavailable`). */
+  readonly error: string;
 }
 
 export const INITIAL_RUN_STATE: RunState = { nodes: [], files: [], progress: { done: 0, total: 0 }, elapsedMs: 0 };
@@ -103,12 +118,26 @@ function applyResult(nodes: readonly NodeState[], result: RunResult): readonly N
   return nodes.map((node) => (node.task || !tasks.has(node.nodeId) ? node : { ...node, task: true }));
 }
 
+/** The state with no outage going on. */
+function connected(state: RunState): RunState {
+  const { reconnecting, ...rest } = state;
+  return reconnecting === undefined ? state : rest;
+}
+
+/** A `connection` event folded in at `elapsedMs`: an outage keeps the `since` of its first failure. */
+function applyConnection(state: RunState, event: ConnectionEvent, elapsedMs: number): RunState {
+  if (event.reconnecting === undefined) return connected(state);
+  const since = state.reconnecting?.since ?? Math.max(0, elapsedMs - event.reconnecting.failingForMs);
+  return { ...state, reconnecting: { since, attempts: event.reconnecting.attempts, error: event.reconnecting.error } };
+}
+
 /**
  * One event folded into the state. Messages are taken at their full text (`content`), so the state
  * is right whether or not earlier text was `replaced`. Times are not read here: `toRunState` adds
- * them (`elapsedMs`) when it emits.
+ * them (`elapsedMs`) when it emits, and gives the run's `elapsedMs` at the event, for the start of
+ * an outage (`reconnecting.since`; default 0).
  */
-export function reduceRunState(state: RunState, event: RunEvent): RunState {
+export function reduceRunState(state: RunState, event: RunEvent, elapsedMs = 0): RunState {
   switch (event.type) {
     case 'started':
       return {
@@ -125,8 +154,11 @@ export function reduceRunState(state: RunState, event: RunEvent): RunState {
       return withNodes(state, applyMessage(state.nodes, event));
     case 'file':
       return { ...state, files: [...state.files, event.file] };
+    case 'connection':
+      return applyConnection(state, event, elapsedMs);
     case 'finished':
-      return { ...withNodes(state, applyResult(state.nodes, event.result)), status: event.result.status, result: event.result };
+      // Read to its end: whatever outage there was is over.
+      return { ...connected(withNodes(state, applyResult(state.nodes, event.result))), status: event.result.status, result: event.result };
     default:
       return event satisfies never;
   }
@@ -163,6 +195,9 @@ export function replayRunState(state: RunState): readonly RunEvent[] {
     }
   }
   for (const file of state.files) events.push({ type: 'file', executionId, file });
+  // The outage goes on: a newcomer sees it from now, with its attempts so far.
+  const { reconnecting } = state;
+  if (reconnecting !== undefined) events.push({ type: 'connection', executionId, reconnecting: { attempts: reconnecting.attempts, failingForMs: 0, error: reconnecting.error } });
   if (state.result !== undefined) events.push({ type: 'finished', executionId, result: state.result });
   return events;
 }

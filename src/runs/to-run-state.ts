@@ -70,8 +70,9 @@ function foldPolls(source: Observable<RunEvent>, scheduler: SchedulerLike): Obse
 
     const subscription = source.subscribe({
       next: (event) => {
-        state = reduceRunState(state, event);
-        times = observeTimes(times, event, scheduler.now());
+        const now = scheduler.now();
+        state = reduceRunState(state, event, now - subscribedAt);
+        times = observeTimes(times, event, now);
         if (folding) return;
         folding = true;
         batchEnd = scheduler.schedule(emit);

@@ -49,6 +49,7 @@ describe('runSettings', () => {
       abortOnUnsubscribe: true,
       failOnWorkflowError: true,
       onFailedBranches: 'leave',
+      outageMs: 600_000,
       signal: undefined,
       scheduler: asyncScheduler,
       random: Math.random,
