@@ -75,7 +75,7 @@ export function plainRenderer(out: TextSink, options: PlainRendererOptions): Run
         const { reconnecting } = event;
         if (reconnecting !== undefined && reconnecting.attempts === 1) {
           later(() => {
-            print(`Reconnecting: the service cannot be reached (${reconnecting.error}); reading again`);
+            print(`Reconnecting: reads fail (${reconnecting.error}); reading again with backoff`);
           });
         }
         if (reconnecting === undefined && outage !== undefined) {
