@@ -51,8 +51,9 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
     const owned = new Subscription();
     // The one timer, or the one read, the plan is waiting on.
     let pending: Subscription | undefined;
-    // The outage the reads are going through, if they are failing.
+    // The outage the reads are going through, if they are failing, and the wait before the next attempt.
     let outage: Outage | undefined;
+    let again: Subscription | undefined;
     const connection = (reconnecting: ConnectionEvent['reconnecting']): void => {
       subscriber.next({ type: 'connection', executionId, ...(reconnecting === undefined ? {} : { reconnecting }) });
     };
@@ -76,8 +77,11 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
             }
             outage = step.outage;
             connection({ attempts: outage.attempts, failingForMs: now - outage.since, error: outage.error });
-            // The same read again, after the wait: the plan still waits on its answer.
-            pending = timer(step.delayMs, scheduler).subscribe(() => {
+            // The subscriber may have left on that event.
+            if (subscriber.closed) return;
+            // The same read again, after the wait: the plan still waits on its answer. Kept apart from
+            // `pending`, which a read that failed at once is about to be assigned.
+            again = timer(step.delayMs, scheduler).subscribe(() => {
               pending = answer(read, input);
             });
           },
@@ -135,6 +139,7 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
     return () => {
       owned.unsubscribe();
       pending?.unsubscribe();
+      again?.unsubscribe();
     };
   });
 }

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { takeWhile } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { AuthenticationError, ServerError } from '../../src/errors/api-errors.js';
 import { FlowstreamError } from '../../src/errors/flowstream-error.js';
@@ -62,6 +63,23 @@ describe('a run reading through an outage (virtual time)', () => {
     });
     expect(caught).toBeInstanceOf(ServerError);
     expect(caught).toMatchObject({ executionId: EXECUTION_ID, message: expect.stringMatching(/for 2 s, 3 failed attempts, then gave up/) as unknown });
+  });
+
+  it('leaves nothing pending when unsubscribed while waiting to read again, or on a connection event itself', () => {
+    testScheduler().run(({ cold, expectObservable, expectSubscriptions, flush }) => {
+      const failing = cold<never>('-#', undefined, dropped());
+      const waiting = scriptedSource({ start: () => cold('-(s|)', { s: started() }), status: () => failing, abort: () => cold('(x|)', { x: undefined }) });
+      expectObservable(runsOver(waiting, defaults).run(CANVAS_ID, {}, { output: 'final' }), '500ms !').toBe('-s 100ms a', { s: startedEvent, a: connection(1, 0) });
+      flush();
+      expectSubscriptions(failing.subscriptions).toBe('101ms ^!');
+      const leaving = scriptedSource({ start: () => cold('-(s|)', { s: started() }), status: () => cold<never>('-#', undefined, dropped()), abort: () => cold('(x|)', { x: undefined }) });
+      runsOver(leaving, defaults)
+        .run(CANVAS_ID, {}, { output: 'final' })
+        .pipe(takeWhile((event) => event.type !== 'connection'))
+        .subscribe();
+      flush();
+      expect(leaving.calls).toEqual({ start: 1, status: 1, output: 0, abort: 1 });
+    });
   });
 
   it('errors at once on a failure that is no outage (401), as before', () => {
