@@ -1,8 +1,13 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tap } from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createClient } from '../../src/client.js';
 import { createEmulator, createManualClock, driveClock, type Emulator, type FaultSpec, type ManualClock, type WorkflowDefinition } from '../../src/emulator/index.js';
 import { isServerError } from '../../src/errors/api-errors.js';
+import { isNetworkError } from '../../src/errors/transport-errors.js';
+import { createHttpClient } from '../../src/http/client.js';
+import { isOutage } from '../../src/runs/outage.js';
 import type { RunEvent } from '../../src/runs/events.js';
 import type { RunState } from '../../src/runs/run-state.js';
 import { toRunState } from '../../src/runs/to-run-state.js';
@@ -195,5 +200,18 @@ describe('a run follows its execution through an outage of the service (emulator
     const after = events.slice(events.findIndex((event) => event.type === 'connection' && event.reconnecting === undefined));
     expect(after[1]).toMatchObject({ type: 'started', executionId });
     expect(after.at(-1)).toMatchObject({ type: 'finished', result: { status: 'finish' } });
+  });
+});
+
+describe('what counts as an outage, from real failures', () => {
+  it('takes a refused connection on loopback (a service that is down) for an outage', async () => {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    await new Promise<void>((resolve) => server.close(() => { resolve(); }));
+    const http = createHttpClient({ apiKey: `rf_${'a'.repeat(32)}`, baseUrl: `http://127.0.0.1:${port}/v1`, retry: false });
+    const error = await http.executions.status('we-aaaaaaaaaaaaaaaaaaaaaaaa').catch((failure: unknown) => failure);
+    expect(isNetworkError(error)).toBe(true);
+    expect(isOutage(error)).toBe(true);
   });
 });
