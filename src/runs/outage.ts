@@ -81,6 +81,6 @@ export function afterFailure(outage: Outage | undefined, error: unknown, now: nu
 export function outlasted(error: unknown, outage: Outage, now: number): unknown {
   if (!(error instanceof Error) || !Object.isExtensible(error)) return error;
   const seconds = Math.round((now - outage.since) / 1_000);
-  error.message = `${error.message} (the run read through the outage for ${seconds} s, ${outage.attempts} failed attempts, then gave up)`;
+  error.message = `${error.message} (tried again through the outage for ${seconds} s, ${outage.attempts} failed attempts, then gave up)`;
   return error;
 }

@@ -145,7 +145,7 @@ describe('a run follows its execution through an outage of the service (emulator
     const executionId = (events[0] as Extract<RunEvent, { type: 'started' }>).executionId;
     expect(isServerError(error)).toBe(true);
     expect((error as { executionId?: string }).executionId).toBe(executionId);
-    expect((error as Error).message).toMatch(/read through the outage for 6\d s, \d+ failed attempts, then gave up/);
+    expect((error as Error).message).toMatch(/tried again through the outage for 6\d s, \d+ failed attempts, then gave up/);
     // Given up once the outage outlasted outageMs from its first failed read (a read's own retries take a few seconds).
     expect(erroredAt! - from).toBeGreaterThanOrEqual(60_000);
     expect(erroredAt! - from).toBeLessThan(75_000);
