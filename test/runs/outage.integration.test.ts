@@ -1,5 +1,5 @@
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect, createServer as createNetServer, type Socket } from 'node:net';
 import { tap } from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createClient } from '../../src/client.js';
@@ -214,4 +214,66 @@ describe('what counts as an outage, from real failures', () => {
     expect(isNetworkError(error)).toBe(true);
     expect(isOutage(error)).toBe(true);
   });
+});
+
+/**
+ * A TCP forwarder on loopback in front of the emulator, which can go down — every connection cut, new
+ * ones refused — and come back on the same port: the service down and up again, as a client sees it.
+ */
+async function forwarder(target: number): Promise<{ readonly port: number; down(): Promise<void>; up(): Promise<void>; close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server = createNetServer((incoming) => {
+    const outgoing = connect(target, '127.0.0.1');
+    for (const socket of [incoming, outgoing]) {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      socket.on('error', () => undefined);
+    }
+    incoming.pipe(outgoing).pipe(incoming);
+  });
+  const listen = (port: number): Promise<void> => new Promise((resolve) => server.listen(port, '127.0.0.1', resolve));
+  await listen(0);
+  const { port } = server.address() as AddressInfo;
+  const down = async (): Promise<void> => {
+    const closed = new Promise<void>((resolve) => server.close(() => { resolve(); }));
+    for (const socket of sockets) socket.destroy();
+    await closed;
+  };
+  return { port, down, up: () => listen(port), close: down };
+}
+
+describe('a run follows its execution through a service that is down (real HTTP on loopback, accelerated clock)', () => {
+  it('reads through 3 minutes of refused connections and finishes with the right result', async () => {
+    const emulator = await createEmulator({ speed: 50, samples: false, workflows: [LONG_RUN] });
+    open.push(emulator);
+    const target = Number(new URL(emulator.url).port);
+    const front = await forwarder(target);
+    // Request timeouts of 5 emulator minutes (6 s of real time): a slow machine makes no timeout of its own.
+    const client = createClient({ apiKey: emulator.apiKey, baseUrl: `http://127.0.0.1:${front.port}/v1`, scheduler: emulator.scheduler, timeoutMs: 300_000 });
+    const events: RunEvent[] = [];
+    let ended: 'completed' | { error: unknown } | undefined;
+    client.run('c-long-run').subscribe({ next: (event) => events.push(event), error: (error: unknown) => (ended = { error }), complete: () => (ended = 'completed') });
+    try {
+      // Readiness only: the run follows its execution.
+      await vi.waitFor(() => { expect(executing(events)).toBe(true); }, { timeout: 20_000, interval: 10 });
+      await front.down();
+      const downAt = emulator.clock.now();
+      // Readiness only: 3 minutes of emulator time pass with the service down (3.6 s of real time).
+      await vi.waitFor(() => { expect(emulator.clock.now() - downAt).toBeGreaterThanOrEqual(THREE_MINUTES); }, { timeout: 20_000, interval: 20 });
+      await front.up();
+      await vi.waitFor(() => { expect(ended).toBeDefined(); }, { timeout: 30_000, interval: 20 });
+    } finally {
+      await front.close().catch(() => undefined);
+    }
+    expect(ended).toBe('completed');
+    const { result } = events.at(-1) as Extract<RunEvent, { type: 'finished' }>;
+    expect(result.status).toBe('finish');
+    expect(events.flatMap((event) => (event.type === 'message' ? [event.content] : []))).toEqual(['First draft.', 'Second draft.', 'Third draft.', 'Reviewed.', 'Approved.']);
+    const failures = events.flatMap((event) => (event.type === 'connection' && event.reconnecting !== undefined ? [event.reconnecting] : []));
+    expect(failures.length).toBeGreaterThan(3);
+    expect(failures.every((failure) => failure.error === 'network error')).toBe(true);
+    expect(events.some((event) => event.type === 'connection' && event.reconnecting === undefined)).toBe(true);
+    expect(emulator.requests.list({ endpoint: 'abort' })).toEqual([]);
+    expect(emulator.requests.list({ endpoint: 'run' })).toHaveLength(1);
+  }, 60_000);
 });
