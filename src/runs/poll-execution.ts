@@ -54,6 +54,8 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
     // The outage the reads are going through, if they are failing, and the wait before the next attempt.
     let outage: Outage | undefined;
     let again: Subscription | undefined;
+    // Makes that next attempt at once (an abort answered: the service is back).
+    let retryNow: (() => void) | undefined;
     const connection = (reconnecting: ConnectionEvent['reconnecting']): void => {
       subscriber.next({ type: 'connection', executionId, ...(reconnecting === undefined ? {} : { reconnecting }) });
     };
@@ -81,9 +83,13 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
             if (subscriber.closed) return;
             // The same read again, after the wait: the plan still waits on its answer. Kept apart from
             // `pending`, which a read that failed at once is about to be assigned.
-            again = timer(step.delayMs, scheduler).subscribe(() => {
+            const retry = (): void => {
+              again?.unsubscribe();
+              again = undefined;
               pending = answer(read, input);
-            });
+            };
+            again = timer(step.delayMs, scheduler).subscribe(retry);
+            retryNow = retry;
           },
         });
 
@@ -132,7 +138,8 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
     if (settings.readNow !== undefined) {
       owned.add(
         settings.readNow.subscribe(() => {
-          dispatch({ type: 'poke' });
+          if (again !== undefined && !again.closed) retryNow?.();
+          else dispatch({ type: 'poke' });
         }),
       );
     }

@@ -82,6 +82,28 @@ describe('a run reading through an outage (virtual time)', () => {
     });
   });
 
+  it('reads again at once, not after its backoff, when an abort asked for during the outage is answered', async () => {
+    let endedBy: string | undefined;
+    testScheduler().run(({ cold, expectSubscriptions, flush }) => {
+      const failing = cold<never>('-#', undefined, dropped());
+      const aborted = cold('-(a|)', { a: snapshot('failed', [node('n1', 'failed')]) });
+      const source = scriptedSource({
+        start: () => cold('-(s|)', { s: started() }),
+        status: (call) => (call === 0 ? failing : aborted),
+        output: () => cold('(o|)', { o: output() }),
+        abort: () => cold('-(x|)', { x: undefined }),
+      });
+      const handle = runsOver(source, defaults).startRun(CANVAS_ID, {}, { output: 'final' });
+      void handle.result.then((result) => (endedBy = result.endedBy));
+      // The first read fails at 102 and waits 750 ms; the cancel at 200 is answered at 201, and the end is read then.
+      cold('200ms x').subscribe(() => void handle.cancel());
+      flush();
+      expectSubscriptions(aborted.subscriptions).toBe('201ms ^!');
+    });
+    await Promise.resolve();
+    expect(endedBy).toBe('aborted');
+  });
+
   it('errors at once on a failure that is no outage (401), as before', () => {
     const failure = new AuthenticationError({ endpoint: 'status', status: 401 });
     testScheduler().run(({ cold, expectObservable }) => {
