@@ -28,7 +28,7 @@ export interface PollSettings {
   /** What the budget can give the runs now (`withHeadroom`). */
   readonly headroom?: (() => PollHeadroom | undefined) | undefined;
   readonly logger?: Logger | undefined;
-  /** Cuts the wait before the next read short with a status read: after an abort, the end is read at once. */
+  /** Cuts the wait before the next read short with a status read: after an abort, the end is read at once (through an outage, the failed read is made again at once). */
   readonly readNow?: Observable<void> | undefined;
   readonly onFailedBranches?: FailedBranches;
   /** How long an outage is read through (`RunOptions.outageMs`); default: none, the first failed read errors. */
