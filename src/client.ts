@@ -105,6 +105,7 @@ export function createClient(options: ClientOptions): Client {
   const durations = options.durations === false ? undefined : (options.durations ?? budget?.durations ?? createDurationModel());
   const runs = createRuns(http.executions, {
     ...(options.polling === undefined ? {} : { polling: options.polling }),
+    ...(options.outageMs === undefined ? {} : { outageMs: options.outageMs }),
     ...(logger === undefined ? {} : { logger }),
     // When the budget is loose, runs poll faster: each run's quiet-time wait shrinks to its share.
     ...(budget?.pollHeadroom === undefined ? {} : { headroom: () => budget.pollHeadroom?.() }),

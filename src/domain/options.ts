@@ -167,6 +167,12 @@ export interface ClientOptions {
   /** Bounds of every run's status polling cadence (default 500 ms – 10 s); a run's `pollInterval` overrides them. */
   readonly polling?: PollInterval;
   /**
+   * How long every run follows its execution through an outage of the service or of the request
+   * budget, reading again with backoff, before it errors (see `RunOptions.outageMs`, which overrides
+   * it). Default 10 minutes.
+   */
+  readonly outageMs?: number;
+  /**
    * The request budget every request of this client passes through: default 100 requests per minute
    * and 10,000 per day, the service's account limits (service.md §2.1). An {@link AccountBudget}
    * (`createAccountBudget()`) is shared with every other client given it: one count for the account.
@@ -203,6 +209,12 @@ export const DEFAULTS = {
    * requests per minute (§2.1).
    */
   polling: { minMs: 500, maxMs: 10_000 },
+  /**
+   * A run follows its execution through an outage this long: a service restart, a deploy, a network
+   * blip or a Redis failover are over well within it, and an execution runs for up to 30 minutes
+   * (service.md §3.6), so giving up after seconds would abandon most of it.
+   */
+  outageMs: 10 * 60_000,
   budget: {
     requestsPerMinute: 100,
     requestsPerDay: 10_000,

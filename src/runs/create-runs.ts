@@ -7,7 +7,7 @@ import { cadenceBounds } from './cadence.js';
 import { type ExecutionSource, observeExecutions, startExecution } from './execution-source.js';
 import { type RunHandle, startRunOver, type StartRunOptions } from './run-handle.js';
 import { runLifecycle } from './run-lifecycle.js';
-import { type RunOptions, type RunsDefaults, runSettings } from './run-options.js';
+import { outageMs, type RunOptions, type RunsDefaults, runSettings } from './run-options.js';
 
 /** The input of a run (service.md §5.4: always sent as the `variables` wrapper). */
 export interface RunInput {
@@ -71,8 +71,9 @@ export interface RunHandles {
  * until a subscription, except for `startRun`, which starts at once.
  */
 export function runsOver(source: ExecutionSource, defaults: RunsDefaults = {}): Runs & RunHandles {
-  // The client's `polling` is checked once, here, so a bad one fails `createClient`, not every run.
+  // The client's `polling` and `outageMs` are checked once, here, so a bad one fails `createClient`, not every run.
   cadenceBounds(undefined, defaults.polling);
+  if (defaults.outageMs !== undefined) outageMs(defaults.outageMs);
   return {
     run: (canvasId, input, options) =>
       defer(() => {

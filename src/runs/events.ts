@@ -72,6 +72,31 @@ export interface FinishedEvent {
 }
 
 /**
+ * The run's reads are failing, or succeed again. While `reconnecting` is present the service (or the
+ * request budget) cannot be reached — the connection refused or dropped, timeouts, 5xx — and the run
+ * reads again with backoff, through the budget, for up to `RunOptions.outageMs`; the execution itself
+ * runs on. A `connection` event without `reconnecting` says reads succeed again: the run goes on as
+ * before. One event per failed read, so a display can count the attempts.
+ *
+ * @example
+ * ```ts
+ * run$.pipe(ofType('connection')).subscribe((event) => banner.show(event.reconnecting?.error));
+ * ```
+ */
+export interface ConnectionEvent {
+  readonly type: 'connection';
+  readonly executionId: string;
+  readonly reconnecting?: {
+    /** Reads failed in this outage so far. */
+    readonly attempts: number;
+    /** How long reads have been failing, in ms on the run's scheduler. */
+    readonly failingForMs: number;
+    /** The last failure, in short (`HTTP 503`, `network error`, `timed out`). */
+    readonly error: string;
+  };
+}
+
+/**
  * Everything a run tells its subscribers, discriminated on `type`.
  *
  * @example
@@ -85,7 +110,7 @@ export interface FinishedEvent {
  * });
  * ```
  */
-export type RunEvent = StartedEvent | StatusEvent | NodeEvent | MessageEvent | FileEvent | FinishedEvent;
+export type RunEvent = StartedEvent | StatusEvent | NodeEvent | MessageEvent | FileEvent | ConnectionEvent | FinishedEvent;
 
 export type RunEventType = RunEvent['type'];
 

@@ -1,7 +1,8 @@
-import { map, Observable, switchMap } from 'rxjs';
+import { asyncScheduler, map, Observable, type SchedulerLike, switchMap, timer } from 'rxjs';
 import type { ExecutionOutput, ExecutionSnapshot, Logger, StartedExecution, Variables, WorkflowPlan } from '../domain/model.js';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 import type { CallOptions, ExecutionsApi } from '../http/calls.js';
+import { afterFailure, type Outage, outlasted } from './outage.js';
 import { checkVariablesAgainstPlan } from './variables-against-plan.js';
 
 /*
@@ -130,6 +131,12 @@ export function startExecution(
 
 export interface BackgroundAbortOptions {
   readonly logger?: Logger | undefined;
+  /** How long the abort is sent again through an outage of the service or of the budget (`RunOptions.outageMs`). Default 0: once. */
+  readonly outageMs?: number | undefined;
+  /** The clock of the waits between attempts. Default `asyncScheduler`. */
+  readonly scheduler?: SchedulerLike | undefined;
+  /** The jitter of those waits, in [0, 1). Default `Math.random`. */
+  readonly random?: (() => number) | undefined;
 }
 
 /**
@@ -138,21 +145,32 @@ export interface BackgroundAbortOptions {
  * own: an execution left running spends credits, and the request budget may rightly hold an abort
  * longer than any fixed deadline (a 429's pause, a mass abort draining at the service's limit). Every
  * wait on its way is bounded instead: the budget's pause by the service's window, each attempt by the
- * request timeout, the attempts by the retry policy (abort is repeatable, http/retry-decision.ts), so it
- * is sent once here. Aborting a finished execution is harmless (service.md §3.5), so a failure is only
- * logged. `settled` hears when the abort answered or failed.
+ * request timeout, the attempts by the retry policy (abort is repeatable, http/retry-decision.ts). An
+ * outage (outage.ts) outlasting those attempts is waited out: the abort is sent again with backoff,
+ * through the budget, for up to `outageMs` from its first failure, and stops at the first that
+ * answers. Aborting a finished execution is harmless (service.md §3.5), so a final failure is logged,
+ * with the execution's id, not thrown. `settled` hears when the abort answered or finally failed.
  */
 export function abortInBackground(source: ExecutionSource, executionId: string, options: BackgroundAbortOptions, settled?: () => void): void {
-  const { logger } = options;
-  source
-    .abort(executionId)
-    .subscribe({
+  const { logger, outageMs = 0, scheduler = asyncScheduler, random = Math.random } = options;
+  let outage: Outage | undefined;
+  const attempt = (): void => {
+    source.abort(executionId).subscribe({
       error: (error: unknown) => {
-        logger?.warn('Could not abort the execution', { executionId, error });
+        const now = scheduler.now();
+        const step = afterFailure(outage, error, now, random(), outageMs);
+        if (step.kind === 'retry') {
+          outage = step.outage;
+          timer(step.delayMs, scheduler).subscribe(attempt);
+          return;
+        }
+        logger?.warn('Could not abort the execution', { executionId, error: step.outage === undefined ? error : outlasted(error, step.outage, now) });
         settled?.();
       },
       complete: () => {
         settled?.();
       },
     });
+  };
+  attempt();
 }

@@ -5,6 +5,7 @@ export type { FailedBranches, RunOptions, RunsDefaults } from './run-options.js'
 export { DEFAULT_POLL_INTERVAL, type PollInterval } from './cadence.js';
 export type { OutputMode } from './output-policy.js';
 export type {
+  ConnectionEvent,
   FileEvent,
   FinishedEvent,
   MessageEvent,
@@ -21,7 +22,7 @@ export { toRunState, type RunStateOptions } from './to-run-state.js';
 export { sampleRunState } from './sample-run-state.js';
 export { runStore, type RunStore, type RunStoreOptions } from './run-store.js';
 export { type AcquireOptions, createRunLimiter, type RunLimiter, type RunLimiterOptions } from './run-limiter.js';
-export type { MessageState, NodeState, RunState } from './run-state.js';
+export type { MessageState, NodeState, Reconnecting, RunState } from './run-state.js';
 export { runResult } from './run-result.js';
 export { shareRun } from './share-run.js';
 export { toAsyncIterable } from './to-async-iterable.js';

@@ -3,8 +3,9 @@ import type { PollHeadroom } from '../domain/budget.js';
 import type { DurationModel } from '../domain/durations.js';
 import type { ExecutionStatus, Logger } from '../domain/model.js';
 import type { CadenceBounds } from './cadence.js';
-import type { RunEvent } from './events.js';
+import type { ConnectionEvent, RunEvent } from './events.js';
 import type { ExecutionSource } from './execution-source.js';
+import { afterFailure, type Outage, outlasted } from './outage.js';
 import type { OutputMode } from './output-policy.js';
 import { initialPoll, type PollCommand, type PollInput, reducePoll } from './poll-plan.js';
 import { reducerShell } from './reducer-shell.js';
@@ -27,16 +28,20 @@ export interface PollSettings {
   /** What the budget can give the runs now (`withHeadroom`). */
   readonly headroom?: (() => PollHeadroom | undefined) | undefined;
   readonly logger?: Logger | undefined;
-  /** Cuts the wait before the next read short with a status read: after an abort, the end is read at once. */
+  /** Cuts the wait before the next read short with a status read: after an abort, the end is read at once (through an outage, the failed read is made again at once). */
   readonly readNow?: Observable<void> | undefined;
   readonly onFailedBranches?: FailedBranches;
+  /** How long an outage is read through (`RunOptions.outageMs`); default: none, the first failed read errors. */
+  readonly outageMs?: number | undefined;
 }
 
 /**
  * Follows one execution until it is terminal: the shell of `reducePoll` (poll-plan.ts, where the
  * rules are). It waits on `scheduler`, makes the reads the plan asks for and feeds their answers back,
- * with the time and a jitter draw. Errors of the source pass through untouched; the caller decides
- * what they mean.
+ * with the time and a jitter draw. A read that fails for an outage (outage.ts) is made again with
+ * backoff, each time through the source (so through the request budget), for up to `outageMs`; each
+ * failure and the first success after them are told as `connection` events. Other errors of the source,
+ * and the last one of an outage too long, pass through; the caller decides what they mean.
  */
 export function pollExecution(source: ExecutionSource, settings: PollSettings): Observable<RunEvent> {
   const { executionId, scheduler, canvasId, durations } = settings;
@@ -46,15 +51,47 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
     const owned = new Subscription();
     // The one timer, or the one read, the plan is waiting on.
     let pending: Subscription | undefined;
-    const answer = <T>(read: Observable<T>, input: (value: T, at: number, random: number, headroom: PollHeadroom | undefined) => PollInput): Subscription =>
-      read.pipe(map((value) => input(value, scheduler.now(), settings.random(), settings.headroom?.()))).subscribe({
-        next: (event) => {
-          dispatch(event);
-        },
-        error: (error: unknown) => {
-          subscriber.error(error);
-        },
-      });
+    // The outage the reads are going through, if they are failing, and the wait before the next attempt.
+    let outage: Outage | undefined;
+    let again: Subscription | undefined;
+    // Makes that next attempt at once (an abort answered: the service is back).
+    let retryNow: (() => void) | undefined;
+    const connection = (reconnecting: ConnectionEvent['reconnecting']): void => {
+      subscriber.next({ type: 'connection', executionId, ...(reconnecting === undefined ? {} : { reconnecting }) });
+    };
+    const answer = <T>(read: () => Observable<T>, input: (value: T, at: number, random: number, headroom: PollHeadroom | undefined) => PollInput): Subscription =>
+      read()
+        .pipe(map((value) => input(value, scheduler.now(), settings.random(), settings.headroom?.())))
+        .subscribe({
+          next: (event) => {
+            if (outage !== undefined) {
+              outage = undefined;
+              connection(undefined);
+            }
+            dispatch(event);
+          },
+          error: (error: unknown) => {
+            const now = scheduler.now();
+            const step = afterFailure(outage, error, now, settings.random(), settings.outageMs ?? 0);
+            if (step.kind === 'give-up') {
+              subscriber.error(step.outage === undefined ? error : outlasted(error, step.outage, now));
+              return;
+            }
+            outage = step.outage;
+            connection({ attempts: outage.attempts, failingForMs: now - outage.since, error: outage.error });
+            // The subscriber may have left on that event.
+            if (subscriber.closed) return;
+            // The same read again, after the wait: the plan still waits on its answer. Kept apart from
+            // `pending`, which a read that failed at once is about to be assigned.
+            const retry = (): void => {
+              again?.unsubscribe();
+              again = undefined;
+              pending = answer(read, input);
+            };
+            again = timer(step.delayMs, scheduler).subscribe(retry);
+            retryNow = retry;
+          },
+        });
 
     const perform = (command: PollCommand): void => {
       // Whatever the plan asked before it heard the subscriber leave is not begun.
@@ -70,8 +107,14 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
           pending?.unsubscribe();
           pending =
             command.endpoint === 'status'
-              ? answer(source.status(executionId, command.dueAt === undefined ? undefined : { dueAt: command.dueAt }), (snapshot, at, random, headroom) => ({ type: 'status', snapshot, at, random, headroom }))
-              : answer(source.output(executionId), (output, at, random, headroom) => ({ type: 'output', output, at, random, headroom }));
+              ? answer(
+                  () => source.status(executionId, command.dueAt === undefined ? undefined : { dueAt: command.dueAt }),
+                  (snapshot, at, random, headroom) => ({ type: 'status', snapshot, at, random, headroom }),
+                )
+              : answer(
+                  () => source.output(executionId),
+                  (output, at, random, headroom) => ({ type: 'output', output, at, random, headroom }),
+                );
           return;
         case 'emit':
           for (const event of command.events) subscriber.next(event);
@@ -95,13 +138,15 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
     if (settings.readNow !== undefined) {
       owned.add(
         settings.readNow.subscribe(() => {
-          dispatch({ type: 'poke' });
+          if (again !== undefined && !again.closed) retryNow?.();
+          else dispatch({ type: 'poke' });
         }),
       );
     }
     return () => {
       owned.unsubscribe();
       pending?.unsubscribe();
+      again?.unsubscribe();
     };
   });
 }

@@ -2,6 +2,7 @@ import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import type { PollHeadroom } from '../domain/budget.js';
 import type { DurationModel } from '../domain/durations.js';
 import type { Logger } from '../domain/model.js';
+import { DEFAULTS } from '../domain/options.js';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 import { timerDelay } from '../http/options.js';
 import { type CadenceBounds, cadenceBounds, type PollInterval } from './cadence.js';
@@ -52,12 +53,24 @@ export interface RunOptions {
    * §3.5), or `'follow'` them to their end before `finished`. Default `'leave'`.
    */
   readonly onFailedBranches?: FailedBranches;
+  /**
+   * How long the run follows its execution through an outage: while reads fail for want of an answer
+   * (the connection refused or dropped, timeouts, 5xx, a request budget that cannot reach its store),
+   * it reads again with backoff, through the budget, and says so (`connection` events,
+   * `RunState.reconnecting`); once reads succeed it goes on as before. An outage longer than this, from
+   * its first failed read, ends the run with the last error, carrying the `executionId` (the execution
+   * is left running, for a later `watch`). `0`: the first failed read ends the run. Default: the
+   * client's `outageMs`, then 10 minutes.
+   */
+  readonly outageMs?: number;
 }
 
 /** Defaults shared by every run of a client. */
 export interface RunsDefaults {
   /** The client's `polling` option. */
   readonly polling?: PollInterval;
+  /** The client's `outageMs`: how long every run follows through an outage (`RunOptions.outageMs`). */
+  readonly outageMs?: number;
   /** Where unknown statuses and failed background aborts are reported. */
   readonly logger?: Logger;
   /** Drives every timer of a run; a `TestScheduler` in tests. Default `asyncScheduler`. */
@@ -78,6 +91,7 @@ export interface RunSettings {
   readonly abortOnUnsubscribe: boolean;
   readonly failOnWorkflowError: boolean;
   readonly onFailedBranches: FailedBranches;
+  readonly outageMs: number;
   readonly signal: AbortSignal | undefined;
   readonly detach: AbortSignal | undefined;
   readonly scheduler: SchedulerLike;
@@ -105,6 +119,11 @@ function failedBranches(given: FailedBranches | undefined): FailedBranches {
   return value as FailedBranches;
 }
 
+/** An outage's length: 0 (never read through one) or a timer's delay. */
+export function outageMs(value: unknown): number {
+  return value === 0 ? 0 : timerDelay('outageMs', value);
+}
+
 /**
  * Fills in a run's options from the client's defaults; `kind` decides `abortOnUnsubscribe`. A value
  * that cannot be meant (a negative `timeoutMs`, an `output` that is neither mode) is an
@@ -123,6 +142,7 @@ export function runSettings(kind: 'run' | 'watch', options: RunOptions = {}, def
     abortOnUnsubscribe: options.abortOnUnsubscribe ?? kind === 'run',
     failOnWorkflowError: options.failOnWorkflowError ?? true,
     onFailedBranches: failedBranches(options.onFailedBranches),
+    outageMs: outageMs(options.outageMs ?? defaults.outageMs ?? DEFAULTS.outageMs),
     signal: options.signal,
     detach: options.detach,
     scheduler: defaults.scheduler ?? asyncScheduler,

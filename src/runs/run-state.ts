@@ -1,5 +1,5 @@
 import type { ExecutionStatus, NodeError, NodeStatus, OutputFile, RunResult } from '../domain/model.js';
-import type { MessageEvent, NodeEvent, RunEvent } from './events.js';
+import type { ConnectionEvent, MessageEvent, NodeEvent, RunEvent } from './events.js';
 import { isNodeDone } from './node-progress.js';
 
 /** A message at its full text so far. */
@@ -53,6 +53,21 @@ export interface RunState {
   readonly elapsedMs: number;
   /** Present once `finished`. */
   readonly result?: RunResult;
+  /**
+   * Present while the run follows its execution through an outage (its reads fail, and it reads again
+   * with backoff, `RunOptions.outageMs`); absent again once a read succeeds.
+   */
+  readonly reconnecting?: Reconnecting;
+}
+
+/** A run reading through an outage (`RunState.reconnecting`). */
+export interface Reconnecting {
+  /** The run's `elapsedMs` when the outage's first read failed. */
+  readonly since: number;
+  /** Reads failed in this outage so far. */
+  readonly attempts: number;
+  /** The last failure, in short (`HTTP 503`, `network error`, `timed out`, `request budget unavailable`). */
+  readonly error: string;
 }
 
 export const INITIAL_RUN_STATE: RunState = { nodes: [], files: [], progress: { done: 0, total: 0 }, elapsedMs: 0 };
@@ -96,13 +111,17 @@ export class RunStateFold {
   #canvasId: string | undefined;
   #status: ExecutionStatus | undefined;
   #result: RunResult | undefined;
+  #reconnecting: Reconnecting | undefined;
   /** In first-seen order: the service's parents-before-children order (service.md §4.1). */
   readonly #nodes = new Map<string, NodeEntry>();
   readonly #files: OutputFile[] = [];
   #state: RunState | undefined = INITIAL_RUN_STATE;
 
-  /** Folds one event in. */
-  apply(event: RunEvent): void {
+  /**
+   * Folds one event in. `elapsedMs` is the run's time at the event, read only for the start of an
+   * outage (`reconnecting.since`; default 0).
+   */
+  apply(event: RunEvent, elapsedMs = 0): void {
     this.#state = undefined;
     switch (event.type) {
       case 'started':
@@ -121,6 +140,9 @@ export class RunStateFold {
         return;
       case 'file':
         this.#files.push(event.file);
+        return;
+      case 'connection':
+        this.#applyConnection(event, elapsedMs);
         return;
       case 'finished':
         this.#applyResult(event.result);
@@ -171,6 +193,16 @@ export class RunStateFold {
     entry.built = undefined;
   }
 
+  /** An outage keeps the `since` of its first failure; a `connection` event without `reconnecting` ends it. */
+  #applyConnection(event: ConnectionEvent, elapsedMs: number): void {
+    if (event.reconnecting === undefined) {
+      this.#reconnecting = undefined;
+      return;
+    }
+    const since = this.#reconnecting?.since ?? Math.max(0, elapsedMs - event.reconnecting.failingForMs);
+    this.#reconnecting = { since, attempts: event.reconnecting.attempts, error: event.reconnecting.error };
+  }
+
   /** The result's output lists exactly the task nodes (service.md §4.2): the end settles what was a guess. */
   #applyResult(result: RunResult): void {
     for (const { nodeId } of result.output) {
@@ -181,6 +213,8 @@ export class RunStateFold {
     }
     this.#status = result.status;
     this.#result = result;
+    // Read to its end: whatever outage there was is over.
+    this.#reconnecting = undefined;
   }
 
   #build(): RunState {
@@ -203,6 +237,7 @@ export class RunStateFold {
       progress: { done, total },
       elapsedMs: 0,
       ...(this.#result === undefined ? {} : { result: this.#result }),
+      ...(this.#reconnecting === undefined ? {} : { reconnecting: this.#reconnecting }),
     };
   }
 }
@@ -238,6 +273,9 @@ export function replayRunState(state: RunState): readonly RunEvent[] {
     }
   }
   for (const file of state.files) events.push({ type: 'file', executionId, file });
+  // The outage goes on: a newcomer sees it from now, with its attempts so far.
+  const { reconnecting } = state;
+  if (reconnecting !== undefined) events.push({ type: 'connection', executionId, reconnecting: { attempts: reconnecting.attempts, failingForMs: 0, error: reconnecting.error } });
   if (state.result !== undefined) events.push({ type: 'finished', executionId, result: state.result });
   return events;
 }

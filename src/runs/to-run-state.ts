@@ -70,8 +70,9 @@ function foldPolls(source: Observable<RunEvent>, scheduler: SchedulerLike): Obse
 
     const subscription = source.subscribe({
       next: (event) => {
-        fold.apply(event);
-        observeTimes(times, event, scheduler.now());
+        const now = scheduler.now();
+        fold.apply(event, now - subscribedAt);
+        observeTimes(times, event, now);
         if (folding) return;
         folding = true;
         batchEnd = scheduler.schedule(emit);

@@ -135,3 +135,25 @@ describe('run progress', () => {
     expect(progressCount(progress)).toEqual({ done: 0, total: 1 });
   });
 });
+
+describe('the plain display through an outage', () => {
+  it('prints one line as the outage starts and one as it ends, none per attempt', async () => {
+    let now = 0;
+    let text = '';
+    const renderer = plainRenderer({ write: (chunk: string) => (text += chunk) }, { quiet: false, now: () => now });
+    renderer.event({ type: 'started', executionId, canvasId: 'c-1', status: 'executing' });
+    for (const [at, attempts] of [[1_000, 1], [2_000, 2], [4_000, 3]] as const) {
+      now = at;
+      renderer.event({ type: 'connection', executionId, reconnecting: { attempts, failingForMs: at - 1_000, error: 'HTTP 502' } });
+      await Promise.resolve();
+    }
+    now = 7_500;
+    renderer.event({ type: 'connection', executionId });
+    renderer.close(undefined);
+    expect(text.split('\n').filter((line) => line !== '')).toEqual([
+      'Started execution we-1 of c-1',
+      'Reconnecting: reads fail (HTTP 502); reading again with backoff',
+      'Reconnected after 6.5s (3 failed attempts)',
+    ]);
+  });
+});

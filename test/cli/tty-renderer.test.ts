@@ -78,6 +78,30 @@ describe('the text under a running node', () => {
   });
 });
 
+describe('the live display through an outage', () => {
+  it('shows a reconnecting line in place while reads fail, with since when and the attempt, and drops it once they succeed', async () => {
+    const { stream, text } = terminal();
+    let now = 0;
+    const renderer = ttyRenderer(stream, { quiet: false, now: () => now, colors: false });
+    renderer.event({ type: 'started', executionId, canvasId: 'c-1', status: 'executing' });
+    renderer.event({ type: 'node', executionId, nodeId: 'n-a', title: 'Draft', status: 'executing' });
+    now = 2_000;
+    renderer.event({ type: 'connection', executionId, reconnecting: { attempts: 1, failingForMs: 0, error: 'HTTP 503' } });
+    now = 14_000;
+    renderer.event({ type: 'connection', executionId, reconnecting: { attempts: 4, failingForMs: 12_000, error: 'network error' } });
+    await Promise.resolve();
+    expect(text()).toContain('reconnecting… network error (since 12.0s, attempt 4)');
+    const before = text().length;
+    now = 20_000;
+    renderer.event({ type: 'connection', executionId });
+    await Promise.resolve();
+    const after = text().slice(before);
+    expect(after).toContain('Draft');
+    expect(after).not.toContain('reconnecting');
+    renderer.close(undefined);
+  });
+});
+
 describe('renderMode', () => {
   it.each([
     [{ json: true, isTTY: true }, 'json'],

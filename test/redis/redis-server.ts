@@ -14,6 +14,10 @@ export interface RedisServer {
   stop(options?: { crash?: boolean }): Promise<void>;
   /** Starts the server again on the same socket (the data is gone: nothing is saved). */
   restart(): Promise<void>;
+  /** Freezes the server (SIGSTOP): connections stay open and nothing answers, as in a stalled host or a long GC pause. */
+  pause(): void;
+  /** Lets a frozen server go on (SIGCONT): it answers what waited. */
+  resume(): void;
   /** Stops the server and removes its folder. */
   close(): Promise<void>;
 }
@@ -90,7 +94,15 @@ export async function startRedisServer(): Promise<RedisServer> {
     command: (...args) => sendCommand(socket, args),
     stop,
     restart: launch,
+    pause: () => {
+      child?.kill('SIGSTOP');
+    },
+    resume: () => {
+      child?.kill('SIGCONT');
+    },
     close: async () => {
+      // A frozen server would not hear SIGTERM.
+      child?.kill('SIGCONT');
       await stop();
       await rm(dir, { recursive: true, force: true });
     },

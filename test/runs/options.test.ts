@@ -49,6 +49,7 @@ describe('runSettings', () => {
       abortOnUnsubscribe: true,
       failOnWorkflowError: true,
       onFailedBranches: 'leave',
+      outageMs: 600_000,
       signal: undefined,
       scheduler: asyncScheduler,
       random: Math.random,
@@ -78,8 +79,20 @@ describe('runSettings', () => {
     ['a timeout of 0', { timeoutMs: 0 }, 'timeoutMs'],
     ['an infinite timeout (a timer would fire at once)', { timeoutMs: Number.POSITIVE_INFINITY }, 'timeoutMs'],
     ['an output mode that does not exist', { output: 'streaming' as NonNullable<RunOptions['output']> }, 'output'],
+    ['a negative outageMs', { outageMs: -1 }, 'outageMs'],
+    ['an infinite outageMs', { outageMs: Number.POSITIVE_INFINITY }, 'outageMs'],
   ])('refuses %s with an InvalidArgumentError naming the option', (_name, options, argument) => {
     expect(() => runSettings('run', options)).toThrow(expect.objectContaining({ name: 'InvalidArgumentError', argument }));
+  });
+
+  it('takes outageMs from the run, then the client, then the default; 0 included', () => {
+    expect(runSettings('run', { outageMs: 0 }, { outageMs: 5_000 }).outageMs).toBe(0);
+    expect(runSettings('run', {}, { outageMs: 5_000 }).outageMs).toBe(5_000);
+    expect(runSettings('watch').outageMs).toBe(600_000);
+  });
+
+  it('refuses a bad client outageMs once, when the runs are made', () => {
+    expect(() => runsOver(scriptedSource({}), { outageMs: -5 })).toThrow(expect.objectContaining({ name: 'InvalidArgumentError', argument: 'outageMs' }));
   });
 
   it('refuses a bad client polling once, when the runs are made', () => {

@@ -1,6 +1,7 @@
 import { concat, of, takeWhile } from 'rxjs';
 import { describe, expect, it, vi } from 'vitest';
 import { RunTimeoutError } from '../../src/errors/run-errors.js';
+import { NotFoundError } from '../../src/errors/api-errors.js';
 import { NetworkError } from '../../src/errors/transport-errors.js';
 import type { WorkflowPlan } from '../../src/domain/model.js';
 import { runsOver } from '../../src/runs/create-runs.js';
@@ -113,15 +114,55 @@ describe('abort on unsubscribe (virtual time)', () => {
     });
   });
 
-  it('sends a failed abort once (the http layer has retried it already) and logs the failure', () => {
+  it('sends an abort that is refused once (the http layer decided already) and logs the failure with the execution id', () => {
     const warn = vi.fn();
     testScheduler().run(({ cold, expectObservable, expectSubscriptions, flush }) => {
-      const abort$ = cold<undefined>('-#', undefined, transient('socket hang up'));
+      const refused = new NotFoundError({ endpoint: 'abort', status: 200, errCode: 'E1021' });
+      const abort$ = cold<undefined>('-#', undefined, refused);
       const source = scriptedSource({ start: () => cold('-(s|)', { s: started() }), status: () => cold('-(a|)', { a: executing }), abort: () => abort$ });
       expectObservable(runsOver(source, { ...defaults, logger: { warn } }).run(CANVAS_ID, {}, { output: 'final' }), '50ms !').toBe('-s', { s: startedEvent });
       expectSubscriptions(abort$.subscriptions).toBe('50ms ^!');
       flush();
-      expect(warn).toHaveBeenCalledWith('Could not abort the execution', { executionId: EXECUTION_ID, error: transient('socket hang up') });
+      expect(warn).toHaveBeenCalledWith('Could not abort the execution', { executionId: EXECUTION_ID, error: refused });
+    });
+  });
+
+  it('sends an abort again through an outage, with backoff, until outageMs after its first failure, then logs the failure with the execution id', () => {
+    const warn = vi.fn();
+    testScheduler().run(({ cold, expectObservable, expectSubscriptions, flush }) => {
+      const abort$ = cold<undefined>('-#', undefined, transient('connect ECONNREFUSED'));
+      const source = scriptedSource({ start: () => cold('-(s|)', { s: started() }), status: () => cold('-(a|)', { a: executing }), abort: () => abort$ });
+      expectObservable(runsOver(source, { ...defaults, logger: { warn } }).run(CANVAS_ID, {}, { output: 'final', outageMs: 3_000 }), '50ms !').toBe('-s', { s: startedEvent });
+      // First failure at 51 ms; waits of 750 ms and 1.5 s (random 0.5), then the last one cut to end 3 s after the first failure.
+      expectSubscriptions(abort$.subscriptions).toBe(['50ms ^!', '801ms ^!', '2302ms ^!', '3051ms ^!']);
+      flush();
+      expect(source.calls.abort).toBe(4);
+      expect(warn).toHaveBeenCalledTimes(1);
+      const [message, meta] = warn.mock.calls[0] as [string, { executionId: string; error: Error }];
+      expect(message).toBe('Could not abort the execution');
+      expect(meta.executionId).toBe(EXECUTION_ID);
+      expect(meta.error).toBeInstanceOf(NetworkError);
+      expect(meta.error.message).toMatch(/for 3 s, 4 failed attempts/);
+    });
+  });
+
+  it('stops sending the abort once one gets through the outage: it reaches the service once', () => {
+    const warn = vi.fn();
+    testScheduler().run(({ cold, expectSubscriptions, flush }) => {
+      const failing = cold<undefined>('-#', undefined, transient('socket hang up'));
+      const answered = cold<undefined>('-(x|)', { x: undefined });
+      let attempts = 0;
+      const source = scriptedSource({
+        start: () => cold('-(s|)', { s: started() }),
+        status: () => cold('-(a|)', { a: executing }),
+        abort: () => (++attempts < 3 ? failing : answered),
+      });
+      runsOver(source, { ...defaults, logger: { warn } }).run(CANVAS_ID, {}, { output: 'final' }).subscribe().unsubscribe();
+      flush();
+      // The start answers at 1 ms: aborts fail at 2 and 753 ms (waits of 750 ms and 1.5 s), the third answers.
+      expectSubscriptions(answered.subscriptions).toBe('2253ms ^!');
+      expect(source.calls.abort).toBe(3);
+      expect(warn).not.toHaveBeenCalled();
     });
   });
 

@@ -1,4 +1,5 @@
 import type { OutputNode, RunEvent, RunResult } from '../../index.js';
+import { formatDuration } from '../format/duration.js';
 import { nodeLine } from '../format/node-line.js';
 import { createPaint } from '../format/paint.js';
 import { runSummary } from '../format/run-summary.js';
@@ -41,6 +42,8 @@ export function plainRenderer(out: TextSink, options: PlainRendererOptions): Run
     pending.push(line);
   };
 
+  // The outage the run was reading through before the event being shown.
+  let outage: RunProgress['reconnecting'];
   const show = (event: RunEvent): void => {
     switch (event.type) {
       case 'started':
@@ -69,6 +72,22 @@ export function plainRenderer(out: TextSink, options: PlainRendererOptions): Run
         });
         return;
       }
+      case 'connection': {
+        // One line as the outage starts, one as it ends; the attempts between are no news.
+        const { reconnecting } = event;
+        if (reconnecting !== undefined && reconnecting.attempts === 1) {
+          later(() => {
+            print(`Reconnecting: reads fail (${reconnecting.error}); reading again with backoff`);
+          });
+        }
+        if (reconnecting === undefined && outage !== undefined) {
+          const { sinceMs, attempts } = outage;
+          later(() => {
+            print(`Reconnected after ${formatDuration(options.now() - sinceMs)} (${attempts} failed ${attempts === 1 ? 'attempt' : 'attempts'})`);
+          });
+        }
+        return;
+      }
       case 'status':
       case 'file':
       case 'finished':
@@ -81,6 +100,7 @@ export function plainRenderer(out: TextSink, options: PlainRendererOptions): Run
 
   return {
     event: (event) => {
+      outage = progress.reconnecting;
       progress = advanceProgress(progress, event, options.now());
       show(event);
     },

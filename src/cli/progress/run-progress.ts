@@ -32,6 +32,8 @@ export interface RunProgress {
   readonly nodes: readonly NodeProgress[];
   readonly files: readonly OutputFile[];
   readonly result?: RunResult;
+  /** While the run reads through an outage: since when (display clock), the failed attempts, the last failure. */
+  readonly reconnecting?: { readonly sinceMs: number; readonly attempts: number; readonly error: string };
 }
 
 /**
@@ -83,6 +85,12 @@ function upsert(nodes: readonly NodeProgress[], nodeId: string, update: (known: 
   return known === undefined ? [...nodes, update(undefined)] : nodes.map((node) => (node === known ? update(known) : node));
 }
 
+/** The progress with no outage going on. */
+function connected(progress: RunProgress): RunProgress {
+  const { reconnecting, ...rest } = progress;
+  return reconnecting === undefined ? progress : rest;
+}
+
 /**
  * One event folded into the display's view of the run. `nowMs` is the display's clock: node times are
  * what the user saw, not the server's.
@@ -109,8 +117,13 @@ export function advanceProgress(progress: RunProgress, event: RunEvent, nowMs: n
       };
     case 'file':
       return { ...progress, files: [...progress.files, event.file] };
+    case 'connection': {
+      if (event.reconnecting === undefined) return connected(progress);
+      const sinceMs = progress.reconnecting?.sinceMs ?? nowMs - event.reconnecting.failingForMs;
+      return { ...progress, reconnecting: { sinceMs, attempts: event.reconnecting.attempts, error: event.reconnecting.error } };
+    }
     case 'finished':
-      return { ...withOutputNodes(progress, event.result.output), status: event.result.status, result: event.result, files: event.result.files };
+      return { ...connected(withOutputNodes(progress, event.result.output)), status: event.result.status, result: event.result, files: event.result.files };
     default:
       return event satisfies never;
   }

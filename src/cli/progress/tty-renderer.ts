@@ -36,6 +36,11 @@ function frame(progress: RunProgress, nowMs: number, spinner: string, paint: Pai
   const count = total === 0 ? '' : `${bar(done, total, paint)} ${done}/${total} nodes  `;
   const header = `${paint.busy(spinner)} ${count}${formatDuration(nowMs - progress.startedAtMs)}  ${paint.dim(what === '' ? 'starting…' : what)}`;
   const lines = [header];
+  const { reconnecting } = progress;
+  if (reconnecting !== undefined) {
+    const since = formatDuration(nowMs - reconnecting.sinceMs);
+    lines.push(paint.dim(`  reconnecting… ${reconnecting.error} (since ${since}, attempt ${reconnecting.attempts})`.slice(0, Math.max(10, width - 1))));
+  }
   for (const node of progress.nodes.filter((entry) => entry.task)) {
     lines.push(`  ${nodeLine(node, nowMs, paint, spinner)}`);
     // The latest text under a running node, cut to the terminal's columns (not UTF-16 units: a CJK
