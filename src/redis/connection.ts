@@ -15,7 +15,8 @@ export type RedisOption = string | Redis;
 /** A connection and whether closing is ours to do (we made it) or the caller's (they passed it). */
 export interface RedisConnection {
   readonly client: Redis;
-  close(): Promise<void>;
+  /** Closes a connection made here; once `giveUp` resolves, without waiting for Redis any longer. */
+  close(giveUp?: Promise<void>): Promise<void>;
 }
 
 /**
@@ -36,7 +37,7 @@ export function connectRedis(option: RedisOption): RedisConnection {
   client.on('error', () => undefined);
   return {
     client,
-    close: () =>
+    close: (giveUp) =>
       new Promise<void>((resolve) => {
         // QUIT waits behind the commands queued for a Redis not reached, possibly for ever: then the
         // connection is dropped without waiting for them, now or once the client finds Redis gone (it
@@ -51,6 +52,8 @@ export function connectRedis(option: RedisOption): RedisConnection {
           return;
         }
         client.once('reconnecting', drop);
+        // A Redis that holds the connection open without answering (a frozen process) never answers QUIT.
+        void giveUp?.then(drop);
         client.quit().then(() => {
           client.off('reconnecting', drop);
           resolve();

@@ -14,6 +14,10 @@ export interface RedisServer {
   stop(options?: { crash?: boolean }): Promise<void>;
   /** Starts the server again on the same socket (the data is gone: nothing is saved). */
   restart(): Promise<void>;
+  /** Freezes the server (SIGSTOP): connections stay open, nothing answers. */
+  pause(): void;
+  /** Lets a frozen server go on (SIGCONT): what waited is answered. */
+  resume(): void;
   /** Stops the server and removes its folder. */
   close(): Promise<void>;
 }
@@ -80,6 +84,8 @@ export async function startRedisServer(): Promise<RedisServer> {
     if (child === undefined) return;
     const running = child;
     child = undefined;
+    // A frozen server hears SIGTERM only once it runs again.
+    if (options.crash !== true) running.kill('SIGCONT');
     running.kill(options.crash === true ? 'SIGKILL' : 'SIGTERM');
     await exited(running);
   };
@@ -90,6 +96,12 @@ export async function startRedisServer(): Promise<RedisServer> {
     command: (...args) => sendCommand(socket, args),
     stop,
     restart: launch,
+    pause: () => {
+      child?.kill('SIGSTOP');
+    },
+    resume: () => {
+      child?.kill('SIGCONT');
+    },
     close: async () => {
       await stop();
       await rm(dir, { recursive: true, force: true });
