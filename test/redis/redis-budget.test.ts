@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { clockScheduler, createManualClock, driveClock } from '../../src/emulator/index.js';
 import { createRedisBudget } from '../../src/redis/index.js';
 import { startRedisServer, type RedisServer } from './redis-server.js';
@@ -7,6 +7,10 @@ import { startRedisServer, type RedisServer } from './redis-server.js';
 let server: RedisServer;
 beforeAll(async () => {
   server = await startRedisServer();
+});
+afterEach(() => {
+  // A test that froze Redis and failed leaves it running for the next.
+  server.resume();
 });
 afterAll(async () => {
   await server.close();
@@ -35,5 +39,56 @@ describe('the Redis budget when Redis is away (fail closed)', () => {
 
   it('refuses an account name that looks like an API key: the key is never stored', () => {
     expect(() => createRedisBudget({ redis: 'redis://127.0.0.1:1', account: 'rf_0123456789abcdef' })).toThrow(/API key/);
+  });
+});
+
+describe('closing the Redis budget while Redis is away', () => {
+  it('resolves within unavailableAfterMs when Redis is frozen, its own connection dropped', async () => {
+    const clock = createManualClock();
+    const budget = createRedisBudget({ redis: `redis+unix://${server.socket}`, account: 'acct-close-frozen', scheduler: clockScheduler(clock), unavailableAfterMs: 5_000, durations: false });
+    await budget.acquire({ endpoint: 'status', priority: 'status', key: 'we-1' });
+    server.pause();
+    const from = clock.now();
+    let closed = false;
+    void budget.close().then(() => (closed = true));
+    await driveClock(clock, { until: () => closed });
+    expect(clock.now() - from).toBeLessThanOrEqual(5_000);
+    server.resume();
+  });
+
+  it('resolves within unavailableAfterMs, sends held aborts on the service\'s last count, and logs each one it could not send', async () => {
+    const clock = createManualClock();
+    const warnings: { message: string; meta: unknown }[] = [];
+    const budget = createRedisBudget({
+      redis: `redis+unix://${server.socket}`,
+      account: 'acct-close-away',
+      scheduler: clockScheduler(clock),
+      unavailableAfterMs: 5_000,
+      durations: false,
+      logger: { warn: (message, meta) => warnings.push({ message, meta }) },
+    });
+    const read = { endpoint: 'status', priority: 'status', key: 'we-1' } as const;
+    await budget.acquire(read);
+    // The service's answer: two requests left in its minute.
+    budget.report({ ticket: read, httpStatus: 200, rateLimit: { remainingPerMinute: 2, remainingPerDay: 9_000 } });
+    server.pause();
+    const outcomes = new Map<string, unknown>();
+    for (const id of ['we-a', 'we-b', 'we-c']) {
+      budget.acquire({ endpoint: 'abort', priority: 'abort', key: id }).then(
+        () => outcomes.set(id, 'sent'),
+        (error: unknown) => outcomes.set(id, error),
+      );
+    }
+    // Redis has not answered for longer than unavailableAfterMs: the aborts still wait for it.
+    await driveClock(clock, { toTime: clock.now() + 6_000 });
+    expect(outcomes.size).toBe(0);
+    let closed = false;
+    void budget.close().then(() => (closed = true));
+    await driveClock(clock, { until: () => closed && outcomes.size === 3 });
+    expect(outcomes.get('we-a')).toBe('sent');
+    expect(outcomes.get('we-b')).toBe('sent');
+    expect(outcomes.get('we-c')).toMatchObject({ code: 'BUDGET_CLOSED', message: expect.stringContaining('we-c') as unknown });
+    expect(warnings).toEqual([{ message: expect.stringContaining('abort') as unknown, meta: expect.objectContaining({ executionId: 'we-c' }) as unknown }]);
+    server.resume();
   });
 });
