@@ -15,12 +15,14 @@
  * - `sends` sorted set: one member per request let through, scored by its time (the windows' counts).
  * - `leases` sorted set: process → lease expiry; `demand` hash: process → runs waiting to poll;
  *   `ptat` hash: process → its own pacer (its share of the reads).
- * - `starts` hash: an identical start's key → when the next one may go (service.md §2.2).
+ * - `start:<digest>` string, one per start body recently sent: when the next identical start may go
+ *   (service.md §2.2). The key is a digest of the canvas and body (variables may hold e-mails and
+ *   tokens: never kept in Redis), and it expires once the service's duplicate window is over.
  */
 
 /** Shared head of the scripts: time, pruning and the leases. */
 const PRELUDE = `
-local state, sends, leases, demand, ptat, starts = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local state, sends, leases, demand, ptat, mark = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local scale = tonumber(ARGV[1])
 local t = redis.call('TIME')
 local now = (tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)) * scale
@@ -31,6 +33,10 @@ local epoch = redis.call('HGET', state, 'epoch')
 if not epoch then
   epoch = tostring(now) .. '-' .. tostring(math.random(1000000))
   redis.call('HSET', state, 'epoch', epoch)
+end
+-- A start's mark lives in real time (PX) until \`at\` on the account's clock has passed.
+local function setMark(at)
+  redis.call('SET', mark, at, 'PX', math.ceil((at - now) / scale) + 1)
 end
 local function num(field, default)
   local value = redis.call('HGET', state, field)
@@ -47,7 +53,9 @@ end
 `;
 
 /**
- * ARGV: scale, process, class (abort | start | interactive | read), demand, startKey, leaseMs,
+ * KEYS: the account's state, sends, leases, demand and ptat, and the start's mark (a key never
+ * written when the request is not a start).
+ * ARGV: scale, process, class (abort | start | interactive | read), demand, marked ('1' for a start whose mark is KEYS[6]), leaseMs,
  * perMinute, usablePerMinute, minuteWindowMs, perDay, usablePerDay, startsPerDay, dayWindowMs, burst,
  * pacingIntervalMs, dayBurst, duplicateSpacingMs, knownEpoch, resetPauseMs — the numbers
  * of `budgetLimits` (src/budget/limits.ts), so that a fleet spends an account as one process would.
@@ -55,7 +63,7 @@ end
  * `at`, -1 refused (a start the day cannot take; `at` = when the day window frees a request).
  */
 export const GRANT_SCRIPT = `${PRELUDE}
-local process, class, wanted, startKey = ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5]
+local process, class, wanted, marked = ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5] == '1'
 local leaseMs, perMinute, usableMinute, minuteMs = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
 local perDay, usableDay, startsDay, dayMs = tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13])
 local burst, interval, dayBurst = tonumber(ARGV[14]), tonumber(ARGV[15]), tonumber(ARGV[16])
@@ -140,10 +148,7 @@ else
     if own > 0 then base = math.max(own, now - share) end
     if waitUntil <= now then redis.call('HSET', ptat, process, base + share) end
   end
-  if class == 'start' and startKey ~= '' then
-    local ready = tonumber(redis.call('HGET', starts, startKey) or '0')
-    if ready <= now then redis.call('HDEL', starts, startKey) else notBefore(ready) end
-  end
+  if class == 'start' and marked then notBefore(tonumber(redis.call('GET', mark) or '0')) end
   if waitUntil <= now then redis.call('HSET', state, 'tat', math.max(tat, now) + interval) end
 end
 
@@ -154,18 +159,19 @@ redis.call('ZADD', sends, now, tostring(seq) .. ':' .. process)
 redis.call('HSET', state, 'dayTokens', tokens - 1, 'dayAt', now)
 if num('capMinuteUntil', 0) > now then redis.call('HINCRBY', state, 'capMinute', -1) end
 if num('capDayUntil', 0) > now then redis.call('HINCRBY', state, 'capDay', -1) end
-if class == 'start' and startKey ~= '' then redis.call('HSET', starts, startKey, now + spacing) end
+if class == 'start' and marked then setMark(now + spacing) end
 return { 1, now, now, epoch, inMinute + 1, inDay + 1 }
 `;
 
 /**
- * ARGV: scale, process, httpStatus ('' when no answer), remainingMinute, remainingDay, limitMinute,
- * limitDay ('' when absent), minuteWindowMs, dayWindowMs, startKey, duplicateSpacingMs, pauseMs.
+ * KEYS: as for the grant. ARGV: scale, process, httpStatus ('' when no answer), remainingMinute,
+ * remainingDay, limitMinute, limitDay ('' when absent), minuteWindowMs, dayWindowMs, marked ('1' for
+ * a start), duplicateSpacingMs, pauseMs.
  * Returns { now, epoch }.
  */
 export const REPORT_SCRIPT = `${PRELUDE}
 local status, remMinute, remDay, limMinute, limDay = ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
-local minuteMs, dayMs, startKey, spacing, pauseMs = tonumber(ARGV[8]), tonumber(ARGV[9]), ARGV[10], tonumber(ARGV[11]), tonumber(ARGV[12])
+local minuteMs, dayMs, marked, spacing, pauseMs = tonumber(ARGV[8]), tonumber(ARGV[9]), ARGV[10] == '1', tonumber(ARGV[11]), tonumber(ARGV[12])
 -- service.md §2.1: a 429 carries no reset time and windows are fixed minutes: a whole window is enough.
 if status == '429' then
   redis.call('HSET', state, 'pausedUntil', math.max(num('pausedUntil', 0), now + pauseMs))
@@ -178,10 +184,7 @@ if remDay ~= '' then redis.call('HSET', state, 'capDay', tonumber(remDay), 'capD
 if limMinute ~= '' then redis.call('HSET', state, 'limitMinute', tonumber(limMinute)) end
 if limDay ~= '' then redis.call('HSET', state, 'limitDay', tonumber(limDay)) end
 -- service.md §2.2: an identical start must leave more than 1 s after the last one arrived.
-if startKey ~= '' then
-  local ready = tonumber(redis.call('HGET', starts, startKey) or '0')
-  redis.call('HSET', starts, startKey, math.max(ready, now + spacing))
-end
+if marked then setMark(math.max(tonumber(redis.call('GET', mark) or '0'), now + spacing)) end
 return { now, epoch }
 `;
 

@@ -88,6 +88,34 @@ describe('the account scripts on a real redis-server', () => {
     expect((await b.grant('start', 0, 'c-1\n{"variables":{"n":2}}')).verdict).toBe('granted');
   });
 
+  it('keeps no start body in Redis: an identical start\'s mark is a digest that expires just past the duplicate window', async () => {
+    const a = store('acct-private', 'a');
+    const body = 'c-1\n{"variables":{"email":"ada@example.com","token":"tok-secret-123"}}';
+    expect((await a.grant('start', 0, body)).verdict).toBe('granted');
+    await a.report({ httpStatus: 200, startKey: body });
+    const keys = await redis.keys('{fs:acct-private}:*');
+    const contents = await Promise.all(
+      keys.map(async (key) => {
+        switch (await redis.type(key)) {
+          case 'hash':
+            return JSON.stringify(await redis.hgetall(key));
+          case 'zset':
+            return JSON.stringify(await redis.zrange(key, 0, -1));
+          default:
+            return (await redis.get(key)) ?? '';
+        }
+      }),
+    );
+    expect(`${keys.join(' ')} ${contents.join(' ')}`).not.toMatch(/ada@example|tok-secret/u);
+    const marks = keys.filter((key) => key.includes(':start:'));
+    expect(marks).toHaveLength(1);
+    const ttl = await redis.pttl(marks[0]!);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(LIMITS.duplicateStartSpacingMs + 1);
+    // Still spaced: the same body waits, from another process too.
+    expect((await store('acct-private', 'b').grant('start', 0, body)).verdict).toBe('wait');
+  });
+
   it('keeps every key of an account in one cluster hash slot', async () => {
     await store('acct-slot', 'p').grant('read', 1);
     const keys = (await redis.keys('{fs:acct-slot}:*')).sort();
