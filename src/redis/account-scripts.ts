@@ -43,6 +43,15 @@ local function num(field, default)
   if value then return tonumber(value) end
   return default
 end
+-- Redis lost the account (a restart without persistence) when a process knew another epoch: what was
+-- sent in this window is unknown, so nothing goes for a window rather than a burst into a window the
+-- service still counts. Every script that may be the first on the new state checks it, so a report
+-- that comes first cannot hide the loss from the grant after it.
+local function lost(knownEpoch, pauseMs)
+  if knownEpoch ~= '' and knownEpoch ~= epoch and num('resetSeen', 0) == 0 then
+    redis.call('HSET', state, 'pausedUntil', math.max(num('pausedUntil', 0), now + pauseMs), 'resetSeen', 1)
+  end
+end
 -- Leases that ran out belong to processes that died (kill -9): their demand and pacer go with them.
 local expired = redis.call('ZRANGEBYSCORE', leases, '-inf', '(' .. now)
 for _, process in ipairs(expired) do
@@ -69,11 +78,7 @@ local perDay, usableDay, startsDay, dayMs = tonumber(ARGV[10]), tonumber(ARGV[11
 local burst, interval, dayBurst = tonumber(ARGV[14]), tonumber(ARGV[15]), tonumber(ARGV[16])
 local spacing, knownEpoch, resetPauseMs = tonumber(ARGV[17]), ARGV[18], tonumber(ARGV[19])
 
--- Redis lost the account (a restart without persistence): what was sent in this window is unknown,
--- so nothing goes for a window rather than a burst into a window the service still counts.
-if knownEpoch ~= '' and knownEpoch ~= epoch and num('resetSeen', 0) == 0 then
-  redis.call('HSET', state, 'pausedUntil', math.max(num('pausedUntil', 0), now + resetPauseMs), 'resetSeen', 1)
-end
+lost(knownEpoch, resetPauseMs)
 
 redis.call('ZREMRANGEBYSCORE', sends, '-inf', '(' .. (now - dayMs))
 redis.call('ZADD', leases, now + leaseMs, process)
@@ -166,12 +171,13 @@ return { 1, now, now, epoch, inMinute + 1, inDay + 1 }
 /**
  * KEYS: as for the grant. ARGV: scale, process, httpStatus ('' when no answer), remainingMinute,
  * remainingDay, limitMinute, limitDay ('' when absent), minuteWindowMs, dayWindowMs, marked ('1' for
- * a start), duplicateSpacingMs, pauseMs.
+ * a start), duplicateSpacingMs, pauseMs, knownEpoch.
  * Returns { now, epoch }.
  */
 export const REPORT_SCRIPT = `${PRELUDE}
 local status, remMinute, remDay, limMinute, limDay = ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
 local minuteMs, dayMs, marked, spacing, pauseMs = tonumber(ARGV[8]), tonumber(ARGV[9]), ARGV[10] == '1', tonumber(ARGV[11]), tonumber(ARGV[12])
+lost(ARGV[13], pauseMs)
 -- service.md §2.1: a 429 carries no reset time and windows are fixed minutes: a whole window is enough.
 if status == '429' then
   redis.call('HSET', state, 'pausedUntil', math.max(num('pausedUntil', 0), now + pauseMs))
@@ -188,9 +194,10 @@ if marked then setMark(math.max(tonumber(redis.call('GET', mark) or '0'), now + 
 return { now, epoch }
 `;
 
-/** ARGV: scale, process. This process has no reads waiting: its share goes to the others at once. */
+/** ARGV: scale, process, knownEpoch, resetPauseMs. This process has no reads waiting: its share goes to the others at once. */
 export const LEAVE_SCRIPT = `${PRELUDE}
 local process = ARGV[2]
+lost(ARGV[3], tonumber(ARGV[4]))
 redis.call('ZREM', leases, process)
 redis.call('HDEL', demand, process)
 redis.call('HDEL', ptat, process)

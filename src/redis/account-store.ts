@@ -133,6 +133,7 @@ export class RedisAccountStore {
       report.startKey === undefined ? '' : '1',
       this.#limits.duplicateStartSpacingMs,
       this.#limits.minuteWindowMs,
+      this.#epoch,
     );
     this.#epoch = epoch;
     return now;
@@ -140,6 +141,7 @@ export class RedisAccountStore {
 
   /** This process has no reads waiting: its share of the pace goes to the others at once. */
   async leave(): Promise<void> {
-    await this.#redis.flowstreamLeave(...this.#keys, markKey(this.#account, undefined), this.#timeScale, this.#process);
+    const [, epoch] = await this.#redis.flowstreamLeave(...this.#keys, markKey(this.#account, undefined), this.#timeScale, this.#process, this.#epoch, this.#limits.minuteWindowMs);
+    this.#epoch = epoch;
   }
 }

@@ -126,3 +126,20 @@ describe('the account scripts on a real redis-server', () => {
     expect(slots.size).toBe(1);
   });
 });
+
+describe('the account scripts when Redis loses the account', () => {
+  it('pauses the account for a window after a restart with nothing saved, even when an answer\'s report reaches Redis first', async () => {
+    const fresh = new Redis({ path: server.socket, maxRetriesPerRequest: null });
+    fresh.on('error', () => undefined);
+    const a = new RedisAccountStore(fresh, { account: 'acct-lost', process: 'a', limits: LIMITS, timeScale: 1, leaseMs: 10_000 });
+    expect((await a.grant('read', 1)).verdict).toBe('granted');
+    await server.stop({ crash: true });
+    await server.restart();
+    // The answer to the request granted before the loss is reported before anything else is asked.
+    await a.report({ httpStatus: 200, remainingPerMinute: 99 });
+    const next = await a.grant('read', 1);
+    expect(next.verdict).toBe('wait');
+    if (next.verdict === 'wait') expect(next.at - next.now).toBeGreaterThan(59_000);
+    fresh.disconnect();
+  });
+});
