@@ -24,7 +24,10 @@ export interface RedisConnection {
  * budget fails closed) and is closed by `close()`; a client given is left to its owner.
  */
 export function connectRedis(option: RedisOption): RedisConnection {
-  if (typeof option !== 'string') return { client: option, close: () => Promise.resolve() };
+  if (typeof option !== 'string') {
+    if (!isRedisClient(option)) throw new InvalidArgumentError('redis', `must be a redis://, rediss:// or redis+unix:// URL, or an ioredis client (got ${describe(option)})`);
+    return { client: option, close: () => Promise.resolve() };
+  }
   let client: Redis;
   if (option.startsWith('redis+unix://')) {
     client = new Redis({ path: new URL(option).pathname, maxRetriesPerRequest: null });
@@ -60,4 +63,17 @@ export function connectRedis(option: RedisOption): RedisConnection {
         }, drop);
       }),
   };
+}
+
+/** An ioredis client, by what the budget uses of it (another copy of ioredis fails `instanceof`). */
+function isRedisClient(value: unknown): value is Redis {
+  if (typeof value !== 'object' || value === null) return false;
+  const client = value as Partial<Record<'defineCommand' | 'duplicate' | 'quit', unknown>>;
+  return typeof client.defineCommand === 'function' && typeof client.duplicate === 'function' && typeof client.quit === 'function';
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object that is not an ioredis client' : typeof value;
 }

@@ -1,8 +1,12 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { clockScheduler, createManualClock, driveClock } from '../../src/emulator/index.js';
+import { isInvalidArgumentError } from '../../src/errors/validation-errors.js';
 import { createRedisBudget } from '../../src/redis/index.js';
 import { startRedisServer, type RedisServer } from './redis-server.js';
+
+/** 32 base62 characters: the body of an API key (service.md §1.5). */
+const KEY_BODY = 'aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dF';
 
 let server: RedisServer;
 beforeAll(async () => {
@@ -39,6 +43,36 @@ describe('the Redis budget when Redis is away (fail closed)', () => {
 
   it('refuses an account name that looks like an API key: the key is never stored', () => {
     expect(() => createRedisBudget({ redis: 'redis://127.0.0.1:1', account: 'rf_0123456789abcdef' })).toThrow(/API key/);
+  });
+
+  it.each([
+    ['an upper-case prefix', `RF_${KEY_BODY}`],
+    ['a prefix after a separator', `prod-rf_${KEY_BODY}`],
+    ['a bare key body', KEY_BODY],
+    ['a key body inside a name', `acme.${KEY_BODY}.prod`],
+  ])('refuses an account name holding an API key (%s) with InvalidArgumentError, without quoting it', (_case, account) => {
+    let thrown: unknown;
+    try {
+      createRedisBudget({ redis: 'redis://127.0.0.1:1', account });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(isInvalidArgumentError(thrown)).toBe(true);
+    expect(thrown).toMatchObject({ argument: 'account', message: expect.stringMatching(/API key/u) as unknown });
+    expect((thrown as Error).message).not.toContain(KEY_BODY);
+  });
+
+  it('refuses a redis option that is neither a URL nor an ioredis client, with InvalidArgumentError naming it', () => {
+    for (const redis of [{}, null, 42, []]) {
+      let thrown: unknown;
+      try {
+        createRedisBudget({ redis: redis as never, account: 'acct-bad-redis' });
+      } catch (error) {
+        thrown = error;
+      }
+      expect(isInvalidArgumentError(thrown)).toBe(true);
+      expect(thrown).toMatchObject({ argument: 'redis', message: expect.stringMatching(/URL, or an ioredis client/u) as unknown });
+    }
   });
 });
 
