@@ -14,7 +14,9 @@
  *   `limitMinute`/`limitDay` (the service's own limits when lower than configured), `seq`.
  * - `sends` sorted set: one member per request let through, scored by its time (the windows' counts).
  * - `leases` sorted set: process → lease expiry; `demand` hash: process → runs waiting to poll;
- *   `ptat` hash: process → its own pacer (its share of the reads).
+ *   `ptat` hash: process → its own pacer (its share of the reads); `rates` hash: process → its minute
+ *   numbers (`perMinute:usable:burst:interval`); `otat` hash: process → the pacer of its own lower
+ *   limit (entries go once in the past).
  * - `start:<digest>` string, one per start body recently sent: when the next identical start may go
  *   (service.md §2.2). The key is a digest of the canvas and body (variables may hold e-mails and
  *   tokens: never kept in Redis), and it expires once the service's duplicate window is over.
@@ -22,7 +24,7 @@
 
 /** Shared head of the scripts: time, pruning and the leases. */
 const PRELUDE = `
-local state, sends, leases, demand, ptat, mark = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local state, sends, leases, demand, ptat, rates, otat, mark = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 local scale = tonumber(ARGV[1])
 local t = redis.call('TIME')
 local now = (tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)) * scale
@@ -58,12 +60,13 @@ for _, process in ipairs(expired) do
   redis.call('ZREM', leases, process)
   redis.call('HDEL', demand, process)
   redis.call('HDEL', ptat, process)
+  redis.call('HDEL', rates, process)
 end
 `;
 
 /**
- * KEYS: the account's state, sends, leases, demand and ptat, and the start's mark (a key never
- * written when the request is not a start).
+ * KEYS: the account's state, sends, leases, demand, ptat, rates and otat, and the start's mark (a
+ * key never written when the request is not a start).
  * ARGV: scale, process, class (abort | start | interactive | read), demand, marked ('1' for a start whose mark is KEYS[6]), leaseMs,
  * perMinute, usablePerMinute, minuteWindowMs, perDay, usablePerDay, startsPerDay, dayWindowMs, burst,
  * pacingIntervalMs, dayBurst, duplicateSpacingMs, knownEpoch, resetPauseMs — the numbers
@@ -79,6 +82,21 @@ local burst, interval, dayBurst = tonumber(ARGV[14]), tonumber(ARGV[15]), tonumb
 local spacing, knownEpoch, resetPauseMs = tonumber(ARGV[17]), ARGV[18], tonumber(ARGV[19])
 
 lost(knownEpoch, resetPauseMs)
+
+-- Processes may be configured with different per-minute limits. The account is paced by the highest
+-- of its live processes (the service's headers lower it when the account's real limit is lower); a
+-- process configured lower is held to its own limit by a pacer of its own, which slows no other.
+redis.call('HSET', rates, process, perMinute .. ':' .. usableMinute .. ':' .. burst .. ':' .. interval)
+local ownPerMinute, ownBurst, ownInterval = perMinute, burst, interval
+for _, value in ipairs(redis.call('HVALS', rates)) do
+  local p, u, b, i = string.match(value, '^([%d.]+):([%d.]+):([%d.]+):([%d.]+)$')
+  if p and tonumber(p) > perMinute then perMinute, usableMinute, burst, interval = tonumber(p), tonumber(u), tonumber(b), tonumber(i) end
+end
+local otats = redis.call('HGETALL', otat)
+for index = 1, #otats, 2 do
+  if tonumber(otats[index + 1]) <= now then redis.call('HDEL', otat, otats[index]) end
+end
+local mineTat = tonumber(redis.call('HGET', otat, process) or '0')
 
 redis.call('ZREMRANGEBYSCORE', sends, '-inf', '(' .. (now - dayMs))
 redis.call('ZADD', leases, now + leaseMs, process)
@@ -132,6 +150,7 @@ else
   -- The pacer (a GCRA of burst requests): no window of minuteMs ever holds more than the usable count.
   local tat = num('tat', 0)
   notBefore(tat - (burst - 1) * interval)
+  if ownPerMinute < perMinute then notBefore(mineTat - (ownBurst - 1) * ownInterval) end
   if class == 'read' then
     -- Fair across processes: each process's reads get the share of the pace its waiting runs make of
     -- the fleet's, so every run of the fleet is polled about as often, whichever process holds it.
@@ -154,7 +173,10 @@ else
     if waitUntil <= now then redis.call('HSET', ptat, process, base + share) end
   end
   if class == 'start' and marked then notBefore(tonumber(redis.call('GET', mark) or '0')) end
-  if waitUntil <= now then redis.call('HSET', state, 'tat', math.max(tat, now) + interval) end
+  if waitUntil <= now then
+    redis.call('HSET', state, 'tat', math.max(tat, now) + interval)
+    if ownPerMinute < perMinute then redis.call('HSET', otat, process, math.max(mineTat, now) + ownInterval) end
+  end
 end
 
 if waitUntil > now then return { 0, math.ceil(waitUntil), now, epoch, inMinute, inDay } end
@@ -201,5 +223,6 @@ lost(ARGV[3], tonumber(ARGV[4]))
 redis.call('ZREM', leases, process)
 redis.call('HDEL', demand, process)
 redis.call('HDEL', ptat, process)
+redis.call('HDEL', rates, process)
 return { now, epoch }
 `;

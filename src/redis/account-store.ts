@@ -36,12 +36,12 @@ interface ScriptCommands {
   flowstreamLeave(...args: (string | number)[]): Promise<[number, string]>;
 }
 
-const KEY_COUNT = 6;
+const KEY_COUNT = 8;
 
 /** The account's keys, all in one cluster hash slot (the `{…}` tag); the start's mark comes last, per call. */
 function accountKeys(account: string): readonly string[] {
   const tag = accountTag(account);
-  return ['state', 'sends', 'leases', 'demand', 'ptat'].map((name) => `${tag}:${name}`);
+  return ['state', 'sends', 'leases', 'demand', 'ptat', 'rates', 'otat'].map((name) => `${tag}:${name}`);
 }
 
 /**

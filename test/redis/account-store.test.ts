@@ -116,6 +116,34 @@ describe('the account scripts on a real redis-server', () => {
     expect((await store('acct-private', 'b').grant('start', 0, body)).verdict).toBe('wait');
   });
 
+  it('does not slow the account for a process configured with a lower per-minute limit (100 and 30)', async () => {
+    const fast = store('acct-mixed', 'fast', budgetLimits({ requestsPerMinute: 100 }));
+    const slow = store('acct-mixed', 'slow', budgetLimits({ requestsPerMinute: 30 }));
+    expect((await fast.grant('interactive', 0)).verdict).toBe('granted');
+    expect((await slow.grant('interactive', 0)).verdict).toBe('granted');
+    // The slow process's send took one interval of the account's pace (682 ms), not of its own (2,480
+    // ms): the rest of the account's burst of 5 is still there.
+    const more = [];
+    for (let index = 0; index < 3; index++) more.push((await fast.grant('interactive', 0)).verdict);
+    expect(more).toEqual(['granted', 'granted', 'granted']);
+  });
+
+  it('holds a process configured with a lower per-minute limit to its own pace', async () => {
+    // The account's burst (20) is larger than the slow process's own (5).
+    const fast = store('acct-own-pace', 'fast', budgetLimits({ requestsPerMinute: 100, burst: 20 }));
+    const slow = store('acct-own-pace', 'slow', budgetLimits({ requestsPerMinute: 30 }));
+    expect((await fast.grant('interactive', 0)).verdict).toBe('granted');
+    const verdicts = [];
+    for (let index = 0; index < 6; index++) verdicts.push(await slow.grant('interactive', 0));
+    expect(verdicts.slice(0, 5).map((grant) => grant.verdict)).toEqual(['granted', 'granted', 'granted', 'granted', 'granted']);
+    const sixth = verdicts[5]!;
+    expect(sixth.verdict).toBe('wait');
+    // Its own interval at 30 a minute: ⌈62,000 / (29 − 5 + 1)⌉ = 2,480 ms after its own burst.
+    if (sixth.verdict === 'wait') expect(sixth.at - sixth.now).toBeGreaterThan(2_000);
+    // The account has room left: the fast process goes on.
+    expect((await fast.grant('interactive', 0)).verdict).toBe('granted');
+  });
+
   it('keeps every key of an account in one cluster hash slot', async () => {
     await store('acct-slot', 'p').grant('read', 1);
     const keys = (await redis.keys('{fs:acct-slot}:*')).sort();
