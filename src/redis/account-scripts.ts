@@ -92,6 +92,48 @@ for _, value in ipairs(redis.call('HVALS', rates)) do
   local p, u, b, i = string.match(value, '^([%d.]+):([%d.]+):([%d.]+):([%d.]+)$')
   if p and tonumber(p) > perMinute then perMinute, usableMinute, burst, interval = tonumber(p), tonumber(u), tonumber(b), tonumber(i) end
 end
+-- Whether a live process is held to a limit of its own below the account's.
+local lowered = false
+for _, value in ipairs(redis.call('HVALS', rates)) do
+  local p = tonumber(string.match(value, '^([%d.]+):') or '0')
+  if p < perMinute then lowered = true end
+end
+-- The reads' pace shared out by demand when some processes cannot take their share (their own limit
+-- is lower): each of those gets what its own pace allows, the others share the rest by their demand
+-- (water-filling). Returns \`process\`'s interval between reads.
+local function sharedOut(process, pace)
+  local open = {}
+  local flat = redis.call('HGETALL', demand)
+  for index = 1, #flat, 2 do
+    local cap = math.huge
+    local value = redis.call('HGET', rates, flat[index])
+    if value then
+      local p, i = string.match(value, '^([%d.]+):[%d.]+:[%d.]+:([%d.]+)$')
+      if p and tonumber(p) < perMinute then cap = 1 / tonumber(i) end
+    end
+    open[flat[index]] = { math.max(1, tonumber(flat[index + 1])), cap }
+  end
+  if open[process] == nil then open[process] = { 1, math.huge } end
+  local left = pace
+  local settled = true
+  repeat
+    settled = true
+    local weight = 0
+    for _, entry in pairs(open) do weight = weight + entry[1] end
+    for name, entry in pairs(open) do
+      if left * entry[1] / weight > entry[2] then
+        if name == process then return 1 / entry[2] end
+        left = left - entry[2]
+        open[name] = nil
+        settled = false
+        break
+      end
+    end
+  until settled
+  local weight = 0
+  for _, entry in pairs(open) do weight = weight + entry[1] end
+  return weight / (math.max(left, 1e-9) * open[process][1])
+end
 local otats = redis.call('HGETALL', otat)
 for index = 1, #otats, 2 do
   if tonumber(otats[index + 1]) <= now then redis.call('HDEL', otat, otats[index]) end
@@ -160,6 +202,7 @@ else
     -- 10% slack: the shares add up to a little less than the pacer's pace, so the processes seldom race
     -- for the same slot — a race the first to ask would win, whatever its share.
     local share = 1.1 * interval * math.max(1, total) / math.max(1, mine)
+    if lowered then share = sharedOut(process, 1 / (1.1 * interval)) end
     local own = tonumber(redis.call('HGET', ptat, process) or '0')
     -- A process alone on the account may burst as the account may; among others, a burst of its own
     -- would let a few-run process bank turns while the many-run ones wait.

@@ -144,6 +144,22 @@ describe('the account scripts on a real redis-server', () => {
     expect((await fast.grant('interactive', 0)).verdict).toBe('granted');
   });
 
+  it('gives the reads a process with a lower limit cannot take to the others', async () => {
+    const fast = store('acct-mixed-reads', 'fast', budgetLimits({ requestsPerMinute: 100 }));
+    const slow = store('acct-mixed-reads', 'slow', budgetLimits({ requestsPerMinute: 30 }));
+    // 20 runs waiting in each. The account's reads go at one per 1.1 × 682 ms; the slow process takes
+    // at most one per 2,480 ms of them, so the fast one's turn comes every 1 / (1/750 − 1/2,480) ≈
+    // 1,075 ms — not every 1,500 ms, as an equal split by runs would give it.
+    expect((await slow.grant('read', 20)).verdict).toBe('granted');
+    expect((await fast.grant('read', 20)).verdict).toBe('granted');
+    const next = await fast.grant('read', 20);
+    expect(next.verdict).toBe('wait');
+    if (next.verdict === 'wait') {
+      expect(next.at - next.now).toBeGreaterThan(950);
+      expect(next.at - next.now).toBeLessThan(1_200);
+    }
+  });
+
   it('keeps every key of an account in one cluster hash slot', async () => {
     await store('acct-slot', 'p').grant('read', 1);
     const keys = (await redis.keys('{fs:acct-slot}:*')).sort();
