@@ -57,7 +57,10 @@ export interface RedisBudgetOptions extends Pick<RequestBudgetOptions, 'requests
 
 /**
  * The account budget of a fleet, in Redis: with `close()` to leave the account, and the account's
- * learned durations, which `close()` closes too.
+ * learned durations, which `close()` closes too. `close()` takes at most `unavailableAfterMs`: aborts
+ * still waiting get their grant until then; those still held after it are sent on the service's last
+ * count when Redis is away, and the others are refused (`BUDGET_CLOSED`, naming the execution) and
+ * logged with their `executionId`.
  *
  * @example
  * ```ts
