@@ -149,6 +149,8 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
   // Read through a function: TypeScript does not see the assignment made by acquire() during the await.
   const changedMeanwhile = (): boolean => changed;
   let timer: Subscription | undefined;
+  /** The deadline of the call on its way to Redis. */
+  let callDeadline: Subscription | undefined;
   /** `close()` was called: new requests are refused; aborts held by then still get their grant until its deadline. */
   let closing: Promise<void> | undefined;
   /** Nothing more is asked of Redis: this handle has left the account. */
@@ -209,6 +211,7 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
     // The call is not abandoned at its deadline: it stays the one call on its way, and its answer
     // (when Redis is back) is used. Only what cannot wait is told that Redis is away.
     const deadline = scheduler.schedule(unreachable, unavailableAfterMs);
+    callDeadline = deadline;
     let grant: Grant | undefined;
     try {
       grant = choice === undefined || kind === undefined ? await store.leave().then(() => undefined) : await store.grant(kind, readers(), kind === 'start' ? choice.chosen.ticket.key : undefined);
@@ -339,6 +342,7 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
     }
     closed = true;
     timer?.unsubscribe();
+    callDeadline?.unsubscribe();
     for (const [id, waiter] of [...waiters]) {
       remove(id);
       if (!reachable && serviceLeft !== undefined && serviceLeft > 0) {
