@@ -77,6 +77,27 @@ describe('the Redis budget when Redis is away (fail closed)', () => {
 });
 
 describe('closing the Redis budget while Redis is away', () => {
+  it('gives an abort held by the account (a 429\'s pause) until unavailableAfterMs, then refuses it naming the execution, and logs it', async () => {
+    const clock = createManualClock();
+    const warnings: { message: string; meta: unknown }[] = [];
+    const budget = createRedisBudget({ redis: `redis+unix://${server.socket}`, account: 'acct-close-held', scheduler: clockScheduler(clock), unavailableAfterMs: 5_000, durations: false, logger: { warn: (message, meta) => warnings.push({ message, meta }) } });
+    const read = { endpoint: 'status', priority: 'status', key: 'we-1' } as const;
+    await budget.acquire(read);
+    budget.report({ ticket: read, httpStatus: 429, rateLimit: { remainingPerMinute: 0 } });
+    let outcome: unknown;
+    budget.acquire({ endpoint: 'abort', priority: 'abort', key: 'we-held' }).then(
+      () => (outcome = 'sent'),
+      (error: unknown) => (outcome = error),
+    );
+    let closed = false;
+    const from = clock.now();
+    void budget.close().then(() => (closed = true));
+    await driveClock(clock, { until: () => closed && outcome !== undefined });
+    expect(clock.now() - from).toBeLessThanOrEqual(5_000);
+    expect(outcome).toMatchObject({ code: 'BUDGET_CLOSED', message: expect.stringContaining('we-held') as unknown });
+    expect(warnings).toEqual([{ message: expect.stringContaining('abort') as unknown, meta: expect.objectContaining({ executionId: 'we-held' }) as unknown }]);
+  });
+
   it('resolves within unavailableAfterMs when Redis is frozen, its own connection dropped', async () => {
     const clock = createManualClock();
     const budget = createRedisBudget({ redis: `redis+unix://${server.socket}`, account: 'acct-close-frozen', scheduler: clockScheduler(clock), unavailableAfterMs: 5_000, durations: false });
