@@ -67,7 +67,7 @@ end
 /**
  * KEYS: the account's state, sends, leases, demand, ptat, rates and otat, and the start's mark (a
  * key never written when the request is not a start).
- * ARGV: scale, process, class (abort | start | interactive | read), demand, marked ('1' for a start whose mark is KEYS[6]), leaseMs,
+ * ARGV: scale, process, class (abort | start | interactive | read), demand, marked ('1' for a start whose mark is KEYS[8]), leaseMs,
  * perMinute, usablePerMinute, minuteWindowMs, perDay, usablePerDay, startsPerDay, dayWindowMs, burst,
  * pacingIntervalMs, dayBurst, duplicateSpacingMs, knownEpoch, resetPauseMs — the numbers
  * of `budgetLimits` (src/budget/limits.ts), so that a fleet spends an account as one process would.
