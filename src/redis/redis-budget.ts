@@ -39,8 +39,9 @@ export interface RedisBudgetOptions extends Pick<RequestBudgetOptions, 'requests
   readonly scheduler?: SchedulerLike;
   /**
    * How long Redis may take to answer (ms on the scheduler). Past it, reads, starts and interactive
-   * calls fail with a `FlowstreamError` coded `BUDGET_UNAVAILABLE` (nothing was sent), at once for as
-   * long as Redis stays away, and the budget serves again as soon as it answers. Aborts never fail for
+   * calls waiting for it fail with a `FlowstreamError` coded `BUDGET_UNAVAILABLE` (nothing was sent),
+   * and so does each one that comes while Redis stays away, once it has waited as long; the budget
+   * serves again as soon as Redis answers. Aborts never fail for
    * it: they wait for Redis, however long it is away. `close()` waits at most this long. Default 30 s,
    * a request's own default timeout.
    */
@@ -160,9 +161,12 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
   let declared = false;
   /**
    * Whether Redis answered the last call within `unavailableAfterMs`. While it does not, reads,
-   * starts and interactive calls fail at once (`BUDGET_UNAVAILABLE`) and aborts wait for it.
+   * starts and interactive calls wait for it at most that long (then `BUDGET_UNAVAILABLE`), and aborts
+   * wait for it, however long.
    */
   let reachable = true;
+  /** Requests that came while Redis was away: each is given up once it has waited `unavailableAfterMs` for it. */
+  const giveUps = new Map<number, Subscription>();
   /** Told when the last held abort has gone, while `close()` waits for them. */
   let drained: (() => void) | undefined;
   /**
@@ -226,6 +230,9 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
     deadline.unsubscribe();
     asking = false;
     reachable = true;
+    // Redis answers: what came while it was away waits as any request does.
+    for (const giveUp of giveUps.values()) giveUp.unsubscribe();
+    giveUps.clear();
     if (isClosed()) return;
     if (choice === undefined || grant === undefined) {
       declared = false;
@@ -280,6 +287,8 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
   }
 
   function remove(id: number): void {
+    giveUps.get(id)?.unsubscribe();
+    giveUps.delete(id);
     waiters.delete(id);
     queue.remove(id);
     if (waiters.size === 0) drained?.();
@@ -365,11 +374,20 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
     ...(durations === undefined ? {} : { durations }),
     acquire(ticket: GateTicket, signal?: AbortSignal): Promise<void> {
       if (closing !== undefined && signal?.aborted !== true) return Promise.reject(closedError());
-      // Redis has not answered for `unavailableAfterMs`: what cannot wait for it is told at once.
-      if (!reachable && grantClassOf(ticket) !== 'abort' && signal?.aborted !== true) return Promise.reject(unavailableError(unavailableAfterMs));
       return waitForTurn(ticket, signal, (waiter) => {
         const id = nextId++;
         waiters.set(id, waiter);
+        // Redis has not answered for `unavailableAfterMs`: what cannot wait for it waits as long again, at most.
+        if (!reachable && grantClassOf(ticket) !== 'abort') {
+          giveUps.set(
+            id,
+            scheduler.schedule(() => {
+              remove(id);
+              waiter.refuse(unavailableError(unavailableAfterMs));
+              publish();
+            }, unavailableAfterMs),
+          );
+        }
         queue.offer(queue.enqueue(id, ticket, scheduler.now()));
         publish();
         // A higher class may have come in while a lower one waits for its time: ask again now.

@@ -93,8 +93,10 @@ describe('aborts while the Redis of a Redis budget is away', () => {
     // Well past the time a read would wait for Redis: no abort has gone, none was given up.
     await emulatorWait(emulator!, 4 * UNAVAILABLE_AFTER_MS);
     expect(emulator!.requests.list({ endpoint: 'abort' })).toEqual([]);
-    // A read, meanwhile, is told at once that Redis is away.
+    // A read, meanwhile, waits for Redis no longer than unavailableAfterMs.
+    const asked = emulator!.scheduler.now();
     await expect(budget!.acquire({ endpoint: 'status', priority: 'status', key: 'we-other' })).rejects.toMatchObject({ code: 'BUDGET_UNAVAILABLE' });
+    expect(emulator!.scheduler.now() - asked).toBeGreaterThanOrEqual(UNAVAILABLE_AFTER_MS);
     server.resume();
     const running = (): string[] => ids.filter((id) => emulator!.executions.get(id)?.status !== 'failed');
     await vi.waitFor(() => { expect(running()).toEqual([]); }, { timeout: 30_000, interval: 50 });
