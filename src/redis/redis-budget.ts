@@ -214,20 +214,23 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
     if (kind === 'read') declared = true;
     // The call is not abandoned at its deadline: it stays the one call on its way, and its answer
     // (when Redis is back) is used. Only what cannot wait is told that Redis is away.
-    const deadline = scheduler.schedule(unreachable, unavailableAfterMs);
-    callDeadline = deadline;
+    callDeadline = scheduler.schedule(() => {
+      // A process that stalled (a busy machine) runs its timers before it reads the answers that came
+      // meanwhile: they get one turn to be read before Redis is taken for away.
+      callDeadline = scheduler.schedule(unreachable, 0);
+    }, unavailableAfterMs);
     let grant: Grant | undefined;
     try {
       grant = choice === undefined || kind === undefined ? await store.leave().then(() => undefined) : await store.grant(kind, readers(), kind === 'start' ? choice.chosen.ticket.key : undefined);
     } catch {
       // Redis refused the call (a client that gives up on commands while it is away): asked again soon.
-      deadline.unsubscribe();
+      endCallDeadline();
       asking = false;
       unreachable();
       if (!isClosed()) wake(UNREACHABLE_RETRY_MS);
       return;
     }
-    deadline.unsubscribe();
+    endCallDeadline();
     asking = false;
     reachable = true;
     // Redis answers: what came while it was away waits as any request does.
@@ -263,6 +266,11 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
     }
     publish();
     void ask();
+  }
+
+  function endCallDeadline(): void {
+    callDeadline?.unsubscribe();
+    callDeadline = undefined;
   }
 
   /**
@@ -351,7 +359,7 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
     }
     closed = true;
     timer?.unsubscribe();
-    callDeadline?.unsubscribe();
+    endCallDeadline();
     for (const [id, waiter] of [...waiters]) {
       remove(id);
       if (!reachable && serviceLeft !== undefined && serviceLeft > 0) {
