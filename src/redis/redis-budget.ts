@@ -385,7 +385,7 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
       return waitForTurn(ticket, signal, (waiter) => {
         const id = nextId++;
         waiters.set(id, waiter);
-        // Redis has not answered for `unavailableAfterMs`: what cannot wait for it waits as long again, at most.
+        // Redis is away (it did not answer within `unavailableAfterMs`): what cannot wait for it waits at most that long.
         if (!reachable && grantClassOf(ticket) !== 'abort') {
           giveUps.set(
             id,
