@@ -111,21 +111,66 @@ function entryKey(canvasId: string, nodeId: string): string {
   return `${canvasId}\u0000${nodeId}`;
 }
 
-function nodesOf(json: unknown): readonly NodeDurations[] {
-  const fail = (why: string): never => {
+/**
+ * Bounds of an imported model: ids of the service are a few dozen characters, a model keeps `window`
+ * samples of each of at most `maxNodes` nodes. Beyond these, the input is not an exported model, and
+ * it would be stored and passed on (a fleet's model is kept in Redis and sent to every process).
+ */
+export const IMPORT_BOUNDS = { idLength: 256, samplesPerNode: 10_000, nodes: 100_000 } as const;
+
+class NotAModel extends Error {}
+
+/** An own data property's value; an accessor (a getter) or a missing index (a hole) is not a model's. */
+function ownValue(holder: object, key: string, where: string): unknown {
+  const descriptor = Object.getOwnPropertyDescriptor(holder, key);
+  if (descriptor === undefined) throw new NotAModel(`${where} is missing`);
+  if (!('value' in descriptor)) throw new NotAModel(`${where} is an accessor, not a value`);
+  return descriptor.value;
+}
+
+/** An array's items, each an own data property, at most `max` of them. */
+function ownItems(value: unknown, max: number, where: string): unknown[] {
+  if (!Array.isArray(value)) throw new NotAModel(`${where} is not an array`);
+  const length = ownValue(value, 'length', `${where}.length`);
+  if (typeof length !== 'number' || !Number.isSafeInteger(length) || length < 0) throw new NotAModel(`${where}.length is not a length`);
+  if (length > max) throw new NotAModel(`${where} has ${String(length)} items (at most ${String(max)})`);
+  return Array.from({ length }, (_, index) => ownValue(value, String(index), `${where}[${String(index)}]`));
+}
+
+function id(value: unknown, where: string): string {
+  if (typeof value !== 'string' || value.length === 0 || value.length > IMPORT_BOUNDS.idLength) throw new NotAModel(`${where} must be a string of 1 to ${String(IMPORT_BOUNDS.idLength)} characters`);
+  return value;
+}
+
+/**
+ * An exported model's nodes, copied into plain values and checked by value: own data properties only
+ * (no getters, no holes), ids and counts within `IMPORT_BOUNDS`, samples durations in ms. What the
+ * input is (a Proxy, an object with getters) is read once; anything it throws, or that is not a model,
+ * is an `InvalidArgumentError`.
+ *
+ * @example
+ * ```ts
+ * readDurationsJson({ version: 1, nodes: [{ canvasId: 'c-1', nodeId: 'node-a', samplesMs: [9_000] }] });
+ * ```
+ */
+export function readDurationsJson(json: unknown): readonly NodeDurations[] {
+  try {
+    if (typeof json !== 'object' || json === null) throw new NotAModel('not an object');
+    const version = ownValue(json, 'version', '`version`');
+    if (version !== 1) throw new NotAModel(`version ${typeof version === 'number' ? String(version) : typeof version} (expected 1)`);
+    return ownItems(ownValue(json, 'nodes', '`nodes`'), IMPORT_BOUNDS.nodes, '`nodes`').map((node, index): NodeDurations => {
+      const where = `nodes[${String(index)}]`;
+      if (typeof node !== 'object' || node === null) throw new NotAModel(`${where} is not an object`);
+      const canvasId = id(ownValue(node, 'canvasId', `${where}.canvasId`), `${where}.canvasId`);
+      const nodeId = id(ownValue(node, 'nodeId', `${where}.nodeId`), `${where}.nodeId`);
+      const samplesMs = ownItems(ownValue(node, 'samplesMs', `${where}.samplesMs`), IMPORT_BOUNDS.samplesPerNode, `${where}.samplesMs`);
+      if (!samplesMs.every(isDuration)) throw new NotAModel(`${where}.samplesMs must be durations in ms`);
+      return { canvasId, nodeId, samplesMs };
+    });
+  } catch (error) {
+    const why = error instanceof NotAModel ? error.message : 'reading it threw';
     throw new InvalidArgumentError('durations', `is not an exported duration model: ${why}`);
-  };
-  if (typeof json !== 'object' || json === null) return fail('not an object');
-  const { version, nodes } = json as { version?: unknown; nodes?: unknown };
-  if (version !== 1) return fail(`version ${String(version)} (expected 1)`);
-  if (!Array.isArray(nodes)) return fail('`nodes` is not an array');
-  return nodes.map((node: unknown, index): NodeDurations => {
-    if (typeof node !== 'object' || node === null) return fail(`nodes[${String(index)}] is not an object`);
-    const { canvasId, nodeId, samplesMs } = node as Record<string, unknown>;
-    if (typeof canvasId !== 'string' || typeof nodeId !== 'string') return fail(`nodes[${String(index)}] needs string canvasId and nodeId`);
-    if (!Array.isArray(samplesMs) || !samplesMs.every(isDuration)) return fail(`nodes[${String(index)}].samplesMs must be durations in ms`);
-    return { canvasId, nodeId, samplesMs };
-  });
+  }
 }
 
 /**
@@ -197,7 +242,7 @@ export function createDurationModel(options: DurationModelOptions = {}): Duratio
     },
     toJSON: () => ({ version: 1, nodes: [...entries.values()].map((entry) => ({ canvasId: entry.canvasId, nodeId: entry.nodeId, samplesMs: [...entry.samples] })) }),
     import(json) {
-      const nodes = nodesOf(json);
+      const nodes = readDurationsJson(json);
       for (const node of nodes) {
         const entry = touch(node.canvasId, node.nodeId);
         for (const ms of node.samplesMs) add(entry, ms);

@@ -1,12 +1,19 @@
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 
 /**
+ * An API key (service.md §1.5: `rf_` and 32–33 base62 characters) anywhere in a name: its prefix in
+ * any case after a separator (`prod-RF_…`), or a bare body of 32 or more letters and digits.
+ */
+const API_KEY_LIKE = /(?:^|[^a-z0-9])rf_|[a-z0-9]{32,}/iu;
+
+/**
  * Checks the account's name, which every key of it in Redis carries: letters, digits, ".", ":", "_"
  * or "-", and never an API key — a key would then sit in Redis, in its `KEYS` and `MONITOR` output.
  */
 export function checkAccountName(account: unknown): string {
   if (typeof account !== 'string' || !/^[\w.:-]{1,100}$/u.test(account)) throw new InvalidArgumentError('account', 'must be a name of letters, digits, ".", ":", "_" or "-" (at most 100)');
-  if (/^rf_/u.test(account)) throw new InvalidArgumentError('account', 'looks like an API key: name the account instead (the key is never stored)');
+  // The message never quotes the name: it may be the key.
+  if (API_KEY_LIKE.test(account)) throw new InvalidArgumentError('account', 'looks like it holds an API key (an "rf_" prefix or 32 letters and digits in a row): name the account instead (the key is never stored)');
   return account;
 }
 

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { BudgetLimits } from '../budget/limits.js';
 import { accountTag } from './account-name.js';
@@ -35,12 +36,21 @@ interface ScriptCommands {
   flowstreamLeave(...args: (string | number)[]): Promise<[number, string]>;
 }
 
-const KEY_COUNT = 6;
+const KEY_COUNT = 8;
 
-/** The account's keys, all in one cluster hash slot (the `{…}` tag). */
+/** The account's keys, all in one cluster hash slot (the `{…}` tag); the start's mark comes last, per call. */
 function accountKeys(account: string): readonly string[] {
   const tag = accountTag(account);
-  return ['state', 'sends', 'leases', 'demand', 'ptat', 'starts'].map((name) => `${tag}:${name}`);
+  return ['state', 'sends', 'leases', 'demand', 'ptat', 'rates', 'otat'].map((name) => `${tag}:${name}`);
+}
+
+/**
+ * The key of an identical start's mark (service.md §2.2): a digest of the canvas and the exact body,
+ * never the body itself — its variables may hold e-mails and tokens. Without a start, a key never written.
+ */
+function markKey(account: string, startKey: string | undefined): string {
+  if (startKey === undefined) return `${accountTag(account)}:start:-`;
+  return `${accountTag(account)}:start:${createHash('sha256').update(`${account}\n${startKey}`).digest('base64url')}`;
 }
 
 /**
@@ -50,6 +60,7 @@ function accountKeys(account: string): readonly string[] {
 export class RedisAccountStore {
   readonly #redis: Redis & ScriptCommands;
   readonly #keys: readonly string[];
+  readonly #account: string;
   readonly #process: string;
   readonly #limits: AccountLimits;
   readonly #timeScale: number;
@@ -66,6 +77,7 @@ export class RedisAccountStore {
     }
     this.#redis = redis as Redis & ScriptCommands;
     this.#keys = accountKeys(options.account);
+    this.#account = options.account;
     this.#process = options.process;
     this.#limits = options.limits;
     this.#timeScale = options.timeScale;
@@ -77,11 +89,12 @@ export class RedisAccountStore {
     const limits = this.#limits;
     const [verdict, at, now, epoch, inMinute, inDay] = await this.#redis.flowstreamGrant(
       ...this.#keys,
+      markKey(this.#account, startKey),
       this.#timeScale,
       this.#process,
       kind,
       demand,
-      startKey ?? '',
+      startKey === undefined ? '' : '1',
       this.#leaseMs,
       limits.perMinute,
       limits.usablePerMinute,
@@ -107,6 +120,7 @@ export class RedisAccountStore {
     const field = (value: number | undefined): string | number => value ?? '';
     const [now, epoch] = await this.#redis.flowstreamReport(
       ...this.#keys,
+      markKey(this.#account, report.startKey),
       this.#timeScale,
       this.#process,
       field(report.httpStatus),
@@ -116,9 +130,10 @@ export class RedisAccountStore {
       field(report.limitPerDay),
       this.#limits.minuteWindowMs,
       this.#limits.dayWindowMs,
-      report.startKey ?? '',
+      report.startKey === undefined ? '' : '1',
       this.#limits.duplicateStartSpacingMs,
       this.#limits.minuteWindowMs,
+      this.#epoch,
     );
     this.#epoch = epoch;
     return now;
@@ -126,6 +141,7 @@ export class RedisAccountStore {
 
   /** This process has no reads waiting: its share of the pace goes to the others at once. */
   async leave(): Promise<void> {
-    await this.#redis.flowstreamLeave(...this.#keys, this.#timeScale, this.#process);
+    const [, epoch] = await this.#redis.flowstreamLeave(...this.#keys, markKey(this.#account, undefined), this.#timeScale, this.#process, this.#epoch, this.#limits.minuteWindowMs);
+    this.#epoch = epoch;
   }
 }

@@ -15,7 +15,8 @@ export type RedisOption = string | Redis;
 /** A connection and whether closing is ours to do (we made it) or the caller's (they passed it). */
 export interface RedisConnection {
   readonly client: Redis;
-  close(): Promise<void>;
+  /** Closes a connection made here; once `giveUp` resolves, without waiting for Redis any longer. */
+  close(giveUp?: Promise<void>): Promise<void>;
 }
 
 /**
@@ -23,7 +24,10 @@ export interface RedisConnection {
  * budget fails closed) and is closed by `close()`; a client given is left to its owner.
  */
 export function connectRedis(option: RedisOption): RedisConnection {
-  if (typeof option !== 'string') return { client: option, close: () => Promise.resolve() };
+  if (typeof option !== 'string') {
+    if (!isRedisClient(option)) throw new InvalidArgumentError('redis', `must be a redis://, rediss:// or redis+unix:// URL, or an ioredis client (got ${describe(option)})`);
+    return { client: option, close: () => Promise.resolve() };
+  }
   let client: Redis;
   if (option.startsWith('redis+unix://')) {
     client = new Redis({ path: new URL(option).pathname, maxRetriesPerRequest: null });
@@ -36,7 +40,7 @@ export function connectRedis(option: RedisOption): RedisConnection {
   client.on('error', () => undefined);
   return {
     client,
-    close: () =>
+    close: (giveUp) =>
       new Promise<void>((resolve) => {
         // QUIT waits behind the commands queued for a Redis not reached, possibly for ever: then the
         // connection is dropped without waiting for them, now or once the client finds Redis gone (it
@@ -51,10 +55,25 @@ export function connectRedis(option: RedisOption): RedisConnection {
           return;
         }
         client.once('reconnecting', drop);
+        // A Redis that holds the connection open without answering (a frozen process) never answers QUIT.
+        void giveUp?.then(drop);
         client.quit().then(() => {
           client.off('reconnecting', drop);
           resolve();
         }, drop);
       }),
   };
+}
+
+/** An ioredis client, by what the budget uses of it (another copy of ioredis fails `instanceof`). */
+function isRedisClient(value: unknown): value is Redis {
+  if (typeof value !== 'object' || value === null) return false;
+  const client = value as Partial<Record<'defineCommand' | 'duplicate' | 'quit', unknown>>;
+  return typeof client.defineCommand === 'function' && typeof client.duplicate === 'function' && typeof client.quit === 'function';
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object that is not an ioredis client' : typeof value;
 }

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { asyncScheduler, BehaviorSubject, type SchedulerLike, type Subscription, switchMap } from 'rxjs';
-import { createDurationModel, DURATION_MODEL_DEFAULTS, type DurationModelOptions, isDuration } from '../budget/duration-model.js';
-import type { DurationModel, DurationsJson, NodeDurations } from '../domain/durations.js';
+import { createDurationModel, DURATION_MODEL_DEFAULTS, type DurationModelOptions, IMPORT_BOUNDS, isDuration, readDurationsJson } from '../budget/duration-model.js';
+import type { DurationModel, NodeDurations } from '../domain/durations.js';
 import type { Logger } from '../domain/model.js';
 import { DEFAULTS } from '../domain/options.js';
 import { timerDelay } from '../http/options.js';
@@ -77,12 +77,17 @@ function fieldOf(canvasId: string, nodeId: string): string {
   return JSON.stringify([canvasId, nodeId]);
 }
 
+/** A canvas or node id as an import may give it (what a writer of an earlier version stored may be longer). */
+function isId(value: unknown): value is string {
+  return typeof value === 'string' && value.length > 0 && value.length <= IMPORT_BOUNDS.idLength;
+}
+
 /** A node as the load script gives it, or `undefined` for what no writer of ours stored. */
 function storedNode(field: string, text: string): NodeDurations | undefined {
   try {
     const ids: unknown = JSON.parse(field);
     const samplesMs: unknown = JSON.parse(text);
-    if (!Array.isArray(ids) || typeof ids[0] !== 'string' || typeof ids[1] !== 'string' || !Array.isArray(samplesMs)) return undefined;
+    if (!Array.isArray(ids) || !isId(ids[0]) || !isId(ids[1]) || !Array.isArray(samplesMs)) return undefined;
     return { canvasId: ids[0], nodeId: ids[1], samplesMs: samplesMs.filter(isDuration) };
   } catch {
     return undefined;
@@ -94,7 +99,7 @@ function messageOf(text: string): (Learned & { readonly from: string; readonly s
   try {
     const message = JSON.parse(text) as Record<string, unknown>;
     const { from, seq, canvasId, nodeId, samplesMs } = message;
-    if (typeof from !== 'string' || typeof seq !== 'number' || typeof canvasId !== 'string' || typeof nodeId !== 'string' || !Array.isArray(samplesMs)) return undefined;
+    if (typeof from !== 'string' || typeof seq !== 'number' || !isId(canvasId) || !isId(nodeId) || !Array.isArray(samplesMs)) return undefined;
     return { from, seq, canvasId, nodeId, samplesMs: samplesMs.filter(isDuration) };
   } catch {
     return undefined;
@@ -271,9 +276,11 @@ export function createRedisDurations(options: RedisDurationsOptions): RedisDurat
     },
     toJSON: () => models.value.toJSON(),
     import(json) {
-      // The local import checks `json` (InvalidArgumentError): only an exported model reaches Redis.
-      models.value.import(json);
-      for (const node of (json as DurationsJson).nodes) {
+      // Checked and copied once (InvalidArgumentError): only an exported model's plain values reach
+      // Redis, and of its nodes only those the model keeps.
+      const nodes = readDurationsJson(json);
+      models.value.import({ version: 1, nodes });
+      for (const node of nodes.slice(-maxNodes)) {
         remember(node);
         write(node);
       }

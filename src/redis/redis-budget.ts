@@ -4,14 +4,16 @@ import { budgetLimits, type BudgetLimits } from '../budget/limits.js';
 import { type Waiter, waitForTurn } from '../budget/waiting-request.js';
 import { chooseNext, type ClassHead, FAIR_CLASSES, FairQueue, fairClassOf } from '../budget/fair-queue.js';
 import type { AccountBudget, BudgetState } from '../domain/budget.js';
+import type { Logger } from '../domain/model.js';
 import type { RequestBudgetOptions } from '../domain/options.js';
 import type { GateReport, GateTicket } from '../domain/requests.js';
 import { RateLimitError } from '../errors/api-errors.js';
 import { FlowstreamError } from '../errors/flowstream-error.js';
 import { DEFAULTS } from '../domain/options.js';
 import { MAX_TIMER_MS, positive, timerDelay } from '../http/options.js';
+import { safeLogger } from '../http/safe-logger.js';
 import { checkAccountName } from './account-name.js';
-import { type GrantClass, RedisAccountStore } from './account-store.js';
+import { type Grant, type GrantClass, RedisAccountStore } from './account-store.js';
 import { connectRedis, type RedisOption } from './connection.js';
 import { createRedisDurations, type RedisDurations, type RedisDurationsOptions } from './durations.js';
 
@@ -36,9 +38,12 @@ export interface RedisBudgetOptions extends Pick<RequestBudgetOptions, 'requests
   /** The client's scheduler (its timers wait for the grants). Default real time. */
   readonly scheduler?: SchedulerLike;
   /**
-   * How long requests wait for an unreachable Redis (ms on the scheduler) before they fail with a
-   * `FlowstreamError` coded `BUDGET_UNAVAILABLE`; nothing is sent meanwhile. Default 30 s, a request's
-   * own default timeout.
+   * How long Redis may take to answer (ms on the scheduler). Past it, reads, starts and interactive
+   * calls waiting for it fail with a `FlowstreamError` coded `BUDGET_UNAVAILABLE` (nothing was sent),
+   * and so does each one that comes while Redis stays away, once it has waited as long; the budget
+   * serves again as soon as Redis answers. Aborts never fail for
+   * it: they wait for Redis, however long it is away. `close()` waits at most this long. Default 30 s,
+   * a request's own default timeout.
    */
   readonly unavailableAfterMs?: number;
   /**
@@ -47,11 +52,16 @@ export interface RedisBudgetOptions extends Pick<RequestBudgetOptions, 'requests
    * for none (each client then learns on its own). Default `true`.
    */
   readonly durations?: boolean | Pick<RedisDurationsOptions, 'window' | 'maxNodes' | 'minSamples' | 'logger'>;
+  /** Told of each abort that `close()` could not send (with its `executionId`), and of the durations' troubles unless `durations.logger` is given. */
+  readonly logger?: Logger;
 }
 
 /**
  * The account budget of a fleet, in Redis: with `close()` to leave the account, and the account's
- * learned durations, which `close()` closes too.
+ * learned durations, which `close()` closes too. `close()` takes at most `unavailableAfterMs`: aborts
+ * still waiting get their grant until then; those still held after it are sent on the service's last
+ * count when Redis is away, and the others are refused (`BUDGET_CLOSED`, naming the execution) and
+ * logged with their `executionId`.
  *
  * @example
  * ```ts
@@ -88,8 +98,9 @@ function grantClassOf(ticket: GateTicket): GrantClass {
  * account may send it now: at most the usable count in any window of
  * the service, timed by Redis `TIME`; the day paced with its reserve; the service's caps and a 429's
  * pause shared; identical starts spaced account-wide; each process's share of the reads following how
- * many runs it has waiting. It fails closed: while Redis is unreachable nothing is sent, requests wait
- * (their callers' deadlines end them), and nothing bursts afterwards. Its `durations` are the
+ * many runs it has waiting. It fails closed: while Redis is unreachable nothing is sent and nothing
+ * bursts afterwards; reads, starts and interactive calls fail with `BUDGET_UNAVAILABLE` once Redis has
+ * not answered for `unavailableAfterMs`, while aborts wait for it and go once it answers. Its `durations` are the
  * account's learned node durations, shared the same way, which every client given the budget uses.
  *
  * @example
@@ -106,12 +117,13 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
   const timeScale = positive('timeScale', options.timeScale ?? 1);
   const unavailableAfterMs = timerDelay('unavailableAfterMs', options.unavailableAfterMs ?? DEFAULTS.timeoutMs);
   const scheduler = options.scheduler ?? asyncScheduler;
+  const logger = safeLogger(options.logger);
   const limits: BudgetLimits = budgetLimits(options);
   const connection = connectRedis(options.redis);
   let durations: RedisDurations | undefined;
   try {
     const shared = options.durations ?? true;
-    durations = shared === false ? undefined : createRedisDurations({ redis: connection.client, account, scheduler, unavailableAfterMs, ...(shared === true ? {} : shared) });
+    durations = shared === false ? undefined : createRedisDurations({ redis: connection.client, account, scheduler, unavailableAfterMs, ...(options.logger === undefined ? {} : { logger: options.logger }), ...(shared === true ? {} : shared) });
   } catch (error) {
     // Bounds that are not: nothing is left connected.
     void connection.close();
@@ -131,16 +143,39 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
   const observers = new Set<Subscriber<BudgetState>>();
   let nextId = 0;
   let bypassed = 0;
+  /** A call to Redis is on its way: one at a time, so an outage never piles calls up behind it. */
   let asking = false;
   /** Something came in while a grant was being asked: the answer may be for a request no longer first. */
   let changed = false;
   // Read through a function: TypeScript does not see the assignment made by acquire() during the await.
   const changedMeanwhile = (): boolean => changed;
   let timer: Subscription | undefined;
+  /** The deadline of the call on its way to Redis. */
+  let callDeadline: Subscription | undefined;
+  /** `close()` was called: new requests are refused; aborts held by then still get their grant until its deadline. */
+  let closing: Promise<void> | undefined;
+  /** Nothing more is asked of Redis: this handle has left the account. */
   let closed = false;
+  // Read through a function: TypeScript does not see close() setting it during an await.
+  const isClosed = (): boolean => closed;
   let declared = false;
-  /** Whether Redis answered the last grant in time: leaving an unreachable account waits for nothing. */
+  /**
+   * Whether Redis answered the last call within `unavailableAfterMs`. While it does not, reads,
+   * starts and interactive calls wait for it at most that long (then `BUDGET_UNAVAILABLE`), and aborts
+   * wait for it, however long.
+   */
   let reachable = true;
+  /** Requests that came while Redis was away: each is given up once it has waited `unavailableAfterMs` for it. */
+  const giveUps = new Map<number, Subscription>();
+  /** Told when the last held abort has gone, while `close()` waits for them. */
+  let drained: (() => void) | undefined;
+  /**
+   * What the service's last count (its `X-RateLimit-Remaining-*` headers, service.md §2.1) leaves for
+   * this process to send: the lower of the minute's and the day's, less the requests it let through
+   * since (those still on their way then may not be in it). While Redis is away no process of the
+   * account is granted anything, so this count is the account's; `close()` spends it on held aborts.
+   */
+  let serviceLeft: number | undefined;
   let seen = { inMinute: 0, inDay: 0, at: scheduler.now(), nextSendAt: scheduler.now(), pausedUntil: undefined as number | undefined };
 
   /** The head of each class with something waiting, for `chooseNext`. */
@@ -163,67 +198,108 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
     }, Math.min(MAX_TIMER_MS, Math.max(0, Math.ceil(delayMs))));
   }
 
-  /** Asks the account for the request whose turn it is, one at a time. */
+  /**
+   * Asks the account for the request whose turn it is, one call at a time. With nothing waiting, it
+   * withdraws this process's reads from the account — and while Redis is away, that call is the one
+   * that finds it back.
+   */
   async function ask(): Promise<void> {
     if (asking || closed) return;
     const [first, ...rest] = heads();
-    if (first === undefined) {
-      if (declared) {
-        declared = false;
-        await store.leave().catch(() => undefined);
-      }
-      return;
-    }
+    if (first === undefined && !declared && reachable) return;
     asking = true;
     changed = false;
-    const { chosen, bypassed: overtaken } = chooseNext([first, ...rest], bypassed, limits.starvationLimit);
+    const choice = first === undefined ? undefined : chooseNext([first, ...rest], bypassed, limits.starvationLimit);
+    const kind = choice === undefined ? undefined : grantClassOf(choice.chosen.ticket);
+    if (kind === 'read') declared = true;
+    // The call is not abandoned at its deadline: it stays the one call on its way, and its answer
+    // (when Redis is back) is used. Only what cannot wait is told that Redis is away.
+    callDeadline = scheduler.schedule(() => {
+      // A process that stalled (a busy machine) runs its timers before it reads the answers that came
+      // meanwhile: they get one turn to be read before Redis is taken for away.
+      callDeadline = scheduler.schedule(unreachable, 0);
+    }, unavailableAfterMs);
+    let grant: Grant | undefined;
     try {
-      const kind = grantClassOf(chosen.ticket);
-      if (kind === 'read') declared = true;
-      const grant = await withinDeadline(store.grant(kind, readers(), kind === 'start' ? chosen.ticket.key : undefined), unavailableAfterMs, scheduler);
-      reachable = true;
-      seen = { ...seen, inMinute: grant.inMinute, inDay: grant.inDay, at: grant.now, nextSendAt: grant.verdict === 'wait' ? grant.at : grant.now };
-      asking = false;
-      const waiter = waiters.get(chosen.id);
-      if (grant.verdict === 'wait') {
-        // A request that came in meanwhile (an abort, a start) is asked for at once, not after this wait.
-        if (changedMeanwhile()) void ask();
-        else wake(grant.at - grant.now);
-        return;
-      }
-      if (grant.verdict === 'refused') {
-        remove(chosen.id);
-        waiter?.refuse(dayIsSpent(chosen.ticket, grant.at, grant.now));
-      } else {
-        bypassed = overtaken;
-        // Granted: the request goes, if it is still waiting (it may have left while Redis answered; the
-        // send it was granted is then counted and unused, never the other way round).
-        if (waiter !== undefined) {
-          queue.served(chosen);
-          remove(chosen.id);
-          inFlight.set(chosen.ticket, grant.now);
-          waiter.release();
-        }
-      }
-      publish();
-      void ask();
+      grant = choice === undefined || kind === undefined ? await store.leave().then(() => undefined) : await store.grant(kind, readers(), kind === 'start' ? choice.chosen.ticket.key : undefined);
     } catch {
-      // Redis unreachable: fail closed — nothing is sent until it answers again, and what waited
-      // longer than it may fails with a typed error rather than hang.
+      // Redis refused the call (a client that gives up on commands while it is away): asked again soon.
+      endCallDeadline();
       asking = false;
-      reachable = false;
-      for (const [id, waiter] of [...waiters]) {
-        remove(id);
-        waiter.refuse(new FlowstreamError(`Redis did not answer the request budget within ${unavailableAfterMs} ms: nothing was sent`, 'BUDGET_UNAVAILABLE'));
-      }
-      publish();
-      wake(UNREACHABLE_RETRY_MS);
+      unreachable();
+      if (!isClosed()) wake(UNREACHABLE_RETRY_MS);
+      return;
     }
+    endCallDeadline();
+    asking = false;
+    reachable = true;
+    // Redis answers: what came while it was away waits as any request does.
+    for (const giveUp of giveUps.values()) giveUp.unsubscribe();
+    giveUps.clear();
+    if (isClosed()) return;
+    if (choice === undefined || grant === undefined) {
+      declared = false;
+      void ask();
+      return;
+    }
+    const { chosen } = choice;
+    seen = { ...seen, inMinute: grant.inMinute, inDay: grant.inDay, at: grant.now, nextSendAt: grant.verdict === 'wait' ? grant.at : grant.now };
+    const waiter = waiters.get(chosen.id);
+    if (grant.verdict === 'wait') {
+      // A request that came in meanwhile (an abort, a start) is asked for at once, not after this wait.
+      if (changedMeanwhile()) void ask();
+      else wake(grant.at - grant.now);
+      return;
+    }
+    if (grant.verdict === 'refused') {
+      remove(chosen.id);
+      waiter?.refuse(dayIsSpent(chosen.ticket, grant.at, grant.now));
+    } else {
+      bypassed = choice.bypassed;
+      // Granted: the request goes, if it is still waiting (it may have left while Redis answered; the
+      // send it was granted is then counted and unused, never the other way round).
+      if (waiter !== undefined) {
+        queue.served(chosen);
+        remove(chosen.id);
+        release(waiter);
+      }
+    }
+    publish();
+    void ask();
+  }
+
+  function endCallDeadline(): void {
+    callDeadline?.unsubscribe();
+    callDeadline = undefined;
+  }
+
+  /**
+   * Redis did not answer in time: fail closed — nothing is sent without its grant, and what cannot
+   * wait fails with a typed error rather than hang. Aborts wait for Redis (service.md §3.5: an
+   * execution left running spends credits), however long it is away.
+   */
+  function unreachable(): void {
+    reachable = false;
+    for (const [id, waiter] of [...waiters]) {
+      if (grantClassOf(waiter.ticket) === 'abort') continue;
+      remove(id);
+      waiter.refuse(unavailableError(unavailableAfterMs));
+    }
+    publish();
+  }
+
+  function release(waiter: Waiter): void {
+    inFlight.set(waiter.ticket, scheduler.now());
+    if (serviceLeft !== undefined) serviceLeft -= 1;
+    waiter.release();
   }
 
   function remove(id: number): void {
+    giveUps.get(id)?.unsubscribe();
+    giveUps.delete(id);
     waiters.delete(id);
     queue.remove(id);
+    if (waiters.size === 0) drained?.();
   }
 
   function publish(): void {
@@ -259,13 +335,67 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
     };
   }
 
+  /**
+   * Leaves the account within `unavailableAfterMs`: held aborts get their grant until then; what is
+   * still held when Redis is away goes on the service's own count, and each abort not sent is
+   * refused and logged with its execution id. Then the connection closes, answered or not.
+   */
+  async function leaveAccount(): Promise<void> {
+    for (const [id, waiter] of [...waiters]) {
+      if (grantClassOf(waiter.ticket) === 'abort') continue;
+      remove(id);
+      waiter.refuse(closedError());
+    }
+    publish();
+    let deadlineTimer: Subscription | undefined;
+    const deadline = new Promise<void>((resolve) => {
+      deadlineTimer = scheduler.schedule(() => {
+        resolve();
+      }, unavailableAfterMs);
+    });
+    if (waiters.size > 0) {
+      await Promise.race([deadline, new Promise<void>((resolve) => { drained = resolve; })]);
+      drained = undefined;
+    }
+    closed = true;
+    timer?.unsubscribe();
+    endCallDeadline();
+    for (const [id, waiter] of [...waiters]) {
+      remove(id);
+      if (!reachable && serviceLeft !== undefined && serviceLeft > 0) {
+        release(waiter);
+        continue;
+      }
+      const executionId = waiter.ticket.key;
+      logger?.warn('flowstream: the request budget closed before this abort could be sent: the execution may still be running', { executionId, redis: reachable ? 'reachable' : 'unreachable' });
+      waiter.refuse(closedError(executionId));
+    }
+    for (const observer of [...observers]) observer.complete();
+    observers.clear();
+    if (reachable) await Promise.race([store.leave().catch(() => undefined), deadline]);
+    await durations?.close();
+    await connection.close(deadline);
+    deadlineTimer?.unsubscribe();
+  }
+
   return {
     ...(durations === undefined ? {} : { durations }),
     acquire(ticket: GateTicket, signal?: AbortSignal): Promise<void> {
-      if (closed && signal?.aborted !== true) return Promise.reject(closedError());
+      if (closing !== undefined && signal?.aborted !== true) return Promise.reject(closedError());
       return waitForTurn(ticket, signal, (waiter) => {
         const id = nextId++;
         waiters.set(id, waiter);
+        // Redis is away (it did not answer within `unavailableAfterMs`): what cannot wait for it waits at most that long.
+        if (!reachable && grantClassOf(ticket) !== 'abort') {
+          giveUps.set(
+            id,
+            scheduler.schedule(() => {
+              remove(id);
+              waiter.refuse(unavailableError(unavailableAfterMs));
+              publish();
+            }, unavailableAfterMs),
+          );
+        }
         queue.offer(queue.enqueue(id, ticket, scheduler.now()));
         publish();
         // A higher class may have come in while a lower one waits for its time: ask again now.
@@ -282,6 +412,8 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
     report(report: GateReport): void {
       inFlight.delete(report.ticket);
       const { rateLimit } = report;
+      const counts = [rateLimit.remainingPerMinute, rateLimit.remainingPerDay].filter((count) => count !== undefined);
+      if (counts.length > 0) serviceLeft = Math.min(...counts) - inFlight.size;
       void store
         .report({
           httpStatus: report.httpStatus,
@@ -304,19 +436,9 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
       observers.add(subscriber);
       return () => observers.delete(subscriber);
     }),
-    async close(): Promise<void> {
-      if (closed) return;
-      closed = true;
-      timer?.unsubscribe();
-      for (const [id, waiter] of [...waiters]) {
-        remove(id);
-        waiter.refuse(closedError());
-      }
-      for (const observer of [...observers]) observer.complete();
-      observers.clear();
-      if (reachable) await store.leave().catch(() => undefined);
-      await durations?.close();
-      await connection.close();
+    close(): Promise<void> {
+      closing ??= leaveAccount();
+      return closing;
     },
   };
 }
@@ -334,25 +456,11 @@ function dayIsSpent(ticket: GateTicket, resetAt: number, now: number): RateLimit
   });
 }
 
-function closedError(): FlowstreamError {
-  return new FlowstreamError('The request budget is closed', 'BUDGET_CLOSED');
+function closedError(executionId?: string): FlowstreamError {
+  if (executionId === undefined) return new FlowstreamError('The request budget is closed', 'BUDGET_CLOSED');
+  return new FlowstreamError(`The request budget closed before the abort of ${executionId} could be sent: the execution may still be running`, 'BUDGET_CLOSED');
 }
 
-/** `promise`, or a rejection once `ms` have passed on `scheduler` without its answer. */
-function withinDeadline<T>(promise: Promise<T>, ms: number, scheduler: SchedulerLike): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = scheduler.schedule(() => {
-      reject(new Error('deadline'));
-    }, ms);
-    promise.then(
-      (value) => {
-        timer.unsubscribe();
-        resolve(value);
-      },
-      (error: unknown) => {
-        timer.unsubscribe();
-        reject(error instanceof Error ? error : new Error(String(error)));
-      },
-    );
-  });
+function unavailableError(afterMs: number): FlowstreamError {
+  return new FlowstreamError(`Redis did not answer the request budget within ${afterMs} ms: nothing was sent`, 'BUDGET_UNAVAILABLE');
 }

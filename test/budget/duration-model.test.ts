@@ -112,6 +112,69 @@ describe('createDurationModel', () => {
     expect(model.toJSON().nodes).toEqual([]);
   });
 
+  it('refuses, by value, an import that only looks like a model: oversized ids and counts, holes, getters, throwing proxies', () => {
+    const node = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({ canvasId: 'c-1', nodeId: 'node-a', samplesMs: [9_000], ...extra });
+    const sparse: unknown[] = [];
+    sparse[2] = node();
+    const sparseSamples: number[] = [1_000];
+    sparseSamples[2] = 2_000;
+    const withGetter = node();
+    Object.defineProperty(withGetter, 'canvasId', { get: () => 'c-1', enumerable: true });
+    const throwing = new Proxy(node(), {
+      get: () => {
+        throw new Error('trap');
+      },
+      getOwnPropertyDescriptor: () => {
+        throw new Error('trap');
+      },
+    });
+    const hostile: readonly (readonly [string, unknown])[] = [
+      ['a 5 MB canvas id', { version: 1, nodes: [node({ canvasId: `c-${'x'.repeat(5_000_000)}` })] }],
+      ['an empty node id', { version: 1, nodes: [node({ nodeId: '' })] }],
+      ['too many samples', { version: 1, nodes: [node({ samplesMs: Array.from({ length: 10_001 }, () => 1_000) })] }],
+      ['too many nodes', { version: 1, nodes: { length: 100_001 } }],
+      ['a length past the nodes bound', { version: 1, nodes: Object.assign([], { length: 100_001 }) }],
+      ['a sparse nodes array', { version: 1, nodes: sparse }],
+      ['a sparse samples array', { version: 1, nodes: [node({ samplesMs: sparseSamples })] }],
+      ['a getter for an id', { version: 1, nodes: [withGetter] }],
+      ['a getter for the nodes', Object.defineProperty({ version: 1 }, 'nodes', { get: () => [node()], enumerable: true })],
+      ['a proxy whose traps throw', { version: 1, nodes: [throwing] }],
+      ['a proxy of the whole model whose traps throw', new Proxy({ version: 1, nodes: [] }, { getOwnPropertyDescriptor: () => { throw new Error('trap'); } })],
+    ];
+    for (const [what, bad] of hostile) {
+      const model = createDurationModel();
+      let caught: unknown;
+      try {
+        model.import(bad);
+      } catch (error) {
+        caught = error;
+      }
+      expect(isInvalidArgumentError(caught), what).toBe(true);
+      expect(model.toJSON().nodes, what).toEqual([]);
+    }
+  });
+
+  it('reads a proxy of a model once, keeping the values it first gave', () => {
+    // Each sample reads as a duration the first time, and as -1 (not one) ever after.
+    const seen = new Set<PropertyKey>();
+    const later = (key: PropertyKey): boolean => {
+      if (key === 'length' || typeof key === 'symbol') return false;
+      const again = seen.has(key);
+      seen.add(key);
+      return again;
+    };
+    const samples = new Proxy([9_000, 10_000, 11_000], {
+      get: (target, key, receiver) => (later(key) ? -1 : Reflect.get(target, key, receiver) as unknown),
+      getOwnPropertyDescriptor: (target, key) => {
+        const descriptor = Reflect.getOwnPropertyDescriptor(target, key);
+        return later(key) && descriptor !== undefined ? { ...descriptor, value: -1 } : descriptor;
+      },
+    });
+    const model = createDurationModel();
+    model.import({ version: 1, nodes: [{ canvasId: 'c-1', nodeId: 'node-a', samplesMs: samples }] });
+    expect(model.toJSON().nodes).toEqual([{ canvasId: 'c-1', nodeId: 'node-a', samplesMs: [9_000, 10_000, 11_000] }]);
+  });
+
   it('shows its state on subscription and after every change', async () => {
     const model = createDurationModel({ minSamples: 1 });
     const views = firstValueFrom(model.state$.pipe(take(3), toArray()));

@@ -88,6 +88,78 @@ describe('the account scripts on a real redis-server', () => {
     expect((await b.grant('start', 0, 'c-1\n{"variables":{"n":2}}')).verdict).toBe('granted');
   });
 
+  it('keeps no start body in Redis: an identical start\'s mark is a digest that expires just past the duplicate window', async () => {
+    const a = store('acct-private', 'a');
+    const body = 'c-1\n{"variables":{"email":"ada@example.com","token":"tok-secret-123"}}';
+    expect((await a.grant('start', 0, body)).verdict).toBe('granted');
+    await a.report({ httpStatus: 200, startKey: body });
+    const keys = await redis.keys('{fs:acct-private}:*');
+    const contents = await Promise.all(
+      keys.map(async (key) => {
+        switch (await redis.type(key)) {
+          case 'hash':
+            return JSON.stringify(await redis.hgetall(key));
+          case 'zset':
+            return JSON.stringify(await redis.zrange(key, 0, -1));
+          default:
+            return (await redis.get(key)) ?? '';
+        }
+      }),
+    );
+    expect(`${keys.join(' ')} ${contents.join(' ')}`).not.toMatch(/ada@example|tok-secret/u);
+    const marks = keys.filter((key) => key.includes(':start:'));
+    expect(marks).toHaveLength(1);
+    const ttl = await redis.pttl(marks[0]!);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(LIMITS.duplicateStartSpacingMs + 1);
+    // Still spaced: the same body waits, from another process too.
+    expect((await store('acct-private', 'b').grant('start', 0, body)).verdict).toBe('wait');
+  });
+
+  it('does not slow the account for a process configured with a lower per-minute limit (100 and 30)', async () => {
+    const fast = store('acct-mixed', 'fast', budgetLimits({ requestsPerMinute: 100 }));
+    const slow = store('acct-mixed', 'slow', budgetLimits({ requestsPerMinute: 30 }));
+    expect((await fast.grant('interactive', 0)).verdict).toBe('granted');
+    expect((await slow.grant('interactive', 0)).verdict).toBe('granted');
+    // The slow process's send took one interval of the account's pace (682 ms), not of its own (2,480
+    // ms): the rest of the account's burst of 5 is still there.
+    const more = [];
+    for (let index = 0; index < 3; index++) more.push((await fast.grant('interactive', 0)).verdict);
+    expect(more).toEqual(['granted', 'granted', 'granted']);
+  });
+
+  it('holds a process configured with a lower per-minute limit to its own pace', async () => {
+    // The account's burst (20) is larger than the slow process's own (5).
+    const fast = store('acct-own-pace', 'fast', budgetLimits({ requestsPerMinute: 100, burst: 20 }));
+    const slow = store('acct-own-pace', 'slow', budgetLimits({ requestsPerMinute: 30 }));
+    expect((await fast.grant('interactive', 0)).verdict).toBe('granted');
+    const verdicts = [];
+    for (let index = 0; index < 6; index++) verdicts.push(await slow.grant('interactive', 0));
+    expect(verdicts.slice(0, 5).map((grant) => grant.verdict)).toEqual(['granted', 'granted', 'granted', 'granted', 'granted']);
+    const sixth = verdicts[5]!;
+    expect(sixth.verdict).toBe('wait');
+    // Its own interval at 30 a minute: ⌈62,000 / (29 − 5 + 1)⌉ = 2,480 ms after its own burst.
+    if (sixth.verdict === 'wait') expect(sixth.at - sixth.now).toBeGreaterThan(2_000);
+    // The account has room left: the fast process goes on.
+    expect((await fast.grant('interactive', 0)).verdict).toBe('granted');
+  });
+
+  it('gives the reads a process with a lower limit cannot take to the others', async () => {
+    const fast = store('acct-mixed-reads', 'fast', budgetLimits({ requestsPerMinute: 100 }));
+    const slow = store('acct-mixed-reads', 'slow', budgetLimits({ requestsPerMinute: 30 }));
+    // 20 runs waiting in each. The account's reads go at one per 1.1 × 682 ms; the slow process takes
+    // at most one per 2,480 ms of them, so the fast one's turn comes every 1 / (1/750 − 1/2,480) ≈
+    // 1,075 ms — not every 1,500 ms, as an equal split by runs would give it.
+    expect((await slow.grant('read', 20)).verdict).toBe('granted');
+    expect((await fast.grant('read', 20)).verdict).toBe('granted');
+    const next = await fast.grant('read', 20);
+    expect(next.verdict).toBe('wait');
+    if (next.verdict === 'wait') {
+      expect(next.at - next.now).toBeGreaterThan(950);
+      expect(next.at - next.now).toBeLessThan(1_200);
+    }
+  });
+
   it('keeps every key of an account in one cluster hash slot', async () => {
     await store('acct-slot', 'p').grant('read', 1);
     const keys = (await redis.keys('{fs:acct-slot}:*')).sort();
@@ -96,5 +168,22 @@ describe('the account scripts on a real redis-server', () => {
     // CLUSTER KEYSLOT needs cluster mode; the hash tag is what decides the slot either way.
     expect(keys.every((key) => key.startsWith('{fs:acct-slot}:'))).toBe(true);
     expect(slots.size).toBe(1);
+  });
+});
+
+describe('the account scripts when Redis loses the account', () => {
+  it('pauses the account for a window after a restart with nothing saved, even when an answer\'s report reaches Redis first', async () => {
+    const fresh = new Redis({ path: server.socket, maxRetriesPerRequest: null });
+    fresh.on('error', () => undefined);
+    const a = new RedisAccountStore(fresh, { account: 'acct-lost', process: 'a', limits: LIMITS, timeScale: 1, leaseMs: 10_000 });
+    expect((await a.grant('read', 1)).verdict).toBe('granted');
+    await server.stop({ crash: true });
+    await server.restart();
+    // The answer to the request granted before the loss is reported before anything else is asked.
+    await a.report({ httpStatus: 200, remainingPerMinute: 99 });
+    const next = await a.grant('read', 1);
+    expect(next.verdict).toBe('wait');
+    if (next.verdict === 'wait') expect(next.at - next.now).toBeGreaterThan(59_000);
+    fresh.disconnect();
   });
 });

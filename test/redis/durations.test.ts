@@ -131,6 +131,20 @@ describe('learned durations shared through Redis', () => {
     expect(await raw.hkeys('{fs:acct-import}:durations')).toEqual([field('c-1', 'n-1')]);
   });
 
+  it('refuses an import with a 5 MB canvas id: nothing of it is stored in Redis or sent to the other processes', async () => {
+    const a = open('acct-huge');
+    const b = open('acct-huge');
+    await Promise.all([a.ready, b.ready]);
+    expect(() => {
+      a.import({ version: 1, nodes: [{ canvasId: `c-${'x'.repeat(5_000_000)}`, nodeId: 'n-1', samplesMs: [9_000] }] });
+    }).toThrow(expect.objectContaining({ name: 'InvalidArgumentError' }));
+    // A write after it goes through: had the huge one gone, it would be stored before this one.
+    a.import({ version: 1, nodes: [{ canvasId: 'c-1', nodeId: 'n-1', samplesMs: [9_000] }] });
+    await until(b, () => b.toJSON().nodes.length > 0);
+    expect(b.toJSON().nodes.map((node) => node.canvasId)).toEqual(['c-1']);
+    expect(await raw.hkeys('{fs:acct-huge}:durations')).toEqual([field('c-1', 'n-1')]);
+  });
+
   it('starts a node afresh over a stored value that is not a list of durations', async () => {
     await raw.hset('{fs:acct-garbage}:durations', field('c-1', 'n-1'), 'not json');
     await raw.zadd('{fs:acct-garbage}:durations:used', 1, field('c-1', 'n-1'));

@@ -84,6 +84,8 @@ export async function startRedisServer(): Promise<RedisServer> {
     if (child === undefined) return;
     const running = child;
     child = undefined;
+    // A frozen server hears SIGTERM only once it runs again.
+    if (options.crash !== true) running.kill('SIGCONT');
     running.kill(options.crash === true ? 'SIGKILL' : 'SIGTERM');
     await exited(running);
   };
@@ -101,8 +103,6 @@ export async function startRedisServer(): Promise<RedisServer> {
       child?.kill('SIGCONT');
     },
     close: async () => {
-      // A frozen server would not hear SIGTERM.
-      child?.kill('SIGCONT');
       await stop();
       await rm(dir, { recursive: true, force: true });
     },
