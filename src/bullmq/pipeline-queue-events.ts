@@ -1,7 +1,8 @@
 import { Observable } from 'rxjs';
-import type { CheckpointStore, CheckpointStoreEvent } from '../pipeline/checkpoint-store.js';
+import type { Logger } from '../domain/model.js';
+import type { CheckpointStore } from '../pipeline/checkpoint-store.js';
 import type { StepCheckpoint } from '../pipeline/pipeline-checkpoint.js';
-import { checkpointChannel } from '../redis/checkpoint-store.js';
+import { checkpointChannel, parseCheckpointMessage } from '../redis/checkpoint-store.js';
 import type { PipelineChannels } from './pipeline-channels.js';
 import type { PipelineEndings } from './pipeline-endings.js';
 import { PipelineJobFailedError } from './pipeline-job-failed-error.js';
@@ -32,7 +33,7 @@ export type PipelineQueueEvent =
  * either in that snapshot or comes after it; a step's state is emitted only when it moves the step
  * forward, so a snapshot and a change that cross arrive in order.
  */
-export function pipelineQueueEvents(channels: PipelineChannels, store: CheckpointStore, endings: PipelineEndings, storedId: string, pipelineId: string): Observable<PipelineQueueEvent> {
+export function pipelineQueueEvents(channels: PipelineChannels, store: CheckpointStore, endings: PipelineEndings, storedId: string, pipelineId: string, logger?: Logger): Observable<PipelineQueueEvent> {
   return new Observable<PipelineQueueEvent>((subscriber) => {
     const latest = new Map<string, StepCheckpoint>();
     let cancelled = false;
@@ -47,8 +48,10 @@ export function pipelineQueueEvents(channels: PipelineChannels, store: Checkpoin
       subscriber.next({ type: 'cancel', pipelineId });
     };
     const changes = channels.listen(checkpointChannel(storedId), (message) => {
-      const event = JSON.parse(message) as CheckpointStoreEvent;
-      if (event.type === 'cancel') cancel();
+      const event = parseCheckpointMessage(storedId, message);
+      // Anyone can publish on a channel: what is not a change of this pipeline is dropped, and told.
+      if (event === undefined) logger?.warn('pipeline queue: dropped a message that is not a change of this pipeline', { pipelineId });
+      else if (event.type === 'cancel') cancel();
       else step(event.step, event.entry);
     });
     changes.subscribed
