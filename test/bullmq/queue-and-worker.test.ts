@@ -1,3 +1,5 @@
+import { link, rename } from 'node:fs/promises';
+import { Redis } from 'ioredis';
 import { filter, firstValueFrom, lastValueFrom, toArray } from 'rxjs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createPipelineQueue, createPipelineWorker, isPipelineJobFailedError, type PipelineQueue, type PipelineQueueEvent, type PipelineWorker } from '../../src/bullmq/index.js';
@@ -11,7 +13,13 @@ import { startRedisServer, type RedisServer } from '../redis/redis-server.js';
 // The fleet of worker processes (crash, SIGTERM, cancel from elsewhere, load) is in workers.integration.test.ts.
 
 type Step = 'first' | 'second';
-const WORKFLOWS = [task('c-first', { durationMs: 2_000 }), task('c-second', { durationMs: 60_000 }), task('c-broken', { durationMs: 1_000, failure: { kind: 'error', errors: ['no luck'] } })];
+const WORKFLOWS = [
+  task('c-first', { durationMs: 2_000 }),
+  task('c-second', { durationMs: 60_000 }),
+  task('c-broken', { durationMs: 1_000, failure: { kind: 'error', errors: ['no luck'] } }),
+  // Ten minutes: 6 s of real time at SPEED 100, far longer than any outage of these tests.
+  task('c-long', { durationMs: 600_000 }),
+];
 const TWO_STEPS: PipelineDefinition<Step> = { steps: { first: { canvasId: 'c-first' }, second: { canvasId: 'c-second', dependsOn: ['first'] } } };
 
 let server: RedisServer;
@@ -42,6 +50,7 @@ async function fleet(options: { readonly worker?: boolean } = {}): Promise<{ emu
       client,
       definitions: {
         'two-steps': TWO_STEPS,
+        'long-then-second': { steps: { first: { canvasId: 'c-long' }, second: { canvasId: 'c-second', dependsOn: ['first'] } } },
         broken: (input: { retry: number }) => ({ steps: { only: { canvasId: 'c-broken', retry: input.retry } } }),
       },
       concurrency: 2,
@@ -143,5 +152,34 @@ describe('a pipeline queue and its worker (flowstream/bullmq)', () => {
     const error = await lastValueFrom(queue.events$(pipelineId)).catch((caught: unknown) => caught);
     expect(isPipelineJobFailedError(error)).toBe(true);
     expect(error).toMatchObject({ pipelineId, reason: 'this worker knows no pipeline definition named "nobody-knows-me"', code: 'PIPELINE_JOB_FAILED' });
+  });
+});
+
+describe('a cancel while Redis is away (flowstream/bullmq)', () => {
+  it('cancels a pipeline whose worker was away when the cancel was asked, Redis restarted meanwhile: its running step aborted once, the next never started', async () => {
+    const { emulator, queue, prefix } = await fleet();
+    const pipelineId = await queue.start('long-then-second');
+    const running = await firstValueFrom(queue.events$(pipelineId).pipe(filter((event) => event.type === 'step' && event.step === 'first' && event.entry.status === 'running')));
+    const executionId = running.type === 'step' ? running.entry.executionId! : '';
+    // Another process asks for the cancel, through a path of its own to the same Redis.
+    const alias = `${server.socket}.canceller`;
+    const canceller = createPipelineQueue({ connection: `redis+unix://${alias}`, prefix });
+    closing.push(() => canceller.close());
+    // Redis goes down (its data saved) and the cancel is asked meanwhile.
+    await server.command('SHUTDOWN', 'SAVE');
+    const cancelled = canceller.cancel(pipelineId);
+    await server.restart();
+    // Back, but only for the canceller until the cancel is on record: the worker's follower cannot hear it.
+    await rename(server.socket, alias);
+    const control = new Redis({ path: alias });
+    // A follower that came back before the socket moved is sent away again.
+    await control.client('KILL', 'TYPE', 'pubsub');
+    await cancelled;
+    control.disconnect();
+    await link(alias, server.socket);
+    const result = await finished(queue, pipelineId);
+    expect(result).toMatchObject({ status: 'cancelled', steps: { first: { status: 'aborted', executionId }, second: { status: 'aborted' } } });
+    expect(emulator.requests.list({ endpoint: 'abort' }).map((request) => request.executionId)).toEqual([executionId]);
+    expect(emulator.requests.list({ endpoint: 'run', canvasId: 'c-second' })).toEqual([]);
   });
 });
