@@ -183,3 +183,41 @@ describe('a cancel while Redis is away (flowstream/bullmq)', () => {
     expect(emulator.requests.list({ endpoint: 'run', canvasId: 'c-second' })).toEqual([]);
   });
 });
+
+describe('a cancel right after a start (flowstream/bullmq)', () => {
+  it('starts no step whose start was not on record before the cancel, when the cancel follows the start by 1 to 7 ms (16 races)', async () => {
+    const { emulator, queue, prefix } = await fleet();
+    const watcher = new Redis({ path: server.socket });
+    const delays = [1, 2, 3, 4, 5, 6, 7, 1, 2, 3, 4, 5, 6, 7, 1, 4];
+    for (const [race, delayMs] of delays.entries()) {
+      const pipelineId = `p-race-${race}`;
+      const channel = `fs:pipeline:${prefix}:${pipelineId}`;
+      // Redis's own order of the pipeline's changes: a start on record, and the cancel.
+      const order: string[] = [];
+      const onMessage = (from: string, text: string): void => {
+        if (from !== channel) return;
+        const event = JSON.parse(text) as { type: string; step?: string; entry?: { status: string } };
+        order.push(event.type === 'cancel' ? 'cancel' : `${event.step} ${event.entry?.status}`);
+      };
+      watcher.on('message', onMessage);
+      await watcher.subscribe(channel);
+      const startsBefore = emulator.requests.list({ endpoint: 'run' }).length;
+      await queue.start('two-steps', undefined, { pipelineId });
+      // The race's input, not its outcome: how long after the start the cancel is asked.
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      await queue.cancel(pipelineId);
+      const result = await finished(queue, pipelineId);
+      await expect.poll(() => order).toContain('cancel');
+      watcher.off('message', onMessage);
+      await watcher.unsubscribe(channel);
+      const starts = emulator.requests.list({ endpoint: 'run' }).length - startsBefore;
+      expect(result.status).toBe('cancelled');
+      if (starts === 0) continue;
+      // A start that reached the service was on record before the cancel.
+      expect(starts).toBe(1);
+      expect(order.indexOf('first starting')).toBeGreaterThanOrEqual(0);
+      expect(order.indexOf('first starting')).toBeLessThan(order.indexOf('cancel'));
+    }
+    watcher.disconnect();
+  }, 60_000);
+});
