@@ -1,4 +1,5 @@
 import { rename } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { concat, firstValueFrom, filter, lastValueFrom, Observable, of, take, toArray } from 'rxjs';
@@ -235,4 +236,41 @@ describe('runPipeline on the Redis checkpoint store, cancelled', () => {
     expect(racesWithStarts).toBeLessThan(200);
     watcher.disconnect();
   }, 60_000);
+});
+
+describe("the Redis checkpoint store's follower connection", () => {
+  it('tells the logger once per outage, not once per retry, and prints nothing of its own', async () => {
+    const lost: Readonly<Record<string, unknown>>[] = [];
+    const store = createRedisCheckpointStore({
+      redis: `redis+unix://${server.socket}`,
+      logger: { warn: (message, meta) => message.includes('lost the connection') && lost.push(meta ?? {}) },
+    });
+    stores.push(store);
+    const control = await admin();
+    const printed = vi.spyOn(console, 'error');
+    // Every connection attempt (ioredis opens them with net.createConnection), counted and let through.
+    const net = createRequire(import.meta.url)('node:net') as { createConnection: (...args: unknown[]) => unknown };
+    const attempts = vi.spyOn(net, 'createConnection');
+    const following = store.events('p-outage').subscribe();
+    try {
+      await expect.poll(() => subscribers(control, 'fs:pipeline:p-outage')).toBe(1);
+      for (const outage of [1, 2]) {
+        const before = attempts.mock.calls.length;
+        await unreachable(async () => {
+          await control.client('KILL', 'TYPE', 'pubsub');
+          // Several attempts to come back fail while the socket is away.
+          await expect.poll(() => attempts.mock.calls.length - before, { timeout: 10_000 }).toBeGreaterThanOrEqual(3);
+        });
+        await expect.poll(() => subscribers(control, 'fs:pipeline:p-outage'), { timeout: 10_000 }).toBe(1);
+        expect(lost).toHaveLength(outage);
+      }
+      expect(lost[0]).toMatchObject({ pipelineId: 'p-outage' });
+      expect(printed.mock.calls.filter(([first]) => String(first).includes('[ioredis]'))).toEqual([]);
+    } finally {
+      following.unsubscribe();
+      printed.mockRestore();
+      attempts.mockRestore();
+      control.disconnect();
+    }
+  });
 });
