@@ -1,10 +1,14 @@
 import { link, rename } from 'node:fs/promises';
+import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { filter, firstValueFrom, lastValueFrom, toArray } from 'rxjs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createPipelineQueue, createPipelineWorker, isPipelineJobFailedError, type PipelineQueue, type PipelineQueueEvent, type PipelineWorker } from '../../src/bullmq/index.js';
 import type { Client } from '../../src/client.js';
+import type { Logger } from '../../src/domain/model.js';
 import type { Emulator } from '../../src/emulator/index.js';
+import { PIPELINE_QUEUE_NAME } from '../../src/bullmq/pipeline-job.js';
+import { isCorruptCheckpointError } from '../../src/pipeline/corrupt-checkpoint-error.js';
 import type { PipelineDefinition } from '../../src/pipeline/pipeline-definition.js';
 import { setup, task } from '../pipeline/harness.js';
 import { startRedisServer, type RedisServer } from '../redis/redis-server.js';
@@ -36,12 +40,13 @@ afterAll(async () => {
 });
 
 /** A queue and a worker of their own prefix (so each test has its own queue), on the test's emulator. */
-async function fleet(options: { readonly worker?: boolean } = {}): Promise<{ emulator: Emulator; client: Client; queue: PipelineQueue; prefix: string; startWorker: () => PipelineWorker }> {
+async function fleet(options: { readonly worker?: boolean; readonly logger?: Logger } = {}): Promise<{ emulator: Emulator; client: Client; queue: PipelineQueue; prefix: string; startWorker: () => PipelineWorker }> {
   const { emulator, client } = await setup(WORKFLOWS, { rateLimit: false });
   prefixes += 1;
   const connection = `redis+unix://${server.socket}`;
   const prefix = `t${prefixes}`;
-  const queue = createPipelineQueue({ connection, prefix });
+  const logging = options.logger === undefined ? {} : { logger: options.logger };
+  const queue = createPipelineQueue({ connection, prefix, ...logging });
   closing.push(() => queue.close());
   const startWorker = (): PipelineWorker => {
     const worker = createPipelineWorker({
@@ -55,6 +60,7 @@ async function fleet(options: { readonly worker?: boolean } = {}): Promise<{ emu
       },
       concurrency: 2,
       pipeline: { scheduler: emulator.scheduler },
+      ...logging,
     });
     closing.push(() => worker.close());
     return worker;
@@ -221,4 +227,39 @@ describe('a cancel right after a start (flowstream/bullmq)', () => {
     }
     watcher.disconnect();
   }, 60_000);
+});
+
+describe('what is not a checkpoint (flowstream/bullmq)', () => {
+  it("drops a garbage message on a pipeline's channel: the worker and the queue's follower tell their logger and go on", async () => {
+    const warnings: string[] = [];
+    const { queue, prefix } = await fleet({ logger: { warn: (message) => warnings.push(message) } });
+    const pipelineId = await queue.start('long-then-second');
+    const events = lastValueFrom(queue.events$(pipelineId).pipe(toArray()));
+    await firstValueFrom(queue.events$(pipelineId).pipe(filter((event) => event.type === 'step' && event.step === 'first' && event.entry.status === 'running')));
+    const control = new Redis({ path: server.socket });
+    expect(await control.publish(`fs:pipeline:${prefix}:${pipelineId}`, '{not json')).toBeGreaterThanOrEqual(2);
+    control.disconnect();
+    // The worker's follower and the queue's.
+    await expect.poll(() => warnings.filter((warning) => warning.includes('dropped')).map((warning) => warning.split(':')[0]).sort()).toEqual(['checkpoint store', 'pipeline queue']);
+    await queue.cancel(pipelineId);
+    const all = await events;
+    expect(all.at(-1)).toMatchObject({ type: 'finished', result: { status: 'cancelled', steps: { first: { status: 'aborted' } } } });
+  });
+
+  it('fails the job of a pipeline whose stored checkpoint is corrupt, naming the pipeline, and starts nothing', async () => {
+    const { emulator, queue, prefix } = await fleet();
+    const control = new Redis({ path: server.socket });
+    await control.hset(`{fs:pipeline:${prefix}:p-corrupt}:steps`, 'first', '{not json');
+    control.disconnect();
+    await queue.start('two-steps', undefined, { pipelineId: 'p-corrupt' });
+    // The worker fails the job; a follower reading where the steps stand fails the same way.
+    const jobs = new Queue(PIPELINE_QUEUE_NAME, { connection: { path: server.socket }, prefix });
+    closing.push(() => jobs.close());
+    await expect.poll(() => jobs.getJobState('p-corrupt')).toBe('failed');
+    expect((await jobs.getJob('p-corrupt'))?.failedReason).toBe(`The stored checkpoint of pipeline ${prefix}:p-corrupt is corrupt: step first: not JSON`);
+    const error = await lastValueFrom(queue.events$('p-corrupt')).catch((caught: unknown) => caught);
+    expect(isCorruptCheckpointError(error)).toBe(true);
+    expect(error).toMatchObject({ code: 'CORRUPT_CHECKPOINT', pipelineId: `${prefix}:p-corrupt`, step: 'first' });
+    expect(emulator.requests.list({ endpoint: 'run' })).toEqual([]);
+  });
 });
