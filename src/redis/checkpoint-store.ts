@@ -71,7 +71,13 @@ function parseJson(text: string): unknown {
 
 /** A stored entry, or `CorruptCheckpointError` naming the pipeline and step when it is not one flowstream wrote. */
 function parseEntry(pipelineId: string, step: string, text: string): StepCheckpoint {
-  const entry = entryOf(parseJson(text));
+  let value: unknown;
+  try {
+    value = JSON.parse(text) as unknown;
+  } catch {
+    throw new CorruptCheckpointError(pipelineId, step, 'not JSON');
+  }
+  const entry = entryOf(value);
   if (typeof entry === 'string') throw new CorruptCheckpointError(pipelineId, step, entry);
   return entry;
 }
@@ -200,7 +206,8 @@ export function createRedisCheckpointStore(options: RedisCheckpointStoreOptions)
                 if (cancelled !== null && !subscriber.closed) subscriber.next({ type: 'cancel', pipelineId: id });
               },
               (error: unknown) => {
-                // The connection dropped meanwhile: the next 'ready' subscribes and reads again.
+                // Closed by its follower leaving, or dropped meanwhile: then the next 'ready' subscribes and reads again.
+                if (subscriber.closed) return;
                 options.logger?.warn('checkpoint store: could not follow a pipeline yet; trying again on the next connection', { pipelineId: id, error: error instanceof Error ? error.message : String(error) });
               },
             );
