@@ -96,7 +96,7 @@ export function createPipelineQueue(options: PipelineQueueOptions): PipelineQueu
   const { logger } = options;
   const store = createRedisCheckpointStore({ redis: connection.client, ...(logger === undefined ? {} : { logger }) });
   const endings = pipelineEndings(queue, connection.client, prefix);
-  const channels = pipelineChannels(connection.client);
+  const channels = pipelineChannels(connection.client, logger);
   return {
     start: async (definitionName, input, startOptions = {}) => {
       const pipelineId = checkPipelineId(startOptions.pipelineId ?? randomUUID());

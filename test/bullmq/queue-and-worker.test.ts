@@ -9,6 +9,7 @@ import type { Logger } from '../../src/domain/model.js';
 import type { Emulator } from '../../src/emulator/index.js';
 import { PIPELINE_QUEUE_NAME } from '../../src/bullmq/pipeline-job.js';
 import { isCorruptCheckpointError } from '../../src/pipeline/corrupt-checkpoint-error.js';
+import { createRedisCheckpointStore } from '../../src/redis/checkpoint-store.js';
 import type { PipelineDefinition } from '../../src/pipeline/pipeline-definition.js';
 import { setup, task } from '../pipeline/harness.js';
 import { startRedisServer, type RedisServer } from '../redis/redis-server.js';
@@ -188,6 +189,36 @@ describe('a cancel while Redis is away (flowstream/bullmq)', () => {
     // The abort leaves as the step is let go of, not before the pipeline's end is told.
     await expect.poll(() => emulator.requests.list({ endpoint: 'abort' }).map((request) => request.executionId)).toEqual([executionId]);
     expect(emulator.requests.list({ endpoint: 'run', canvasId: 'c-second' })).toEqual([]);
+  });
+});
+
+describe('a follower of the queue while Redis is away (flowstream/bullmq)', () => {
+  it('tells the steps and the cancel published while its connection was away, once it is back', async () => {
+    const { queue, prefix } = await fleet({ worker: false });
+    const storedId = `${prefix}:p-away`;
+    // A worker's store, connected before the outage.
+    const store = createRedisCheckpointStore({ redis: `redis+unix://${server.socket}` });
+    closing.push(() => store.close());
+    const token = await store.claim(storedId);
+    const seen: string[] = [];
+    const following = queue.events$('p-away').subscribe((event) => seen.push(event.type === 'step' ? `${event.step} ${event.entry.status}` : event.type));
+    await listening(prefix, 'p-away');
+    const control = new Redis({ path: server.socket });
+    await control.ping();
+    const away = `${server.socket}.away`;
+    await rename(server.socket, away);
+    try {
+      // The follower's connection drops and cannot come back while the step moves and the cancel is asked.
+      await control.client('KILL', 'TYPE', 'pubsub');
+      await expect.poll(() => control.pubsub('NUMSUB', `fs:pipeline:${storedId}`)).toEqual([`fs:pipeline:${storedId}`, 0]);
+      await store.transition(storedId, 'first', undefined, { status: 'starting', attempt: 1 }, token);
+      await store.requestCancel(storedId);
+    } finally {
+      await rename(away, server.socket);
+    }
+    await expect.poll(() => seen, { timeout: 10_000 }).toEqual(['first starting', 'cancel']);
+    following.unsubscribe();
+    control.disconnect();
   });
 });
 
