@@ -60,7 +60,10 @@ export interface CheckpointStore {
   transition(pipelineId: string, step: string, expected: StepCheckpoint | undefined, next: StepCheckpoint, token: number): Promise<boolean>;
   /** Asks every process following the pipeline to cancel it; recorded, so a process that follows it later cancels it too. */
   requestCancel(pipelineId: string): Promise<void>;
-  /** The pipeline's step changes and cancel requests, as they happen. */
+  /**
+   * The pipeline's step changes and cancel requests, as they happen. A cancel asked before the
+   * subscription, or while its connection was away, is told too — possibly more than once.
+   */
   events(pipelineId: string): Observable<CheckpointStoreEvent>;
 }
 
