@@ -24,7 +24,20 @@ export { toAsyncIterable } from './runs/to-async-iterable.js';
 export { fromAbortable } from './runs/execution-source.js';
 
 // Pipelines
-export { thenRun, runEach, runPipeline, retryFailedWorkflow, inInputOrder, outputText, outputFields, outputFile, transferFiles, createMemoryCheckpointStore } from './pipeline/index.js';
+export {
+  thenRun,
+  runEach,
+  runPipeline,
+  retryFailedWorkflow,
+  inInputOrder,
+  outputText,
+  outputFields,
+  outputFile,
+  transferFiles,
+  createMemoryCheckpointStore,
+  CorruptCheckpointError,
+  isCorruptCheckpointError,
+} from './pipeline/index.js';
 export type {
   PipelineClient,
   ThenRunOptions,

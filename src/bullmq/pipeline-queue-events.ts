@@ -1,7 +1,8 @@
 import { Observable } from 'rxjs';
-import type { CheckpointStore, CheckpointStoreEvent } from '../pipeline/checkpoint-store.js';
+import type { Logger } from '../domain/model.js';
+import type { CheckpointStore } from '../pipeline/checkpoint-store.js';
 import type { StepCheckpoint } from '../pipeline/pipeline-checkpoint.js';
-import { checkpointChannel } from '../redis/checkpoint-store.js';
+import { checkpointChannel, parseCheckpointMessage } from '../redis/checkpoint-store.js';
 import type { PipelineChannels } from './pipeline-channels.js';
 import type { PipelineEndings } from './pipeline-endings.js';
 import { PipelineJobFailedError } from './pipeline-job-failed-error.js';
@@ -28,11 +29,11 @@ export type PipelineQueueEvent =
 
 /**
  * A pipeline's progress from the store and its end from the queue. The pipeline's channel is
- * subscribed first and its stored steps read once Redis holds the subscription, so every change is
- * either in that snapshot or comes after it; a step's state is emitted only when it moves the step
- * forward, so a snapshot and a change that cross arrive in order.
+ * subscribed first and its stored steps read once Redis holds the subscription — again after each
+ * reconnection — so every change is either in a snapshot or comes after it; a step's state is
+ * emitted only when it moves the step forward, so a snapshot and a change that cross arrive in order.
  */
-export function pipelineQueueEvents(channels: PipelineChannels, store: CheckpointStore, endings: PipelineEndings, storedId: string, pipelineId: string): Observable<PipelineQueueEvent> {
+export function pipelineQueueEvents(channels: PipelineChannels, store: CheckpointStore, endings: PipelineEndings, storedId: string, pipelineId: string, logger?: Logger): Observable<PipelineQueueEvent> {
   return new Observable<PipelineQueueEvent>((subscriber) => {
     const latest = new Map<string, StepCheckpoint>();
     let cancelled = false;
@@ -46,14 +47,9 @@ export function pipelineQueueEvents(channels: PipelineChannels, store: Checkpoin
       cancelled = true;
       subscriber.next({ type: 'cancel', pipelineId });
     };
-    const changes = channels.listen(checkpointChannel(storedId), (message) => {
-      const event = JSON.parse(message) as CheckpointStoreEvent;
-      if (event.type === 'cancel') cancel();
-      else step(event.step, event.entry);
-    });
-    changes.subscribed
-      .then(() => store.load(storedId))
-      .then(
+    // Where the steps stand and whether a cancel was asked: every change is in it or heard after it.
+    const readStored = (): void => {
+      store.load(storedId).then(
         (stored) => {
           if (subscriber.closed || stored === undefined) return;
           for (const [name, entry] of Object.entries(stored.checkpoint.steps)) if (entry !== undefined) step(name, entry);
@@ -63,6 +59,22 @@ export function pipelineQueueEvents(channels: PipelineChannels, store: Checkpoin
           subscriber.error(error);
         },
       );
+    };
+    const changes = channels.listen(
+      checkpointChannel(storedId),
+      (message) => {
+        const event = parseCheckpointMessage(storedId, message);
+        // Anyone can publish on a channel: what is not a change of this pipeline is dropped, and told.
+        if (event === undefined) logger?.warn('pipeline queue: dropped a message that is not a change of this pipeline', { pipelineId });
+        else if (event.type === 'cancel') cancel();
+        else step(event.step, event.entry);
+      },
+      // What was published while the connection was away is read from the store.
+      readStored,
+    );
+    changes.subscribed.then(readStored, (error: unknown) => {
+      subscriber.error(error);
+    });
     const stopFollowing = endings.follow(
       pipelineId,
       (ending) => {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import type { Observable } from 'rxjs';
+import type { Logger } from '../domain/model.js';
 import { createRedisCheckpointStore } from '../redis/checkpoint-store.js';
 import { connectRedis, type RedisOption } from '../redis/connection.js';
 import { pipelineChannels } from './pipeline-channels.js';
@@ -25,6 +26,8 @@ export interface PipelineQueueOptions {
   readonly connection: RedisOption;
   /** BullMQ's key prefix (default `bull`); queue and workers must agree. Pipelines of another prefix are another world. */
   readonly prefix?: string;
+  /** Where messages on a pipeline's channel that are not its changes, and connection troubles, are told. Default: nowhere. */
+  readonly logger?: Logger;
 }
 
 /**
@@ -90,9 +93,10 @@ export function createPipelineQueue(options: PipelineQueueOptions): PipelineQueu
   const queue = new Queue<PipelineJobData, PipelineResult>(PIPELINE_QUEUE_NAME, { connection: connection.client, prefix });
   // Its connection reconnects by itself; a call made meanwhile waits, or fails to its caller.
   queue.on('error', () => undefined);
-  const store = createRedisCheckpointStore({ redis: connection.client });
+  const { logger } = options;
+  const store = createRedisCheckpointStore({ redis: connection.client, ...(logger === undefined ? {} : { logger }) });
   const endings = pipelineEndings(queue, connection.client, prefix);
-  const channels = pipelineChannels(connection.client);
+  const channels = pipelineChannels(connection.client, logger);
   return {
     start: async (definitionName, input, startOptions = {}) => {
       const pipelineId = checkPipelineId(startOptions.pipelineId ?? randomUUID());
@@ -101,7 +105,7 @@ export function createPipelineQueue(options: PipelineQueueOptions): PipelineQueu
       return pipelineId;
     },
     cancel: (pipelineId) => store.requestCancel(storedPipelineId(prefix, checkPipelineId(pipelineId))),
-    events$: (pipelineId) => pipelineQueueEvents(channels, store, endings, storedPipelineId(prefix, checkPipelineId(pipelineId)), pipelineId),
+    events$: (pipelineId) => pipelineQueueEvents(channels, store, endings, storedPipelineId(prefix, checkPipelineId(pipelineId)), pipelineId, logger),
     close: async () => {
       channels.close();
       await endings.close();

@@ -159,7 +159,7 @@ export function createPipelineWorker(options: PipelineWorkerOptions): PipelineWo
   const prefix = options.prefix ?? DEFAULT_PREFIX;
   const { client, definitions, logger } = options;
   const connection = connectRedis(options.connection);
-  const store = createRedisCheckpointStore({ redis: connection.client });
+  const store = createRedisCheckpointStore({ redis: connection.client, ...(logger === undefined ? {} : { logger }) });
   // The pipelines this worker follows, each with the signal that lets go of it.
   const following = new Map<string, AbortController>();
   let detaching = false;

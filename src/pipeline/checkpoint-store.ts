@@ -53,11 +53,16 @@ export interface CheckpointStore {
   /**
    * Moves one step from `expected` (`undefined`: no entry yet) to `next`, only if it still stands at
    * `expected` and `token` is the latest claim. False when either is no longer so: nothing was written.
+   * Also false, in the same step, when `next` is `starting` and a cancel was asked for: a cancelled
+   * pipeline starts nothing, however its cancel and the start cross.
    */
   transition(pipelineId: string, step: string, expected: StepCheckpoint | undefined, next: StepCheckpoint, token: number): Promise<boolean>;
-  /** Asks every process following the pipeline to cancel it. */
+  /** Asks every process following the pipeline to cancel it; recorded, so a process that follows it later cancels it too. */
   requestCancel(pipelineId: string): Promise<void>;
-  /** The pipeline's step changes and cancel requests, as they happen. */
+  /**
+   * The pipeline's step changes and cancel requests, as they happen. A cancel asked before the
+   * subscription, or while its connection was away, is told too — possibly more than once.
+   */
   events(pipelineId: string): Observable<CheckpointStoreEvent>;
 }
 
@@ -104,6 +109,7 @@ export function createMemoryCheckpointStore(): CheckpointStore {
     transition: (id, step, expected, next, token) => {
       const found = pipeline(id);
       if (token !== found.fence || !sameEntry(found.steps[step], expected)) return Promise.resolve(false);
+      if (next.status === 'starting' && found.cancelRequested) return Promise.resolve(false);
       found.steps[step] = next;
       changes.next({ type: 'step', pipelineId: id, step, entry: next });
       return Promise.resolve(true);

@@ -8,6 +8,7 @@ export type { PipelineDefinition, PipelineStep, PipelineOptions, StepResults, St
 export type { PipelineEvent, StepEvent, CheckpointEvent, PipelineFinishedEvent, PipelineDetachedEvent, StepOutcome } from './pipeline-events.js';
 export { createMemoryCheckpointStore, type CheckpointStore, type CheckpointStoreEvent, type StoredPipeline } from './checkpoint-store.js';
 export type { PipelineCheckpoint, StepCheckpoint, StepCheckpointStatus } from './pipeline-checkpoint.js';
+export { CorruptCheckpointError, isCorruptCheckpointError } from './corrupt-checkpoint-error.js';
 export { retryFailedWorkflow } from './retry-failed-workflow.js';
 export { inInputOrder } from './in-input-order.js';
 export { outputText, type OutputTextOptions } from './output-text.js';

@@ -57,8 +57,8 @@ export function runPipeline<Name extends string>(
   return defer(async () => {
     const token = await stored.store.claim(stored.pipelineId);
     const found = await stored.store.load(stored.pipelineId);
-    return { token, resume: checkedResume(definition, found?.checkpoint ?? options.resume) };
-  }).pipe(switchMap(({ token, resume }) => followPipeline(client, definition, plan, options, resume, { ...stored, token })));
+    return { token, cancelled: found?.cancelRequested === true, resume: checkedResume(definition, found?.checkpoint ?? options.resume) };
+  }).pipe(switchMap(({ token, cancelled, resume }) => followPipeline(client, definition, plan, options, resume, { ...stored, token, cancelled })));
 }
 
 function checkedResume<Name extends string>(definition: PipelineDefinition<Name>, checkpoint: PipelineCheckpoint | undefined): Readonly<Partial<Record<Name, StepCheckpoint>>> {
@@ -76,7 +76,7 @@ function followPipeline<Name extends string>(
   plan: PipelinePlan<Name>,
   options: PipelineOptions,
   resume: Readonly<Partial<Record<Name, StepCheckpoint>>>,
-  lead: { readonly store: CheckpointStore; readonly pipelineId: string; readonly token: number } | undefined,
+  lead: { readonly store: CheckpointStore; readonly pipelineId: string; readonly token: number; readonly cancelled: boolean } | undefined,
 ): Observable<PipelineEvent<Name>> {
   const { steps } = definition;
   const policy = options.onStepFailure ?? 'abort-all';
@@ -94,6 +94,7 @@ function followPipeline<Name extends string>(
     let failure: { readonly step: Name; readonly error: unknown } | undefined;
     let advancing = false;
     let again = false;
+    let cancelled = false;
     // Leaving without aborting (the `detach` option, or another process took the lead): steps keep running.
     const leaving = new AbortController();
     // The store's writes, in order: a step's `running` must not overtake its `starting`.
@@ -106,12 +107,39 @@ function followPipeline<Name extends string>(
       if (lead === undefined) return Promise.resolve();
       const written = writes.then(async () => {
         if (await lead.store.transition(lead.pipelineId, step, previous, entry, lead.token)) return;
+        // The store refuses a start once the pipeline is cancelled: this one never leaves.
+        if (entry.status === 'starting' && (await lead.store.load(lead.pipelineId))?.cancelRequested === true) {
+          unrecord(step, entry, previous);
+          cancel();
+          throw new PipelineCancelledError();
+        }
         // Another process leads the pipeline now: it follows the steps; this one lets go of them.
         leave();
         throw new PipelineLeadLostError();
       });
       writes = written.catch(() => undefined);
       return written;
+    };
+
+    // A record the store refused: the step stands where it stood before it.
+    const unrecord = (step: Name, entry: StepCheckpoint, previous: StepCheckpoint | undefined): void => {
+      if (checkpoint.steps[step] !== entry) return;
+      checkpoint = previous === undefined ? { steps: Object.fromEntries(Object.entries(checkpoint.steps).filter(([name]) => name !== step)) as Partial<Record<Name, StepCheckpoint>> } : withStep(checkpoint, step, previous);
+      if (open()) subscriber.next({ type: 'checkpoint', checkpoint });
+    };
+
+    // Cancelled from anywhere: every running execution aborted once, nothing more started.
+    const cancel = (): void => {
+      if (cancelled || !open() || leaving.signal.aborted) return;
+      cancelled = true;
+      // Executions resumed but not followed yet are followed only to be aborted.
+      for (const step of plan.order) if (phases.get(step) === 'waiting' && attached.has(step) && resume[step]?.status === 'running') launch(step);
+      abortRunning();
+      for (const step of plan.order) if (phases.get(step) === 'waiting') {
+        phases.set(step, 'aborted');
+        outcomes.set(step, { status: 'aborted' });
+      }
+      advance();
     };
 
     const settle = (step: Name, outcome: StepOutcome<Name>): void => {
@@ -168,6 +196,7 @@ function followPipeline<Name extends string>(
         },
         error: (error: unknown) => {
           if (error instanceof PipelineLeadLostError) settle(step, { status: 'detached' });
+          else if (error instanceof PipelineCancelledError) settle(step, { status: 'aborted' });
           else settle(step, { status: 'failed', error });
         },
         complete: () => {
@@ -213,7 +242,7 @@ function followPipeline<Name extends string>(
       }
       // Nothing starts once the pipeline is being left; a step launched in this pass may fail at once
       // (its input threw) and stop the pipeline.
-      for (const step of moves.start) if (open() && !leaving.signal.aborted && stoppedBy() === undefined && phases.get(step) === 'waiting') launch(step);
+      for (const step of moves.start) if (open() && !leaving.signal.aborted && !cancelled && stoppedBy() === undefined && phases.get(step) === 'waiting') launch(step);
       // Left: every step still waiting is left too — also one whose dependency still runs (detached, it never finishes here).
       if (leaving.signal.aborted) for (const step of plan.order) if (phases.get(step) === 'waiting') phases.set(step, 'detached');
     };
@@ -256,19 +285,14 @@ function followPipeline<Name extends string>(
     if (lead !== undefined) {
       listening.add(
         lead.store.events(lead.pipelineId).subscribe((event) => {
-          if (event.type !== 'cancel' || !open() || leaving.signal.aborted) return;
-          // Cancelled from anywhere: every running execution aborted once, nothing more started.
-          abortRunning();
-          for (const step of plan.order) if (phases.get(step) === 'waiting') {
-            phases.set(step, 'aborted');
-            outcomes.set(step, { status: 'aborted' });
-          }
-          advance();
+          if (event.type === 'cancel') cancel();
         }),
       );
     }
 
-    advance();
+    // Cancelled before this process took the lead: nothing of it starts.
+    if (lead?.cancelled === true) cancel();
+    else advance();
     return () => {
       listening.unsubscribe();
       for (const subscription of running.values()) subscription.unsubscribe();
@@ -279,6 +303,9 @@ function followPipeline<Name extends string>(
 
 /** This process no longer leads the pipeline: another one claimed it, and records its steps. */
 class PipelineLeadLostError extends Error {}
+
+/** The store refused a step's start: the pipeline was cancelled. */
+class PipelineCancelledError extends Error {}
 
 /** The attempt of a step's entry: the one being run, or the one resumed. */
 function attemptOf(resumed: StepCheckpoint | undefined, attempt: number, attemptedAt: number): Pick<StepCheckpoint, 'attempt' | 'attemptedAt'> {

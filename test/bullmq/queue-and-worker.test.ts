@@ -1,8 +1,15 @@
+import { link, rename } from 'node:fs/promises';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import { filter, firstValueFrom, lastValueFrom, toArray } from 'rxjs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createPipelineQueue, createPipelineWorker, isPipelineJobFailedError, type PipelineQueue, type PipelineQueueEvent, type PipelineWorker } from '../../src/bullmq/index.js';
 import type { Client } from '../../src/client.js';
+import type { Logger } from '../../src/domain/model.js';
 import type { Emulator } from '../../src/emulator/index.js';
+import { PIPELINE_QUEUE_NAME } from '../../src/bullmq/pipeline-job.js';
+import { isCorruptCheckpointError } from '../../src/pipeline/corrupt-checkpoint-error.js';
+import { createRedisCheckpointStore } from '../../src/redis/checkpoint-store.js';
 import type { PipelineDefinition } from '../../src/pipeline/pipeline-definition.js';
 import { setup, task } from '../pipeline/harness.js';
 import { startRedisServer, type RedisServer } from '../redis/redis-server.js';
@@ -11,7 +18,13 @@ import { startRedisServer, type RedisServer } from '../redis/redis-server.js';
 // The fleet of worker processes (crash, SIGTERM, cancel from elsewhere, load) is in workers.integration.test.ts.
 
 type Step = 'first' | 'second';
-const WORKFLOWS = [task('c-first', { durationMs: 2_000 }), task('c-second', { durationMs: 60_000 }), task('c-broken', { durationMs: 1_000, failure: { kind: 'error', errors: ['no luck'] } })];
+const WORKFLOWS = [
+  task('c-first', { durationMs: 2_000 }),
+  task('c-second', { durationMs: 60_000 }),
+  task('c-broken', { durationMs: 1_000, failure: { kind: 'error', errors: ['no luck'] } }),
+  // Ten minutes: 6 s of real time at SPEED 100, far longer than any outage of these tests.
+  task('c-long', { durationMs: 600_000 }),
+];
 const TWO_STEPS: PipelineDefinition<Step> = { steps: { first: { canvasId: 'c-first' }, second: { canvasId: 'c-second', dependsOn: ['first'] } } };
 
 let server: RedisServer;
@@ -28,12 +41,13 @@ afterAll(async () => {
 });
 
 /** A queue and a worker of their own prefix (so each test has its own queue), on the test's emulator. */
-async function fleet(options: { readonly worker?: boolean } = {}): Promise<{ emulator: Emulator; client: Client; queue: PipelineQueue; prefix: string; startWorker: () => PipelineWorker }> {
+async function fleet(options: { readonly worker?: boolean; readonly logger?: Logger } = {}): Promise<{ emulator: Emulator; client: Client; queue: PipelineQueue; prefix: string; startWorker: () => PipelineWorker }> {
   const { emulator, client } = await setup(WORKFLOWS, { rateLimit: false });
   prefixes += 1;
   const connection = `redis+unix://${server.socket}`;
   const prefix = `t${prefixes}`;
-  const queue = createPipelineQueue({ connection, prefix });
+  const logging = options.logger === undefined ? {} : { logger: options.logger };
+  const queue = createPipelineQueue({ connection, prefix, ...logging });
   closing.push(() => queue.close());
   const startWorker = (): PipelineWorker => {
     const worker = createPipelineWorker({
@@ -42,10 +56,12 @@ async function fleet(options: { readonly worker?: boolean } = {}): Promise<{ emu
       client,
       definitions: {
         'two-steps': TWO_STEPS,
+        'long-then-second': { steps: { first: { canvasId: 'c-long' }, second: { canvasId: 'c-second', dependsOn: ['first'] } } },
         broken: (input: { retry: number }) => ({ steps: { only: { canvasId: 'c-broken', retry: input.retry } } }),
       },
       concurrency: 2,
       pipeline: { scheduler: emulator.scheduler },
+      ...logging,
     });
     closing.push(() => worker.close());
     return worker;
@@ -143,5 +159,138 @@ describe('a pipeline queue and its worker (flowstream/bullmq)', () => {
     const error = await lastValueFrom(queue.events$(pipelineId)).catch((caught: unknown) => caught);
     expect(isPipelineJobFailedError(error)).toBe(true);
     expect(error).toMatchObject({ pipelineId, reason: 'this worker knows no pipeline definition named "nobody-knows-me"', code: 'PIPELINE_JOB_FAILED' });
+  });
+});
+
+describe('a cancel while Redis is away (flowstream/bullmq)', () => {
+  it('cancels a pipeline whose worker was away when the cancel was asked, Redis restarted meanwhile: its running step aborted once, the next never started', async () => {
+    const { emulator, queue, prefix } = await fleet();
+    const pipelineId = await queue.start('long-then-second');
+    const running = await firstValueFrom(queue.events$(pipelineId).pipe(filter((event) => event.type === 'step' && event.step === 'first' && event.entry.status === 'running')));
+    const executionId = running.type === 'step' ? running.entry.executionId! : '';
+    // Another process asks for the cancel, through a path of its own to the same Redis.
+    const alias = `${server.socket}.canceller`;
+    const canceller = createPipelineQueue({ connection: `redis+unix://${alias}`, prefix });
+    closing.push(() => canceller.close());
+    // Redis goes down (its data saved) and the cancel is asked meanwhile.
+    await server.command('SHUTDOWN', 'SAVE');
+    const cancelled = canceller.cancel(pipelineId);
+    await server.restart();
+    // Back, but only for the canceller until the cancel is on record: the worker's follower cannot hear it.
+    await rename(server.socket, alias);
+    const control = new Redis({ path: alias });
+    // A follower that came back before the socket moved is sent away again.
+    await control.client('KILL', 'TYPE', 'pubsub');
+    await cancelled;
+    control.disconnect();
+    await link(alias, server.socket);
+    const result = await finished(queue, pipelineId);
+    expect(result).toMatchObject({ status: 'cancelled', steps: { first: { status: 'aborted', executionId }, second: { status: 'aborted' } } });
+    // The abort leaves as the step is let go of, not before the pipeline's end is told.
+    await expect.poll(() => emulator.requests.list({ endpoint: 'abort' }).map((request) => request.executionId)).toEqual([executionId]);
+    expect(emulator.requests.list({ endpoint: 'run', canvasId: 'c-second' })).toEqual([]);
+  });
+});
+
+describe('a follower of the queue while Redis is away (flowstream/bullmq)', () => {
+  it('tells the steps and the cancel published while its connection was away, once it is back', async () => {
+    const { queue, prefix } = await fleet({ worker: false });
+    const storedId = `${prefix}:p-away`;
+    // A worker's store, connected before the outage.
+    const store = createRedisCheckpointStore({ redis: `redis+unix://${server.socket}` });
+    closing.push(() => store.close());
+    const token = await store.claim(storedId);
+    const seen: string[] = [];
+    const following = queue.events$('p-away').subscribe((event) => seen.push(event.type === 'step' ? `${event.step} ${event.entry.status}` : event.type));
+    await listening(prefix, 'p-away');
+    const control = new Redis({ path: server.socket });
+    await control.ping();
+    const away = `${server.socket}.away`;
+    await rename(server.socket, away);
+    try {
+      // The follower's connection drops and cannot come back while the step moves and the cancel is asked.
+      await control.client('KILL', 'TYPE', 'pubsub');
+      await expect.poll(() => control.pubsub('NUMSUB', `fs:pipeline:${storedId}`)).toEqual([`fs:pipeline:${storedId}`, 0]);
+      await store.transition(storedId, 'first', undefined, { status: 'starting', attempt: 1 }, token);
+      await store.requestCancel(storedId);
+    } finally {
+      await rename(away, server.socket);
+    }
+    await expect.poll(() => seen, { timeout: 10_000 }).toEqual(['first starting', 'cancel']);
+    following.unsubscribe();
+    control.disconnect();
+  });
+});
+
+describe('a cancel right after a start (flowstream/bullmq)', () => {
+  it('starts no step whose start was not on record before the cancel, when the cancel follows the start by 1 to 7 ms (16 races)', async () => {
+    const { emulator, queue, prefix } = await fleet();
+    const watcher = new Redis({ path: server.socket });
+    const delays = [1, 2, 3, 4, 5, 6, 7, 1, 2, 3, 4, 5, 6, 7, 1, 4];
+    for (const [race, delayMs] of delays.entries()) {
+      const pipelineId = `p-race-${race}`;
+      const channel = `fs:pipeline:${prefix}:${pipelineId}`;
+      // Redis's own order of the pipeline's changes: a start on record, and the cancel.
+      const order: string[] = [];
+      const onMessage = (from: string, text: string): void => {
+        if (from !== channel) return;
+        const event = JSON.parse(text) as { type: string; step?: string; entry?: { status: string } };
+        order.push(event.type === 'cancel' ? 'cancel' : `${event.step} ${event.entry?.status}`);
+      };
+      watcher.on('message', onMessage);
+      await watcher.subscribe(channel);
+      const startsBefore = emulator.requests.list({ endpoint: 'run' }).length;
+      await queue.start('long-then-second', undefined, { pipelineId });
+      // The race's input, not its outcome: how long after the start the cancel is asked.
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      await queue.cancel(pipelineId);
+      const result = await finished(queue, pipelineId);
+      await expect.poll(() => order).toContain('cancel');
+      watcher.off('message', onMessage);
+      await watcher.unsubscribe(channel);
+      const starts = emulator.requests.list({ endpoint: 'run' }).length - startsBefore;
+      expect(result.status).toBe('cancelled');
+      if (starts === 0) continue;
+      // A start that reached the service was on record before the cancel.
+      expect(starts).toBe(1);
+      expect(order.indexOf('first starting')).toBeGreaterThanOrEqual(0);
+      expect(order.indexOf('first starting')).toBeLessThan(order.indexOf('cancel'));
+    }
+    watcher.disconnect();
+  }, 60_000);
+});
+
+describe('what is not a checkpoint (flowstream/bullmq)', () => {
+  it("drops a garbage message on a pipeline's channel: the worker and the queue's follower tell their logger and go on", async () => {
+    const warnings: string[] = [];
+    const { queue, prefix } = await fleet({ logger: { warn: (message) => warnings.push(message) } });
+    const pipelineId = await queue.start('long-then-second');
+    const events = lastValueFrom(queue.events$(pipelineId).pipe(toArray()));
+    await firstValueFrom(queue.events$(pipelineId).pipe(filter((event) => event.type === 'step' && event.step === 'first' && event.entry.status === 'running')));
+    const control = new Redis({ path: server.socket });
+    expect(await control.publish(`fs:pipeline:${prefix}:${pipelineId}`, '{not json')).toBeGreaterThanOrEqual(2);
+    control.disconnect();
+    // The worker's follower and the queue's.
+    await expect.poll(() => warnings.filter((warning) => warning.includes('dropped')).map((warning) => warning.split(':')[0]).sort()).toEqual(['checkpoint store', 'pipeline queue']);
+    await queue.cancel(pipelineId);
+    const all = await events;
+    expect(all.at(-1)).toMatchObject({ type: 'finished', result: { status: 'cancelled', steps: { first: { status: 'aborted' } } } });
+  });
+
+  it('fails the job of a pipeline whose stored checkpoint is corrupt, naming the pipeline, and starts nothing', async () => {
+    const { emulator, queue, prefix } = await fleet();
+    const control = new Redis({ path: server.socket });
+    await control.hset(`{fs:pipeline:${prefix}:p-corrupt}:steps`, 'first', '{not json');
+    control.disconnect();
+    await queue.start('two-steps', undefined, { pipelineId: 'p-corrupt' });
+    // The worker fails the job; a follower reading where the steps stand fails the same way.
+    const jobs = new Queue(PIPELINE_QUEUE_NAME, { connection: { path: server.socket }, prefix });
+    closing.push(() => jobs.close());
+    await expect.poll(() => jobs.getJobState('p-corrupt')).toBe('failed');
+    expect((await jobs.getJob('p-corrupt'))?.failedReason).toBe(`The stored checkpoint of pipeline ${prefix}:p-corrupt is corrupt: step first: not JSON`);
+    const error = await lastValueFrom(queue.events$('p-corrupt')).catch((caught: unknown) => caught);
+    expect(isCorruptCheckpointError(error)).toBe(true);
+    expect(error).toMatchObject({ code: 'CORRUPT_CHECKPOINT', pipelineId: `${prefix}:p-corrupt`, step: 'first' });
+    expect(emulator.requests.list({ endpoint: 'run' })).toEqual([]);
   });
 });

@@ -38,3 +38,17 @@ describe('the in-memory checkpoint store', () => {
     expect(await store.load('other')).toBeUndefined();
   });
 });
+
+describe('a cancel crossing a start in the in-memory checkpoint store', () => {
+  it('refuses to record a step starting once the pipeline is cancelled, and still records the ends of what runs', async () => {
+    const store = createMemoryCheckpointStore();
+    const token = await store.claim('p');
+    const running = { status: 'running', executionId: 'we-1', attempt: 1 } as const;
+    expect(await store.transition('p', 'a', undefined, { status: 'starting', attempt: 1 }, token)).toBe(true);
+    expect(await store.transition('p', 'a', { status: 'starting', attempt: 1 }, running, token)).toBe(true);
+    await store.requestCancel('p');
+    expect(await store.transition('p', 'b', undefined, { status: 'starting', attempt: 1 }, token)).toBe(false);
+    expect(await store.transition('p', 'a', running, { ...running, status: 'aborted' }, token)).toBe(true);
+    expect((await store.load('p'))?.checkpoint.steps).toEqual({ a: { ...running, status: 'aborted' } });
+  });
+});
