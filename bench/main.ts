@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: the browser bundle's size, the single-run comparison, the many-runs comparison, the
  * 24-hour simulation and learned durations (both on a manual clock; the latter alone:
- * `npx tsx bench/learned-durations.ts`), large answers (`large-answers.ts`), in one run on
+ * `npx tsx bench/learned-durations.ts`), large answers (`large-answers.ts`), the files of `src/` one run
+ * or one call executes (`files-executed.ts`, each scenario in a process of its own), in one run on
  * the emulator (in-process `fetch`, the service's limits: 100 requests per minute, 10,000 per day) on
  * an accelerated clock, then the client's own overhead (`overhead.ts`, real time). Every time printed
  * by the first two is emulator time; tables go to stdout, results to `bench/results/<scenario>.json`.
@@ -13,6 +14,7 @@ import { budgetScale, budgetScaleTable, watchedWithBudget, watchedWithBudgetTabl
 import { bundleSize, bundleSizeTable } from './bundle-size.js';
 import { daySimulation, daySimulationTable, FLOWSTREAM_DAY, FLOWSTREAM_DAY_UNPACED, LOOP_2S_DAY } from './day-simulation.js';
 import { fleetBench, fleetTable } from './fleet.js';
+import { FILES_EXECUTED_TITLE, filesExecutedReport, measureFilesExecuted } from './files-executed.js';
 import { largeAnswers, largeAnswersTable } from './large-answers.js';
 import { writeResults } from './harness/report.js';
 import { learnedDurationsReport } from './learned-durations.js';
@@ -83,6 +85,11 @@ const large = await largeAnswers();
 console.log('\nLarge answers: one output or status answer of many files or nodes, worked through at once (wall time = the event loop held), and a run handle on a workflow of many nodes\n');
 console.log(largeAnswersTable(large));
 console.log(`→ ${await writeResults('large-answers', large)}`);
+
+const executed = await measureFilesExecuted();
+console.log(`\n${FILES_EXECUTED_TITLE}\n`);
+console.log(filesExecutedReport(executed));
+console.log(`→ ${await writeResults('files-executed', executed)}`);
 
 const FLEET = { sizes: [1, 4, 8, 16], speed: 20 };
 const fleet = await fleetBench(FLEET);
