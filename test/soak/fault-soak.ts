@@ -61,6 +61,12 @@ export interface FaultSoakReport {
   readonly requests: { readonly total: number; readonly rateLimited: number; readonly faulted: number };
   /** The first runs that ended with an error: when (emulator ms from the start) and why. */
   readonly firstErrors: readonly { readonly key: string; readonly atMs: number; readonly code: string | undefined; readonly endpoint: string | undefined; readonly message: string }[];
+  /** Why runs broke their promise: the error codes of the runs that did not follow their execution or failed without one, and of the lost aborts, how many the service never saw and how many an outage refused each time. */
+  readonly why: {
+    readonly notFollowed: Readonly<Record<string, number>>;
+    readonly failedWithoutExecution: Readonly<Record<string, number>>;
+    readonly abortsLost: { readonly neverSent: number; readonly refusedByOutage: number };
+  };
   /** What the client process said at its end; undefined when it never got there. */
   readonly client: SoakClientReport | undefined;
   /** Whether the client process exited by itself, with code 0, once done. */
@@ -165,15 +171,34 @@ export async function runFaultSoak(options: FaultSoakOptions): Promise<FaultSoak
     });
     const aborts = emulator.requests.list({ endpoint: 'abort' }).map((request) => ({ executionId: request.executionId ?? '', answered: request.status === 200 }));
     const all = emulator.requests.list();
+    const audit = auditSoak(runs, executions, aborts);
+    const codesOf = (keys: readonly string[]): Record<string, number> => {
+      const counts: Record<string, number> = {};
+      for (const key of keys) {
+        const ending = endings.get(key);
+        const code = ending?.kind === 'errored' ? (ending.error.code ?? ending.error.name) : 'none';
+        counts[code] = (counts[code] ?? 0) + 1;
+      }
+      return counts;
+    };
+    const lostAbortsSent = audit.violations.abortsLost.map((key) => {
+      const executionIds = new Set(executions.filter((execution) => execution.runKey === key).map((execution) => execution.executionId));
+      return aborts.filter((abort) => executionIds.has(abort.executionId)).length;
+    });
     return {
       seed: options.seed,
       runs: options.runs,
       speed: options.speed,
       schedule,
       applied: driver.applied(),
-      audit: auditSoak(runs, executions, aborts),
+      audit,
       requests: { total: all.length, rateLimited: all.filter((request) => request.status === 429).length, faulted: all.filter((request) => request.faults.length > 0).length },
       firstErrors,
+      why: {
+        notFollowed: codesOf(audit.violations.notFollowed),
+        failedWithoutExecution: codesOf(audit.violations.failedWithoutExecution),
+        abortsLost: { neverSent: lostAbortsSent.filter((sent) => sent === 0).length, refusedByOutage: lostAbortsSent.filter((sent) => sent > 0).length },
+      },
       client: report,
       clientExited: clientExited && exitCode === 0,
       clientExitCode: exitCode,
@@ -198,6 +223,6 @@ export function describeSoak(report: FaultSoakReport): string {
     `seed ${String(report.seed)}: ${String(report.runs)} runs, ${String(report.applied.length)} outages, ${(report.emulatorMs / 60_000).toFixed(1)} emulator min in ${(report.realMs / 1000).toFixed(0)} s`,
     `  endings: finished ${String(audit.endings.finished)}, left ${String(audit.endings.left)}, errored ${String(audit.endings.errored)} (starts refused ${String(audit.startsRefused)}), unsettled ${String(audit.endings.unsettled)}; errors ${JSON.stringify(audit.errorsByCode)}`,
     `  executions ${String(audit.executions)}, aborts sent ${String(audit.aborts.sent)} (answered ${String(audit.aborts.answered)}); requests ${String(report.requests.total)}, 429s ${String(report.requests.rateLimited)}, hit by outages ${String(report.requests.faulted)}`,
-    `  broken: ${broken.length === 0 ? 'none' : broken.join(', ')}; unhandled ${String(report.client?.unhandled.length ?? 'unknown')}; heap ${heap}; client exited by itself: ${String(report.clientExited)}`,
+    `  broken: ${broken.length === 0 ? 'none' : `${broken.join(', ')} (why: ${JSON.stringify(report.why)})`}; unhandled ${String(report.client?.unhandled.length ?? 'unknown')}; heap ${heap}; client exited by itself: ${String(report.clientExited)}`,
   ].join('\n');
 }
