@@ -35,6 +35,8 @@ export interface FaultTargets {
  */
 export function driveFaults(schedule: readonly FaultWindow[], targets: FaultTargets): FaultDriver {
   const { emulator, redis, scheduler, soakStart } = targets;
+  // Latency and Redis's outages happen in real time: emulator time must follow it.
+  if (!(emulator.clock.speed > 0)) throw new RangeError('driveFaults needs an emulator on a scaled clock (speed > 0)');
   const applied: AppliedFault[] = [];
   const timers: Subscription[] = [];
   /** Redis's steps, in order. */

@@ -129,6 +129,7 @@ export async function runFaultSoak(options: FaultSoakOptions): Promise<FaultSoak
       requestsPerMinute: LIMITS.perMinute,
       requestsPerDay: LIMITS.perDay,
       warmupRuns: options.warmupRuns ?? Math.max(1, Math.floor(options.runs / 10)),
+      outagesForMs: options.faultsForMs,
       idleMs: 60_000,
       tailMs: 15 * 60_000,
     };

@@ -33,6 +33,8 @@ export interface SoakClientConfig {
   readonly requestsPerDay: number;
   /** The heap is read after the first this many runs ended (the warm-up batch) and at the end. */
   readonly warmupRuns: number;
+  /** Outages go on until this long after `ready` (emulator ms): the client stays, budget open, at least until then. */
+  readonly outagesForMs: number;
   /** Once every run ended, how long the budget must stay idle (no request queued or in flight) before the client closes. */
   readonly idleMs: number;
   /** The most the client waits for that, once every run ended. */
@@ -174,6 +176,7 @@ await Promise.all(
   }),
 );
 const runsTookMs = clock.now() - soakStart;
+await after(soakStart + config.outagesForMs - clock.now());
 const idleAtEnd = await budgetIdle();
 const heapWarmBytes = (await warm) ?? 0;
 const heapEndBytes = await heapAfterCollection();
