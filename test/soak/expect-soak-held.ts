@@ -37,3 +37,20 @@ export function expectSoakHeld(report: FaultSoakReport): void {
   expect.soft(audit.endings.left).toBeGreaterThan(0);
   expect.soft(audit.aborts.answered).toBeGreaterThan(0);
 }
+
+/** This process's active resources (timers, sockets, servers, child processes, …) counted by kind. */
+export function activeResources(): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const kind of process.getActiveResourcesInfo()) counts.set(kind, (counts.get(kind) ?? 0) + 1);
+  return counts;
+}
+
+/**
+ * That the soak's side (emulator, redis-server, the client's process, the outages' timers) left none
+ * of its resources open: the loop turns, without timers, a bounded number of times for closings under way.
+ */
+export async function expectBackTo(baseline: ReadonlyMap<string, number>): Promise<void> {
+  const grown = (): [string, number][] => [...activeResources()].filter(([kind, count]) => count > (baseline.get(kind) ?? 0));
+  for (let turn = 0; turn < 1_000 && grown().length > 0; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+  expect.soft(Object.fromEntries(grown())).toEqual({});
+}

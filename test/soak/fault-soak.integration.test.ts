@@ -1,13 +1,6 @@
 import { expect, it } from 'vitest';
 import { describeSoak, runFaultSoak } from './fault-soak.js';
-import { expectSoakHeld } from './expect-soak-held.js';
-
-/** The parent's active resources (timers, sockets, servers, child processes, …) counted by kind. */
-function resources(): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const kind of process.getActiveResourcesInfo()) counts.set(kind, (counts.get(kind) ?? 0) + 1);
-  return counts;
-}
+import { activeResources, expectBackTo, expectSoakHeld } from './expect-soak-held.js';
 
 /**
  * The fault soak's control: the same harness as the release's fault soak (fault-soak.release.ts), with
@@ -18,7 +11,7 @@ it(
   'with no outage, 40 runs on a Redis budget, some left at random, each end finished or aborted exactly once, with no 429, no unhandled error, a flat heap and nothing left open',
   { timeout: 120_000 },
   async () => {
-    const baseline = resources();
+    const baseline = activeResources();
     const report = await runFaultSoak({ seed: 11, runs: 40, speed: 20, arrivalMs: 4 * 60_000, faultsForMs: 0 });
     console.info(describeSoak(report));
     expect(report.schedule).toEqual([]);
@@ -26,10 +19,6 @@ it(
     // Every run is accounted for: the left ones that had started an execution, and the others.
     expect(report.audit.endings.finished + report.audit.endings.left).toBe(40);
     expect(report.audit.executions).toBe(report.audit.endings.finished + report.audit.aborts.answered);
-    // This side (emulator, redis-server, the client's process, the outages' timers) is gone too.
-    for (let turn = 0; turn < 1_000 && [...resources()].some(([kind, count]) => count > (baseline.get(kind) ?? 0)); turn += 1) {
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    expect(Object.fromEntries([...resources()].filter(([kind, count]) => count > (baseline.get(kind) ?? 0)))).toEqual({});
+    await expectBackTo(baseline);
   },
 );

@@ -137,7 +137,12 @@ export async function runFaultSoak(options: FaultSoakOptions): Promise<FaultSoak
     // Bounds for a stuck client only (real ms): the arrivals, the outages, 10 minutes to follow the
     // last run through, the idle tail, over the speed, three times over, and a minute to boot.
     const boundMs = (3 * (Math.max(options.arrivalMs, options.faultsForMs) + 10 * 60_000 + config.tailMs)) / options.speed + 60_000;
-    const ready = await client.waitFor(/^soak (\{"type":"ready".*\})$/mu, 60_000);
+    const ready = await client.waitFor(/^soak (\{"type":"ready".*\})$/mu, 60_000).catch(async (error: unknown) => {
+      // It never came up (its output is in the error): nothing of it may outlive the soak.
+      client.child.kill('SIGKILL');
+      await client.exited(10_000).catch(() => null);
+      throw error;
+    });
     const soakStart = (JSON.parse(ready[1] ?? '{}') as { soakStart: number }).soakStart;
     const driver = driveFaults(schedule, { emulator, redis, scheduler: clockScheduler(clock), soakStart });
     let exitCode: number | null = null;
