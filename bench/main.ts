@@ -4,7 +4,9 @@
  * `npx tsx bench/learned-durations.ts`), large answers (`large-answers.ts`), the files of `src/` one run
  * or one call executes (`files-executed.ts`, each scenario in a process of its own), in one run on
  * the emulator (in-process `fetch`, the service's limits: 100 requests per minute, 10,000 per day) on
- * an accelerated clock, then the client's own overhead (`overhead.ts`, real time). Every time printed
+ * an accelerated clock, the fault soak (`fault-soak.ts`: 1,000 runs through random outages of the
+ * service and Redis, alone: `npx tsx bench/fault-soak.ts`), then the client's own overhead
+ * (`overhead.ts`, real time). Every time printed
  * by the first two is emulator time; tables go to stdout, results to `bench/results/<scenario>.json`.
  */
 import { spawn } from 'node:child_process';
@@ -13,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { budgetScale, budgetScaleTable, watchedWithBudget, watchedWithBudgetTable } from './budget-scale.js';
 import { bundleSize, bundleSizeTable } from './bundle-size.js';
 import { daySimulation, daySimulationTable, FLOWSTREAM_DAY, FLOWSTREAM_DAY_UNPACED, LOOP_2S_DAY } from './day-simulation.js';
+import { faultSoakBench } from './fault-soak.js';
 import { fleetBench, fleetTable } from './fleet.js';
 import { FILES_EXECUTED_TITLE, filesExecutedReport, measureFilesExecuted } from './files-executed.js';
 import { largeAnswers, largeAnswersTable } from './large-answers.js';
@@ -96,6 +99,10 @@ const fleet = await fleetBench(FLEET);
 console.log(`\nA fleet on one account: P processes × 25 runs, each a client of its own; emulator ${FLEET.speed}× real time; a real redis-server\n`);
 console.log(fleetTable(fleet.rows));
 console.log(`→ ${await writeResults('fleet', fleet)}`);
+
+// 1,000 runs through random outages of the service and of Redis, and the same without (about 7
+// minutes); the client in a process of its own, with the garbage collector exposed.
+await faultSoakBench();
 
 // In a process of its own, with the garbage collector exposed so that memory is read after a full
 // collection, and no other scenario's emulators left in its heap or on its event loop.

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startRedisServer, type RedisServer } from './redis-server.js';
 
@@ -30,5 +30,27 @@ describe('the test helper that runs a real redis-server', () => {
     await expect(server.command('PING')).rejects.toThrow();
     await server.restart();
     await expect(server.command('GET', 'flowstream:probe')).resolves.toBe('$-1\r\n');
+  });
+
+  it('pauses (SIGSTOP) with commands left waiting, resumes (SIGCONT) to answer them, and closes while paused', async () => {
+    server = await startRedisServer();
+    const pid = server.pid!;
+    // The kernel's own record of the process: state T is stopped by a signal.
+    const state = (): string | undefined => /^\d+ \(.*\) (\S)/u.exec(readFileSync(`/proc/${pid}/stat`, 'utf8'))?.[1];
+    server.pause();
+    await expect.poll(state, { timeout: 5_000, interval: 10 }).toBe('T');
+    let answer: string | undefined;
+    const ping = server.command('PING').then((text) => (answer = text));
+    // Stopped, the server cannot have read the command, whatever the machine's speed.
+    expect(state()).toBe('T');
+    expect(answer).toBeUndefined();
+    server.resume();
+    await expect(ping).resolves.toBe('+PONG\r\n');
+
+    server.pause();
+    await expect.poll(state, { timeout: 5_000, interval: 10 }).toBe('T');
+    await server.close();
+    server = undefined;
+    expect(existsSync(`/proc/${pid}`)).toBe(false);
   });
 });

@@ -8,9 +8,18 @@ import { join } from 'node:path';
 export interface RedisServer {
   /** The unix socket's path (ioredis: `{ path }`). */
   readonly socket: string;
+  /** The server process's id while it runs, else undefined. */
+  readonly pid: number | undefined;
   /** Sends one command and resolves with the raw RESP answer, e.g. `+PONG\r\n`. */
   command(...args: string[]): Promise<string>;
-  /** Stops the server (SIGKILL when `crash`) and waits for it to exit. */
+  /**
+   * Freezes the server (SIGSTOP), as a stalled host would: its connections stay open and every command
+   * waits unanswered until `resume()`.
+   */
+  pause(): void;
+  /** Lets a paused server run again (SIGCONT); it answers what waited. */
+  resume(): void;
+  /** Stops the server (SIGKILL when `crash`; a paused one too) and waits for it to exit. */
   stop(options?: { crash?: boolean }): Promise<void>;
   /** Starts the server again on the same socket (the data is gone: nothing is saved). */
   restart(): Promise<void>;
@@ -56,6 +65,7 @@ export async function startRedisServer(): Promise<RedisServer> {
   const dir = await mkdtemp(join(tmpdir(), 'flowstream-redis-'));
   const socket = join(dir, 'redis.sock');
   let child: ChildProcess | undefined;
+  let paused = false;
   let output = '';
 
   const launch = async (): Promise<void> => {
@@ -64,6 +74,7 @@ export async function startRedisServer(): Promise<RedisServer> {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child = started;
+    paused = false;
     const collect = (chunk: Buffer): void => { output += chunk.toString(); };
     started.stdout.on('data', collect);
     started.stderr.on('data', collect);
@@ -87,13 +98,27 @@ export async function startRedisServer(): Promise<RedisServer> {
     // A frozen server hears SIGTERM only once it runs again.
     if (options.crash !== true) running.kill('SIGCONT');
     running.kill(options.crash === true ? 'SIGKILL' : 'SIGTERM');
+    // A stopped process holds SIGTERM until it runs again.
+    if (paused) running.kill('SIGCONT');
+    paused = false;
     await exited(running);
+  };
+
+  const signal = (name: 'SIGSTOP' | 'SIGCONT'): void => {
+    if (child === undefined) throw new Error(`redis-server is not running: cannot send ${name}`);
+    child.kill(name);
+    paused = name === 'SIGSTOP';
   };
 
   await launch();
   return {
     socket,
+    get pid() {
+      return child?.pid;
+    },
     command: (...args) => sendCommand(socket, args),
+    pause: () => { signal('SIGSTOP'); },
+    resume: () => { signal('SIGCONT'); },
     stop,
     restart: launch,
     pause: () => {
