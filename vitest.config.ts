@@ -5,7 +5,7 @@ import { defineConfig } from 'vitest/config';
  * an accelerated clock): they measure fairness and timing across processes, so they run after every
  * other test file, one at a time, with the machine's cores to themselves.
  */
-const FLEETS = ['test/redis/fleet.integration.test.ts', 'test/bullmq/workers.integration.test.ts', 'test/soak/fault-soak.integration.test.ts'];
+const FLEETS = ['test/redis/fleet.integration.test.ts', 'test/bullmq/workers.integration.test.ts', 'test/soak/fault-soak.integration.test.ts', 'test/soak/fault-soak.outages.integration.test.ts'];
 
 export default defineConfig({
   test: {

@@ -1,8 +1,8 @@
-import { asyncScheduler, map, Observable, type SchedulerLike, switchMap, timer } from 'rxjs';
+import { asyncScheduler, defer, map, Observable, type SchedulerLike, type Subscription, switchMap, timer } from 'rxjs';
 import type { ExecutionOutput, ExecutionSnapshot, Logger, StartedExecution, Variables, WorkflowPlan } from '../domain/model.js';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 import type { CallOptions, ExecutionsApi } from '../http/calls.js';
-import { afterFailure, type Outage, outlasted } from './outage.js';
+import { afterFailure, isBudgetUnavailable, type Outage, outlasted } from './outage.js';
 import { checkVariablesAgainstPlan } from './variables-against-plan.js';
 
 /*
@@ -127,6 +127,57 @@ export function startExecution(
       }),
       switchMap(() => source.start(canvasId, input)),
     );
+}
+
+/** How a start waits out an outage of the request budget (`RunSettings`' fields of the same names). */
+export interface UnsentStartOptions {
+  readonly outageMs: number;
+  readonly scheduler: SchedulerLike;
+  readonly random: () => number;
+}
+
+/**
+ * A start that the request budget refused to send because it could not reach its shared store
+ * (`BUDGET_UNAVAILABLE`: nothing left) is made again through the outage, with the same backoff as a
+ * read, for up to `outageMs` from the first refusal: it never reached the service, so making it again
+ * cannot start a second execution. Once a request of the start was on its way (`sending: true`), any
+ * failure ends the start as before: it may have reached the service (service.md §2.2). Unsubscribing
+ * takes back the waiting start like any other.
+ */
+export function waitOutUnsentStart(start: () => Observable<StartProgress>, options: UnsentStartOptions): Observable<StartProgress> {
+  const { outageMs, scheduler, random } = options;
+  return new Observable<StartProgress>((subscriber) => {
+    let outage: Outage | undefined;
+    let attempt: Subscription | undefined;
+    let wait: Subscription | undefined;
+    const send = (): void => {
+      let sent = false;
+      attempt = defer(start).subscribe({
+        next: (progress) => {
+          if (progress.type === 'sending' && progress.sending) sent = true;
+          subscriber.next(progress);
+        },
+        error: (error: unknown) => {
+          const now = scheduler.now();
+          const step = sent || !isBudgetUnavailable(error) ? undefined : afterFailure(outage, error, now, random(), outageMs);
+          if (step?.kind !== 'retry') {
+            subscriber.error(step?.outage === undefined ? error : outlasted(error, step.outage, now));
+            return;
+          }
+          outage = step.outage;
+          wait = timer(step.delayMs, scheduler).subscribe(send);
+        },
+        complete: () => {
+          subscriber.complete();
+        },
+      });
+    };
+    send();
+    return () => {
+      wait?.unsubscribe();
+      attempt?.unsubscribe();
+    };
+  });
 }
 
 export interface BackgroundAbortOptions {

@@ -42,6 +42,11 @@ const BUDGET_UNAVAILABLE = 'BUDGET_UNAVAILABLE';
 export function isOutage(error: unknown): boolean {
   if (isNetworkError(error) || isTimeoutError(error) || isServerError(error)) return true;
   if (isResponseValidationError(error)) return error.reason === 'not-json';
+  return isBudgetUnavailable(error);
+}
+
+/** The request budget could not reach its shared store: the request was never sent. */
+export function isBudgetUnavailable(error: unknown): boolean {
   return isFlowstreamError(error) && error.code === BUDGET_UNAVAILABLE;
 }
 

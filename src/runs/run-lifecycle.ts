@@ -1,5 +1,5 @@
-import { defer, Observable, Subject, Subscription, timer } from 'rxjs';
-import { abortInBackground, type ExecutionSource, type StartProgress } from './execution-source.js';
+import { Observable, Subject, Subscription, timer } from 'rxjs';
+import { abortInBackground, type ExecutionSource, type StartProgress, waitOutUnsentStart } from './execution-source.js';
 import type { RunEvent } from './events.js';
 import { withExecutionId } from './execution-error.js';
 import { pollExecution } from './poll-execution.js';
@@ -35,7 +35,7 @@ export function runLifecycle(source: ExecutionSource, target: RunTarget, setting
         case 'start':
           // A subscriber that left on an event of this same batch gets nothing new; the machine hears of it next.
           if (subscriber.closed || target.kind !== 'start') return;
-          starting = defer(target.start).subscribe({
+          starting = waitOutUnsentStart(target.start, settings).subscribe({
             next: (progress) => {
               dispatch(progress);
             },

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { takeWhile } from 'rxjs';
+import { concat, of, take, takeWhile, throwError } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { AuthenticationError, ServerError } from '../../src/errors/api-errors.js';
 import { FlowstreamError } from '../../src/errors/flowstream-error.js';
@@ -7,11 +7,12 @@ import { NetworkError, TimeoutError } from '../../src/errors/transport-errors.js
 import { ResponseValidationError } from '../../src/errors/validation-errors.js';
 import { runsOver } from '../../src/runs/create-runs.js';
 import type { RunEvent } from '../../src/runs/events.js';
+import type { StartProgress } from '../../src/runs/execution-source.js';
 import { afterFailure, isOutage, OUTAGE_MAX_DELAY_MS, type Outage } from '../../src/runs/outage.js';
 import type { RunState } from '../../src/runs/run-state.js';
 import { runStore } from '../../src/runs/run-store.js';
 import { toRunState } from '../../src/runs/to-run-state.js';
-import { CANVAS_ID, EXECUTION_ID, node, output, scriptedSource, snapshot, started, testScheduler } from './fixtures.js';
+import { CANVAS_ID, EXECUTION_ID, node, output, scriptedSource, sentStart, snapshot, started, testScheduler } from './fixtures.js';
 
 const defaults = { random: () => 0.5, polling: { minMs: 100, maxMs: 400 } };
 const executing = snapshot('executing', [node('n1', 'executing')]);
@@ -219,5 +220,76 @@ describe('outage rules', () => {
   it('gives up at once on a failure that is no outage, keeping the outage it ended', () => {
     const outage: Outage = { since: 0, attempts: 2, error: 'network error' };
     expect(afterFailure(outage, new AuthenticationError({ endpoint: 'status', status: 401 }), 10, 0.5, 60_000)).toEqual({ kind: 'give-up', outage });
+  });
+});
+
+describe('a start the request budget could not send (virtual time)', () => {
+  const unavailable = (): FlowstreamError => new FlowstreamError('Redis did not answer the request budget: nothing was sent', 'BUDGET_UNAVAILABLE');
+
+  it('is made again through the budget outage, with backoff, and starts one execution once the budget serves', () => {
+    testScheduler().run(({ cold, expectObservable, flush }) => {
+      const scripted = scriptedSource({ abort: () => cold('(x|)', { x: undefined }) });
+      let starts = 0;
+      const source = {
+        ...scripted,
+        start: () => {
+          starts += 1;
+          // Refused twice before anything of it left, then sent and answered.
+          return starts <= 2 ? cold<never>('-#', undefined, unavailable()) : sentStart(cold('-(s|)', { s: started() }));
+        },
+      };
+      const run$ = runsOver(source, defaults).run(CANVAS_ID, {}, { output: 'final' }).pipe(take(1));
+      // Refused at 1; again after 750 ms (refused at 752), then after 1.5 s: sent at 2252, started at 2253.
+      expectObservable(run$).toBe('2253ms (s|)', { s: startedEvent });
+      flush();
+      expect(starts).toBe(3);
+    });
+  });
+
+  it('is not made again once a request of it was on its way: it may have reached the service', () => {
+    testScheduler().run(({ expectObservable, flush }) => {
+      let starts = 0;
+      const source = {
+        ...scriptedSource({}),
+        start: () => {
+          starts += 1;
+          return concat(of<StartProgress>({ type: 'sending', sending: true }), throwError(unavailable));
+        },
+      };
+      expectObservable(runsOver(source, defaults).run(CANVAS_ID, {}, { output: 'final' })).toBe('#', undefined, unavailable());
+      flush();
+      expect(starts).toBe(1);
+    });
+  });
+
+  it('errors with the budget failure once the outage outlasts outageMs, having started nothing', () => {
+    const scheduler = testScheduler();
+    let caught: unknown;
+    let at: number | undefined;
+    scheduler.run(({ cold, flush }) => {
+      let starts = 0;
+      const source = {
+        ...scriptedSource({}),
+        start: () => {
+          starts += 1;
+          return cold<never>('-#', undefined, unavailable());
+        },
+      };
+      runsOver(source, defaults)
+        .run(CANVAS_ID, {}, { output: 'final', outageMs: 2_000 })
+        .subscribe({
+          error: (error: unknown) => {
+            caught = error;
+            at = scheduler.now();
+          },
+        });
+      flush();
+      // Refused at 1 and 752; the last wait is cut to end 2 s after the first refusal (2001), refused at 2002.
+      expect(starts).toBe(3);
+    });
+    expect(at).toBe(2002);
+    expect(caught).toBeInstanceOf(FlowstreamError);
+    expect((caught as FlowstreamError).code).toBe('BUDGET_UNAVAILABLE');
+    expect((caught as FlowstreamError).message).toMatch(/tried again through the outage for 2 s, 3 failed attempts/u);
   });
 });

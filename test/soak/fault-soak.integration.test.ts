@@ -3,9 +3,9 @@ import { describeSoak, runFaultSoak } from './fault-soak.js';
 import { activeResources, expectBackTo, expectSoakHeld } from './expect-soak-held.js';
 
 /**
- * The fault soak's control: the same harness as the release's fault soak (fault-soak.release.ts), with
+ * The fault soak's control: the same harness as the fault soak (fault-soak.outages.integration.test.ts), with
  * no outage. It proves the harness and its accounting: with nothing failing, every promise it checks
- * holds on today's client, so a broken promise under outages is the client's, not the harness's.
+ * holds on the client, so a broken promise under outages is the client's, not the harness's.
  */
 it(
   'with no outage, 40 runs on a Redis budget, some left at random, each end finished or aborted exactly once, with no 429, no unhandled error, a flat heap and nothing left open',
