@@ -23,11 +23,32 @@ function mayHaveStarted(endpoint: Endpoint): boolean {
   return endpoint === 'run';
 }
 
+/**
+ * Failures of the connection itself, before a byte of the request could leave: refused, no route, no
+ * such host, or the connect step timing out (Node's and undici's codes). A browser's fetch names no
+ * cause, so there a failed start is always taken as one that may have started.
+ */
+const NEVER_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EAI_NONAME', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/**
+ * Whether `cause` shows the connection was never made: a code of {@link NEVER_CONNECTED} on the error
+ * fetch threw, on its `cause` chain, or on every error of an `AggregateError` (Node tries each address
+ * of a host in turn). Bounded: a cause chain is followed at most 8 deep.
+ */
+function neverConnected(cause: unknown, depth = 0): boolean {
+  if (typeof cause !== 'object' || cause === null || depth > 8) return false;
+  const { code } = cause as { readonly code?: unknown };
+  if (typeof code === 'string' && NEVER_CONNECTED.has(code)) return true;
+  if (cause instanceof AggregateError && cause.errors.length > 0) return cause.errors.every((error) => neverConnected(error, depth + 1));
+  return neverConnected((cause as { readonly cause?: unknown }).cause, depth + 1);
+}
+
 const MAY_HAVE_STARTED = '; the execution may have started on the service, so the start was not retried';
 
 /**
  * No answer came: the connection was refused or dropped, DNS failed, or the body could not be read.
- * `mayHaveStarted` is true for a start (see {@link ServerError}).
+ * `mayHaveStarted` is true for a start (see {@link ServerError}), except when the connection was never
+ * made (refused, host not found, no route): then nothing reached the service, and a start can be made again.
  *
  * @example
  * ```ts
@@ -39,15 +60,22 @@ export class NetworkError extends FlowstreamError {
 
   readonly endpoint: Endpoint;
   readonly mayHaveStarted: boolean;
+  /**
+   * Whether the connection to the service was made. False when it was refused, the host was not
+   * found or there was no route: the request reached nothing, so even a start may be made again.
+   */
+  readonly connected: boolean;
 
   constructor(details: TransportErrorDetails) {
-    const started = mayHaveStarted(details.endpoint);
+    const connected = !neverConnected(details.cause);
+    const started = mayHaveStarted(details.endpoint) && connected;
     super(`Network error on ${details.endpoint}${started ? MAY_HAVE_STARTED : ''}`, 'NETWORK_ERROR', {
       ...(details.cause === undefined ? {} : { cause: details.cause }),
       ...(details.executionId === undefined ? {} : { executionId: details.executionId }),
     });
     this.endpoint = details.endpoint;
     this.mayHaveStarted = started;
+    this.connected = connected;
   }
 }
 

@@ -61,8 +61,10 @@ export function decideRetry(input: RetryInput): RetryDecision {
     const delayMs = endpoint === 'run' && input.gated !== true ? Math.max(window, DUPLICATE_WINDOW_MS) : window;
     return waitFor(delayMs, input, 'rate limited');
   }
-  // 3. Anything else may have reached the server: only repeatable requests go again (service.md §2.2).
-  if (!isRepeatable(endpoint)) return { retry: false, reason: `${endpoint} is not repeatable` };
+  // 3. Anything else may have reached the server: only repeatable requests go again (service.md §2.2),
+  //    and a start whose connection was never made (refused, no such host), which reached nothing.
+  const reachedNothing = isNetworkError(error) && !error.connected;
+  if (!isRepeatable(endpoint) && !reachedNothing) return { retry: false, reason: `${endpoint} is not repeatable` };
   // 4. No answer: the connection failed or timed out.
   if (isNetworkError(error)) return { retry: true, delayMs: backoff(input), reason: 'network' };
   if (isTimeoutError(error)) return { retry: true, delayMs: backoff(input), reason: 'timeout' };

@@ -138,11 +138,12 @@ export interface UnsentStartOptions {
 
 /**
  * A start that the request budget refused to send because it could not reach its shared store
- * (`BUDGET_UNAVAILABLE`: nothing left) is made again through the outage, with the same backoff as a
- * read, for up to `outageMs` from the first refusal: it never reached the service, so making it again
- * cannot start a second execution. Once a request of the start was on its way (`sending: true`), any
- * failure ends the start as before: it may have reached the service (service.md §2.2). Unsubscribing
- * takes back the waiting start like any other.
+ * (`BUDGET_UNAVAILABLE` before anything of it left) is made again through the outage, with the same
+ * backoff as a read, for up to `outageMs` from the first refusal: it never reached the service, so
+ * making it again cannot start a second execution. Any other failure ends the start as before: it may
+ * have reached the service (service.md §2.2), or it fails the same way again (a start whose connection
+ * was refused was already made again by the retry policy, and a wrong address should say so soon).
+ * Unsubscribing takes back the waiting start like any other.
  */
 export function waitOutUnsentStart(start: () => Observable<StartProgress>, options: UnsentStartOptions): Observable<StartProgress> {
   const { outageMs, scheduler, random } = options;

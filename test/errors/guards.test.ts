@@ -161,3 +161,20 @@ describe('error details', () => {
     expect(inspect(error)).toContain('ResponseValidationError');
   });
 });
+
+describe('a start whose connection was never made did not start anything', () => {
+  const coded = (code: string): Error => Object.assign(new Error(`connect ${code} 127.0.0.1:9`), { code });
+  it.each([
+    ['a refused connection under fetch failed', new TypeError('fetch failed', { cause: coded('ECONNREFUSED') }), false],
+    ['an unknown host', new TypeError('fetch failed', { cause: coded('ENOTFOUND') }), false],
+    ['every address refused', new TypeError('fetch failed', { cause: new AggregateError([coded('ECONNREFUSED'), coded('ECONNREFUSED')]) }), false],
+    ['a connection reset after sending', new TypeError('fetch failed', { cause: coded('ECONNRESET') }), true],
+    ['one address refused, another reset', new AggregateError([coded('ECONNREFUSED'), coded('ECONNRESET')]), true],
+    ['no cause (a browser fetch)', undefined, true],
+  ])('%s: mayHaveStarted %s', (_label, cause, started) => {
+    const error = new errors.NetworkError({ endpoint: 'run', ...(cause === undefined ? {} : { cause }) });
+    expect(error.mayHaveStarted).toBe(started);
+    expect(error.connected).toBe(started);
+    expect(error.message.includes('may have started')).toBe(started);
+  });
+});

@@ -29,6 +29,13 @@ describe('decideRetry', () => {
     }
   });
 
+  it.each(['run', 'copilot'] as const)('retries %s whose connection was never made (refused, unknown host): it reached nothing', (endpoint) => {
+    const refused = new NetworkError({ endpoint, cause: new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) }) });
+    expect(decide(endpoint, refused)).toMatchObject({ retry: true, reason: 'network' });
+    const reset = new NetworkError({ endpoint, cause: new TypeError('fetch failed', { cause: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }) }) });
+    expect(decide(endpoint, reset)).toEqual({ retry: false, reason: `${endpoint} is not repeatable` });
+  });
+
   it('does not retry answers that would fail the same way', () => {
     for (const error of [new NotFoundError({ endpoint: 'status', status: 200 }), new ConflictError({ endpoint: 'run', status: 409 }), new ResponseValidationError({ endpoint: 'status', reason: 'schema' }), new InvalidArgumentError('x', 'y'), new Error('boom')]) {
       expect(decide('status', error).retry).toBe(false);

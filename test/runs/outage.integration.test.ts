@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import { type AddressInfo, connect, createServer as createNetServer, type Socket } from 'node:net';
-import { tap } from 'rxjs';
+import { firstValueFrom, tap } from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createClient } from '../../src/client.js';
 import { createEmulator, createManualClock, driveClock, type Emulator, type FaultSpec, type ManualClock, type WorkflowDefinition } from '../../src/emulator/index.js';
@@ -276,4 +276,23 @@ describe('a run follows its execution through a service that is down (real HTTP 
     expect(emulator.requests.list({ endpoint: 'abort' })).toEqual([]);
     expect(emulator.requests.list({ endpoint: 'run' })).toHaveLength(1);
   }, 60_000);
+});
+
+describe('a run whose start meets a service that is down (real HTTP on loopback)', () => {
+  it('fails with a NetworkError that says nothing reached the service, after making the start again', async () => {
+    const emulator = await createEmulator({ samples: false, workflows: [LONG_RUN] });
+    open.push(emulator);
+    const front = await forwarder(Number(new URL(emulator.url).port));
+    await front.down();
+    const client = createClient({ apiKey: emulator.apiKey, baseUrl: `http://127.0.0.1:${front.port}/v1`, retry: { retries: 2, baseDelayMs: 1, maxDelayMs: 1 } });
+    try {
+      const error = await firstValueFrom(client.run('c-long-run')).catch((caught: unknown) => caught);
+      expect(isNetworkError(error)).toBe(true);
+      expect(error).toMatchObject({ endpoint: 'run', connected: false, mayHaveStarted: false });
+      expect((error as Error).message).not.toContain('may have started');
+    } finally {
+      await front.close().catch(() => undefined);
+    }
+    expect(emulator.executions.list()).toHaveLength(0);
+  });
 });
