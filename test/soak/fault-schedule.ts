@@ -77,13 +77,19 @@ function track(random: () => number, kinds: readonly FaultKind[], options: Fault
 /**
  * Draws the soak's outages: two independent tracks, the service's and Redis's, so that the two fail
  * alone and together. Within a track outages never overlap, and its kinds come in shuffled rounds (each
- * kind once before any comes again); every outage ends by `horizonMs`. Sorted by start.
+ * kind once before any comes again); every outage ends by `horizonMs`; a window that would chain the
+ * two tracks into a stretch longer than `JOINT_OUTAGE_MAX_MS` is left out. Sorted by start.
  *
  * @example
  * faultSchedule(mulberry32(7), { ...DEFAULT_FAULT_SHAPE, horizonMs: 20 * 60_000 });
  * // [{ kind: 'redis-pause', startMs: 95_310, durationMs: 41_224 }, { kind: 'service-5xx', … }, …]
  */
 export function faultSchedule(random: () => number, options: FaultScheduleOptions): FaultWindow[] {
+  return withinJointLimit(faultTracks(random, options));
+}
+
+/** The two tracks as drawn, before the joint limit (`faultSchedule`); sorted by start. */
+export function faultTracks(random: () => number, options: FaultScheduleOptions): FaultWindow[] {
   const [minOutage, maxOutage] = options.outageMs;
   if (!(minOutage >= 0 && maxOutage >= minOutage && options.gapMs[0] > 0 && options.gapMs[1] >= options.gapMs[0])) {
     throw new RangeError('fault schedule: outages need 0 ≤ min ≤ max and gaps 0 < min ≤ max');
@@ -91,6 +97,40 @@ export function faultSchedule(random: () => number, options: FaultScheduleOption
   const service = track(random, SERVICE_FAULT_KINDS, options);
   const redis = track(random, REDIS_FAULT_KINDS, options);
   return [...service, ...redis].sort((a, b) => a.startMs - b.startMs);
+}
+
+/**
+ * The longest stretch in which something a run needs is failing, the two tracks' outages chained:
+ * well under the 10 minutes a run follows an outage through, so that a run meant to follow through
+ * every outage of the soak can.
+ */
+export const JOINT_OUTAGE_MAX_MS = 6 * 60_000;
+/** Quiet time that ends a stretch for every run: twice the longest wait between a run's attempts in an outage (30 s). */
+export const JOINT_QUIET_MS = 60_000;
+/** After Redis lost its data the Redis budget sends nothing for a window (a minute): part of the stretch. */
+export const REDIS_RECOVERY_MS = 60_000;
+
+/** When a window's effect on the runs ends: a kill of Redis ends a minute after Redis is back. */
+export const effectEndMs = (window: FaultWindow): number => window.startMs + window.durationMs + (window.kind === 'redis-kill' ? REDIS_RECOVERY_MS : 0);
+
+/**
+ * Drops each window (in order of start) that would make a stretch — windows less than
+ * `JOINT_QUIET_MS` apart, chained — longer than `JOINT_OUTAGE_MAX_MS`.
+ */
+function withinJointLimit(windows: readonly FaultWindow[]): FaultWindow[] {
+  const kept: FaultWindow[] = [];
+  let stretchStart = Number.NEGATIVE_INFINITY;
+  let stretchEnd = Number.NEGATIVE_INFINITY;
+  for (const window of windows) {
+    const joins = window.startMs < stretchEnd + JOINT_QUIET_MS;
+    const start = joins ? stretchStart : window.startMs;
+    const end = Math.max(joins ? stretchEnd : Number.NEGATIVE_INFINITY, effectEndMs(window));
+    if (end - start > JOINT_OUTAGE_MAX_MS) continue;
+    kept.push(window);
+    stretchStart = start;
+    stretchEnd = end;
+  }
+  return kept;
 }
 
 /** Whether `kind` is one of the service's faults (else Redis's). */

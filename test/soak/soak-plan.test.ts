@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../src/emulator/engine/seeded-random.js';
-import { DEFAULT_FAULT_SHAPE, faultSchedule, isServiceFault, type FaultScheduleOptions } from './fault-schedule.js';
+import { DEFAULT_FAULT_SHAPE, effectEndMs, faultSchedule, faultTracks, isServiceFault, JOINT_OUTAGE_MAX_MS, JOINT_QUIET_MS, type FaultScheduleOptions } from './fault-schedule.js';
 import { runPlan } from './run-plan.js';
 
 const shapes = fc
@@ -31,7 +31,7 @@ describe("the fault soak's outages", () => {
   it('end by the horizon, last as long as the shape says, and never overlap on one track', () => {
     fc.assert(
       fc.property(shapes, ({ seed, options }) => {
-        const windows = faultSchedule(mulberry32(seed), options);
+        const windows = faultTracks(mulberry32(seed), options);
         for (const window of windows) {
           expect(window.startMs).toBeGreaterThanOrEqual(options.gapMs[0]);
           expect(window.startMs + window.durationMs).toBeLessThanOrEqual(options.horizonMs);
@@ -49,10 +49,28 @@ describe("the fault soak's outages", () => {
     );
   });
 
+  it('never chain the two tracks into a stretch longer than a run is meant to follow through, and keep only windows the tracks drew', () => {
+    fc.assert(
+      fc.property(shapes, ({ seed, options }) => {
+        const drawn = faultTracks(mulberry32(seed), options);
+        const windows = faultSchedule(mulberry32(seed), options);
+        for (const window of windows) expect(drawn).toContainEqual(window);
+        let start = Number.NEGATIVE_INFINITY;
+        let end = Number.NEGATIVE_INFINITY;
+        for (const window of windows) {
+          if (window.startMs >= end + JOINT_QUIET_MS) start = window.startMs;
+          end = Math.max(end, effectEndMs(window));
+          expect(end - start).toBeLessThanOrEqual(JOINT_OUTAGE_MAX_MS);
+        }
+        expect(JOINT_OUTAGE_MAX_MS).toBeLessThan(10 * 60_000);
+      }),
+    );
+  });
+
   it('bring every kind of a track once before any comes again', () => {
     fc.assert(
       fc.property(shapes, ({ seed, options }) => {
-        const windows = faultSchedule(mulberry32(seed), options);
+        const windows = faultTracks(mulberry32(seed), options);
         for (const [service, kinds] of [[true, 3], [false, 2]] as const) {
           const track = windows.filter((window) => isServiceFault(window.kind) === service).map((window) => window.kind);
           for (let start = 0; start + kinds <= track.length; start += kinds) expect(new Set(track.slice(start, start + kinds)).size).toBe(kinds);
