@@ -112,3 +112,22 @@ describe('renderMode', () => {
     expect(renderMode(options)).toBe(mode);
   });
 });
+
+describe('output printed above the live display', () => {
+  it('is wrapped to the terminal by display width: a long Chinese message takes at most 80 columns a line, every character kept', async () => {
+    const { stream, text } = terminal();
+    const renderer = ttyRenderer(stream, { quiet: false, now: () => 0, colors: false });
+    const content = '这是一个很长的中文句子'.repeat(12);
+    renderer.event({ type: 'started', executionId, canvasId: 'c-1', status: 'executing' });
+    renderer.event({ type: 'node', executionId, nodeId: 'n-a', title: 'Draft', status: 'executing' });
+    renderer.event({ type: 'message', executionId, nodeId: 'n-a', messageId: 'm', role: 'ai', delta: content, reasoningDelta: '', content, reasoningContent: '', replaced: false });
+    await Promise.resolve();
+    renderer.close(undefined);
+    // eslint-disable-next-line no-control-regex -- removing the cursor moves and erasures
+    const lines = text().replace(/\u001b\[[0-9;?]*[A-Za-z]/gu, '').split('\n');
+    const printed = lines.filter((line) => /[这是]/u.test(line) && !line.startsWith('      '));
+    expect(printed.length).toBeGreaterThan(1);
+    for (const line of printed) expect(displayWidth(line)).toBeLessThanOrEqual(80);
+    expect(printed.join('').replace('Draft │ ', '').replace(/\s/gu, '')).toBe(content);
+  });
+});

@@ -85,8 +85,9 @@ export function ttyRenderer(stream: NodeJS.WriteStream, options: TtyRendererOpti
     const title = progress.nodes.find((node) => node.nodeId === event.nodeId)?.title ?? event.nodeId;
     const text = event.delta.trim();
     if (options.quiet || text === '') return;
-    update.clear();
-    stream.write(`${paint.bold(title)} ${paint.dim('│')} ${event.replaced ? paint.dim('(rewritten) ') : ''}${text}\n`);
+    // Above the live block, in the scrollback: log-update erases the block, writes the text wrapped to
+    // the terminal's width, and draws the block again on the next frame.
+    update.persist(`${paint.bold(title)} ${paint.dim('│')} ${event.replaced ? paint.dim('(rewritten) ') : ''}${text}`);
   };
 
   draw();
