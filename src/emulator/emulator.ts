@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { AppContext } from './app/context.js';
 import { createApp } from './app/create-app.js';
 import type { SchedulerLike } from 'rxjs';
@@ -102,6 +103,8 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
   for (const definition of definitions) workflows.add(parseWorkflowDefinition(definition), clock.now());
 
   const closing = new AbortController();
+  // Every request held by a latency fault listens for the close: as many at once as clients send.
+  setMaxListeners(0, closing.signal);
   // The port, hence the URL that output file links use, is known only once the server listens.
   const server = resolved.listen ? await listenOnLoopback(resolved.port) : undefined;
   const baseUrl = server === undefined ? `http://${LOOPBACK_HOST}/v1` : `http://${LOOPBACK_HOST}:${String(server.port)}/v1`;
