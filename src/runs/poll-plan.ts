@@ -1,6 +1,6 @@
-import type { ExecutionOutput, ExecutionSnapshot, ExecutionStatus, NodeStatus } from '../domain/model.js';
+import type { ExecutionOutput, ExecutionSnapshot, ExecutionStatus, NodeExecution, NodeStatus } from '../domain/model.js';
 import type { PollHeadroom } from '../domain/budget.js';
-import { type CadenceBounds, type CadenceState, nextCadence, type Reading, SETTLING_WINDOW_MS, startCadence, withHeadroom } from './cadence.js';
+import { type CadenceBounds, type CadenceState, nextCadence, type Reading, SERVICE_TICK_MARGIN_MS, SERVICE_TICK_MS, SETTLING_WINDOW_MS, startCadence, withHeadroom } from './cadence.js';
 import type { RunEvent } from './events.js';
 import { type ExecutionView, initialView, isExecutionOver } from './execution-view.js';
 import { isNodeDone } from './node-progress.js';
@@ -63,8 +63,10 @@ export interface PollPlan {
   readonly lastReadAt: number | undefined;
   /** Node times seen, and the wait for the next change (foresight.ts). */
   readonly foresight: Foresight;
-  /** When the next status read is due, when the model timed it (`CallOptions.dueAt`). */
+  /** When the next status read is due, when the model or a change due within a tick timed it (`CallOptions.dueAt`). */
   readonly dueAt: number | undefined;
+  /** The last read found a change certain within one service tick: the next read is the status, a tick later. */
+  readonly withinTick: boolean;
 }
 
 /**
@@ -105,6 +107,7 @@ export function initialPoll(rules: PollRules, startedStatus: ExecutionStatus | u
     lastReadAt: undefined,
     foresight: NO_FORESIGHT,
     dueAt: undefined,
+    withinTick: false,
   };
 }
 
@@ -124,7 +127,7 @@ export function reducePoll(plan: PollPlan, input: PollInput): PollStep {
       return { state: { ...plan, activity: { kind: 'waiting' }, lastReadAt: input.at }, commands: [{ type: 'wait', ms: plan.rules.bounds.minMs }] };
     case 'wake':
       if (activity.kind !== 'waiting') return stay(plan);
-      return readOutputAlone(plan, input.at) ? reading(plan, 'output-alone') : reading(plan, 'status');
+      return !plan.withinTick && readOutputAlone(plan, input.at) ? reading(plan, 'output-alone') : reading(plan, 'status');
     case 'poke':
       if (activity.kind === 'waiting') return reading(plan, 'status');
       return activity.kind === 'idle' || activity.kind === 'ended' ? stay(plan) : { state: { ...plan, poked: true }, commands: [] };
@@ -233,18 +236,21 @@ function conclude(plan: PollPlan, diff: ViewDiff, facts: ReadFacts, random: numb
   const settling = settlingSince !== undefined && facts.now - settlingSince < SETTLING_WINDOW_MS;
   const pace: Reading = facts.changed ? 'changed' : settling ? 'settling' : 'quiet';
   const cadence = nextCadence(withHeadroom(rules.bounds, headroom), plan.cadence, pace, () => random);
-  const certain = allDone || awaitsStart(facts.transitions);
+  const awaiting = awaitsStart(facts.transitions, nodes);
+  const certain = allDone || awaiting;
   const foreseen = certain ? undefined : foreseeRead(foresight, executingNodes(view), facts.now, rules.bounds, headroom, estimateOf);
-  // A change due within a tick (the end, service.md §3.3; a child's start, §3.2) is due at once for a
-  // run the model times: in a saturated budget's queue it goes ahead of the reads that only may find one.
-  const dueAt = foreseen?.dueAt ?? (certain && plan.dueAt !== undefined ? facts.now : undefined);
+  // Found for the first time by this read: a stuck execution does not keep its reads ahead of the others'.
+  const withinTick = (allDone && plan.settlingSince === undefined) || awaiting;
+  const tickRead = withinTick ? readAfterTick(rules.bounds, plan.lastReadAt ?? facts.now) : undefined;
+  const timed = tickRead ?? foreseen;
   const next: PollPlan = {
     ...plan,
     view,
     cadence: foreseen === undefined ? cadence.state : { delayMs: foreseen.waitMs },
     lastReadAt: facts.now,
     foresight,
-    dueAt,
+    dueAt: timed?.dueAt,
+    withinTick,
     lastOutputAt: facts.output ? facts.now : plan.lastOutputAt,
     outputBehind: !facts.output && (plan.outputBehind || facts.nodeEnded),
     settlingSince,
@@ -252,7 +258,7 @@ function conclude(plan: PollPlan, diff: ViewDiff, facts: ReadFacts, random: numb
     poked: false,
   };
   // A poke during the read (an abort answered): the end is read at once, with the status.
-  const then: PollStep = plan.poked ? reading(next, 'status') : { state: next, commands: [{ type: 'wait', ms: foreseen?.waitMs ?? cadence.waitMs }] };
+  const then: PollStep = plan.poked ? reading(next, 'status') : { state: next, commands: [{ type: 'wait', ms: timed?.waitMs ?? cadence.waitMs }] };
   return { state: then.state, commands: [...warnings(diff), ...emit(diff.events), ...then.commands] };
 }
 
@@ -265,10 +271,26 @@ function finishedNodes(view: ExecutionView): Set<string> {
 }
 
 /**
- * A read that saw a node end and none start: a child may start on the service's next step (service.md
- * §3.2), a change the model cannot time, so the cadence reads again soon, as without a model.
+ * A read that saw a node end and none start while a node waits: its child starts on the service's next
+ * tick (service.md §3.2), a change the model cannot time and the read after that tick finds.
  */
-function awaitsStart(transitions: readonly RunEvent[]): boolean {
+function awaitsStart(transitions: readonly RunEvent[], nodes: readonly NodeExecution[]): boolean {
   const nodeEvents = transitions.filter((event) => event.type === 'node');
-  return nodeEvents.some((event) => isNodeDone(event.status)) && !nodeEvents.some((event) => event.status === 'executing');
+  return (
+    nodeEvents.some((event) => isNodeDone(event.status)) &&
+    !nodeEvents.some((event) => event.status === 'executing') &&
+    nodes.some((node) => node.status === 'init' || node.status === 'waiting')
+  );
+}
+
+/**
+ * The read after a change due within one service tick (service.md §3.3): it waits out the tick, so one
+ * read finds the change, and is due at `since`, the bracket's start (the read before the one that found
+ * it): in a saturated budget's queue it goes before the reads asked since, which may find nothing, and
+ * costs each of them one read's wait. Bounds that cannot hold the wait (a `maxMs` under the tick) read
+ * on their own cadence, as the user set it; a `minMs` over it waits that long.
+ */
+function readAfterTick(bounds: CadenceBounds, since: number): { readonly waitMs: number; readonly dueAt: number } | undefined {
+  const waitMs = Math.max(bounds.minMs, SERVICE_TICK_MS + SERVICE_TICK_MARGIN_MS);
+  return waitMs > bounds.maxMs ? undefined : { waitMs, dueAt: since };
 }
