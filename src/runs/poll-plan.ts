@@ -241,7 +241,9 @@ function conclude(plan: PollPlan, diff: ViewDiff, facts: ReadFacts, random: numb
   const foreseen = certain ? undefined : foreseeRead(foresight, executingNodes(view), facts.now, rules.bounds, headroom, estimateOf);
   // Found for the first time by this read: a stuck execution does not keep its reads ahead of the others'.
   const withinTick = (allDone && plan.settlingSince === undefined) || awaiting;
-  const tickRead = withinTick ? readAfterTick(rules.bounds, plan.lastReadAt ?? facts.now) : undefined;
+  // A change certain after one that was (the end after a last node's end) keeps the first one's place.
+  const since = plan.withinTick && plan.dueAt !== undefined ? plan.dueAt : (plan.lastReadAt ?? facts.now);
+  const tickRead = withinTick ? readAfterTick(rules.bounds, since) : undefined;
   const timed = tickRead ?? foreseen;
   const next: PollPlan = {
     ...plan,
