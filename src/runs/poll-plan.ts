@@ -273,15 +273,16 @@ function finishedNodes(view: ExecutionView): Set<string> {
 }
 
 /**
- * A read that saw a node end and none start while a node waits: its child starts on the service's next
- * tick (service.md §3.2), a change the model cannot time and the read after that tick finds.
+ * A read that saw a node end, none executing and a node waiting, none failed: some waiting node has
+ * every parent finished, and it starts on the service's next tick (service.md §3.2), a change the model
+ * cannot time and the read after that tick finds. While another node executes, the waiting one may be
+ * waiting for it too: nothing is certain.
  */
 function awaitsStart(transitions: readonly RunEvent[], nodes: readonly NodeExecution[]): boolean {
-  const nodeEvents = transitions.filter((event) => event.type === 'node');
   return (
-    nodeEvents.some((event) => isNodeDone(event.status)) &&
-    !nodeEvents.some((event) => event.status === 'executing') &&
-    nodes.some((node) => node.status === 'init' || node.status === 'waiting')
+    transitions.some((event) => event.type === 'node' && isNodeDone(event.status)) &&
+    nodes.some((node) => node.status === 'init' || node.status === 'waiting') &&
+    nodes.every((node) => node.status === 'init' || node.status === 'waiting' || node.status === 'finish')
   );
 }
 

@@ -113,6 +113,18 @@ describe('the read after a change certain within one service tick (poll-plan.ts)
     );
   });
 
+  it('a node ended while another still executes: nothing is certain, the cadence reads on, unranked', () => {
+    fc.assert(
+      fc.property(boundsArb, fc.constantFrom<OutputMode>('stream', 'final'), gapArb, gapArb, randomArb, headroomArb, (bounds, outputMode, firstGap, gap, random, headroom) => {
+        const first: Reading = { nodes: [node('left', 'executing'), node('right', 'executing'), node('join', 'init')], afterMs: firstGap, random, headroom };
+        const ended: Reading = { nodes: [node('left', 'finish'), node('right', 'executing'), node('join', 'init')], afterMs: gap, random, headroom };
+        const { plan, commands, before } = follow(rulesOf(bounds, outputMode), [first, ended]);
+        expect(waitOf(commands)).toBe(nextCadence(withHeadroom(bounds, headroom), before.cadence, 'changed', () => random).waitMs);
+        expect(plan.dueAt).toBeUndefined();
+      }),
+    );
+  });
+
   it('it is one read: an execution that stays executing after every node is done is read on its cadence, unranked', () => {
     fc.assert(
       fc.property(boundsArb, fc.constantFrom<OutputMode>('stream', 'final'), gapArb, fc.integer({ min: 0, max: 1_000 }), randomArb, headroomArb, (bounds, outputMode, gap, again, random, headroom) => {
