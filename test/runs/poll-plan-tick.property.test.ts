@@ -113,6 +113,22 @@ describe('the read after a change certain within one service tick (poll-plan.ts)
     );
   });
 
+  it('the end certain right after a child\'s start was (a content node done on the tick): its read keeps the first one\'s place', () => {
+    fc.assert(
+      fc.property(boundsArb, fc.constantFrom<OutputMode>('stream', 'final'), gapArb, gapArb, randomArb, headroomArb, (bounds, outputMode, firstGap, gap, random, headroom) => {
+        const first: Reading = { nodes: [node('task', 'executing'), node('document', 'init')], afterMs: firstGap, random, headroom };
+        const ended: Reading = { nodes: [node('task', 'finish'), node('document', 'init')], afterMs: gap, random, headroom };
+        const rules = rulesOf(bounds, outputMode);
+        const chained = follow(rules, [first, ended]);
+        const waitMs = waitOf(chained.commands) ?? 0;
+        const done: Reading = { nodes: [node('task', 'finish'), node('document', 'finish')], afterMs: waitMs, random, headroom };
+        const { plan, commands, at } = follow(rules, [first, ended, done]);
+        expect(waitOf(commands)).toBe(waitMs);
+        expect(reducePoll(plan, { type: 'wake', at: at + waitMs }).commands).toEqual([{ type: 'read', endpoint: 'status', dueAt: firstGap }]);
+      }),
+    );
+  });
+
   it('a node ended while another still executes: nothing is certain, the cadence reads on, unranked', () => {
     fc.assert(
       fc.property(boundsArb, fc.constantFrom<OutputMode>('stream', 'final'), gapArb, gapArb, randomArb, headroomArb, (bounds, outputMode, firstGap, gap, random, headroom) => {
