@@ -6,7 +6,7 @@ import { type ExecutionView, initialView, isExecutionOver } from './execution-vi
 import { isNodeDone } from './node-progress.js';
 import { announceHeldFiles, diffOutput } from './output-diff.js';
 import { type OutputMode, shouldReadOutput, shouldReadOutputAlone } from './output-policy.js';
-import { countRead, type EstimateOf, foreseeRead, learnedDurations, type LearnedDuration, NO_FORESIGHT, observeTransitions, type Foresight } from './foresight.js';
+import { allowanceOf, countRead, type EstimateOf, foreseeRead, learnedDurations, type LearnedDuration, NO_FORESIGHT, observeTransitions, type Foresight } from './foresight.js';
 import type { Step } from './reducer-shell.js';
 import { runResultOf } from './run-result-of.js';
 import type { FailedBranches } from './run-options.js';
@@ -243,7 +243,7 @@ function conclude(plan: PollPlan, diff: ViewDiff, facts: ReadFacts, random: numb
   const withinTick = (allDone && plan.settlingSince === undefined) || awaiting;
   // A change certain after one that was (the end after a last node's end) keeps the first one's place.
   const since = plan.withinTick && plan.dueAt !== undefined ? plan.dueAt : (plan.lastReadAt ?? facts.now);
-  const tickRead = withinTick ? readAfterTick(rules.bounds, since) : undefined;
+  const tickRead = withinTick ? readAfterTick(rules.bounds, headroom, since, cadence.waitMs) : undefined;
   const timed = tickRead ?? foreseen;
   const next: PollPlan = {
     ...plan,
@@ -287,13 +287,16 @@ function awaitsStart(transitions: readonly RunEvent[], nodes: readonly NodeExecu
 }
 
 /**
- * The read after a change due within one service tick (service.md §3.3): it waits out the tick, so one
- * read finds the change, and is due at `since`, the bracket's start (the read before the one that found
- * it): in a saturated budget's queue it goes before the reads asked since, which may find nothing, and
- * costs each of them one read's wait. Bounds that cannot hold the wait (a `maxMs` under the tick) read
- * on their own cadence, as the user set it; a `minMs` over it waits that long.
+ * The read after a change due within one service tick (service.md §3.3), due at `since`, the bracket's
+ * start (the read before the one that found it): in a saturated budget's queue it goes before the reads
+ * asked since, which may find nothing, and costs each of them one read's wait. There it waits out the
+ * tick, so that this one read finds the change; bounds that cannot hold that wait (a `maxMs` under the
+ * tick) keep their own cadence, as the user set it. With reads to spare the cadence's quicker reads
+ * stay (`cadenceMs`: the tick may already have come), never later than the tick.
  */
-function readAfterTick(bounds: CadenceBounds, since: number): { readonly waitMs: number; readonly dueAt: number } | undefined {
-  const waitMs = Math.max(bounds.minMs, SERVICE_TICK_MS + SERVICE_TICK_MARGIN_MS);
+function readAfterTick(bounds: CadenceBounds, headroom: PollHeadroom | undefined, since: number, cadenceMs: number): { readonly waitMs: number; readonly dueAt: number } | undefined {
+  const tickMs = SERVICE_TICK_MS + SERVICE_TICK_MARGIN_MS;
+  if (allowanceOf(bounds, headroom) <= bounds.maxMs) return { waitMs: Math.max(bounds.minMs, Math.min(cadenceMs, tickMs)), dueAt: since };
+  const waitMs = Math.max(bounds.minMs, tickMs);
   return waitMs > bounds.maxMs ? undefined : { waitMs, dueAt: since };
 }

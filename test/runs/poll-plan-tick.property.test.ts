@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { PollHeadroom } from '../../src/domain/budget.js';
 import type { NodeExecution } from '../../src/domain/model.js';
-import { nextCadence, SERVICE_TICK_MARGIN_MS, SERVICE_TICK_MS, withHeadroom } from '../../src/runs/cadence.js';
+import { HEADROOM_FLOOR_MS, nextCadence, SERVICE_TICK_MARGIN_MS, SERVICE_TICK_MS, withHeadroom } from '../../src/runs/cadence.js';
 import type { OutputMode } from '../../src/runs/output-policy.js';
 import { initialPoll, type PollCommand, type PollPlan, type PollRules, reducePoll } from '../../src/runs/poll-plan.js';
 import { EXECUTION_ID, node, output, outputNode, snapshot } from './fixtures.js';
@@ -22,6 +22,12 @@ const headroomArb: fc.Arbitrary<PollHeadroom | undefined> = fc.option(
   fc.record({ activeRuns: fc.integer({ min: 1, max: 200 }), readsPerMinute: fc.integer({ min: 1, max: 100 }) }),
   { nil: undefined },
 );
+
+/** An account with too little for every run's cadence: the fair interval is past any bounds' maximum. */
+const saturatedArb: fc.Arbitrary<PollHeadroom> = fc.record({ activeRuns: fc.integer({ min: 1_000, max: 5_000 }), readsPerMinute: fc.integer({ min: 1, max: 100 }) });
+
+/** Reads to spare: the fair interval (never under 2 s, `HEADROOM_FLOOR_MS`) is within the bounds' maximum. */
+const looseArb: fc.Arbitrary<PollHeadroom | undefined> = fc.option(fc.record({ activeRuns: fc.integer({ min: 1, max: 3 }), readsPerMinute: fc.constant(100) }), { nil: undefined });
 
 interface Reading {
   readonly nodes: readonly NodeExecution[];
@@ -76,14 +82,14 @@ const rulesOf = (bounds: { minMs: number; maxMs: number }, outputMode: OutputMod
 });
 
 describe('the read after a change certain within one service tick (poll-plan.ts)', () => {
-  it('every node done, the execution still executing: the status is read one tick later, due at the bracket\'s start, with no model, stream or final', () => {
+  it('every node done, the execution still executing, a saturated budget: the status is read one tick later, due at the bracket\'s start, with no model, stream or final', () => {
     fc.assert(
       fc.property(
         boundsArb,
         fc.constantFrom<OutputMode>('stream', 'final'),
         fc.integer({ min: 1, max: 5 }),
         fc.array(fc.tuple(gapArb, randomArb, headroomArb), { minLength: 1, maxLength: 4 }),
-        fc.tuple(gapArb, randomArb, headroomArb),
+        fc.tuple(gapArb, randomArb, saturatedArb),
         (bounds, outputMode, count, working, [lastGap, random, headroom]) => {
           const ids = Array.from({ length: count }, (_, index) => `node-${String(index)}`);
           const running: Reading[] = working.map(([afterMs, spread, room]) => ({ nodes: ids.map((id) => node(id, 'executing')), afterMs, random: spread, headroom: room }));
@@ -99,9 +105,9 @@ describe('the read after a change certain within one service tick (poll-plan.ts)
     );
   });
 
-  it('a node ended and its child waits: the status is read one tick later, due at the bracket\'s start', () => {
+  it('a node ended and its child waits, a saturated budget: the status is read one tick later, due at the bracket\'s start', () => {
     fc.assert(
-      fc.property(boundsArb, fc.constantFrom<OutputMode>('stream', 'final'), gapArb, gapArb, randomArb, headroomArb, (bounds, outputMode, firstGap, gap, random, headroom) => {
+      fc.property(boundsArb, fc.constantFrom<OutputMode>('stream', 'final'), gapArb, gapArb, randomArb, saturatedArb, (bounds, outputMode, firstGap, gap, random, headroom) => {
         const first: Reading = { nodes: [node('parent', 'executing'), node('child', 'init')], afterMs: firstGap, random, headroom };
         const ended: Reading = { nodes: [node('parent', 'finish'), node('child', 'init')], afterMs: gap, random, headroom };
         const { plan, commands, at, previousAt } = follow(rulesOf(bounds, outputMode), [first, ended]);
@@ -115,7 +121,7 @@ describe('the read after a change certain within one service tick (poll-plan.ts)
 
   it('the end certain right after a child\'s start was (a content node done on the tick): its read keeps the first one\'s place', () => {
     fc.assert(
-      fc.property(boundsArb, fc.constantFrom<OutputMode>('stream', 'final'), gapArb, gapArb, randomArb, headroomArb, (bounds, outputMode, firstGap, gap, random, headroom) => {
+      fc.property(boundsArb, fc.constantFrom<OutputMode>('stream', 'final'), gapArb, gapArb, randomArb, saturatedArb, (bounds, outputMode, firstGap, gap, random, headroom) => {
         const first: Reading = { nodes: [node('task', 'executing'), node('document', 'init')], afterMs: firstGap, random, headroom };
         const ended: Reading = { nodes: [node('task', 'finish'), node('document', 'init')], afterMs: gap, random, headroom };
         const rules = rulesOf(bounds, outputMode);
@@ -125,6 +131,22 @@ describe('the read after a change certain within one service tick (poll-plan.ts)
         const { plan, commands, at } = follow(rules, [first, ended, done]);
         expect(waitOf(commands)).toBe(waitMs);
         expect(reducePoll(plan, { type: 'wake', at: at + waitMs }).commands).toEqual([{ type: 'read', endpoint: 'status', dueAt: firstGap }]);
+      }),
+    );
+  });
+
+  it('with reads to spare, the cadence\'s quicker read stays, never later than the tick, and is ranked', () => {
+    fc.assert(
+      fc.property(boundsArb.filter(({ maxMs }) => maxMs >= HEADROOM_FLOOR_MS), fc.constantFrom<OutputMode>('stream', 'final'), gapArb, gapArb, randomArb, looseArb, (bounds, outputMode, firstGap, gap, random, headroom) => {
+        const ids = ['node-0', 'node-1'];
+        const running: Reading = { nodes: ids.map((id) => node(id, 'executing')), afterMs: firstGap, random, headroom };
+        const done: Reading = { nodes: ids.map((id) => node(id, 'finish')), afterMs: gap, random, headroom };
+        const { plan, commands, before, at, previousAt } = follow(rulesOf(bounds, outputMode), [running, done]);
+        const cadenceMs = nextCadence(withHeadroom(bounds, headroom), before.cadence, 'changed', () => random).waitMs;
+        const waitMs = waitOf(commands) ?? 0;
+        expect(waitMs).toBe(Math.max(bounds.minMs, Math.min(cadenceMs, SERVICE_TICK_MS + SERVICE_TICK_MARGIN_MS)));
+        expect(waitMs).toBeLessThanOrEqual(SERVICE_TICK_MS + SERVICE_TICK_MARGIN_MS);
+        expect(reducePoll(plan, { type: 'wake', at: at + waitMs }).commands).toEqual([{ type: 'read', endpoint: 'status', dueAt: previousAt }]);
       }),
     );
   });
