@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
 import type { FaultSoakReport } from './fault-soak.js';
+import { NO_VIOLATIONS } from './soak-audit.js';
 
 /** The most the client's heap may grow from the warm-up batch to the end: it must stay flat. */
 export const HEAP_GROWTH_BOUND = 1.2;
@@ -16,18 +17,7 @@ export function expectSoakHeld(report: FaultSoakReport): void {
   // Soft: a soak that fails says every promise it broke, not only the first.
   expect.soft({ exited: report.clientExited, code: report.clientExitCode, stderr: report.clientStderr }).toEqual({ exited: true, code: 0, stderr: '' });
   expect.soft(client).toBeDefined();
-  expect.soft(audit.violations).toEqual({
-    startedTwice: [],
-    strayExecutions: [],
-    leftRunning: [],
-    abortsLost: [],
-    abortedTwice: [],
-    abortedUnasked: [],
-    notFollowed: [],
-    notFinished: [],
-    failedWithoutExecution: [],
-    unsettled: [],
-  });
+  expect.soft(audit.violations).toEqual(NO_VIOLATIONS);
   expect.soft(report.requests.rateLimited).toBe(0);
   expect.soft(client?.unhandled).toEqual([]);
   expect.soft(client?.idleAtEnd).toBe(true);

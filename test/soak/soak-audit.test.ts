@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { auditSoak, violationLists, type AuditedAbort, type AuditedExecution, type AuditedRun, type RunError, type SoakViolations } from './soak-audit.js';
+import { auditSoak, NO_VIOLATIONS, violationLists, type AuditedAbort, type AuditedExecution, type AuditedRun, type RunError, type SoakViolations } from './soak-audit.js';
 
 const error = (code: string, endpoint: string, executionId?: string): RunError => ({ name: 'Error', code, endpoint, executionId, message: code });
 const finished = (key: string, executionId: string): AuditedRun => ({ key, ending: { kind: 'finished', executionId, status: 'finish' } });
@@ -28,18 +28,7 @@ describe("the fault soak's audit", () => {
       startsRefused: 1,
       aborts: { sent: 2, answered: 1 },
       errorsByCode: { SERVER_ERROR: 1 },
-      violations: {
-        startedTwice: [],
-        strayExecutions: [],
-        leftRunning: [],
-        abortsLost: [],
-        abortedTwice: [],
-        abortedUnasked: [],
-        notFollowed: [],
-        notFinished: [],
-        failedWithoutExecution: [],
-        unsettled: [],
-      },
+      violations: NO_VIOLATIONS,
       broken: 0,
     });
   });

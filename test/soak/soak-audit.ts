@@ -91,6 +91,9 @@ export interface SoakAudit {
 }
 
 /** Each kind of broken promise with its list. */
+/** The audit of a soak that kept every promise. */
+export const NO_VIOLATIONS: SoakViolations = { startedTwice: [], strayExecutions: [], leftRunning: [], abortsLost: [], abortedTwice: [], abortedUnasked: [], notFollowed: [], notFinished: [], failedWithoutExecution: [], unsettled: [] };
+
 export function violationLists(violations: SoakViolations): [name: keyof SoakViolations, list: readonly string[]][] {
   return (Object.keys(violations) as (keyof SoakViolations)[]).map((name) => [name, violations[name]]);
 }
