@@ -22,7 +22,7 @@ function nodeOf({ nodeId, status, rawStatus, title, error }: NodeExecution): Nod
 }
 
 /** Moves the nodes of `reading` forward in `nodes`, pushing one event per node that moved. */
-function moveNodes(executionId: string, nodes: Map<string, NodeExecution>, reading: readonly NodeExecution[], log: WarningLog, events: RunEvent[]): void {
+export function moveNodes(executionId: string, nodes: Map<string, NodeExecution>, reading: readonly NodeExecution[], log: WarningLog, events: RunEvent[]): void {
   for (const node of reading.map(nodeOf)) {
     const known = nodes.get(node.nodeId);
     if (node.status === 'unknown') {
