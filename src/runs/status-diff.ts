@@ -35,8 +35,9 @@ export function moveNodes(executionId: string, nodes: Map<string, NodeExecution>
       nodes.set(node.nodeId, node);
       events.push(nodeEvent(executionId, node, known));
     } else if (node.status === known.status) {
-      // Same status: keep the fresher title and error without an event.
-      nodes.set(node.nodeId, node);
+      // Same status: keep the fresher title and error without an event; a reading that lacks one (an
+      // output node's error may be `null`, service.md §4.2, §4.3) does not take it away.
+      nodes.set(node.nodeId, { ...node, ...(node.title === undefined && known.title !== undefined ? { title: known.title } : {}), ...(node.error === undefined && known.error !== undefined ? { error: known.error } : {}) });
     } else if (node.status !== 'unknown') {
       log.once(`regress:${node.nodeId}:${known.status}:${node.status}`, 'Ignored a node status that went backwards', {
         executionId,
