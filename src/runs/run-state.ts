@@ -53,6 +53,12 @@ export interface RunState {
   /** Present once `finished`. */
   readonly result?: RunResult;
   /**
+   * `true` on a run handle's states from `cancel()` (or its `signal`, its `timeoutMs`) until the
+   * result: the abort is sent, or on its way, and the end is read as soon as it lands. A display
+   * shows "cancelling…" at once rather than a run that still seems to work.
+   */
+  readonly cancelling?: true;
+  /**
    * Present while the run follows its execution through an outage (its reads fail, and it reads again
    * with backoff, `RunOptions.outageMs`); absent again once a read succeeds.
    */
