@@ -84,6 +84,7 @@ describe('startRun: a run handle', () => {
       'node:a:executing',
       'status',
       'node:a:finish',
+      'tasks',
       'finished',
     ]);
   });
