@@ -66,6 +66,9 @@ function reference(events: readonly RunEvent[]): RunState {
       case 'tasks':
         settle(event.nodeIds);
         break;
+      case 'connection':
+        // Not drawn here: outages are folded in outage.marble.test.ts.
+        break;
       case 'finished': {
         if (event.result.output.length > 0) settle(event.result.output.map((node) => node.nodeId));
         state = { ...state, status: event.result.status, result: event.result };
