@@ -64,22 +64,6 @@ export interface FileEvent {
   readonly file: OutputFile;
 }
 
-/**
- * The run's task nodes, the ones that do work (service.md §4.2), all of them: what a progress count
- * is over. Sent with the first output read, which lists every task node whatever its status, before
- * that read's other events; again only if a later read lists one more.
- *
- * @example
- * ```ts
- * run$.pipe(ofType('tasks')).subscribe((event) => bar.setTotal(event.nodeIds.length));
- * ```
- */
-export interface TasksEvent {
-  readonly type: 'tasks';
-  readonly executionId: string;
-  readonly nodeIds: readonly string[];
-}
-
 /** The execution reached `finish` or `failed`; always the last event of a run. */
 export interface FinishedEvent {
   readonly type: 'finished';
@@ -126,7 +110,7 @@ export interface ConnectionEvent {
  * });
  * ```
  */
-export type RunEvent = StartedEvent | StatusEvent | TasksEvent | NodeEvent | MessageEvent | FileEvent | ConnectionEvent | FinishedEvent;
+export type RunEvent = StartedEvent | StatusEvent | NodeEvent | MessageEvent | FileEvent | ConnectionEvent | FinishedEvent;
 
 export type RunEventType = RunEvent['type'];
 

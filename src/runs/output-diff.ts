@@ -21,8 +21,7 @@ function roleOf(message: OutputMessage, log: WarningLog, executionId: string): M
 }
 
 /**
- * Compares an output reading with the view: a `tasks` event when it lists a task node none did before
- * (the first reading lists them all, service.md §4.2), a `node` event for each task node the reading shows
+ * Compares an output reading with the view: first a `node` event for each task node the reading shows
  * further on than the view (the output lists them with their status, service.md §4.2; it is read after
  * the status, so it may be the fresher of the two, as for a branch that finished after its execution
  * failed, §3.3), then `message` events with exact deltas for each message whose
@@ -37,8 +36,6 @@ export function diffOutput(view: ExecutionView, output: ExecutionOutput): ViewDi
   const events: RunEvent[] = [];
   const { executionId } = view;
 
-  const outputNodes = mergeOutputNodes(view.outputNodes, output.output);
-  if (outputNodes.length > view.outputNodes.length) events.push({ type: 'tasks', executionId, nodeIds: outputNodes.map((node) => node.nodeId) });
   const nodes = new Map(view.nodes);
   moveNodes(executionId, nodes, output.output, log, events);
 
@@ -87,7 +84,7 @@ export function diffOutput(view: ExecutionView, output: ExecutionOutput): ViewDi
   }
 
   return {
-    view: { ...view, nodes, messages, files, heldFiles: held, outputNodes, reported: log.reported },
+    view: { ...view, nodes, messages, files, heldFiles: held, outputNodes: mergeOutputNodes(view.outputNodes, output.output), reported: log.reported },
     events,
     warnings: log.warnings,
   };

@@ -20,7 +20,7 @@ export interface NodeState {
   readonly text: string;
   /**
    * The node does work: a task node, one the output lists (service.md §4.2), counted in `progress`.
-   * Once the output was read (the `tasks` event) this is exactly what it listed. Before, nodes with no work (start, memo, resource…) are `finish` from the start (§3.2), so a node is taken
+   * Nodes with no work (start, memo, resource…) are `finish` from the start (§3.2), so a node is taken
    * for a task once it was seen at any other status, had a message, or is in the result's output. A
    * task whose whole life passed between two reads looks like one with no work until the result, and
    * a content node (document, image…, `init` until a tick after its parent, §3.2) like a task until then.
@@ -46,11 +46,7 @@ export interface RunState {
   /** In the service's parents-before-children order (service.md §4.1). */
   readonly nodes: readonly NodeState[];
   readonly files: readonly OutputFile[];
-  /**
-   * How many task nodes (see `NodeState.task`) ended, and how: see {@link TaskProgress}. `total` is
-   * settled by the first output read, which lists every task node (the `tasks` event), and does not
-   * grow after it; before it, it counts the nodes seen doing work.
-   */
+  /** How many task nodes (see `NodeState.task`) ended, and how: see {@link TaskProgress}. */
   readonly progress: TaskProgress;
   /** Time from subscription to this state (to `finished` once finished), on the run's scheduler. */
   readonly elapsedMs: number;
@@ -101,9 +97,6 @@ export interface Reconnecting {
 
 export const INITIAL_RUN_STATE: RunState = { nodes: [], files: [], progress: { succeeded: 0, failed: 0, done: 0, total: 0 }, elapsedMs: 0 };
 
-/** States a fold built once an output read had listed the task nodes (`tasks`): replayed with them. */
-const SETTLED = new WeakSet<RunState>();
-
 /** A node while it is folded: its fields as the latest events left them, its messages by id. */
 interface NodeEntry {
   readonly nodeId: string;
@@ -147,8 +140,6 @@ export class RunStateFold {
   /** In first-seen order: the service's parents-before-children order (service.md §4.1). */
   readonly #nodes = new Map<string, NodeEntry>();
   readonly #files: OutputFile[] = [];
-  /** The task nodes, once an output read listed them (`tasks`). */
-  #tasks: ReadonlySet<string> | undefined;
   #state: RunState | undefined = INITIAL_RUN_STATE;
 
   /**
@@ -165,9 +156,6 @@ export class RunStateFold {
         return;
       case 'status':
         this.#status = event.status;
-        return;
-      case 'tasks':
-        this.#applyTasks(event.nodeIds);
         return;
       case 'node':
         this.#applyNode(event);
@@ -201,10 +189,7 @@ export class RunStateFold {
 
   /** The state the events so far make: the same object until the next event. */
   get state(): RunState {
-    if (this.#state === undefined) {
-      this.#state = this.#build();
-      if (this.#tasks !== undefined) SETTLED.add(this.#state);
-    }
+    this.#state ??= this.#build();
     return this.#state;
   }
 
@@ -218,7 +203,7 @@ export class RunStateFold {
       title: event.title,
       status: event.status,
       error: event.error,
-      task: this.#tasks === undefined ? (known?.task ?? false) || seenWorking : this.#tasks.has(event.nodeId),
+      task: (known?.task ?? false) || seenWorking,
       messages: known?.messages ?? new Map<string, MessageState>(),
       built: undefined,
     });
@@ -243,22 +228,14 @@ export class RunStateFold {
     this.#reconnecting = { since, attempts: event.reconnecting.attempts, error: event.reconnecting.error };
   }
 
-  /** The output lists exactly the task nodes (service.md §4.2): what was a guess is settled. */
-  #applyTasks(nodeIds: readonly string[]): void {
-    // Each listing names them all (a later one keeps the earlier ones, output-diff.ts).
-    const tasks = new Set(nodeIds);
-    this.#tasks = tasks;
-    for (const entry of this.#nodes.values()) {
-      const task = tasks.has(entry.nodeId);
-      if (entry.task === task) continue;
-      entry.task = task;
-      entry.built = undefined;
-    }
-  }
-
   /** The result's output lists exactly the task nodes (service.md §4.2): the end settles what was a guess. */
   #applyResult(result: RunResult): void {
-    if (result.output.length > 0) this.#applyTasks(result.output.map((node) => node.nodeId));
+    for (const { nodeId } of result.output) {
+      const entry = this.#nodes.get(nodeId);
+      if (entry === undefined || entry.task) continue;
+      entry.task = true;
+      entry.built = undefined;
+    }
     this.#status = result.status;
     this.#result = result;
     // Read to its end: whatever outage there was is over.
@@ -301,8 +278,6 @@ export function replayRunState(state: RunState): readonly RunEvent[] {
   // A run stopped before its start was sent ends with a result and nothing else (no execution).
   if (executionId === undefined || status === undefined) return result === undefined ? [] : [{ type: 'finished', executionId: result.executionId, result }];
   const events: RunEvent[] = [{ type: 'started', executionId, ...(state.canvasId === undefined ? {} : { canvasId: state.canvasId }), status }];
-  // Task nodes an output read listed stay so for a newcomer, also one whose status alone would not say it.
-  if (SETTLED.has(state)) events.push({ type: 'tasks', executionId, nodeIds: state.nodes.filter((node) => node.task).map((node) => node.nodeId) });
   for (const node of state.nodes) {
     events.push({
       type: 'node',

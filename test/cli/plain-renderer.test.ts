@@ -110,18 +110,6 @@ describe('run progress', () => {
     expect(draft.lastLine).toBe('line two');
   });
 
-  it('counts over the task nodes the output listed once it did (a `tasks` event), not a content node waiting `init`', () => {
-    let progress = initialProgress(0);
-    const events: RunEvent[] = [
-      { type: 'node', executionId, nodeId: 'n-a', title: 'Draft', status: 'finish' },
-      { type: 'node', executionId, nodeId: 'n-b', title: 'Review', status: 'executing' },
-      { type: 'node', executionId, nodeId: 'n-doc', title: 'Document', status: 'init' },
-      { type: 'tasks', executionId, nodeIds: ['n-a', 'n-b'] },
-    ];
-    for (const event of events) progress = advanceProgress(progress, event, 0);
-    expect(progressCount(progress)).toEqual({ succeeded: 1, failed: 0, done: 1, total: 2 });
-  });
-
   it('gives no time to a node first seen done, whose start nobody saw', () => {
     const progress = advanceProgress(initialProgress(0), { type: 'node', executionId, nodeId: 'n', status: 'finish', previous: 'init' }, 50);
     expect(nodeElapsedMs(progress.nodes[0]!, 100)).toBeUndefined();

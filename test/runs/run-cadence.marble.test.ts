@@ -37,8 +37,7 @@ describe('run cadence (virtual time)', () => {
       const source = scriptedSource({ start: () => cold('-(s|)', { s: started() }), status: (call) => statuses[call]!, output: () => output$ });
       const run$ = runsOver(source, defaults).run(CANVAS_ID, {}, { output: 'final' });
 
-      expectObservable(run$).toBe('-s 100ms n 100ms f 201ms S(TMF|)', {
-        T: { type: 'tasks', executionId: EXECUTION_ID, nodeIds: ['n1'] },
+      expectObservable(run$).toBe('-s 100ms n 100ms f 201ms S(MF|)', {
         s: { type: 'started', executionId: EXECUTION_ID, canvasId: CANVAS_ID, status: 'executing' },
         n: { type: 'node', executionId: EXECUTION_ID, nodeId: 'n1', title: 'Title n1', status: 'executing' },
         f: { type: 'node', executionId: EXECUTION_ID, nodeId: 'n1', title: 'Title n1', status: 'finish', previous: 'executing' },
@@ -88,8 +87,7 @@ describe('run cadence (virtual time)', () => {
       ];
       const source = scriptedSource({ start: () => cold('-(s|)', { s: started() }), status: () => status$, output: (call) => outputs[call]!, abort: () => cold('(x|)') });
       const m = { type: 'message', executionId: EXECUTION_ID, nodeId: 'n1', role: 'ai', reasoningDelta: '', reasoningContent: '', replaced: false } as const;
-      expectObservable(runsOver(source, defaults).run(CANVAS_ID), '3800ms !').toBe('-s 100ms n 100ms (Tm) 3118ms M', {
-        T: { type: 'tasks', executionId: EXECUTION_ID, nodeIds: ['n1'] },
+      expectObservable(runsOver(source, defaults).run(CANVAS_ID), '3800ms !').toBe('-s 100ms n 100ms m 3121ms M', {
         s: { type: 'started', executionId: EXECUTION_ID, canvasId: CANVAS_ID, status: 'executing' },
         n: { type: 'node', executionId: EXECUTION_ID, nodeId: 'n1', title: 'Title n1', status: 'executing' },
         m: { ...m, messageId: 'm1', delta: 'hi', content: 'hi' },
@@ -133,7 +131,7 @@ describe('run cadence (virtual time)', () => {
     const described = events.map((event) =>
       event.type === 'node' ? `${event.nodeId}:${event.status}` : event.type === 'message' ? `text:${event.messageId}` : event.type === 'status' ? `status:${event.status}` : event.type,
     );
-    expect(described).toEqual(['started', 'n1:executing', 'n2:init', 'tasks', 'text:m1', 'n1:finish', 'n2:finish', 'text:m2', 'status:finish', 'finished']);
+    expect(described).toEqual(['started', 'n1:executing', 'n2:init', 'text:m1', 'n1:finish', 'n2:finish', 'text:m2', 'status:finish', 'finished']);
     // The status and output at first; statuses while the output is spaced; the output alone; then the
     // status (every node done: it may now say finish) and the final output read.
     expect(calls.slice(0, 2)).toEqual(['status', 'output']);
@@ -185,8 +183,7 @@ describe('run cadence (virtual time)', () => {
         abort: () => cold('(x|)'),
       });
       const m = { type: 'message', executionId: EXECUTION_ID, nodeId: 'n1', role: 'ai', reasoningDelta: '', reasoningContent: '', replaced: false } as const;
-      expectObservable(runsOver(source, defaults).run(CANVAS_ID), '600ms !').toBe('-s 100ms (ab) 97ms T 150ms f 100ms M', {
-        T: { type: 'tasks', executionId: EXECUTION_ID, nodeIds: ['n1', 'n2'] },
+      expectObservable(runsOver(source, defaults).run(CANVAS_ID), '600ms !').toBe('-s 100ms (ab) 248ms f 100ms M', {
         s: { type: 'started', executionId: EXECUTION_ID, canvasId: CANVAS_ID, status: 'executing' },
         a: { type: 'node', executionId: EXECUTION_ID, nodeId: 'n1', title: 'Title n1', status: 'executing' },
         b: { type: 'node', executionId: EXECUTION_ID, nodeId: 'n2', title: 'Title n2', status: 'executing' },

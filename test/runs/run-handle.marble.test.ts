@@ -84,7 +84,6 @@ describe('startRun: a run handle', () => {
       'node:a:executing',
       'status',
       'node:a:finish',
-      'tasks',
       'finished',
     ]);
   });

@@ -11,12 +11,6 @@ import { EXECUTION_ID } from './fixtures.js';
  */
 function reference(events: readonly RunEvent[]): RunState {
   let state: RunState = INITIAL_RUN_STATE;
-  // The task nodes an output read listed (`tasks`, or the result's output), once one did.
-  let tasks: ReadonlySet<string> | undefined;
-  const settle = (nodeIds: readonly string[]): void => {
-    tasks = new Set(nodeIds);
-    state = withNodes(state.nodes.map((node) => (node.task === tasks?.has(node.nodeId) ? node : { ...node, task: tasks?.has(node.nodeId) ?? false })));
-  };
   const withNodes = (nodes: readonly NodeState[]): RunState => {
     const tasks = nodes.filter((node) => node.task);
     const succeeded = tasks.filter((node) => node.status === 'finish').length;
@@ -41,7 +35,7 @@ function reference(events: readonly RunEvent[]): RunState {
           ...(event.error === undefined ? {} : { error: event.error }),
           messages: known?.messages ?? [],
           text: known?.text ?? '',
-          task: tasks === undefined ? (known?.task ?? false) || seenWorking : tasks.has(event.nodeId),
+          task: (known?.task ?? false) || seenWorking,
         };
         state = withNodes(known === undefined ? [...state.nodes, next] : state.nodes.map((node) => (node === known ? next : node)));
         break;
@@ -63,15 +57,12 @@ function reference(events: readonly RunEvent[]): RunState {
       case 'file':
         state = { ...state, files: [...state.files, event.file] };
         break;
-      case 'tasks':
-        settle(event.nodeIds);
-        break;
       case 'connection':
         // Not drawn here: outages are folded in outage.marble.test.ts.
         break;
       case 'finished': {
-        if (event.result.output.length > 0) settle(event.result.output.map((node) => node.nodeId));
-        state = { ...state, status: event.result.status, result: event.result };
+        const tasks = new Set(event.result.output.map((node) => node.nodeId));
+        state = { ...withNodes(state.nodes.map((node) => (node.task || !tasks.has(node.nodeId) ? node : { ...node, task: true }))), status: event.result.status, result: event.result };
         break;
       }
     }
@@ -93,7 +84,6 @@ const eventArb: fc.Arbitrary<RunEvent> = fc.oneof(
   fc.record({ nodeId: nodeIds, messageId: fc.constantFrom('m1', 'm2', 'm3'), content: fc.string({ maxLength: 6 }) }).map(
     ({ nodeId, messageId, content }): RunEvent => ({ type: 'message', executionId: EXECUTION_ID, nodeId, messageId, role: 'ai', delta: content, reasoningDelta: '', content, reasoningContent: '', replaced: false }),
   ),
-  fc.subarray(['n1', 'n2', 'n3', 'n4']).map((nodeIds): RunEvent => ({ type: 'tasks', executionId: EXECUTION_ID, nodeIds })),
   fc.constantFrom('a.md', 'b.csv').map((name): RunEvent => ({ type: 'file', executionId: EXECUTION_ID, file: { name, type: 'text/plain' } })),
   fc.subarray(['n1', 'n2', 'n3', 'n4']).map((tasks): RunEvent => {
     const result: RunResult = {
@@ -134,9 +124,7 @@ describe('RunStateFold', () => {
         const touched = last.type === 'node' || last.type === 'message' ? last.nodeId : undefined;
         for (const node of fold.state.nodes) {
           const earlier = before.nodes.find((entry) => entry.nodeId === node.nodeId);
-          // The task nodes listed (`tasks`, the result's output) may change any node's `task`; only those.
-        const retasked = (last.type === 'finished' || last.type === 'tasks') && earlier?.task !== node.task;
-        if (earlier !== undefined && node.nodeId !== touched && !retasked) expect(node).toBe(earlier);
+          if (earlier !== undefined && node.nodeId !== touched && last.type !== 'finished') expect(node).toBe(earlier);
         }
       }),
     );

@@ -198,30 +198,3 @@ describe('sampling states for a display on a timer', () => {
   });
 });
 
-
-describe('toRunState: the total of task nodes', () => {
-  it('is taken from the first output read, which lists every task node, and does not grow after it', () => {
-    // A watch attaches late: task `a` already ran (first seen `finish`, like a node with no work), `b`
-    // runs, and content node `c` waits `init` (service.md §3.2) though it is no task (the output leaves it out, §4.2).
-    const nodes = (b: 'executing' | 'finish', c: 'init' | 'finish') => [start, node('a', 'finish'), node('b', b), node('c', c)];
-    const readings = [snapshot('executing', nodes('executing', 'init')), snapshot('executing', nodes('executing', 'init')), snapshot('finish', nodes('finish', 'finish'))];
-    const outputs = [output([outputNode('a', 'finish'), outputNode('b', 'executing')]), output([outputNode('a', 'finish'), outputNode('b', 'finish')])];
-    const totals: [number, number][] = [];
-    let firstOutputAt: number | undefined;
-    const clock = testScheduler();
-    clock.run(({ cold, flush }) => {
-      const source = scriptedSource({
-        status: (call) => cold('(a|)', { a: readings[Math.min(call, readings.length - 1)]! }),
-        output: (call) => {
-          firstOutputAt ??= clock.now();
-          return cold('(o|)', { o: outputs[Math.min(call, outputs.length - 1)]! });
-        },
-      });
-      runsOver(source, defaults).watch(EXECUTION_ID).pipe(toRunState()).subscribe((state) => totals.push([clock.now(), state.progress.total]));
-      flush();
-    });
-    const after = totals.filter(([at]) => firstOutputAt !== undefined && at >= firstOutputAt).map(([, total]) => total);
-    expect(after.length).toBeGreaterThan(1);
-    expect(new Set(after)).toEqual(new Set([2]));
-  });
-});

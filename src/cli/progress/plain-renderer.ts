@@ -89,7 +89,6 @@ export function plainRenderer(out: TextSink, options: PlainRendererOptions): Run
         return;
       }
       case 'status':
-      case 'tasks':
       case 'file':
       case 'finished':
         // The summary at `close` reports the end and every file once.

@@ -101,11 +101,6 @@ export function advanceProgress(progress: RunProgress, event: RunEvent, nowMs: n
       return { ...progress, executionId: event.executionId, status: event.status, ...(event.canvasId === undefined ? {} : { canvasId: event.canvasId }) };
     case 'status':
       return { ...progress, status: event.status };
-    case 'tasks': {
-      // The output lists the task nodes, all of them (service.md §4.2): the count is over them.
-      const tasks = new Set(event.nodeIds);
-      return { ...progress, nodes: progress.nodes.map((node) => (node.task === tasks.has(node.nodeId) ? node : { ...node, task: tasks.has(node.nodeId) })) };
-    }
     case 'node':
       return { ...progress, nodes: upsert(progress.nodes, event.nodeId, (known) => nextNode(known, event, nowMs)) };
     case 'message':
