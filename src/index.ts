@@ -17,7 +17,7 @@ export { toRunState, type RunStateOptions } from './runs/to-run-state.js';
 export { sampleRunState } from './runs/sample-run-state.js';
 export { runStore, type RunStore, type RunStoreOptions } from './runs/run-store.js';
 export { type AcquireOptions, createRunLimiter, type RunLimiter, type RunLimiterOptions } from './runs/run-limiter.js';
-export type { RunState, NodeState, MessageState, Reconnecting } from './runs/run-state.js';
+export type { RunState, NodeState, MessageState, Reconnecting, TaskProgress } from './runs/run-state.js';
 export { runResult } from './runs/run-result.js';
 export { shareRun } from './runs/share-run.js';
 export { toAsyncIterable } from './runs/to-async-iterable.js';

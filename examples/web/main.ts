@@ -89,7 +89,7 @@ function startRun(): void {
   const { canvasId, title, tasks } = plan;
   errorBox.textContent = '';
   const view = createRunCard(runs, title, tasks);
-  renderRunState(view, { nodes: [], files: [], progress: { done: 0, total: tasks.length }, elapsedMs: 0 });
+  renderRunState(view, { nodes: [], files: [], progress: { succeeded: 0, failed: 0, done: 0, total: tasks.length }, elapsedMs: 0 });
   let ended = false;
   const run: Subscription = defer(() => readVariables(variablesBox, (files) => api.files.upload(files)))
     .pipe(

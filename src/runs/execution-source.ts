@@ -74,12 +74,25 @@ export type StartProgress = { readonly type: 'sending'; readonly sending: boolea
 export interface ExecutionSource {
   /** Unsubscribing while nothing of the start is on its way takes it back: no execution exists. */
   start(canvasId: string, input?: { readonly variables?: Variables }): Observable<StartProgress>;
-  /** `dueAt`: when the read is most likely to find a change (`CallOptions.dueAt`). */
-  status(executionId: string, options?: { readonly dueAt?: number }): Observable<ExecutionSnapshot>;
-  output(executionId: string): Observable<ExecutionOutput>;
+  /**
+   * `dueAt`: when the read is most likely to find a change (`CallOptions.dueAt`). `urgent`: the read
+   * confirms an abort a person waits on, and goes ahead of the runs' reads (`priority: 'interactive'`).
+   */
+  status(executionId: string, options?: ReadOptions): Observable<ExecutionSnapshot>;
+  output(executionId: string, options?: ReadOptions): Observable<ExecutionOutput>;
   abort(executionId: string): Observable<void>;
   /** The workflow's plan, to check a run's variables against (`RunOptions.checkVariables`). */
   readonly plan?: (canvasId: string) => Observable<WorkflowPlan>;
+}
+
+/** How a run's read is placed in the request budget (see `ExecutionSource.status`). */
+export interface ReadOptions {
+  readonly dueAt?: number | undefined;
+  readonly urgent?: boolean | undefined;
+}
+
+function readCallOptions(signal: AbortSignal, options: ReadOptions | undefined): CallOptions {
+  return { signal, ...(options?.dueAt === undefined ? {} : { dueAt: options.dueAt }), ...(options?.urgent === true ? { priority: 'interactive' as const } : {}) };
 }
 
 /** Puts an `ExecutionsApi` (Promises taking a signal) behind the Observable seam. */
@@ -99,8 +112,8 @@ export function observeExecutions(api: ExecutionsApi, plans?: { get(canvasId: st
           .pipe(map((execution): StartProgress => ({ type: 'started', execution })))
           .subscribe(subscriber),
       ),
-    status: (executionId, options) => fromAbortable((signal) => api.status(executionId, { signal, ...(options?.dueAt === undefined ? {} : { dueAt: options.dueAt }) })),
-    output: (executionId) => fromAbortable((signal) => api.output(executionId, { signal })),
+    status: (executionId, options) => fromAbortable((signal) => api.status(executionId, readCallOptions(signal, options))),
+    output: (executionId, options) => fromAbortable((signal) => api.output(executionId, readCallOptions(signal, options))),
     abort: (executionId) => fromAbortable((signal) => api.abort(executionId, { signal })),
   };
 }

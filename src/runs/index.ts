@@ -22,7 +22,7 @@ export { toRunState, type RunStateOptions } from './to-run-state.js';
 export { sampleRunState } from './sample-run-state.js';
 export { runStore, type RunStore, type RunStoreOptions } from './run-store.js';
 export { type AcquireOptions, createRunLimiter, type RunLimiter, type RunLimiterOptions } from './run-limiter.js';
-export type { MessageState, NodeState, Reconnecting, RunState } from './run-state.js';
+export type { MessageState, NodeState, Reconnecting, RunState, TaskProgress } from './run-state.js';
 export { runResult } from './run-result.js';
 export { shareRun } from './share-run.js';
 export { toAsyncIterable } from './to-async-iterable.js';

@@ -3,6 +3,7 @@ import type { MessageEvent, RunEvent } from './events.js';
 import type { OutputNode } from '../domain/model.js';
 import { type ExecutionView, FileIndex, messageKey, type MessageView, withDetails } from './execution-view.js';
 import { messageChange } from './message-change.js';
+import { moveNodes } from './status-diff.js';
 import { type ViewDiff, WarningLog } from './view-diff.js';
 
 function roleOf(message: OutputMessage, log: WarningLog, executionId: string): MessageEvent['role'] {
@@ -20,7 +21,10 @@ function roleOf(message: OutputMessage, log: WarningLog, executionId: string): M
 }
 
 /**
- * Compares an output reading with the view: `message` events with exact deltas for each message whose
+ * Compares an output reading with the view: first a `node` event for each task node the reading shows
+ * further on than the view (the output lists them with their status, service.md §4.2; it is read after
+ * the status, so it may be the fresher of the two, as for a branch that finished after its execution
+ * failed, §3.3), then `message` events with exact deltas for each message whose
  * text is new, grew or was rewritten (service.md §4.4), then a `file` event for each file not seen before
  * (service.md §4.6) — held back while it has no `url`, until its url arrives (see `ExecutionView.heldFiles`).
  * A file listed again at a new `url` (a link signed anew on each read) is the same file: no second
@@ -31,6 +35,9 @@ export function diffOutput(view: ExecutionView, output: ExecutionOutput): ViewDi
   const log = new WarningLog(view.reported);
   const events: RunEvent[] = [];
   const { executionId } = view;
+
+  const nodes = new Map(view.nodes);
+  moveNodes(executionId, nodes, output.output, log, events);
 
   const messages = new Map(view.messages);
   for (const node of output.output) {
@@ -77,7 +84,7 @@ export function diffOutput(view: ExecutionView, output: ExecutionOutput): ViewDi
   }
 
   return {
-    view: { ...view, messages, files, heldFiles: held, outputNodes: mergeOutputNodes(view.outputNodes, output.output), reported: log.reported },
+    view: { ...view, nodes, messages, files, heldFiles: held, outputNodes: mergeOutputNodes(view.outputNodes, output.output), reported: log.reported },
     events,
     warnings: log.warnings,
   };

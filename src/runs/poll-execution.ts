@@ -4,7 +4,7 @@ import type { DurationModel } from '../domain/durations.js';
 import type { ExecutionStatus, Logger } from '../domain/model.js';
 import type { CadenceBounds } from './cadence.js';
 import type { ConnectionEvent, RunEvent } from './events.js';
-import type { ExecutionSource } from './execution-source.js';
+import type { ExecutionSource, ReadOptions } from './execution-source.js';
 import { afterFailure, type Outage, outlasted } from './outage.js';
 import type { OutputMode } from './output-policy.js';
 import { initialPoll, type PollCommand, type PollInput, reducePoll } from './poll-plan.js';
@@ -28,7 +28,12 @@ export interface PollSettings {
   /** What the budget can give the runs now (`withHeadroom`). */
   readonly headroom?: (() => PollHeadroom | undefined) | undefined;
   readonly logger?: Logger | undefined;
-  /** Cuts the wait before the next read short with a status read: after an abort, the end is read at once (through an outage, the failed read is made again at once). */
+  /**
+   * Cuts the wait before the next read short with a status read: after an abort, the end is read at
+   * once (through an outage, the failed read is made again at once). From then on the run's reads are
+   * urgent (`ReadOptions.urgent`), ahead of other runs' in the request budget, and a read still waiting
+   * in it is asked again as urgent: someone waits on the abort's confirmation.
+   */
   readonly readNow?: Observable<void> | undefined;
   readonly onFailedBranches?: FailedBranches;
   /** How long an outage is read through (`RunOptions.outageMs`); default: none, the first failed read errors. */
@@ -56,14 +61,23 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
     let again: Subscription | undefined;
     // Makes that next attempt at once (an abort answered: the service is back).
     let retryNow: (() => void) | undefined;
+    // The read the plan waits on, to ask again (urgent) when an abort answered while it waited.
+    let inFlight: (() => void) | undefined;
+    // The abort answered: someone waits on its confirmation (see `PollSettings.readNow`).
+    let urgent = false;
     const connection = (reconnecting: ConnectionEvent['reconnecting']): void => {
       subscriber.next({ type: 'connection', executionId, ...(reconnecting === undefined ? {} : { reconnecting }) });
     };
-    const answer = <T>(read: () => Observable<T>, input: (value: T, at: number, random: number, headroom: PollHeadroom | undefined) => PollInput): Subscription =>
-      read()
+    const answer = <T>(read: () => Observable<T>, input: (value: T, at: number, random: number, headroom: PollHeadroom | undefined) => PollInput): Subscription => {
+      inFlight = () => {
+        pending?.unsubscribe();
+        pending = answer(read, input);
+      };
+      return read()
         .pipe(map((value) => input(value, scheduler.now(), settings.random(), settings.headroom?.())))
         .subscribe({
           next: (event) => {
+            inFlight = undefined;
             if (outage !== undefined) {
               outage = undefined;
               connection(undefined);
@@ -71,6 +85,7 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
             dispatch(event);
           },
           error: (error: unknown) => {
+            inFlight = undefined;
             const now = scheduler.now();
             const step = afterFailure(outage, error, now, settings.random(), settings.outageMs ?? 0);
             if (step.kind === 'give-up') {
@@ -92,7 +107,13 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
             retryNow = retry;
           },
         });
+    };
 
+    // Read when the read is made, so that one asked again after the abort goes as urgent.
+    const readOptions = (dueAt: number | undefined): ReadOptions | undefined => {
+      if (!urgent && dueAt === undefined) return undefined;
+      return { ...(dueAt === undefined ? {} : { dueAt }), ...(urgent ? { urgent } : {}) };
+    };
     const perform = (command: PollCommand): void => {
       // Whatever the plan asked before it heard the subscriber leave is not begun.
       if (subscriber.closed) return;
@@ -108,11 +129,11 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
           pending =
             command.endpoint === 'status'
               ? answer(
-                  () => source.status(executionId, command.dueAt === undefined ? undefined : { dueAt: command.dueAt }),
+                  () => source.status(executionId, readOptions(command.dueAt)),
                   (snapshot, at, random, headroom) => ({ type: 'status', snapshot, at, random, headroom }),
                 )
               : answer(
-                  () => source.output(executionId),
+                  () => source.output(executionId, readOptions(undefined)),
                   (output, at, random, headroom) => ({ type: 'output', output, at, random, headroom }),
                 );
           return;
@@ -138,8 +159,14 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
     if (settings.readNow !== undefined) {
       owned.add(
         settings.readNow.subscribe(() => {
+          urgent = true;
           if (again !== undefined && !again.closed) retryNow?.();
-          else dispatch({ type: 'poke' });
+          // A read waiting (in the request budget, likely behind other runs' reads): the same read, asked
+          // again as urgent; it was asked before the abort, so its answer could not confirm it anyway.
+          else {
+            inFlight?.();
+            dispatch({ type: 'poke' });
+          }
         }),
       );
     }

@@ -157,6 +157,18 @@ export function startRunOver(
   };
 
   const states = new ReplaySubject<RunState>(1);
+  // The latest state, and whether the run is being stopped (`RunState.cancelling`) until its result.
+  let latest: RunState | undefined;
+  let cancelling = false;
+  const show = (state: RunState): void => {
+    latest = state;
+    states.next(cancelling && state.result === undefined ? { ...state, cancelling: true } : state);
+  };
+  const stopping = (): void => {
+    if (cancelling) return;
+    cancelling = true;
+    if (latest !== undefined) show(latest);
+  };
   events
     .pipe(
       tap((event) => {
@@ -166,9 +178,7 @@ export function startRunOver(
       toRunState(defaults.scheduler === undefined ? {} : { scheduler: defaults.scheduler }),
     )
     .subscribe({
-      next: (state) => {
-        states.next(state);
-      },
+      next: show,
       error: (error: unknown) => {
         finish({ error });
         states.error(error);
@@ -180,7 +190,10 @@ export function startRunOver(
     });
 
   const cancel = (): Promise<RunResult> => {
-    if (ended === undefined && !detached) control.next('cancel');
+    if (ended === undefined && !detached) {
+      stopping();
+      control.next('cancel');
+    }
     else {
       leftRunning ??= 'abort';
       if (ended !== undefined) abortLeftRunning();
@@ -192,6 +205,7 @@ export function startRunOver(
     if (timeoutMs !== undefined) {
       steering.add(
         timer(timeoutMs, scheduler).subscribe(() => {
+          stopping();
           control.next('timeout');
         }),
       );

@@ -1,6 +1,5 @@
 import type { ExecutionStatus, NodeError, NodeStatus, OutputFile, RunResult } from '../domain/model.js';
 import type { ConnectionEvent, MessageEvent, NodeEvent, RunEvent } from './events.js';
-import { isNodeDone } from './node-progress.js';
 
 /** A message at its full text so far. */
 export interface MessageState {
@@ -47,17 +46,43 @@ export interface RunState {
   /** In the service's parents-before-children order (service.md §4.1). */
   readonly nodes: readonly NodeState[];
   readonly files: readonly OutputFile[];
-  /** Task nodes `finish` or `failed` out of all task nodes (see `NodeState.task`). */
-  readonly progress: { readonly done: number; readonly total: number };
+  /** How many task nodes (see `NodeState.task`) ended, and how: see {@link TaskProgress}. */
+  readonly progress: TaskProgress;
   /** Time from subscription to this state (to `finished` once finished), on the run's scheduler. */
   readonly elapsedMs: number;
   /** Present once `finished`. */
   readonly result?: RunResult;
   /**
+   * `true` on a run handle's states from `cancel()` (or its `signal`, its `timeoutMs`) until the
+   * result: the abort is sent, or on its way, and the end is read as soon as it lands. A display
+   * shows "cancelling…" at once rather than a run that still seems to work.
+   */
+  readonly cancelling?: true;
+  /**
    * Present while the run follows its execution through an outage (its reads fail, and it reads again
    * with backoff, `RunOptions.outageMs`); absent again once a read succeeds.
    */
   readonly reconnecting?: Reconnecting;
+}
+
+/**
+ * The task nodes of a run (`RunState.progress`): `succeeded` (`finish`) and `failed` (a failed node,
+ * an aborted or timed-out one too, service.md §3.5, §3.6) out of `total`. `done` is `succeeded + failed`,
+ * kept for displays that only count ended nodes; a bar that fills with `done` shows an aborted run full,
+ * so fill it with `succeeded` and show `failed` apart.
+ *
+ * @example
+ * ```ts
+ * const { succeeded, failed, total } = state.progress;
+ * render(`${succeeded}/${total}${failed > 0 ? ` (${failed} failed)` : ''}`);
+ * ```
+ */
+export interface TaskProgress {
+  readonly succeeded: number;
+  readonly failed: number;
+  /** `succeeded + failed`. */
+  readonly done: number;
+  readonly total: number;
 }
 
 /** A run reading through an outage (`RunState.reconnecting`). */
@@ -70,7 +95,7 @@ export interface Reconnecting {
   readonly error: string;
 }
 
-export const INITIAL_RUN_STATE: RunState = { nodes: [], files: [], progress: { done: 0, total: 0 }, elapsedMs: 0 };
+export const INITIAL_RUN_STATE: RunState = { nodes: [], files: [], progress: { succeeded: 0, failed: 0, done: 0, total: 0 }, elapsedMs: 0 };
 
 /** A node while it is folded: its fields as the latest events left them, its messages by id. */
 interface NodeEntry {
@@ -219,14 +244,16 @@ export class RunStateFold {
 
   #build(): RunState {
     const nodes: NodeState[] = [];
-    let done = 0;
+    let succeeded = 0;
+    let failed = 0;
     let total = 0;
     for (const entry of this.#nodes.values()) {
       entry.built ??= builtNode(entry);
       nodes.push(entry.built);
       if (!entry.task) continue;
       total += 1;
-      if (isNodeDone(entry.status)) done += 1;
+      if (entry.status === 'finish') succeeded += 1;
+      else if (entry.status === 'failed') failed += 1;
     }
     return {
       ...(this.#executionId === undefined ? {} : { executionId: this.#executionId }),
@@ -234,7 +261,7 @@ export class RunStateFold {
       ...(this.#status === undefined ? {} : { status: this.#status }),
       nodes,
       files: [...this.#files],
-      progress: { done, total },
+      progress: { succeeded, failed, done: succeeded + failed, total },
       elapsedMs: 0,
       ...(this.#result === undefined ? {} : { result: this.#result }),
       ...(this.#reconnecting === undefined ? {} : { reconnecting: this.#reconnecting }),

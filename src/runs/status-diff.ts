@@ -22,7 +22,7 @@ function nodeOf({ nodeId, status, rawStatus, title, error }: NodeExecution): Nod
 }
 
 /** Moves the nodes of `reading` forward in `nodes`, pushing one event per node that moved. */
-function moveNodes(executionId: string, nodes: Map<string, NodeExecution>, reading: readonly NodeExecution[], log: WarningLog, events: RunEvent[]): void {
+export function moveNodes(executionId: string, nodes: Map<string, NodeExecution>, reading: readonly NodeExecution[], log: WarningLog, events: RunEvent[]): void {
   for (const node of reading.map(nodeOf)) {
     const known = nodes.get(node.nodeId);
     if (node.status === 'unknown') {
@@ -35,8 +35,9 @@ function moveNodes(executionId: string, nodes: Map<string, NodeExecution>, readi
       nodes.set(node.nodeId, node);
       events.push(nodeEvent(executionId, node, known));
     } else if (node.status === known.status) {
-      // Same status: keep the fresher title and error without an event.
-      nodes.set(node.nodeId, node);
+      // Same status: keep the fresher title and error without an event; a reading that lacks one (an
+      // output node's error may be `null`, service.md §4.2, §4.3) does not take it away.
+      nodes.set(node.nodeId, { ...node, ...(node.title === undefined && known.title !== undefined ? { title: known.title } : {}), ...(node.error === undefined && known.error !== undefined ? { error: known.error } : {}) });
     } else if (node.status !== 'unknown') {
       log.once(`regress:${node.nodeId}:${known.status}:${node.status}`, 'Ignored a node status that went backwards', {
         executionId,

@@ -79,6 +79,23 @@ describe('the plain display', () => {
     expect(text).toMatch(/^✖ Run aborted in /u);
   });
 
+  it('counts an aborted task as failed, not as done work, in its line and in the summary', async () => {
+    let text = '';
+    let now = 0;
+    const renderer = plainRenderer({ write: (chunk: string) => (text += chunk) }, { quiet: true, now: () => now });
+    const error = { message: 'Workflow aborted by user', messages: ['Workflow aborted by user'], raw: 'Workflow aborted by user' };
+    renderer.event({ type: 'started', executionId, canvasId: 'c-1', status: 'executing' });
+    renderer.event({ type: 'node', executionId, nodeId: 'n-a', title: 'Draft', status: 'executing' });
+    renderer.event({ type: 'node', executionId, nodeId: 'n-b', title: 'Review', status: 'init' });
+    await Promise.resolve();
+    now = 1000;
+    renderer.event({ type: 'node', executionId, nodeId: 'n-a', title: 'Draft', status: 'failed', previous: 'executing', error });
+    const aborted = { nodeId: 'n-a', status: 'failed' as const, rawStatus: 'failed', title: 'Draft', error };
+    renderer.close({ ...result, status: 'failed', endedBy: 'aborted', nodes: [aborted], failedNodes: [aborted], files: [] });
+    expect(text).toContain('[1/2, 1 failed] ✖ Draft');
+    expect(text).toMatch(/· 1\/2 nodes \(1 failed\) ·/u);
+  });
+
   it('leaves the output out when quiet', async () => {
     expect(await render(true)).not.toContain('│');
   });
@@ -106,7 +123,7 @@ describe('run progress', () => {
     ], attachedAt);
     expect(nodeElapsedMs(progress.nodes[0]!, attachedAt)).toBe(150_000);
     expect(nodeElapsedMs(progress.nodes[1]!, attachedAt + 1_000)).toBe(301_000);
-    expect(progressCount(progress)).toEqual({ done: 1, total: 2 });
+    expect(progressCount(progress)).toEqual({ succeeded: 1, failed: 0, done: 1, total: 2 });
   });
 
   it('keeps the times it saw when the result brings the service\'s own (an accelerated clock), so that no node outlasts its run', () => {
@@ -132,7 +149,7 @@ describe('run progress', () => {
     progress = advanceProgress(progress, { type: 'node', executionId, nodeId: 'n-start', status: 'finish' }, 0);
     progress = advanceProgress(progress, { type: 'node', executionId, nodeId: 'n-memo', status: 'finish' }, 0);
     progress = advanceProgress(progress, { type: 'node', executionId, nodeId: 'n-a', status: 'init' }, 0);
-    expect(progressCount(progress)).toEqual({ done: 0, total: 1 });
+    expect(progressCount(progress)).toEqual({ succeeded: 0, failed: 0, done: 0, total: 1 });
   });
 });
 

@@ -1,8 +1,12 @@
+import { share } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import type { NodeExecution } from '../../src/domain/model.js';
 import { runsOver } from '../../src/runs/create-runs.js';
+import type { RunEvent } from '../../src/runs/events.js';
 import type { FailedBranches } from '../../src/runs/run-options.js';
-import { CANVAS_ID, node, output, scriptedSource, snapshot, started, testScheduler } from './fixtures.js';
+import type { RunState } from '../../src/runs/run-state.js';
+import { toRunState } from '../../src/runs/to-run-state.js';
+import { CANVAS_ID, message, node, output, outputNode, scriptedSource, snapshot, started, testScheduler } from './fixtures.js';
 
 // service.md §3.3: a failed node fails the execution at once while another branch goes on running.
 
@@ -57,5 +61,41 @@ describe('a failed execution with branches still running', () => {
     const { finished, source } = run('abort', 0);
     expect(finished.result.runningNodes).toEqual([]);
     expect(source.calls.abort).toBe(0);
+  });
+});
+
+describe('the final output read, fresher than the status read before it', () => {
+  /** The status reads `failed` with n2 executing; the output read just after shows n2 finished. */
+  function finalRead() {
+    const events: RunEvent[] = [];
+    const states: RunState[] = [];
+    testScheduler().run(({ cold, flush }) => {
+      const source = scriptedSource({
+        start: () => cold('-(s|)', { s: started() }),
+        status: () => cold('-(a|)', { a: snapshot('failed', [node('n0', 'finish'), failedNode, branch]) }),
+        output: () => cold('-(o|)', { o: output([outputNode('n1', 'failed'), outputNode('n2', 'finish', [message('m1', 'branch done')])]) }),
+      });
+      const run$ = runsOver(source, defaults).run(CANVAS_ID, {}, { failOnWorkflowError: false, output: 'final' }).pipe(share());
+      run$.subscribe((event) => events.push(event));
+      run$.pipe(toRunState()).subscribe((state) => states.push(state));
+      flush();
+    });
+    return { events, states };
+  }
+
+  it('moves the branch forward with its node event before finished, and the result says finish', () => {
+    const { events } = finalRead();
+    const finish = events.findIndex((event) => event.type === 'node' && event.nodeId === 'n2' && event.status === 'finish');
+    const finished = events.findIndex((event) => event.type === 'finished');
+    expect(finish).toBeGreaterThan(-1);
+    expect(finish).toBeLessThan(finished);
+    const result = (events[finished] as Extract<RunEvent, { type: 'finished' }>).result;
+    expect(result.nodes.find((entry) => entry.nodeId === 'n2')?.status).toBe('finish');
+    expect(result.runningNodes).toEqual([]);
+  });
+
+  it('shows the branch finished in the final state', () => {
+    const { states } = finalRead();
+    expect(states.at(-1)?.nodes.find((entry) => entry.nodeId === 'n2')?.status).toBe('finish');
   });
 });

@@ -83,7 +83,7 @@ describe('an answer of many files or nodes costs work in proportion to its size'
       { type: 'finished', executionId: EXECUTION_ID, result },
     ];
     const state = await lastValueFrom(from(events).pipe(shareRun(), toRunState()));
-    expect(state.progress).toEqual({ done: 0, total: N });
+    expect(state.progress).toEqual({ succeeded: 0, failed: 0, done: 0, total: N });
     expect(state.nodes[N - 1]).toMatchObject({ nodeId: `n${N - 1}`, text: 'Hi', elapsedMs: 1_000 });
     expect(reads.count).toBeLessThan(3 * N * READS_PER_ITEM);
   });

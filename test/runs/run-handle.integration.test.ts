@@ -28,7 +28,7 @@ describe('run handles against the emulator', () => {
     const run = client.startRun('c-sample-linear');
     const working = await firstValueFrom(run.state.pipe(filter((state) => state.nodes.some((node) => node.status === 'executing'))));
     // The start node has no work: it is not counted (a fresh run once read 25 %).
-    expect(working.progress).toEqual({ done: 0, total: 3 });
+    expect(working.progress).toEqual({ succeeded: 0, failed: 0, done: 0, total: 3 });
     const result = await run.cancel();
     expect(result).toMatchObject({ executionId: await run.executionId, status: 'failed', endedBy: 'aborted' });
     expect(result.failedNodes.map((node) => node.error?.message)).toContain('Workflow aborted by user');

@@ -114,6 +114,49 @@ describe('startRun: a run handle', () => {
     expect(seen?.states.at(-1)).toMatchObject({ status: 'failed', result: { endedBy: 'aborted' } });
   });
 
+  it('cancel() shows at once: the states say cancelling from the call until the result', () => {
+    const clock = testScheduler();
+    const shown: string[] = [];
+    clock.run(({ cold, flush }) => {
+      const run = execution(cold, () => clock.now());
+      const handle = runsOver(run.source, defaults).startRun(CANVAS_ID, {}, { output: 'final' });
+      handle.state.subscribe((state) => shown.push(`${clock.now()} ${state.status ?? '-'}${state.cancelling === true ? ' cancelling' : ''}${state.result === undefined ? '' : ' result'}`));
+      timer(150).subscribe(() => void handle.cancel());
+      flush();
+    });
+    expect(shown).toEqual(['1 executing', '101 executing', '150 executing cancelling', '151 failed cancelling', '151 failed result']);
+  });
+
+  it('cancel(): a read waiting in the budget when the abort answers is asked again ahead of other runs', async () => {
+    const clock = testScheduler();
+    const asked: string[] = [];
+    let cancelled: Promise<unknown> | undefined;
+    clock.run(({ cold, flush }) => {
+      let abortedAt: number | undefined;
+      const current = (): ExecutionSnapshot => (abortedAt === undefined ? snapshot('executing', [start, node('a', 'executing')]) : snapshot('failed', [start, abortedNode]));
+      // A read that is not urgent waits 500 frames in a saturated budget; an urgent one goes at once.
+      const source = scriptedSource({
+        start: () => cold('-(s|)', { s: started() }),
+        status: () => defer(() => (asked.push(`${clock.now()} status`), cold('500ms (a|)', { a: current() }))),
+        output: () => defer(() => (asked.push(`${clock.now()} output`), cold('500ms (o|)', { o: output([outputNode('a', current().nodes[1]!.status)]) }))),
+        abort: () => defer(() => ((abortedAt = clock.now()), cold('-(x|)', { x: undefined }))),
+      });
+      const urgentFirst = {
+        ...source,
+        status: (id: string, options?: { urgent?: boolean; dueAt?: number }) => (options?.urgent === true ? defer(() => (asked.push(`${clock.now()} status urgent`), cold('(a|)', { a: current() }))) : source.status(id, options)),
+        output: (id: string, options?: { urgent?: boolean }) => (options?.urgent === true ? defer(() => (asked.push(`${clock.now()} output urgent`), cold('(o|)', { o: output([outputNode('a', current().nodes[1]!.status)]) }))) : source.output(id)),
+      };
+      const handle = runsOver(urgentFirst, defaults).startRun(CANVAS_ID, {}, { output: 'final' });
+      timer(150).subscribe(() => {
+        cancelled = handle.cancel();
+      });
+      flush();
+    });
+    // The end is read at the abort's answer (151), not after the read waiting since 101 (at 601).
+    expect(asked).toEqual(['101 status', '151 status urgent', '151 output urgent']);
+    await expect(cancelled).resolves.toMatchObject({ endedBy: 'aborted' });
+  });
+
   it('cancel() drops a start not sent yet: its call is cancelled, nothing is sent, the result says aborted, executionId rejects', async () => {
     const clock = testScheduler();
     let handle: RunHandle | undefined;

@@ -51,6 +51,21 @@ describe('toRunState: one state per poll', () => {
     ]);
   });
 
+  it('counts failed and aborted tasks apart from those that succeeded: an aborted run is not a full bar', () => {
+    const aborted = { ...node('b', 'failed'), error: { message: 'Workflow aborted by user', messages: ['Workflow aborted by user'], raw: 'Workflow aborted by user' } };
+    const states: RunState[] = [];
+    testScheduler().run(({ cold, flush }) => {
+      const source = scriptedSource({
+        start: () => cold('-(s|)', { s: started() }),
+        status: () => cold('(a|)', { a: snapshot('failed', [start, node('a', 'finish'), aborted, node('c', 'init')]) }),
+        output: () => cold('(o|)', { o: output([outputNode('a', 'finish'), { ...outputNode('b', 'failed'), error: aborted.error }, outputNode('c', 'init')]) }),
+      });
+      runsOver(source, defaults).run(CANVAS_ID, {}, { output: 'final', failOnWorkflowError: false }).pipe(toRunState()).subscribe((state) => states.push(state));
+      flush();
+    });
+    expect(states.at(-1)?.progress).toEqual({ succeeded: 1, failed: 1, done: 2, total: 3 });
+  });
+
   it('counts progress over task nodes only: a fresh run reads 0 %, not 25 %, before any work', () => {
     const states: RunState[] = [];
     testScheduler().run(({ cold, flush }) => {
@@ -62,7 +77,7 @@ describe('toRunState: one state per poll', () => {
       runsOver(source, defaults).run(CANVAS_ID, {}, { output: 'final' }).pipe(toRunState(), take(2)).subscribe((state) => states.push(state));
       flush();
     });
-    expect(states[1]?.progress).toEqual({ done: 0, total: 3 });
+    expect(states[1]?.progress).toEqual({ succeeded: 0, failed: 0, done: 0, total: 3 });
     expect(states[1]?.nodes.map((entry) => [entry.nodeId, entry.task])).toEqual([
       ['start', false],
       ['a', true],
@@ -96,8 +111,8 @@ describe('toRunState: one state per poll', () => {
     });
     // Before the result, `a` looks like a node with no work: progress is never above the real one.
     expect(states.map((state) => state.progress)).toEqual([
-      { done: 0, total: 0 },
-      { done: 1, total: 1 },
+      { succeeded: 0, failed: 0, done: 0, total: 0 },
+      { succeeded: 1, failed: 0, done: 1, total: 1 },
     ]);
   });
 });
@@ -138,7 +153,7 @@ describe('sampling states for a display on a timer', () => {
   const state = (progress: number, result?: RunResult): RunState => ({
     nodes: [],
     files: [],
-    progress: { done: progress, total: 9 },
+    progress: { succeeded: progress, failed: 0, done: progress, total: 9 },
     elapsedMs: 0,
     ...(result === undefined ? {} : { result }),
   });

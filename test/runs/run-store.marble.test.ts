@@ -95,7 +95,7 @@ describe('runStore: a store for useSyncExternalStore, Svelte and Vue', () => {
       const snapshots: (RunState | undefined)[] = [];
       store.subscribe((state) => snapshots.push(state));
       flush();
-      expect(snapshots).toEqual([undefined, { nodes: [], files: [], progress: { done: 0, total: 0 }, elapsedMs: 0 }]);
+      expect(snapshots).toEqual([undefined, { nodes: [], files: [], progress: { succeeded: 0, failed: 0, done: 0, total: 0 }, elapsedMs: 0 }]);
       expect(store.getError()).toBe(failure);
     });
   });

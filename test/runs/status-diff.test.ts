@@ -60,7 +60,7 @@ describe('diffOutput', () => {
   it('delivers a message of an unknown type as the AI’s, logging the type once', () => {
     const unknown = { ...message('m1', 'hi'), type: 'unknown' as const, rawType: 'system' };
     const { events, warnings } = diffOutput(initialView(EXECUTION_ID), output([outputNode('n1', 'executing', [unknown])]));
-    expect(events).toMatchObject([{ type: 'message', role: 'ai', delta: 'hi' }]);
+    expect(events).toMatchObject([{ type: 'node', nodeId: 'n1', status: 'executing' }, { type: 'message', role: 'ai', delta: 'hi' }]);
     expect(warnings).toHaveLength(1);
   });
 

@@ -1,5 +1,5 @@
 import type { RunResult } from '../../index.js';
-import { progressCount, type RunProgress } from '../progress/run-progress.js';
+import { countLabel, progressCount, type RunProgress } from '../progress/run-progress.js';
 import { formatDuration } from './duration.js';
 import { fileLines } from './files.js';
 import type { Paint } from './paint.js';
@@ -42,8 +42,7 @@ export function runOutcomeWord(result: RunResult): RunOutcomeWord {
 
 /** The lines that close a run: how it ended, its failed nodes with their errors, its files with URLs. */
 export function runSummary(result: RunResult, progress: RunProgress, nowMs: number, paint: Paint): readonly string[] {
-  const { done, total } = progressCount(progress);
-  const facts = `in ${formatDuration(nowMs - progress.startedAtMs)} · ${done}/${total} nodes · execution ${result.executionId}`;
+  const facts = `in ${formatDuration(nowMs - progress.startedAtMs)} · ${countLabel(progressCount(progress))} · execution ${result.executionId}`;
   const word = runOutcomeWord(result);
   const headline = word === 'finished' ? `${paint.ok('✔ Run finished')} ${facts}` : `${paint.fail(`✖ Run ${word}`)} ${facts}`;
   const failures = result.failedNodes.map((node) => `  ${paint.fail('✖')} ${node.title ?? node.nodeId}: ${node.error?.message ?? 'failed'}`);

@@ -58,8 +58,8 @@ export function plainRenderer(out: TextSink, options: PlainRendererOptions): Run
         if (node === undefined || !node.task) return;
         const line = nodeLine(node, options.now(), paint);
         later(() => {
-          const { done, total } = progressCount(progress);
-          print(`[${done}/${total}] ${line}`);
+          const { failed, done, total } = progressCount(progress);
+          print(`[${done}/${total}${failed > 0 ? `, ${failed} failed` : ''}] ${line}`);
         });
         return;
       }

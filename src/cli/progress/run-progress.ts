@@ -165,11 +165,26 @@ export function nodeElapsedMs(node: NodeProgress, nowMs: number): number | undef
   return (node.endedAtMs ?? nowMs) - node.startedAtMs;
 }
 
+/** Task nodes that succeeded, failed (aborted and timed-out ones too), both (`done`), out of `total`. */
+export interface ProgressCount {
+  readonly succeeded: number;
+  readonly failed: number;
+  readonly done: number;
+  readonly total: number;
+}
+
 /**
  * Task nodes done (`finish` or `failed`) out of the task nodes seen: a start or memo node is no work.
  * The first status read lists every node (service.md §4.1), so the total is whole from then on.
  */
-export function progressCount(progress: RunProgress): { readonly done: number; readonly total: number } {
+export function progressCount(progress: RunProgress): ProgressCount {
   const tasks = progress.nodes.filter((node) => node.task);
-  return { done: tasks.filter((node) => isDone(node.status)).length, total: tasks.length };
+  const succeeded = tasks.filter((node) => node.status === 'finish').length;
+  const done = tasks.filter((node) => isDone(node.status)).length;
+  return { succeeded, failed: done - succeeded, done, total: tasks.length };
+}
+
+/** `2/5 nodes`, with `(1 failed)` when some failed: a failed or aborted task is not one that worked. */
+export function countLabel({ failed, done, total }: ProgressCount): string {
+  return `${done}/${total} nodes${failed > 0 ? ` (${failed} failed)` : ''}`;
 }

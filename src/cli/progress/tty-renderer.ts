@@ -7,7 +7,7 @@ import { nodeLine } from '../format/node-line.js';
 import { createPaint, type Paint } from '../format/paint.js';
 import { runSummary } from '../format/run-summary.js';
 import type { RunRenderer } from './renderer.js';
-import { advanceProgress, initialProgress, progressCount, type RunProgress, withOutputNodes } from './run-progress.js';
+import { advanceProgress, countLabel, initialProgress, type ProgressCount, progressCount, type RunProgress, withOutputNodes } from './run-progress.js';
 
 /** Options of the live display. */
 export interface TtyRendererOptions {
@@ -24,16 +24,18 @@ export interface TtyRendererOptions {
 const BAR_WIDTH = 20;
 const DEFAULT_COLUMNS = 80;
 
-function bar(done: number, total: number, paint: Paint): string {
-  const filled = total === 0 ? 0 : Math.round((done / total) * BAR_WIDTH);
-  return `${paint.ok('█'.repeat(filled))}${paint.dim('░'.repeat(BAR_WIDTH - filled))}`;
+/** Succeeded tasks fill the bar, failed ones follow in the failure colour: an aborted run is not a full bar of success. */
+function bar({ succeeded, done, total }: ProgressCount, paint: Paint): string {
+  const filled = total === 0 ? 0 : Math.round((succeeded / total) * BAR_WIDTH);
+  const ended = total === 0 ? 0 : Math.round((done / total) * BAR_WIDTH);
+  return `${paint.ok('█'.repeat(filled))}${paint.fail('▓'.repeat(ended - filled))}${paint.dim('░'.repeat(BAR_WIDTH - ended))}`;
 }
 
 function frame(progress: RunProgress, nowMs: number, spinner: string, paint: Paint, width: number): string {
-  const { done, total } = progressCount(progress);
+  const counted = progressCount(progress);
   const what = [progress.canvasId, progress.executionId].filter((part) => part !== undefined).join(' · ');
   // Before the first status read the count is unknown, not 0/0.
-  const count = total === 0 ? '' : `${bar(done, total, paint)} ${done}/${total} nodes  `;
+  const count = counted.total === 0 ? '' : `${bar(counted, paint)} ${countLabel(counted)}  `;
   const header = `${paint.busy(spinner)} ${count}${formatDuration(nowMs - progress.startedAtMs)}  ${paint.dim(what === '' ? 'starting…' : what)}`;
   const lines = [header];
   const { reconnecting } = progress;
