@@ -30,6 +30,9 @@ function show(event: RunEvent): void {
     case 'message':
       console.log(`  ${titles.get(event.nodeId) ?? event.nodeId} says: ${event.delta}`);
       break;
+    case 'connection':
+      console.log(event.reconnecting === undefined ? 'reconnected' : `reconnecting (${event.reconnecting.error}, attempt ${event.reconnecting.attempts})`);
+      break;
     case 'status':
     case 'file':
     case 'finished':

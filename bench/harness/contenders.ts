@@ -57,6 +57,7 @@ export async function followWithFlowstream(world: World, assignment: Assignment,
               break;
             case 'message':
             case 'file':
+            case 'connection':
               break;
           }
         }),

@@ -29,7 +29,7 @@ export function RunCard({ store }: { readonly store: RunStore }) {
   return (
     <section data-state={phase}>
       <h2>
-        {state.progress.done}/{state.progress.total} steps · {phase}
+        {state.progress.succeeded}/{state.progress.total} steps{state.progress.failed > 0 ? ` (${state.progress.failed} failed)` : ''} · {phase}
       </h2>
       <ol>
         {state.nodes.filter((node) => node.task).map((node) => (

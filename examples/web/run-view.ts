@@ -116,7 +116,7 @@ export function renderRunState(view: RunView, state: RunState): void {
   view.status.textContent = describe(state);
   view.executionId.textContent = state.executionId ?? '…';
   view.progress.max = Math.max(state.progress.total, 1);
-  view.progress.value = state.progress.done;
+  view.progress.value = state.progress.succeeded;
   const byId = new Map(state.nodes.map((node) => [node.nodeId, node]));
   const tasks = new Map(view.tasks.map((task) => [task.id, task]));
   view.dag.replaceChildren(

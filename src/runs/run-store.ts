@@ -13,7 +13,7 @@ import { type RunStateOptions, toRunState } from './to-run-state.js';
  * const store = runStore(handle.events);
  * function Progress() {
  *   const state = useSyncExternalStore(store.subscribe, store.getSnapshot);
- *   return <progress value={state?.progress.done ?? 0} max={state?.progress.total ?? 1} />;
+ *   return <progress value={state?.progress.succeeded ?? 0} max={state?.progress.total ?? 1} />;
  * }
  * ```
  */
