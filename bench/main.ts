@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: the browser bundle's size, the single-run comparison, the many-runs comparison, the
  * 24-hour simulation and learned durations (both on a manual clock; the latter alone:
- * `npx tsx bench/learned-durations.ts`), the run's end (`run-end.ts`), large answers (`large-answers.ts`), the files of `src/` one run
+ * `npx tsx bench/learned-durations.ts`), large answers (`large-answers.ts`), the files of `src/` one run
  * or one call executes (`files-executed.ts`, each scenario in a process of its own), in one run on
  * the emulator (in-process `fetch`, the service's limits: 100 requests per minute, 10,000 per day) on
  * an accelerated clock, the fault soak (`fault-soak.ts`: 1,000 runs through random outages of the
@@ -22,7 +22,6 @@ import { largeAnswers, largeAnswersTable } from './large-answers.js';
 import { writeResults } from './harness/report.js';
 import { learnedDurationsReport } from './learned-durations.js';
 import { manyRuns, manyRunsTable, phaseSweep, phaseSweepTable } from './many-runs.js';
-import { runEndReport } from './run-end.js';
 import { singleRun, singleRunTable } from './single-run.js';
 
 const SINGLE_RUN = { repetitions: 12, speed: 5 };
@@ -70,8 +69,6 @@ console.log(`\nThe round's phase: N = ${PHASE_SWEEP.runs} as above, the first no
 console.log(phaseSweepTable(sweep.rows));
 console.log(delayNote(sweep.eventLoopDelayRealMs, PHASE_SWEEP.speed));
 console.log(`→ ${await writeResults('phase-sweep', sweep)}`);
-
-await runEndReport();
 
 const day = await daySimulation([FLOWSTREAM_DAY, FLOWSTREAM_DAY_UNPACED, LOOP_2S_DAY]);
 console.log(`\nA whole day: one account with the service's limits (100/min, 10,000/day), the emulator and the client on one manual clock; latencies in emulator seconds; "minutes blind": some finished run unseen for over 10 minutes\n`);

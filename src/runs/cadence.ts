@@ -48,17 +48,6 @@ export const JITTER = 0.2;
 export const SETTLING_WINDOW_MS = 3000;
 
 /**
- * service.md §3.3: the service derives the execution's status on a tick of about 1.5 s, and starts a
- * node on the tick after its parents finished (§3.2). A change a read finds certain (every node done
- * while the execution still says `executing`; a node ended whose child waits to start) has come by a
- * read this long after.
- */
-export const SERVICE_TICK_MS = 1_500;
-
-/** The service's tick is about 1.5 s, not exactly: a read after one waits this much beyond it. */
-export const SERVICE_TICK_MARGIN_MS = 250;
-
-/**
  * Fills in the run's bounds from the client's, then the defaults. Each given bound must be 0 or a
  * number of ms a timer keeps (see `timerDelay`), and a `minMs` above the `maxMs` given beside it is a mistake (`InvalidArgumentError`,
  * named after `name`); a `maxMs` that comes from a default and is below `minMs` is raised to it.

@@ -1,12 +1,12 @@
-import type { ExecutionOutput, ExecutionSnapshot, ExecutionStatus, NodeExecution, NodeStatus } from '../domain/model.js';
+import type { ExecutionOutput, ExecutionSnapshot, ExecutionStatus, NodeStatus } from '../domain/model.js';
 import type { PollHeadroom } from '../domain/budget.js';
-import { type CadenceBounds, type CadenceState, nextCadence, type Reading, SERVICE_TICK_MARGIN_MS, SERVICE_TICK_MS, SETTLING_WINDOW_MS, startCadence, withHeadroom } from './cadence.js';
+import { type CadenceBounds, type CadenceState, nextCadence, type Reading, SETTLING_WINDOW_MS, startCadence, withHeadroom } from './cadence.js';
 import type { RunEvent } from './events.js';
 import { type ExecutionView, initialView, isExecutionOver } from './execution-view.js';
 import { isNodeDone } from './node-progress.js';
 import { announceHeldFiles, diffOutput } from './output-diff.js';
 import { type OutputMode, shouldReadOutput, shouldReadOutputAlone } from './output-policy.js';
-import { allowanceOf, countRead, type EstimateOf, foreseeRead, learnedDurations, type LearnedDuration, NO_FORESIGHT, observeTransitions, type Foresight } from './foresight.js';
+import { countRead, type EstimateOf, foreseeRead, learnedDurations, type LearnedDuration, NO_FORESIGHT, observeTransitions, type Foresight } from './foresight.js';
 import type { Step } from './reducer-shell.js';
 import { runResultOf } from './run-result-of.js';
 import type { FailedBranches } from './run-options.js';
@@ -63,10 +63,8 @@ export interface PollPlan {
   readonly lastReadAt: number | undefined;
   /** Node times seen, and the wait for the next change (foresight.ts). */
   readonly foresight: Foresight;
-  /** When the next status read is due, when the model or a change due within a tick timed it (`CallOptions.dueAt`). */
+  /** When the next status read is due, when the model timed it (`CallOptions.dueAt`). */
   readonly dueAt: number | undefined;
-  /** The last read found a change certain within one service tick: the next read is the status, a tick later. */
-  readonly withinTick: boolean;
 }
 
 /**
@@ -107,7 +105,6 @@ export function initialPoll(rules: PollRules, startedStatus: ExecutionStatus | u
     lastReadAt: undefined,
     foresight: NO_FORESIGHT,
     dueAt: undefined,
-    withinTick: false,
   };
 }
 
@@ -127,7 +124,7 @@ export function reducePoll(plan: PollPlan, input: PollInput): PollStep {
       return { state: { ...plan, activity: { kind: 'waiting' }, lastReadAt: input.at }, commands: [{ type: 'wait', ms: plan.rules.bounds.minMs }] };
     case 'wake':
       if (activity.kind !== 'waiting') return stay(plan);
-      return !plan.withinTick && readOutputAlone(plan, input.at) ? reading(plan, 'output-alone') : reading(plan, 'status');
+      return readOutputAlone(plan, input.at) ? reading(plan, 'output-alone') : reading(plan, 'status');
     case 'poke':
       if (activity.kind === 'waiting') return reading(plan, 'status');
       return activity.kind === 'idle' || activity.kind === 'ended' ? stay(plan) : { state: { ...plan, poked: true }, commands: [] };
@@ -236,23 +233,18 @@ function conclude(plan: PollPlan, diff: ViewDiff, facts: ReadFacts, random: numb
   const settling = settlingSince !== undefined && facts.now - settlingSince < SETTLING_WINDOW_MS;
   const pace: Reading = facts.changed ? 'changed' : settling ? 'settling' : 'quiet';
   const cadence = nextCadence(withHeadroom(rules.bounds, headroom), plan.cadence, pace, () => random);
-  const awaiting = awaitsStart(facts.transitions, nodes);
-  const certain = allDone || awaiting;
+  const certain = allDone || awaitsStart(facts.transitions);
   const foreseen = certain ? undefined : foreseeRead(foresight, executingNodes(view), facts.now, rules.bounds, headroom, estimateOf);
-  // Found for the first time by this read: a stuck execution does not keep its reads ahead of the others'.
-  const withinTick = (allDone && plan.settlingSince === undefined) || awaiting;
-  // A change certain after one that was (the end after a last node's end) keeps the first one's place.
-  const since = plan.withinTick && plan.dueAt !== undefined ? plan.dueAt : (plan.lastReadAt ?? facts.now);
-  const tickRead = withinTick ? readAfterTick(rules.bounds, headroom, since, cadence.waitMs) : undefined;
-  const timed = tickRead ?? foreseen;
+  // A change due within a tick (the end, service.md §3.3; a child's start, §3.2) is due at once for a
+  // run the model times: in a saturated budget's queue it goes ahead of the reads that only may find one.
+  const dueAt = foreseen?.dueAt ?? (certain && plan.dueAt !== undefined ? facts.now : undefined);
   const next: PollPlan = {
     ...plan,
     view,
     cadence: foreseen === undefined ? cadence.state : { delayMs: foreseen.waitMs },
     lastReadAt: facts.now,
     foresight,
-    dueAt: timed?.dueAt,
-    withinTick,
+    dueAt,
     lastOutputAt: facts.output ? facts.now : plan.lastOutputAt,
     outputBehind: !facts.output && (plan.outputBehind || facts.nodeEnded),
     settlingSince,
@@ -260,7 +252,7 @@ function conclude(plan: PollPlan, diff: ViewDiff, facts: ReadFacts, random: numb
     poked: false,
   };
   // A poke during the read (an abort answered): the end is read at once, with the status.
-  const then: PollStep = plan.poked ? reading(next, 'status') : { state: next, commands: [{ type: 'wait', ms: timed?.waitMs ?? cadence.waitMs }] };
+  const then: PollStep = plan.poked ? reading(next, 'status') : { state: next, commands: [{ type: 'wait', ms: foreseen?.waitMs ?? cadence.waitMs }] };
   return { state: then.state, commands: [...warnings(diff), ...emit(diff.events), ...then.commands] };
 }
 
@@ -273,30 +265,10 @@ function finishedNodes(view: ExecutionView): Set<string> {
 }
 
 /**
- * A read that saw a node end, none executing and a node waiting, none failed: some waiting node has
- * every parent finished, and it starts on the service's next tick (service.md §3.2), a change the model
- * cannot time and the read after that tick finds. While another node executes, the waiting one may be
- * waiting for it too: nothing is certain.
+ * A read that saw a node end and none start: a child may start on the service's next step (service.md
+ * §3.2), a change the model cannot time, so the cadence reads again soon, as without a model.
  */
-function awaitsStart(transitions: readonly RunEvent[], nodes: readonly NodeExecution[]): boolean {
-  return (
-    transitions.some((event) => event.type === 'node' && isNodeDone(event.status)) &&
-    nodes.some((node) => node.status === 'init' || node.status === 'waiting') &&
-    nodes.every((node) => node.status === 'init' || node.status === 'waiting' || node.status === 'finish')
-  );
-}
-
-/**
- * The read after a change due within one service tick (service.md §3.3), due at `since`, the bracket's
- * start (the read before the one that found it): in a saturated budget's queue it goes before the reads
- * asked since, which may find nothing, and costs each of them one read's wait. There it waits out the
- * tick, so that this one read finds the change; bounds that cannot hold that wait (a `maxMs` under the
- * tick) keep their own cadence, as the user set it. With reads to spare the cadence's quicker reads
- * stay (`cadenceMs`: the tick may already have come), never later than the tick.
- */
-function readAfterTick(bounds: CadenceBounds, headroom: PollHeadroom | undefined, since: number, cadenceMs: number): { readonly waitMs: number; readonly dueAt: number } | undefined {
-  const tickMs = SERVICE_TICK_MS + SERVICE_TICK_MARGIN_MS;
-  if (allowanceOf(bounds, headroom) <= bounds.maxMs) return { waitMs: Math.max(bounds.minMs, Math.min(cadenceMs, tickMs)), dueAt: since };
-  const waitMs = Math.max(bounds.minMs, tickMs);
-  return waitMs > bounds.maxMs ? undefined : { waitMs, dueAt: since };
+function awaitsStart(transitions: readonly RunEvent[]): boolean {
+  const nodeEvents = transitions.filter((event) => event.type === 'node');
+  return nodeEvents.some((event) => isNodeDone(event.status)) && !nodeEvents.some((event) => event.status === 'executing');
 }
