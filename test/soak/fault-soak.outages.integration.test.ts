@@ -9,7 +9,7 @@ import { activeResources, expectBackTo, expectSoakHeld } from './expect-soak-hel
 import { REDIS_FAULT_KINDS, SERVICE_FAULT_KINDS } from './fault-schedule.js';
 
 /**
- * 40 runs arriving over 4 emulator minutes (speed 20: 12 s of real time), half of them left at random,
+ * 40 runs arriving over 4 emulator minutes (speed 30: 8 s of real time), half of them left at random,
  * outages for the first 5: every kind at least once (seed 1: Redis killed for 69 s, the connection
  * dropped for 66 s, Redis frozen for 56 s, 503s for 20 s, late answers twice), none longer than 90 s,
  * far under the 10 minutes a run is meant to follow an outage through.
@@ -18,7 +18,7 @@ const SOAK = {
   seed: 1,
   runs: 40,
   leaveShare: 0.5,
-  speed: 20,
+  speed: 30,
   arrivalMs: 4 * 60_000,
   faultsForMs: 5 * 60_000,
   faultShape: { outageMs: [20_000, 90_000], gapMs: [15_000, 60_000], latencyMs: [1_000, 8_000] },
