@@ -54,14 +54,17 @@ describe("the fault soak's outages", () => {
       fc.property(shapes, ({ seed, options }) => {
         const drawn = faultTracks(mulberry32(seed), options);
         const windows = faultSchedule(mulberry32(seed), options);
-        for (const window of windows) expect(drawn).toContainEqual(window);
+        const drawnKeys = new Set(drawn.map((window) => JSON.stringify(window)));
+        expect(windows.filter((window) => !drawnKeys.has(JSON.stringify(window)))).toEqual([]);
         let start = Number.NEGATIVE_INFINITY;
         let end = Number.NEGATIVE_INFINITY;
+        let longest = 0;
         for (const window of windows) {
           if (window.startMs >= end + JOINT_QUIET_MS) start = window.startMs;
           end = Math.max(end, effectEndMs(window));
-          expect(end - start).toBeLessThanOrEqual(JOINT_OUTAGE_MAX_MS);
+          longest = Math.max(longest, end - start);
         }
+        expect(longest).toBeLessThanOrEqual(JOINT_OUTAGE_MAX_MS);
         expect(JOINT_OUTAGE_MAX_MS).toBeLessThan(10 * 60_000);
       }),
     );
