@@ -2,7 +2,7 @@ import { describe, expectTypeOf, it } from 'vitest';
 import type { ApiError, NotFoundError, RateLimitError } from '../../src/errors/api-errors.js';
 import { isNotFoundError, isRateLimitError } from '../../src/errors/api-errors.js';
 import { createHttpClient, type HttpClient } from '../../src/http/client.js';
-import type { GenerateRequest } from '../../src/http/copilot.js';
+import type { GenerateRequest } from '../../src/http/resources.js';
 import { downloadFile } from '../../src/http/download.js';
 import type { RateLimitInfo } from '../../src/domain/requests.js';
 import type { ExecutionOutput, ExecutionSnapshot, GeneratedWorkflow, StartedExecution, UploadedFile, WorkflowPlan, WorkflowSummary } from '../../src/domain/model.js';
