@@ -257,7 +257,7 @@ export function createWorkflowsApi({ call }: Transport): WorkflowsApi {
  * this client uploaded are known and pass quietly; arrays are checked element by element, because an
  * array is a file list only when every element is a key.
  */
-export function warnAboutFileKeyLookalikes(variables: Variables, uploaded: ReadonlySet<string>, logger: Logger | undefined): void {
+function warnAboutFileKeyLookalikes(variables: Variables, uploaded: ReadonlySet<string>, logger: Logger | undefined): void {
   if (logger === undefined) return;
   for (const [name, value] of Object.entries(variables)) {
     const texts = Array.isArray(value) ? value : [value];
