@@ -411,18 +411,19 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
           granted = true;
           if (subscriber.closed) report();
           else {
-            sending = attempt
-              .pipe(
-                tap({
-                  next: (answer) => {
-                    report(answer);
-                  },
-                  error: () => {
-                    report();
-                  },
-                }),
-              )
-              .subscribe(subscriber);
+            sending = attempt.subscribe({
+              next: (answer) => {
+                report(answer);
+                subscriber.next(answer);
+              },
+              error: (error: unknown) => {
+                report();
+                subscriber.error(error);
+              },
+              complete: () => {
+                subscriber.complete();
+              },
+            });
           }
         },
         (error: unknown) => {
@@ -453,27 +454,38 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
       }),
     );
 
-  /** The stages, in order. */
+  /**
+   * One attempt: through the budget, within the deadline, fetched, unwrapped. For a start, `onSending`
+   * hears `true` as the exchange begins (from then on the execution may exist, even if the attempt
+   * fails) and `false` when that attempt failed, leaving nothing of it on its way.
+   */
+  const attempt = <T>(spec: RequestSpec<T>): Observable<T> => {
+    const ticket = ticketOf(spec);
+    const once = (exchange: Observable<Answer>): Observable<T> => budget(ticket, deadline(spec, exchange)).pipe(map((answer) => unwrap(answer, spec, redact)));
+    const { onSending } = spec;
+    if (onSending === undefined) return once(fetchAnswer(spec));
+    return defer(() => {
+      let sent = false;
+      const exchange = defer(() => {
+        sent = true;
+        onSending(true);
+        return fetchAnswer(spec);
+      });
+      return once(exchange).pipe(
+        tap({
+          error: () => {
+            if (sent) onSending(false);
+          },
+        }),
+      );
+    });
+  };
+
+  /** The stages, in order: validate (the call described, its arguments checked, on subscription) → retry → one attempt. */
   const request = <T>(describe: () => RequestSpec<T>): Observable<T> =>
     defer(() => {
-      // validate: the call is described, its arguments checked, when it is subscribed.
       const spec = describe();
-      const ticket = ticketOf(spec);
-      const attempt = defer(() => {
-        // From the moment the exchange starts the request may reach the server: a start may exist
-        // even if this attempt fails (`StartOptions.onSending`).
-        let sent = false;
-        const fetched = defer(() => {
-          sent = true;
-          spec.onSending?.(true);
-          return fetchAnswer(spec);
-        });
-        return budget(ticket, deadline(spec, fetched)).pipe(
-          map((answer) => unwrap(answer, spec, redact)),
-          tap({ error: () => { if (sent) spec.onSending?.(false); } }),
-        );
-      });
-      return retried(spec, attempt);
+      return retried(spec, attempt(spec));
     });
 
   /** A call as a Promise: the first value of its request, the call's signal unsubscribing it. */
@@ -492,7 +504,7 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
       const settle = (): void => {
         signal?.removeEventListener('abort', onAbort);
       };
-      const subscription = request(() => ({ ...describe(), ...(priority === undefined ? {} : { priority }) })).subscribe({
+      const subscription = request(priority === undefined ? describe : () => ({ ...describe(), priority })).subscribe({
         next: (value) => {
           settle();
           resolve(value);
