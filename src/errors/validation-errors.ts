@@ -79,6 +79,54 @@ export class InvalidArgumentError extends FlowstreamError {
 }
 
 /**
+ * An optional object argument (options, a query, a run's input): absent is `{}`; anything but a plain
+ * object — `null` above all, which JavaScript's default parameters let through — is an
+ * `InvalidArgumentError` naming the argument, not a TypeError from deep inside the call.
+ *
+ * @example
+ * ```ts
+ * const { signal } = objectArgument('options', options);
+ * ```
+ */
+export function objectArgument<T extends object>(argument: string, value: T | undefined): T | Partial<T> {
+  if (value === undefined) return {};
+  const given: unknown = value;
+  if (typeof given !== 'object' || given === null || Array.isArray(given)) {
+    throw new InvalidArgumentError(argument, `must be an object or left out (got ${given === null ? 'null' : Array.isArray(given) ? 'an array' : typeof given})`);
+  }
+  return value;
+}
+
+/** Ids are short opaque tokens (service.md §1.5); a very long one is a mistake, not an id. */
+const MAX_ID_LENGTH = 256;
+
+/**
+ * Checks an id and encodes it as one URL path segment. Empty, whitespace-only, over-long and
+ * control-character ids are refused before anything is sent; `.` and `..` are refused because URL
+ * resolution would turn them into a different path, and `/` is percent-encoded so an id never
+ * escapes its segment.
+ *
+ * @example
+ * ```ts
+ * `openapi/workflows/${pathSegment('canvasId', canvasId)}`;
+ * ```
+ */
+export function pathSegment(argument: string, id: unknown): string {
+  if (typeof id !== 'string') throw new InvalidArgumentError(argument, `must be a string (got ${typeof id})`);
+  if (id.trim() === '') throw new InvalidArgumentError(argument, 'must not be empty');
+  if (id !== id.trim()) throw new InvalidArgumentError(argument, 'must not start or end with whitespace');
+  if (id.length > MAX_ID_LENGTH) throw new InvalidArgumentError(argument, `is longer than ${MAX_ID_LENGTH} characters`);
+  if (id === '.' || id === '..') throw new InvalidArgumentError(argument, `"${id}" is not an id`);
+  for (let index = 0; index < id.length; index += 1) {
+    const code = id.charCodeAt(index);
+    if (code < 0x20 || code === 0x7f) throw new InvalidArgumentError(argument, 'contains control characters');
+  }
+  // encodeURIComponent throws a bare URIError on a lone UTF-16 surrogate.
+  if (/\p{Cs}/u.test(id)) throw new InvalidArgumentError(argument, 'contains a lone UTF-16 surrogate, which is not text');
+  return encodeURIComponent(id);
+}
+
+/**
  * True for a {@link ResponseValidationError} from any realm.
  *
  * @example

@@ -20,12 +20,6 @@ export interface CallOptions {
    * and a start or an abort keeps its own class above them all; either option lowers those.
    */
   readonly priority?: CallPriority;
-  /**
-   * For a run's reads: when this read is most likely to find a change, in ms on the client's
-   * scheduler. A saturated budget serves the reads due earliest first, not in arrival
-   * order; a read without one is due when it asks. Runs with learned durations set it.
-   */
-  readonly dueAt?: number;
 }
 
 /**

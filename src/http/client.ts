@@ -1,10 +1,7 @@
-import { createCopilotApi, type CopilotApi } from './copilot.js';
-import { createExecutionsApi } from './executions.js';
-import { createFilesApi, type FilesApi } from './files.js';
 import type { ExecutionsApi } from './calls.js';
 import { normalizeOptions, type HttpOptions } from './options.js';
+import { createCopilotApi, createExecutionsApi, createFilesApi, createWorkflowsApi, type CopilotApi, type FilesApi, type WorkflowsApi } from './resources.js';
 import { createTransport } from './transport.js';
-import { createWorkflowsApi, type WorkflowsApi } from './workflows.js';
 
 /**
  * The plain Promise API of the Workflow API. `createClient` adds the
@@ -31,12 +28,12 @@ export interface HttpClient {
  */
 export function createHttpClient(options: HttpOptions): HttpClient {
   const resolved = normalizeOptions(options);
-  const send = createTransport(options.apiKey, resolved);
+  const transport = createTransport(options.apiKey, resolved);
   const uploadedKeys = new Set<string>();
   return Object.freeze({
-    workflows: createWorkflowsApi(send),
-    executions: createExecutionsApi({ send, logger: resolved.logger, uploadedKeys }),
-    files: createFilesApi(send, uploadedKeys),
-    copilot: createCopilotApi(send, resolved.logger),
+    workflows: createWorkflowsApi(transport),
+    executions: createExecutionsApi({ transport, logger: resolved.logger, uploadedKeys }),
+    files: createFilesApi(transport, uploadedKeys),
+    copilot: createCopilotApi(transport, resolved.logger),
   });
 }

@@ -1,12 +1,21 @@
 /** The typed HTTP client, the plain calls: what the composition root and `src/index.ts` export. */
 export { createHttpClient, type HttpClient } from './client.js';
 export { normalizeOptions, type HttpOptions, type ResolvedOptions } from './options.js';
-export { WORKFLOW_ORDERS, type ListQuery, type SearchQuery, type WorkflowOrder, type WorkflowsApi } from './workflows.js';
-export { UPLOAD_BATCH_SIZE, type FilesApi } from './files.js';
+export {
+  COPILOT_LOCALES,
+  UPLOAD_BATCH_SIZE,
+  WORKFLOW_ORDERS,
+  type CopilotApi,
+  type CopilotLocale,
+  type FilesApi,
+  type GenerateRequest,
+  type ListQuery,
+  type SearchQuery,
+  type WorkflowOrder,
+  type WorkflowsApi,
+} from './resources.js';
 export { MAX_UPLOAD_BYTES, type NamedFileData, type UploadSource } from './upload-source.js';
-export { COPILOT_LOCALES, type CopilotApi, type CopilotLocale, type GenerateRequest } from './copilot.js';
 export { downloadFile, openFile, type DownloadOptions } from './download.js';
-export { decideRetry, type RetryDecision, type RetryInput } from './retry-decision.js';
-export { readRateLimit } from './rate-limit-headers.js';
-export { parseNodeError } from './schemas/node-error.js';
+export { decideRetry, readRateLimit, type RetryDecision, type RetryInput } from './transport.js';
+export { parseNodeError } from './schemas.js';
 export type * from './calls.js';

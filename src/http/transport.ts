@@ -1,23 +1,32 @@
 import ky, { type KyInstance } from 'ky';
+import { defer, map, Observable, retry, tap, throwError, timeout, timer, type Subscription } from 'rxjs';
 import type * as z from 'zod/mini';
-import { isResponseTooLargeError, NetworkError, RedirectError, ResponseTooLargeError, TimeoutError } from '../errors/transport-errors.js';
-import { unwrap } from './envelope.js';
-import { priorityOf, type CallPriority, type Endpoint } from '../domain/endpoints.js';
-import type { GateTicket, RequestGate } from '../domain/requests.js';
+import { errorFromAnswer, type FailureBody } from '../errors/error-factory.js';
+import { isRateLimitError, isServerError } from '../errors/api-errors.js';
+import { isNetworkError, isResponseTooLargeError, isTimeoutError, NetworkError, RedirectError, ResponseTooLargeError, TimeoutError } from '../errors/transport-errors.js';
+import { InvalidArgumentError, isResponseValidationError, objectArgument, ResponseValidationError } from '../errors/validation-errors.js';
+import { CALL_PRIORITIES, isRepeatable, priorityOf, type CallPriority, type Endpoint } from '../domain/endpoints.js';
+import type { RetryOptions } from '../domain/options.js';
+import type { GateTicket, RateLimitInfo } from '../domain/requests.js';
+import type { CallOptions } from './calls.js';
+import { createRedactor, type Redactor } from './key-redaction.js';
 import type { ResolvedOptions } from './options.js';
-import { linkSignals } from './linked-signal.js';
-import { readRateLimit } from './rate-limit-headers.js';
-import { withRetries } from './retrying.js';
-import { createRedactor } from './key-redaction.js';
-import { readBodyText } from './body-text.js';
 import { PACKAGE_VERSION } from './package-version.js';
+import { parseContext } from './schemas.js';
+
+/**
+ * The request path: every call goes validate → retry → budget → deadline → fetch → unwrap, each stage
+ * a small function over an Observable, composed in `createTransport`. A call is one subscription:
+ * unsubscribing (or aborting the call's signal) stops it wherever it is — waiting in the budget,
+ * between attempts, on the wire or reading the body — and leaves no timer or listener behind.
+ */
 
 /**
  * One API call, described independently of how it is sent.
  *
  * @example
  * ```ts
- * await send({ endpoint: 'status', method: 'get', path: 'openapi/workflow/we-1/status', schema, executionId: 'we-1' });
+ * transport.call(options, () => ({ endpoint: 'status', method: 'get', path: 'openapi/workflow/we-1/status', schema, executionId: 'we-1' }));
  * ```
  */
 export interface RequestSpec<T> {
@@ -30,27 +39,38 @@ export interface RequestSpec<T> {
   /** The JSON body as text: exactly the bytes that were size-checked (`encodeJsonBody`) and keyed. */
   readonly json?: string;
   readonly body?: FormData;
-  /** The gate's fairness key (gate.ts `GateTicket.key`). */
+  /** Who the request is for, in the budget (`GateTicket.key`). */
   readonly key?: string;
   readonly executionId?: string;
-  readonly signal?: AbortSignal | undefined;
   /** The call's class in the budget, when the caller chose one (`CallOptions.priority`); else the endpoint's. */
   readonly priority?: CallPriority | undefined;
-  /** When the read is due (`CallOptions.dueAt`), for the budget's order. */
-  readonly dueAt?: number | undefined;
   /** Told when an attempt leaves (`true`) and when it failed, leaving nothing on its way (`false`); see `StartOptions.onSending`. */
   readonly onSending?: ((sending: boolean) => void) | undefined;
 }
 
 /**
- * Sends one described call, with retries, through the gate.
+ * The client's request path, as an Observable and as a Promise.
  *
  * @example
  * ```ts
- * const plan = await send({ endpoint: 'detail', method: 'get', path: 'openapi/workflows/c-1', schema: workflowPlanSchema });
+ * const plan = await transport.call(options, () => ({ endpoint: 'detail', method: 'get', path: 'openapi/workflows/c-1', schema: workflowPlanSchema }));
  * ```
  */
-export type Send = <T>(spec: RequestSpec<T>) => Promise<T>;
+export interface Transport {
+  /** One call per subscription; `describe` runs (and checks its arguments) on subscription. */
+  readonly request: <T>(describe: () => RequestSpec<T>) => Observable<T>;
+  /** One call, its options checked; aborting `options.signal` rejects with the signal's reason. */
+  readonly call: <T>(options: CallOptions | undefined, describe: () => RequestSpec<T>) => Promise<T>;
+}
+
+/** One answer, read to its end: status, rate-limit headers and the body as text (the key not yet removed). */
+export interface Answer {
+  readonly status: number;
+  readonly rateLimit: RateLimitInfo;
+  readonly text: string;
+  /** Set for a redirect, which is refused, its body unread (`''` when it names no place). */
+  readonly location?: string;
+}
 
 const USER_AGENT = `flowstream/${PACKAGE_VERSION}`;
 
@@ -65,22 +85,254 @@ function customHeaders(headers: Readonly<Record<string, string>>): Record<string
 }
 
 /**
- * Creates the client's one ky instance and the `send` function every resource uses. The API key
- * lives only in this closure and in the ky instance's headers, never on an object users can inspect.
+ * A call's options, checked: its signal, and its class in the budget. A priority outside
+ * {@link CALL_PRIORITIES} (`'abort'` from plain JavaScript, say) is an `InvalidArgumentError`: the
+ * classes above are earned by the endpoint, not asked for.
+ */
+function callOptions(options: CallOptions | undefined): { readonly signal: AbortSignal | undefined; readonly priority: CallPriority | undefined } {
+  const { signal, priority } = objectArgument('options', options);
+  const given: unknown = priority;
+  if (given !== undefined && !(CALL_PRIORITIES as readonly unknown[]).includes(given)) {
+    throw new InvalidArgumentError('options.priority', `must be one of ${CALL_PRIORITIES.join(', ')} (got ${typeof given === 'string' ? given : typeof given})`);
+  }
+  return { signal, priority };
+}
+
+/** What the budget is told of a request. */
+function ticketOf(spec: RequestSpec<unknown>): GateTicket {
+  return { endpoint: spec.endpoint, priority: spec.priority ?? priorityOf(spec.endpoint), ...(spec.key === undefined ? {} : { key: spec.key }) };
+}
+
+/** What every error of a call carries. */
+function contextOf(spec: RequestSpec<unknown>): { readonly endpoint: Endpoint; readonly executionId?: string } {
+  return { endpoint: spec.endpoint, ...(spec.executionId === undefined ? {} : { executionId: spec.executionId }) };
+}
+
+// --- reading an answer -------------------------------------------------------------------------------
+
+/** A count is a plain decimal integer; `0x0`, `0.5`, `12abc`, `-1` or `1e3` say nothing we can trust. */
+const COUNT = /^\d{1,15}$/u;
+/** Delta-seconds (RFC 9110 §10.2.3), also in the decimal or exponent forms some servers write. */
+const SECONDS = /^\d+(?:\.\d+)?(?:[eE]\+?\d+)?$/u;
+/** IMF-fixdate, the one date form senders must generate (RFC 9110 §5.6.7): `Sun, 06 Nov 1994 08:49:37 GMT`. */
+const HTTP_DATE = /^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/u;
+
+function count(headers: Headers, name: string): number | undefined {
+  const raw = headers.get(name)?.trim();
+  return raw !== undefined && COUNT.test(raw) ? Number(raw) : undefined;
+}
+
+/**
+ * `Retry-After` in ms: seconds or an HTTP date, never below 0 and never above the largest exact
+ * number, so `1e308` or a date in the year 9999 reads as "longer than any wait" rather than as
+ * Infinity; whoever waits compares it with what it accepts (`retry.maxWaitMs`) and bounds its timers.
+ */
+function retryAfterMs(headers: Headers, now: number): number | undefined {
+  const raw = headers.get('retry-after')?.trim();
+  if (raw === undefined || raw === '') return undefined;
+  if (SECONDS.test(raw)) return Math.min(Number(raw) * 1000, Number.MAX_SAFE_INTEGER);
+  if (!HTTP_DATE.test(raw)) return undefined;
+  const date = Date.parse(raw);
+  return Number.isNaN(date) ? undefined : Math.min(Math.max(0, date - now), Number.MAX_SAFE_INTEGER);
+}
+
+/**
+ * Reads the rate-limit facts of one answer: the four `X-RateLimit-*` counters the service sends past
+ * auth (service.md §2.1) and `Retry-After`, which only the IP throttler sends (§1.3). Parsed strictly:
+ * a value that does not parse is left out, as if the header were absent, so a garbled header can never
+ * stall requests.
  *
  * @example
  * ```ts
- * const send = createTransport(apiKey, normalizeOptions(options));
- * const plan = await send({ endpoint: 'detail', method: 'get', path: 'openapi/workflows/c-1', schema: workflowPlanSchema });
+ * readRateLimit(response.headers).remainingPerMinute; // 42, or undefined when the header is absent or garbled
  * ```
  */
-export function createTransport(apiKey: string, options: ResolvedOptions): Send {
+export function readRateLimit(headers: Headers, now: number = Date.now()): RateLimitInfo {
+  const entries = {
+    limitPerMinute: count(headers, 'x-ratelimit-limit-rpm'),
+    remainingPerMinute: count(headers, 'x-ratelimit-remaining-rpm'),
+    limitPerDay: count(headers, 'x-ratelimit-limit-daily'),
+    remainingPerDay: count(headers, 'x-ratelimit-remaining-daily'),
+    retryAfterMs: retryAfterMs(headers, now),
+  };
+  return Object.fromEntries(Object.entries(entries).filter(([, value]) => value !== undefined));
+}
+
+/**
+ * Reads a body as text, decoded (the fetch has already undone any gzip), counting as it goes: past
+ * `maxBytes` the stream is cancelled and `tooLarge()` thrown, so no more than `maxBytes` plus one chunk
+ * is ever held, however much the body would inflate to.
+ */
+async function readBodyText(response: Response, maxBytes: number, tooLarge: () => Error): Promise<string> {
+  if (response.body === null) return '';
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let received = 0;
+  let text = '';
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return text + decoder.decode();
+    received += value.byteLength;
+    if (received > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      throw tooLarge();
+    }
+    text += decoder.decode(value, { stream: true });
+  }
+}
+
+/** Node's fetch hands back the 3xx itself; a browser's, an opaque redirect with status 0. */
+function isRedirect(response: Response): boolean {
+  return response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400);
+}
+
+// --- unwrapping an answer -----------------------------------------------------------------------------
+
+/**
+ * The body parsed, then rid of the key: parsing first undoes the JSON escapes a key may hide behind
+ * (`rf_\u0053…`), and every string and property name of the value is cleaned, data included, since
+ * any of it may reach an error (`errMsg`, a node's `errorMessage` in `WorkflowFailedError`) or a log.
+ */
+function parseBody(text: string, redact: Redactor): FailureBody {
+  let value: unknown;
+  try {
+    value = JSON.parse(text) as unknown;
+  } catch {
+    return { kind: 'text', text: redact.text(text) };
+  }
+  return { kind: 'json', value: redact.json(value) };
+}
+
+function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Turns an answer into the endpoint's data or the one error that describes it, with the API key
+ * removed from all of it by `redact`. A redirect is refused, never followed. The envelope's `success`
+ * decides, not only the HTTP status: business errors come as HTTP 200 (service.md §1.2).
+ *
+ * @example
+ * ```ts
+ * const plan = unwrap({ status: 200, rateLimit: {}, text: '{"success":true,"data":{"tasks":[]}}' }, { endpoint: 'detail', schema: workflowPlanSchema }, redact);
+ * ```
+ */
+export function unwrap<T>(answer: Answer, spec: Pick<RequestSpec<T>, 'endpoint' | 'executionId' | 'schema'>, redact: Redactor): T {
+  const context = { endpoint: spec.endpoint, ...(spec.executionId === undefined ? {} : { executionId: spec.executionId }) };
+  if (answer.location !== undefined) throw new RedirectError({ ...context, status: answer.status, location: redact.text(answer.location) });
+  const body = parseBody(answer.text, redact);
+  const envelope = body.kind === 'json' && isRecord(body.value) ? body.value : undefined;
+  const ok = answer.status >= 200 && answer.status < 300;
+  if (!ok || envelope?.['success'] === false) throw errorFromAnswer({ ...context, status: answer.status, body, rateLimit: answer.rateLimit });
+  if (body.kind === 'text') throw new ResponseValidationError({ ...context, reason: 'not-json' });
+  if (envelope?.['success'] !== true) {
+    throw new ResponseValidationError({ ...context, reason: 'schema', issues: [{ path: ['success'], message: 'expected the envelope {"success":true,"data":…}' }] });
+  }
+  const parsed = spec.schema.safeParse(envelope['data'], parseContext);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((issue) => ({ path: ['data', ...issue.path], message: issue.message, code: issue.code }));
+    throw new ResponseValidationError({ ...context, reason: 'schema', issues });
+  }
+  return parsed.data;
+}
+
+// --- deciding a retry ----------------------------------------------------------------------------------
+
+/** A run must wait past the duplicate window before its identical retry (service.md §2.2). */
+const DUPLICATE_WINDOW_MS = 1_100;
+
+/** Everything the decision depends on; `random` ∈ [0, 1) is passed in so the function stays pure. */
+export interface RetryInput {
+  readonly endpoint: Endpoint;
+  /** Attempts made so far, the failed one included (1 after the first failure). */
+  readonly attempt: number;
+  readonly error: unknown;
+  readonly policy: Required<RetryOptions>;
+  readonly random: number;
+  /**
+   * Whether a request gate (the client's budget) holds every request after a 429 until the window can
+   * have reset. Then the retry itself need not wait for the window: waiting here too doubled the pause.
+   */
+  readonly gated?: boolean;
+}
+
+/** Retry after `delayMs`, or stop; `reason` names the rule that decided (for logs). */
+export type RetryDecision =
+  | { readonly retry: false; readonly reason: string }
+  | { readonly retry: true; readonly delayMs: number; readonly reason: string };
+
+/** Exponential backoff with "equal jitter": half the step is fixed, half random, capped at `maxDelayMs`. */
+function backoff(input: RetryInput): number {
+  const step = Math.min(input.policy.maxDelayMs, input.policy.baseDelayMs * 2 ** (input.attempt - 1));
+  return Math.round(step / 2 + (input.random * step) / 2);
+}
+
+function waitFor(delayMs: number, input: RetryInput, reason: string): RetryDecision {
+  if (delayMs > input.policy.maxWaitMs) return { retry: false, reason: `server asks to wait ${delayMs} ms, over maxWaitMs` };
+  return { retry: true, delayMs, reason };
+}
+
+/**
+ * Decides whether a failed attempt is tried again, and after how long. The rules are checked in
+ * order; the first that applies decides. Server timing wins over our own backoff (as in ky).
+ */
+export function decideRetry(input: RetryInput): RetryDecision {
+  const { error, endpoint } = input;
+  // 1. The budget of retries is spent: the last error is the caller's.
+  if (input.attempt > input.policy.retries) return { retry: false, reason: 'retries exhausted' };
+  // 2. Rate limited. The request was refused, not executed, so even a start may go again — after the
+  //    window: `Retry-After` when the IP throttler sent it (service.md §1.3), else a full fixed window,
+  //    since the account limiter sends no reset time (§2.1). With a gate, the gate keeps that wait for
+  //    every request at once, so the retry only queues behind it. A spent daily budget will not reset soon.
+  if (isRateLimitError(error)) {
+    if (error.rateLimit.remainingPerDay === 0) return { retry: false, reason: 'daily limit reached' };
+    // A server asking for more than the caller accepts gets its error surfaced at once, with or
+    // without a gate: behind one the wait would otherwise sit in the gate's queue instead.
+    const asked = error.rateLimit.retryAfterMs;
+    if (asked !== undefined && asked > input.policy.maxWaitMs) return { retry: false, reason: `server asks to wait ${asked} ms, over maxWaitMs` };
+    const window = input.gated === true ? 0 : (asked ?? input.policy.rateLimitWaitMs);
+    // Behind a gate the budget spaces identical starts itself (budget/duplicate-starts.ts).
+    const delayMs = endpoint === 'run' && input.gated !== true ? Math.max(window, DUPLICATE_WINDOW_MS) : window;
+    return waitFor(delayMs, input, 'rate limited');
+  }
+  // 3. Anything else may have reached the server: only repeatable requests go again (service.md §2.2),
+  //    and a start whose connection was never made (refused, no such host), which reached nothing.
+  const reachedNothing = isNetworkError(error) && !error.connected;
+  if (!isRepeatable(endpoint) && !reachedNothing) return { retry: false, reason: `${endpoint} is not repeatable` };
+  // 4. No answer: the connection failed or timed out.
+  if (isNetworkError(error)) return { retry: true, delayMs: backoff(input), reason: 'network' };
+  if (isTimeoutError(error)) return { retry: true, delayMs: backoff(input), reason: 'timeout' };
+  // 5. The server failed (5xx, E0000); honour its Retry-After when it sent one.
+  if (isServerError(error)) {
+    return error.retryAfterMs === undefined ? { retry: true, delayMs: backoff(input), reason: 'server error' } : waitFor(error.retryAfterMs, input, 'server error');
+  }
+  // 6. A body that is not JSON at all is a broken transfer, not a schema change: worth one more look.
+  if (isResponseValidationError(error) && error.reason === 'not-json') return { retry: true, delayMs: backoff(input), reason: 'unreadable body' };
+  // 7. Everything else (4xx, not found, schema mismatch, bad arguments) fails the same way again.
+  return { retry: false, reason: 'not retryable' };
+}
+
+// --- the stages ---------------------------------------------------------------------------------------
+
+/**
+ * Creates the client's one ky instance and its request path. The API key lives only in this closure
+ * and in the ky instance's headers, never on an object users can inspect.
+ *
+ * @example
+ * ```ts
+ * const transport = createTransport(apiKey, normalizeOptions(options));
+ * const plan = await transport.call(undefined, () => ({ endpoint: 'detail', method: 'get', path: 'openapi/workflows/c-1', schema: workflowPlanSchema }));
+ * ```
+ */
+export function createTransport(apiKey: string, options: ResolvedOptions): Transport {
+  const { gate, scheduler, logger } = options;
   // The key must never appear in errors or logs: whatever the server sends is rid of it before anything reads it.
   const redact = createRedactor(apiKey);
   const http: KyInstance = ky.create({
     prefixUrl: `${options.baseUrl}/`,
     headers: { ...userAgentHeader(), ...customHeaders(options.headers), authorization: `Bearer ${apiKey}` },
-    retry: 0, // retries are decided by decideRetry, driven by p-retry (retrying.ts)
+    retry: 0, // retries are the retry stage's
+    timeout: false, // the deadline stage's, which covers the body too
     // A redirected API call is an error, never followed: fetch would carry the custom headers to the
     // other origin, turn a POST start into a GET and take that origin's answer for the start.
     redirect: 'manual',
@@ -88,80 +340,182 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Send 
     ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
   });
 
-  const attemptOnce = async <T>(spec: RequestSpec<T>, ticket: GateTicket, gate: RequestGate | undefined): Promise<T> => {
-    // The wait for the gate ends with the call's signal: leaving then withdraws the request, unsent.
-    if (gate !== undefined) await gate.acquire(ticket, spec.signal);
-    const timeoutMs = options.timeouts[spec.endpoint];
-    const context = { endpoint: spec.endpoint, ...(spec.executionId === undefined ? {} : { executionId: spec.executionId }) };
-    // One deadline for the answer AND its body: ky's own timeout stops at the headers, so a body that
-    // stalls would otherwise hang the call (and a run's polling) for ever.
-    const deadline = new AbortController();
-    const timer = options.scheduler.schedule(() => {
-      deadline.abort();
-    }, timeoutMs);
-    const linked = linkSignals([spec.signal, deadline.signal]);
-    const signal = linked.signal ?? deadline.signal;
-    const failure = (error: unknown): Error => {
-      if (spec.signal?.aborted === true) return spec.signal.reason as Error;
-      if (deadline.signal.aborted) return new TimeoutError({ ...context, timeoutMs });
-      // fetch's errors can quote the server: a malformed answer's bytes ride in a parser error's `data`.
-      return new NetworkError({ ...context, cause: redact.error(error) });
-    };
-    // From here the request may reach the server: a start may exist even if this attempt fails.
-    spec.onSending?.(true);
-    try {
-      let response: Response;
-      try {
-        response = await http(spec.path, {
-          method: spec.method,
-          timeout: false,
-          signal,
-          ...(spec.searchParams === undefined ? {} : { searchParams: { ...spec.searchParams } }),
-          ...(spec.json === undefined ? {} : { body: spec.json, headers: { 'content-type': 'application/json' } }),
-          ...(spec.body === undefined ? {} : { body: spec.body }),
-        });
-      } catch (error) {
-        gate?.report({ ticket, httpStatus: undefined, rateLimit: {} });
-        throw failure(error);
-      }
-      const rateLimit = readRateLimit(response.headers, options.scheduler.now());
-      gate?.report({ ticket, httpStatus: response.status, rateLimit });
-      // Node's fetch hands back the 3xx itself; a browser's, an opaque redirect with status 0.
-      if (response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400)) {
-        await response.body?.cancel().catch(() => undefined);
-        throw new RedirectError({ ...context, status: response.status, location: redact.text(response.headers.get('location') ?? '') });
-      }
-      let text: string;
-      try {
-        text = await readBodyText(response, options.maxResponseBytes, () => new ResponseTooLargeError({ ...context, maxBytes: options.maxResponseBytes }));
-      } catch (error) {
-        if (isResponseTooLargeError(error)) throw error;
-        throw failure(error); // the connection dropped, or the deadline passed, mid-body
-      }
-      return unwrap({ ...context, status: response.status, text, rateLimit }, spec.schema, redact);
-    } catch (error) {
-      spec.onSending?.(false);
-      throw error;
-    } finally {
-      timer.unsubscribe();
-      linked.unlink();
+  /** One HTTP exchange, its body read within `maxResponseBytes`. */
+  const exchange = async (spec: RequestSpec<unknown>, signal: AbortSignal): Promise<Answer> => {
+    const response = await http(spec.path, {
+      method: spec.method,
+      signal,
+      ...(spec.searchParams === undefined ? {} : { searchParams: { ...spec.searchParams } }),
+      ...(spec.json === undefined ? {} : { body: spec.json, headers: { 'content-type': 'application/json' } }),
+      ...(spec.body === undefined ? {} : { body: spec.body }),
+    });
+    const rateLimit = readRateLimit(response.headers, scheduler.now());
+    if (isRedirect(response)) {
+      await response.body?.cancel().catch(() => undefined);
+      return { status: response.status, rateLimit, text: '', location: response.headers.get('location') ?? '' };
     }
+    const tooLarge = (): Error => new ResponseTooLargeError({ ...contextOf(spec), maxBytes: options.maxResponseBytes });
+    return { status: response.status, rateLimit, text: await readBodyText(response, options.maxResponseBytes, tooLarge) };
   };
 
-  return <T>(spec: RequestSpec<T>): Promise<T> => {
-    const ticket: GateTicket = {
-      endpoint: spec.endpoint,
-      priority: spec.priority ?? priorityOf(spec.endpoint),
-      ...(spec.key === undefined ? {} : { key: spec.key }),
-      ...(spec.dueAt === undefined ? {} : { dueAt: spec.dueAt }),
-    };
-    return withRetries(() => attemptOnce(spec, ticket, options.gate), {
-      endpoint: spec.endpoint,
-      policy: options.retry,
-      gated: options.gate !== undefined,
-      signal: spec.signal,
-      logger: options.logger,
-      scheduler: options.scheduler,
+  /** fetch: one exchange per subscription; unsubscribing aborts it, headers or body. */
+  const fetchAnswer = (spec: RequestSpec<unknown>): Observable<Answer> =>
+    new Observable<Answer>((subscriber) => {
+      const controller = new AbortController();
+      let settled = false;
+      exchange(spec, controller.signal).then(
+        (answer) => {
+          settled = true;
+          subscriber.next(answer);
+          subscriber.complete();
+        },
+        (error: unknown) => {
+          settled = true;
+          // fetch's errors can quote the server: a malformed answer's bytes ride in a parser error's `data`.
+          subscriber.error(isResponseTooLargeError(error) ? error : new NetworkError({ ...contextOf(spec), cause: redact.error(error) }));
+        },
+      );
+      return () => {
+        if (!settled) controller.abort();
+      };
+    });
+
+  /**
+   * deadline: the endpoint's timeout covers the answer AND its body (a body that stalls would
+   * otherwise hang the call, and a run's polling, for ever); when it passes, the exchange is aborted.
+   */
+  const deadline = (spec: RequestSpec<unknown>, attempt: Observable<Answer>): Observable<Answer> => {
+    const timeoutMs = options.timeouts[spec.endpoint];
+    return attempt.pipe(timeout({ first: timeoutMs, scheduler, with: () => throwError(() => new TimeoutError({ ...contextOf(spec), timeoutMs })) }));
+  };
+
+  /**
+   * budget: every attempt, retries included, waits for the gate and tells it its outcome: the answer's
+   * status and rate-limit headers, or no status when no whole answer came (a failure, the deadline,
+   * an unsubscription). Leaving while it waits withdraws the request, unsent.
+   */
+  const budget = (ticket: GateTicket, attempt: Observable<Answer>): Observable<Answer> => {
+    if (gate === undefined) return attempt;
+    return new Observable<Answer>((subscriber) => {
+      const waiting = new AbortController();
+      let granted = false;
+      let reported = false;
+      let sending: Subscription | undefined;
+      const report = (answer?: Answer): void => {
+        if (reported) return;
+        reported = true;
+        gate.report({ ticket, httpStatus: answer?.status, rateLimit: answer?.rateLimit ?? {} });
+      };
+      gate.acquire(ticket, waiting.signal).then(
+        () => {
+          granted = true;
+          if (subscriber.closed) report();
+          else {
+            sending = attempt.subscribe({
+              next: (answer) => {
+                report(answer);
+                subscriber.next(answer);
+              },
+              error: (error: unknown) => {
+                report();
+                subscriber.error(error);
+              },
+              complete: () => {
+                subscriber.complete();
+              },
+            });
+          }
+        },
+        (error: unknown) => {
+          subscriber.error(error);
+        },
+      );
+      return () => {
+        if (!granted) waiting.abort();
+        sending?.unsubscribe();
+        if (granted) report();
+      };
     });
   };
+
+  /**
+   * retry: a failed attempt goes again when {@link decideRetry} says so, after its delay on the
+   * client's clock; otherwise its error is the call's.
+   */
+  const retried = <T>(spec: RequestSpec<T>, attempt: Observable<T>): Observable<T> =>
+    attempt.pipe(
+      retry({
+        delay: (error: unknown, attempts: number) => {
+          const decision = decideRetry({ endpoint: spec.endpoint, attempt: attempts, error, policy: options.retry, random: Math.random(), gated: gate !== undefined });
+          if (!decision.retry) return throwError(() => error);
+          logger?.debug?.(`flowstream: retrying ${spec.endpoint} in ${decision.delayMs} ms (${decision.reason})`, { endpoint: spec.endpoint, attempt: attempts });
+          return timer(decision.delayMs, scheduler);
+        },
+      }),
+    );
+
+  /**
+   * One attempt: through the budget, within the deadline, fetched, unwrapped. For a start, `onSending`
+   * hears `true` as the exchange begins (from then on the execution may exist, even if the attempt
+   * fails) and `false` when that attempt failed, leaving nothing of it on its way.
+   */
+  const attempt = <T>(spec: RequestSpec<T>): Observable<T> => {
+    const ticket = ticketOf(spec);
+    const once = (exchange: Observable<Answer>): Observable<T> => budget(ticket, deadline(spec, exchange)).pipe(map((answer) => unwrap(answer, spec, redact)));
+    const { onSending } = spec;
+    if (onSending === undefined) return once(fetchAnswer(spec));
+    return defer(() => {
+      let sent = false;
+      const exchange = defer(() => {
+        sent = true;
+        onSending(true);
+        return fetchAnswer(spec);
+      });
+      return once(exchange).pipe(
+        tap({
+          error: () => {
+            if (sent) onSending(false);
+          },
+        }),
+      );
+    });
+  };
+
+  /** The stages, in order: validate (the call described, its arguments checked, on subscription) → retry → one attempt. */
+  const request = <T>(describe: () => RequestSpec<T>): Observable<T> =>
+    defer(() => {
+      const spec = describe();
+      return retried(spec, attempt(spec));
+    });
+
+  /** A call as a Promise: the first value of its request, the call's signal unsubscribing it. */
+  const call = <T>(given: CallOptions | undefined, describe: () => RequestSpec<T>): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      const { signal, priority } = callOptions(given);
+      // An abort rejects with the caller's reason, whatever it is (not always an Error).
+      if (signal?.aborted === true) {
+        reject(signal.reason as Error);
+        return;
+      }
+      const onAbort = (): void => {
+        subscription.unsubscribe();
+        reject(signal?.reason as Error);
+      };
+      const settle = (): void => {
+        signal?.removeEventListener('abort', onAbort);
+      };
+      const subscription = request(priority === undefined ? describe : () => ({ ...describe(), priority })).subscribe({
+        next: (value) => {
+          settle();
+          resolve(value);
+        },
+        error: (error: Error) => {
+          settle();
+          reject(error);
+        },
+      });
+      if (!subscription.closed) signal?.addEventListener('abort', onAbort, { once: true });
+    });
+
+  return { request, call };
 }

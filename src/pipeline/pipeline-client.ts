@@ -1,4 +1,4 @@
-import type { FilesApi } from '../http/files.js';
+import type { FilesApi } from '../http/resources.js';
 import type { Runs } from '../runs/create-runs.js';
 
 /**

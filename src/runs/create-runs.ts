@@ -1,7 +1,7 @@
 import { defer, type Observable } from 'rxjs';
 import type { ExecutionsApi } from '../http/calls.js';
 import type { Variables } from '../domain/model.js';
-import { objectArgument } from '../http/object-argument.js';
+import { objectArgument } from '../errors/validation-errors.js';
 import type { RunEvent } from './events.js';
 import { cadenceBounds } from './cadence.js';
 import { type ExecutionSource, observeExecutions, startExecution } from './execution-source.js';

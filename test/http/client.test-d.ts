@@ -2,11 +2,11 @@ import { describe, expectTypeOf, it } from 'vitest';
 import type { ApiError, NotFoundError, RateLimitError } from '../../src/errors/api-errors.js';
 import { isNotFoundError, isRateLimitError } from '../../src/errors/api-errors.js';
 import { createHttpClient, type HttpClient } from '../../src/http/client.js';
-import type { GenerateRequest } from '../../src/http/copilot.js';
+import type { GenerateRequest } from '../../src/http/resources.js';
 import { downloadFile } from '../../src/http/download.js';
 import type { RateLimitInfo } from '../../src/domain/requests.js';
 import type { ExecutionOutput, ExecutionSnapshot, GeneratedWorkflow, StartedExecution, UploadedFile, WorkflowPlan, WorkflowSummary } from '../../src/domain/model.js';
-import type { ExecutionsApi } from '../../src/http/calls.js';
+import type { CallOptions, ExecutionsApi } from '../../src/http/calls.js';
 import type { HttpOptions as ClientOptions } from '../../src/http/options.js';
 import { fromPath } from '../../src/node/index.js';
 
@@ -26,6 +26,11 @@ describe('public signatures', () => {
     expectTypeOf<ReturnType<HttpClient['executions']['status']>>().toEqualTypeOf<Promise<ExecutionSnapshot>>();
     expectTypeOf<ReturnType<HttpClient['executions']['output']>>().toEqualTypeOf<Promise<ExecutionOutput>>();
     expectTypeOf<ReturnType<HttpClient['executions']['abort']>>().toEqualTypeOf<Promise<void>>();
+  });
+
+  it('a call takes a signal and a budget class, and no time of its own in the budget', () => {
+    expectTypeOf<{ signal: AbortSignal; priority: 'interactive' }>().toExtend<CallOptions>();
+    expectTypeOf<CallOptions>().not.toHaveProperty('dueAt');
   });
 
   it('workflows, files and copilot return the domain types', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, expectTypeOf, it, vi } from 'vitest';
-import type { CopilotLocale, GenerateRequest } from '../../src/http/copilot.js';
+import type { CopilotLocale, GenerateRequest } from '../../src/http/resources.js';
 import { clientFor } from './support/client.js';
 
 /** A fetch answering every copilot call with a generated workflow, keeping the bodies it was sent. */

@@ -1,7 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodedForms } from '../../src/http/encoded-forms.js';
-import { createRedactor, REDACTED } from '../../src/http/key-redaction.js';
+import { createRedactor, decodedForms, REDACTED } from '../../src/http/key-redaction.js';
 
 const KEY = 'rf_SECRETsecretSECRETsecret0123456789';
 const redact = createRedactor(KEY);

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isInvalidArgumentError } from '../../src/errors/validation-errors.js';
-import { pathSegment } from '../../src/http/path-segment.js';
+import { pathSegment } from '../../src/errors/validation-errors.js';
 
 describe('pathSegment', () => {
   it('property: an accepted id stays one segment that URL resolution cannot move', () => {

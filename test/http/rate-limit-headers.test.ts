@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readRateLimit } from '../../src/http/rate-limit-headers.js';
+import { readRateLimit } from '../../src/http/transport.js';
 
 describe('readRateLimit (service.md §2.1, §1.3)', () => {
   it('reads the four counters, case-insensitively', () => {

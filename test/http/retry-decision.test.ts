@@ -4,7 +4,7 @@ import { ConflictError, NotFoundError, RateLimitError, ServerError } from '../..
 import { NetworkError, TimeoutError } from '../../src/errors/transport-errors.js';
 import { InvalidArgumentError, ResponseValidationError } from '../../src/errors/validation-errors.js';
 import type { Endpoint } from '../../src/domain/endpoints.js';
-import { decideRetry, type RetryInput } from '../../src/http/retry-decision.js';
+import { decideRetry, type RetryInput } from '../../src/http/transport.js';
 
 const policy = { retries: 3, baseDelayMs: 100, maxDelayMs: 1_000, rateLimitWaitMs: 60_000, maxWaitMs: 65_000 };
 const ENDPOINTS: readonly Endpoint[] = ['run', 'abort', 'status', 'output', 'search', 'detail', 'upload', 'copilot'];

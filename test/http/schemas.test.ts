@@ -1,9 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { unwrap } from '../../src/http/envelope.js';
 import { createRedactor } from '../../src/http/key-redaction.js';
-import { executionOutputSchema, executionSnapshotSchema, startedExecutionSchema } from '../../src/http/schemas/execution.js';
-import { parseNodeError } from '../../src/http/schemas/node-error.js';
-import { workflowPlanSchema, workflowSummariesSchema } from '../../src/http/schemas/workflow.js';
+import { executionOutputSchema, executionSnapshotSchema, startedExecutionSchema, parseNodeError, workflowPlanSchema, workflowSummariesSchema } from '../../src/http/schemas.js';
+import { unwrap } from '../../src/http/transport.js';
 
 describe('lenient schemas where the service is loose', () => {
   it('reads the start answer’s `running` as executing, keeping the raw value (service.md §3.1)', () => {
@@ -86,7 +84,7 @@ describe('what a ResponseValidationError says', () => {
 
   it('names each issue\'s path and says in English what was expected', () => {
     const text = JSON.stringify({ success: true, data: { nodeExecutions: [{ status: 'finish' }], executionId: 7 } });
-    expect(() => unwrap({ endpoint: 'status', status: 200, text, rateLimit: {} }, executionSnapshotSchema('we-1'), redact)).toThrow(
+    expect(() => unwrap({ status: 200, text, rateLimit: {} }, { endpoint: 'status', schema: executionSnapshotSchema('we-1') }, redact)).toThrow(
       expect.objectContaining({
         reason: 'schema',
         issues: [

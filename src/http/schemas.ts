@@ -1,0 +1,265 @@
+// A namespace import, so that a bundler keeps only the zod functions used here.
+import * as z from 'zod/mini';
+import en from 'zod/v4/locales/en.js';
+import type {
+  ExecutionOutput,
+  ExecutionSnapshot,
+  ExecutionStatus,
+  GeneratedWorkflow,
+  MessageType,
+  NodeError,
+  NodeExecution,
+  NodeStatus,
+  OutputFile,
+  OutputMessage,
+  OutputNode,
+  PlanTask,
+  PlanVariable,
+  StartedExecution,
+  UploadedFile,
+  VariableType,
+  WorkflowPlan,
+  WorkflowSummary,
+} from '../domain/model.js';
+
+/**
+ * The service's answers, as zod/mini schemas of each endpoint's `data`, and the lenient readings of
+ * its loose values (statuses, node errors) they use.
+ */
+
+/**
+ * How every response is parsed: with zod's English messages, so that a `ResponseValidationError`
+ * says what was expected (`Invalid input: expected string, received undefined`). zod/mini loads no
+ * locale, and its issues would all read `Invalid input`; the messages go with each parse rather than
+ * through `z.config`, which is global and would change the messages of the app's own zod.
+ */
+export const parseContext: z.core.ParseContext<z.core.$ZodIssue> = { error: en().localeError };
+
+const EXECUTION_STATUSES: ReadonlySet<string> = new Set<ExecutionStatus>(['init', 'executing', 'finish', 'failed']);
+const NODE_STATUSES: ReadonlySet<string> = new Set<NodeStatus>(['init', 'waiting', 'executing', 'finish', 'failed']);
+
+/**
+ * Maps a raw execution status to the model: the service answers a start with `running`, which the
+ * spec does not list, while the execution itself is `executing` (service.md §3.1). Anything unknown
+ * becomes `unknown` (the raw value is kept beside it) rather than failing a poll.
+ */
+function toExecutionStatus(raw: string): ExecutionStatus {
+  if (raw === 'running') return 'executing';
+  return EXECUTION_STATUSES.has(raw) ? (raw as ExecutionStatus) : 'unknown';
+}
+
+/** Maps a raw node status; `waiting` never occurs on the service but is accepted (service.md §3.1). */
+function toNodeStatus(raw: string): NodeStatus {
+  if (raw === 'running') return 'executing';
+  return NODE_STATUSES.has(raw) ? (raw as NodeStatus) : 'unknown';
+}
+
+/** Maps a raw message type (spec §2.5). */
+function toMessageType(raw: string): MessageType {
+  return raw === 'ai' || raw === 'tool' ? raw : 'unknown';
+}
+
+/**
+ * Cleans a node's `errorMessage` (service.md §4.3): `"[]"` on success → no error; a JSON-encoded array
+ * of strings → its entries joined; plain text (abort, timeout, credits) → kept as is. `raw` always
+ * holds what the service sent.
+ */
+export function parseNodeError(raw: string | null | undefined): NodeError | undefined {
+  if (raw === null || raw === undefined || raw.trim() === '') return undefined;
+  const messages = jsonMessages(raw) ?? [raw.trim()];
+  if (messages.length === 0) return undefined;
+  return { message: messages.join('; '), messages, raw };
+}
+
+/** The entries of a JSON array, or `undefined` when `raw` is not one. */
+function jsonMessages(raw: string): string[] | undefined {
+  const text = raw.trim();
+  if (!text.startsWith('[')) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(parsed)) return undefined;
+  // service.md §4.3 promises strings. Anything else is shown as JSON, when it can be: an entry nested
+  // thousands deep would overflow JSON.stringify's stack, and is then not a message but the raw text.
+  const messages: string[] = [];
+  for (const entry of parsed as unknown[]) {
+    const text = typeof entry === 'string' ? entry : shallowJson(entry);
+    if (text === undefined) return undefined;
+    if (text.trim() !== '') messages.push(text.trim());
+  }
+  return messages;
+}
+
+const MAX_ENTRY_DEPTH = 32;
+
+/** `JSON.stringify(value)` when `value` nests no deeper than `MAX_ENTRY_DEPTH`, else `undefined`. */
+function shallowJson(value: unknown): string | undefined {
+  let level: unknown[] = [value];
+  for (let depth = 0; level.length > 0; depth += 1) {
+    if (depth > MAX_ENTRY_DEPTH) return undefined;
+    level = level.flatMap((item) => (typeof item === 'object' && item !== null ? Object.values(item as Readonly<Record<string, unknown>>) : []));
+  }
+  return JSON.stringify(value);
+}
+
+/** One search result; untitled workflows read `Untitled` on the service (service.md §5.1). */
+export const workflowSummariesSchema: z.ZodMiniType<WorkflowSummary[]> = z.array(
+  z.pipe(
+    z.object({ canvasId: z.string().check(z.minLength(1)), title: z.nullish(z.string()) }),
+    z.transform(({ canvasId, title }) => ({ canvasId, title: title ?? 'Untitled' })),
+  ),
+);
+
+const taskSchema: z.ZodMiniType<PlanTask> = z.pipe(
+  z.object({
+    id: z.string(),
+    title: z.nullish(z.string()),
+    prompt: z.nullish(z.string()),
+    toolsets: z.nullish(z.array(z.string())),
+    // service.md §5.2: task→task edges only, omitted when empty.
+    dependentTasks: z.nullish(z.array(z.string())),
+  }),
+  z.transform(({ id, title, prompt, toolsets, dependentTasks }) => ({
+    id,
+    title: title ?? '',
+    prompt: prompt ?? '',
+    toolsets: toolsets ?? [],
+    dependentTasks: dependentTasks ?? [],
+  })),
+);
+
+const VARIABLE_TYPES: ReadonlySet<unknown> = new Set<VariableType>(['string', 'option', 'resource']);
+
+const isVariableType = (value: unknown): value is VariableType => VARIABLE_TYPES.has(value);
+
+const variableSchema: z.ZodMiniType<PlanVariable> = z.pipe(
+  z.object({
+    name: z.string(),
+    // Checked in the transform, not by `z.catch(z.enum(…))`: an unknown type is dropped rather than
+    // failing the whole plan, and zod/mini's `catch` alone adds about 10 KB (minified) of zod's
+    // utilities to the browser bundle.
+    variableType: z.unknown(),
+    required: z.nullish(z.boolean()),
+    options: z.nullish(z.array(z.string())),
+  }),
+  z.transform(({ name, variableType, required, options }) => ({
+    name,
+    ...(isVariableType(variableType) ? { variableType } : {}),
+    // service.md §5.2: `required` defaults to false; `options` only when non-empty.
+    required: required ?? false,
+    ...(options === undefined || options === null ? {} : { options }),
+  })),
+);
+
+/** A workflow plan (spec §2.3), from detail and copilot. */
+export const workflowPlanSchema: z.ZodMiniType<WorkflowPlan> = z.pipe(
+  z.object({ title: z.nullish(z.string()), tasks: z.array(taskSchema), variables: z.nullish(z.array(variableSchema)) }),
+  z.transform(({ title, tasks, variables }) => ({ title: title ?? 'Untitled', tasks, variables: variables ?? [] })),
+);
+
+/** Copilot generation data (spec §4.8). */
+export const generatedWorkflowSchema: z.ZodMiniType<GeneratedWorkflow> = z.object({ canvasId: z.string().check(z.minLength(1)), workflowPlan: workflowPlanSchema });
+
+/** Upload data (spec §4.7): keys are strict, since a run needs them. */
+export const uploadedFilesSchema: z.ZodMiniType<UploadedFile[]> = z.pipe(
+  z.object({ files: z.array(z.object({ fileKey: z.string().check(z.minLength(1)), fileName: z.string() })) }),
+  z.transform(({ files }) => files),
+);
+
+/** The spec marks many strings optional and the service sends `null` for some (service.md §4.2). */
+const looseString = z.nullish(z.string());
+
+/** Only the keys whose value is defined, so results satisfy `exactOptionalPropertyTypes`. */
+function defined<T extends Record<string, unknown>>(fields: T): { [K in keyof T]?: Exclude<T[K], undefined | null> } {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined && value !== null)) as {
+    [K in keyof T]?: Exclude<T[K], undefined | null>;
+  };
+}
+
+/** `POST /openapi/workflow/{canvasId}/run` data. The id is strict: without it nothing can be tracked. */
+export const startedExecutionSchema: z.ZodMiniType<StartedExecution> = z.pipe(
+  z.object({ executionId: z.string().check(z.minLength(1)), status: looseString }),
+  z.transform(({ executionId, status }) => {
+    const rawStatus = status ?? '';
+    return { executionId, status: toExecutionStatus(rawStatus), rawStatus };
+  }),
+);
+
+const nodeExecutionSchema: z.ZodMiniType<NodeExecution> = z.pipe(
+  z.object({ nodeId: z.string(), status: looseString, title: looseString, errorMessage: looseString }),
+  z.transform(({ nodeId, status, title, errorMessage }) => {
+    const rawStatus = status ?? '';
+    return { nodeId, status: toNodeStatus(rawStatus), rawStatus, ...defined({ title, error: parseNodeError(errorMessage) }) };
+  }),
+);
+
+/** The status payload's fields, built once: zod compiles an object schema at its first parse, so a schema made per call costs that every poll. */
+const snapshotPayloadSchema = z.object({ executionId: looseString, status: looseString, createdAt: looseString, nodeExecutions: z.nullish(z.array(nodeExecutionSchema)) });
+
+/**
+ * `GET /openapi/workflow/{executionId}/status` data (service.md §4.1). `executionId` is optional in the
+ * spec; the resource fills in the requested id when it is missing.
+ */
+export function executionSnapshotSchema(requestedId: string): z.ZodMiniType<ExecutionSnapshot> {
+  return z.pipe(
+    snapshotPayloadSchema,
+    z.transform(({ executionId, status, createdAt, nodeExecutions }) => {
+      const rawStatus = status ?? '';
+      return {
+        executionId: executionId ?? requestedId,
+        status: toExecutionStatus(rawStatus),
+        rawStatus,
+        ...defined({ createdAt }),
+        nodes: nodeExecutions ?? [],
+      };
+    }),
+  );
+}
+
+const outputMessageSchema: z.ZodMiniType<OutputMessage> = z.pipe(
+  z.object({ messageId: z.string(), type: looseString, content: looseString, reasoningContent: looseString }),
+  z.transform(({ messageId, type, content, reasoningContent }) => {
+    const rawType = type ?? '';
+    // service.md §4.5: reasoningContent is usually "" and may be null; both read as "".
+    return { messageId, type: toMessageType(rawType), rawType, content: content ?? '', reasoningContent: reasoningContent ?? '' };
+  }),
+);
+
+const outputNodeSchema: z.ZodMiniType<OutputNode> = z.pipe(
+  z.object({
+    nodeId: z.string(),
+    title: looseString,
+    status: looseString,
+    errorMessage: looseString,
+    startTime: looseString,
+    endTime: looseString,
+    messages: z.nullish(z.array(outputMessageSchema)),
+  }),
+  z.transform(({ nodeId, title, status, errorMessage, startTime, endTime, messages }) => {
+    const rawStatus = status ?? '';
+    return {
+      nodeId,
+      status: toNodeStatus(rawStatus),
+      rawStatus,
+      ...defined({ title, error: parseNodeError(errorMessage), startTime, endTime }),
+      messages: messages ?? [],
+    };
+  }),
+);
+
+const outputFileSchema: z.ZodMiniType<OutputFile> = z.pipe(
+  z.object({ name: z.string(), type: looseString, size: z.nullish(z.number()), nodeId: looseString, url: looseString }),
+  z.transform(({ name, type, size, nodeId, url }) => ({ name, type: type ?? '', ...defined({ size, nodeId, url }) })),
+);
+
+/** `GET /openapi/workflow/{executionId}/output` data (service.md §4.2, §4.6). */
+export const executionOutputSchema: z.ZodMiniType<ExecutionOutput> = z.pipe(
+  z.object({ output: z.nullish(z.array(outputNodeSchema)), files: z.nullish(z.array(outputFileSchema)) }),
+  z.transform(({ output, files }) => ({ output: output ?? [], files: files ?? [] })),
+);
+
+/** `POST /openapi/workflow/{executionId}/abort` data: `null` (service.md §1.1); whatever comes is ignored. */
+export const abortSchema: z.ZodMiniType<undefined> = z.pipe(z.unknown(), z.transform(() => undefined));
