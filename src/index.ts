@@ -5,7 +5,7 @@ export { createClient, type Client, type BudgetView, type StateEventsOptions } f
 export { DEFAULTS, type ClientOptions, type RetryOptions, type TimeoutOptions, type PollInterval, type RequestBudgetOptions, type AccountBudgetOptions } from './domain/options.js';
 
 // Runs as Observables
-export type { RunEvent, RunEventType, RunEventOf, StartedEvent, StatusEvent, NodeEvent, MessageEvent, FileEvent, ConnectionEvent, FinishedEvent } from './runs/events.js';
+export type { RunEvent, RunEventType, RunEventOf, StartedEvent, SnapshotEvent, StatusEvent, NodeEvent, MessageEvent, FileEvent, ConnectionEvent, FinishedEvent } from './runs/events.js';
 export type { RunInput, Runs, RunHandles } from './runs/create-runs.js';
 export type { RunHandle, StartRunOptions } from './runs/run-handle.js';
 export type { FailedBranches, RunOptions } from './runs/run-options.js';

@@ -13,6 +13,7 @@ export type {
   RunEvent,
   RunEventOf,
   RunEventType,
+  SnapshotEvent,
   StartedEvent,
   StatusEvent,
 } from './events.js';

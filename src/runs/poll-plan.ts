@@ -85,7 +85,8 @@ export type PollCommand =
   | { readonly type: 'read'; readonly endpoint: 'status' | 'output'; readonly dueAt?: number }
   /** Durations of nodes that finished, for the model. */
   | { readonly type: 'learn'; readonly durations: readonly LearnedDuration[] }
-  | { readonly type: 'emit'; readonly events: readonly RunEvent[] }
+  /** One read's events; `view`: what the run knows after it, of which the reading is made. */
+  | { readonly type: 'emit'; readonly events: readonly RunEvent[]; readonly view: ExecutionView }
   | { readonly type: 'warn'; readonly warning: DiffWarning }
   | { readonly type: 'end' };
 
@@ -170,8 +171,8 @@ function warnings(diff: ViewDiff): PollCommand[] {
   return diff.warnings.map((warning) => ({ type: 'warn', warning }));
 }
 
-function emit(events: readonly RunEvent[]): PollCommand[] {
-  return events.length === 0 ? [] : [{ type: 'emit', events }];
+function emit(events: readonly RunEvent[], view: ExecutionView): PollCommand[] {
+  return events.length === 0 ? [] : [{ type: 'emit', events, view }];
 }
 
 /** The status, then the output when it can have changed (`shouldReadOutput`). */
@@ -194,7 +195,7 @@ function statusAnswered(plan: PollPlan, snapshot: ExecutionSnapshot, now: number
   if (!output) return conclude(plan, { ...status, events }, facts, random, headroom);
   return {
     state: { ...plan, activity: { kind: 'output-after-status', view: status.view, facts } },
-    commands: [...warnings(status), ...emit(events), { type: 'read', endpoint: 'output' }],
+    commands: [...warnings(status), ...emit(events, status.view), { type: 'read', endpoint: 'output' }],
   };
 }
 
@@ -224,7 +225,7 @@ function conclude(plan: PollPlan, diff: ViewDiff, facts: ReadFacts, random: numb
     const finished: RunEvent = { type: 'finished', executionId: rules.executionId, result: runResultOf(last.view, view.status, rules.canvasId) };
     const durations = rules.estimateOf === undefined ? [] : learnedDurations(foresight, view.outputNodes, finishedNodes(view));
     const learn: PollCommand[] = durations.length === 0 ? [] : [{ type: 'learn', durations }];
-    return { state: { ...plan, view: last.view, activity: { kind: 'ended' }, foresight }, commands: [...warnings(diff), ...emit([...diff.events, ...last.events, finished]), ...learn, { type: 'end' }] };
+    return { state: { ...plan, view: last.view, activity: { kind: 'ended' }, foresight }, commands: [...warnings(diff), ...emit([...diff.events, ...last.events, finished], last.view), ...learn, { type: 'end' }] };
   }
   // service.md §3.3: every node done while the execution still says `executing` means the next server
   // tick ends it; read again soon rather than declare the end ourselves.
@@ -253,7 +254,7 @@ function conclude(plan: PollPlan, diff: ViewDiff, facts: ReadFacts, random: numb
   };
   // A poke during the read (an abort answered): the end is read at once, with the status.
   const then: PollStep = plan.poked ? reading(next, 'status') : { state: next, commands: [{ type: 'wait', ms: foreseen?.waitMs ?? cadence.waitMs }] };
-  return { state: then.state, commands: [...warnings(diff), ...emit(diff.events), ...then.commands] };
+  return { state: then.state, commands: [...warnings(diff), ...emit(diff.events, view), ...then.commands] };
 }
 
 function executingNodes(view: ExecutionView): string[] {

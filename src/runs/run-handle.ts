@@ -6,9 +6,9 @@ import type { RunEvent } from './events.js';
 import { runLifecycle } from './run-lifecycle.js';
 import type { RunControl } from './run-machine.js';
 import { type RunOptions, type RunsDefaults, runSettings } from './run-options.js';
-import { replayRunState, type RunState, RunStateFold } from './run-state.js';
+import { INITIAL_RUN_STATE, type RunState } from './run-state.js';
 import { sampleRunState } from './sample-run-state.js';
-import { shareRun } from './share-run.js';
+import { RunStand, shareRun } from './share-run.js';
 import { toRunState } from './to-run-state.js';
 
 /**
@@ -117,8 +117,8 @@ export function startRunOver(
 
   const executionId = deferred<string>();
   const result = deferred<RunResult>();
-  // The events folded as they came: what a newcomer gets once the run is over.
-  const seen = new RunStateFold();
+  // How the run stood when last seen: what a newcomer gets once the run is over.
+  const seen = new RunStand();
   let ended: { readonly error: unknown } | 'completed' | undefined;
   let detached = false;
   let leftRunning: 'abort' | 'aborted' | undefined;
@@ -131,14 +131,14 @@ export function startRunOver(
     }
     // Followed once and over (an error, or detached): a newcomer gets how it stood and how it ended, never a new run.
     const ending = ended;
-    return concat(from(replayRunState(seen.state)), ending === undefined || ending === 'completed' ? EMPTY : throwError(() => ending.error));
+    return concat(from(seen.catchUp()), ending === undefined || ending === 'completed' ? EMPTY : throwError(() => ending.error));
   }).pipe(shareRun());
 
   const steering = new Subscription();
   /** An execution left running (an error, `detach()`) is aborted when `cancel()` asks for it, once. */
   const abortLeftRunning = (): void => {
     const id = seen.executionId;
-    if (leftRunning !== 'abort' || id === undefined || seen.result !== undefined) return;
+    if (leftRunning !== 'abort' || id === undefined || seen.finished !== undefined) return;
     leftRunning = 'aborted';
     abortInBackground(source, id, settings);
   };
@@ -150,8 +150,9 @@ export function startRunOver(
       result.reject(ending.error);
     } else {
       executionId.reject(new DOMException('No execution: the run was cancelled before its start was sent', 'AbortError'));
-      if (seen.result === undefined) result.reject(new DOMException('The run handle was detached: the execution goes on unobserved', 'AbortError'));
-      else result.resolve(seen.result);
+      const finished = seen.finished;
+      if (finished === undefined) result.reject(new DOMException('The run handle was detached: the execution goes on unobserved', 'AbortError'));
+      else result.resolve(finished.result);
     }
     abortLeftRunning();
   };
@@ -164,15 +165,16 @@ export function startRunOver(
     latest = state;
     states.next(cancelling && state.result === undefined ? { ...state, cancelling: true } : state);
   };
+  /** Shown at once, before any state if need be: the display says "cancelling…" from the call on. */
   const stopping = (): void => {
     if (cancelling) return;
     cancelling = true;
-    if (latest !== undefined) show(latest);
+    show(latest ?? INITIAL_RUN_STATE);
   };
   events
     .pipe(
       tap((event) => {
-        seen.apply(event);
+        seen.see(event);
         if (event.type === 'started') executionId.resolve(event.executionId);
       }),
       toRunState(defaults.scheduler === undefined ? {} : { scheduler: defaults.scheduler }),

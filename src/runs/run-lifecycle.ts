@@ -1,11 +1,12 @@
 import { Observable, Subject, Subscription, timer } from 'rxjs';
 import { abortInBackground, type ExecutionSource, type StartProgress, waitOutUnsentStart } from './execution-source.js';
-import type { RunEvent } from './events.js';
 import { withExecutionId } from './execution-error.js';
 import { pollExecution } from './poll-execution.js';
 import { reducerShell } from './reducer-shell.js';
 import { initialRun, type LifecycleCommand, reduceRun, type RunControl, type RunRules } from './run-machine.js';
 import type { RunSettings } from './run-options.js';
+import { RunReader, withReading } from './run-state.js';
+import type { RunEvent } from './events.js';
 
 /** Where a run's execution comes from: a start of its own, or an existing one to follow. */
 export type RunTarget =
@@ -20,10 +21,12 @@ export type RunTarget =
 /**
  * One subscription to a run: the shell of `reduceRun` (run-machine.ts, where the rules are). It turns
  * the subscriber, the signal, the deadline and `control` into events, and the machine's commands into
- * the start's and the poll's subscriptions, background aborts and notifications.
+ * the start's and the poll's subscriptions, background aborts and readings (`RunReading`: one per read
+ * that changed something, `seq` 1, 2, 3…), whose events it emits, each carrying its reading (`readingOf`).
  */
 export function runLifecycle(source: ExecutionSource, target: RunTarget, settings: RunSettings, control?: Observable<RunControl>): Observable<RunEvent> {
   return new Observable<RunEvent>((subscriber) => {
+    const reader = new RunReader(settings.scheduler);
     const listening = new Subscription();
     let starting: Subscription | undefined;
     let following: Subscription | undefined;
@@ -50,8 +53,8 @@ export function runLifecycle(source: ExecutionSource, target: RunTarget, setting
         case 'follow':
           if (subscriber.closed) return;
           following = pollExecution(source, { ...settings, executionId: command.executionId, canvasId: command.canvasId, startedStatus: command.startedStatus, readNow }).subscribe({
-            next: (event) => {
-              dispatch({ type: 'poll-event', event });
+            next: (read) => {
+              dispatch({ type: 'poll-read', read });
             },
             error: (error: unknown) => {
               dispatch({ type: 'poll-error', error });
@@ -73,7 +76,12 @@ export function runLifecycle(source: ExecutionSource, target: RunTarget, setting
           readNow.next();
           return;
         case 'emit':
-          subscriber.next(command.event);
+          for (const event of withReading(reader.read(command.events, command.tasks)).events) {
+            // A subscriber that left before `finished` left a run not over (run-machine.ts, `ending`).
+            if (subscriber.closed) return;
+            if (event.type === 'finished') dispatch({ type: 'finished-delivered' });
+            subscriber.next(event);
+          }
           return;
         case 'complete':
           subscriber.complete();

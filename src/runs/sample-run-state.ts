@@ -5,7 +5,7 @@ import type { RunState } from './run-state.js';
 /**
  * Thins a run's states for a display refreshed on a timer: the first state at once, then at most one
  * every `periodMs` — the latest, at the end of each period — and the final state always, at once: a
- * state with its `result` is delivered as it comes, and whatever is held back when the run completes
+ * state with its `result` is delivered as it comes, and so is the first that says `cancelling`, and whatever is held back when the run completes
  * or errors is delivered before that. Timers run on `scheduler` (the client's, in tests a
  * `TestScheduler`).
  *
@@ -20,9 +20,11 @@ export function sampleRunState(periodMs: number, scheduler: SchedulerLike = asyn
     new Observable<RunState>((subscriber) => {
       let held: RunState | undefined;
       let period: Subscription | undefined;
+      let cancelling = false;
 
       const deliver = (state: RunState): void => {
         held = undefined;
+        cancelling = state.cancelling === true;
         period?.unsubscribe();
         period = scheduler.schedule(endPeriod, periodMs);
         subscriber.next(state);
@@ -40,7 +42,8 @@ export function sampleRunState(periodMs: number, scheduler: SchedulerLike = asyn
 
       const subscription = source.subscribe({
         next: (state) => {
-          if (period === undefined || state.result !== undefined) deliver(state);
+          // The end, and a cancel starting, show at once.
+          if (period === undefined || state.result !== undefined || (state.cancelling === true && !cancelling)) deliver(state);
           else held = state;
         },
         error: (error: unknown) => {
