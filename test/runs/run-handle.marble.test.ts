@@ -132,6 +132,21 @@ describe('startRun: a run handle', () => {
     expect(shown).toEqual(['1 executing', '101 executing', '150 executing cancelling', '151 failed cancelling', '151 failed result']);
   });
 
+  it('cancel() shows at once on sampled states too, and before the start answered', () => {
+    const clock = testScheduler();
+    const shown: string[] = [];
+    clock.run(({ cold, flush }) => {
+      const run = execution(cold, () => clock.now(), { startFrames: 20 });
+      const handle = runsOver(run.source, defaults).startRun(CANVAS_ID, {}, { output: 'final', sampleStateMs: 1_000 });
+      handle.state.subscribe((state) => shown.push(`${clock.now()} ${state.status ?? '-'}${state.cancelling === true ? ' cancelling' : ''}${state.result === undefined ? '' : ' result'}`));
+      timer(5).subscribe(() => void handle.cancel());
+      flush();
+    });
+    // Cancelled at 5, while the start is on its way: shown then, not when the start answers or a period ends.
+    expect(shown[0]).toBe('5 - cancelling');
+    expect(shown.at(-1)).toBe('21 failed result');
+  });
+
   it('cancel(): a read waiting in the budget when the abort answers is asked again ahead of other runs', async () => {
     const clock = testScheduler();
     const asked: string[] = [];
