@@ -4,7 +4,7 @@ import type { OutputNode } from '../domain/model.js';
 import { durationOf, serviceNodeTimes } from '../domain/node-times.js';
 import { type CadenceBounds, HEADROOM_FLOOR_MS } from './cadence.js';
 import type { RunEvent } from './events.js';
-import { isNodeDone } from './node-progress.js';
+import { isNodeDone } from './execution-view.js';
 import { OUTLIER_SIGMAS } from '../budget/duration-model.js';
 import { logSurvival } from './log-normal.js';
 import { FLOOR_INTERVALS, type ReadTiming, type RunningNode, SATURATED_FLOOR_INTERVALS, timeNextRead } from './read-timing.js';

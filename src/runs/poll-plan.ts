@@ -2,16 +2,11 @@ import type { ExecutionOutput, ExecutionSnapshot, ExecutionStatus, NodeStatus } 
 import type { PollHeadroom } from '../domain/budget.js';
 import { type CadenceBounds, type CadenceState, nextCadence, type Reading, SETTLING_WINDOW_MS, startCadence, withHeadroom } from './cadence.js';
 import type { RunEvent } from './events.js';
-import { type ExecutionView, initialView, isExecutionOver } from './execution-view.js';
-import { isNodeDone } from './node-progress.js';
-import { announceHeldFiles, diffOutput } from './output-diff.js';
+import { announceHeldFiles, diffNodeStatuses, diffOutput, diffStatus, type DiffWarning, type ExecutionView, initialView, isExecutionOver, isNodeDone, runResultOf, type ViewDiff } from './execution-view.js';
 import { type OutputMode, shouldReadOutput, shouldReadOutputAlone } from './output-policy.js';
 import { countRead, type EstimateOf, foreseeRead, learnedDurations, type LearnedDuration, NO_FORESIGHT, observeTransitions, type Foresight } from './foresight.js';
 import type { Step } from './reducer-shell.js';
-import { runResultOf } from './run-result-of.js';
 import type { FailedBranches } from './run-options.js';
-import { diffNodeStatuses, diffStatus } from './status-diff.js';
-import type { DiffWarning, ViewDiff } from './view-diff.js';
 
 export interface PollRules {
   readonly executionId: string;

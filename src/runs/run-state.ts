@@ -2,7 +2,7 @@ import type { SchedulerLike } from 'rxjs';
 import type { ExecutionStatus, NodeError, NodeStatus, OutputFile, RunResult } from '../domain/model.js';
 import { durationOf, type NodeTimes, serviceNodeTimes } from '../domain/node-times.js';
 import type { ConnectionEvent, MessageEvent, NodeEvent, RunEvent } from './events.js';
-import { isNodeDone } from './node-progress.js';
+import { isNodeDone } from './execution-view.js';
 
 /** A message at its full text so far. */
 export interface MessageState {

@@ -3,7 +3,7 @@ import { map, type Observable, share, timer } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import type { ExecutionStatus, NodeStatus } from '../../src/domain/model.js';
 import { runsOver } from '../../src/runs/create-runs.js';
-import { nodeRank } from '../../src/runs/node-progress.js';
+import { nodeRank } from '../../src/runs/execution-view.js';
 import type { RunState } from '../../src/runs/run-state.js';
 import { sampleRunState } from '../../src/runs/sample-run-state.js';
 import { toRunState } from '../../src/runs/to-run-state.js';
