@@ -14,7 +14,7 @@ export { DEFAULT_POLL_INTERVAL } from './runs/cadence.js';
 export type { OutputMode } from './runs/output-policy.js';
 export { ofType } from './runs/of-type.js';
 export { toRunState, type RunStateOptions } from './runs/to-run-state.js';
-export { sampleRunState } from './runs/sample-run-state.js';
+export { sampleRunState } from './runs/to-run-state.js';
 export { runStore, type RunStore, type RunStoreOptions } from './runs/run-store.js';
 export { type AcquireOptions, createRunLimiter, type RunLimiter, type RunLimiterOptions } from './runs/run-limiter.js';
 export type { RunState, NodeState, MessageState, Reconnecting, TaskProgress } from './runs/run-state.js';

@@ -7,9 +7,8 @@ import { runLifecycle } from './run-lifecycle.js';
 import type { RunControl } from './run-machine.js';
 import { type RunOptions, type RunsDefaults, runSettings } from './run-options.js';
 import { INITIAL_RUN_STATE, type RunState } from './run-state.js';
-import { sampleRunState } from './sample-run-state.js';
 import { RunStand, shareRun } from './share-run.js';
-import { toRunState } from './to-run-state.js';
+import { sampleRunState, toRunState } from './to-run-state.js';
 
 /**
  * Options of `client.startRun`: those of a run, but for a handle `timeoutMs` and `signal` stop the

@@ -4,8 +4,7 @@ import type { ExecutionOutput, RunResult } from '../../src/domain/model.js';
 import { runsOver } from '../../src/runs/create-runs.js';
 import type { RunEvent } from '../../src/runs/events.js';
 import type { RunState } from '../../src/runs/run-state.js';
-import { sampleRunState } from '../../src/runs/sample-run-state.js';
-import { toRunState } from '../../src/runs/to-run-state.js';
+import { sampleRunState, toRunState } from '../../src/runs/to-run-state.js';
 import { CANVAS_ID, EXECUTION_ID, message, node, output, outputNode, scriptedSource, snapshot, started, testScheduler } from './fixtures.js';
 
 const defaults = { random: () => 0.5, polling: { minMs: 100, maxMs: 100 } };
