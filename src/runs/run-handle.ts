@@ -3,7 +3,7 @@ import type { RunResult, Variables } from '../domain/model.js';
 import { timerDelay } from '../http/options.js';
 import { abortInBackground, type ExecutionSource, startExecution } from './execution-source.js';
 import type { RunEvent } from './events.js';
-import { runLifecycle } from './run-lifecycle.js';
+import { notingPlan, runLifecycle } from './run-lifecycle.js';
 import type { RunControl } from './run-machine.js';
 import { type RunOptions, type RunsDefaults, runSettings } from './run-options.js';
 import { INITIAL_RUN_STATE, type RunState } from './run-state.js';
@@ -107,9 +107,10 @@ export function startRunOver(
 
   // The handle's own `timeoutMs` and `signal` steer the run (below); the lifecycle never ends it on its own.
   const control = new Subject<RunControl>();
+  const planned = notingPlan(source);
   const run$ = runLifecycle(
     source,
-    { kind: 'start', canvasId, start: startExecution(source, canvasId, input, options.checkVariables === true) },
+    { kind: 'start', canvasId, start: startExecution(planned.source, canvasId, input, options.checkVariables === true), plannedTasks: planned.tasks },
     { ...settings, timeoutMs: undefined, signal: undefined, abortOnUnsubscribe: false },
     control,
   );

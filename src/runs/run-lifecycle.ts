@@ -1,4 +1,5 @@
-import { Observable, Subject, Subscription, timer } from 'rxjs';
+import { Observable, Subject, Subscription, tap, timer } from 'rxjs';
+import type { WorkflowPlan } from '../domain/model.js';
 import { abortInBackground, type ExecutionSource, type StartProgress, waitOutUnsentStart } from './execution-source.js';
 import { withExecutionId } from './execution-error.js';
 import { pollExecution } from './poll-execution.js';
@@ -15,8 +16,28 @@ export type RunTarget =
       readonly canvasId: string;
       /** The start request, made per subscription; unsubscribing takes it back while nothing of it is on its way. */
       readonly start: () => Observable<StartProgress>;
+      /** The workflow's task nodes, once the start read its plan (`checkVariables`; see {@link notingPlan}). */
+      readonly plannedTasks?: () => readonly { readonly nodeId: string }[] | undefined;
     }
   | { readonly kind: 'watch'; readonly executionId: string };
+
+/**
+ * `source` with its plan reads noted: a start that checks its variables reads the workflow's plan
+ * first, whose tasks are the run's task nodes (service.md §5.2), so its progress has its total from
+ * the start. `tasks` is per start: make one for each.
+ */
+export function notingPlan(source: ExecutionSource): { readonly source: ExecutionSource; readonly tasks: () => readonly { readonly nodeId: string }[] | undefined } {
+  const { plan } = source;
+  if (plan === undefined) return { source, tasks: () => undefined };
+  let tasks: readonly { readonly nodeId: string }[] | undefined;
+  const noting = (canvasId: string): Observable<WorkflowPlan> =>
+    plan(canvasId).pipe(
+      tap((found) => {
+        tasks = found.tasks.map((task) => ({ nodeId: task.id }));
+      }),
+    );
+  return { source: { ...source, plan: noting }, tasks: () => tasks };
+}
 
 /**
  * One subscription to a run: the shell of `reduceRun` (run-machine.ts, where the rules are). It turns
@@ -75,7 +96,9 @@ export function runLifecycle(source: ExecutionSource, target: RunTarget, setting
         case 'read-now':
           readNow.next();
           return;
-        case 'emit':
+        case 'emit': {
+          const planned = target.kind === 'start' ? target.plannedTasks?.() : undefined;
+          if (planned !== undefined) reader.knowPlannedTasks(planned);
           for (const event of withReading(reader.read(command.events, command.tasks)).events) {
             // A subscriber that left before `finished` left a run not over (run-machine.ts, `ending`).
             if (subscriber.closed) return;
@@ -83,6 +106,7 @@ export function runLifecycle(source: ExecutionSource, target: RunTarget, setting
             subscriber.next(event);
           }
           return;
+        }
         case 'complete':
           subscriber.complete();
           return;

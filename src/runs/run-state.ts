@@ -137,8 +137,10 @@ export class RunStateFold {
   /** In first-seen order: the service's parents-before-children order (service.md §4.1). */
   readonly #nodes = new Map<string, NodeEntry>();
   #files: OutputFile[] = [];
-  /** The task nodes as the first output read listed them (service.md §4.2), once read. */
+  /** The task nodes, once the plan or an output read told them (see `knowTasks`). */
   #tasks: ReadonlySet<string> | undefined;
+  /** An output read has listed the task nodes. */
+  #tasksRead = false;
   #state: RunState | undefined = INITIAL_RUN_STATE;
 
   /**
@@ -180,12 +182,19 @@ export class RunStateFold {
   }
 
   /**
-   * The task nodes, as an output read lists them (service.md §4.2): from the first one on, they alone
-   * count in `progress`, and the total stays theirs until the result.
+   * The task nodes, from the workflow's plan (its tasks are the task nodes, service.md §5.2) or as an
+   * output read lists them (§4.2): from then on they alone count in `progress`, and the total is theirs
+   * until the result. The first output read settles them once (a plan it agrees with stays).
    */
-  knowTasks(tasks: readonly { readonly nodeId: string }[]): void {
-    if (this.#tasks !== undefined) return;
-    this.#tasks = new Set(tasks.map((task) => task.nodeId));
+  knowTasks(tasks: readonly { readonly nodeId: string }[], from: 'plan' | 'output'): void {
+    if (this.#tasks !== undefined && (from === 'plan' || this.#tasksRead)) return;
+    const ids = new Set(tasks.map((task) => task.nodeId));
+    if (from === 'output') {
+      this.#tasksRead = true;
+      const known = this.#tasks;
+      if (known !== undefined && [...ids].every((id) => known.has(id))) return;
+    }
+    this.#tasks = ids;
     this.#state = undefined;
     for (const entry of this.#nodes.values()) entry.built = undefined;
   }
@@ -219,6 +228,7 @@ export class RunStateFold {
     this.#reconnecting = state.reconnecting;
     this.#files = [...state.files];
     this.#tasks = undefined;
+    this.#tasksRead = false;
     this.#nodes.clear();
     for (const node of state.nodes) {
       this.#nodes.set(node.nodeId, {
@@ -316,6 +326,8 @@ export class RunStateFold {
       if (node.status === 'finish') succeeded += 1;
       else if (node.status === 'failed') failed += 1;
     }
+    // Known tasks count before they show (a plan's, before the first read).
+    if (this.#tasks !== undefined) total = this.#tasks.size;
     return {
       ...(this.#executionId === undefined ? {} : { executionId: this.#executionId }),
       ...(this.#canvasId === undefined ? {} : { canvasId: this.#canvasId }),
@@ -398,6 +410,11 @@ export class RunReader {
     this.#since = since;
   }
 
+  /** The run's task nodes, from the workflow's plan (see `RunStateFold.knowTasks`). */
+  knowPlannedTasks(tasks: readonly { readonly nodeId: string }[]): void {
+    this.#fold.knowTasks(tasks, 'plan');
+  }
+
   /**
    * The reading of one read's `events`. `tasks`: the task nodes, when the read's output (or an earlier
    * one) listed them (service.md §4.2).
@@ -408,7 +425,7 @@ export class RunReader {
       this.#fold.apply(event, now - this.#since);
       observeTimes(this.#times, event, now);
     }
-    if (tasks !== undefined) this.#fold.knowTasks(tasks);
+    if (tasks !== undefined) this.#fold.knowTasks(tasks, 'output');
     this.#seq += 1;
     return { seq: this.#seq, state: { ...withNodeTimes(this.#fold.state, this.#times, now), elapsedMs: now - this.#since }, events };
   }

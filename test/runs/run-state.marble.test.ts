@@ -1,6 +1,6 @@
 import { map, take } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import type { ExecutionOutput, RunResult } from '../../src/domain/model.js';
+import type { ExecutionOutput, RunResult, WorkflowPlan } from '../../src/domain/model.js';
 import { runsOver } from '../../src/runs/create-runs.js';
 import type { RunEvent } from '../../src/runs/events.js';
 import type { RunState } from '../../src/runs/run-state.js';
@@ -114,6 +114,27 @@ describe('toRunState: one state per poll', () => {
       ['c', true],
       ['doc', false],
     ]);
+  });
+
+  it('has the total from the start when the run read the plan (checkVariables), the same to the end', () => {
+    const states: RunState[] = [];
+    testScheduler().run(({ cold, flush }) => {
+      const task = (id: string) => ({ id, title: id, prompt: '', toolsets: [], dependentTasks: [] });
+      const plan: WorkflowPlan = { title: 'Two tasks', tasks: [task('a'), task('b')], variables: [] };
+      // `a` ran its whole life before the first read: before, it counted only once the result came.
+      const reads = [snapshot('executing', [start, node('a', 'finish'), node('b', 'executing')]), snapshot('finish', [start, node('a', 'finish'), node('b', 'finish')])];
+      const source = scriptedSource({
+        start: () => cold('-(s|)', { s: started() }),
+        status: (call) => cold('(a|)', { a: reads[Math.min(call, reads.length - 1)]! }),
+        output: () => cold('(o|)', { o: output([outputNode('a', 'finish'), outputNode('b', 'finish')]) }),
+      });
+      runsOver({ ...source, plan: () => cold('-(p|)', { p: plan }) }, defaults)
+        .run(CANVAS_ID, {}, { output: 'final', checkVariables: true })
+        .pipe(toRunState())
+        .subscribe((state) => states.push(state));
+      flush();
+    });
+    expect(states.map((state) => `${state.progress.succeeded}/${state.progress.total}`)).toEqual(['0/2', '1/2', '2/2', '2/2']);
   });
 
   it('takes the task nodes from the result at the end, also a task first seen done', () => {
