@@ -64,7 +64,7 @@ export interface ExecutionView {
    * end): one file, one event, and one a consumer can download from.
    */
   readonly heldFiles: ReadonlySet<number>;
-  /** Odd readings already logged, so each is logged once. */
+  /** Odd answers already logged, so each is logged once. */
   readonly reported: ReadonlySet<string>;
 }
 
@@ -110,7 +110,7 @@ const sizeOf = (file: OutputFile): string => (file.size === undefined ? LACKING 
 
 /**
  * Finds which of the files seen so far a listed file is (see {@link sameFile}) with a few map look-ups
- * instead of a scan of them all: a reading of n files costs O(n), not O(n²). Each file is filed under
+ * instead of a scan of them all: a listing of n files costs O(n), not O(n²). Each file is filed under
  * its name, type, node and size (a missing detail is a value of its own), so a listing with every
  * detail finds the file that has them, or one that lacked some. A listing without a node or a size
  * needs wildcards: those keys are filed only once such a listing comes. The first file filed under a
@@ -187,13 +187,13 @@ export function isExecutionOver(status: ExecutionStatus | undefined): status is 
   return status === 'finish' || status === 'failed';
 }
 
-/** Something odd in a reading, for the logger: the differ stays pure and the shell logs. */
+/** Something odd in an answer, for the logger: the differ stays pure and the shell logs. */
 export interface DiffWarning {
   readonly message: string;
   readonly meta: Readonly<Record<string, unknown>>;
 }
 
-/** What one reading changed: the events to emit, in order, and the view to compare the next reading to. */
+/** What one read changed: the events to emit, in order, and the view to compare the next read to. */
 export interface ViewDiff {
   readonly view: ExecutionView;
   readonly events: readonly RunEvent[];
@@ -201,7 +201,7 @@ export interface ViewDiff {
 }
 
 /**
- * Collects warnings, each odd reading once per run: the set of reported keys lives in the view, so an
+ * Collects warnings, each odd answer once per run: the set of reported keys lives in the view, so an
  * unknown status seen on every poll is logged the first time only.
  */
 class WarningLog {
@@ -240,9 +240,9 @@ function nodeOf({ nodeId, status, rawStatus, title, error }: NodeExecution): Nod
   return { nodeId, status, rawStatus, ...(title === undefined ? {} : { title }), ...(error === undefined ? {} : { error }) };
 }
 
-/** Moves the nodes of `reading` forward in `nodes`, pushing one event per node that moved. */
-function moveNodes(executionId: string, nodes: Map<string, NodeExecution>, reading: readonly NodeExecution[], log: WarningLog, events: RunEvent[]): void {
-  for (const node of reading.map(nodeOf)) {
+/** Moves the `listed` nodes forward in `nodes`, pushing one event per node that moved. */
+function moveNodes(executionId: string, nodes: Map<string, NodeExecution>, listed: readonly NodeExecution[], log: WarningLog, events: RunEvent[]): void {
+  for (const node of listed.map(nodeOf)) {
     const known = nodes.get(node.nodeId);
     if (node.status === 'unknown') {
       log.once(`node:${node.nodeId}:${node.rawStatus}`, 'Unknown node status', { executionId, nodeId: node.nodeId, status: node.rawStatus });
@@ -254,7 +254,7 @@ function moveNodes(executionId: string, nodes: Map<string, NodeExecution>, readi
       nodes.set(node.nodeId, node);
       events.push(nodeEvent(executionId, node, known));
     } else if (node.status === known.status) {
-      // Same status: keep the fresher title and error without an event; a reading that lacks one (an
+      // Same status: keep the fresher title and error without an event; an answer that lacks one (an
       // output node's error may be `null`, service.md §4.2, §4.3) does not take it away.
       nodes.set(node.nodeId, { ...node, ...(node.title === undefined && known.title !== undefined ? { title: known.title } : {}), ...(node.error === undefined && known.error !== undefined ? { error: known.error } : {}) });
     } else if (node.status !== 'unknown') {
@@ -269,10 +269,10 @@ function moveNodes(executionId: string, nodes: Map<string, NodeExecution>, readi
 }
 
 /**
- * Compares a status reading with the view: a `status` event when the execution's status changed, then
- * one `node` event per node that moved forward, in the reading's parents-before-children order
+ * Compares a status answer with the view: a `status` event when the execution's status changed, then
+ * one `node` event per node that moved forward, in the answer's parents-before-children order
  * (service.md §4.1). A node that jumped several steps between two polls gives one event from where it
- * was. A reading that would move a node backwards (a stale read) or to a status we do not know is not
+ * was. An answer that would move a node backwards (a stale read) or to a status we do not know is not
  * believed: the node keeps its furthest status and the oddity is logged once.
  */
 export function diffStatus(view: ExecutionView, snapshot: ExecutionSnapshot): ViewDiff {
@@ -295,16 +295,16 @@ export function diffStatus(view: ExecutionView, snapshot: ExecutionSnapshot): Vi
 }
 
 /**
- * The node transitions an output reading shows: it lists the task nodes with their status (service.md
+ * The node transitions an output answer shows: it lists the task nodes with their status (service.md
  * §4.2), the only nodes that execute (§3.2), so a run that reads its output can skip that status read
  * while they run (a content node's `init → finish` shows at the next status read).
  * The execution's own status is not in it and stays as it was. Same rules and order as `diffStatus`.
  */
-export function diffNodeStatuses(view: ExecutionView, reading: readonly NodeExecution[]): ViewDiff {
+export function diffNodeStatuses(view: ExecutionView, listed: readonly NodeExecution[]): ViewDiff {
   const log = new WarningLog(view.reported);
   const events: RunEvent[] = [];
   const nodes = new Map(view.nodes);
-  moveNodes(view.executionId, nodes, reading, log, events);
+  moveNodes(view.executionId, nodes, listed, log, events);
   return { view: { ...view, nodes, reported: log.reported }, events, warnings: log.warnings };
 }
 
@@ -323,7 +323,7 @@ function roleOf(message: OutputMessage, log: WarningLog, executionId: string): M
 }
 
 /**
- * Compares an output reading with the view: first a `node` event for each task node the reading shows
+ * Compares an output answer with the view: first a `node` event for each task node the answer shows
  * further on than the view (the output lists them with their status, service.md §4.2; it is read after
  * the status, so it may be the fresher of the two, as for a branch that finished after its execution
  * failed, §3.3), then `message` events with exact deltas for each message whose
@@ -331,7 +331,7 @@ function roleOf(message: OutputMessage, log: WarningLog, executionId: string): M
  * (service.md §4.6) — held back while it has no `url`, until its url arrives (see `ExecutionView.heldFiles`).
  * A file listed again at a new `url` (a link signed anew on each read) is the same file: no second
  * event, and the view keeps its newest link.
- * A message or node missing from a later reading is kept: text once delivered is never taken back.
+ * A message or node missing from a later answer is kept: text once delivered is never taken back.
  */
 export function diffOutput(view: ExecutionView, output: ExecutionOutput): ViewDiff {
   const log = new WarningLog(view.reported);
@@ -393,7 +393,7 @@ export function diffOutput(view: ExecutionView, output: ExecutionOutput): ViewDi
 }
 
 /**
- * The task nodes as the latest reading shows them, with every node an earlier reading showed and this
+ * The task nodes as the latest answer shows them, with every node an earlier answer showed and this
  * one leaves out kept where it was: its delivered text belongs to the run's result.
  */
 function mergeOutputNodes(known: readonly OutputNode[], latest: readonly OutputNode[]): readonly OutputNode[] {
