@@ -52,7 +52,7 @@ export interface Runs {
 export interface RunHandles {
   /**
    * Starts a new execution now and returns its handle: the execution id, the events and states
-   * (shared, replayed to late subscribers), the result, `cancel()` and `detach()`. The run is followed
+   * (shared: a late subscriber starts from the state so far), the result, `cancel()` and `detach()`. The run is followed
    * once, whatever the number of subscribers, until it ends — unsubscribing never aborts it.
    *
    * @example

@@ -45,7 +45,7 @@ export interface RunHandle {
    * start's error, or an `AbortError` when `cancel()` dropped the start before it was sent.
    */
   readonly executionId: Promise<string>;
-  /** The run's events; a late subscriber first gets the state so far (see `shareRun`), then the rest. */
+  /** The run's events; a late subscriber first gets the state so far as one `snapshot` event (see `shareRun`), then the rest. */
   readonly events: Observable<RunEvent>;
   /** One state per poll (see `toRunState`), sampled with `sampleStateMs`; a late subscriber gets the latest at once. */
   readonly state: Observable<RunState>;

@@ -108,7 +108,7 @@ export function shareRun(): MonoTypeOperatorFunction<RunEvent> {
         subscriber.complete();
         return undefined;
       }
-      // A subscriber that had enough of the replay (`take(1)`) never joins.
+      // A subscriber that had enough of the snapshot (`take(1)`) never joins.
       if (subscriber.closed) return undefined;
       connection.subscribers += 1;
       connection.leaving?.unsubscribe();
