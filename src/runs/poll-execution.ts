@@ -49,10 +49,11 @@ export interface PollSettings {
 /**
  * Follows one execution until it is terminal: the shell of `reducePoll` (poll-plan.ts, where the
  * rules are). It waits on `scheduler`, makes the reads the plan asks for and feeds their answers back,
- * with the time and a jitter draw, and emits one `PollRead` per read that changed something. A read that fails for an outage (outage.ts) is made again with
+ * with the time and a jitter draw. A read that fails for an outage (outage.ts) is made again with
  * backoff, each time through the source (so through the request budget), for up to `outageMs`; each
  * failure and the first success after them are told as `connection` events. Other errors of the source,
- * and the last one of an outage too long, pass through; the caller decides what they mean.
+ * and the last one of an outage too long, pass through; the caller decides what they mean. It emits
+ * one `PollRead` per read that changed something, and one per `connection` event.
  */
 export function pollExecution(source: ExecutionSource, settings: PollSettings): Observable<PollRead> {
   const { executionId, scheduler, canvasId, durations } = settings;
