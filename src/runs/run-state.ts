@@ -395,8 +395,8 @@ function withNodeTimes(state: RunState, observed: ReadonlyMap<string, NodeTimes>
 
 /**
  * Makes a run's readings: each read's events folded into the state after it, timed on the run's
- * scheduler from `since` (the run's start). The one place a run's state is built: a run's readings,
- * `toRunState()` over any other event stream, and a late subscriber's snapshot all come from here.
+ * scheduler from the reader's making (the run's start). Where a run's states are built: a run's
+ * readings (so a late subscriber's snapshot too) and `toRunState()` over any other event stream.
  */
 export class RunReader {
   readonly #fold = new RunStateFold();
@@ -405,9 +405,9 @@ export class RunReader {
   readonly #since: number;
   #seq = 0;
 
-  constructor(scheduler: SchedulerLike, since: number = scheduler.now()) {
+  constructor(scheduler: SchedulerLike) {
     this.#scheduler = scheduler;
-    this.#since = since;
+    this.#since = scheduler.now();
   }
 
   /** The run's task nodes, from the workflow's plan (see `RunStateFold.knowTasks`). */
