@@ -22,7 +22,7 @@ import { sampleRunState, toRunState } from './to-run-state.js';
  * ```
  */
 export interface StartRunOptions extends Omit<RunOptions, 'abortOnUnsubscribe'> {
-  /** `state` emits at most one state per period, always the final one (see `sampleRunState`). Default: every poll's. */
+  /** `state` emits at most one state per period, always the final one (see `sampleRunState`). Default: every read's. */
   readonly sampleStateMs?: number;
 }
 
@@ -47,7 +47,7 @@ export interface RunHandle {
   readonly executionId: Promise<string>;
   /** The run's events; a late subscriber first gets the state so far as one `snapshot` event (see `shareRun`), then the rest. */
   readonly events: Observable<RunEvent>;
-  /** One state per poll (see `toRunState`), sampled with `sampleStateMs`; a late subscriber gets the latest at once. */
+  /** One state per read (see `toRunState`), sampled with `sampleStateMs`; a late subscriber gets the latest at once. */
   readonly state: Observable<RunState>;
   /**
    * The result, once the execution ended: `endedBy` says how (`finish`, `aborted` after `cancel()`,
