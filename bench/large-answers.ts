@@ -12,12 +12,9 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { of } from 'rxjs';
 import type { ExecutionOutput, ExecutionSnapshot, NodeExecution, NodeStatus, OutputFile, OutputNode } from '../src/domain/model.js';
-import { initialView } from '../src/runs/execution-view.js';
+import { diffOutput, diffStatus, initialView, runResultOf } from '../src/runs/execution-view.js';
 import type { ExecutionSource } from '../src/runs/execution-source.js';
 import { runsOver } from '../src/runs/create-runs.js';
-import { diffOutput } from '../src/runs/output-diff.js';
-import { runResultOf } from '../src/runs/run-result-of.js';
-import { diffStatus } from '../src/runs/status-diff.js';
 import { table, writeResults } from './harness/report.js';
 
 const EXECUTION_ID = 'we-aaaaaaaaaaaaaaaaaaaaaaaa';

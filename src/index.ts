@@ -5,7 +5,7 @@ export { createClient, type Client, type BudgetView, type StateEventsOptions } f
 export { DEFAULTS, type ClientOptions, type RetryOptions, type TimeoutOptions, type PollInterval, type RequestBudgetOptions, type AccountBudgetOptions } from './domain/options.js';
 
 // Runs as Observables
-export type { RunEvent, RunEventType, RunEventOf, StartedEvent, StatusEvent, NodeEvent, MessageEvent, FileEvent, ConnectionEvent, FinishedEvent } from './runs/events.js';
+export type { RunEvent, RunEventType, RunEventOf, StartedEvent, SnapshotEvent, StatusEvent, NodeEvent, MessageEvent, FileEvent, ConnectionEvent, FinishedEvent } from './runs/events.js';
 export type { RunInput, Runs, RunHandles } from './runs/create-runs.js';
 export type { RunHandle, StartRunOptions } from './runs/run-handle.js';
 export type { FailedBranches, RunOptions } from './runs/run-options.js';
@@ -14,7 +14,7 @@ export { DEFAULT_POLL_INTERVAL } from './runs/cadence.js';
 export type { OutputMode } from './runs/output-policy.js';
 export { ofType } from './runs/of-type.js';
 export { toRunState, type RunStateOptions } from './runs/to-run-state.js';
-export { sampleRunState } from './runs/sample-run-state.js';
+export { sampleRunState } from './runs/to-run-state.js';
 export { runStore, type RunStore, type RunStoreOptions } from './runs/run-store.js';
 export { type AcquireOptions, createRunLimiter, type RunLimiter, type RunLimiterOptions } from './runs/run-limiter.js';
 export type { RunState, NodeState, MessageState, Reconnecting, TaskProgress } from './runs/run-state.js';

@@ -6,7 +6,7 @@ import type { RunEvent } from './events.js';
 import { cadenceBounds } from './cadence.js';
 import { type ExecutionSource, observeExecutions, startExecution } from './execution-source.js';
 import { type RunHandle, startRunOver, type StartRunOptions } from './run-handle.js';
-import { runLifecycle } from './run-lifecycle.js';
+import { notingPlan, runLifecycle } from './run-lifecycle.js';
 import { outageMs, type RunOptions, type RunsDefaults, runSettings } from './run-options.js';
 
 /** The input of a run (service.md §5.4: always sent as the `variables` wrapper). */
@@ -52,7 +52,7 @@ export interface Runs {
 export interface RunHandles {
   /**
    * Starts a new execution now and returns its handle: the execution id, the events and states
-   * (shared, replayed to late subscribers), the result, `cancel()` and `detach()`. The run is followed
+   * (shared: a late subscriber starts from the state so far), the result, `cancel()` and `detach()`. The run is followed
    * once, whatever the number of subscribers, until it ends — unsubscribing never aborts it.
    *
    * @example
@@ -79,7 +79,9 @@ export function runsOver(source: ExecutionSource, defaults: RunsDefaults = {}): 
       defer(() => {
         const given = objectArgument('input', input);
         const settings = objectArgument('options', options);
-        return runLifecycle(source, { kind: 'start', canvasId, start: startExecution(source, canvasId, given, settings.checkVariables === true) }, runSettings('run', settings, defaults));
+        const planned = notingPlan(source);
+        const start = startExecution(planned.source, canvasId, given, settings.checkVariables === true);
+        return runLifecycle(source, { kind: 'start', canvasId, start, plannedTasks: planned.tasks }, runSettings('run', settings, defaults));
       }),
     watch: (executionId, options) =>
       defer(() => runLifecycle(source, { kind: 'watch', executionId }, runSettings('watch', objectArgument('options', options), defaults))),

@@ -1,4 +1,5 @@
 import type { ExecutionStatus, NodeError, NodeStatus, OutputFile, RunResult } from '../domain/model.js';
+import type { RunState } from './run-state.js';
 
 /**
  * The execution id is known: after the start answered (`run`) or with the first status (`watch`).
@@ -97,6 +98,25 @@ export interface ConnectionEvent {
 }
 
 /**
+ * The run as it stands, in place of the events before it: what a late subscriber of a shared run
+ * (`shareRun()`, a run handle's `events`) receives first, then the live events. `state` is the state
+ * after the last read (the one `toRunState()` emitted for it); folding the events that follow into it
+ * gives the same states as following the run from its start.
+ *
+ * @example
+ * ```ts
+ * handle.events.subscribe((event) => {
+ *   if (event.type === 'snapshot') render(event.state);
+ * });
+ * ```
+ */
+export interface SnapshotEvent {
+  readonly type: 'snapshot';
+  readonly executionId: string;
+  readonly state: RunState;
+}
+
+/**
  * Everything a run tells its subscribers, discriminated on `type`.
  *
  * @example
@@ -110,7 +130,7 @@ export interface ConnectionEvent {
  * });
  * ```
  */
-export type RunEvent = StartedEvent | StatusEvent | NodeEvent | MessageEvent | FileEvent | ConnectionEvent | FinishedEvent;
+export type RunEvent = StartedEvent | SnapshotEvent | StatusEvent | NodeEvent | MessageEvent | FileEvent | ConnectionEvent | FinishedEvent;
 
 export type RunEventType = RunEvent['type'];
 

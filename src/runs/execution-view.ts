@@ -1,4 +1,41 @@
-import type { ExecutionStatus, NodeExecution, OutputFile, OutputMessage, OutputNode } from '../domain/model.js';
+import type { ExecutionOutput, ExecutionSnapshot, ExecutionStatus, NodeExecution, NodeStatus, OutputFile, OutputMessage, OutputNode, RunResult } from '../domain/model.js';
+import type { MessageEvent, NodeEvent, RunEvent } from './events.js';
+import { messageChange } from './message-change.js';
+
+/*
+ * What a run knows of its execution (`ExecutionView`), and how each read moves it on: a status or
+ * output read compared with the view gives the read's events (`diffStatus`, `diffNodeStatuses`,
+ * `diffOutput`), and the view at the end gives the run's result (`runResultOf`). Pure functions: the
+ * poll (poll-plan.ts) holds the view, the run's reader (run-state.ts) makes the state of each read.
+ */
+
+/**
+ * How far a node has come on its one-way path `init → waiting → executing → finish | failed`
+ * (service.md §3.2; `waiting` only in the spec, §3.1). `unknown` ranks below everything: a value we do
+ * not know never overwrites one we do, and any known status moves a node on from it.
+ */
+export function nodeRank(status: NodeStatus): number {
+  switch (status) {
+    case 'unknown':
+      return -1;
+    case 'init':
+      return 0;
+    case 'waiting':
+      return 1;
+    case 'executing':
+      return 2;
+    case 'finish':
+    case 'failed':
+      return 3;
+    default:
+      return status satisfies never;
+  }
+}
+
+/** A node that will not change any more. */
+export function isNodeDone(status: NodeStatus): boolean {
+  return status === 'finish' || status === 'failed';
+}
 
 /** A message as the run has seen it so far, keyed by node and message id. */
 export interface MessageView {
@@ -27,7 +64,7 @@ export interface ExecutionView {
    * end): one file, one event, and one a consumer can download from.
    */
   readonly heldFiles: ReadonlySet<number>;
-  /** Odd readings already logged, so each is logged once. */
+  /** Odd answers already logged, so each is logged once. */
   readonly reported: ReadonlySet<string>;
 }
 
@@ -68,18 +105,18 @@ function fileKey(file: OutputFile, node: string, size: string): string {
   return `${file.name}\u0000${file.type}\u0000${node}\u0000${size}`;
 }
 
-const nodeOf = (file: OutputFile): string => file.nodeId ?? LACKING;
+const fileNodeOf = (file: OutputFile): string => file.nodeId ?? LACKING;
 const sizeOf = (file: OutputFile): string => (file.size === undefined ? LACKING : String(file.size));
 
 /**
  * Finds which of the files seen so far a listed file is (see {@link sameFile}) with a few map look-ups
- * instead of a scan of them all: a reading of n files costs O(n), not O(n²). Each file is filed under
+ * instead of a scan of them all: a listing of n files costs O(n), not O(n²). Each file is filed under
  * its name, type, node and size (a missing detail is a value of its own), so a listing with every
  * detail finds the file that has them, or one that lacked some. A listing without a node or a size
  * needs wildcards: those keys are filed only once such a listing comes. The first file filed under a
  * key keeps it.
  */
-export class FileIndex {
+class FileIndex {
   readonly #files: readonly OutputFile[];
   readonly #exact = new Map<string, number>();
   #partial: Map<string, number> | undefined;
@@ -94,7 +131,7 @@ export class FileIndex {
 
   /** Files `file`, at `index` in the list. */
   add(file: OutputFile, index: number): void {
-    const node = nodeOf(file);
+    const node = fileNodeOf(file);
     const size = sizeOf(file);
     fileOnce(this.#exact, fileKey(file, node, size), index);
     if (this.#partial !== undefined) for (const key of partialKeys(file, node, size)) fileOnce(this.#partial, key, index);
@@ -120,7 +157,7 @@ export class FileIndex {
     if (this.#partial !== undefined) return this.#partial;
     const partial = new Map<string, number>();
     this.#files.forEach((file, place) => {
-      for (const key of partialKeys(file, nodeOf(file), sizeOf(file))) fileOnce(partial, key, place);
+      for (const key of partialKeys(file, fileNodeOf(file), sizeOf(file))) fileOnce(partial, key, place);
     });
     this.#partial = partial;
     return partial;
@@ -136,7 +173,7 @@ function fileOnce(index: Map<string, number>, key: string, place: number): void 
 }
 
 /** `known` with every detail `seen` adds, and its newest `url`. */
-export function withDetails(known: OutputFile, seen: OutputFile): OutputFile {
+function withDetails(known: OutputFile, seen: OutputFile): OutputFile {
   return {
     ...known,
     ...(seen.nodeId === undefined ? {} : { nodeId: seen.nodeId }),
@@ -148,4 +185,262 @@ export function withDetails(known: OutputFile, seen: OutputFile): OutputFile {
 /** The execution has ended: `finish` or `failed` are its only terminal statuses (service.md §3.3, §3.5). */
 export function isExecutionOver(status: ExecutionStatus | undefined): status is 'finish' | 'failed' {
   return status === 'finish' || status === 'failed';
+}
+
+/** Something odd in an answer, for the logger: the differ stays pure and the shell logs. */
+export interface DiffWarning {
+  readonly message: string;
+  readonly meta: Readonly<Record<string, unknown>>;
+}
+
+/** What one read changed: the events to emit, in order, and the view to compare the next read to. */
+export interface ViewDiff {
+  readonly view: ExecutionView;
+  readonly events: readonly RunEvent[];
+  readonly warnings: readonly DiffWarning[];
+}
+
+/**
+ * Collects warnings, each odd answer once per run: the set of reported keys lives in the view, so an
+ * unknown status seen on every poll is logged the first time only.
+ */
+class WarningLog {
+  readonly warnings: DiffWarning[] = [];
+  readonly #reported: Set<string>;
+
+  constructor(reported: ReadonlySet<string>) {
+    this.#reported = new Set(reported);
+  }
+
+  once(key: string, message: string, meta: Readonly<Record<string, unknown>>): void {
+    if (this.#reported.has(key)) return;
+    this.#reported.add(key);
+    this.warnings.push({ message, meta });
+  }
+
+  get reported(): ReadonlySet<string> {
+    return this.#reported;
+  }
+}
+
+function nodeEvent(executionId: string, node: NodeExecution, previous: NodeExecution | undefined): NodeEvent {
+  return {
+    type: 'node',
+    executionId,
+    nodeId: node.nodeId,
+    status: node.status,
+    ...(node.title === undefined ? {} : { title: node.title }),
+    ...(previous === undefined ? {} : { previous: previous.status }),
+    ...(node.error === undefined ? {} : { error: node.error }),
+  };
+}
+
+/** Only a node's own fields: an output node (service.md §4.2) also carries its messages and times. */
+function nodeOf({ nodeId, status, rawStatus, title, error }: NodeExecution): NodeExecution {
+  return { nodeId, status, rawStatus, ...(title === undefined ? {} : { title }), ...(error === undefined ? {} : { error }) };
+}
+
+/** Moves the `listed` nodes forward in `nodes`, pushing one event per node that moved. */
+function moveNodes(executionId: string, nodes: Map<string, NodeExecution>, listed: readonly NodeExecution[], log: WarningLog, events: RunEvent[]): void {
+  for (const node of listed.map(nodeOf)) {
+    const known = nodes.get(node.nodeId);
+    if (node.status === 'unknown') {
+      log.once(`node:${node.nodeId}:${node.rawStatus}`, 'Unknown node status', { executionId, nodeId: node.nodeId, status: node.rawStatus });
+    }
+    if (known === undefined) {
+      nodes.set(node.nodeId, node);
+      events.push(nodeEvent(executionId, node, undefined));
+    } else if (nodeRank(node.status) > nodeRank(known.status)) {
+      nodes.set(node.nodeId, node);
+      events.push(nodeEvent(executionId, node, known));
+    } else if (node.status === known.status) {
+      // Same status: keep the fresher title and error without an event; an answer that lacks one (an
+      // output node's error may be `null`, service.md §4.2, §4.3) does not take it away.
+      nodes.set(node.nodeId, { ...node, ...(node.title === undefined && known.title !== undefined ? { title: known.title } : {}), ...(node.error === undefined && known.error !== undefined ? { error: known.error } : {}) });
+    } else if (node.status !== 'unknown') {
+      log.once(`regress:${node.nodeId}:${known.status}:${node.status}`, 'Ignored a node status that went backwards', {
+        executionId,
+        nodeId: node.nodeId,
+        from: known.status,
+        to: node.status,
+      });
+    }
+  }
+}
+
+/**
+ * Compares a status answer with the view: a `status` event when the execution's status changed, then
+ * one `node` event per node that moved forward, in the answer's parents-before-children order
+ * (service.md §4.1). A node that jumped several steps between two polls gives one event from where it
+ * was. An answer that would move a node backwards (a stale read) or to a status we do not know is not
+ * believed: the node keeps its furthest status and the oddity is logged once.
+ */
+export function diffStatus(view: ExecutionView, snapshot: ExecutionSnapshot): ViewDiff {
+  const log = new WarningLog(view.reported);
+  const events: RunEvent[] = [];
+  const { executionId } = view;
+
+  let status = view.status;
+  if (snapshot.status === 'unknown') {
+    log.once(`execution:${snapshot.rawStatus}`, 'Unknown execution status', { executionId, status: snapshot.rawStatus });
+  }
+  if (snapshot.status !== status && (snapshot.status !== 'unknown' || status === undefined)) {
+    events.push({ type: 'status', executionId, status: snapshot.status, ...(status === undefined ? {} : { previous: status }) });
+    status = snapshot.status;
+  }
+
+  const nodes = new Map(view.nodes);
+  moveNodes(executionId, nodes, snapshot.nodes, log, events);
+  return { view: { ...view, status, nodes, reported: log.reported }, events, warnings: log.warnings };
+}
+
+/**
+ * The node transitions an output answer shows: it lists the task nodes with their status (service.md
+ * §4.2), the only nodes that execute (§3.2), so a run that reads its output can skip that status read
+ * while they run (a content node's `init → finish` shows at the next status read).
+ * The execution's own status is not in it and stays as it was. Same rules and order as `diffStatus`.
+ */
+export function diffNodeStatuses(view: ExecutionView, listed: readonly NodeExecution[]): ViewDiff {
+  const log = new WarningLog(view.reported);
+  const events: RunEvent[] = [];
+  const nodes = new Map(view.nodes);
+  moveNodes(view.executionId, nodes, listed, log, events);
+  return { view: { ...view, nodes, reported: log.reported }, events, warnings: log.warnings };
+}
+
+function roleOf(message: OutputMessage, log: WarningLog, executionId: string): MessageEvent['role'] {
+  switch (message.type) {
+    case 'ai':
+    case 'tool':
+      return message.type;
+    case 'unknown':
+      // Its text is still the node's output: deliver it as the AI's rather than drop it.
+      log.once(`message-type:${message.rawType}`, 'Unknown message type, read as ai', { executionId, type: message.rawType });
+      return 'ai';
+    default:
+      return message.type satisfies never;
+  }
+}
+
+/**
+ * Compares an output answer with the view: first a `node` event for each task node the answer shows
+ * further on than the view (the output lists them with their status, service.md §4.2; it is read after
+ * the status, so it may be the fresher of the two, as for a branch that finished after its execution
+ * failed, §3.3), then `message` events with exact deltas for each message whose
+ * text is new, grew or was rewritten (service.md §4.4), then a `file` event for each file not seen before
+ * (service.md §4.6) — held back while it has no `url`, until its url arrives (see `ExecutionView.heldFiles`).
+ * A file listed again at a new `url` (a link signed anew on each read) is the same file: no second
+ * event, and the view keeps its newest link.
+ * A message or node missing from a later answer is kept: text once delivered is never taken back.
+ */
+export function diffOutput(view: ExecutionView, output: ExecutionOutput): ViewDiff {
+  const log = new WarningLog(view.reported);
+  const events: RunEvent[] = [];
+  const { executionId } = view;
+
+  const nodes = new Map(view.nodes);
+  moveNodes(executionId, nodes, output.output, log, events);
+
+  const messages = new Map(view.messages);
+  for (const node of output.output) {
+    for (const message of node.messages) {
+      const key = messageKey(node.nodeId, message.messageId);
+      const known: MessageView | undefined = messages.get(key);
+      const change = messageChange(known?.message, message);
+      if (change === undefined) continue;
+      messages.set(key, { nodeId: node.nodeId, message });
+      events.push({
+        type: 'message',
+        executionId,
+        nodeId: node.nodeId,
+        messageId: message.messageId,
+        role: roleOf(message, log, executionId),
+        ...change,
+        content: message.content,
+        reasoningContent: message.reasoningContent,
+      });
+    }
+  }
+
+  const files = [...view.files];
+  const held = new Set(view.heldFiles);
+  const index = new FileIndex(files);
+  for (const file of output.files) {
+    const place = index.find(file);
+    const known = place === undefined ? undefined : files[place];
+    if (place === undefined || known === undefined) {
+      index.add(file, files.length);
+      files.push(file);
+      if (file.url === undefined) held.add(files.length - 1);
+      else events.push({ type: 'file', executionId, file });
+      continue;
+    }
+    const updated = withDetails(known, file);
+    files[place] = updated;
+    // A new link changes no key; a node or size now known does.
+    if (updated.nodeId !== known.nodeId || updated.size !== known.size) index.add(updated, place);
+    if (held.has(place) && updated.url !== undefined) {
+      held.delete(place);
+      events.push({ type: 'file', executionId, file: updated });
+    }
+  }
+
+  return {
+    view: { ...view, nodes, messages, files, heldFiles: held, outputNodes: mergeOutputNodes(view.outputNodes, output.output), reported: log.reported },
+    events,
+    warnings: log.warnings,
+  };
+}
+
+/**
+ * The task nodes as the latest answer shows them, with every node an earlier answer showed and this
+ * one leaves out kept where it was: its delivered text belongs to the run's result.
+ */
+function mergeOutputNodes(known: readonly OutputNode[], latest: readonly OutputNode[]): readonly OutputNode[] {
+  const byId = new Map(latest.map((node) => [node.nodeId, node]));
+  const merged = known.map((node) => byId.get(node.nodeId) ?? node);
+  const seen = new Set(known.map((node) => node.nodeId));
+  return [...merged, ...latest.filter((node) => !seen.has(node.nodeId))];
+}
+
+/**
+ * At the end, the `file` events of files still waiting for a `url`: what is known of them is all
+ * there will be.
+ */
+export function announceHeldFiles(view: ExecutionView): ViewDiff {
+  const events: RunEvent[] = [...view.heldFiles].sort((a, b) => a - b).flatMap((index) => {
+    const file = view.files[index];
+    return file === undefined ? [] : [{ type: 'file' as const, executionId: view.executionId, file }];
+  });
+  return { view: { ...view, heldFiles: new Set() }, events, warnings: [] };
+}
+
+/**
+ * The `RunResult` of a terminal execution, built from the view so that it says exactly what the
+ * events said: each node at its furthest status, each task node of the last output read with every
+ * message delivered for it, every file delivered.
+ */
+export function runResultOf(view: ExecutionView, status: RunResult['status'], canvasId?: string): RunResult {
+  const nodes = [...view.nodes.values()];
+  // Grouped once, in first-seen order: a result of n nodes and messages costs O(n).
+  const messages = new Map<string, OutputMessage[]>();
+  for (const { nodeId, message } of view.messages.values()) {
+    const ofNode = messages.get(nodeId);
+    if (ofNode === undefined) messages.set(nodeId, [message]);
+    else ofNode.push(message);
+  }
+  return {
+    executionId: view.executionId,
+    ...(canvasId === undefined ? {} : { canvasId }),
+    status,
+    endedBy: status,
+    nodes,
+    output: view.outputNodes.map((node) => ({
+      ...node,
+      messages: messages.get(node.nodeId) ?? [],
+    })),
+    files: [...view.files],
+    failedNodes: nodes.filter((node) => node.status === 'failed'),
+    runningNodes: nodes.filter((node) => node.status === 'executing' || node.status === 'waiting'),
+  };
 }

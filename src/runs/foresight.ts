@@ -1,9 +1,10 @@
 import type { PollHeadroom } from '../domain/budget.js';
 import type { DurationEstimate } from '../domain/durations.js';
 import type { OutputNode } from '../domain/model.js';
+import { durationOf, serviceNodeTimes } from '../domain/node-times.js';
 import { type CadenceBounds, HEADROOM_FLOOR_MS } from './cadence.js';
 import type { RunEvent } from './events.js';
-import { isNodeDone } from './node-progress.js';
+import { isNodeDone } from './execution-view.js';
 import { OUTLIER_SIGMAS } from '../budget/duration-model.js';
 import { logSurvival } from './log-normal.js';
 import { FLOOR_INTERVALS, type ReadTiming, type RunningNode, SATURATED_FLOOR_INTERVALS, timeNextRead } from './read-timing.js';
@@ -20,8 +21,8 @@ export interface Bracketed {
   readonly widthMs: number;
 }
 
-/** When a node was seen starting and ending. */
-export interface NodeTimes {
+/** When a node was seen starting and ending, each within its bracket. */
+export interface BracketedTimes {
   readonly start?: Bracketed;
   readonly end?: Bracketed;
 }
@@ -31,7 +32,7 @@ export type EstimateOf = (nodeId: string) => DurationEstimate | undefined;
 
 /** What the run has seen of its nodes' times, and the state of its wait for the next change. */
 export interface Foresight {
-  readonly nodes: ReadonlyMap<string, NodeTimes>;
+  readonly nodes: ReadonlyMap<string, BracketedTimes>;
   /** The read that saw the last change (or the start): the wait for the next change began there. */
   readonly waitingSince: number | undefined;
   /** Reads since then. */
@@ -176,9 +177,8 @@ const OBSERVED_PRECISION = 0.1;
 export function learnedDurations(foresight: Foresight, outputNodes: readonly OutputNode[], finished: ReadonlySet<string>): LearnedDuration[] {
   const learned = new Map<string, number>();
   for (const node of outputNodes) {
-    if (!finished.has(node.nodeId) || node.startTime === undefined || node.endTime === undefined) continue;
-    const durationMs = Date.parse(node.endTime) - Date.parse(node.startTime);
-    if (Number.isFinite(durationMs) && durationMs >= 0) learned.set(node.nodeId, durationMs);
+    const durationMs = durationOf(serviceNodeTimes(node));
+    if (finished.has(node.nodeId) && durationMs !== undefined) learned.set(node.nodeId, durationMs);
   }
   for (const [nodeId, { start, end }] of foresight.nodes) {
     if (learned.has(nodeId) || !finished.has(nodeId) || start === undefined || end === undefined) continue;

@@ -13,13 +13,14 @@ export type {
   RunEvent,
   RunEventOf,
   RunEventType,
+  SnapshotEvent,
   StartedEvent,
   StatusEvent,
 } from './events.js';
 export { fromAbortable, observeExecutions, type ExecutionSource } from './execution-source.js';
 export { ofType } from './of-type.js';
 export { toRunState, type RunStateOptions } from './to-run-state.js';
-export { sampleRunState } from './sample-run-state.js';
+export { sampleRunState } from './to-run-state.js';
 export { runStore, type RunStore, type RunStoreOptions } from './run-store.js';
 export { type AcquireOptions, createRunLimiter, type RunLimiter, type RunLimiterOptions } from './run-limiter.js';
 export type { MessageState, NodeState, Reconnecting, RunState, TaskProgress } from './run-state.js';

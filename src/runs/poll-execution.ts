@@ -1,7 +1,7 @@
 import { map, Observable, type SchedulerLike, Subscription, timer } from 'rxjs';
 import type { PollHeadroom } from '../domain/budget.js';
 import type { DurationModel } from '../domain/durations.js';
-import type { ExecutionStatus, Logger } from '../domain/model.js';
+import type { ExecutionStatus, Logger, OutputNode } from '../domain/model.js';
 import type { CadenceBounds } from './cadence.js';
 import type { ConnectionEvent, RunEvent } from './events.js';
 import type { ExecutionSource, ReadOptions } from './execution-source.js';
@@ -10,6 +10,12 @@ import type { OutputMode } from './output-policy.js';
 import { initialPoll, type PollCommand, type PollInput, reducePoll } from './poll-plan.js';
 import { reducerShell } from './reducer-shell.js';
 import type { FailedBranches } from './run-options.js';
+
+/** One read's events, in order, and the task nodes (service.md §4.2) once an output read listed them. */
+export interface PollRead {
+  readonly events: readonly RunEvent[];
+  readonly tasks?: readonly OutputNode[];
+}
 
 export interface PollSettings {
   readonly executionId: string;
@@ -46,13 +52,14 @@ export interface PollSettings {
  * with the time and a jitter draw. A read that fails for an outage (outage.ts) is made again with
  * backoff, each time through the source (so through the request budget), for up to `outageMs`; each
  * failure and the first success after them are told as `connection` events. Other errors of the source,
- * and the last one of an outage too long, pass through; the caller decides what they mean.
+ * and the last one of an outage too long, pass through; the caller decides what they mean. It emits
+ * one `PollRead` per read that changed something, and one per `connection` event.
  */
-export function pollExecution(source: ExecutionSource, settings: PollSettings): Observable<RunEvent> {
+export function pollExecution(source: ExecutionSource, settings: PollSettings): Observable<PollRead> {
   const { executionId, scheduler, canvasId, durations } = settings;
   // Learned durations: estimates of this run's workflow; a watch that does not know its canvas has none.
   const estimateOf = canvasId === undefined || durations === undefined ? undefined : (nodeId: string) => durations.estimate(canvasId, nodeId);
-  return new Observable<RunEvent>((subscriber) => {
+  return new Observable<PollRead>((subscriber) => {
     const owned = new Subscription();
     // The one timer, or the one read, the plan is waiting on.
     let pending: Subscription | undefined;
@@ -66,7 +73,7 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
     // The abort answered: someone waits on its confirmation (see `PollSettings.readNow`).
     let urgent = false;
     const connection = (reconnecting: ConnectionEvent['reconnecting']): void => {
-      subscriber.next({ type: 'connection', executionId, ...(reconnecting === undefined ? {} : { reconnecting }) });
+      subscriber.next({ events: [{ type: 'connection', executionId, ...(reconnecting === undefined ? {} : { reconnecting }) }] });
     };
     const answer = <T>(read: () => Observable<T>, input: (value: T, at: number, random: number, headroom: PollHeadroom | undefined) => PollInput): Subscription => {
       inFlight = () => {
@@ -138,7 +145,7 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
                 );
           return;
         case 'emit':
-          for (const event of command.events) subscriber.next(event);
+          subscriber.next(command.view.outputNodes.length === 0 ? { events: command.events } : { events: command.events, tasks: command.view.outputNodes });
           return;
         case 'warn':
           settings.logger?.warn(command.warning.message, command.warning.meta);

@@ -2,16 +2,11 @@ import type { ExecutionOutput, ExecutionSnapshot, ExecutionStatus, NodeStatus } 
 import type { PollHeadroom } from '../domain/budget.js';
 import { type CadenceBounds, type CadenceState, nextCadence, type Reading, SETTLING_WINDOW_MS, startCadence, withHeadroom } from './cadence.js';
 import type { RunEvent } from './events.js';
-import { type ExecutionView, initialView, isExecutionOver } from './execution-view.js';
-import { isNodeDone } from './node-progress.js';
-import { announceHeldFiles, diffOutput } from './output-diff.js';
+import { announceHeldFiles, diffNodeStatuses, diffOutput, diffStatus, type DiffWarning, type ExecutionView, initialView, isExecutionOver, isNodeDone, runResultOf, type ViewDiff } from './execution-view.js';
 import { type OutputMode, shouldReadOutput, shouldReadOutputAlone } from './output-policy.js';
 import { countRead, type EstimateOf, foreseeRead, learnedDurations, type LearnedDuration, NO_FORESIGHT, observeTransitions, type Foresight } from './foresight.js';
 import type { Step } from './reducer-shell.js';
-import { runResultOf } from './run-result-of.js';
 import type { FailedBranches } from './run-options.js';
-import { diffNodeStatuses, diffStatus } from './status-diff.js';
-import type { DiffWarning, ViewDiff } from './view-diff.js';
 
 export interface PollRules {
   readonly executionId: string;
@@ -85,7 +80,8 @@ export type PollCommand =
   | { readonly type: 'read'; readonly endpoint: 'status' | 'output'; readonly dueAt?: number }
   /** Durations of nodes that finished, for the model. */
   | { readonly type: 'learn'; readonly durations: readonly LearnedDuration[] }
-  | { readonly type: 'emit'; readonly events: readonly RunEvent[] }
+  /** One read's events; `view`: what the run knows after it, of which the reading is made. */
+  | { readonly type: 'emit'; readonly events: readonly RunEvent[]; readonly view: ExecutionView }
   | { readonly type: 'warn'; readonly warning: DiffWarning }
   | { readonly type: 'end' };
 
@@ -170,8 +166,8 @@ function warnings(diff: ViewDiff): PollCommand[] {
   return diff.warnings.map((warning) => ({ type: 'warn', warning }));
 }
 
-function emit(events: readonly RunEvent[]): PollCommand[] {
-  return events.length === 0 ? [] : [{ type: 'emit', events }];
+function emit(events: readonly RunEvent[], view: ExecutionView): PollCommand[] {
+  return events.length === 0 ? [] : [{ type: 'emit', events, view }];
 }
 
 /** The status, then the output when it can have changed (`shouldReadOutput`). */
@@ -194,7 +190,7 @@ function statusAnswered(plan: PollPlan, snapshot: ExecutionSnapshot, now: number
   if (!output) return conclude(plan, { ...status, events }, facts, random, headroom);
   return {
     state: { ...plan, activity: { kind: 'output-after-status', view: status.view, facts } },
-    commands: [...warnings(status), ...emit(events), { type: 'read', endpoint: 'output' }],
+    commands: [...warnings(status), ...emit(events, status.view), { type: 'read', endpoint: 'output' }],
   };
 }
 
@@ -224,7 +220,7 @@ function conclude(plan: PollPlan, diff: ViewDiff, facts: ReadFacts, random: numb
     const finished: RunEvent = { type: 'finished', executionId: rules.executionId, result: runResultOf(last.view, view.status, rules.canvasId) };
     const durations = rules.estimateOf === undefined ? [] : learnedDurations(foresight, view.outputNodes, finishedNodes(view));
     const learn: PollCommand[] = durations.length === 0 ? [] : [{ type: 'learn', durations }];
-    return { state: { ...plan, view: last.view, activity: { kind: 'ended' }, foresight }, commands: [...warnings(diff), ...emit([...diff.events, ...last.events, finished]), ...learn, { type: 'end' }] };
+    return { state: { ...plan, view: last.view, activity: { kind: 'ended' }, foresight }, commands: [...warnings(diff), ...emit([...diff.events, ...last.events, finished], last.view), ...learn, { type: 'end' }] };
   }
   // service.md §3.3: every node done while the execution still says `executing` means the next server
   // tick ends it; read again soon rather than declare the end ourselves.
@@ -253,7 +249,7 @@ function conclude(plan: PollPlan, diff: ViewDiff, facts: ReadFacts, random: numb
   };
   // A poke during the read (an abort answered): the end is read at once, with the status.
   const then: PollStep = plan.poked ? reading(next, 'status') : { state: next, commands: [{ type: 'wait', ms: foreseen?.waitMs ?? cadence.waitMs }] };
-  return { state: then.state, commands: [...warnings(diff), ...emit(diff.events), ...then.commands] };
+  return { state: then.state, commands: [...warnings(diff), ...emit(diff.events, view), ...then.commands] };
 }
 
 function executingNodes(view: ExecutionView): string[] {

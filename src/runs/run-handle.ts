@@ -3,13 +3,12 @@ import type { RunResult, Variables } from '../domain/model.js';
 import { timerDelay } from '../http/options.js';
 import { abortInBackground, type ExecutionSource, startExecution } from './execution-source.js';
 import type { RunEvent } from './events.js';
-import { runLifecycle } from './run-lifecycle.js';
+import { notingPlan, runLifecycle } from './run-lifecycle.js';
 import type { RunControl } from './run-machine.js';
 import { type RunOptions, type RunsDefaults, runSettings } from './run-options.js';
-import { replayRunState, type RunState, RunStateFold } from './run-state.js';
-import { sampleRunState } from './sample-run-state.js';
-import { shareRun } from './share-run.js';
-import { toRunState } from './to-run-state.js';
+import { INITIAL_RUN_STATE, type RunState } from './run-state.js';
+import { RunStand, shareRun } from './share-run.js';
+import { sampleRunState, toRunState } from './to-run-state.js';
 
 /**
  * Options of `client.startRun`: those of a run, but for a handle `timeoutMs` and `signal` stop the
@@ -23,7 +22,7 @@ import { toRunState } from './to-run-state.js';
  * ```
  */
 export interface StartRunOptions extends Omit<RunOptions, 'abortOnUnsubscribe'> {
-  /** `state` emits at most one state per period, always the final one (see `sampleRunState`). Default: every poll's. */
+  /** `state` emits at most one state per period, always the final one (see `sampleRunState`). Default: every read's. */
   readonly sampleStateMs?: number;
 }
 
@@ -46,9 +45,9 @@ export interface RunHandle {
    * start's error, or an `AbortError` when `cancel()` dropped the start before it was sent.
    */
   readonly executionId: Promise<string>;
-  /** The run's events; a late subscriber first gets the state so far (see `shareRun`), then the rest. */
+  /** The run's events; a late subscriber first gets the state so far as one `snapshot` event (see `shareRun`), then the rest. */
   readonly events: Observable<RunEvent>;
-  /** One state per poll (see `toRunState`), sampled with `sampleStateMs`; a late subscriber gets the latest at once. */
+  /** One state per read (see `toRunState`), sampled with `sampleStateMs`; a late subscriber gets the latest at once. */
   readonly state: Observable<RunState>;
   /**
    * The result, once the execution ended: `endedBy` says how (`finish`, `aborted` after `cancel()`,
@@ -108,17 +107,18 @@ export function startRunOver(
 
   // The handle's own `timeoutMs` and `signal` steer the run (below); the lifecycle never ends it on its own.
   const control = new Subject<RunControl>();
+  const planned = notingPlan(source);
   const run$ = runLifecycle(
     source,
-    { kind: 'start', canvasId, start: startExecution(source, canvasId, input, options.checkVariables === true) },
+    { kind: 'start', canvasId, start: startExecution(planned.source, canvasId, input, options.checkVariables === true), plannedTasks: planned.tasks },
     { ...settings, timeoutMs: undefined, signal: undefined, abortOnUnsubscribe: false },
     control,
   );
 
   const executionId = deferred<string>();
   const result = deferred<RunResult>();
-  // The events folded as they came: what a newcomer gets once the run is over.
-  const seen = new RunStateFold();
+  // How the run stood when last seen: what a newcomer gets once the run is over.
+  const seen = new RunStand();
   let ended: { readonly error: unknown } | 'completed' | undefined;
   let detached = false;
   let leftRunning: 'abort' | 'aborted' | undefined;
@@ -131,14 +131,14 @@ export function startRunOver(
     }
     // Followed once and over (an error, or detached): a newcomer gets how it stood and how it ended, never a new run.
     const ending = ended;
-    return concat(from(replayRunState(seen.state)), ending === undefined || ending === 'completed' ? EMPTY : throwError(() => ending.error));
+    return concat(from(seen.catchUp()), ending === undefined || ending === 'completed' ? EMPTY : throwError(() => ending.error));
   }).pipe(shareRun());
 
   const steering = new Subscription();
   /** An execution left running (an error, `detach()`) is aborted when `cancel()` asks for it, once. */
   const abortLeftRunning = (): void => {
     const id = seen.executionId;
-    if (leftRunning !== 'abort' || id === undefined || seen.result !== undefined) return;
+    if (leftRunning !== 'abort' || id === undefined || seen.finished !== undefined) return;
     leftRunning = 'aborted';
     abortInBackground(source, id, settings);
   };
@@ -150,8 +150,9 @@ export function startRunOver(
       result.reject(ending.error);
     } else {
       executionId.reject(new DOMException('No execution: the run was cancelled before its start was sent', 'AbortError'));
-      if (seen.result === undefined) result.reject(new DOMException('The run handle was detached: the execution goes on unobserved', 'AbortError'));
-      else result.resolve(seen.result);
+      const finished = seen.finished;
+      if (finished === undefined) result.reject(new DOMException('The run handle was detached: the execution goes on unobserved', 'AbortError'));
+      else result.resolve(finished.result);
     }
     abortLeftRunning();
   };
@@ -164,15 +165,16 @@ export function startRunOver(
     latest = state;
     states.next(cancelling && state.result === undefined ? { ...state, cancelling: true } : state);
   };
+  /** Shown at once, before any state if need be: the display says "cancelling…" from the call on. */
   const stopping = (): void => {
     if (cancelling) return;
     cancelling = true;
-    if (latest !== undefined) show(latest);
+    show(latest ?? INITIAL_RUN_STATE);
   };
   events
     .pipe(
       tap((event) => {
-        seen.apply(event);
+        seen.see(event);
         if (event.type === 'started') executionId.resolve(event.executionId);
       }),
       toRunState(defaults.scheduler === undefined ? {} : { scheduler: defaults.scheduler }),

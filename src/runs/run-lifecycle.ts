@@ -1,11 +1,13 @@
-import { Observable, Subject, Subscription, timer } from 'rxjs';
+import { Observable, Subject, Subscription, tap, timer } from 'rxjs';
+import type { WorkflowPlan } from '../domain/model.js';
 import { abortInBackground, type ExecutionSource, type StartProgress, waitOutUnsentStart } from './execution-source.js';
-import type { RunEvent } from './events.js';
 import { withExecutionId } from './execution-error.js';
 import { pollExecution } from './poll-execution.js';
 import { reducerShell } from './reducer-shell.js';
 import { initialRun, type LifecycleCommand, reduceRun, type RunControl, type RunRules } from './run-machine.js';
 import type { RunSettings } from './run-options.js';
+import { RunReader, withReading } from './run-state.js';
+import type { RunEvent } from './events.js';
 
 /** Where a run's execution comes from: a start of its own, or an existing one to follow. */
 export type RunTarget =
@@ -14,16 +16,38 @@ export type RunTarget =
       readonly canvasId: string;
       /** The start request, made per subscription; unsubscribing takes it back while nothing of it is on its way. */
       readonly start: () => Observable<StartProgress>;
+      /** The workflow's task nodes, once the start read its plan (`checkVariables`; see {@link notingPlan}). */
+      readonly plannedTasks?: () => readonly { readonly nodeId: string }[] | undefined;
     }
   | { readonly kind: 'watch'; readonly executionId: string };
 
 /**
+ * `source` with its plan reads noted: a start that checks its variables reads the workflow's plan
+ * first, whose tasks are the run's task nodes (service.md §5.2), so its progress has its total from
+ * the start. `tasks` is per start: make one for each.
+ */
+export function notingPlan(source: ExecutionSource): { readonly source: ExecutionSource; readonly tasks: () => readonly { readonly nodeId: string }[] | undefined } {
+  const { plan } = source;
+  if (plan === undefined) return { source, tasks: () => undefined };
+  let tasks: readonly { readonly nodeId: string }[] | undefined;
+  const noting = (canvasId: string): Observable<WorkflowPlan> =>
+    plan(canvasId).pipe(
+      tap((found) => {
+        tasks = found.tasks.map((task) => ({ nodeId: task.id }));
+      }),
+    );
+  return { source: { ...source, plan: noting }, tasks: () => tasks };
+}
+
+/**
  * One subscription to a run: the shell of `reduceRun` (run-machine.ts, where the rules are). It turns
  * the subscriber, the signal, the deadline and `control` into events, and the machine's commands into
- * the start's and the poll's subscriptions, background aborts and notifications.
+ * the start's and the poll's subscriptions, background aborts and readings (`RunReading`: one per read
+ * that changed something, `seq` 1, 2, 3…), whose events it emits, each carrying its reading (`readingOf`).
  */
 export function runLifecycle(source: ExecutionSource, target: RunTarget, settings: RunSettings, control?: Observable<RunControl>): Observable<RunEvent> {
   return new Observable<RunEvent>((subscriber) => {
+    const reader = new RunReader(settings.scheduler);
     const listening = new Subscription();
     let starting: Subscription | undefined;
     let following: Subscription | undefined;
@@ -50,8 +74,8 @@ export function runLifecycle(source: ExecutionSource, target: RunTarget, setting
         case 'follow':
           if (subscriber.closed) return;
           following = pollExecution(source, { ...settings, executionId: command.executionId, canvasId: command.canvasId, startedStatus: command.startedStatus, readNow }).subscribe({
-            next: (event) => {
-              dispatch({ type: 'poll-event', event });
+            next: (read) => {
+              dispatch({ type: 'poll-read', read });
             },
             error: (error: unknown) => {
               dispatch({ type: 'poll-error', error });
@@ -72,9 +96,17 @@ export function runLifecycle(source: ExecutionSource, target: RunTarget, setting
         case 'read-now':
           readNow.next();
           return;
-        case 'emit':
-          subscriber.next(command.event);
+        case 'emit': {
+          const planned = target.kind === 'start' ? target.plannedTasks?.() : undefined;
+          if (planned !== undefined) reader.knowPlannedTasks(planned);
+          for (const event of withReading(reader.read(command.events, command.tasks)).events) {
+            // A subscriber that left before `finished` left a run not over (run-machine.ts, `ending`).
+            if (subscriber.closed) return;
+            if (event.type === 'finished') dispatch({ type: 'finished-delivered' });
+            subscriber.next(event);
+          }
           return;
+        }
         case 'complete':
           subscriber.complete();
           return;

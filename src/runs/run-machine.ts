@@ -1,6 +1,7 @@
 import type { ExecutionStatus, RunResult, StartedExecution } from '../domain/model.js';
 import { RunTimeoutError, WorkflowFailedError } from '../errors/run-errors.js';
-import type { RunEvent } from './events.js';
+import type { FinishedEvent, RunEvent } from './events.js';
+import type { PollRead } from './poll-execution.js';
 import { isExecutionOver } from './execution-view.js';
 import type { Step } from './reducer-shell.js';
 import { type RunStop, stoppedEnding, unstartedResult } from './run-ending.js';
@@ -33,9 +34,11 @@ export type LifecycleEvent =
   | { readonly type: 'signal'; readonly reason: unknown }
   | { readonly type: 'deadline' }
   | { readonly type: 'unsubscribe' }
-  | { readonly type: 'poll-event'; readonly event: RunEvent }
+  | { readonly type: 'poll-read'; readonly read: PollRead }
   | { readonly type: 'poll-error'; readonly error: unknown }
   | { readonly type: 'poll-complete' }
+  /** `finished` is about to reach the subscriber: the events before it did. */
+  | { readonly type: 'finished-delivered' }
   | { readonly type: 'abort-answered' };
 
 /**
@@ -50,13 +53,15 @@ export type LifecycleCommand =
   | { readonly type: 'stop-following' }
   | { readonly type: 'abort'; readonly executionId: string }
   | { readonly type: 'read-now' }
-  | { readonly type: 'emit'; readonly event: RunEvent }
+  /** The events of one reading, and the task nodes an output read listed (`PollRead.tasks`). */
+  | { readonly type: 'emit'; readonly events: readonly RunEvent[]; readonly tasks?: PollRead['tasks'] }
   | { readonly type: 'complete' }
   | { readonly type: 'error'; readonly error: unknown; readonly executionId?: string };
 
 /**
  * Where the run is. `starting`: the start is subscribed, `sending` while a request of it is on its way
- * (the execution may exist from then on). `finishing`: `finished` was delivered, the poll is about to
+ * (the execution may exist from then on). `ending`: the reading with `finished` is being delivered; a
+ * subscriber that leaves before `finished` reached it leaves a run not over. `finishing`: `finished` was delivered, the poll is about to
  * complete. `leaving`: the subscriber is gone (or was sent an error) while the start was on its way;
  * the start is kept only to abort its execution once the id arrives.
  */
@@ -64,6 +69,7 @@ export type RunPhase =
   | { readonly name: 'idle' }
   | { readonly name: 'starting'; readonly sending: boolean; readonly detaching: boolean }
   | { readonly name: 'following'; readonly executionId: string }
+  | { readonly name: 'ending'; readonly executionId: string; readonly result: RunResult }
   | { readonly name: 'finishing'; readonly executionId: string; readonly result: RunResult }
   | { readonly name: 'leaving' }
   | { readonly name: 'closed' };
@@ -116,8 +122,8 @@ export function reduceRun(machine: RunMachine, event: LifecycleEvent): RunStep {
       return left(machine, true, { type: 'error', error: new RunTimeoutError(rules.timeoutMs, executionIdOf(machine.phase)) });
     case 'unsubscribe':
       return left(machine, rules.abortOnUnsubscribe, undefined);
-    case 'poll-event':
-      return polled(machine, event.event);
+    case 'poll-read':
+      return polled(machine, event.read);
     case 'poll-error': {
       const executionId = executionIdOf(machine.phase);
       if (executionId === undefined) return stay(machine);
@@ -125,6 +131,8 @@ export function reduceRun(machine: RunMachine, event: LifecycleEvent): RunStep {
     }
     case 'poll-complete':
       return pollCompleted(machine);
+    case 'finished-delivered':
+      return machine.phase.name === 'ending' ? to(machine, { ...machine.phase, name: 'finishing' }) : stay(machine);
     case 'abort-answered':
       // The abort has taken effect (service.md §3.5): read the end now rather than at the cadence's pace.
       return machine.phase.name === 'following' ? { state: machine, commands: [{ type: 'read-now' }] } : stay(machine);
@@ -157,7 +165,7 @@ function canvasIdOf(rules: RunRules): string | undefined {
 }
 
 function executionIdOf(phase: RunPhase): string | undefined {
-  return phase.name === 'following' || phase.name === 'finishing' ? phase.executionId : undefined;
+  return phase.name === 'following' || phase.name === 'ending' || phase.name === 'finishing' ? phase.executionId : undefined;
 }
 
 /** The abort of `executionId`, unless one was sent already: one execution, one abort. */
@@ -168,7 +176,7 @@ function abortOnce(machine: RunMachine, executionId: string): LifecycleCommand[]
 /** A start stopped while nothing of it was on its way: dropped, and the run ends with no execution. */
 function unstarted(machine: RunMachine, stop: RunStop): RunStep {
   const result = unstartedResult(canvasIdOf(machine.rules) ?? '', stop.by);
-  return to({ ...machine, stop }, CLOSED, { type: 'drop-start' }, { type: 'emit', event: { type: 'finished', executionId: '', result } }, { type: 'complete' });
+  return to({ ...machine, stop }, CLOSED, { type: 'drop-start' }, { type: 'emit', events: [{ type: 'finished', executionId: '', result }] }, { type: 'complete' });
 }
 
 function sendingChanged(machine: RunMachine, sending: boolean): RunStep {
@@ -189,7 +197,7 @@ function startAnswered(machine: RunMachine, execution: StartedExecution): RunSte
   if (phase.name !== 'starting') return stay(machine);
   const canvasId = canvasIdOf(machine.rules);
   const aborting: LifecycleCommand[] = machine.stop === undefined ? [] : [{ type: 'abort', executionId }];
-  const started: LifecycleCommand = { type: 'emit', event: { type: 'started', executionId, ...(canvasId === undefined ? {} : { canvasId }), status } };
+  const started: LifecycleCommand = { type: 'emit', events: [{ type: 'started', executionId, ...(canvasId === undefined ? {} : { canvasId }), status }] };
   const next = { ...machine, seenEnd: machine.seenEnd || isExecutionOver(status) };
   // Detached while the start was on its way: the execution runs on, and the run ends with its id.
   if (phase.detaching) return to(next, CLOSED, ...aborting, started, { type: 'complete' });
@@ -212,6 +220,7 @@ function left(machine: RunMachine, abortWanted: boolean, error: LifecycleCommand
       if ((abortWanted || machine.stop !== undefined) && phase.sending) return to(machine, { name: 'leaving' }, ...failing);
       return to(machine, CLOSED, { type: 'drop-start' }, ...failing);
     case 'following':
+    case 'ending':
       return to(machine, CLOSED, ...(abortWanted ? abortOnce(machine, phase.executionId) : []), { type: 'stop-following' }, ...failing);
     case 'finishing':
       // `finished` was delivered: the run ended on its own, nothing to abort, no other ending.
@@ -239,23 +248,29 @@ function steered(machine: RunMachine, control: RunControl): RunStep {
   return to({ ...machine, stop }, phase, ...abortOnce(machine, phase.executionId));
 }
 
-function polled(machine: RunMachine, event: RunEvent): RunStep {
+/** A read's events go out as one reading; its `finished` says how this client saw the end. */
+function polled(machine: RunMachine, read: PollRead): RunStep {
   const { phase } = machine;
   if (phase.name !== 'following') return stay(machine);
-  if (event.type !== 'finished') {
-    const seenEnd = machine.seenEnd || ((event.type === 'status' || event.type === 'started') && isExecutionOver(event.status));
-    return to({ ...machine, seenEnd }, phase, { type: 'emit', event });
-  }
-  const ended = stoppedEnding(machine.stop, event);
+  let { seenEnd } = machine;
+  let ended: FinishedEvent | undefined;
+  const events = read.events.map((event): RunEvent => {
+    if (event.type === 'status' || event.type === 'started') seenEnd ||= isExecutionOver(event.status);
+    if (event.type !== 'finished') return event;
+    ended = stoppedEnding(machine.stop, event);
+    return ended;
+  });
+  const emit: LifecycleCommand = { type: 'emit', events, ...(read.tasks === undefined ? {} : { tasks: read.tasks }) };
+  if (ended === undefined) return to({ ...machine, seenEnd }, phase, emit);
   // service.md §3.3, §3.5: branches still running after the failure spend credits; abort them once.
   const branches = machine.rules.onFailedBranches === 'abort' && ended.result.runningNodes.length > 0 ? abortOnce(machine, phase.executionId) : [];
-  return to(machine, { name: 'finishing', executionId: phase.executionId, result: ended.result }, ...branches, { type: 'emit', event: ended });
+  return to({ ...machine, seenEnd }, { name: 'ending', executionId: phase.executionId, result: ended.result }, ...branches, emit);
 }
 
 function pollCompleted(machine: RunMachine): RunStep {
   const { phase, rules } = machine;
   if (phase.name === 'following') return to(machine, CLOSED, { type: 'complete' });
-  if (phase.name !== 'finishing') return stay(machine);
+  if (phase.name !== 'finishing' && phase.name !== 'ending') return stay(machine);
   if (phase.result.endedBy === 'failed' && rules.failOnWorkflowError) return to(machine, CLOSED, { type: 'error', error: new WorkflowFailedError(phase.result) });
   return to(machine, CLOSED, { type: 'complete' });
 }

@@ -1,5 +1,8 @@
+import type { SchedulerLike } from 'rxjs';
 import type { ExecutionStatus, NodeError, NodeStatus, OutputFile, RunResult } from '../domain/model.js';
+import { durationOf, type NodeTimes, serviceNodeTimes } from '../domain/node-times.js';
 import type { ConnectionEvent, MessageEvent, NodeEvent, RunEvent } from './events.js';
+import { isNodeDone } from './execution-view.js';
 
 /** A message at its full text so far. */
 export interface MessageState {
@@ -20,10 +23,11 @@ export interface NodeState {
   readonly text: string;
   /**
    * The node does work: a task node, one the output lists (service.md §4.2), counted in `progress`.
-   * Nodes with no work (start, memo, resource…) are `finish` from the start (§3.2), so a node is taken
-   * for a task once it was seen at any other status, had a message, or is in the result's output. A
-   * task whose whole life passed between two reads looks like one with no work until the result, and
-   * a content node (document, image…, `init` until a tick after its parent, §3.2) like a task until then.
+   * Once the run has read its output, that read says which nodes are tasks, for the rest of the run.
+   * Before, nodes with no work (start, memo, resource…) being `finish` from the start (§3.2), a node is
+   * taken for a task once it was seen at any other status or had a message: a task whose whole life
+   * passed between two reads looks like one with no work, and a content node (document, image…, `init`
+   * until a tick after its parent, §3.2) like a task, until the output is read.
    */
   readonly task: boolean;
   /**
@@ -35,8 +39,8 @@ export interface NodeState {
 }
 
 /**
- * A run folded into what a UI shows: what `toRunState()` emits, one state per poll, and what
- * `shareRun()` replays to a late subscriber.
+ * A run folded into what a UI shows: what `toRunState()` emits, one state per read of the execution,
+ * and what a late subscriber of a shared run receives first (a `snapshot` event).
  */
 export interface RunState {
   /** Absent until `started`. */
@@ -48,7 +52,11 @@ export interface RunState {
   readonly files: readonly OutputFile[];
   /** How many task nodes (see `NodeState.task`) ended, and how: see {@link TaskProgress}. */
   readonly progress: TaskProgress;
-  /** Time from subscription to this state (to `finished` once finished), on the run's scheduler. */
+  /**
+   * Time from the start of the run (its subscription, or the start of a run handle) to this state (to
+   * `finished` once finished), on the run's scheduler. An event stream that is not a run of this client
+   * times it from `toRunState()`'s subscription.
+   */
   readonly elapsedMs: number;
   /** Present once `finished`. */
   readonly result?: RunResult;
@@ -67,7 +75,9 @@ export interface RunState {
 
 /**
  * The task nodes of a run (`RunState.progress`): `succeeded` (`finish`) and `failed` (a failed node,
- * an aborted or timed-out one too, service.md §3.5, §3.6) out of `total`. `done` is `succeeded + failed`,
+ * an aborted or timed-out one too, service.md §3.5, §3.6) out of `total`. The total is the task nodes
+ * of the first output read and does not grow after it; before it, the nodes seen at work (see
+ * `NodeState.task`). `done` is `succeeded + failed`,
  * kept for displays that only count ended nodes; a bar that fills with `done` shows an aborted run full,
  * so fill it with `succeeded` and show `failed` apart.
  *
@@ -103,33 +113,20 @@ interface NodeEntry {
   title: string | undefined;
   status: NodeStatus;
   error: NodeError | undefined;
-  task: boolean;
+  /** Seen at work (see `NodeState.task`); the output's list of tasks, once read, overrides it. */
+  seenWorking: boolean;
   /** In first-seen order; a message's new text keeps its place. */
   readonly messages: Map<string, MessageState>;
   /** The node's state as last built, dropped when the node changes: unchanged nodes keep their object. */
   built: NodeState | undefined;
 }
 
-function builtNode(entry: NodeEntry): NodeState {
-  const messages = [...entry.messages.values()];
-  return {
-    nodeId: entry.nodeId,
-    ...(entry.title === undefined ? {} : { title: entry.title }),
-    status: entry.status,
-    ...(entry.error === undefined ? {} : { error: entry.error }),
-    messages,
-    text: messages.map((message) => message.content).join('\n\n'),
-    task: entry.task,
-  };
-}
-
 /**
  * A run's events folded into its {@link RunState}. Each event costs O(1) (a node, a message or a file
  * is found by its id, never by a scan), and the state is built when asked for, once per change, in
- * O(nodes + messages + files), each unchanged node keeping its object: a poll answered with n nodes
+ * O(nodes + messages + files), each unchanged node keeping its object: a read answered with n nodes
  * costs O(n), not O(n²). Messages are taken at their full text (`content`), so the state is right
- * whether or not earlier text was `replaced`. Times are not read here: `toRunState` adds them
- * (`elapsedMs`) when it emits.
+ * whether or not earlier text was `replaced`. Times are not read here: a {@link RunReader} adds them.
  */
 export class RunStateFold {
   #executionId: string | undefined;
@@ -139,7 +136,11 @@ export class RunStateFold {
   #reconnecting: Reconnecting | undefined;
   /** In first-seen order: the service's parents-before-children order (service.md §4.1). */
   readonly #nodes = new Map<string, NodeEntry>();
-  readonly #files: OutputFile[] = [];
+  #files: OutputFile[] = [];
+  /** The task nodes, once the plan or an output read told them (see `knowTasks`). */
+  #tasks: ReadonlySet<string> | undefined;
+  /** An output read has listed the task nodes. */
+  #tasksRead = false;
   #state: RunState | undefined = INITIAL_RUN_STATE;
 
   /**
@@ -153,6 +154,9 @@ export class RunStateFold {
         this.#executionId = event.executionId;
         this.#canvasId = event.canvasId ?? this.#canvasId;
         this.#status = event.status;
+        return;
+      case 'snapshot':
+        this.#adopt(event.state);
         return;
       case 'status':
         this.#status = event.status;
@@ -177,6 +181,24 @@ export class RunStateFold {
     }
   }
 
+  /**
+   * The task nodes, from the workflow's plan (its tasks are the task nodes, service.md §5.2) or as an
+   * output read lists them (§4.2): from then on they alone count in `progress`, and the total is theirs
+   * until the result. The first output read settles them once (a plan it agrees with stays).
+   */
+  knowTasks(tasks: readonly { readonly nodeId: string }[], from: 'plan' | 'output'): void {
+    if (this.#tasks !== undefined && (from === 'plan' || this.#tasksRead)) return;
+    const ids = new Set(tasks.map((task) => task.nodeId));
+    if (from === 'output') {
+      this.#tasksRead = true;
+      const known = this.#tasks;
+      if (known !== undefined && [...ids].every((id) => known.has(id))) return;
+    }
+    this.#tasks = ids;
+    this.#state = undefined;
+    for (const entry of this.#nodes.values()) entry.built = undefined;
+  }
+
   /** The execution's id, once `started` came. */
   get executionId(): string | undefined {
     return this.#executionId;
@@ -193,6 +215,34 @@ export class RunStateFold {
     return this.#state;
   }
 
+  #isTask(entry: NodeEntry): boolean {
+    return this.#tasks === undefined ? entry.seenWorking : this.#tasks.has(entry.nodeId);
+  }
+
+  /** The fold starts over from `state`, which stands for every event before it. */
+  #adopt(state: RunState): void {
+    this.#executionId = state.executionId;
+    this.#canvasId = state.canvasId;
+    this.#status = state.status;
+    this.#result = state.result;
+    this.#reconnecting = state.reconnecting;
+    this.#files = [...state.files];
+    this.#tasks = undefined;
+    this.#tasksRead = false;
+    this.#nodes.clear();
+    for (const node of state.nodes) {
+      this.#nodes.set(node.nodeId, {
+        nodeId: node.nodeId,
+        title: node.title,
+        status: node.status,
+        error: node.error,
+        seenWorking: node.task,
+        messages: new Map(node.messages.map((message) => [message.messageId, message])),
+        built: undefined,
+      });
+    }
+  }
+
   #applyNode(event: NodeEvent): void {
     const known = this.#nodes.get(event.nodeId);
     // service.md §3.2: a node with no work is `finish` whenever it is seen; any other status, now or
@@ -203,7 +253,7 @@ export class RunStateFold {
       title: event.title,
       status: event.status,
       error: event.error,
-      task: (known?.task ?? false) || seenWorking,
+      seenWorking: (known?.seenWorking ?? false) || seenWorking,
       messages: known?.messages ?? new Map<string, MessageState>(),
       built: undefined,
     });
@@ -211,10 +261,10 @@ export class RunStateFold {
 
   #applyMessage(event: MessageEvent): void {
     // Messages follow their node's event; a message of a node not seen yet still gets a place.
-    const entry = this.#nodes.get(event.nodeId) ?? { nodeId: event.nodeId, title: undefined, status: 'unknown', error: undefined, task: true, messages: new Map<string, MessageState>(), built: undefined };
+    const entry = this.#nodes.get(event.nodeId) ?? { nodeId: event.nodeId, title: undefined, status: 'unknown', error: undefined, seenWorking: true, messages: new Map<string, MessageState>(), built: undefined };
     this.#nodes.set(event.nodeId, entry);
     entry.messages.set(event.messageId, { messageId: event.messageId, role: event.role, content: event.content, reasoningContent: event.reasoningContent });
-    entry.task = true;
+    entry.seenWorking = true;
     entry.built = undefined;
   }
 
@@ -230,16 +280,37 @@ export class RunStateFold {
 
   /** The result's output lists exactly the task nodes (service.md §4.2): the end settles what was a guess. */
   #applyResult(result: RunResult): void {
+    const tasks = new Set(this.#tasks);
     for (const { nodeId } of result.output) {
+      tasks.add(nodeId);
       const entry = this.#nodes.get(nodeId);
-      if (entry === undefined || entry.task) continue;
-      entry.task = true;
+      if (entry === undefined || entry.seenWorking) continue;
+      entry.seenWorking = true;
       entry.built = undefined;
+    }
+    if (this.#tasks !== undefined && tasks.size > this.#tasks.size) {
+      this.#tasks = tasks;
+      for (const entry of this.#nodes.values()) entry.built = undefined;
     }
     this.#status = result.status;
     this.#result = result;
     // Read to its end: whatever outage there was is over.
     this.#reconnecting = undefined;
+  }
+
+  #built(entry: NodeEntry): NodeState {
+    if (entry.built !== undefined) return entry.built;
+    const messages = [...entry.messages.values()];
+    entry.built = {
+      nodeId: entry.nodeId,
+      ...(entry.title === undefined ? {} : { title: entry.title }),
+      status: entry.status,
+      ...(entry.error === undefined ? {} : { error: entry.error }),
+      messages,
+      text: messages.map((message) => message.content).join('\n\n'),
+      task: this.#isTask(entry),
+    };
+    return entry.built;
   }
 
   #build(): RunState {
@@ -248,13 +319,15 @@ export class RunStateFold {
     let failed = 0;
     let total = 0;
     for (const entry of this.#nodes.values()) {
-      entry.built ??= builtNode(entry);
-      nodes.push(entry.built);
-      if (!entry.task) continue;
+      const node = this.#built(entry);
+      nodes.push(node);
+      if (!node.task) continue;
       total += 1;
-      if (entry.status === 'finish') succeeded += 1;
-      else if (entry.status === 'failed') failed += 1;
+      if (node.status === 'finish') succeeded += 1;
+      else if (node.status === 'failed') failed += 1;
     }
+    // Known tasks count before they show (a plan's, before the first read).
+    if (this.#tasks !== undefined) total = this.#tasks.size;
     return {
       ...(this.#executionId === undefined ? {} : { executionId: this.#executionId }),
       ...(this.#canvasId === undefined ? {} : { canvasId: this.#canvasId }),
@@ -270,39 +343,90 @@ export class RunStateFold {
 }
 
 /**
- * The events that bring a newcomer to `state` at once: `started` at the current status, each node at
- * its current status, each message at its full text, each file — not every delta that led there.
+ * One read of a run, as every consumer of the run sees it: `events`, what the read changed, in order;
+ * `state`, the run after it; `seq`, 1, 2, 3… per run, one more per reading (an execution's resume
+ * point). A read that changed nothing makes no reading.
  */
-export function replayRunState(state: RunState): readonly RunEvent[] {
-  const { executionId, status, result } = state;
-  // A run stopped before its start was sent ends with a result and nothing else (no execution).
-  if (executionId === undefined || status === undefined) return result === undefined ? [] : [{ type: 'finished', executionId: result.executionId, result }];
-  const events: RunEvent[] = [{ type: 'started', executionId, ...(state.canvasId === undefined ? {} : { canvasId: state.canvasId }), status }];
-  for (const node of state.nodes) {
-    events.push({
-      type: 'node',
-      executionId,
-      nodeId: node.nodeId,
-      ...(node.title === undefined ? {} : { title: node.title }),
-      status: node.status,
-      ...(node.error === undefined ? {} : { error: node.error }),
-    });
-    for (const message of node.messages) {
-      events.push({
-        type: 'message',
-        executionId,
-        nodeId: node.nodeId,
-        ...message,
-        delta: message.content,
-        reasoningDelta: message.reasoningContent,
-        replaced: false,
-      });
-    }
+export interface RunReading {
+  readonly seq: number;
+  readonly state: RunState;
+  readonly events: readonly RunEvent[];
+}
+
+/** The reading each event of a run of this client belongs to; events of any other stream have none. */
+const readingOfEvent = new WeakMap<RunEvent, RunReading>();
+
+/** The reading `event` came with, when it is an event of a run of this client (see {@link RunReader}). */
+export function readingOf(event: RunEvent): RunReading | undefined {
+  return readingOfEvent.get(event);
+}
+
+/** `reading`, its events marked as its own (see {@link readingOf}). */
+export function withReading(reading: RunReading): RunReading {
+  for (const event of reading.events) readingOfEvent.set(event, reading);
+  return reading;
+}
+
+/**
+ * When a run saw each node start and end, on its scheduler: a node first seen `executing` started
+ * then; one of those first seen done ended then. A node first seen done, or that jumped from `init` to
+ * done between two reads, has no observed start: its time is not guessed.
+ */
+function observeTimes(times: Map<string, NodeTimes>, event: RunEvent, now: number): void {
+  if (event.type !== 'node') return;
+  const known = times.get(event.nodeId);
+  if (event.status === 'executing' && known?.startedAt === undefined) times.set(event.nodeId, { startedAt: now });
+  else if (isNodeDone(event.status) && known?.startedAt !== undefined && known.endedAt === undefined) times.set(event.nodeId, { ...known, endedAt: now });
+}
+
+/**
+ * Each node's `elapsedMs` at `now`: the service's times once the result has them (service.md §4.2),
+ * else the observed ones (a running node's grows with `now`).
+ */
+function withNodeTimes(state: RunState, observed: ReadonlyMap<string, NodeTimes>, now: number): RunState {
+  const reported = new Map(state.result?.output.map((entry) => [entry.nodeId, durationOf(serviceNodeTimes(entry))]));
+  const nodes = state.nodes.map((node) => {
+    const seen = observed.get(node.nodeId);
+    const elapsedMs = reported.get(node.nodeId) ?? (seen?.startedAt === undefined ? undefined : (seen.endedAt ?? now) - seen.startedAt);
+    return elapsedMs === undefined ? node : { ...node, elapsedMs };
+  });
+  return { ...state, nodes };
+}
+
+/**
+ * Makes a run's readings: each read's events folded into the state after it, timed on the run's
+ * scheduler from the reader's making (the run's start). Where a run's states are built: a run's
+ * readings (so a late subscriber's snapshot too) and `toRunState()` over any other event stream.
+ */
+export class RunReader {
+  readonly #fold = new RunStateFold();
+  readonly #times = new Map<string, NodeTimes>();
+  readonly #scheduler: SchedulerLike;
+  readonly #since: number;
+  #seq = 0;
+
+  constructor(scheduler: SchedulerLike) {
+    this.#scheduler = scheduler;
+    this.#since = scheduler.now();
   }
-  for (const file of state.files) events.push({ type: 'file', executionId, file });
-  // The outage goes on: a newcomer sees it from now, with its attempts so far.
-  const { reconnecting } = state;
-  if (reconnecting !== undefined) events.push({ type: 'connection', executionId, reconnecting: { attempts: reconnecting.attempts, failingForMs: 0, error: reconnecting.error } });
-  if (state.result !== undefined) events.push({ type: 'finished', executionId, result: state.result });
-  return events;
+
+  /** The run's task nodes, from the workflow's plan (see `RunStateFold.knowTasks`). */
+  knowPlannedTasks(tasks: readonly { readonly nodeId: string }[]): void {
+    this.#fold.knowTasks(tasks, 'plan');
+  }
+
+  /**
+   * The reading of one read's `events`. `tasks`: the task nodes, when the read's output (or an earlier
+   * one) listed them (service.md §4.2).
+   */
+  read(events: readonly RunEvent[], tasks?: readonly { readonly nodeId: string }[]): RunReading {
+    const now = this.#scheduler.now();
+    for (const event of events) {
+      this.#fold.apply(event, now - this.#since);
+      observeTimes(this.#times, event, now);
+    }
+    if (tasks !== undefined) this.#fold.knowTasks(tasks, 'output');
+    this.#seq += 1;
+    return { seq: this.#seq, state: { ...withNodeTimes(this.#fold.state, this.#times, now), elapsedMs: now - this.#since }, events };
+  }
 }

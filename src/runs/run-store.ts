@@ -27,7 +27,7 @@ export interface RunStore {
    * within that task, as React's StrictMode does when it mounts a component twice, keeps the run going.
    */
   readonly subscribe: (listener: (state: RunState | undefined) => void) => () => void;
-  /** The latest state (one per poll, see `toRunState`): the same object until the state changes; `undefined` before the first. */
+  /** The latest state (one per read, see `toRunState`): the same object until the state changes; `undefined` before the first. */
   readonly getSnapshot: () => RunState | undefined;
   /**
    * The error that ended the run, if one did (a failed request; a failed workflow also shows in the

@@ -2,8 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { ExecutionSnapshot, RunEvent } from '../../src/index.js';
 import { inReadingOrder, ndjsonRenderer } from '../../src/cli/progress/ndjson-renderer.js';
-import { initialView } from '../../src/runs/execution-view.js';
-import { diffStatus } from '../../src/runs/status-diff.js';
+import { diffStatus, initialView } from '../../src/runs/execution-view.js';
 
 const executionId = 'we-1';
 

@@ -144,6 +144,27 @@ describe('run progress', () => {
     expect(initialProgress(attachedAt, 'not a time').startedAtMs).toBe(attachedAt);
   });
 
+  it('takes a snapshot (a late subscriber of a shared run) as the run it stands for', () => {
+    const state = {
+      executionId,
+      canvasId: 'c-1',
+      status: 'executing' as const,
+      nodes: [
+        { nodeId: 'n-start', title: 'Start', status: 'finish' as const, messages: [], text: '', task: false },
+        { nodeId: 'n-a', title: 'Draft', status: 'executing' as const, messages: [], text: 'line one\nline two', task: true, elapsedMs: 1_200 },
+      ],
+      files: [],
+      progress: { succeeded: 0, failed: 0, done: 0, total: 1 },
+      elapsedMs: 3_000,
+    };
+    const progress = advanceProgress(initialProgress(1_000), { type: 'snapshot', executionId, state }, 5_000);
+    expect(progress).toMatchObject({ startedAtMs: 1_000, executionId, canvasId: 'c-1', status: 'executing' });
+    const draft = progress.nodes.find((node) => node.nodeId === 'n-a')!;
+    expect(nodeElapsedMs(draft, 5_000)).toBe(1_200);
+    expect(draft.lastLine).toBe('line two');
+    expect(progressCount(progress)).toEqual({ succeeded: 0, failed: 0, done: 0, total: 1 });
+  });
+
   it('counts no start or memo node as work', () => {
     let progress = initialProgress(0);
     progress = advanceProgress(progress, { type: 'node', executionId, nodeId: 'n-start', status: 'finish' }, 0);

@@ -4,7 +4,7 @@ import type { RunResult } from '../../src/domain/model.js';
 import type { FileEvent, MessageEvent, NodeEvent, RunEvent } from '../../src/runs/events.js';
 import { ofType } from '../../src/runs/of-type.js';
 import { runResult } from '../../src/runs/run-result.js';
-import type { RunState } from '../../src/runs/run-state.js';
+import { type RunState, RunStateFold } from '../../src/runs/run-state.js';
 import { shareRun } from '../../src/runs/share-run.js';
 import { toAsyncIterable } from '../../src/runs/to-async-iterable.js';
 import { toRunState } from '../../src/runs/to-run-state.js';
@@ -90,20 +90,21 @@ describe('runResult', () => {
   });
 });
 
+/** The `snapshot` a late subscriber gets after `events`: the state they make, standing for them. */
+function caughtUp(...events: RunEvent[]): RunEvent {
+  const fold = new RunStateFold();
+  for (const event of events) fold.apply(event);
+  return { type: 'snapshot', executionId: id, state: fold.state };
+}
+
 describe('shareRun', () => {
-  it('runs one execution for many subscribers and replays the current state to a late one', () => {
+  it('runs one execution for many subscribers and gives a late one its current state as one snapshot', () => {
     testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
       const run$ = cold<RunEvent>('a b c d e 19ms f', { a: ev.started, b: ev.n1, c: ev.n2, d: ev.m1, e: ev.m2, f: ev.done });
       const shared$ = run$.pipe(shareRun());
       expectObservable(shared$, '^ 30ms !').toBe('a b c d e 19ms f', { a: ev.started, b: ev.n1, c: ev.n2, d: ev.m1, e: ev.m2, f: ev.done });
-      // Joins at 10: one event per piece of state (the message at its full text), then live events.
-      expectObservable(shared$, '10ms ^ 30ms !').toBe('10ms (SBMC) 8ms f', {
-        S: ev.started,
-        B: { type: 'node', executionId: id, nodeId: 'n1', title: 'Write', status: 'executing' },
-        C: ev.n2,
-        M: { ...ev.m2, delta: 'Hello' },
-        f: ev.done,
-      });
+      // Joins at 10: the state so far in one `snapshot` (no events made up for it), then live events.
+      expectObservable(shared$, '10ms ^ 30ms !').toBe('10ms S 13ms f', { S: caughtUp(ev.started, ev.n1, ev.n2, ev.m1, ev.m2), f: ev.done });
       // The run lives until the late subscriber, the last one, leaves at 41.
       expectSubscriptions(run$.subscriptions).toBe('^ 40ms !');
     });
@@ -114,7 +115,7 @@ describe('shareRun', () => {
       const run$ = cold<RunEvent>('a', { a: ev.started });
       const shared$ = run$.pipe(shareRun());
       expectObservable(shared$, '^ 5ms !').toBe('a', { a: ev.started });
-      expectObservable(shared$, '2ms ^ 10ms !').toBe('2ms a', { a: ev.started });
+      expectObservable(shared$, '2ms ^ 10ms !').toBe('2ms S', { S: caughtUp(ev.started) });
       expectSubscriptions(run$.subscriptions).toBe('^ 12ms !');
     });
   });
@@ -129,19 +130,21 @@ describe('shareRun', () => {
       });
       const shared$ = runsOver(source, { random: () => 0.5, polling: { minMs: 100, maxMs: 400 } }).run(CANVAS_ID, {}, { output: 'final' }).pipe(shareRun());
       expectObservable(shared$, '^ 50ms !').toBe('-s', { s: ev.started });
-      expectObservable(shared$, '20ms ^ 200ms !').toBe('20ms s', { s: ev.started });
+      // The run's own state after its first reading, as it built it.
+      const caught = { type: 'snapshot', executionId: EXECUTION_ID, state: expect.objectContaining({ executionId: EXECUTION_ID, status: 'executing', elapsedMs: 1 }) as unknown };
+      expectObservable(shared$, '20ms ^ 200ms !').toBe('20ms S', { S: caught });
       expectSubscriptions(abort$.subscriptions).toBe('221ms ^!');
       flush();
       expect(source.calls.start).toBe(1);
     });
   });
 
-  it('lets a late subscriber that only wants the replay leave without touching the run', () => {
+  it('lets a late subscriber that only wants the snapshot leave without touching the run', () => {
     testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
       const run$ = cold<RunEvent>('a', { a: ev.started });
       const shared$ = run$.pipe(shareRun());
       expectObservable(shared$, '^ 9ms !').toBe('a', { a: ev.started });
-      expectObservable(shared$.pipe(take(1)), '3ms ^').toBe('3ms (a|)', { a: ev.started });
+      expectObservable(shared$.pipe(take(1)), '3ms ^').toBe('3ms (S|)', { S: caughtUp(ev.started) });
       expectSubscriptions(run$.subscriptions).toBe('^ 9ms !');
     });
   });
@@ -161,9 +164,8 @@ describe('shareRun', () => {
       const run$ = cold<RunEvent>('a b 2ms (f|)', { a: ev.started, b: ev.n1, f: ev.finished });
       const shared$ = run$.pipe(shareRun());
       expectObservable(shared$).toBe('a b 2ms (f|)', { a: ev.started, b: ev.n1, f: ev.finished });
-      // The replay of the state: each piece at its last value (the execution `finish`, the node with no `previous`).
-      const node: RunEvent = { type: 'node', executionId: id, nodeId: 'n1', title: 'Write', status: 'executing' };
-      expectObservable(shared$, '10ms ^').toBe('10ms (abf|)', { a: { ...ev.started, status: 'finish' }, b: node, f: ev.finished });
+      // The final state as a snapshot, then `finished` again: the stream still ends with it.
+      expectObservable(shared$, '10ms ^').toBe('10ms (Sf|)', { S: caughtUp(ev.started, ev.n1, ev.finished), f: ev.finished });
       expectSubscriptions(run$.subscriptions).toBe('^ 3ms !');
     });
   });
@@ -193,7 +195,7 @@ describe('shareRun', () => {
     testScheduler().run(({ cold, expectObservable }) => {
       const shared$ = cold<RunEvent>('a 3ms (f|)', { a: ev.started, f: ev.finished }).pipe(shareRun());
       expectObservable(shared$).toBe('a 3ms (f|)', { a: ev.started, f: ev.finished });
-      expectObservable(shared$, '2ms ^').toBe('2ms a 1ms (f|)', { a: ev.started, f: ev.finished });
+      expectObservable(shared$, '2ms ^').toBe('2ms S 1ms (f|)', { S: caughtUp(ev.started), f: ev.finished });
     });
   });
 });

@@ -1,8 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { OutputFile } from '../../src/domain/model.js';
-import { initialView } from '../../src/runs/execution-view.js';
-import { announceHeldFiles, diffOutput } from '../../src/runs/output-diff.js';
-import { runResultOf } from '../../src/runs/run-result-of.js';
+import { announceHeldFiles, diffOutput, initialView, runResultOf } from '../../src/runs/execution-view.js';
 import { EXECUTION_ID, message, output, outputNode } from './fixtures.js';
 
 // Readings a hostile or inconsistent server can give; the run keeps what its events said.

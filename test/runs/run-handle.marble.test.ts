@@ -10,6 +10,7 @@ import type { RunEvent } from '../../src/runs/events.js';
 import type { RunHandle } from '../../src/runs/run-handle.js';
 import type { RunState } from '../../src/runs/run-state.js';
 import { CANVAS_ID, EXECUTION_ID, node, output, outputNode, scriptedSource, snapshot, started, testScheduler } from './fixtures.js';
+import { toRunState } from '../../src/runs/to-run-state.js';
 
 const defaults = { random: () => 0.5, polling: { minMs: 100, maxMs: 100 } };
 const start = node('start', 'finish', 'Start');
@@ -59,16 +60,19 @@ describe('startRun: a run handle', () => {
     const clock = testScheduler();
     let handle: RunHandle | undefined;
     const late: RunEvent[] = [];
+    let first: ReturnType<typeof collect> | undefined;
+    const lateStates: RunState[] = [];
     let source: ReturnType<typeof execution>['source'] | undefined;
     clock.run(({ cold, flush }) => {
       const run = execution(cold, () => clock.now(), { finishAt: 250 });
       source = run.source;
       handle = runsOver(run.source, defaults).startRun(CANVAS_ID, { variables: { topic: 'tides' } }, { output: 'final' });
       expect(run.source.calls.start).toBe(1);
-      collect(handle);
+      first = collect(handle);
       collect(handle);
       timer(150).subscribe(() => {
         handle!.events.subscribe((event) => late.push(event));
+        handle!.events.pipe(toRunState()).subscribe((state) => lateStates.push(state));
       });
       flush();
       // One read per poll for the three subscribers: 101, 201, then 301 shows the end.
@@ -77,15 +81,16 @@ describe('startRun: a run handle', () => {
     expect(source?.calls.abort).toBe(0);
     await expect(handle!.executionId).resolves.toBe(EXECUTION_ID);
     await expect(handle!.result).resolves.toMatchObject({ status: 'finish', endedBy: 'finish', executionId: EXECUTION_ID });
-    // Joined at 150: `started`, each node as it stands, then what came after.
-    expect(late.map((event) => `${event.type}${event.type === 'node' ? `:${event.nodeId}:${event.status}` : ''}`)).toEqual([
-      'started',
-      'node:start:finish',
-      'node:a:executing',
-      'status',
-      'node:a:finish',
-      'finished',
-    ]);
+    // Joined at 150: the state of the read at 101 in one snapshot (no events made up), then what came after.
+    expect(late.map((event) => `${event.type}${event.type === 'node' ? `:${event.nodeId}:${event.status}` : ''}`)).toEqual(['snapshot', 'status', 'node:a:finish', 'finished']);
+    const [caught] = late;
+    expect(caught?.type === 'snapshot' && caught.state.nodes.map((entry) => `${entry.nodeId}:${entry.status}`)).toEqual(['start:finish', 'a:executing']);
+    // Every subscriber shares the run's readings: the late one's states are the very states the first saw.
+    const shared = first?.states.slice(first.states.findIndex((state) => state.elapsedMs === 101)) ?? [];
+    expect(lateStates).toHaveLength(shared.length);
+    lateStates.forEach((state, index) => {
+      expect(state).toBe(shared[index]);
+    });
   });
 
   it('cancel() aborts once, reads the end at once, and resolves with endedBy: aborted — no error', async () => {
@@ -125,6 +130,21 @@ describe('startRun: a run handle', () => {
       flush();
     });
     expect(shown).toEqual(['1 executing', '101 executing', '150 executing cancelling', '151 failed cancelling', '151 failed result']);
+  });
+
+  it('cancel() shows at once on sampled states too, and before the start answered', () => {
+    const clock = testScheduler();
+    const shown: string[] = [];
+    clock.run(({ cold, flush }) => {
+      const run = execution(cold, () => clock.now(), { startFrames: 20 });
+      const handle = runsOver(run.source, defaults).startRun(CANVAS_ID, {}, { output: 'final', sampleStateMs: 1_000 });
+      handle.state.subscribe((state) => shown.push(`${clock.now()} ${state.status ?? '-'}${state.cancelling === true ? ' cancelling' : ''}${state.result === undefined ? '' : ' result'}`));
+      timer(5).subscribe(() => void handle.cancel());
+      flush();
+    });
+    // Cancelled at 5, while the start is on its way: shown then, not when the start answers or a period ends.
+    expect(shown[0]).toBe('5 - cancelling');
+    expect(shown.at(-1)).toBe('21 failed result');
   });
 
   it('cancel(): a read waiting in the budget when the abort answers is asked again ahead of other runs', async () => {
@@ -393,7 +413,7 @@ describe('startRun: a run handle', () => {
     await new Promise((resolve) => setImmediate(resolve));
     process.off('unhandledRejection', onUnhandled);
     expect(starts).toBe(1);
-    expect(late).toEqual(['started', 'node', 'node', 'error', 'state 0/1', 'state error']);
+    expect(late).toEqual(['snapshot', 'error', 'state 0/1', 'state error']);
     expect(unhandled).toEqual([]);
   });
 

@@ -76,12 +76,12 @@ function possible(world: World, setup: Setup): LifecycleEvent[] {
   }
   if (world.pollLive && !world.pollFinished) {
     events.push(
-      { type: 'poll-event', event: statusEvent('executing') },
-      { type: 'poll-event', event: statusEvent('failed') },
-      { type: 'poll-event', event: statusEvent('finish') },
-      { type: 'poll-event', event: finishedEvent('finish') },
-      { type: 'poll-event', event: finishedEvent('failed') },
-      { type: 'poll-event', event: finishedEvent('failed', true) },
+      { type: 'poll-read', read: { events: [statusEvent('executing')] } },
+      { type: 'poll-read', read: { events: [statusEvent('failed')] } },
+      { type: 'poll-read', read: { events: [statusEvent('finish')] } },
+      { type: 'poll-read', read: { events: [finishedEvent('finish')] } },
+      { type: 'poll-read', read: { events: [finishedEvent('failed')] } },
+      { type: 'poll-read', read: { events: [finishedEvent('failed', true)] } },
       { type: 'poll-error', error: new Error('network') },
     );
   }
@@ -147,7 +147,11 @@ function drive(setup: Setup, choices: readonly number[]): Trace {
         if (command.executionId !== world.executionId) brokenRule ??= `abort of ${command.executionId}, not of ${String(world.executionId)}`;
         break;
       case 'emit':
-        if (command.event.type === 'finished') finishedSeen = true;
+        // The shell tells the machine as `finished` goes out (run-lifecycle.ts).
+        if (command.events.some((emitted) => emitted.type === 'finished')) {
+          finishedSeen = true;
+          dispatch({ type: 'finished-delivered' });
+        }
         break;
       case 'complete':
       case 'error':
@@ -188,8 +192,8 @@ function drive(setup: Setup, choices: readonly number[]): Trace {
       case 'start-failed':
         world.startLive = false;
         break;
-      case 'poll-event':
-        if (event.event.type === 'finished') world.pollFinished = true;
+      case 'poll-read':
+        if (event.read.events.some((read) => read.type === 'finished')) world.pollFinished = true;
         break;
       case 'poll-error':
       case 'poll-complete':
@@ -200,6 +204,7 @@ function drive(setup: Setup, choices: readonly number[]): Trace {
         break;
       case 'subscribe':
       case 'control':
+      case 'finished-delivered':
         break;
       default:
         event satisfies never;
@@ -244,10 +249,10 @@ describe('the run machine over random interleavings (run-machine.ts)', () => {
     fc.assert(
       fc.property(setupArb, choicesArb, (setup, choices) => {
         const { commands } = drive(setup, choices);
-        const finishedAt = commands.findIndex(({ command }) => command.type === 'emit' && command.event.type === 'finished');
+        const finishedAt = commands.findIndex(({ command }) => command.type === 'emit' && command.events.some((emitted) => emitted.type === 'finished'));
         if (finishedAt === -1) return;
         expect(commands.slice(finishedAt).some(({ command }) => command.type === 'abort')).toBe(false);
-        const branchAbort = commands.slice(0, finishedAt).findIndex(({ command, after }) => command.type === 'abort' && after === 'poll-event');
+        const branchAbort = commands.slice(0, finishedAt).findIndex(({ command, after }) => command.type === 'abort' && after === 'poll-read');
         if (branchAbort !== -1) expect(setup.rules.onFailedBranches).toBe('abort');
       }),
       runs,
@@ -284,11 +289,12 @@ describe('the run machine over random interleavings (run-machine.ts)', () => {
     fc.assert(
       fc.property(setupArb, choicesArb, (setup, choices) => {
         const { commands } = drive(setup, choices);
-        const finished = commands.find(({ command }) => command.type === 'emit' && command.event.type === 'finished')?.command;
+        const finished = commands.find(({ command }) => command.type === 'emit' && command.events.some((emitted) => emitted.type === 'finished'))?.command;
         const ending = commands.find(({ command }) => command.type === 'complete' || command.type === 'error');
         if (ending?.after === 'deadline') expect(ending.command.type === 'error' && isRunTimeoutError(ending.command.error)).toBe(true);
-        if (ending?.after !== 'poll-complete' || finished?.type !== 'emit' || finished.event.type !== 'finished') return;
-        const failed = finished.event.result.endedBy === 'failed' && setup.rules.failOnWorkflowError;
+        const endedWith = finished?.type === 'emit' ? finished.events.find((emitted) => emitted.type === 'finished') : undefined;
+        if (ending?.after !== 'poll-complete' || endedWith?.type !== 'finished') return;
+        const failed = endedWith.result.endedBy === 'failed' && setup.rules.failOnWorkflowError;
         expect(ending.command.type === 'error' && isWorkflowFailedError(ending.command.error)).toBe(failed);
         expect(ending.command.type === 'complete').toBe(!failed);
       }),
@@ -299,7 +305,7 @@ describe('the run machine over random interleavings (run-machine.ts)', () => {
   it('emits `finished` last, and a started run announces its execution before anything else', () => {
     fc.assert(
       fc.property(setupArb, choicesArb, (setup, choices) => {
-        const emitted = drive(setup, choices).commands.flatMap(({ command }) => (command.type === 'emit' ? [command.event] : []));
+        const emitted = drive(setup, choices).commands.flatMap(({ command }) => (command.type === 'emit' ? command.events : []));
         const finishedAt = emitted.findIndex((event) => event.type === 'finished');
         if (finishedAt !== -1) expect(finishedAt).toBe(emitted.length - 1);
         if (setup.rules.origin.kind === 'start' && emitted.length > 0 && emitted[0]!.executionId !== '') expect(emitted[0]!.type).toBe('started');

@@ -1,12 +1,11 @@
 import { map, take } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import type { ExecutionOutput, RunResult } from '../../src/domain/model.js';
+import type { ExecutionOutput, RunResult, WorkflowPlan } from '../../src/domain/model.js';
 import { runsOver } from '../../src/runs/create-runs.js';
 import type { RunEvent } from '../../src/runs/events.js';
 import type { RunState } from '../../src/runs/run-state.js';
-import { sampleRunState } from '../../src/runs/sample-run-state.js';
-import { toRunState } from '../../src/runs/to-run-state.js';
-import { CANVAS_ID, EXECUTION_ID, node, output, outputNode, scriptedSource, snapshot, started, testScheduler } from './fixtures.js';
+import { sampleRunState, toRunState } from '../../src/runs/to-run-state.js';
+import { CANVAS_ID, EXECUTION_ID, message, node, output, outputNode, scriptedSource, snapshot, started, testScheduler } from './fixtures.js';
 
 const defaults = { random: () => 0.5, polling: { minMs: 100, maxMs: 100 } };
 const start = node('start', 'finish', 'Start');
@@ -84,6 +83,58 @@ describe('toRunState: one state per poll', () => {
       ['b', true],
       ['c', true],
     ]);
+  });
+
+  it('takes the total from the first output read, and never grows it mid-run', () => {
+    const states: RunState[] = [];
+    testScheduler().run(({ cold, flush }) => {
+      // `c` did its work before the first read (first seen `finish`, service.md §3.2) and wrote nothing;
+      // `doc` is a content node (`init`, then `finish` a tick after its parent), which the output never lists.
+      const reads = [
+        snapshot('executing', [start, node('a', 'executing'), node('c', 'finish'), node('doc', 'init')]),
+        snapshot('executing', [start, node('a', 'finish'), node('c', 'finish'), node('doc', 'init')]),
+        snapshot('finish', [start, node('a', 'finish'), node('c', 'finish'), node('doc', 'finish')]),
+      ];
+      const source = scriptedSource({
+        start: () => cold('-(s|)', { s: started() }),
+        status: (call) => cold('(a|)', { a: reads[Math.min(call, reads.length - 1)]! }),
+        output: () => cold('(o|)', { o: output([outputNode('a', 'executing', [message('m1', 'Working')]), outputNode('c', 'finish')]) }),
+      });
+      runsOver(source, defaults).run(CANVAS_ID, {}, { output: 'stream' }).pipe(toRunState()).subscribe((state) => states.push(state));
+      flush();
+    });
+    const firstOutput = states.findIndex((state) => state.nodes.some((entry) => entry.text === 'Working'));
+    expect(firstOutput).toBeGreaterThan(0);
+    // From the first output read on, the tasks are `a` and `c`: the total is 2 until the end.
+    expect(states.slice(firstOutput).map((state) => state.progress.total)).toEqual(states.slice(firstOutput).map(() => 2));
+    expect(states.at(-1)?.progress).toEqual({ succeeded: 2, failed: 0, done: 2, total: 2 });
+    expect(states.at(-1)?.nodes.map((entry) => [entry.nodeId, entry.task])).toEqual([
+      ['start', false],
+      ['a', true],
+      ['c', true],
+      ['doc', false],
+    ]);
+  });
+
+  it('has the total from the start when the run read the plan (checkVariables), the same to the end', () => {
+    const states: RunState[] = [];
+    testScheduler().run(({ cold, flush }) => {
+      const task = (id: string) => ({ id, title: id, prompt: '', toolsets: [], dependentTasks: [] });
+      const plan: WorkflowPlan = { title: 'Two tasks', tasks: [task('a'), task('b')], variables: [] };
+      // `a` ran its whole life before the first read: before, it counted only once the result came.
+      const reads = [snapshot('executing', [start, node('a', 'finish'), node('b', 'executing')]), snapshot('finish', [start, node('a', 'finish'), node('b', 'finish')])];
+      const source = scriptedSource({
+        start: () => cold('-(s|)', { s: started() }),
+        status: (call) => cold('(a|)', { a: reads[Math.min(call, reads.length - 1)]! }),
+        output: () => cold('(o|)', { o: output([outputNode('a', 'finish'), outputNode('b', 'finish')]) }),
+      });
+      runsOver({ ...source, plan: () => cold('-(p|)', { p: plan }) }, defaults)
+        .run(CANVAS_ID, {}, { output: 'final', checkVariables: true })
+        .pipe(toRunState())
+        .subscribe((state) => states.push(state));
+      flush();
+    });
+    expect(states.map((state) => `${state.progress.succeeded}/${state.progress.total}`)).toEqual(['0/2', '1/2', '2/2', '2/2']);
   });
 
   it('takes the task nodes from the result at the end, also a task first seen done', () => {

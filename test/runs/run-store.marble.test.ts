@@ -2,7 +2,8 @@ import { describe, expect, it, vi } from 'vitest';
 import type { RunEvent } from '../../src/runs/events.js';
 import type { RunState } from '../../src/runs/run-state.js';
 import { runStore } from '../../src/runs/run-store.js';
-import { CANVAS_ID, EXECUTION_ID, testScheduler } from './fixtures.js';
+import { runsOver } from '../../src/runs/create-runs.js';
+import { CANVAS_ID, EXECUTION_ID, node, output, outputNode, scriptedSource, snapshot, started, testScheduler } from './fixtures.js';
 
 const ev = {
   s: { type: 'started', executionId: EXECUTION_ID, canvasId: CANVAS_ID, status: 'executing' },
@@ -41,6 +42,37 @@ describe('runStore: a store for useSyncExternalStore, Svelte and Vue', () => {
       expect(first.calls).toEqual([undefined, 'executing ', 'executing executing']);
       expect(second.calls).toEqual(['executing ', 'executing executing']);
     });
+  });
+
+  it("shares a run handle's states: a store made late shows the very state the first one shows, at once", () => {
+    const start = node('start', 'finish');
+    const reads = [snapshot('executing', [start, node('a', 'executing')]), snapshot('finish', [start, node('a', 'finish')])];
+    let early: RunState | undefined;
+    let late: RunState | undefined;
+    let lateFirst: RunState | undefined;
+    testScheduler().run(({ cold, flush }) => {
+      const source = scriptedSource({
+        start: () => cold('-(s|)', { s: started() }),
+        status: (call) => cold('(a|)', { a: reads[Math.min(call, 1)]! }),
+        output: () => cold('(o|)', { o: output([outputNode('a', 'finish')]) }),
+      });
+      const handle = runsOver(source, { random: () => 0.5, polling: { minMs: 100, maxMs: 100 } }).startRun(CANVAS_ID, {}, { output: 'final' });
+      const first = runStore(handle.events);
+      first.subscribe(() => undefined);
+      cold('150ms x').subscribe(() => {
+        early = first.getSnapshot();
+        const second = runStore(handle.events);
+        second.subscribe((state) => {
+          lateFirst ??= state;
+        });
+        late = second.getSnapshot();
+      });
+      flush();
+    });
+    // Joined between two reads: the state of the read at 101, the same object, not one rebuilt from made-up events.
+    expect(early?.nodes.map((entry) => entry.status)).toEqual(['finish', 'executing']);
+    expect(late).toBe(early);
+    expect(lateFirst).toBe(early);
   });
 
   it('returns the same snapshot object until the state changes', () => {

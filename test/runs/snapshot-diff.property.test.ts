@@ -2,11 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { RunResult } from '../../src/domain/model.js';
 import type { MessageEvent, NodeEvent, RunEvent } from '../../src/runs/events.js';
-import { type ExecutionView, initialView, messageKey, sameFile } from '../../src/runs/execution-view.js';
-import { nodeRank } from '../../src/runs/node-progress.js';
-import { announceHeldFiles, diffOutput } from '../../src/runs/output-diff.js';
-import { runResultOf } from '../../src/runs/run-result-of.js';
-import { diffNodeStatuses, diffStatus } from '../../src/runs/status-diff.js';
+import { announceHeldFiles, diffNodeStatuses, diffOutput, diffStatus, type ExecutionView, initialView, messageKey, nodeRank, runResultOf, sameFile } from '../../src/runs/execution-view.js';
 import { type PartialOutputMode, type Reading, readings, scenarioArb } from './execution-model.js';
 import { EXECUTION_ID } from './fixtures.js';
 

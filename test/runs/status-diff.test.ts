@@ -1,8 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { NodeExecution } from '../../src/domain/model.js';
-import { initialView } from '../../src/runs/execution-view.js';
-import { diffOutput } from '../../src/runs/output-diff.js';
-import { diffStatus } from '../../src/runs/status-diff.js';
+import { diffOutput, diffStatus, initialView } from '../../src/runs/execution-view.js';
 import { EXECUTION_ID, message, node, output, outputNode, snapshot } from './fixtures.js';
 
 const odd = (nodeId: string, rawStatus: string): NodeExecution => ({ nodeId, status: 'unknown', rawStatus, title: `Title ${nodeId}` });

@@ -88,10 +88,11 @@ export function plainRenderer(out: TextSink, options: PlainRendererOptions): Run
         }
         return;
       }
+      case 'snapshot':
       case 'status':
       case 'file':
       case 'finished':
-        // The summary at `close` reports the end and every file once.
+        // The summary at `close` reports the end and every file once; a snapshot only catches up.
         return;
       default:
         event satisfies never;

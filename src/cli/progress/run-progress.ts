@@ -1,4 +1,5 @@
-import type { ExecutionStatus, NodeError, NodeStatus, OutputFile, OutputNode, RunEvent, RunResult } from '../../index.js';
+import type { ExecutionStatus, NodeError, NodeState, NodeStatus, OutputFile, OutputNode, RunEvent, RunResult, RunState } from '../../index.js';
+import { serviceInstant } from '../../domain/node-times.js';
 
 /**
  * A node as the progress display shows it: status, when it started and ended, last text. Every time
@@ -41,8 +42,8 @@ export interface RunProgress {
  * `nowMs` (a skewed or accelerated service clock) is not believed.
  */
 function pastInstant(timestamp: string | undefined, nowMs: number): number | undefined {
-  const ms = timestamp === undefined ? Number.NaN : Date.parse(timestamp);
-  return Number.isFinite(ms) && ms <= nowMs ? ms : undefined;
+  const ms = serviceInstant(timestamp);
+  return ms !== undefined && ms <= nowMs ? ms : undefined;
 }
 
 /**
@@ -85,6 +86,36 @@ function upsert(nodes: readonly NodeProgress[], nodeId: string, update: (known: 
   return known === undefined ? [...nodes, update(undefined)] : nodes.map((node) => (node === known ? update(known) : node));
 }
 
+/** A node as a run's state shows it, its elapsed time ending now (a done node's too, as the display sees it now). */
+function nodeOfState(node: NodeState, nowMs: number): NodeProgress {
+  const startedAtMs = node.elapsedMs === undefined ? undefined : nowMs - node.elapsedMs;
+  return {
+    nodeId: node.nodeId,
+    title: node.title ?? node.nodeId,
+    status: node.status,
+    lastLine: lastLineOf(node.text),
+    task: node.task,
+    ...(startedAtMs === undefined ? {} : { startedAtMs }),
+    ...(startedAtMs !== undefined && isDone(node.status) ? { endedAtMs: nowMs } : {}),
+    ...(node.error === undefined ? {} : { error: node.error }),
+  };
+}
+
+/** The progress a run's state stands for (a `snapshot` event), the display's start kept. */
+function progressOfState(progress: RunProgress, state: RunState, nowMs: number): RunProgress {
+  const { executionId, canvasId, status, result, reconnecting } = state;
+  return {
+    startedAtMs: progress.startedAtMs,
+    ...(executionId === undefined ? {} : { executionId }),
+    ...(canvasId === undefined ? {} : { canvasId }),
+    ...(status === undefined ? {} : { status }),
+    nodes: state.nodes.map((node) => nodeOfState(node, nowMs)),
+    files: state.files,
+    ...(result === undefined ? {} : { result }),
+    ...(reconnecting === undefined ? {} : { reconnecting: { sinceMs: nowMs - (state.elapsedMs - reconnecting.since), attempts: reconnecting.attempts, error: reconnecting.error } }),
+  };
+}
+
 /** The progress with no outage going on. */
 function connected(progress: RunProgress): RunProgress {
   const { reconnecting, ...rest } = progress;
@@ -99,6 +130,8 @@ export function advanceProgress(progress: RunProgress, event: RunEvent, nowMs: n
   switch (event.type) {
     case 'started':
       return { ...progress, executionId: event.executionId, status: event.status, ...(event.canvasId === undefined ? {} : { canvasId: event.canvasId }) };
+    case 'snapshot':
+      return progressOfState(progress, event.state, nowMs);
     case 'status':
       return { ...progress, status: event.status };
     case 'node':
