@@ -93,7 +93,7 @@ export function createRunTokens(options: RunTokensOptions): RunTokens {
 function refusal(claims: RunTokenClaims, request: VerifyRequest, now: number): void {
   if (now >= claims.expiresAt) throw new RunTokenError('expired');
   if (claims.executionId !== request.executionId) throw new RunTokenError('execution');
-  if (!claims.scope.includes(request.scope)) throw new RunTokenError('scope');
+  if (!(claims.scope as readonly RunScope[]).includes(request.scope)) throw new RunTokenError('scope');
 }
 
 function checkedSignRequest(request: SignRequest, now: number): RunTokenClaims {

@@ -1,0 +1,143 @@
+import type { Observable, Subscription } from 'rxjs';
+import type { RunResult } from '../domain/model.js';
+import type { RunEvent } from '../runs/events.js';
+import { type RunStop, stoppedEnding } from '../runs/run-ending.js';
+import { FlowstreamError } from '../errors/flowstream-error.js';
+import { EventLog, type LoggedEvent } from './event-log.js';
+
+/** How the follow of an execution ended: its `finished` event came, or it failed (`error`), or the relay closed. */
+export type FollowEnd = { readonly kind: 'finished'; readonly result: RunResult } | { readonly kind: 'error'; readonly error: unknown } | { readonly kind: 'closed' };
+
+/** One viewer of an execution: told each event in order, then the end. */
+export interface Viewer {
+  event(entry: LoggedEvent): void;
+  end(end: FollowEnd): void;
+}
+
+/** What a follow needs from the relay: how to abort its execution, and where to say it ended. */
+export interface FollowHooks {
+  abort(executionId: string): Promise<void>;
+  ended(follow: FollowedExecution): void;
+}
+
+/**
+ * The relay's one follow of one execution, shared by all its viewers: the events in order with their
+ * sequence numbers, live viewers told each new one, the end kept for late viewers. Viewers come and
+ * go without touching the follow; only `cancel()` aborts the execution, once.
+ */
+export class FollowedExecution {
+  readonly executionId: string;
+  readonly #log = new EventLog();
+  readonly #viewers = new Set<Viewer>();
+  readonly #hooks: FollowHooks;
+  readonly #subscription: Subscription;
+  readonly #ready: Promise<void>;
+  #markReady: () => void = () => undefined;
+  #end: FollowEnd | undefined;
+  #stop: RunStop | undefined;
+  #aborting: Promise<void> | undefined;
+  readonly #waitingForResult = new Set<{ resolve: (result: RunResult) => void; reject: (error: unknown) => void }>();
+
+  constructor(executionId: string, events: Observable<RunEvent>, hooks: FollowHooks) {
+    this.executionId = executionId;
+    this.#hooks = hooks;
+    this.#ready = new Promise((resolve) => {
+      this.#markReady = resolve;
+    });
+    this.#subscription = events.subscribe({
+      next: (event) => {
+        this.#record(event);
+      },
+      error: (error: unknown) => {
+        this.#finish({ kind: 'error', error });
+      },
+      complete: () => {
+        const last = this.#log.last?.event;
+        this.#finish(last?.type === 'finished' ? { kind: 'finished', result: last.result } : { kind: 'closed' });
+      },
+    });
+  }
+
+  /** Resolves once the first event came or the follow ended: then the execution is known to exist, or `end` says why not. */
+  async ready(): Promise<{ readonly events: number; readonly end: FollowEnd | undefined }> {
+    await this.#ready;
+    return { events: this.#log.lastSeq, end: this.#end };
+  }
+
+  /** How it ended, or `undefined` while it goes on. */
+  get end(): FollowEnd | undefined {
+    return this.#end;
+  }
+
+  /**
+   * Tells `viewer` every event after `afterSeq`, then each new one as it comes, then the end. Returns
+   * the function that takes the viewer away (the follow goes on).
+   */
+  attach(viewer: Viewer, afterSeq: number): () => void {
+    for (const entry of this.#log.after(afterSeq)) viewer.event(entry);
+    if (this.#end !== undefined) {
+      viewer.end(this.#end);
+      return () => undefined;
+    }
+    this.#viewers.add(viewer);
+    return () => {
+      this.#viewers.delete(viewer);
+    };
+  }
+
+  /**
+   * Aborts the execution (once, however many ask; again only after an abort request failed) and
+   * resolves with its result once the service shows it ended — `endedBy: 'aborted'` when the abort
+   * ended it (service.md §3.5: the service itself only says `failed`). A finished execution is not
+   * aborted: its result comes at once.
+   */
+  cancel(): Promise<RunResult> {
+    if (this.#end === undefined && this.#aborting === undefined) {
+      this.#stop = { by: 'aborted', afterEnd: false };
+      this.#aborting = this.#hooks.abort(this.executionId).catch((error: unknown) => {
+        this.#aborting = undefined;
+        this.#stop = undefined;
+        throw error;
+      });
+    }
+    const result = new Promise<RunResult>((resolve, reject) => {
+      const end = this.#end;
+      if (end === undefined) this.#waitingForResult.add({ resolve, reject });
+      else if (end.kind === 'finished') resolve(end.result);
+      else reject(failureOf(end));
+    });
+    return Promise.all([this.#aborting, result]).then(([, ended]) => ended);
+  }
+
+  /** Stops following (the execution runs on) and ends every viewer's stream. */
+  close(): void {
+    this.#subscription.unsubscribe();
+    this.#finish({ kind: 'closed' });
+  }
+
+  #record(event: RunEvent): void {
+    const entry = this.#log.append(event.type === 'finished' ? stoppedEnding(this.#stop, event) : event);
+    this.#markReady();
+    for (const viewer of this.#viewers) viewer.event(entry);
+  }
+
+  #finish(end: FollowEnd): void {
+    if (this.#end !== undefined) return;
+    this.#end = end;
+    this.#markReady();
+    for (const viewer of this.#viewers) viewer.end(end);
+    this.#viewers.clear();
+    for (const waiting of this.#waitingForResult) {
+      if (end.kind === 'finished') waiting.resolve(end.result);
+      else waiting.reject(failureOf(end));
+    }
+    this.#waitingForResult.clear();
+    this.#hooks.ended(this);
+  }
+}
+
+/** Why a follow that did not finish gives no result: the watch's own error, or the relay closing. */
+function failureOf(end: FollowEnd): Error {
+  if (end.kind === 'error' && end.error instanceof Error) return end.error;
+  return new FlowstreamError('The relay stopped following the execution before it ended', 'RELAY_CLOSED');
+}
