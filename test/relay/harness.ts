@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { firstValueFrom, type Observable, toArray } from 'rxjs';
 import { type Client, createClient } from '../../src/client.js';
-import { createEmulator, type Emulator } from '../../src/emulator/index.js';
+import { createEmulator, type Emulator, type ManualClock } from '../../src/emulator/index.js';
 import { createRunRelay, type RunRelay, type RunRelayOptions } from '../../src/relay/run-relay.js';
 import { createRunTokens, type RunTokens } from '../../src/relay/run-tokens.js';
 import { toNodeListener } from '../../src/relay/node-listener.js';
@@ -22,14 +22,15 @@ export interface RelayWorld {
   readonly base: string;
   eventsUrl(executionId: string): string;
   /** A token for `executionId`, scope `read` unless told. */
-  token(executionId: string, scope?: readonly ['read'] | readonly ['read', 'cancel'], ttlMs?: number): Promise<string>;
+  readonly token: (executionId: string, scope?: readonly ['read'] | readonly ['read', 'cancel'], ttlMs?: number) => Promise<string>;
   /** A viewer of `executionId` through the relay, on emulator time. */
-  view(executionId: string, token: string, options?: Partial<ConnectRunOptions>): Observable<RunEvent>;
+  readonly view: (executionId: string, token: string, options?: Partial<ConnectRunOptions>) => Observable<RunEvent>;
   close(): Promise<void>;
 }
 
-export async function relayWorld(options: Partial<RunRelayOptions> = {}): Promise<RelayWorld> {
-  const emulator = await createEmulator({ speed: 50, rateLimit: false });
+/** `clock`: a manual clock instead of the 50× one, for counts that must not depend on the machine's speed (drive it with `driveClock`). */
+export async function relayWorld(options: Partial<RunRelayOptions> = {}, world: { readonly clock?: ManualClock } = {}): Promise<RelayWorld> {
+  const emulator = await createEmulator({ rateLimit: false, ...(world.clock === undefined ? { speed: 50 } : { clock: world.clock }) });
   const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, scheduler: emulator.scheduler, budget: false });
   const tokens = createRunTokens({ secret: SECRET, scheduler: emulator.scheduler });
   const relay = createRunRelay({ client, tokens, basePath: '/flowstream', scheduler: emulator.scheduler, ...options });
@@ -50,7 +51,11 @@ export async function relayWorld(options: Partial<RunRelayOptions> = {}): Promis
     async close() {
       relay.close();
       server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await new Promise<void>((resolve) => {
+        server.close(() => {
+          resolve();
+        });
+      });
       await emulator.close();
     },
   };
