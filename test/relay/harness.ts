@@ -20,7 +20,7 @@ export interface RelayWorld {
   readonly server: Server;
   /** `http://127.0.0.1:<port>/flowstream` */
   readonly base: string;
-  eventsUrl(executionId: string): string;
+  readonly eventsUrl: (executionId: string) => string;
   /** A token for `executionId`, scope `read` unless told. */
   readonly token: (executionId: string, scope?: readonly ['read'] | readonly ['read', 'cancel'], ttlMs?: number) => Promise<string>;
   /** A viewer of `executionId` through the relay, on emulator time. */
