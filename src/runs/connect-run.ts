@@ -56,7 +56,7 @@ export function connectRun(url: string | URL, options: ConnectRunOptions): Obser
   const target = typeof url === 'string' ? new URL(url, pageLocation()) : url;
   return new Observable<RunEvent>((subscriber) => {
     let lastId: string | undefined;
-    let executionId: string | undefined;
+    let executionId = executionIdIn(target);
     let retryMs: number = DEFAULTS.retryMs;
     let attempts = 0;
     let failingSince: number | undefined;
@@ -189,6 +189,17 @@ interface VisibleDocument {
   readonly visibilityState: string;
   addEventListener(type: 'visibilitychange', listener: () => void): void;
   removeEventListener(type: 'visibilitychange', listener: () => void): void;
+}
+
+/** The execution of a relay's events URL (`…/executions/:id/events`), known before any event came; `undefined` for another shape. */
+function executionIdIn(url: URL): string | undefined {
+  const segment = /\/executions\/([^/]+)\/events\/?$/u.exec(url.pathname)?.[1];
+  if (segment === undefined) return undefined;
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The page's document, in a browser; `undefined` elsewhere. */
