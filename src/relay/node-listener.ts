@@ -8,7 +8,8 @@ export interface NodeRequest extends AsyncIterable<Uint8Array> {
   readonly method?: string | undefined;
   readonly url?: string | undefined;
   readonly headers: Readonly<Record<string, string | readonly string[] | undefined>>;
-  readonly socket?: { readonly encrypted?: boolean } | null;
+  /** A TLS socket (`node:https`) has `encrypted: true`. */
+  readonly socket?: object | null;
 }
 
 /** What the listener uses of a `node:http` `ServerResponse`. */
@@ -61,7 +62,8 @@ function toRequest(request: NodeRequest, signal: AbortSignal): Request {
     else if (value !== undefined) for (const one of value) headers.append(name, one);
   }
   const host = headers.get('host') ?? 'localhost';
-  const scheme = request.socket?.encrypted === true ? 'https' : 'http';
+  const socket = request.socket;
+  const scheme = typeof socket === 'object' && socket !== null && 'encrypted' in socket && socket.encrypted === true ? 'https' : 'http';
   const hasBody = method !== 'GET' && method !== 'HEAD';
   // `duplex` is what fetch's Request needs for a streamed body; the DOM types do not list it yet.
   const init = { method, headers, signal, ...(hasBody ? { body: bodyOf(request), duplex: 'half' } : {}) } as RequestInit;

@@ -1,6 +1,8 @@
 import { asyncScheduler, Observable, type SchedulerLike, type Subscription, timer } from 'rxjs';
 import { RelayError } from '../errors/relay-error.js';
 import { WorkflowFailedError } from '../errors/run-errors.js';
+import { InvalidArgumentError } from '../errors/validation-errors.js';
+import { timerDelay } from '../http/options.js';
 import type { RunEvent, RunEventType } from './events.js';
 import { ServerSentEvents } from './server-sent-events.js';
 
@@ -49,9 +51,10 @@ export function reconnectDelay(retryMs: number, attempt: number, maxMs: number, 
  * ```
  */
 export function connectRun(url: string | URL, options: ConnectRunOptions): Observable<RunEvent> {
+  if (typeof options.token !== 'string' || options.token === '') throw new InvalidArgumentError('token', 'must be the run token the relay signed (a non-empty string)');
   const fetchFn = options.fetch ?? globalThis.fetch.bind(globalThis);
   const scheduler = options.scheduler ?? asyncScheduler;
-  const maxReconnectMs = options.maxReconnectMs ?? DEFAULTS.maxReconnectMs;
+  const maxReconnectMs = timerDelay('maxReconnectMs', options.maxReconnectMs ?? DEFAULTS.maxReconnectMs);
   const failOnWorkflowError = options.failOnWorkflowError ?? true;
   const target = typeof url === 'string' ? new URL(url, pageLocation()) : url;
   return new Observable<RunEvent>((subscriber) => {
@@ -88,6 +91,11 @@ export function connectRun(url: string | URL, options: ConnectRunOptions): Obser
         const error = await refusal(response, executionId);
         if (retriedStatus(response.status)) throw error;
         return error;
+      }
+      // A 200 that is not an event stream (a login page from a proxy, say) is no relay: reconnecting would not help.
+      if (!/^text\/event-stream\b/iu.test(response.headers.get('content-type') ?? '')) {
+        await response.body?.cancel();
+        return new RelayError(response.status, 'NOT_AN_EVENT_STREAM', `Expected text/event-stream, got ${response.headers.get('content-type') ?? 'no content type'}`, executionId === undefined ? {} : { executionId });
       }
       if (response.body === null) return undefined;
       const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();

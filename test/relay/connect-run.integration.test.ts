@@ -104,6 +104,25 @@ describe('connectRun', () => {
     expect(counted.calls()).toBe(whileHidden + 1);
     expect(withoutConnection(events)).toEqual(await allEvents(view(executionId, readToken)));
   });
+
+  it('errors at once on an answer that is not an event stream, and refuses a missing token or a bad maxReconnectMs', async () => {
+    const { base } = await world();
+    const counted = countingFetch();
+    // The relay's 404 for a path outside its routes is JSON, not a stream; here it comes with 200 from a page instead.
+    const page = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/html' }).end('<html>sign in</html>');
+    });
+    await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => {
+      page.close();
+    });
+    const url = `http://127.0.0.1:${(page.address() as AddressInfo).port}/executions/we-1/events`;
+    const error: unknown = await allEvents(connectRun(url, { token: 't', fetch: counted.fetch })).catch((caught: unknown) => caught);
+    expect(isRelayError(error) && error.reason === 'NOT_AN_EVENT_STREAM').toBe(true);
+    expect(counted.calls()).toBe(1);
+    expect(() => connectRun(`${base}/executions/we-1/events`, { token: '' })).toThrow(/token/u);
+    expect(() => connectRun(`${base}/executions/we-1/events`, { token: 't', maxReconnectMs: 0 })).toThrow(/maxReconnectMs/u);
+  });
 });
 
 describe('reconnectDelay', () => {
