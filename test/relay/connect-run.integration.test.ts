@@ -3,10 +3,14 @@ import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { filter, firstValueFrom, share } from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createClient } from '../../src/client.js';
+import { clockScheduler, createManualClock, driveClock } from '../../src/emulator/index.js';
 import { isRelayError } from '../../src/errors/relay-error.js';
+import { createRunRelay } from '../../src/relay/run-relay.js';
+import { createRunTokens } from '../../src/relay/run-tokens.js';
 import { toNodeListener } from '../../src/relay/node-listener.js';
 import { connectRun, reconnectDelay } from '../../src/runs/connect-run.js';
-import { allEvents, type RelayWorld, relayWorld, withoutConnection } from './harness.js';
+import { allEvents, type RelayWorld, relayWorld, SECRET, withoutConnection } from './harness.js';
 
 const open: RelayWorld[] = [];
 const cleanups: (() => void)[] = [];
@@ -136,5 +140,31 @@ describe('reconnectDelay', () => {
       }),
     );
     expect([1, 2, 3, 4, 5, 6].map((attempt) => reconnectDelay(2_000, attempt, 30_000, 0.999_999))).toEqual([2_000, 4_000, 8_000, 16_000, 30_000, 30_000]);
+  });
+});
+
+describe('connectRun on virtual time', () => {
+  it('reconnects to a relay answering 503 after the relay\'s retry delay, doubling up to maxReconnectMs (manual clock)', async () => {
+    vi.spyOn(Math, 'random').mockReturnValue(0.5);
+    const clock = createManualClock();
+    const tokens = createRunTokens({ secret: SECRET });
+    const relay = createRunRelay({ client: createClient({ apiKey: 'rf_00000000000000000000000000000000', baseUrl: 'http://127.0.0.1:1/v1', budget: false }), tokens });
+    relay.close();
+    const start = clock.now();
+    const calls: number[] = [];
+    const subscription = connectRun('http://relay.local/executions/we-1/events', {
+      token: 't',
+      maxReconnectMs: 30_000,
+      scheduler: clockScheduler(clock),
+      fetch: (input, init) => {
+        calls.push(clock.now() - start);
+        return relay.fetch(new Request(input, init));
+      },
+    }).subscribe();
+    await driveClock(clock, { until: () => calls.length === 7 });
+    subscription.unsubscribe();
+    // The first wait is the default retry (2 s) drawn in its upper half at 0.5: 1.5 s; then 3, 6, 12, and the 30 s bound's 22.5 s.
+    expect(calls).toEqual([0, 1_500, 4_500, 10_500, 22_500, 45_000, 67_500]);
+    expect(clock.nextTimerAt()).toBeUndefined();
   });
 });
