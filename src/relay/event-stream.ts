@@ -11,53 +11,61 @@ export interface StreamTiming {
 }
 
 /**
+ * Bytes a stream holds ready for a viewer: it reads on from the follow's events only as the viewer
+ * takes them, so a stalled viewer holds its place in the events and this much, not the run's output.
+ */
+const READY_BYTES = 16_384;
+
+/**
  * One viewer's `text/event-stream` of `follow`: the reconnection delay, the events after `afterSeq`,
  * then each new one, heartbeat comments while it is quiet, and the end after `finished` (or an `error`
- * event when the follow failed). Cancelling the stream (the viewer left) takes the viewer away and
- * stops its heartbeat; the follow goes on.
+ * event when the follow failed). Cancelling the stream (the viewer left) stops its heartbeat; the
+ * follow goes on.
  */
 export function eventStream(follow: FollowedExecution, afterSeq: number, timing: StreamTiming): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
-  let detach: () => void = () => undefined;
+  let place = afterSeq;
+  let left = false;
   let heartbeat: Subscription | undefined;
-  const stop = (): void => {
-    detach();
-    heartbeat?.unsubscribe();
-  };
-  return new ReadableStream<Uint8Array>({
-    start(controller) {
-      let open = true;
-      const send = (text: string): void => {
-        if (open) controller.enqueue(encoder.encode(text));
-      };
-      const close = (): void => {
-        if (!open) return;
-        open = false;
-        stop();
-        controller.close();
-      };
-      send(retryFrame(timing.retryMs));
-      heartbeat = interval(timing.heartbeatMs, timing.scheduler).subscribe(() => {
-        send(HEARTBEAT_FRAME);
-      });
-      detach = follow.attach(
-        {
-          event: (entry) => {
-            send(eventFrame(entry.seq, entry.event));
-          },
-          end: (end) => {
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        controller.enqueue(encoder.encode(retryFrame(timing.retryMs)));
+        heartbeat = interval(timing.heartbeatMs, timing.scheduler).subscribe(() => {
+          // Only on a quiet stream: one the viewer has not read yet needs no keeping alive.
+          if ((controller.desiredSize ?? 0) >= READY_BYTES) controller.enqueue(encoder.encode(HEARTBEAT_FRAME));
+        });
+      },
+      async pull(controller) {
+        for (;;) {
+          const entries = follow.after(place);
+          if (entries.length > 0) {
+            for (const entry of entries) {
+              controller.enqueue(encoder.encode(eventFrame(entry.seq, entry.event)));
+              place = entry.seq;
+              if ((controller.desiredSize ?? 0) <= 0) break;
+            }
+            return;
+          }
+          const end = follow.end;
+          if (end !== undefined) {
             if (end.kind === 'error') {
               const { error, message } = errorBody(end.error);
-              send(errorFrame(error, message));
+              controller.enqueue(encoder.encode(errorFrame(error, message)));
             }
-            close();
-          },
-        },
-        afterSeq,
-      );
+            heartbeat?.unsubscribe();
+            controller.close();
+            return;
+          }
+          await follow.changed();
+          if (left) return;
+        }
+      },
+      cancel() {
+        left = true;
+        heartbeat?.unsubscribe();
+      },
     },
-    cancel() {
-      stop();
-    },
-  });
+    { highWaterMark: READY_BYTES, size: (chunk) => chunk.byteLength },
+  );
 }

@@ -8,12 +8,6 @@ import { EventLog, type LoggedEvent } from './event-log.js';
 /** How the follow of an execution ended: its `finished` event came, or it failed (`error`), or the relay closed. */
 export type FollowEnd = { readonly kind: 'finished'; readonly result: RunResult } | { readonly kind: 'error'; readonly error: unknown } | { readonly kind: 'closed' };
 
-/** One viewer of an execution: told each event in order, then the end. */
-export interface Viewer {
-  event(entry: LoggedEvent): void;
-  end(end: FollowEnd): void;
-}
-
 /** What a follow needs from the relay: how to abort its execution, and where to say it ended. */
 export interface FollowHooks {
   abort(executionId: string): Promise<void>;
@@ -22,17 +16,18 @@ export interface FollowHooks {
 
 /**
  * The relay's one follow of one execution, shared by all its viewers: the events in order with their
- * sequence numbers, live viewers told each new one, the end kept for late viewers. Viewers come and
- * go without touching the follow; only `cancel()` aborts the execution, once.
+ * sequence numbers and, once it came, the end. Viewers read from it at their own pace (each holds only
+ * its place) and come and go without touching the follow; only `cancel()` aborts the execution, once.
  */
 export class FollowedExecution {
   readonly executionId: string;
   readonly #log = new EventLog();
-  readonly #viewers = new Set<Viewer>();
   readonly #hooks: FollowHooks;
   readonly #subscription: Subscription;
   readonly #ready: Promise<void>;
   #markReady: () => void = () => undefined;
+  #changed: Promise<void>;
+  #markChanged: () => void = () => undefined;
   #end: FollowEnd | undefined;
   #stop: RunStop | undefined;
   #aborting: Promise<void> | undefined;
@@ -44,6 +39,7 @@ export class FollowedExecution {
     this.#ready = new Promise((resolve) => {
       this.#markReady = resolve;
     });
+    this.#changed = this.#nextChange();
     this.#subscription = events.subscribe({
       next: (event) => {
         this.#record(event);
@@ -69,20 +65,14 @@ export class FollowedExecution {
     return this.#end;
   }
 
-  /**
-   * Tells `viewer` every event after `afterSeq`, then each new one as it comes, then the end. Returns
-   * the function that takes the viewer away (the follow goes on).
-   */
-  attach(viewer: Viewer, afterSeq: number): () => void {
-    for (const entry of this.#log.after(afterSeq)) viewer.event(entry);
-    if (this.#end !== undefined) {
-      viewer.end(this.#end);
-      return () => undefined;
-    }
-    this.#viewers.add(viewer);
-    return () => {
-      this.#viewers.delete(viewer);
-    };
+  /** The events after sequence number `afterSeq`, in order. */
+  after(afterSeq: number): readonly LoggedEvent[] {
+    return this.#log.after(afterSeq);
+  }
+
+  /** Resolves at the next event or at the end. */
+  changed(): Promise<void> {
+    return this.#changed;
   }
 
   /**
@@ -116,17 +106,29 @@ export class FollowedExecution {
   }
 
   #record(event: RunEvent): void {
-    const entry = this.#log.append(event.type === 'finished' ? stoppedEnding(this.#stop, event) : event);
+    this.#log.append(event.type === 'finished' ? stoppedEnding(this.#stop, event) : event);
     this.#markReady();
-    for (const viewer of this.#viewers) viewer.event(entry);
+    this.#announce();
+  }
+
+  /** Wakes whoever waits for a change, and sets up the wait for the next one. */
+  #announce(): void {
+    const wake = this.#markChanged;
+    this.#changed = this.#nextChange();
+    wake();
+  }
+
+  #nextChange(): Promise<void> {
+    return new Promise((resolve) => {
+      this.#markChanged = resolve;
+    });
   }
 
   #finish(end: FollowEnd): void {
     if (this.#end !== undefined) return;
     this.#end = end;
     this.#markReady();
-    for (const viewer of this.#viewers) viewer.end(end);
-    this.#viewers.clear();
+    this.#announce();
     for (const waiting of this.#waitingForResult) {
       if (end.kind === 'finished') waiting.resolve(end.result);
       else waiting.reject(failureOf(end));

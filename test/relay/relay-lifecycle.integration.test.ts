@@ -65,3 +65,34 @@ describe('the run relay: the life of a follow', () => {
     expect(emulator.requests.list({ endpoint: 'abort' })).toHaveLength(0);
   });
 });
+
+describe('the run relay: a viewer that stops reading', () => {
+  it('reads on at its own pace: after the run ended unread, it still gets every event in order through finished', async () => {
+    const { client, relay, token, eventsUrl, view } = await world();
+    const { executionId } = await client.executions.start('c-sample-linear');
+    const readToken = await token(executionId);
+    const stalled = await relay.fetch(new Request(eventsUrl(executionId), { headers: { authorization: `Bearer ${readToken}` } }));
+    const log = await allEvents(view(executionId, readToken));
+    const text = await stalled.text();
+    expect([...text.matchAll(/^id: (\d+)$/gmu)].map((match) => Number(match[1]))).toEqual(log.map((_, index) => index + 1));
+    expect(text.trimEnd().split('\n\n').at(-1)).toMatch(/^event: finished\n/u);
+  });
+
+  it('gives a viewer resuming on a long history every event after its id, none twice', async () => {
+    const { client, token, eventsUrl, view, emulator } = await world();
+    const chatty = emulator.workflows.add({
+      canvasId: 'c-chatty',
+      title: 'Many long messages',
+      nodes: [
+        { id: 'node-start', type: 'start' },
+        { id: 'node-talk', parents: ['node-start'], durationMs: 6_000, messages: Array.from({ length: 30 }, (_, index) => ({ content: `${index}: ${'words '.repeat(800)}` })) },
+      ],
+    });
+    const { executionId } = await client.executions.start(chatty);
+    const readToken = await token(executionId);
+    const log = await allEvents(view(executionId, readToken));
+    const rest = await (await fetch(`${eventsUrl(executionId)}?after=2&token=${readToken}`)).text();
+    expect(rest.length).toBeGreaterThan(100_000);
+    expect([...rest.matchAll(/^id: (\d+)$/gmu)].map((match) => Number(match[1]))).toEqual(log.slice(2).map((_, index) => index + 3));
+  });
+});

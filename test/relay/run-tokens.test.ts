@@ -91,8 +91,10 @@ describe('createRunTokens', () => {
   it('refuses every single-character change of a token, the last character of the signature included', async () => {
     const { tokens } = tokensOnClock();
     const token = await tokens.sign({ executionId: 'we-1', scope: ['read'], ttlMs: 60_000 });
+    // Every character at the end of a segment (where base64url has spare bits), a spread of them elsewhere.
+    const segmentEnds = new Set([token.indexOf('.') - 1, token.lastIndexOf('.') - 1, token.length - 1]);
     for (let at = 0; at < token.length; at++) {
-      for (const char of ALPHABET) {
+      for (const char of segmentEnds.has(at) ? ALPHABET : ['A', 'B', 'Q', 'g', 'w', '_', '-', '.']) {
         if (token[at] === char) continue;
         const changed = `${token.slice(0, at)}${char}${token.slice(at + 1)}`;
         expect(await refusal(tokens.verify(changed, { executionId: 'we-1', scope: 'read' })), changed).not.toBe('accepted');
