@@ -1,13 +1,15 @@
 import { interval, type SchedulerLike, type Subscription } from 'rxjs';
 import { errorBody } from './error-body.js';
 import type { FollowedExecution } from './followed-execution.js';
-import { errorFrame, eventFrame, HEARTBEAT_FRAME, retryFrame } from './sse-frames.js';
+import { errorFrame, eventFrame, HEARTBEAT_FRAME, retryFrame, snapshotFrame } from './sse-frames.js';
 
-/** The timing of a viewer's stream. */
-export interface StreamTiming {
+/** The timing of a viewer's stream, and when a viewer from the start gets a snapshot. */
+export interface StreamSettings {
   readonly scheduler: SchedulerLike;
   readonly heartbeatMs: number;
   readonly retryMs: number;
+  /** A viewer from the start of a history longer than this many events gets one `snapshot` standing for them. */
+  readonly snapshotAfter: number;
 }
 
 /**
@@ -17,12 +19,12 @@ export interface StreamTiming {
 const READY_BYTES = 16_384;
 
 /**
- * One viewer's `text/event-stream` of `follow`: the reconnection delay, the events after `afterSeq`,
- * then each new one, heartbeat comments while it is quiet, and the end after `finished` (or an `error`
+ * One viewer's `text/event-stream` of `follow`: the reconnection delay, the events after `afterSeq`
+ * (for a viewer from the start of a long history: one `snapshot` of the state so far instead), then each new one, heartbeat comments while it is quiet, and the end after `finished` (or an `error`
  * event when the follow failed). Cancelling the stream (the viewer left) stops its heartbeat; the
  * follow goes on.
  */
-export function eventStream(follow: FollowedExecution, afterSeq: number, timing: StreamTiming): ReadableStream<Uint8Array> {
+export function eventStream(follow: FollowedExecution, afterSeq: number, timing: StreamSettings): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   let place = afterSeq;
   let left = false;
@@ -31,6 +33,11 @@ export function eventStream(follow: FollowedExecution, afterSeq: number, timing:
     {
       start(controller) {
         controller.enqueue(encoder.encode(retryFrame(timing.retryMs)));
+        if (afterSeq === 0 && follow.after(0).length > timing.snapshotAfter) {
+          const { seq, state } = follow.snapshot();
+          controller.enqueue(encoder.encode(snapshotFrame(seq, state)));
+          place = seq;
+        }
         heartbeat = interval(timing.heartbeatMs, timing.scheduler).subscribe(() => {
           // Only on a quiet stream: one the viewer has not read yet needs no keeping alive.
           if ((controller.desiredSize ?? 0) >= READY_BYTES) controller.enqueue(encoder.encode(HEARTBEAT_FRAME));

@@ -2,6 +2,7 @@ import type { Observable, Subscription } from 'rxjs';
 import type { RunResult } from '../domain/model.js';
 import type { RunEvent } from '../runs/events.js';
 import { type RunStop, stoppedEnding } from '../runs/run-ending.js';
+import { type RunState, RunStateFold } from '../runs/run-state.js';
 import { FlowstreamError } from '../errors/flowstream-error.js';
 import { EventLog, type LoggedEvent } from './event-log.js';
 
@@ -22,6 +23,8 @@ export interface FollowHooks {
 export class FollowedExecution {
   readonly executionId: string;
   readonly #log = new EventLog();
+  /** The events folded as they come (O(1) each), for a late viewer's snapshot. */
+  readonly #fold = new RunStateFold();
   readonly #hooks: FollowHooks;
   readonly #subscription: Subscription;
   readonly #ready: Promise<void>;
@@ -70,6 +73,11 @@ export class FollowedExecution {
     return this.#log.after(afterSeq);
   }
 
+  /** The state the events so far add up to, and the sequence number of the last of them. */
+  snapshot(): { readonly seq: number; readonly state: RunState } {
+    return { seq: this.#log.lastSeq, state: this.#fold.state };
+  }
+
   /** Resolves at the next event or at the end. */
   changed(): Promise<void> {
     return this.#changed;
@@ -106,7 +114,8 @@ export class FollowedExecution {
   }
 
   #record(event: RunEvent): void {
-    this.#log.append(event.type === 'finished' ? stoppedEnding(this.#stop, event) : event);
+    const { event: kept } = this.#log.append(event.type === 'finished' ? stoppedEnding(this.#stop, event) : event);
+    this.#fold.apply(kept);
     this.#markReady();
     this.#announce();
   }

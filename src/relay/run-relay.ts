@@ -51,6 +51,11 @@ export interface RunRelayOptions {
   readonly heartbeatMs?: number;
   /** The reconnection delay the stream tells viewers (`retry:`), in ms (default 2 s). */
   readonly retryMs?: number;
+  /**
+   * A viewer from the start of an execution with more events than this gets one `snapshot` event (the
+   * `RunState` so far) standing for them, then the events after it (default 1,000; 0: always).
+   */
+  readonly snapshotAfter?: number;
   /** How long the tokens `POST /runs` answers live, in ms (default one hour). */
   readonly tokenTtlMs?: number;
   /** The relay's timers (heartbeats, keeping finished executions); give it the client's. Default real time. */
@@ -70,6 +75,7 @@ const DEFAULTS = {
   heartbeatMs: 15_000,
   retryMs: 2_000,
   tokenTtlMs: 3_600_000,
+  snapshotAfter: 1_000,
   corsMaxAgeSeconds: 600,
 } as const;
 
@@ -241,6 +247,7 @@ interface RelaySettings {
   readonly heartbeatMs: number;
   readonly retryMs: number;
   readonly tokenTtlMs: number;
+  readonly snapshotAfter: number;
   readonly scheduler: SchedulerLike;
 }
 
@@ -258,8 +265,14 @@ function relaySettings(options: RunRelayOptions): RelaySettings {
     heartbeatMs: timerDelay('heartbeatMs', options.heartbeatMs ?? DEFAULTS.heartbeatMs),
     retryMs: timerDelay('retryMs', options.retryMs ?? DEFAULTS.retryMs),
     tokenTtlMs: timerDelay('tokenTtlMs', options.tokenTtlMs ?? DEFAULTS.tokenTtlMs),
+    snapshotAfter: eventCount('snapshotAfter', options.snapshotAfter ?? DEFAULTS.snapshotAfter),
     scheduler: options.scheduler ?? asyncScheduler,
   };
+}
+
+function eventCount(name: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw new InvalidArgumentError(name, `must be a whole number of events, 0 or more (got ${String(value)})`);
+  return value;
 }
 
 /** The token of a request: `Authorization: Bearer <token>` (scheme in any case), else `?token=`. */

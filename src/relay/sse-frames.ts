@@ -1,4 +1,5 @@
 import type { RunEvent } from '../runs/events.js';
+import type { RunState } from '../runs/run-state.js';
 
 /**
  * The frames of a relay's `text/event-stream`. JSON never holds a raw line break (JSON.stringify
@@ -8,6 +9,11 @@ import type { RunEvent } from '../runs/events.js';
 /** One run event: its type as the SSE event name, its sequence number as the id a viewer resumes after. */
 export function eventFrame(seq: number, event: RunEvent): string {
   return `event: ${event.type}\nid: ${seq}\ndata: ${JSON.stringify(event)}\n\n`;
+}
+
+/** What the events up to `seq` add up to, for a late viewer: it stands for them, and the viewer goes on after `seq`. */
+export function snapshotFrame(seq: number, state: RunState): string {
+  return `event: snapshot\nid: ${seq}\ndata: ${JSON.stringify(state)}\n\n`;
 }
 
 /** How long a disconnected viewer waits before reconnecting (EventSource and `connectRun` obey it). */

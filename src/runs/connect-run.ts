@@ -4,6 +4,7 @@ import { WorkflowFailedError } from '../errors/run-errors.js';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 import { timerDelay } from '../http/options.js';
 import type { RunEvent, RunEventType } from './events.js';
+import { replayRunState, type RunState } from './run-state.js';
 import { ServerSentEvents } from './server-sent-events.js';
 
 /** Options of {@link connectRun}. */
@@ -40,7 +41,8 @@ export function reconnectDelay(retryMs: number, attempt: number, maxMs: number, 
 /**
  * Follows a run through a run relay (`flowstream/relay`) — in a browser or anywhere fetch streams —
  * with the token the app's server signed: the same events as `client.run`, so `toRunState`,
- * `runStore`, `ofType` and `runResult` work on it. A dropped connection is made again with backoff and
+ * `runStore`, `ofType` and `runResult` work on it (a late viewer's snapshot of a long history comes as
+ * the events that make up its state: each node at its status, each message whole). A dropped connection is made again with backoff and
  * resumes after the last event received, so nothing is missed or repeated; while it is down, `connection`
  * events say so. A relay refusing the token (401, 403) or not knowing the execution (404) errors with
  * `RelayError` at once. Unsubscribing only disconnects: the execution runs on.
@@ -111,6 +113,15 @@ export function connectRun(url: string | URL, options: ConnectRunOptions): Obser
             }
             const { message } = item;
             if (message.event === 'error') return streamFailure(message.data, executionId);
+            if (message.event === 'snapshot') {
+              const state = runStateOf(message.data);
+              if (state === undefined) return new RelayError(200, 'MALFORMED_EVENT', 'The relay sent a snapshot that is not a run state', executionId === undefined ? {} : { executionId });
+              if (message.id !== undefined) lastId = message.id;
+              reconnected();
+              // The events that bring a newcomer to the state at once: what the snapshot stands for.
+              for (const event of replayRunState(state)) if (emit(event)) return undefined;
+              continue;
+            }
             if (!RUN_EVENT_TYPES.has(message.event)) continue;
             const event = runEventOf(message.event, message.data);
             if (event === undefined) return new RelayError(200, 'MALFORMED_EVENT', `The relay sent a ${message.event} event that is not one`, executionId === undefined ? {} : { executionId });
@@ -254,6 +265,19 @@ function runEventOf(name: string, data: string): RunEvent | undefined {
   if (typeof parsed !== 'object' || parsed === null) return undefined;
   const { type, executionId } = parsed as { readonly type?: unknown; readonly executionId?: unknown };
   return type === name && typeof executionId === 'string' ? (parsed as RunEvent) : undefined;
+}
+
+/** The run state a snapshot carries, checked as far as its shape goes; `undefined` for anything else. */
+function runStateOf(data: string): RunState | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(data);
+  } catch {
+    return undefined;
+  }
+  if (typeof parsed !== 'object' || parsed === null) return undefined;
+  const { nodes, files } = parsed as { readonly nodes?: unknown; readonly files?: unknown };
+  return Array.isArray(nodes) && Array.isArray(files) ? (parsed as RunState) : undefined;
 }
 
 /** Statuses a new connection may cure: the relay or a proxy failing or busy. A refusal (401, 403, 404, 400) is final. */

@@ -39,6 +39,7 @@ describe('createRunRelay options', () => {
     ['heartbeatMs', { heartbeatMs: 0 }],
     ['retryMs', { retryMs: Number.POSITIVE_INFINITY }],
     ['tokenTtlMs', { tokenTtlMs: -5 }],
+    ['snapshotAfter', { snapshotAfter: 1.5 }],
     ['start', { start: 'c-1' as never }],
   ])('refuses a bad %s with InvalidArgumentError', (argument, options) => {
     let error: unknown;
