@@ -109,7 +109,7 @@ async function write(answer: Response, response: NodeResponse, gone: AbortSignal
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
-      if (!response.write(value)) await drained(response);
+      if (!response.write(value)) await drained(response, gone);
     }
     response.end();
   } finally {
@@ -117,15 +117,19 @@ async function write(answer: Response, response: NodeResponse, gone: AbortSignal
   }
 }
 
-/** Resolves when the socket takes more, or closes. */
-function drained(response: NodeResponse): Promise<void> {
+/** Resolves when the socket takes more, or the peer is gone (at once if it already is: its 'close' came before). */
+function drained(response: NodeResponse, gone: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
+    if (gone.aborted) {
+      resolve();
+      return;
+    }
     const done = (): void => {
       response.off('drain', done);
-      response.off('close', done);
+      gone.removeEventListener('abort', done);
       resolve();
     };
     response.once('drain', done);
-    response.once('close', done);
+    gone.addEventListener('abort', done, { once: true });
   });
 }

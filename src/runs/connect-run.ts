@@ -25,6 +25,9 @@ export interface ConnectRunOptions {
 
 const DEFAULTS = { retryMs: 2_000, maxReconnectMs: 30_000 } as const;
 
+/** The shortest wait before reconnecting, whatever `retry:` says: a relay failing at once is not called in a tight loop. */
+const MIN_RETRY_MS = 100;
+
 /** The event names of a relay's stream that are run events. */
 const RUN_EVENT_TYPES: ReadonlySet<string> = new Set<RunEventType>(['started', 'status', 'node', 'message', 'file', 'connection', 'finished']);
 
@@ -100,6 +103,7 @@ export function connectRun(url: string | URL, options: ConnectRunOptions): Obser
         return new RelayError(response.status, 'NOT_AN_EVENT_STREAM', `Expected text/event-stream, got ${response.headers.get('content-type') ?? 'no content type'}`, executionId === undefined ? {} : { executionId });
       }
       if (response.body === null) return undefined;
+      reconnected();
       const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
       const parser = new ServerSentEvents();
       try {
@@ -108,7 +112,7 @@ export function connectRun(url: string | URL, options: ConnectRunOptions): Obser
           if (done) return undefined;
           for (const item of parser.push(value)) {
             if (item.kind === 'retry') {
-              retryMs = item.retryMs;
+              retryMs = Math.max(MIN_RETRY_MS, item.retryMs);
               continue;
             }
             const { message } = item;
@@ -117,7 +121,6 @@ export function connectRun(url: string | URL, options: ConnectRunOptions): Obser
               const state = runStateOf(message.data);
               if (state === undefined) return new RelayError(200, 'MALFORMED_EVENT', 'The relay sent a snapshot that is not a run state', executionId === undefined ? {} : { executionId });
               if (message.id !== undefined) lastId = message.id;
-              reconnected();
               // The events that bring a newcomer to the state at once: what the snapshot stands for.
               for (const event of replayRunState(state)) if (emit(event)) return undefined;
               continue;
@@ -126,7 +129,6 @@ export function connectRun(url: string | URL, options: ConnectRunOptions): Obser
             const event = runEventOf(message.event, message.data);
             if (event === undefined) return new RelayError(200, 'MALFORMED_EVENT', `The relay sent a ${message.event} event that is not one`, executionId === undefined ? {} : { executionId });
             if (message.id !== undefined) lastId = message.id;
-            reconnected();
             if (emit(event)) return undefined;
           }
         }

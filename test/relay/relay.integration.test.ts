@@ -98,7 +98,7 @@ describe('the run relay: viewers through dropped connections', () => {
         }
         expect(Object.keys(rebuiltMessages(log))).toHaveLength(4);
       }),
-      { numRuns: 3 },
+      { numRuns: 3, endOnFailure: true },
     );
   });
 });
