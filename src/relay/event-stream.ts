@@ -3,6 +3,12 @@ import { errorBody } from './error-body.js';
 import type { FollowedExecution } from './followed-execution.js';
 import { errorFrame, eventFrame, HEARTBEAT_FRAME, retryFrame, snapshotFrame } from './sse-frames.js';
 
+/** Where a viewer resumes: after `afterSeq` (0 from the start) of the follow named `followId`, when it says. */
+export interface ResumePoint {
+  readonly afterSeq: number;
+  readonly followId: string | undefined;
+}
+
 /** The timing of a viewer's stream, and when a viewer from the start gets a snapshot. */
 export interface StreamSettings {
   readonly scheduler: SchedulerLike;
@@ -20,11 +26,14 @@ const READY_BYTES = 16_384;
 
 /**
  * One viewer's `text/event-stream` of `follow`: the reconnection delay, the events after `afterSeq`
- * (for a viewer from the start of a long history: one `snapshot` of the state so far instead), then each new one, heartbeat comments while it is quiet, and the end after `finished` (or an `error`
+ * (for a viewer from the start of a long history, or one whose `afterSeq` is past the last event: one
+ * `snapshot` of the state so far instead), then each new one, heartbeat comments while it is quiet, and the end after `finished` (or an `error`
  * event when the follow failed). Cancelling the stream (the viewer left) stops its heartbeat; the
  * follow goes on.
  */
-export function eventStream(follow: FollowedExecution, afterSeq: number, timing: StreamSettings): ReadableStream<Uint8Array> {
+export function eventStream(follow: FollowedExecution, resume: ResumePoint, timing: StreamSettings): ReadableStream<Uint8Array> {
+  // A number from another follow means nothing here: that viewer is brought to the state instead.
+  const afterSeq = resume.followId === undefined || resume.followId === follow.followId ? resume.afterSeq : Number.POSITIVE_INFINITY;
   const encoder = new TextEncoder();
   let place = afterSeq;
   let left = false;
@@ -33,7 +42,10 @@ export function eventStream(follow: FollowedExecution, afterSeq: number, timing:
     {
       start(controller) {
         controller.enqueue(encoder.encode(retryFrame(timing.retryMs)));
-        if (afterSeq === 0 && follow.after(0).length > timing.snapshotAfter) {
+        // An id past the last event is from another numbering (a relay restarted, or one that had forgotten
+        // the execution, for a viewer that did not say which follow its id is from): so is it.
+        const lastSeq = follow.lastSeq;
+        if ((afterSeq === 0 && lastSeq > timing.snapshotAfter) || (afterSeq > lastSeq && lastSeq > 0)) {
           const { seq, state } = follow.snapshot();
           controller.enqueue(encoder.encode(snapshotFrame(seq, state)));
           place = seq;

@@ -22,6 +22,11 @@ export interface FollowHooks {
  */
 export class FollowedExecution {
   readonly executionId: string;
+  /**
+   * This follow's own name: sequence numbers count from 1 in each follow (a relay restarted, or one
+   * that had forgotten the execution, numbers afresh), so a viewer resuming names the follow its number is from.
+   */
+  readonly followId: string = crypto.randomUUID();
   readonly #log = new EventLog();
   /** The events folded as they come (O(1) each), for a late viewer's snapshot. */
   readonly #fold = new RunStateFold();
@@ -76,6 +81,11 @@ export class FollowedExecution {
   /** The state the events so far add up to, and the sequence number of the last of them. */
   snapshot(): { readonly seq: number; readonly state: RunState } {
     return { seq: this.#log.lastSeq, state: this.#fold.state };
+  }
+
+  /** The sequence number of the last event so far, 0 before the first. */
+  get lastSeq(): number {
+    return this.#log.lastSeq;
   }
 
   /** Resolves at the next event or at the end. */

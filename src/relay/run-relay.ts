@@ -79,6 +79,13 @@ const DEFAULTS = {
   corsMaxAgeSeconds: 600,
 } as const;
 
+/**
+ * Names the follow an event stream's numbers belong to: sent with the stream, and back by a viewer
+ * resuming (`connectRun` does), so a number from a restarted relay's earlier numbering is not taken for
+ * one of the new.
+ */
+const FOLLOW_HEADER = 'flowstream-follow';
+
 const STARTER_SCOPE: RunTokenScope = ['read', 'cancel'];
 
 /**
@@ -150,9 +157,10 @@ export function createRunRelay(options: RunRelayOptions): RunRelay {
     if (after === undefined) return failure(400, { error: 'BAD_REQUEST', message: 'Last-Event-ID and after must be a whole number' });
     const follow = await existingFollow(executionId);
     if (follow instanceof Response) return follow;
-    return new Response(eventStream(follow, after, settings), {
+    const followId = request.headers.get(FOLLOW_HEADER) ?? url.searchParams.get('follow') ?? undefined;
+    return new Response(eventStream(follow, { afterSeq: after, followId }, settings), {
       status: 200,
-      headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' },
+      headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no', [FOLLOW_HEADER]: follow.followId },
     });
   }
 
@@ -306,7 +314,7 @@ function allowedOrigin(origin: string | null, cors: RelayCors | undefined): stri
 function preflightHeaders(cors: RelayCors | undefined): Record<string, string> {
   return {
     'access-control-allow-methods': 'GET, POST, OPTIONS',
-    'access-control-allow-headers': 'Authorization, Content-Type, Last-Event-ID',
+    'access-control-allow-headers': 'Authorization, Content-Type, Last-Event-ID, Flowstream-Follow',
     'access-control-max-age': String(cors?.maxAgeSeconds ?? DEFAULTS.corsMaxAgeSeconds),
   };
 }
@@ -317,6 +325,7 @@ function withCors(response: Response, origin: string | null, cors: RelayCors | u
   if (allowed === undefined) return response;
   const headers = new Headers(response.headers);
   headers.set('access-control-allow-origin', allowed);
+  headers.set('access-control-expose-headers', 'Flowstream-Follow');
   headers.append('vary', 'Origin');
   return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
 }

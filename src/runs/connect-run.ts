@@ -3,9 +3,29 @@ import { RelayError } from '../errors/relay-error.js';
 import { WorkflowFailedError } from '../errors/run-errors.js';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 import { timerDelay } from '../http/options.js';
-import type { RunEvent, RunEventType } from './events.js';
+import type { MessageEvent, RunEvent, RunEventType } from './events.js';
 import { replayRunState, type RunState } from './run-state.js';
 import { ServerSentEvents } from './server-sent-events.js';
+
+/**
+ * The text of each message a viewer was given, to say each message event as what is new to it. The
+ * relay's events already are, except after it restarted: its new follow tells each message from its
+ * start, and a viewer that had its beginning would get it twice. Here its delta is cut to what the
+ * viewer lacks (or, for text rewritten meanwhile, the whole text with `replaced`).
+ */
+class MessageTexts {
+  readonly #given = new Map<string, { readonly content: string; readonly reasoning: string }>();
+
+  next(event: MessageEvent): MessageEvent {
+    const given = this.#given.get(event.messageId);
+    this.#given.set(event.messageId, { content: event.content, reasoning: event.reasoningContent });
+    if (given === undefined) return event;
+    if (!event.content.startsWith(given.content) || !event.reasoningContent.startsWith(given.reasoning)) {
+      return { ...event, delta: event.content, reasoningDelta: event.reasoningContent, replaced: true };
+    }
+    return { ...event, delta: event.content.slice(given.content.length), reasoningDelta: event.reasoningContent.slice(given.reasoning.length), replaced: false };
+  }
+}
 
 /** Options of {@link connectRun}. */
 export interface ConnectRunOptions {
@@ -24,6 +44,9 @@ export interface ConnectRunOptions {
 }
 
 const DEFAULTS = { retryMs: 2_000, maxReconnectMs: 30_000 } as const;
+
+/** The relay's name for the numbering of a stream's ids, sent back when resuming. */
+const FOLLOW_HEADER = 'flowstream-follow';
 
 /** The shortest wait before reconnecting, whatever `retry:` says: a relay failing at once is not called in a tight loop. */
 const MIN_RETRY_MS = 100;
@@ -64,6 +87,9 @@ export function connectRun(url: string | URL, options: ConnectRunOptions): Obser
   const target = typeof url === 'string' ? new URL(url, pageLocation()) : url;
   return new Observable<RunEvent>((subscriber) => {
     let lastId: string | undefined;
+    /** The relay's follow `lastId` counts in: a relay that restarted numbers afresh, and knows by this that `lastId` is not its own. */
+    let followId: string | undefined;
+    const texts = new MessageTexts();
     let executionId = executionIdIn(target);
     let retryMs: number = DEFAULTS.retryMs;
     let attempts = 0;
@@ -76,7 +102,7 @@ export function connectRun(url: string | URL, options: ConnectRunOptions): Obser
     /** Passes `event` on; after `finished`, ends (true). */
     const emit = (event: RunEvent): boolean => {
       executionId = event.executionId;
-      subscriber.next(event);
+      subscriber.next(event.type === 'message' ? texts.next(event) : event);
       if (event.type !== 'finished') return false;
       stopped = true;
       if (failOnWorkflowError && event.result.endedBy === 'failed') subscriber.error(new WorkflowFailedError(event.result));
@@ -91,6 +117,7 @@ export function connectRun(url: string | URL, options: ConnectRunOptions): Obser
     const read = async (signal: AbortSignal): Promise<RelayError | undefined> => {
       const headers: Record<string, string> = { accept: 'text/event-stream', authorization: `Bearer ${options.token}` };
       if (lastId !== undefined) headers['last-event-id'] = lastId;
+      if (followId !== undefined) headers[FOLLOW_HEADER] = followId;
       const response = await fetchFn(target, { headers, signal, cache: 'no-store' });
       if (!response.ok) {
         const error = await refusal(response, executionId);
@@ -103,6 +130,7 @@ export function connectRun(url: string | URL, options: ConnectRunOptions): Obser
         return new RelayError(response.status, 'NOT_AN_EVENT_STREAM', `Expected text/event-stream, got ${response.headers.get('content-type') ?? 'no content type'}`, executionId === undefined ? {} : { executionId });
       }
       if (response.body === null) return undefined;
+      followId = response.headers.get(FOLLOW_HEADER) ?? undefined;
       reconnected();
       const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
       const parser = new ServerSentEvents();
@@ -120,8 +148,8 @@ export function connectRun(url: string | URL, options: ConnectRunOptions): Obser
             if (message.event === 'snapshot') {
               const state = runStateOf(message.data);
               if (state === undefined) return new RelayError(200, 'MALFORMED_EVENT', 'The relay sent a snapshot that is not a run state', executionId === undefined ? {} : { executionId });
-              if (message.id !== undefined) lastId = message.id;
               // The events that bring a newcomer to the state at once: what the snapshot stands for.
+              if (message.id !== undefined) lastId = message.id;
               for (const event of replayRunState(state)) if (emit(event)) return undefined;
               continue;
             }
