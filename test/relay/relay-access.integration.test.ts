@@ -62,7 +62,8 @@ describe('the run relay: who may follow and cancel', () => {
 
   it('cancels with a cancel token: aborts exactly once however many ask, answers the result, and every viewer sees it end aborted', async () => {
     const { client, emulator, token, base, view } = await world();
-    const { executionId } = await client.executions.start('c-sample-linear');
+    // A 40-minute task: still running when the cancels come, however slow the machine.
+    const { executionId } = await client.executions.start('c-sample-timeout');
     const canceller = await token(executionId, ['read', 'cancel']);
     const viewer = allEvents(view(executionId, await token(executionId)));
     await firstValueFrom(view(executionId, canceller).pipe(filter((event) => event.type === 'node' && event.status === 'executing')));
