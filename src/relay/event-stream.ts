@@ -25,11 +25,11 @@ export interface StreamSettings {
 const READY_BYTES = 16_384;
 
 /**
- * One viewer's `text/event-stream` of `follow`: the reconnection delay, the events after `afterSeq`
- * (for a viewer from the start of a long history, or one whose `afterSeq` is past the last event: one
- * `snapshot` of the state so far instead), then each new one, heartbeat comments while it is quiet, and the end after `finished` (or an `error`
- * event when the follow failed). Cancelling the stream (the viewer left) stops its heartbeat; the
- * follow goes on.
+ * One viewer's `text/event-stream` of `follow`: the reconnection delay, the events after its resume
+ * point, then each new one, heartbeat comments while it is quiet, and the end after `finished` (or an
+ * `error` event when the follow failed). A viewer from the start of a long history, or one whose point
+ * is from another numbering, gets one `snapshot` of the state so far instead of the events before it.
+ * Cancelling the stream (the viewer left) stops its heartbeat; the follow goes on.
  */
 export function eventStream(follow: FollowedExecution, resume: ResumePoint, timing: StreamSettings): ReadableStream<Uint8Array> {
   // A number from another follow means nothing here: that viewer is brought to the state instead.
