@@ -14,6 +14,9 @@ const BROWSER_SAFE = [
   { group: ['**/node/**', '**/emulator/**', '**/cli/**', '**/redis/**', '**/bullmq/**'], message: 'The core never imports node/, emulator/, cli/, redis/ or bullmq/.' },
 ];
 
+/** The relay sits above the client, beside the Node-only folders: the core never reaches it. */
+const NOT_THE_RELAY = { group: ['**/relay/**'], message: 'The core never imports relay/: the relay is built on the client, not the other way round.' };
+
 /** The import rule of one core layer: browser-safe, and nothing from a layer above it or from the root. */
 function layerRule(layer) {
   const above = CORE_LAYERS.slice(CORE_LAYERS.indexOf(layer) + 1);
@@ -25,6 +28,7 @@ function layerRule(layer) {
         {
           patterns: [
             ...BROWSER_SAFE,
+            NOT_THE_RELAY,
             {
               group: [...above.map((name) => `**/${name}/**`), '../client.js', '../index.js', '../../client.js', '../../index.js'],
               message: `Layers import only the layers below them (DESIGN.md): ${layer}/ may use ${CORE_LAYERS.slice(0, CORE_LAYERS.indexOf(layer)).join(', ') || 'nothing of the client'}.`,
@@ -52,9 +56,14 @@ export default tseslint.config(
   },
   {
     files: ['src/index.ts', 'src/client.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: BROWSER_SAFE }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: [...BROWSER_SAFE, NOT_THE_RELAY] }] },
   },
   ...CORE_LAYERS.map(layerRule),
+  {
+    // The relay answers Request with Response on any server runtime (Node, Deno, Bun, workers): no Node built-ins.
+    files: ['src/relay/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: BROWSER_SAFE }] },
+  },
   {
     files: ['src/emulator/**'],
     rules: {

@@ -22,6 +22,7 @@ export { runResult } from './runs/run-result.js';
 export { shareRun } from './runs/share-run.js';
 export { toAsyncIterable } from './runs/to-async-iterable.js';
 export { fromAbortable } from './runs/execution-source.js';
+export { connectRun, type ConnectRunOptions } from './runs/connect-run.js';
 
 // Pipelines
 export {
@@ -127,5 +128,7 @@ export {
   RunTimeoutError,
   isWorkflowFailedError,
   isRunTimeoutError,
+  RelayError,
+  isRelayError,
 } from './errors/index.js';
 export type { FlowstreamErrorOptions, ApiErrorDetails, RateLimitScope, TransportErrorDetails, ResponseIssue } from './errors/index.js';

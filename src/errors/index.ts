@@ -47,3 +47,4 @@ export { ConcurrencyLimitError, isConcurrencyLimitError } from './concurrency-li
 export { StepInDoubtError, isStepInDoubtError } from './step-in-doubt-error.js';
 export { errorFromAnswer, type FailedAnswer, type FailureBody } from './error-factory.js';
 export { RunTimeoutError, WorkflowFailedError, isRunTimeoutError, isWorkflowFailedError } from './run-errors.js';
+export { RelayError, isRelayError } from './relay-error.js';

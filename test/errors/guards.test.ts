@@ -45,6 +45,7 @@ const samples: Readonly<Record<string, readonly [make: () => errors.FlowstreamEr
   CorruptCheckpointError: [() => new publicSurface.CorruptCheckpointError('nightly', 'summary', 'not JSON'), 'CORRUPT_CHECKPOINT'],
   WorkflowFailedError: [() => new errors.WorkflowFailedError(failedResult), 'WORKFLOW_FAILED'],
   RunTimeoutError: [() => new errors.RunTimeoutError(1_000, 'we-1'), 'RUN_TIMEOUT'],
+  RelayError: [() => new errors.RelayError(403, 'RUN_TOKEN', 'The run token has expired', { executionId: 'we-1' }), 'RELAY_ERROR'],
 };
 
 function sample(name: string): readonly [errors.FlowstreamError, string] {

@@ -26,6 +26,11 @@ describe('the layer rule of eslint.config.js (runs → budget → http → fetch
     ['src/http/download.ts', "import { readFile } from 'node:fs/promises';"],
     ['src/budget/scheduler.ts', "import { x } from '../redis/budget.js';"],
     ['src/pipeline/run-pipeline.ts', "import { x } from '../bullmq/pipeline-worker.js';"],
+    ['src/runs/connect-run.ts', "import { x } from '../relay/run-relay.js';"],
+    ['src/index.ts', "import { x } from './relay/index.js';"],
+    ['src/relay/run-relay.ts', "import { createServer } from 'node:http';"],
+    ['src/relay/run-relay.ts', "import { x } from '../node/from-path.js';"],
+    ['src/relay/run-relay.ts', "import { x } from '../redis/redis-budget.js';"],
   ])('refuses in %s: %s', async (filePath, code) => {
     expect(await importFindings(filePath, code)).toHaveLength(1);
   });
@@ -37,6 +42,8 @@ describe('the layer rule of eslint.config.js (runs → budget → http → fetch
     ['src/runs/run-lifecycle.ts', "import { x } from '../http/calls.js';"],
     ['src/pipeline/run-pipeline.ts', "import { x } from '../runs/events.js';"],
     ['src/http/schemas/execution.ts', "import { x } from '../../domain/model.js';"],
+    ['src/relay/run-relay.ts', "import { createClient } from '../client.js';"],
+    ['src/relay/followed-execution.ts', "import { x } from '../runs/run-ending.js';"],
   ])('allows in %s: %s', async (filePath, code) => {
     expect(await importFindings(filePath, code)).toEqual([]);
   });

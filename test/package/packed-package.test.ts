@@ -21,16 +21,24 @@ const run = promisify(execFile);
 
 /** A user's program: every public entry point, and one run of a sample workflow on the emulator. */
 const PROGRAM = `import { tap } from 'rxjs';
-import { createClient, runResult, isFlowstreamError, type RunEvent } from 'flowstream';
+import { createClient, runResult, isFlowstreamError, connectRun, isRelayError, type RunEvent } from 'flowstream';
 import { createEmulator } from 'flowstream/emulator';
 import { fromPath } from 'flowstream/node';
+import { createRunRelay, createRunTokens, toNodeListener } from 'flowstream/relay';
 
 const emulator = await createEmulator({ speed: 50 });
 try {
   const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url });
   const seen: RunEvent['type'][] = [];
   const result = await runResult(client.run('c-sample-parallel').pipe(tap((event: RunEvent) => seen.push(event.type))));
-  console.log(JSON.stringify({ status: result.status, executionId: result.executionId, first: seen[0], last: seen.at(-1), fromPath: typeof fromPath, guard: isFlowstreamError(new Error('x')) }));
+  const tokens = createRunTokens({ secret: 'a secret of thirty-two bytes or more' });
+  const relay = createRunRelay({ client, tokens });
+  const token = await tokens.sign({ executionId: result.executionId, scope: ['read'], ttlMs: 60_000 });
+  const relayed = await relay.fetch(new Request(\`http://localhost/executions/\${result.executionId}/events?token=\${token}\`));
+  const text = await relayed.text();
+  relay.close();
+  const relayOutcome = { status: relayed.status, finished: text.includes('event: finished'), connectRun: typeof connectRun, listener: typeof toNodeListener(relay), guard: isRelayError(new Error('x')) };
+  console.log(JSON.stringify({ status: result.status, executionId: result.executionId, first: seen[0], last: seen.at(-1), fromPath: typeof fromPath, guard: isFlowstreamError(new Error('x')), relay: relayOutcome }));
 } finally {
   await emulator.close();
 }
@@ -85,7 +93,7 @@ describe('the packed package, installed into a new project', () => {
     if (project !== '') await rm(project, { recursive: true, force: true });
   });
 
-  it.each(Object.keys(TSCONFIGS) as (keyof typeof TSCONFIGS)[])('type-checks a program importing flowstream, flowstream/emulator and flowstream/node with moduleResolution %s', async (name) => {
+  it.each(Object.keys(TSCONFIGS) as (keyof typeof TSCONFIGS)[])('type-checks a program importing flowstream, flowstream/emulator, flowstream/node and flowstream/relay with moduleResolution %s', async (name) => {
     await writeFile(join(project, `tsconfig.${name}.json`), tsconfig(TSCONFIGS[name]));
     await expect(run(process.execPath, [TSC, '-p', `tsconfig.${name}.json`], { cwd: project })).resolves.toBeDefined();
   }, 60_000);
@@ -113,7 +121,7 @@ describe('the packed package, installed into a new project', () => {
     await writeFile(join(project, 'tsconfig.emit.json'), tsconfig(TSCONFIGS.node16, 'out'));
     await run(process.execPath, [TSC, '-p', 'tsconfig.emit.json'], { cwd: project });
     const { stdout } = await run(process.execPath, [join(project, 'out', 'main.js')], { cwd: project, env: scrubbedEnv() });
-    expect(JSON.parse(stdout)).toEqual({ status: 'finish', executionId: expect.stringMatching(/^we-/) as unknown, first: 'started', last: 'finished', fromPath: 'function', guard: false });
+    expect(JSON.parse(stdout)).toEqual({ status: 'finish', executionId: expect.stringMatching(/^we-/) as unknown, first: 'started', last: 'finished', fromPath: 'function', guard: false, relay: { status: 200, finished: true, connectRun: 'function', listener: 'function', guard: false } });
   }, 60_000);
   it('installs only what the library uses: the command\'s own packages are bundled into it, not dependencies', async () => {
     const manifest = JSON.parse(await readFile(join(project, 'node_modules', 'flowstream', 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };

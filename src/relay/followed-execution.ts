@@ -1,0 +1,164 @@
+import type { Observable, Subscription } from 'rxjs';
+import type { RunResult } from '../domain/model.js';
+import type { RunEvent } from '../runs/events.js';
+import { type RunStop, stoppedEnding } from '../runs/run-ending.js';
+import { type RunState, RunStateFold } from '../runs/run-state.js';
+import { FlowstreamError } from '../errors/flowstream-error.js';
+import { EventLog, type LoggedEvent } from './event-log.js';
+
+/** How the follow of an execution ended: its `finished` event came, or it failed (`error`), or the relay closed. */
+export type FollowEnd = { readonly kind: 'finished'; readonly result: RunResult } | { readonly kind: 'error'; readonly error: unknown } | { readonly kind: 'closed' };
+
+/** What a follow needs from the relay: how to abort its execution, and where to say it ended. */
+export interface FollowHooks {
+  abort(executionId: string): Promise<void>;
+  ended(follow: FollowedExecution): void;
+}
+
+/**
+ * The relay's one follow of one execution, shared by all its viewers: the events in order with their
+ * sequence numbers and, once it came, the end. Viewers read from it at their own pace (each holds only
+ * its place) and come and go without touching the follow; only `cancel()` aborts the execution, once.
+ */
+export class FollowedExecution {
+  readonly executionId: string;
+  /**
+   * This follow's own name: sequence numbers count from 1 in each follow (a relay restarted, or one
+   * that had forgotten the execution, numbers afresh), so a viewer resuming names the follow its number is from.
+   */
+  readonly followId: string = crypto.randomUUID();
+  readonly #log = new EventLog();
+  /** The events folded as they come (O(1) each), for a late viewer's snapshot. */
+  readonly #fold = new RunStateFold();
+  readonly #hooks: FollowHooks;
+  readonly #subscription: Subscription;
+  readonly #ready: Promise<void>;
+  #markReady: () => void = () => undefined;
+  #changed: Promise<void>;
+  #markChanged: () => void = () => undefined;
+  #end: FollowEnd | undefined;
+  #stop: RunStop | undefined;
+  #aborting: Promise<void> | undefined;
+  readonly #waitingForResult = new Set<{ resolve: (result: RunResult) => void; reject: (error: unknown) => void }>();
+
+  constructor(executionId: string, events: Observable<RunEvent>, hooks: FollowHooks) {
+    this.executionId = executionId;
+    this.#hooks = hooks;
+    this.#ready = new Promise((resolve) => {
+      this.#markReady = resolve;
+    });
+    this.#changed = this.#nextChange();
+    this.#subscription = events.subscribe({
+      next: (event) => {
+        this.#record(event);
+      },
+      error: (error: unknown) => {
+        this.#finish({ kind: 'error', error });
+      },
+      complete: () => {
+        const last = this.#log.last?.event;
+        this.#finish(last?.type === 'finished' ? { kind: 'finished', result: last.result } : { kind: 'closed' });
+      },
+    });
+  }
+
+  /** Resolves once the first event came or the follow ended: then the execution is known to exist, or `end` says why not. */
+  async ready(): Promise<{ readonly events: number; readonly end: FollowEnd | undefined }> {
+    await this.#ready;
+    return { events: this.#log.lastSeq, end: this.#end };
+  }
+
+  /** How it ended, or `undefined` while it goes on. */
+  get end(): FollowEnd | undefined {
+    return this.#end;
+  }
+
+  /** The events after sequence number `afterSeq`, in order. */
+  after(afterSeq: number): readonly LoggedEvent[] {
+    return this.#log.after(afterSeq);
+  }
+
+  /** The state the events so far add up to, and the sequence number of the last of them. */
+  snapshot(): { readonly seq: number; readonly state: RunState } {
+    return { seq: this.#log.lastSeq, state: this.#fold.state };
+  }
+
+  /** The sequence number of the last event so far, 0 before the first. */
+  get lastSeq(): number {
+    return this.#log.lastSeq;
+  }
+
+  /** Resolves at the next event or at the end. */
+  changed(): Promise<void> {
+    return this.#changed;
+  }
+
+  /**
+   * Aborts the execution (once, however many ask; again only after an abort request failed) and
+   * resolves with its result once the service shows it ended — `endedBy: 'aborted'` when the abort
+   * ended it (service.md §3.5: the service itself only says `failed`). A finished execution is not
+   * aborted: its result comes at once.
+   */
+  cancel(): Promise<RunResult> {
+    if (this.#end === undefined && this.#aborting === undefined) {
+      this.#stop = { by: 'aborted', afterEnd: false };
+      this.#aborting = this.#hooks.abort(this.executionId).catch((error: unknown) => {
+        this.#aborting = undefined;
+        this.#stop = undefined;
+        throw error;
+      });
+    }
+    const result = new Promise<RunResult>((resolve, reject) => {
+      const end = this.#end;
+      if (end === undefined) this.#waitingForResult.add({ resolve, reject });
+      else if (end.kind === 'finished') resolve(end.result);
+      else reject(failureOf(end));
+    });
+    return Promise.all([this.#aborting, result]).then(([, ended]) => ended);
+  }
+
+  /** Stops following (the execution runs on) and ends every viewer's stream. */
+  close(): void {
+    this.#subscription.unsubscribe();
+    this.#finish({ kind: 'closed' });
+  }
+
+  #record(event: RunEvent): void {
+    const { event: kept } = this.#log.append(event.type === 'finished' ? stoppedEnding(this.#stop, event) : event);
+    this.#fold.apply(kept);
+    this.#markReady();
+    this.#announce();
+  }
+
+  /** Wakes whoever waits for a change, and sets up the wait for the next one. */
+  #announce(): void {
+    const wake = this.#markChanged;
+    this.#changed = this.#nextChange();
+    wake();
+  }
+
+  #nextChange(): Promise<void> {
+    return new Promise((resolve) => {
+      this.#markChanged = resolve;
+    });
+  }
+
+  #finish(end: FollowEnd): void {
+    if (this.#end !== undefined) return;
+    this.#end = end;
+    this.#markReady();
+    this.#announce();
+    for (const waiting of this.#waitingForResult) {
+      if (end.kind === 'finished') waiting.resolve(end.result);
+      else waiting.reject(failureOf(end));
+    }
+    this.#waitingForResult.clear();
+    this.#hooks.ended(this);
+  }
+}
+
+/** Why a follow that did not finish gives no result: the watch's own error, or the relay closing. */
+function failureOf(end: FollowEnd): Error {
+  if (end.kind === 'error' && end.error instanceof Error) return end.error;
+  return new FlowstreamError('The relay stopped following the execution before it ended', 'RELAY_CLOSED');
+}

@@ -1,0 +1,335 @@
+import { asyncScheduler, type SchedulerLike, type Subscription, timer } from 'rxjs';
+import type { Client } from '../client.js';
+import type { Variables } from '../domain/model.js';
+import { isNotFoundError } from '../errors/api-errors.js';
+import { InvalidArgumentError, isInvalidArgumentError } from '../errors/validation-errors.js';
+import { MAX_TIMER_MS, timerDelay } from '../http/options.js';
+import { type ErrorBody, errorBody } from './error-body.js';
+import { eventStream } from './event-stream.js';
+import { FollowedExecution } from './followed-execution.js';
+import { normalizedBasePath, routeOf } from './relay-routes.js';
+import { isRunTokenError } from './run-token-error.js';
+import type { RunScope, RunTokens, RunTokenScope } from './run-tokens.js';
+
+/** What a relay uses of a client: `watch` to follow an execution, `executions.start` and `.abort`. */
+export type RelayClient = Pick<Client, 'watch'> & { readonly executions: Pick<Client['executions'], 'start' | 'abort'> };
+
+/** Which page origins may call the relay from a browser (CORS): a list, or `'*'` for any. */
+export interface RelayCors {
+  readonly origins: readonly string[] | '*';
+  /** How long a browser may keep a preflight's answer, in seconds (default 600). */
+  readonly maxAgeSeconds?: number;
+}
+
+/**
+ * What `POST {basePath}/runs` starts, as the `start` hook decides from the request: a workflow and its
+ * variables, and the token handed back (`scope` default `['read', 'cancel']`, `ttlMs` the relay's
+ * `tokenTtlMs`). The hook answers a `Response` itself to refuse (a 401 for a user not signed in).
+ */
+export interface StartDecision {
+  readonly canvasId: string;
+  readonly variables?: Variables;
+  readonly scope?: RunTokenScope;
+  readonly ttlMs?: number;
+}
+
+/** Options of {@link createRunRelay}. */
+export interface RunRelayOptions {
+  /** The client that follows, starts and aborts executions (it holds the API key; viewers never see it). */
+  readonly client: RelayClient;
+  /** Checks the tokens viewers present, and signs those `POST /runs` answers. */
+  readonly tokens: RunTokens;
+  /** Where the routes live, e.g. `/flowstream` (default: the root). */
+  readonly basePath?: string;
+  /** Browser origins allowed to call the relay across origins; none by default (same origin only). */
+  readonly cors?: RelayCors;
+  /** Enables `POST {basePath}/runs`: decides from the request what to start, or refuses with a Response. */
+  readonly start?: (request: Request) => StartDecision | Response | Promise<StartDecision | Response>;
+  /** How long a finished execution's events stay for late and resuming viewers, in ms (default 60 s; 0 forgets at once). */
+  readonly keepFinishedMs?: number;
+  /** How often a quiet stream gets a heartbeat comment, in ms (default 15 s). */
+  readonly heartbeatMs?: number;
+  /** The reconnection delay the stream tells viewers (`retry:`), in ms (default 2 s). */
+  readonly retryMs?: number;
+  /**
+   * A viewer from the start of an execution with more events than this gets one `snapshot` event (the
+   * `RunState` so far) standing for them, then the events after it (default 1,000; 0: always).
+   */
+  readonly snapshotAfter?: number;
+  /** How long the tokens `POST /runs` answers live, in ms (default one hour). */
+  readonly tokenTtlMs?: number;
+  /** The relay's timers (heartbeats, keeping finished executions); give it the client's. Default real time. */
+  readonly scheduler?: SchedulerLike;
+}
+
+/** A run relay: a `fetch`-style handler for any server runtime, and `close()`. */
+export interface RunRelay {
+  /** Answers one request to the relay's routes (404 for any other path). */
+  fetch(request: Request): Promise<Response>;
+  /** Stops following every execution (they run on), ends every stream, and answers 503 from then on. */
+  close(): void;
+}
+
+const DEFAULTS = {
+  keepFinishedMs: 60_000,
+  heartbeatMs: 15_000,
+  retryMs: 2_000,
+  tokenTtlMs: 3_600_000,
+  snapshotAfter: 1_000,
+  corsMaxAgeSeconds: 600,
+} as const;
+
+/**
+ * Names the follow an event stream's numbers belong to: sent with the stream, and back by a viewer
+ * resuming (`connectRun` does), so a number from a restarted relay's earlier numbering is not taken for
+ * one of the new.
+ */
+const FOLLOW_HEADER = 'flowstream-follow';
+
+const STARTER_SCOPE: RunTokenScope = ['read', 'cancel'];
+
+/**
+ * A relay between a UI and the service: viewers follow an execution through it with a token instead
+ * of the API key. However many viewers an execution has, the relay follows it once (one poll stream
+ * through the client's budget); viewers leaving never abort it, and one that reconnects resumes after
+ * the last event it got. Answers `Request`s with `Response`s, so it runs on Node (`toNodeListener`),
+ * Deno, Bun and workers.
+ *
+ * Routes: `GET {basePath}/executions/:id/events` (server-sent events), `POST {basePath}/executions/:id/cancel`
+ * (a token with scope `cancel`; answers the `RunResult`), and `POST {basePath}/runs` with a `start` hook.
+ *
+ * @example
+ * ```ts
+ * const tokens = createRunTokens({ secret: process.env.RELAY_SECRET! });
+ * const relay = createRunRelay({ client, tokens, basePath: '/flowstream' });
+ * http.createServer(toNodeListener(relay)).listen(8080);
+ * // in a route of the app, once the user may see the run:
+ * const token = await tokens.sign({ executionId, scope: ['read'], ttlMs: 3_600_000 });
+ * ```
+ */
+export function createRunRelay(options: RunRelayOptions): RunRelay {
+  const settings = relaySettings(options);
+  const { client, tokens, scheduler } = settings;
+  const follows = new Map<string, FollowedExecution>();
+  const forgetting = new Map<string, Subscription>();
+  let closed = false;
+
+  const hooks = {
+    abort: (executionId: string) => client.executions.abort(executionId),
+    ended: (follow: FollowedExecution) => {
+      if (closed) return;
+      // A follow that failed is forgotten at once (the next viewer follows afresh); a finished one is kept for late viewers.
+      if (follow.end?.kind !== 'finished' || settings.keepFinishedMs === 0) {
+        follows.delete(follow.executionId);
+        return;
+      }
+      forgetting.set(
+        follow.executionId,
+        timer(settings.keepFinishedMs, scheduler).subscribe(() => {
+          forgetting.delete(follow.executionId);
+          if (follows.get(follow.executionId) === follow) follows.delete(follow.executionId);
+        }),
+      );
+    },
+  };
+
+  function followOf(executionId: string): FollowedExecution {
+    const known = follows.get(executionId);
+    if (known !== undefined) return known;
+    const follow = new FollowedExecution(executionId, client.watch(executionId, { abortOnUnsubscribe: false, failOnWorkflowError: false }), hooks);
+    if (follow.end?.kind !== 'error') follows.set(executionId, follow);
+    return follow;
+  }
+
+  /** The follow of an execution that exists, or the answer saying why there is none. */
+  async function existingFollow(executionId: string): Promise<FollowedExecution | Response> {
+    const follow = followOf(executionId);
+    const { events, end } = await follow.ready();
+    if (events > 0 || end === undefined || end.kind !== 'error') return follow;
+    if (isNotFoundError(end.error)) return failure(404, { error: 'NOT_FOUND', message: `No execution ${executionId}` });
+    return failure(502, errorBody(end.error));
+  }
+
+  async function events(request: Request, url: URL, executionId: string): Promise<Response> {
+    const refused = await authorized(request, url, executionId, 'read');
+    if (refused !== undefined) return refused;
+    const after = resumePoint(request, url);
+    if (after === undefined) return failure(400, { error: 'BAD_REQUEST', message: 'Last-Event-ID and after must be a whole number' });
+    const follow = await existingFollow(executionId);
+    if (follow instanceof Response) return follow;
+    const followId = request.headers.get(FOLLOW_HEADER) ?? url.searchParams.get('follow') ?? undefined;
+    return new Response(eventStream(follow, { afterSeq: after, followId }, settings), {
+      status: 200,
+      headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no', [FOLLOW_HEADER]: follow.followId },
+    });
+  }
+
+  async function cancel(request: Request, url: URL, executionId: string): Promise<Response> {
+    const refused = await authorized(request, url, executionId, 'cancel');
+    if (refused !== undefined) return refused;
+    const follow = await existingFollow(executionId);
+    if (follow instanceof Response) return follow;
+    try {
+      return json(200, await follow.cancel());
+    } catch (error) {
+      return failure(502, errorBody(error));
+    }
+  }
+
+  async function start(request: Request): Promise<Response> {
+    const hook = settings.start;
+    if (hook === undefined) return failure(404, { error: 'NOT_FOUND', message: 'This relay starts no runs' });
+    const decision = await hook(request);
+    if (decision instanceof Response) return decision;
+    try {
+      const { executionId } = await client.executions.start(decision.canvasId, decision.variables === undefined ? {} : { variables: decision.variables });
+      const token = await tokens.sign({ executionId, scope: decision.scope ?? STARTER_SCOPE, ttlMs: decision.ttlMs ?? settings.tokenTtlMs });
+      return json(201, { executionId, token });
+    } catch (error) {
+      return failure(isInvalidArgumentError(error) ? 400 : 502, errorBody(error));
+    }
+  }
+
+  /** `undefined` when the request's token allows `scope` on `executionId`; else the 401 or 403. */
+  async function authorized(request: Request, url: URL, executionId: string, scope: RunScope): Promise<Response | undefined> {
+    const token = tokenOf(request, url);
+    if (token === undefined) return failure(401, { error: 'UNAUTHORIZED', message: 'A run token is required (Authorization: Bearer <token> or ?token=)' });
+    try {
+      await tokens.verify(token, { executionId, scope });
+      return undefined;
+    } catch (error) {
+      if (isRunTokenError(error)) return failure(403, errorBody(error));
+      throw error;
+    }
+  }
+
+  async function answer(request: Request): Promise<Response> {
+    if (closed) return failure(503, { error: 'RELAY_CLOSED', message: 'The relay is closed' });
+    const url = new URL(request.url);
+    const route = routeOf(request.method, url.pathname, settings.basePath);
+    switch (route.kind) {
+      case 'events':
+        return events(request, url, route.executionId);
+      case 'cancel':
+        return cancel(request, url, route.executionId);
+      case 'start':
+        return start(request);
+      case 'preflight':
+        return new Response(null, { status: 204, headers: preflightHeaders(settings.cors) });
+      case 'method-not-allowed':
+        return failure(405, { error: 'METHOD_NOT_ALLOWED', message: `Use ${route.allow}` }, { allow: route.allow });
+      case 'not-found':
+        return failure(404, { error: 'NOT_FOUND', message: 'No such route' });
+      default:
+        return assertNever(route);
+    }
+  }
+
+  return {
+    async fetch(request) {
+      let response: Response;
+      try {
+        response = await answer(request);
+      } catch (error) {
+        response = failure(500, errorBody(error));
+      }
+      return withCors(response, request.headers.get('origin'), settings.cors);
+    },
+    close() {
+      closed = true;
+      for (const subscription of forgetting.values()) subscription.unsubscribe();
+      forgetting.clear();
+      for (const follow of follows.values()) follow.close();
+      follows.clear();
+    },
+  };
+}
+
+interface RelaySettings {
+  readonly client: RelayClient;
+  readonly tokens: RunTokens;
+  readonly basePath: string;
+  readonly cors: RelayCors | undefined;
+  readonly start: RunRelayOptions['start'];
+  readonly keepFinishedMs: number;
+  readonly heartbeatMs: number;
+  readonly retryMs: number;
+  readonly tokenTtlMs: number;
+  readonly snapshotAfter: number;
+  readonly scheduler: SchedulerLike;
+}
+
+function relaySettings(options: RunRelayOptions): RelaySettings {
+  const keepFinishedMs = options.keepFinishedMs ?? DEFAULTS.keepFinishedMs;
+  if (typeof keepFinishedMs !== 'number' || !(keepFinishedMs >= 0 && keepFinishedMs <= MAX_TIMER_MS)) throw new InvalidArgumentError('keepFinishedMs', `must be a number of ms from 0 to ${MAX_TIMER_MS}`);
+  if (options.start !== undefined && typeof options.start !== 'function') throw new InvalidArgumentError('start', 'must be a function');
+  return {
+    client: options.client,
+    tokens: options.tokens,
+    basePath: normalizedBasePath(options.basePath),
+    cors: options.cors,
+    start: options.start,
+    keepFinishedMs,
+    heartbeatMs: timerDelay('heartbeatMs', options.heartbeatMs ?? DEFAULTS.heartbeatMs),
+    retryMs: timerDelay('retryMs', options.retryMs ?? DEFAULTS.retryMs),
+    tokenTtlMs: timerDelay('tokenTtlMs', options.tokenTtlMs ?? DEFAULTS.tokenTtlMs),
+    snapshotAfter: eventCount('snapshotAfter', options.snapshotAfter ?? DEFAULTS.snapshotAfter),
+    scheduler: options.scheduler ?? asyncScheduler,
+  };
+}
+
+function eventCount(name: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw new InvalidArgumentError(name, `must be a whole number of events, 0 or more (got ${String(value)})`);
+  return value;
+}
+
+/** The token of a request: `Authorization: Bearer <token>` (scheme in any case), else `?token=`. */
+function tokenOf(request: Request, url: URL): string | undefined {
+  const bearer = /^bearer\s+(\S+)\s*$/iu.exec(request.headers.get('authorization') ?? '')?.[1];
+  const token = bearer ?? url.searchParams.get('token') ?? undefined;
+  return token === '' ? undefined : token;
+}
+
+/** Where a viewer resumes: after `Last-Event-ID` (what EventSource sends back) or `?after=`; 0 from the start; `undefined` when malformed. */
+function resumePoint(request: Request, url: URL): number | undefined {
+  const given = request.headers.get('last-event-id') ?? url.searchParams.get('after');
+  if (given === null || given === '') return 0;
+  return /^\d{1,15}$/u.test(given) ? Number(given) : undefined;
+}
+
+function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...headers } });
+}
+
+function failure(status: number, body: ErrorBody, headers: Record<string, string> = {}): Response {
+  return json(status, body, headers);
+}
+
+function allowedOrigin(origin: string | null, cors: RelayCors | undefined): string | undefined {
+  if (origin === null || cors === undefined) return undefined;
+  if (cors.origins === '*' || cors.origins.includes(origin)) return origin;
+  return undefined;
+}
+
+function preflightHeaders(cors: RelayCors | undefined): Record<string, string> {
+  return {
+    'access-control-allow-methods': 'GET, POST, OPTIONS',
+    'access-control-allow-headers': 'Authorization, Content-Type, Last-Event-ID, Flowstream-Follow',
+    'access-control-max-age': String(cors?.maxAgeSeconds ?? DEFAULTS.corsMaxAgeSeconds),
+  };
+}
+
+/** `response` with the CORS headers its request's origin gets: the origin itself when allowed, nothing otherwise. */
+function withCors(response: Response, origin: string | null, cors: RelayCors | undefined): Response {
+  const allowed = allowedOrigin(origin, cors);
+  if (allowed === undefined) return response;
+  const headers = new Headers(response.headers);
+  headers.set('access-control-allow-origin', allowed);
+  headers.set('access-control-expose-headers', 'Flowstream-Follow');
+  headers.append('vary', 'Origin');
+  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+}
+
+function assertNever(value: never): never {
+  throw new Error(`Unexpected route ${JSON.stringify(value)}`);
+}

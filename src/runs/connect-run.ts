@@ -1,0 +1,326 @@
+import { asyncScheduler, Observable, type SchedulerLike, type Subscription, timer } from 'rxjs';
+import { RelayError } from '../errors/relay-error.js';
+import { WorkflowFailedError } from '../errors/run-errors.js';
+import { InvalidArgumentError } from '../errors/validation-errors.js';
+import { timerDelay } from '../http/options.js';
+import type { MessageEvent, RunEvent, RunEventType } from './events.js';
+import type { RunState } from './run-state.js';
+import { ServerSentEvents } from './server-sent-events.js';
+
+/**
+ * The text of each message a viewer was given, to say each message event as what is new to it. The
+ * relay's events already are, except after it restarted: its new follow tells each message from its
+ * start, and a viewer that had its beginning would get it twice. Here its delta is cut to what the
+ * viewer lacks (or, for text rewritten meanwhile, the whole text with `replaced`).
+ */
+class MessageTexts {
+  readonly #given = new Map<string, { readonly content: string; readonly reasoning: string }>();
+
+  next(event: MessageEvent): MessageEvent {
+    const given = this.#given.get(event.messageId);
+    this.#given.set(event.messageId, { content: event.content, reasoning: event.reasoningContent });
+    if (given === undefined) return event;
+    if (!event.content.startsWith(given.content) || !event.reasoningContent.startsWith(given.reasoning)) {
+      return { ...event, delta: event.content, reasoningDelta: event.reasoningContent, replaced: true };
+    }
+    return { ...event, delta: event.content.slice(given.content.length), reasoningDelta: event.reasoningContent.slice(given.reasoning.length), replaced: false };
+  }
+
+  /** A snapshot's messages are the texts given so far: later events carry only what is new after them. */
+  learn(state: RunState): void {
+    for (const node of state.nodes) for (const message of node.messages) this.#given.set(message.messageId, { content: message.content, reasoning: message.reasoningContent });
+  }
+}
+
+/** Options of {@link connectRun}. */
+export interface ConnectRunOptions {
+  /** The run token the app's server handed out for this execution; sent as `Authorization: Bearer`. */
+  readonly token: string;
+  /** The fetch to use (default the global one). */
+  readonly fetch?: typeof fetch;
+  /** In a browser: disconnect while the page is hidden, reconnect (resuming) when it shows again. Default false. */
+  readonly pauseWhenHidden?: boolean;
+  /** Error with `WorkflowFailedError` after a `failed` result (default true, as `client.run`); false completes instead. */
+  readonly failOnWorkflowError?: boolean;
+  /** Longest wait between reconnections, in ms (default 30 s); the first waits what the relay said (`retry:`). */
+  readonly maxReconnectMs?: number;
+  /** The timers of reconnection; default real time. */
+  readonly scheduler?: SchedulerLike;
+}
+
+const DEFAULTS = { retryMs: 2_000, maxReconnectMs: 30_000 } as const;
+
+/** The relay's name for the numbering of a stream's ids, sent back when resuming. */
+const FOLLOW_HEADER = 'flowstream-follow';
+
+/** The shortest wait before reconnecting, whatever `retry:` says: a relay failing at once is not called in a tight loop. */
+const MIN_RETRY_MS = 100;
+
+/** The event names of a relay's stream that are run events. */
+const RUN_EVENT_TYPES: ReadonlySet<string> = new Set<RunEventType>(['started', 'status', 'node', 'message', 'file', 'connection', 'finished']);
+
+/**
+ * The wait before reconnection `attempt` (1 for the first after a drop): the relay's `retry:` delay,
+ * doubling with each failed attempt up to `maxMs`, then drawn in its upper half (`random` in [0, 1)) so
+ * that viewers dropped together do not all come back at once.
+ */
+export function reconnectDelay(retryMs: number, attempt: number, maxMs: number, random: number): number {
+  const full = Math.min(maxMs, retryMs * 2 ** Math.max(0, attempt - 1));
+  return Math.round(full / 2 + (full / 2) * random);
+}
+
+/**
+ * Follows a run through a run relay (`flowstream/relay`) — in a browser or anywhere fetch streams —
+ * with the token the app's server signed: the same events as `client.run`, so `toRunState`,
+ * `runStore`, `ofType` and `runResult` work on it (a late viewer's snapshot of a long history comes as
+ * the events that make up its state: each node at its status, each message whole). A dropped connection is made again with backoff and
+ * resumes after the last event received, so nothing is missed or repeated; while it is down, `connection`
+ * events say so. A relay refusing the token (401, 403) or not knowing the execution (404) errors with
+ * `RelayError` at once. Unsubscribing only disconnects: the execution runs on.
+ *
+ * @example
+ * ```ts
+ * const store = runStore(connectRun(`/flowstream/executions/${executionId}/events`, { token, pauseWhenHidden: true }));
+ * ```
+ */
+export function connectRun(url: string | URL, options: ConnectRunOptions): Observable<RunEvent> {
+  if (typeof options.token !== 'string' || options.token === '') throw new InvalidArgumentError('token', 'must be the run token the relay signed (a non-empty string)');
+  const fetchFn = options.fetch ?? globalThis.fetch.bind(globalThis);
+  const scheduler = options.scheduler ?? asyncScheduler;
+  const maxReconnectMs = timerDelay('maxReconnectMs', options.maxReconnectMs ?? DEFAULTS.maxReconnectMs);
+  const failOnWorkflowError = options.failOnWorkflowError ?? true;
+  const target = typeof url === 'string' ? new URL(url, pageLocation()) : url;
+  return new Observable<RunEvent>((subscriber) => {
+    let lastId: string | undefined;
+    /** The relay's follow `lastId` counts in: a relay that restarted numbers afresh, and knows by this that `lastId` is not its own. */
+    let followId: string | undefined;
+    const texts = new MessageTexts();
+    let executionId = executionIdIn(target);
+    let retryMs: number = DEFAULTS.retryMs;
+    let attempts = 0;
+    let failingSince: number | undefined;
+    let connection: AbortController | undefined;
+    let waiting: Subscription | undefined;
+    let paused = false;
+    let stopped = false;
+
+    /** Passes `event` on; after `finished`, ends (true). */
+    const emit = (event: RunEvent): boolean => {
+      executionId = event.executionId;
+      subscriber.next(event.type === 'message' ? texts.next(event) : event);
+      if (event.type !== 'finished') return false;
+      stopped = true;
+      if (failOnWorkflowError && event.result.endedBy === 'failed') subscriber.error(new WorkflowFailedError(event.result));
+      else subscriber.complete();
+      return true;
+    };
+
+    /**
+     * One connection: resolves when the stream ended (after `finished`, or early: then it is made
+     * again), with a `RelayError` that ends the run, or rejects with what a new connection may cure.
+     */
+    const read = async (signal: AbortSignal): Promise<RelayError | undefined> => {
+      const headers: Record<string, string> = { accept: 'text/event-stream', authorization: `Bearer ${options.token}` };
+      if (lastId !== undefined) headers['last-event-id'] = lastId;
+      if (followId !== undefined) headers[FOLLOW_HEADER] = followId;
+      const response = await fetchFn(target, { headers, signal, cache: 'no-store' });
+      if (!response.ok) {
+        const error = await refusal(response, executionId);
+        if (retriedStatus(response.status)) throw error;
+        return error;
+      }
+      // A 200 that is not an event stream (a login page from a proxy, say) is no relay: reconnecting would not help.
+      if (!/^text\/event-stream\b/iu.test(response.headers.get('content-type') ?? '')) {
+        await response.body?.cancel();
+        return new RelayError(response.status, 'NOT_AN_EVENT_STREAM', `Expected text/event-stream, got ${response.headers.get('content-type') ?? 'no content type'}`, executionId === undefined ? {} : { executionId });
+      }
+      if (response.body === null) return undefined;
+      followId = response.headers.get(FOLLOW_HEADER) ?? undefined;
+      reconnected();
+      const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+      const parser = new ServerSentEvents();
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) return undefined;
+          for (const item of parser.push(value)) {
+            if (item.kind === 'retry') {
+              retryMs = Math.max(MIN_RETRY_MS, item.retryMs);
+              continue;
+            }
+            const { message } = item;
+            if (message.event === 'error') return streamFailure(message.data, executionId);
+            if (message.event === 'snapshot') {
+              const state = runStateOf(message.data);
+              if (state === undefined) return new RelayError(200, 'MALFORMED_EVENT', 'The relay sent a snapshot that is not a run state', executionId === undefined ? {} : { executionId });
+              // The state so far, standing for the events before it (a `snapshot` event, as a shared run gives a late subscriber).
+              if (message.id !== undefined) lastId = message.id;
+              texts.learn(state);
+              const id = state.executionId ?? executionId;
+              if (id === undefined) return new RelayError(200, 'MALFORMED_EVENT', 'The relay sent a snapshot without an execution id', {});
+              executionId = id;
+              subscriber.next({ type: 'snapshot', executionId: id, state });
+              if (state.result !== undefined && emit({ type: 'finished', executionId: id, result: state.result })) return undefined;
+              continue;
+            }
+            if (!RUN_EVENT_TYPES.has(message.event)) continue;
+            const event = runEventOf(message.event, message.data);
+            if (event === undefined) return new RelayError(200, 'MALFORMED_EVENT', `The relay sent a ${message.event} event that is not one`, executionId === undefined ? {} : { executionId });
+            if (message.id !== undefined) lastId = message.id;
+            if (emit(event)) return undefined;
+          }
+        }
+      } finally {
+        reader.cancel().catch(() => undefined);
+      }
+    };
+
+    /** Reads again succeed: a failing spell ends, and a viewer that saw it is told. */
+    const reconnected = (): void => {
+      if (failingSince !== undefined && executionId !== undefined) subscriber.next({ type: 'connection', executionId });
+      attempts = 0;
+      failingSince = undefined;
+    };
+
+    const connect = (): void => {
+      waiting = undefined;
+      const controller = new AbortController();
+      connection = controller;
+      read(controller.signal).then(
+        (final) => {
+          if (final === undefined) {
+            dropped(controller, 'the stream ended');
+          } else if (connection === controller && !stopped) {
+            stopped = true;
+            subscriber.error(final);
+          }
+        },
+        (error: unknown) => {
+          dropped(controller, error instanceof RelayError ? `HTTP ${error.status}` : 'network error');
+        },
+      );
+    };
+
+    /** The connection is gone (the stream ended early, or failed): wait, then connect again, unless this viewer left or paused. */
+    const dropped = (controller: AbortController, why: string): void => {
+      if (connection !== controller || stopped || paused) return;
+      connection = undefined;
+      attempts += 1;
+      failingSince ??= scheduler.now();
+      if (executionId !== undefined) subscriber.next({ type: 'connection', executionId, reconnecting: { attempts, failingForMs: scheduler.now() - failingSince, error: why } });
+      waiting = timer(reconnectDelay(retryMs, attempts, maxReconnectMs, Math.random()), scheduler).subscribe(connect);
+    };
+
+    const pause = (): void => {
+      paused = true;
+      waiting?.unsubscribe();
+      waiting = undefined;
+      connection?.abort();
+      connection = undefined;
+    };
+
+    const resume = (): void => {
+      if (!paused || stopped) return;
+      paused = false;
+      connect();
+    };
+
+    const page = options.pauseWhenHidden === true ? visibleDocument() : undefined;
+    const onVisibility = (): void => {
+      if (page?.visibilityState === 'hidden') pause();
+      else resume();
+    };
+    page?.addEventListener('visibilitychange', onVisibility);
+    if (page?.visibilityState === 'hidden') paused = true;
+    else connect();
+
+    return () => {
+      stopped = true;
+      page?.removeEventListener('visibilitychange', onVisibility);
+      waiting?.unsubscribe();
+      connection?.abort();
+    };
+  });
+}
+
+/** What `pauseWhenHidden` uses of the page's `document`. */
+interface VisibleDocument {
+  readonly visibilityState: string;
+  addEventListener(type: 'visibilitychange', listener: () => void): void;
+  removeEventListener(type: 'visibilitychange', listener: () => void): void;
+}
+
+/** The execution of a relay's events URL (`…/executions/:id/events`), known before any event came; `undefined` for another shape. */
+function executionIdIn(url: URL): string | undefined {
+  const segment = /\/executions\/([^/]+)\/events\/?$/u.exec(url.pathname)?.[1];
+  if (segment === undefined) return undefined;
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The page's document, in a browser; `undefined` elsewhere. */
+function visibleDocument(): VisibleDocument | undefined {
+  return (globalThis as { readonly document?: VisibleDocument }).document;
+}
+
+/** Where a relative URL is resolved: the page's address in a browser. */
+function pageLocation(): string | undefined {
+  return (globalThis as { readonly location?: { readonly href: string } }).location?.href;
+}
+
+async function refusal(response: Response, executionId: string | undefined): Promise<RelayError> {
+  const body = await response.text().catch(() => '');
+  const { error, message } = errorFields(body);
+  return new RelayError(response.status, error ?? `HTTP_${response.status}`, message ?? response.statusText, executionId === undefined ? {} : { executionId });
+}
+
+/** The relay could not follow the execution any more (its `error` event): final, a new connection would not cure it. */
+function streamFailure(data: string, executionId: string | undefined): RelayError {
+  const { error, message } = errorFields(data);
+  return new RelayError(502, error ?? 'UPSTREAM_FAILED', message ?? 'The relay stopped following the execution', executionId === undefined ? {} : { executionId });
+}
+
+function errorFields(text: string): { readonly error?: string; readonly message?: string } {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (typeof parsed !== 'object' || parsed === null) return {};
+    const { error, message } = parsed as { readonly error?: unknown; readonly message?: unknown };
+    return { ...(typeof error === 'string' ? { error } : {}), ...(typeof message === 'string' ? { message } : {}) };
+  } catch {
+    return {};
+  }
+}
+
+/** The run event a message carries, checked as far as its name and type agree; `undefined` for anything else. */
+function runEventOf(name: string, data: string): RunEvent | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(data);
+  } catch {
+    return undefined;
+  }
+  if (typeof parsed !== 'object' || parsed === null) return undefined;
+  const { type, executionId } = parsed as { readonly type?: unknown; readonly executionId?: unknown };
+  return type === name && typeof executionId === 'string' ? (parsed as RunEvent) : undefined;
+}
+
+/** The run state a snapshot carries, checked as far as its shape goes; `undefined` for anything else. */
+function runStateOf(data: string): RunState | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(data);
+  } catch {
+    return undefined;
+  }
+  if (typeof parsed !== 'object' || parsed === null) return undefined;
+  const { nodes, files } = parsed as { readonly nodes?: unknown; readonly files?: unknown };
+  return Array.isArray(nodes) && Array.isArray(files) ? (parsed as RunState) : undefined;
+}
+
+/** Statuses a new connection may cure: the relay or a proxy failing or busy. A refusal (401, 403, 404, 400) is final. */
+function retriedStatus(status: number): boolean {
+  return status >= 500 || status === 408 || status === 429;
+}

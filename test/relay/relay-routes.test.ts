@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { createClient } from '../../src/client.js';
+import { isInvalidArgumentError } from '../../src/errors/validation-errors.js';
+import { normalizedBasePath, routeOf } from '../../src/relay/relay-routes.js';
+import { createRunRelay, type RunRelayOptions } from '../../src/relay/run-relay.js';
+import { createRunTokens } from '../../src/relay/run-tokens.js';
+
+describe('routeOf', () => {
+  it.each([
+    ['GET', '/flowstream/executions/we-1/events', { kind: 'events', executionId: 'we-1' }],
+    ['GET', '/flowstream/executions/we%2F1/events', { kind: 'events', executionId: 'we/1' }],
+    ['POST', '/flowstream/executions/we-1/cancel', { kind: 'cancel', executionId: 'we-1' }],
+    ['POST', '/flowstream/runs', { kind: 'start' }],
+    ['OPTIONS', '/flowstream/executions/we-1/events', { kind: 'preflight' }],
+    ['POST', '/flowstream/executions/we-1/events', { kind: 'method-not-allowed', allow: 'GET, OPTIONS' }],
+    ['GET', '/flowstream/runs', { kind: 'method-not-allowed', allow: 'POST, OPTIONS' }],
+    ['GET', '/executions/we-1/events', { kind: 'not-found' }],
+    ['GET', '/flowstream/executions//events', { kind: 'not-found' }],
+    ['GET', '/flowstream/executions/%E0%A4%A/events', { kind: 'not-found' }],
+    ['GET', '/flowstream/executions/we-1/events/more', { kind: 'not-found' }],
+    ['GET', '/flowstreamx/executions/we-1/events', { kind: 'not-found' }],
+  ])('%s %s', (method, path, route) => {
+    expect(routeOf(method, path, '/flowstream')).toEqual(route);
+  });
+
+  it('takes the base path with or without its slashes, and the root as ""', () => {
+    expect(['flowstream', '/flowstream', '/flowstream/'].map(normalizedBasePath)).toEqual(['/flowstream', '/flowstream', '/flowstream']);
+    expect([undefined, '', '/'].map(normalizedBasePath)).toEqual(['', '', '']);
+    expect(routeOf('GET', '/executions/we-1/events', '')).toEqual({ kind: 'events', executionId: 'we-1' });
+  });
+});
+
+describe('createRunRelay options', () => {
+  const client = createClient({ apiKey: 'rf_00000000000000000000000000000000', baseUrl: 'http://127.0.0.1:1/v1', budget: false });
+  const tokens = createRunTokens({ secret: 'a secret of thirty-two bytes or more' });
+  it.each<[string, Partial<RunRelayOptions>]>([
+    ['keepFinishedMs', { keepFinishedMs: -1 }],
+    ['keepFinishedMs', { keepFinishedMs: Number.NaN }],
+    ['heartbeatMs', { heartbeatMs: 0 }],
+    ['retryMs', { retryMs: Number.POSITIVE_INFINITY }],
+    ['tokenTtlMs', { tokenTtlMs: -5 }],
+    ['snapshotAfter', { snapshotAfter: 1.5 }],
+    ['start', { start: 'c-1' as never }],
+  ])('refuses a bad %s with InvalidArgumentError', (argument, options) => {
+    let error: unknown;
+    try {
+      createRunRelay({ client, tokens, ...options });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(isInvalidArgumentError(error) && error.argument === argument).toBe(true);
+  });
+});
