@@ -75,6 +75,8 @@ export function withoutConnection(events: readonly RunEvent[]): RunEvent[] {
 export function rebuiltMessages(events: readonly RunEvent[]): Record<string, string> {
   const texts: Record<string, string> = {};
   for (const event of events) {
+    // A snapshot stands for the events before it: its messages are the texts so far.
+    if (event.type === 'snapshot') for (const node of event.state.nodes) for (const message of node.messages) texts[message.messageId] = message.content;
     if (event.type !== 'message') continue;
     texts[event.messageId] = event.replaced ? event.delta : (texts[event.messageId] ?? '') + event.delta;
   }

@@ -96,8 +96,9 @@ describe('the run relay: a viewer whose id is from another numbering (the relay 
     expect(result).toMatchObject({ type: 'finished', result: { status: 'finish' } });
     const content = Object.fromEntries((result?.type === 'finished' ? result.result.output : []).flatMap((node) => node.messages.map((message) => [message.messageId, message.content])));
     expect(rebuiltMessages(events)).toEqual(content);
-    // The restarted relay brought it to the state with a second `started`: a restart it went through, no text repeated.
-    expect(events.filter((event) => event.type === 'started')).toHaveLength(2);
+    // The restarted relay brought it to the state with a snapshot: a restart it went through, no text repeated.
+    expect(events.filter((event) => event.type === 'started')).toHaveLength(1);
+    expect(events.filter((event) => event.type === 'snapshot')).toHaveLength(1);
     expect((await finalState(events)).nodes.map((node) => node.status)).toEqual(['finish', 'finish', 'finish', 'finish']);
   });
 });
