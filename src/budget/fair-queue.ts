@@ -1,7 +1,8 @@
 import type { RequestPriority } from '../domain/endpoints.js';
 import type { GateTicket } from '../domain/requests.js';
-import { ClassQueue, queuedRequest, readsFirst, waitedLonger } from './class-queue.js';
+import { ClassQueue, queuedRequest, waitedLonger } from './class-queue.js';
 import type { QueuedRequest } from './class-queue.js';
+import { IndexedHeap } from './indexed-heap.js';
 
 /**
  * The classes the budget serves, highest first: abort > start > interactive > a run's reads.
@@ -101,10 +102,33 @@ export function chooseNext(heads: readonly [ClassHead, ...ClassHead[]], bypassed
   return { chosen: winner.next, bypassed: bypassed + 1 };
 }
 
-/** Per flow (a key within a class): the tag of its latest request and how many of its requests wait. */
+/**
+ * Per flow (a key within a class): the tag of its latest request and how many of its requests wait.
+ * `slot`: its place in the heap of flows kept with nothing waiting (−1 while out of it).
+ */
 interface Flow {
+  readonly name: string;
+  readonly klass: FairClass;
   last: number;
   waiting: number;
+  /** Its last request sent cut in (see `FairQueue`): the turn it spent ahead is still to come. */
+  owes: boolean;
+  slot: number;
+}
+
+/**
+ * A certain read cuts in only within its run's next this many turns: its status read and the output
+ * read that completes it (the run's end); a run cannot cut in again until the class's time catches up.
+ */
+const CUT_IN_TURNS = 2;
+
+/**
+ * How a read's need places it in its class (read-need.ts): `certain`, it may go ahead of the turns;
+ * `defer`, the turns it is put back.
+ */
+export interface ReadOrder {
+  readonly certain: boolean;
+  readonly defer: number;
 }
 
 /**
@@ -117,16 +141,23 @@ interface Flow {
  *
  * A request is registered (`enqueue`) apart from being choosable (`offer`): an identical start waits
  * in its line (start-lines.ts) until its turn, registered and counted but out of its class's heaps.
+ *
+ * A run's read may be placed by its need (`ReadOrder`): put back by whole or partial turns while its
+ * change is unlikely, or, certain to find one, ahead of every turn — only within the run's own next
+ * turns (`CUT_IN_TURNS`), and without moving the class's time: its flow keeps the tag it took, so the
+ * run's next read comes that much later.
  */
 export class FairQueue {
   readonly #classes: Readonly<Record<FairClass, ClassQueue>> = {
     abort: new ClassQueue(),
     start: new ClassQueue(),
     interactive: new ClassQueue(),
-    reads: new ClassQueue(readsFirst),
+    reads: new ClassQueue(),
   };
   readonly #entries = new Map<number, QueuedRequest>();
   readonly #flows = new Map<string, Flow>();
+  /** Flows with nothing waiting whose tag is past their class's virtual time (a turn spent ahead), by tag. */
+  readonly #owing = new IndexedHeap<'slot', Flow>('slot', (a, b) => a.last < b.last);
   /** Per class, the tag of the last request served: the class's virtual time. */
   readonly #clocks: Record<FairClass, number> = { abort: 0, start: 0, interactive: 0, reads: 0 };
   readonly #depths: Record<RequestPriority, number> = { abort: 0, start: 0, interactive: 0, status: 0, output: 0 };
@@ -150,18 +181,25 @@ export class FairQueue {
     return this.#classes[klass];
   }
 
-  /** Registers a request arriving at `now` with its fair tag; it is not choosable until `offer`ed. */
-  enqueue(id: number, ticket: GateTicket, now: number): QueuedRequest {
+  /**
+   * Registers a request arriving at `now` with its fair tag; it is not choosable until `offer`ed.
+   * `order`: a run's read placed by its need.
+   */
+  enqueue(id: number, ticket: GateTicket, now: number, order?: ReadOrder): QueuedRequest {
     const klass = fairClassOf(ticket.priority);
-    let latest = this.#clocks[klass];
+    const clock = this.#clocks[klass];
+    let latest = clock;
     let flow: Flow | undefined;
     if (ticket.key !== undefined) {
       const name = flowName(klass, ticket.key);
       flow = this.#flows.get(name);
-      if (flow === undefined) this.#flows.set(name, (flow = { last: latest, waiting: 0 }));
+      if (flow === undefined) this.#flows.set(name, (flow = { name, klass, last: latest, waiting: 0, owes: false, slot: -1 }));
+      else this.#owing.remove(flow);
       latest = Math.max(latest, flow.last);
     }
-    const entry = queuedRequest(id, ticket, now, this.#arrivals++, latest + 1);
+    const tag = latest + 1;
+    const cutsIn = order?.certain === true && tag <= clock + CUT_IN_TURNS;
+    const entry = queuedRequest(id, ticket, now, this.#arrivals++, tag, tag + (order?.defer ?? 0), cutsIn);
     if (flow !== undefined) {
       flow.last = entry.tag;
       flow.waiting += 1;
@@ -186,18 +224,37 @@ export class FairQueue {
     this.#depths[entry.ticket.priority] -= 1;
     const key = entry.ticket.key;
     if (key !== undefined) {
-      const name = flowName(klass, key);
-      const flow = this.#flows.get(name);
-      // A flow with nothing waiting is forgotten: its next request starts at the class's virtual time.
-      if (flow !== undefined && --flow.waiting === 0) this.#flows.delete(name);
+      const flow = this.#flows.get(flowName(klass, key));
+      if (flow !== undefined && --flow.waiting === 0) this.#rest(flow);
     }
     return entry;
   }
 
-  /** Moves the class's virtual time past a request that was sent. */
+  /**
+   * Moves the class's virtual time past a request that was sent — unless it cut in: a read that went
+   * ahead of the turns does not end the turn of those it overtook.
+   */
   served(entry: QueuedRequest): void {
     const klass = fairClassOf(entry.ticket.priority);
+    const flow = entry.ticket.key === undefined ? undefined : this.#flows.get(flowName(klass, entry.ticket.key));
+    if (flow !== undefined) flow.owes = entry.cutsIn;
+    if (entry.cutsIn) return;
     this.#clocks[klass] = Math.max(this.#clocks[klass], entry.tag);
+    // Flows whose turn spent ahead the class's time has now passed are forgotten.
+    for (let flow = this.#owing.peek(); flow !== undefined && flow.last <= this.#clocks[flow.klass]; flow = this.#owing.peek()) {
+      this.#owing.remove(flow);
+      this.#flows.delete(flow.name);
+    }
+  }
+
+  /**
+   * A flow with nothing waiting is forgotten: its next request starts at the class's virtual time —
+   * unless its last request cut in: it is kept until the class's time reaches the turn that read
+   * took, so that its next request comes after that turn.
+   */
+  #rest(flow: Flow): void {
+    if (!flow.owes || flow.last <= this.#clocks[flow.klass]) this.#flows.delete(flow.name);
+    else this.#owing.push(flow);
   }
 }
 

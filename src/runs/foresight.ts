@@ -1,12 +1,11 @@
-import type { PollHeadroom } from '../domain/budget.js';
 import type { DurationEstimate } from '../domain/durations.js';
 import type { OutputNode } from '../domain/model.js';
-import { type CadenceBounds, HEADROOM_FLOOR_MS } from './cadence.js';
+import type { CadenceBounds } from './cadence.js';
 import type { RunEvent } from './events.js';
 import { isNodeDone } from './node-progress.js';
 import { OUTLIER_SIGMAS } from '../budget/duration-model.js';
 import { logSurvival } from './log-normal.js';
-import { FLOOR_INTERVALS, type ReadTiming, type RunningNode, SATURATED_FLOOR_INTERVALS, timeNextRead } from './read-timing.js';
+import { FLOOR_INTERVALS, type ReadTiming, type RunningNode, timeNextRead } from './read-timing.js';
 
 /*
  * What a run knows of its nodes' times, for learned durations: when each node was seen to
@@ -106,33 +105,15 @@ export function countRead(foresight: Foresight, changed: boolean, now: number): 
 }
 
 /**
- * The run's fair interval: one read per this is its share of the account (`withHeadroom`'s share,
- * never under `HEADROOM_FLOOR_MS`); without a budget's headroom, the bounds' maximum, the quiet pace.
- */
-export function allowanceOf(bounds: CadenceBounds, headroom: PollHeadroom | undefined): number {
-  if (headroom === undefined || !(headroom.readsPerMinute > 0)) return bounds.maxMs;
-  return Math.max(HEADROOM_FLOOR_MS, (Math.max(1, headroom.activeRuns) * 60_000) / headroom.readsPerMinute);
-}
-
-/**
  * Where the next read goes when the model knows every running node and when it started; `undefined`
  * (the cadence decides, exactly as without a model) otherwise: no node executing, a node running past
  * `OUTLIER_SIGMAS` beyond its median, or a run whose nodes have proved the model wrong.
- * The longest wait is `FLOOR_INTERVALS` fair intervals, and never past the bounds' maximum: a run
- * sure of a quiet spell leaves its share to the others for that long at most, and a model that is
- * wrong costs at most that multiple of the wait it would have had.
- * When the account is saturated (the fair interval is past the bounds' maximum, so the cadence alone
- * would already ask faster than the budget serves), the run asks again at once and its read's due
- * time ranks it in the budget's queue.
+ * The run's allowance is one read per the bounds' maximum, its quiet pace: the model spends as many
+ * reads as the cadence would at rest, where changes are likely. Its longest wait is the bounds' maximum
+ * (`FLOOR_INTERVALS` allowances caps the due time): a model that is wrong costs at most that wait.
+ * When the budget is tight, the read's due time (`ReadTiming.dueAt`) ranks it among the others.
  */
-export function foreseeRead(
-  foresight: Foresight,
-  executing: readonly string[],
-  now: number,
-  bounds: CadenceBounds,
-  headroom: PollHeadroom | undefined,
-  estimateOf: EstimateOf,
-): ReadTiming | undefined {
+export function foreseeRead(foresight: Foresight, executing: readonly string[], now: number, bounds: CadenceBounds, estimateOf: EstimateOf): ReadTiming | undefined {
   if (executing.length === 0 || foresight.waitingSince === undefined || !foresight.trusted) return undefined;
   const running: RunningNode[] = [];
   for (const nodeId of executing) {
@@ -142,9 +123,8 @@ export function foreseeRead(
     if (startedAt === undefined || estimate === undefined || (now - startedAt > estimate.medianMs && beyond(estimate, now - startedAt))) return undefined;
     running.push({ startedAt, estimate });
   }
-  const allowanceMs = allowanceOf(bounds, headroom);
-  const saturated = allowanceMs > bounds.maxMs;
-  const floorMs = (saturated ? SATURATED_FLOOR_INTERVALS : FLOOR_INTERVALS) * allowanceMs;
+  const allowanceMs = Math.max(1, bounds.maxMs);
+  const floorMs = FLOOR_INTERVALS * allowanceMs;
   return timeNextRead({
     now,
     running,
@@ -153,9 +133,8 @@ export function foreseeRead(
     readsSpent: foresight.readsSpent,
     minMs: bounds.minMs,
     // Never past the run's own bounds: polls are bounded by `pollInterval`.
-    maxMs: Math.max(bounds.minMs, Math.min(bounds.maxMs, floorMs)),
+    maxMs: Math.max(bounds.minMs, bounds.maxMs),
     floorMs,
-    saturated,
   });
 }
 

@@ -12,7 +12,7 @@ import { logSurvival } from './log-normal.js';
  * h = f / S the hazard: reads dense where a change is likely, sparse where it is not. λ is set so that
  * the reads of the whole wait for this change — those already made since the last one, and those
  * expected until it comes — are what the run may spend over that wait (`READ_SHARE` of one per
- * `allowanceMs`, its fair interval): reads saved while a change was unlikely are spent when it is.
+ * `allowanceMs`, one per its quiet pace): reads saved while a change was unlikely are spent when it is.
  * δ stays within the run's bounds.
  */
 
@@ -27,7 +27,7 @@ export interface ReadTimingInput {
   readonly now: number;
   /** The nodes whose end is the run's next change; at least one. */
   readonly running: readonly RunningNode[];
-  /** The run's fair interval: on average it may read once per this (`withHeadroom`'s share, or the bounds' maximum). */
+  /** The run's allowance: on average it may read once per this (its bounds' maximum). */
   readonly allowanceMs: number;
   /** When the run began waiting for this change: the read that saw the last one. */
   readonly waitingSince: number;
@@ -37,19 +37,13 @@ export interface ReadTimingInput {
   readonly maxMs: number;
   /** The latest `dueAt` may be past the read's own time: no read is put off further than this. */
   readonly floorMs: number;
-  /**
-   * The account cannot give every run its cadence (its fair interval is past the bounds' maximum):
-   * the budget's queue already decides who reads when, so the run asks again at once and lets its
-   * read's due time place it — the slot goes to the run most likely to have changed.
-   */
-  readonly saturated?: boolean;
 }
 
 /**
  * The wait before the next read, and when that read is due: the moment the change has become as
  * likely as one of the run's reads is worth (one in k, for k reads it may spend on this wait; between
- * 1 in 20 and even odds), or the floor, whichever comes first. The budget serves a run's reads by that
- * moment (the likeliest changed first), `readsFirst` in class-queue.ts.
+ * 1 in 20 and even odds), or the floor, whichever comes first. On a tight budget the read is ranked by
+ * that moment (`ReadNeed.likelyAt`): the likeliest changed first.
  */
 export interface ReadTiming {
   readonly waitMs: number;
@@ -69,13 +63,6 @@ export const READ_SHARE = 1;
  * bounded multiple of its fair interval), and so on what a wrong model can cost.
  */
 export const FLOOR_INTERVALS = 1.5;
-
-/**
- * The same bound on a saturated account, where the budget's queue ranks the reads by due time: a read
- * due late still goes within this many fair intervals of asking, so the slots left over go to the runs
- * likeliest to have changed.
- */
-export const SATURATED_FLOOR_INTERVALS = 3;
 
 /**
  * Bounds of how likely the change must have become for the run's read to be due: never before one
@@ -118,7 +105,7 @@ const clamp = (value: number, low: number, high: number): number => Math.min(hig
  * ```
  */
 export function timeNextRead(input: ReadTimingInput): ReadTiming {
-  const { now, running, minMs } = input;
+  const { now, running } = input;
   const span = horizonMs(running, now);
   const step = span / GRID;
   // still[k]: P(no change by now + k·step | none by now); weight[k]: the time in bin k while the change is still to come.
@@ -127,11 +114,11 @@ export function timeNextRead(input: ReadTimingInput): ReadTiming {
   const expectedWait = weight.reduce((sum, w) => sum + w, 0);
   // The reads the run may spend on this wait for the change (those made since it began count).
   const reads = (READ_SHARE * (now - input.waitingSince + expectedWait)) / input.allowanceMs;
-  const waitMs = input.saturated === true ? minMs : spacedWait(input, still, weight, Math.max(1, reads - input.readsSpent), step);
+  const waitMs = spacedWait(input, still, weight, Math.max(1, reads - input.readsSpent), step);
 
   // Due when the change has become likely enough to be worth one of those reads: 1 in k for k reads,
-  // so that the reads a saturated budget gives the run land where each has a fair chance, not all at
-  // the median.
+  // so that the reads a tight budget gives the run land where each has a fair chance, not all at the
+  // median.
   const threshold = clamp(1 / reads, MIN_DUE_CHANCE, MAX_DUE_CHANCE);
   let likelyAt = now + span;
   for (let k = 0; k < GRID; k += 1) {

@@ -73,7 +73,7 @@ describe('fair queue', () => {
     return { klass, next, oldest };
   }
   function entry(id: number, priority: QueuedRequest['ticket']['priority'], tag: number, enqueuedAt = 0): QueuedRequest {
-    return queuedRequest(id, ticket(priority, `k-${id}`), enqueuedAt, id, tag);
+    return queuedRequest(id, ticket(priority, `k-${id}`), enqueuedAt, id, tag, tag, false);
   }
 
   it('tags a key\'s further requests behind its own earlier ones, and a new key at the class\'s virtual time', () => {
