@@ -18,6 +18,12 @@ export type { ReadNeed };
 export const FAIR_FLOOR_MS = 2_000;
 
 /**
+ * service.md §3.2, §3.3: a child starts, and a finished execution says so, on the service's next tick,
+ * within this long of what the run saw.
+ */
+export const SERVICE_TICK_MS = 1_500;
+
+/**
  * The most turns of the round-robin a read is put back because its change is not yet likely: no run
  * waits more than `MAX_DEFER_ROUNDS + 1` turns once its read is due, whatever its model says.
  */
@@ -26,6 +32,9 @@ export const MAX_DEFER_ROUNDS = 2;
 /**
  * When the need's read is due: the run's wish within its bounds, and for a flat model no later than
  * its fair share `fairMs` of the account when that is shorter (`undefined`: no account, the wish alone).
+ * A certain read on an account that cannot read every run each tick (`fairMs` past `SERVICE_TICK_MS`)
+ * is due once the tick that makes it certain has passed: it goes ahead of the others, so it must not
+ * go early and find nothing.
  *
  * @example
  * ```ts
@@ -35,7 +44,9 @@ export const MAX_DEFER_ROUNDS = 2;
 export function readDueAt(need: ReadNeed, fairMs: number | undefined): number {
   const { since, minMs, maxMs } = need;
   const wishMs = Math.min(Math.max(minMs, maxMs), Math.max(minMs, need.wishMs));
-  const flat = need.likelyAt === undefined && need.certain !== true;
+  const tight = fairMs !== undefined && fairMs > SERVICE_TICK_MS;
+  if (need.certain === true) return since + (tight ? Math.max(wishMs, Math.min(maxMs, SERVICE_TICK_MS)) : wishMs);
+  const flat = need.likelyAt === undefined;
   const shareMs = flat && fairMs !== undefined && fairMs > 0 ? Math.max(minMs, FAIR_FLOOR_MS, fairMs) : Number.POSITIVE_INFINITY;
   return since + Math.min(wishMs, shareMs);
 }
