@@ -111,8 +111,6 @@ interface Flow {
   readonly klass: FairClass;
   last: number;
   waiting: number;
-  /** Its last request sent cut in (see `FairQueue`): the turn it spent ahead is still to come. */
-  owes: boolean;
   slot: number;
 }
 
@@ -133,18 +131,20 @@ export interface ReadOrder {
 
 /**
  * Every waiting request, by id and by class. Within a class the budget goes round-robin by key
- * (start-time fair queueing with unit costs): a key with several requests waiting gets tags one apart,
- * interleaved with the other keys', while a key's first request goes behind everything already
- * waiting. When every key has at most one request waiting, as a polling run has, this is plain arrival
- * order, which is round-robin. Requests without a key are each a flow of their own. Every operation
+ * (start-time fair queueing with unit costs): each request's tag is the turn it is served in — the
+ * class's current turn (the tag last served), or, for a key that already had that turn or has
+ * requests waiting, the turn after its last. So a key with several requests waiting gets one per
+ * turn, interleaved with the other keys', and a key that asks late in a turn still gets that turn;
+ * within a turn, arrival order. Requests without a key are each a flow of their own. Every operation
  * is O(log n) in the number waiting: the tag comes from the key's flow, not a scan of the queue.
  *
  * A request is registered (`enqueue`) apart from being choosable (`offer`): an identical start waits
- * in its line (start-lines.ts) until its turn, registered and counted but out of its class's heaps.
+ * in its line (start-lines.ts) until its turn, and a run's read until its need is due (scheduler.ts),
+ * registered in its turn and counted but out of its class's heaps.
  *
  * A run's read may be placed by its need (`ReadOrder`): put back by whole or partial turns while its
  * change is unlikely, or, certain to find one, ahead of every turn — only within the run's own next
- * turns (`CUT_IN_TURNS`), and without moving the class's time: its flow keeps the tag it took, so the
+ * turns (`CUT_IN_TURNS`), and without moving the class's turn: its flow keeps the turn it took, so the
  * run's next read comes that much later.
  */
 export class FairQueue {
@@ -156,8 +156,8 @@ export class FairQueue {
   };
   readonly #entries = new Map<number, QueuedRequest>();
   readonly #flows = new Map<string, Flow>();
-  /** Flows with nothing waiting whose tag is past their class's virtual time (a turn spent ahead), by tag. */
-  readonly #owing = new IndexedHeap<'slot', Flow>('slot', (a, b) => a.last < b.last);
+  /** Flows with nothing waiting that had a turn in their class's current one or later, by tag. */
+  readonly #idle = new IndexedHeap<'slot', Flow>('slot', (a, b) => a.last < b.last);
   /** Per class, the tag of the last request served: the class's virtual time. */
   readonly #clocks: Record<FairClass, number> = { abort: 0, start: 0, interactive: 0, reads: 0 };
   readonly #depths: Record<RequestPriority, number> = { abort: 0, start: 0, interactive: 0, status: 0, output: 0 };
@@ -188,17 +188,16 @@ export class FairQueue {
   enqueue(id: number, ticket: GateTicket, now: number, order?: ReadOrder): QueuedRequest {
     const klass = fairClassOf(ticket.priority);
     const clock = this.#clocks[klass];
-    let latest = clock;
+    let tag = clock;
     let flow: Flow | undefined;
     if (ticket.key !== undefined) {
       const name = flowName(klass, ticket.key);
       flow = this.#flows.get(name);
-      if (flow === undefined) this.#flows.set(name, (flow = { name, klass, last: latest, waiting: 0, owes: false, slot: -1 }));
-      else this.#owing.remove(flow);
-      latest = Math.max(latest, flow.last);
+      if (flow === undefined) this.#flows.set(name, (flow = { name, klass, last: clock - 1, waiting: 0, slot: -1 }));
+      else this.#idle.remove(flow);
+      tag = Math.max(clock, flow.last + 1);
     }
-    const tag = latest + 1;
-    const cutsIn = order?.certain === true && tag <= clock + CUT_IN_TURNS;
+    const cutsIn = order?.certain === true && tag < clock + CUT_IN_TURNS;
     const entry = queuedRequest(id, ticket, now, this.#arrivals++, tag, tag + (order?.defer ?? 0), cutsIn);
     if (flow !== undefined) {
       flow.last = entry.tag;
@@ -231,30 +230,27 @@ export class FairQueue {
   }
 
   /**
-   * Moves the class's virtual time past a request that was sent — unless it cut in: a read that went
-   * ahead of the turns does not end the turn of those it overtook.
+   * Moves the class's virtual time to the turn of a request that was sent — unless it cut in: a read
+   * that went ahead of the turns does not end the turn of those it overtook.
    */
   served(entry: QueuedRequest): void {
-    const klass = fairClassOf(entry.ticket.priority);
-    const flow = entry.ticket.key === undefined ? undefined : this.#flows.get(flowName(klass, entry.ticket.key));
-    if (flow !== undefined) flow.owes = entry.cutsIn;
     if (entry.cutsIn) return;
+    const klass = fairClassOf(entry.ticket.priority);
     this.#clocks[klass] = Math.max(this.#clocks[klass], entry.tag);
-    // Flows whose turn spent ahead the class's time has now passed are forgotten.
-    for (let flow = this.#owing.peek(); flow !== undefined && flow.last <= this.#clocks[flow.klass]; flow = this.#owing.peek()) {
-      this.#owing.remove(flow);
+    // Flows whose last turn is now past are forgotten.
+    for (let flow = this.#idle.peek(); flow !== undefined && flow.last < this.#clocks[flow.klass]; flow = this.#idle.peek()) {
+      this.#idle.remove(flow);
       this.#flows.delete(flow.name);
     }
   }
 
   /**
-   * A flow with nothing waiting is forgotten: its next request starts at the class's virtual time —
-   * unless its last request cut in: it is kept until the class's time reaches the turn that read
-   * took, so that its next request comes after that turn.
+   * A flow with nothing waiting is forgotten once its last turn is past: its next request takes the
+   * class's current turn. Until then it is kept, so that its next request comes in the turn after.
    */
   #rest(flow: Flow): void {
-    if (!flow.owes || flow.last <= this.#clocks[flow.klass]) this.#flows.delete(flow.name);
-    else this.#owing.push(flow);
+    if (flow.last < this.#clocks[flow.klass]) this.#flows.delete(flow.name);
+    else this.#idle.push(flow);
   }
 }
 

@@ -32,20 +32,18 @@ export const MAX_DEFER_ROUNDS = 2;
 /**
  * When the need's read is due: the run's wish within its bounds, and for a flat model no later than
  * its fair share `fairMs` of the account when that is shorter (`undefined`: no account, the wish alone).
- * A certain read on an account that cannot read every run each tick (`fairMs` past `SERVICE_TICK_MS`)
- * is due once the tick that makes it certain has passed: it goes ahead of the others, so it must not
- * go early and find nothing.
+ * A certain read that would go ahead of others waiting (`crowded`) is due once the tick that makes it
+ * certain has passed, within its maximum gap: it must not take their place early and find nothing.
  *
  * @example
  * ```ts
  * readDueAt({ since: 0, minMs: 500, wishMs: 10_000, maxMs: 10_000 }, 6_316); // 6_316: the budget is loose
  * ```
  */
-export function readDueAt(need: ReadNeed, fairMs: number | undefined): number {
+export function readDueAt(need: ReadNeed, fairMs: number | undefined, crowded = false): number {
   const { since, minMs, maxMs } = need;
   const wishMs = Math.min(Math.max(minMs, maxMs), Math.max(minMs, need.wishMs));
-  const tight = fairMs !== undefined && fairMs > SERVICE_TICK_MS;
-  if (need.certain === true) return since + (tight ? Math.max(wishMs, Math.min(maxMs, SERVICE_TICK_MS)) : wishMs);
+  if (need.certain === true) return since + (crowded ? Math.max(wishMs, Math.min(maxMs, SERVICE_TICK_MS)) : wishMs);
   const flat = need.likelyAt === undefined;
   const shareMs = flat && fairMs !== undefined && fairMs > 0 ? Math.max(minMs, FAIR_FLOOR_MS, fairMs) : Number.POSITIVE_INFINITY;
   return since + Math.min(wishMs, shareMs);

@@ -11,12 +11,10 @@ import { KeyCadences } from './key-cadence.js';
 import { readDeferral, readDueAt, type ReadNeed } from './read-need.js';
 import { StartLines } from './start-lines.js';
 
-/** A run's read that asked before its need is due: held out of the queue until then. */
+/** A run's read that asked before its need is due: registered in its turn, not choosable until then. */
 interface HeldRead {
-  readonly id: number;
-  readonly ticket: GateTicket;
+  readonly entry: QueuedRequest;
   readonly dueAt: number;
-  readonly order: ReadOrder;
   slot: number;
 }
 
@@ -85,7 +83,7 @@ export class BudgetCore {
   readonly #lines = new StartLines();
   /** Needs registered for a run's next read, by key, until that read asks. */
   readonly #needs = new Map<string, ReadNeed>();
-  readonly #held = new IndexedHeap<'slot', HeldRead>('slot', (a, b) => a.dueAt < b.dueAt || (a.dueAt === b.dueAt && a.id < b.id));
+  readonly #held = new IndexedHeap<'slot', HeldRead>('slot', (a, b) => a.dueAt < b.dueAt || (a.dueAt === b.dueAt && a.entry.arrival < b.entry.arrival));
   readonly #heldById = new Map<number, HeldRead>();
   /** Consecutive sends that overtook a waiting lower-class request (see `chooseNext`). */
   #bypassed = 0;
@@ -162,10 +160,8 @@ export class BudgetCore {
         // Cancellation as data: the entry leaves the queue and frees nothing else.
         const held = this.#heldById.get(event.id);
         if (held !== undefined) {
-          this.#heldById.delete(held.id);
+          this.#heldById.delete(event.id);
           this.#held.remove(held);
-          this.cadences.busy(held.ticket, -1, now);
-          return;
         }
         const entry = this.queue.get(event.id);
         if (entry !== undefined) this.#leave(entry, now);
@@ -279,26 +275,32 @@ export class BudgetCore {
     return fairClassOf(ticket.priority) === 'reads' ? need : undefined;
   }
 
-  /** A read with a need waits until due, then joins the reads class as if it asked then. */
+  /**
+   * A read with a need takes its turn in the reads class now — the run asks for its next turn as its
+   * last read answers, so a run that wishes to wait loses no turn for it — and becomes choosable when
+   * due. Its wait for the account counts from then.
+   */
   #hold(id: number, ticket: GateTicket, need: ReadNeed, now: number): void {
     const fairMs = this.#fairMs(now);
-    const dueAt = readDueAt(need, fairMs);
+    // A certain read would go ahead of the reads waiting: it waits for the tick that makes it certain.
+    const dueAt = readDueAt(need, fairMs, this.queue.of('reads').size > 0);
     const order: ReadOrder = { certain: need.certain === true, defer: readDeferral(need, dueAt, fairMs) };
+    const entry = this.queue.enqueue(id, ticket, Math.max(now, dueAt), order);
     if (dueAt <= now) {
-      this.queue.offer(this.queue.enqueue(id, ticket, now, order));
+      this.queue.offer(entry);
       return;
     }
-    const held: HeldRead = { id, ticket, dueAt, order, slot: -1 };
+    const held: HeldRead = { entry, dueAt, slot: -1 };
     this.#held.push(held);
     this.#heldById.set(id, held);
   }
 
-  /** Held reads now due join the reads class, in the order they became due. */
+  /** Held reads now due become choosable. */
   #release(now: number): void {
     for (let held = this.#held.peek(); held !== undefined && held.dueAt <= now; held = this.#held.peek()) {
       this.#held.remove(held);
-      this.#heldById.delete(held.id);
-      this.queue.offer(this.queue.enqueue(held.id, held.ticket, held.dueAt, held.order));
+      this.#heldById.delete(held.entry.id);
+      this.queue.offer(held.entry);
     }
   }
 
