@@ -107,7 +107,7 @@ export function chooseNext(heads: readonly [ClassHead, ...ClassHead[]], bypassed
  * `slot`: its place in the heap of flows kept with nothing waiting (−1 while out of it).
  */
 interface Flow {
-  readonly name: string;
+  readonly key: string;
   readonly klass: FairClass;
   last: number;
   waiting: number;
@@ -155,7 +155,8 @@ export class FairQueue {
     reads: new ClassQueue(),
   };
   readonly #entries = new Map<number, QueuedRequest>();
-  readonly #flows = new Map<string, Flow>();
+  /** Per class, the flows by key. */
+  readonly #flows: Readonly<Record<FairClass, Map<string, Flow>>> = { abort: new Map(), start: new Map(), interactive: new Map(), reads: new Map() };
   /** Flows with nothing waiting that had a turn in their class's current one or later, by tag. */
   readonly #idle = new IndexedHeap<'slot', Flow>('slot', (a, b) => a.last < b.last);
   /** Per class, the tag of the last request served: the class's virtual time. */
@@ -191,9 +192,9 @@ export class FairQueue {
     let tag = clock;
     let flow: Flow | undefined;
     if (ticket.key !== undefined) {
-      const name = flowName(klass, ticket.key);
-      flow = this.#flows.get(name);
-      if (flow === undefined) this.#flows.set(name, (flow = { name, klass, last: clock - 1, waiting: 0, slot: -1 }));
+      const flows = this.#flows[klass];
+      flow = flows.get(ticket.key);
+      if (flow === undefined) flows.set(ticket.key, (flow = { key: ticket.key, klass, last: clock - 1, waiting: 0, slot: -1 }));
       else this.#idle.remove(flow);
       tag = Math.max(clock, flow.last + 1);
     }
@@ -223,7 +224,7 @@ export class FairQueue {
     this.#depths[entry.ticket.priority] -= 1;
     const key = entry.ticket.key;
     if (key !== undefined) {
-      const flow = this.#flows.get(flowName(klass, key));
+      const flow = this.#flows[klass].get(key);
       if (flow !== undefined && --flow.waiting === 0) this.#rest(flow);
     }
     return entry;
@@ -240,7 +241,7 @@ export class FairQueue {
     // Flows whose last turn is now past are forgotten.
     for (let flow = this.#idle.peek(); flow !== undefined && flow.last < this.#clocks[flow.klass]; flow = this.#idle.peek()) {
       this.#idle.remove(flow);
-      this.#flows.delete(flow.name);
+      this.#flows[flow.klass].delete(flow.key);
     }
   }
 
@@ -249,13 +250,9 @@ export class FairQueue {
    * class's current turn. Until then it is kept, so that its next request comes in the turn after.
    */
   #rest(flow: Flow): void {
-    if (flow.last < this.#clocks[flow.klass]) this.#flows.delete(flow.name);
+    if (flow.last < this.#clocks[flow.klass]) this.#flows[flow.klass].delete(flow.key);
     else this.#idle.push(flow);
   }
-}
-
-function flowName(klass: FairClass, key: string): string {
-  return `${klass}\u0000${key}`;
 }
 
 function unreachable(value: never): never {
