@@ -1,7 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { createAccountBudget } from '../../src/budget/account-budget.js';
 import type { RequestBudgetOptions } from '../../src/budget/limits.js';
 import { MAX_DEFER_ROUNDS, type ReadNeed } from '../../src/budget/read-need.js';
+import { clockScheduler, createManualClock } from '../../src/emulator/index.js';
 import { Agenda, maxInAnyWindow, serviceRejections, Simulation, ticket } from './simulation.js';
 
 /** One read per this at most, as the budget paces the service's 100 a minute (at most 95 in any 62 s). */
@@ -175,5 +177,27 @@ describe('the budget as the one scheduler of the runs\' reads (virtual time)', (
     sim.advanceTo(10_000);
     // Wished at 1.5 s, and one run alone has more than that from the account: its wish stands.
     expect(sim.sent.map((sent) => [sent.ticket.key, sent.at])).toEqual([['we-2', 0], ['we-1', 1_500]]);
+  });
+});
+
+describe('a run that leaves while its read is held', () => {
+  it('leaves nothing behind: the read is dropped, its need withdrawn, no timer left', async () => {
+    const clock = createManualClock();
+    const budget = createAccountBudget({ scheduler: clockScheduler(clock) });
+    const withdraw = budget.needRead!('we-1', { since: clock.now(), minMs: 500, wishMs: 5_000, maxMs: 10_000 });
+    const controller = new AbortController();
+    const held = budget.acquire({ endpoint: 'status', priority: 'status', key: 'we-1' }, controller.signal);
+    // Held until due (a loose budget: its share, 2 s, before its wish of 5 s): the budget's one timer is set for it.
+    expect(clock.nextTimerAt()).toBe(clock.now() + 2_000);
+    controller.abort(new Error('left'));
+    await expect(held).rejects.toThrow('left');
+    expect(clock.nextTimerAt()).toBeUndefined();
+    expect(budget.snapshot().queued.total).toBe(0);
+    // A need registered and withdrawn before its read asked: the next read of the key goes when it asks.
+    budget.needRead!('we-2', { since: clock.now(), minMs: 500, wishMs: 5_000, maxMs: 10_000 })();
+    withdraw();
+    await budget.acquire({ endpoint: 'status', priority: 'status', key: 'we-2' });
+    expect(clock.nextTimerAt()).toBeUndefined();
+    await budget.close();
   });
 });
