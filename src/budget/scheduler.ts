@@ -72,8 +72,8 @@ export interface SchedulerStep {
  * place, read-need.ts) are pure functions.
  *
  * It is the one scheduler of a run's reads: a run registers its need (`need`) and asks at once; its
- * read is held until due, then takes its turn in the reads class (fair-queue.ts) and goes when the
- * account can send it. The account is asked only when a request may go (`readyAt`), what it was sent
+ * read takes its turn in the reads class then (fair-queue.ts), is held until due (read-need.ts) and
+ * goes when the account can send it and its turn has come. The account is asked only when a request may go (`readyAt`), what it was sent
  * (`sent`) and its pace for reads (`readsPerMinute`), for the runs' fair share.
  */
 export class BudgetCore {

@@ -169,8 +169,9 @@ export interface DayView {
 
 /**
  * A run's polling as the budget lets it happen: the run layer shows it and adapts to it (no point
- * asking every 200 ms when the budget grants one poll every 4 s). Counted on status polls only:
- * they are a run's cadence, while outputs follow them and starts and aborts are one-offs.
+ * asking every 200 ms when the budget grants one poll every 4 s). Counted on status polls in the runs'
+ * turns only: they are a run's cadence, while outputs follow them, starts and aborts are one-offs, and
+ * a read certain to find a change (the run's end) goes outside the turns.
  *
  * @example
  * ```ts
