@@ -107,8 +107,8 @@ export function createClient(options: ClientOptions): Client {
     ...(options.polling === undefined ? {} : { polling: options.polling }),
     ...(options.outageMs === undefined ? {} : { outageMs: options.outageMs }),
     ...(logger === undefined ? {} : { logger }),
-    // When the budget is loose, runs poll faster: each run's quiet-time wait shrinks to its share.
-    ...(budget?.pollHeadroom === undefined ? {} : { headroom: () => budget.pollHeadroom?.() }),
+    // The budget is the one scheduler of the runs' reads: each run registers its read's need there.
+    ...(budget?.needRead === undefined ? {} : { needRead: budget.needRead.bind(budget) }),
     ...(durations === undefined ? {} : { durations }),
     scheduler,
   }, http.workflows);

@@ -80,7 +80,7 @@ export type { RateLimitInfo } from './domain/requests.js';
 export { createAccountBudget, createDurationModel } from './budget/index.js';
 export type { DurationModelOptions } from './budget/index.js';
 export type { DurationEstimate, DurationModel, DurationsJson, DurationsView, NodeDurations } from './domain/durations.js';
-export type { AccountBudget, BudgetState, DayView, KeyCadence, ServerView } from './budget/index.js';
+export type { AccountBudget, BudgetState, DayView, KeyCadence, ReadNeed, ServerView } from './budget/index.js';
 
 // Errors
 export {

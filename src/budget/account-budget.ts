@@ -124,7 +124,7 @@ export function createAccountBudget(options: AccountBudgetOptions = {}): Account
       dispatch({ type: 'report', report });
     },
     snapshot: () => budgetState(core, now()),
-    pollHeadroom: () => core.headroom(now()),
+    needRead: (key, need) => core.need(key, need),
     ...(durations === undefined ? {} : { durations }),
     state$,
     close(): Promise<void> {

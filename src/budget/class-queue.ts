@@ -7,7 +7,7 @@ import { IndexedHeap } from './indexed-heap.js';
  *
  * @example
  * ```ts
- * const entry = queuedRequest(7, { endpoint: 'status', priority: 'status', key: 'we-1' }, 0, 3, 12);
+ * const entry = queuedRequest(7, { endpoint: 'status', priority: 'status', key: 'we-1' }, 0, 3, 12, 12, false);
  * ```
  */
 export interface QueuedRequest {
@@ -19,6 +19,10 @@ export interface QueuedRequest {
   readonly arrival: number;
   /** Start-time fair queueing tag within the class (see `FairQueue`). */
   readonly tag: number;
+  /** The turn it is served in: its tag, put back by the turns its read is deferred (read-need.ts). */
+  readonly rank: number;
+  /** A read certain to find a change, in its run's own turn: it goes ahead of the class's turns. */
+  readonly cutsIn: boolean;
   /** Position in the class's heap by turn (tag, then arrival); −1 while out of it. */
   turnSlot: number;
   /** Position in the class's heap by age (enqueuedAt, then arrival); −1 while out of it. */
@@ -30,15 +34,16 @@ export interface QueuedRequest {
  *
  * @example
  * ```ts
- * const entry = queuedRequest(1, ticket, now, arrivals++, tag);
+ * const entry = queuedRequest(1, ticket, now, arrivals++, tag, tag, false);
  * ```
  */
-export function queuedRequest(id: number, ticket: GateTicket, enqueuedAt: number, arrival: number, tag: number): QueuedRequest {
-  return { id, ticket, enqueuedAt, arrival, tag, turnSlot: -1, ageSlot: -1 };
+export function queuedRequest(id: number, ticket: GateTicket, enqueuedAt: number, arrival: number, tag: number, rank: number, cutsIn: boolean): QueuedRequest {
+  return { id, ticket, enqueuedAt, arrival, tag, rank, cutsIn, turnSlot: -1, ageSlot: -1 };
 }
 
 /**
- * Whether `a` comes before `b` in a class's round-robin: fair tag, then arrival.
+ * Whether `a` comes before `b` in a class's round-robin: a read that cuts in first, then the turn it
+ * is served in (its fair tag, put back by a deferral), then arrival.
  *
  * @example
  * ```ts
@@ -46,7 +51,8 @@ export function queuedRequest(id: number, ticket: GateTicket, enqueuedAt: number
  * ```
  */
 export function comesFirst(a: QueuedRequest, b: QueuedRequest): boolean {
-  return a.tag !== b.tag ? a.tag < b.tag : a.arrival < b.arrival;
+  if (a.cutsIn !== b.cutsIn) return a.cutsIn;
+  return a.rank !== b.rank ? a.rank < b.rank : a.arrival < b.arrival;
 }
 
 /**
@@ -57,19 +63,6 @@ export function comesFirst(a: QueuedRequest, b: QueuedRequest): boolean {
  * waitedLonger(entry, other); // true when entry arrived first
  * ```
  */
-/**
- * The order of a run's reads: by when each is due — when a change is most likely to have
- * come, as the run's learned durations say (`GateTicket.dueAt`), else when it arrived — so that a
- * saturated budget reads first the run most likely to have changed. Reads of which neither is timed
- * keep the class's round-robin (`comesFirst`): without a model, nothing changes.
- */
-export function readsFirst(a: QueuedRequest, b: QueuedRequest): boolean {
-  if (a.ticket.dueAt === undefined && b.ticket.dueAt === undefined) return comesFirst(a, b);
-  const dueA = a.ticket.dueAt ?? a.enqueuedAt;
-  const dueB = b.ticket.dueAt ?? b.enqueuedAt;
-  return dueA !== dueB ? dueA < dueB : comesFirst(a, b);
-}
-
 export function waitedLonger(a: QueuedRequest, b: QueuedRequest): boolean {
   return a.enqueuedAt !== b.enqueuedAt ? a.enqueuedAt < b.enqueuedAt : a.arrival < b.arrival;
 }
@@ -80,13 +73,8 @@ export function waitedLonger(a: QueuedRequest, b: QueuedRequest): boolean {
  * O(log n) / O(1).
  */
 export class ClassQueue {
-  readonly #byTurn: IndexedHeap<'turnSlot', QueuedRequest>;
+  readonly #byTurn = new IndexedHeap<'turnSlot', QueuedRequest>('turnSlot', comesFirst);
   readonly #byAge = new IndexedHeap<'ageSlot', QueuedRequest>('ageSlot', waitedLonger);
-
-  /** `turnOrder`: whose turn comes first; the class's round-robin by default. */
-  constructor(turnOrder: (a: QueuedRequest, b: QueuedRequest) => boolean = comesFirst) {
-    this.#byTurn = new IndexedHeap<'turnSlot', QueuedRequest>('turnSlot', turnOrder);
-  }
 
   get size(): number {
     return this.#byTurn.size;

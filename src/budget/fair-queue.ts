@@ -1,7 +1,8 @@
 import type { RequestPriority } from '../domain/endpoints.js';
 import type { GateTicket } from '../domain/requests.js';
-import { ClassQueue, queuedRequest, readsFirst, waitedLonger } from './class-queue.js';
+import { ClassQueue, queuedRequest, waitedLonger } from './class-queue.js';
 import type { QueuedRequest } from './class-queue.js';
+import { IndexedHeap } from './indexed-heap.js';
 
 /**
  * The classes the budget serves, highest first: abort > start > interactive > a run's reads.
@@ -101,32 +102,63 @@ export function chooseNext(heads: readonly [ClassHead, ...ClassHead[]], bypassed
   return { chosen: winner.next, bypassed: bypassed + 1 };
 }
 
-/** Per flow (a key within a class): the tag of its latest request and how many of its requests wait. */
+/**
+ * Per flow (a key within a class): the tag of its latest request and how many of its requests wait.
+ * `slot`: its place in the heap of flows kept with nothing waiting (−1 while out of it).
+ */
 interface Flow {
+  readonly key: string;
+  readonly klass: FairClass;
   last: number;
   waiting: number;
+  slot: number;
+}
+
+/**
+ * A certain read cuts in only within its run's next this many turns: its status read and the output
+ * read that completes it (the run's end); a run cannot cut in again until the class's time catches up.
+ */
+const CUT_IN_TURNS = 2;
+
+/**
+ * How a read's need places it in its class (read-need.ts): `certain`, it may go ahead of the turns;
+ * `defer`, the turns it is put back.
+ */
+export interface ReadOrder {
+  readonly certain: boolean;
+  readonly defer: number;
 }
 
 /**
  * Every waiting request, by id and by class. Within a class the budget goes round-robin by key
- * (start-time fair queueing with unit costs): a key with several requests waiting gets tags one apart,
- * interleaved with the other keys', while a key's first request goes behind everything already
- * waiting. When every key has at most one request waiting, as a polling run has, this is plain arrival
- * order, which is round-robin. Requests without a key are each a flow of their own. Every operation
+ * (start-time fair queueing with unit costs): each request's tag is the turn it is served in — the
+ * class's current turn (the tag last served), or, for a key that already had that turn or has
+ * requests waiting, the turn after its last. So a key with several requests waiting gets one per
+ * turn, interleaved with the other keys', and a key that asks late in a turn still gets that turn;
+ * within a turn, arrival order. Requests without a key are each a flow of their own. Every operation
  * is O(log n) in the number waiting: the tag comes from the key's flow, not a scan of the queue.
  *
  * A request is registered (`enqueue`) apart from being choosable (`offer`): an identical start waits
- * in its line (start-lines.ts) until its turn, registered and counted but out of its class's heaps.
+ * in its line (start-lines.ts) until its turn, and a run's read until its need is due (scheduler.ts),
+ * registered in its turn and counted but out of its class's heaps.
+ *
+ * A run's read may be placed by its need (`ReadOrder`): put back by whole or partial turns while its
+ * change is unlikely, or, certain to find one, ahead of every turn — only within the run's own next
+ * turns (`CUT_IN_TURNS`), and without moving the class's turn: its flow keeps the turn it took, so the
+ * run's next read comes that much later.
  */
 export class FairQueue {
   readonly #classes: Readonly<Record<FairClass, ClassQueue>> = {
     abort: new ClassQueue(),
     start: new ClassQueue(),
     interactive: new ClassQueue(),
-    reads: new ClassQueue(readsFirst),
+    reads: new ClassQueue(),
   };
   readonly #entries = new Map<number, QueuedRequest>();
-  readonly #flows = new Map<string, Flow>();
+  /** Per class, the flows by key. */
+  readonly #flows: Readonly<Record<FairClass, Map<string, Flow>>> = { abort: new Map(), start: new Map(), interactive: new Map(), reads: new Map() };
+  /** Flows with nothing waiting that had a turn in their class's current one or later, by tag. */
+  readonly #idle = new IndexedHeap<'slot', Flow>('slot', (a, b) => a.last < b.last);
   /** Per class, the tag of the last request served: the class's virtual time. */
   readonly #clocks: Record<FairClass, number> = { abort: 0, start: 0, interactive: 0, reads: 0 };
   readonly #depths: Record<RequestPriority, number> = { abort: 0, start: 0, interactive: 0, status: 0, output: 0 };
@@ -150,18 +182,24 @@ export class FairQueue {
     return this.#classes[klass];
   }
 
-  /** Registers a request arriving at `now` with its fair tag; it is not choosable until `offer`ed. */
-  enqueue(id: number, ticket: GateTicket, now: number): QueuedRequest {
+  /**
+   * Registers a request arriving at `now` with its fair tag; it is not choosable until `offer`ed.
+   * `order`: a run's read placed by its need.
+   */
+  enqueue(id: number, ticket: GateTicket, now: number, order?: ReadOrder): QueuedRequest {
     const klass = fairClassOf(ticket.priority);
-    let latest = this.#clocks[klass];
+    const clock = this.#clocks[klass];
+    let tag = clock;
     let flow: Flow | undefined;
     if (ticket.key !== undefined) {
-      const name = flowName(klass, ticket.key);
-      flow = this.#flows.get(name);
-      if (flow === undefined) this.#flows.set(name, (flow = { last: latest, waiting: 0 }));
-      latest = Math.max(latest, flow.last);
+      const flows = this.#flows[klass];
+      flow = flows.get(ticket.key);
+      if (flow === undefined) flows.set(ticket.key, (flow = { key: ticket.key, klass, last: clock - 1, waiting: 0, slot: -1 }));
+      else this.#idle.remove(flow);
+      tag = Math.max(clock, flow.last + 1);
     }
-    const entry = queuedRequest(id, ticket, now, this.#arrivals++, latest + 1);
+    const cutsIn = order?.certain === true && tag < clock + CUT_IN_TURNS;
+    const entry = queuedRequest(id, ticket, now, this.#arrivals++, tag, tag + (order?.defer ?? 0), cutsIn);
     if (flow !== undefined) {
       flow.last = entry.tag;
       flow.waiting += 1;
@@ -186,23 +224,35 @@ export class FairQueue {
     this.#depths[entry.ticket.priority] -= 1;
     const key = entry.ticket.key;
     if (key !== undefined) {
-      const name = flowName(klass, key);
-      const flow = this.#flows.get(name);
-      // A flow with nothing waiting is forgotten: its next request starts at the class's virtual time.
-      if (flow !== undefined && --flow.waiting === 0) this.#flows.delete(name);
+      const flow = this.#flows[klass].get(key);
+      if (flow !== undefined && --flow.waiting === 0) this.#rest(flow);
     }
     return entry;
   }
 
-  /** Moves the class's virtual time past a request that was sent. */
+  /**
+   * Moves the class's virtual time to the turn of a request that was sent — unless it cut in: a read
+   * that went ahead of the turns does not end the turn of those it overtook.
+   */
   served(entry: QueuedRequest): void {
+    if (entry.cutsIn) return;
     const klass = fairClassOf(entry.ticket.priority);
     this.#clocks[klass] = Math.max(this.#clocks[klass], entry.tag);
+    // Flows whose last turn is now past are forgotten.
+    for (let flow = this.#idle.peek(); flow !== undefined && flow.last < this.#clocks[flow.klass]; flow = this.#idle.peek()) {
+      this.#idle.remove(flow);
+      this.#flows[flow.klass].delete(flow.key);
+    }
   }
-}
 
-function flowName(klass: FairClass, key: string): string {
-  return `${klass}\u0000${key}`;
+  /**
+   * A flow with nothing waiting is forgotten once its last turn is past: its next request takes the
+   * class's current turn. Until then it is kept, so that its next request comes in the turn after.
+   */
+  #rest(flow: Flow): void {
+    if (flow.last < this.#clocks[flow.klass]) this.#flows[flow.klass].delete(flow.key);
+    else this.#idle.push(flow);
+  }
 }
 
 function unreachable(value: never): never {

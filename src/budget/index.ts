@@ -6,6 +6,6 @@ export { budgetLimits } from './limits.js';
 export type { BudgetLimits, RequestBudgetOptions } from './limits.js';
 export type { BudgetState, DayView } from './budget-state.js';
 export type { KeyCadence } from './key-cadence.js';
-export type { ServerView } from '../domain/budget.js';
+export type { ReadNeed, ServerView } from '../domain/budget.js';
 export { createDurationModel, estimateDuration, isDurationModel } from './duration-model.js';
 export type { DurationModelOptions } from './duration-model.js';

@@ -38,10 +38,14 @@ export class KeyCadences {
     if (cadence !== undefined && !this.#byLastPoll.has(key) && cadence.lastSentAt + this.idleMs <= now) this.#forget(key);
   }
 
-  /** A status poll of `ticket`'s key, queued at `enqueuedAt`, was sent at `now`. */
-  polled(ticket: GateTicket, enqueuedAt: number, now: number): void {
+  /**
+   * A status poll of `ticket`'s key, queued at `enqueuedAt`, was sent at `now`. A read that cut in
+   * (certain to find a change, fair-queue.ts) is not the run's cadence: it goes outside the turns, like
+   * a read asked as urgent, and its run's next turn comes later for it.
+   */
+  polled(ticket: GateTicket, enqueuedAt: number, now: number, cutIn = false): void {
     const key = ticket.key;
-    if (ticket.priority !== 'status' || key === undefined) return;
+    if (ticket.priority !== 'status' || key === undefined || cutIn) return;
     const previous = this.#cadences.get(key);
     const waitMs = now - enqueuedAt;
     this.#cadences.set(key, previous === undefined ? { lastSentAt: now, waitMs } : { lastSentAt: now, intervalMs: now - previous.lastSentAt, waitMs });

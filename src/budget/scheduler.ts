@@ -1,14 +1,22 @@
-import type { PollHeadroom } from '../domain/budget.js';
 import type { RequestBudgetOptions } from '../domain/options.js';
 import type { GateReport, GateTicket } from '../domain/requests.js';
 import { AccountState } from './account-state.js';
 import type { QueuedRequest } from './class-queue.js';
 import { identicalStartKey } from './duplicate-starts.js';
 import { chooseNext, FAIR_CLASSES, fairClassOf, FairQueue } from './fair-queue.js';
-import type { ClassHead, FairClass } from './fair-queue.js';
+import type { ClassHead, FairClass, ReadOrder } from './fair-queue.js';
 import { followServer } from './follow-server.js';
+import { IndexedHeap } from './indexed-heap.js';
 import { KeyCadences } from './key-cadence.js';
+import { readDeferral, readDueAt, type ReadNeed } from './read-need.js';
 import { StartLines } from './start-lines.js';
+
+/** A run's read that asked before its need is due: registered in its turn, not choosable until then. */
+interface HeldRead {
+  readonly entry: QueuedRequest;
+  readonly dueAt: number;
+  slot: number;
+}
 
 /**
  * What can happen to the budget. `id`s are the shell's handles on waiting requests.
@@ -55,18 +63,28 @@ export interface SchedulerStep {
 }
 
 /**
- * The budget's state machine: the waiting requests (a fair queue per class, identical starts in line)
- * and the account they draw on. `step` applies one event at time `now`, then lets through every
+ * The budget's state machine: the waiting requests (a fair queue per class, identical starts in line,
+ * the runs' reads held until their need is due) and the account they draw on. `step` applies one event at time `now`, then lets through every
  * waiting request that may go, highest class first (see `chooseNext`). Mutable so that every step
  * costs O(log n) in the number waiting — each request is enqueued, chosen or dropped once, through
  * heaps and maps — where a copy of the state per step cost O(n) and a scan per send O(n²) in all. The
- * decisions themselves (pacing, caps, the day, the choice between classes) are pure functions.
+ * decisions themselves (pacing, caps, the day, the choice between classes, when a read is due and its
+ * place, read-need.ts) are pure functions.
+ *
+ * It is the one scheduler of a run's reads: a run registers its need (`need`) and asks at once; its
+ * read takes its turn in the reads class then (fair-queue.ts), is held until due (read-need.ts) and
+ * goes when the account can send it and its turn has come. The account is asked only when a request may go (`readyAt`), what it was sent
+ * (`sent`) and its pace for reads (`readsPerMinute`), for the runs' fair share.
  */
 export class BudgetCore {
   readonly account: AccountState;
   readonly queue = new FairQueue();
   readonly cadences: KeyCadences;
   readonly #lines = new StartLines();
+  /** Needs registered for a run's next read, by key, until that read asks. */
+  readonly #needs = new Map<string, ReadNeed>();
+  readonly #held = new IndexedHeap<'slot', HeldRead>('slot', (a, b) => a.dueAt < b.dueAt || (a.dueAt === b.dueAt && a.entry.arrival < b.entry.arrival));
+  readonly #heldById = new Map<number, HeldRead>();
   /** Consecutive sends that overtook a waiting lower-class request (see `chooseNext`). */
   #bypassed = 0;
 
@@ -75,9 +93,29 @@ export class BudgetCore {
     this.cadences = new KeyCadences(this.account.limits.minuteWindowMs);
   }
 
-  /** The runs polling now and the pace the account gives their reads (see `PollHeadroom`). */
-  headroom(now: number): PollHeadroom {
-    return { activeRuns: this.cadences.size, readsPerMinute: this.account.readsPerMinute(now) };
+  /**
+   * Registers what the run of `key` needs of its next read; its read takes it when it asks. Returns
+   * how to withdraw it (a no-op once the read took it, or another need replaced it).
+   *
+   * @example
+   * ```ts
+   * const withdraw = core.need('we-1', { since: now, minMs: 500, wishMs: 2_000, maxMs: 10_000 });
+   * ```
+   */
+  need(key: string, need: ReadNeed): () => void {
+    this.#needs.set(key, need);
+    return () => {
+      if (this.#needs.get(key) === need) this.#needs.delete(key);
+    };
+  }
+
+  /**
+   * The run's share of the account: one read per this many ms for every run reading spends the pace
+   * the account gives reads now. `undefined` when it gives none.
+   */
+  #fairMs(now: number): number | undefined {
+    const perMinute = this.account.readsPerMinute(now);
+    return perMinute > 0 ? (Math.max(1, this.cadences.size) * 60_000) / perMinute : undefined;
   }
 
   /**
@@ -107,14 +145,24 @@ export class BudgetCore {
           refused.push({ id: event.id, resetAt: refusedUntil });
           return;
         }
-        const entry = this.queue.enqueue(event.id, event.ticket, now);
         this.cadences.busy(event.ticket, 1, now);
+        const need = this.#takeNeed(event.ticket);
+        if (need !== undefined) {
+          this.#hold(event.id, event.ticket, need, now);
+          return;
+        }
+        const entry = this.queue.enqueue(event.id, event.ticket, now);
         const key = identicalStartKey(event.ticket);
         if (key === undefined || (this.#lines.join(key, entry) && this.#free(key, now))) this.queue.offer(entry);
         return;
       }
       case 'cancel': {
         // Cancellation as data: the entry leaves the queue and frees nothing else.
+        const held = this.#heldById.get(event.id);
+        if (held !== undefined) {
+          this.#heldById.delete(event.id);
+          this.#held.remove(held);
+        }
         const entry = this.queue.get(event.id);
         if (entry !== undefined) this.#leave(entry, now);
         return;
@@ -144,9 +192,9 @@ export class BudgetCore {
       }
       const [first, ...rest] = heads;
       if (first === undefined) {
-        // Identical starts waiting in line go when their key's spacing has passed.
+        // Identical starts waiting in line go when their key's spacing has passed; held reads when due.
         const expiry = this.queue.size > 0 ? (this.account.starts.nextExpiryAt() ?? Number.POSITIVE_INFINITY) : Number.POSITIVE_INFINITY;
-        wakeAt = Math.min(wakeAt, expiry);
+        wakeAt = Math.min(wakeAt, expiry, this.#held.peek()?.dueAt ?? Number.POSITIVE_INFINITY);
         return { released, refused, wakeAt: Number.isFinite(wakeAt) ? wakeAt : undefined };
       }
       const { chosen, bypassed } = chooseNext([first, ...rest], this.#bypassed, this.account.limits.starvationLimit);
@@ -190,7 +238,7 @@ export class BudgetCore {
     this.account.sent(ticket, now);
     this.queue.served(entry);
     this.#dequeue(entry, now);
-    this.cadences.polled(ticket, entry.enqueuedAt, now);
+    this.cadences.polled(ticket, entry.enqueuedAt, now, entry.cutsIn);
   }
 
   /** A waiting request leaves without being sent: nothing of it is on its way. */
@@ -211,6 +259,49 @@ export class BudgetCore {
   #prune(now: number): void {
     this.#offerFreed(this.account.prune(now));
     this.cadences.prune(now);
+    this.#release(now);
+  }
+
+  /**
+   * The need a run registered for its read, taken by the read that asks (status or output, whatever
+   * its class: a read asked again as urgent takes it too, so none is left behind).
+   */
+  #takeNeed(ticket: GateTicket): ReadNeed | undefined {
+    const { key } = ticket;
+    if (key === undefined || (ticket.endpoint !== 'status' && ticket.endpoint !== 'output')) return undefined;
+    const need = this.#needs.get(key);
+    if (need === undefined) return undefined;
+    this.#needs.delete(key);
+    return fairClassOf(ticket.priority) === 'reads' ? need : undefined;
+  }
+
+  /**
+   * A read with a need takes its turn in the reads class now — the run asks for its next turn as its
+   * last read answers, so a run that wishes to wait loses no turn for it — and becomes choosable when
+   * due. Its wait for the account counts from then.
+   */
+  #hold(id: number, ticket: GateTicket, need: ReadNeed, now: number): void {
+    const fairMs = this.#fairMs(now);
+    // A certain read would go ahead of the reads waiting: it waits for the tick that makes it certain.
+    const dueAt = readDueAt(need, fairMs, this.queue.of('reads').size > 0);
+    const order: ReadOrder = { certain: need.certain === true, defer: readDeferral(need, dueAt, fairMs) };
+    const entry = this.queue.enqueue(id, ticket, Math.max(now, dueAt), order);
+    if (dueAt <= now) {
+      this.queue.offer(entry);
+      return;
+    }
+    const held: HeldRead = { entry, dueAt, slot: -1 };
+    this.#held.push(held);
+    this.#heldById.set(id, held);
+  }
+
+  /** Held reads now due become choosable. */
+  #release(now: number): void {
+    for (let held = this.#held.peek(); held !== undefined && held.dueAt <= now; held = this.#held.peek()) {
+      this.#held.remove(held);
+      this.#heldById.delete(held.entry.id);
+      this.queue.offer(held.entry);
+    }
   }
 
   /** The first identical start in line of each key now free becomes choosable. */

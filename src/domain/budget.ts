@@ -47,12 +47,12 @@ export interface AccountBudget extends RequestGate {
   /** The state on subscription and after every change (a request queued, let through, dropped or answered). */
   readonly state$: Observable<BudgetState>;
   /**
-   * How much polling the account can give the runs now (when the budget is loose, runs poll
-   * faster): the runs polling and the pace their reads may take together. A run's cadence stretches
-   * its quiet-time maximum no further than its fair share of that pace. Optional: a budget without it
-   * leaves every run's cadence as configured.
+   * Registers what a run needs of its next read, before the read asks (`key`: the execution id):
+   * the budget holds that read until its time and then grants, whenever the account can send a read,
+   * the one worth most — fairly by run. Returns how to withdraw the need. Optional: a budget without
+   * it grants each read when it asks, and the run times its own reads by the same rule.
    */
-  pollHeadroom?(): PollHeadroom;
+  needRead?(key: string, need: ReadNeed): () => void;
   /**
    * The account's learned node durations, used by every client given this budget that has
    * no model of its own; across processes with `flowstream/redis`.
@@ -66,17 +66,30 @@ export interface AccountBudget extends RequestGate {
 }
 
 /**
- * The runs polling now and the pace the account gives their reads together (`AccountBudget.pollHeadroom`).
+ * What a run needs of its next read (`AccountBudget.needRead`): its bounds, counted from its last read,
+ * and how likely a change is over time. Times in ms on the budget's clock.
  *
  * @example
  * ```ts
- * const { activeRuns, readsPerMinute } = budget.pollHeadroom?.() ?? { activeRuns: 1, readsPerMinute: 30 };
- * const fairIntervalMs = (activeRuns * 60_000) / readsPerMinute;
+ * const need: ReadNeed = { since: 12_000, minMs: 500, wishMs: 3_375, maxMs: 10_000 };
  * ```
  */
-export interface PollHeadroom {
-  readonly activeRuns: number;
-  readonly readsPerMinute: number;
+export interface ReadNeed {
+  /** When the run's last read answered. */
+  readonly since: number;
+  /** Not before `since + minMs`. */
+  readonly minMs: number;
+  /** The run's own wish: its cadence's back-off, or where its learned durations put the read. */
+  readonly wishMs: number;
+  /** Its maximum gap: while the account can give it, the read goes by `since + maxMs`. */
+  readonly maxMs: number;
+  /**
+   * When the change the run waits for has become likely, from its learned durations; absent, a
+   * change is as likely at any time (a flat model). On a tight budget the likelier reads go first.
+   */
+  readonly likelyAt?: number;
+  /** The read can only find a change certain within a tick of the service (the run's end, a child's start): it goes at once. */
+  readonly certain?: boolean;
 }
 
 /**
@@ -156,8 +169,9 @@ export interface DayView {
 
 /**
  * A run's polling as the budget lets it happen: the run layer shows it and adapts to it (no point
- * asking every 200 ms when the budget grants one poll every 4 s). Counted on status polls only:
- * they are a run's cadence, while outputs follow them and starts and aborts are one-offs.
+ * asking every 200 ms when the budget grants one poll every 4 s). Counted on status polls in the runs'
+ * turns only: they are a run's cadence, while outputs follow them, starts and aborts are one-offs, and
+ * a read certain to find a change (the run's end) goes outside the turns.
  *
  * @example
  * ```ts

@@ -24,12 +24,6 @@ export interface GateTicket {
    * spaced by more than the service's 1 s duplicate window, service.md §2.2).
    */
   readonly key?: string;
-  /**
-   * For a run's reads: when the read is most likely to find a change (ms on the budget's clock).
-   * Among a run's reads the budget serves the earliest due first; a read without one is due when
-   * it arrives.
-   */
-  readonly dueAt?: number;
 }
 
 /**

@@ -1,5 +1,4 @@
 import { InvalidArgumentError } from '../errors/validation-errors.js';
-import type { PollHeadroom } from '../domain/budget.js';
 import { DEFAULTS, type PollInterval } from '../domain/options.js';
 import { timerDelay } from '../http/options.js';
 
@@ -12,28 +11,6 @@ export interface CadenceBounds {
 
 /** The default bounds (`DEFAULTS.polling`, where their reasons are written). */
 export const DEFAULT_POLL_INTERVAL: CadenceBounds = DEFAULTS.polling;
-
-/** service.md §6: the service's own tool reads every 2 s; spare budget never polls a quiet run faster. */
-export const HEADROOM_FLOOR_MS = 2_000;
-
-/**
- * The bounds with the quiet-time maximum shrunk to the run's fair share of what the account can give
- * (when the budget is loose, runs poll faster): every run polling at that interval spends
- * the pace `headroom` allows, and no faster than `HEADROOM_FLOOR_MS` or the bounds' minimum. When the
- * share is longer than the maximum (a tight budget) the bounds stay, and the budget's queue stretches
- * every run evenly.
- *
- * @example
- * ```ts
- * withHeadroom({ minMs: 500, maxMs: 10_000 }, { activeRuns: 10, readsPerMinute: 95 }).maxMs; // 6316
- * ```
- */
-export function withHeadroom(bounds: CadenceBounds, headroom: PollHeadroom | undefined): CadenceBounds {
-  if (headroom === undefined || !(headroom.readsPerMinute > 0)) return bounds;
-  const fairMs = (Math.max(1, headroom.activeRuns) * 60_000) / headroom.readsPerMinute;
-  const ceilingMs = Math.max(bounds.minMs, HEADROOM_FLOOR_MS, Math.round(fairMs));
-  return ceilingMs >= bounds.maxMs ? bounds : { minMs: bounds.minMs, maxMs: ceilingMs };
-}
 
 /** Growth of the wait per quiet read. */
 export const BACKOFF_FACTOR = 1.5;

@@ -75,8 +75,8 @@ export interface ExecutionSource {
   /** Unsubscribing while nothing of the start is on its way takes it back: no execution exists. */
   start(canvasId: string, input?: { readonly variables?: Variables }): Observable<StartProgress>;
   /**
-   * `dueAt`: when the read is most likely to find a change (`CallOptions.dueAt`). `urgent`: the read
-   * confirms an abort a person waits on, and goes ahead of the runs' reads (`priority: 'interactive'`).
+   * `urgent`: the read confirms an abort a person waits on, and goes ahead of the runs' reads
+   * (`priority: 'interactive'`).
    */
   status(executionId: string, options?: ReadOptions): Observable<ExecutionSnapshot>;
   output(executionId: string, options?: ReadOptions): Observable<ExecutionOutput>;
@@ -87,12 +87,11 @@ export interface ExecutionSource {
 
 /** How a run's read is placed in the request budget (see `ExecutionSource.status`). */
 export interface ReadOptions {
-  readonly dueAt?: number | undefined;
   readonly urgent?: boolean | undefined;
 }
 
 function readCallOptions(signal: AbortSignal, options: ReadOptions | undefined): CallOptions {
-  return { signal, ...(options?.dueAt === undefined ? {} : { dueAt: options.dueAt }), ...(options?.urgent === true ? { priority: 'interactive' as const } : {}) };
+  return { signal, ...(options?.urgent === true ? { priority: 'interactive' as const } : {}) };
 }
 
 /** Puts an `ExecutionsApi` (Promises taking a signal) behind the Observable seam. */

@@ -1,5 +1,6 @@
 import { map, Observable, type SchedulerLike, Subscription, timer } from 'rxjs';
-import type { PollHeadroom } from '../domain/budget.js';
+import { readDueAt } from '../budget/read-need.js';
+import type { ReadNeed } from '../domain/budget.js';
 import type { DurationModel } from '../domain/durations.js';
 import type { ExecutionStatus, Logger, OutputNode } from '../domain/model.js';
 import type { CadenceBounds } from './cadence.js';
@@ -31,8 +32,12 @@ export interface PollSettings {
   readonly random: () => number;
   /** Learned node durations: reads are timed by them, and the run's durations recorded at its end. */
   readonly durations?: DurationModel | undefined;
-  /** What the budget can give the runs now (`withHeadroom`). */
-  readonly headroom?: (() => PollHeadroom | undefined) | undefined;
+  /**
+   * The request budget's scheduler of reads (`AccountBudget.needRead`): the run registers each read's
+   * need there and asks at once, and the budget holds the read until its turn. Without it the run
+   * waits until the need is due (`readDueAt`, the same rule) and then reads.
+   */
+  readonly needRead?: ((executionId: string, need: ReadNeed) => () => void) | undefined;
   readonly logger?: Logger | undefined;
   /**
    * Cuts the wait before the next read short with a status read: after an abort, the end is read at
@@ -72,16 +77,18 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
     let inFlight: (() => void) | undefined;
     // The abort answered: someone waits on its confirmation (see `PollSettings.readNow`).
     let urgent = false;
+    // Withdraws the need registered with the budget for the next read, should that read not ask.
+    let withdrawNeed: (() => void) | undefined;
     const connection = (reconnecting: ConnectionEvent['reconnecting']): void => {
       subscriber.next({ events: [{ type: 'connection', executionId, ...(reconnecting === undefined ? {} : { reconnecting }) }] });
     };
-    const answer = <T>(read: () => Observable<T>, input: (value: T, at: number, random: number, headroom: PollHeadroom | undefined) => PollInput): Subscription => {
+    const answer = <T>(read: () => Observable<T>, input: (value: T, at: number, random: number) => PollInput): Subscription => {
       inFlight = () => {
         pending?.unsubscribe();
         pending = answer(read, input);
       };
       return read()
-        .pipe(map((value) => input(value, scheduler.now(), settings.random(), settings.headroom?.())))
+        .pipe(map((value) => input(value, scheduler.now(), settings.random())))
         .subscribe({
           next: (event) => {
             inFlight = undefined;
@@ -117,31 +124,42 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
     };
 
     // Read when the read is made, so that one asked again after the abort goes as urgent.
-    const readOptions = (dueAt: number | undefined): ReadOptions | undefined => {
-      if (!urgent && dueAt === undefined) return undefined;
-      return { ...(dueAt === undefined ? {} : { dueAt }), ...(urgent ? { urgent } : {}) };
-    };
+    const readOptions = (): ReadOptions | undefined => (urgent ? { urgent } : undefined);
     const perform = (command: PollCommand): void => {
       // Whatever the plan asked before it heard the subscriber leave is not begun.
       if (subscriber.closed) return;
       switch (command.type) {
-        case 'wait':
+        case 'wait': {
           pending?.unsubscribe();
-          pending = timer(command.ms, scheduler).subscribe(() => {
+          const dueAt = readDueAt(command.need, undefined);
+          if (settings.needRead !== undefined) {
+            // The budget holds the read until its turn: it asks now. The plan chooses the read for
+            // the moment it wished it (an output read alone is spaced by then).
+            withdrawNeed?.();
+            withdrawNeed = settings.needRead(executionId, command.need);
+            dispatch({ type: 'wake', at: Math.max(scheduler.now(), dueAt) });
+            return;
+          }
+          pending = timer(Math.max(0, dueAt - scheduler.now()), scheduler).subscribe(() => {
             dispatch({ type: 'wake', at: scheduler.now() });
           });
           return;
+        }
         case 'read':
           pending?.unsubscribe();
+          if (command.need !== undefined && settings.needRead !== undefined) {
+            withdrawNeed?.();
+            withdrawNeed = settings.needRead(executionId, command.need);
+          }
           pending =
             command.endpoint === 'status'
               ? answer(
-                  () => source.status(executionId, readOptions(command.dueAt)),
-                  (snapshot, at, random, headroom) => ({ type: 'status', snapshot, at, random, headroom }),
+                  () => source.status(executionId, readOptions()),
+                  (snapshot, at, random) => ({ type: 'status', snapshot, at, random }),
                 )
               : answer(
-                  () => source.output(executionId, readOptions(undefined)),
-                  (output, at, random, headroom) => ({ type: 'output', output, at, random, headroom }),
+                  () => source.output(executionId, readOptions()),
+                  (output, at, random) => ({ type: 'output', output, at, random }),
                 );
           return;
         case 'emit':
@@ -181,6 +199,7 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
       owned.unsubscribe();
       pending?.unsubscribe();
       again?.unsubscribe();
+      withdrawNeed?.();
     };
   });
 }

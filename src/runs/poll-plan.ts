@@ -1,6 +1,6 @@
 import type { ExecutionOutput, ExecutionSnapshot, ExecutionStatus, NodeStatus } from '../domain/model.js';
-import type { PollHeadroom } from '../domain/budget.js';
-import { type CadenceBounds, type CadenceState, nextCadence, type Reading, SETTLING_WINDOW_MS, startCadence, withHeadroom } from './cadence.js';
+import type { ReadNeed } from '../domain/budget.js';
+import { type CadenceBounds, type CadenceState, nextCadence, type Reading, SETTLING_WINDOW_MS, startCadence } from './cadence.js';
 import type { RunEvent } from './events.js';
 import { announceHeldFiles, diffNodeStatuses, diffOutput, diffStatus, type DiffWarning, type ExecutionView, initialView, isExecutionOver, isNodeDone, runResultOf, type ViewDiff } from './execution-view.js';
 import { type OutputMode, shouldReadOutput, shouldReadOutputAlone } from './output-policy.js';
@@ -29,6 +29,8 @@ interface ReadFacts {
   readonly nodeEnded: boolean;
   /** The node events of the read, for the node times (foresight.ts). */
   readonly transitions: readonly RunEvent[];
+  /** The execution is over: this read's output, if any, is the run's last. */
+  readonly terminal?: boolean;
 }
 
 /** What the poll is doing: at most one read at a time, and no wait while one is on its way. */
@@ -58,26 +60,26 @@ export interface PollPlan {
   readonly lastReadAt: number | undefined;
   /** Node times seen, and the wait for the next change (foresight.ts). */
   readonly foresight: Foresight;
-  /** When the next status read is due, when the model timed it (`CallOptions.dueAt`). */
-  readonly dueAt: number | undefined;
 }
 
-/**
- * `at`: the scheduler's time. `random`, in [0, 1), spreads the next wait (`nextCadence`); `headroom`,
- * what the budget can give the runs at that moment, shortens the quiet-time wait (`withHeadroom`).
- */
+/** `at`: the scheduler's time. `random`, in [0, 1), spreads the next wait (`nextCadence`). */
 export type PollInput =
   /** `at`: when the poll begins; for a start, its answer's time, the bracket of the first read. */
   | { readonly type: 'begin'; readonly at: number }
   | { readonly type: 'wake'; readonly at: number }
   | { readonly type: 'poke' }
-  | { readonly type: 'status'; readonly snapshot: ExecutionSnapshot; readonly at: number; readonly random: number; readonly headroom?: PollHeadroom | undefined }
-  | { readonly type: 'output'; readonly output: ExecutionOutput; readonly at: number; readonly random: number; readonly headroom?: PollHeadroom | undefined };
+  | { readonly type: 'status'; readonly snapshot: ExecutionSnapshot; readonly at: number; readonly random: number }
+  | { readonly type: 'output'; readonly output: ExecutionOutput; readonly at: number; readonly random: number };
 
 export type PollCommand =
-  | { readonly type: 'wait'; readonly ms: number }
-  /** `dueAt`: when a change is most likely to have come, for the budget's order of reads (`CallOptions.dueAt`). */
-  | { readonly type: 'read'; readonly endpoint: 'status' | 'output'; readonly dueAt?: number }
+  /**
+   * Wait for the next read: what it needs (its bounds from the last read, how likely a change is).
+   * The request budget holds the read until its time (`AccountBudget.needRead`); without one the run
+   * waits until `readDueAt(need)` (the same rule) and then reads.
+   */
+  | { readonly type: 'wait'; readonly need: ReadNeed }
+  /** `need`: a read that goes at once, registered with the budget as such (the output read that completes the end). */
+  | { readonly type: 'read'; readonly endpoint: 'status' | 'output'; readonly need?: ReadNeed }
   /** Durations of nodes that finished, for the model. */
   | { readonly type: 'learn'; readonly durations: readonly LearnedDuration[] }
   /** One read's events; `view`: what the run knows after it, of which the reading is made. */
@@ -100,7 +102,6 @@ export function initialPoll(rules: PollRules, startedStatus: ExecutionStatus | u
     poked: false,
     lastReadAt: undefined,
     foresight: NO_FORESIGHT,
-    dueAt: undefined,
   };
 }
 
@@ -115,9 +116,9 @@ export function reducePoll(plan: PollPlan, input: PollInput): PollStep {
     case 'begin':
       if (activity.kind !== 'idle') return stay(plan);
       // A fresh start has just told us its status: the first read waits one fast interval. A watch reads at once.
-      if (plan.view.status === undefined) return { state: { ...plan, activity: { kind: 'waiting' } }, commands: [{ type: 'wait', ms: 0 }] };
+      if (plan.view.status === undefined) return { state: { ...plan, activity: { kind: 'waiting' } }, commands: [{ type: 'wait', need: { since: input.at, minMs: 0, wishMs: 0, maxMs: 0 } }] };
       // A start's nodes began when it was answered, so its first read brackets them.
-      return { state: { ...plan, activity: { kind: 'waiting' }, lastReadAt: input.at }, commands: [{ type: 'wait', ms: plan.rules.bounds.minMs }] };
+      return { state: { ...plan, activity: { kind: 'waiting' }, lastReadAt: input.at }, commands: [{ type: 'wait', need: fastNeed(plan.rules.bounds, input.at) }] };
     case 'wake':
       if (activity.kind !== 'waiting') return stay(plan);
       return readOutputAlone(plan, input.at) ? reading(plan, 'output-alone') : reading(plan, 'status');
@@ -125,10 +126,10 @@ export function reducePoll(plan: PollPlan, input: PollInput): PollStep {
       if (activity.kind === 'waiting') return reading(plan, 'status');
       return activity.kind === 'idle' || activity.kind === 'ended' ? stay(plan) : { state: { ...plan, poked: true }, commands: [] };
     case 'status':
-      return activity.kind === 'status' ? statusAnswered(plan, input.snapshot, input.at, input.random, input.headroom) : stay(plan);
+      return activity.kind === 'status' ? statusAnswered(plan, input.snapshot, input.at, input.random) : stay(plan);
     case 'output':
-      if (activity.kind === 'output-after-status') return conclude(plan, diffOutput(activity.view, input.output), activity.facts, input.random, input.headroom);
-      return activity.kind === 'output-alone' ? outputAloneAnswered(plan, input.output, input.at, input.random, input.headroom) : stay(plan);
+      if (activity.kind === 'output-after-status') return conclude(plan, diffOutput(activity.view, input.output), activity.facts, input.random);
+      return activity.kind === 'output-alone' ? outputAloneAnswered(plan, input.output, input.at, input.random) : stay(plan);
     default:
       return input satisfies never;
   }
@@ -138,10 +139,23 @@ function stay(plan: PollPlan): PollStep {
   return { state: plan, commands: [] };
 }
 
+/**
+ * The output read after a status read that showed the end: the run's last read, which the `finished`
+ * event waits on, certain to be worth it — it goes at once, on a tight budget too.
+ */
+function endingNeed(since: number): ReadNeed {
+  return { since, minMs: 0, wishMs: 0, maxMs: 0, certain: true };
+}
+
+/** The first read of a start: one fast interval after its answer. */
+function fastNeed(bounds: CadenceBounds, since: number): ReadNeed {
+  return { since, minMs: bounds.minMs, wishMs: bounds.minMs, maxMs: Math.max(bounds.minMs, bounds.maxMs) };
+}
+
 function reading(plan: PollPlan, what: 'status' | 'output-alone'): PollStep {
   return {
     state: { ...plan, activity: { kind: what }, poked: false },
-    commands: [what === 'status' ? { type: 'read', endpoint: 'status', ...(plan.dueAt === undefined ? {} : { dueAt: plan.dueAt }) } : { type: 'read', endpoint: 'output' }],
+    commands: [{ type: 'read', endpoint: what === 'status' ? 'status' : 'output' }],
   };
 }
 
@@ -171,7 +185,7 @@ function emit(events: readonly RunEvent[], view: ExecutionView): PollCommand[] {
 }
 
 /** The status, then the output when it can have changed (`shouldReadOutput`). */
-function statusAnswered(plan: PollPlan, snapshot: ExecutionSnapshot, now: number, random: number, headroom: PollHeadroom | undefined): PollStep {
+function statusAnswered(plan: PollPlan, snapshot: ExecutionSnapshot, now: number, random: number): PollStep {
   const { executionId } = plan.rules;
   const announced: { view: ExecutionView; events: RunEvent[] } =
     plan.view.status === undefined
@@ -179,27 +193,28 @@ function statusAnswered(plan: PollPlan, snapshot: ExecutionSnapshot, now: number
       : { view: plan.view, events: [] };
   const status = diffStatus(announced.view, snapshot);
   const events = [...announced.events, ...status.events];
+  const terminal = isExecutionOver(status.view.status);
   const output = shouldReadOutput({
     mode: plan.rules.output,
-    terminal: isExecutionOver(status.view.status),
+    terminal,
     nodes: statusesOf(status.view),
     sinceLastOutputMs: sinceLastOutput(plan, now),
   });
   const nodeEnded = status.events.some((event) => event.type === 'node' && isNodeDone(event.status));
-  const facts: ReadFacts = { now, changed: events.length > 0, output, nodeEnded, transitions: status.events };
-  if (!output) return conclude(plan, { ...status, events }, facts, random, headroom);
+  const facts: ReadFacts = { now, changed: events.length > 0, output, nodeEnded, transitions: status.events, terminal };
+  if (!output) return conclude(plan, { ...status, events }, facts, random);
   return {
     state: { ...plan, activity: { kind: 'output-after-status', view: status.view, facts } },
-    commands: [...warnings(status), ...emit(events, status.view), { type: 'read', endpoint: 'output' }],
+    commands: [...warnings(status), ...emit(events, status.view), { type: 'read', endpoint: 'output', ...(facts.terminal ? { need: endingNeed(now) } : {}) }],
   };
 }
 
 /** The output alone, its task nodes standing in for the status read (see `shouldReadOutputAlone`). */
-function outputAloneAnswered(plan: PollPlan, output: ExecutionOutput, now: number, random: number, headroom: PollHeadroom | undefined): PollStep {
+function outputAloneAnswered(plan: PollPlan, output: ExecutionOutput, now: number, random: number): PollStep {
   const moved = diffNodeStatuses(plan.view, output.output);
   const text = diffOutput(moved.view, output);
   const diff: ViewDiff = { view: text.view, events: [...moved.events, ...text.events], warnings: [...moved.warnings, ...text.warnings] };
-  return conclude(plan, diff, { now, changed: moved.events.length > 0, output: true, nodeEnded: false, transitions: moved.events }, random, headroom);
+  return conclude(plan, diff, { now, changed: moved.events.length > 0, output: true, nodeEnded: false, transitions: moved.events }, random);
 }
 
 /**
@@ -207,7 +222,7 @@ function outputAloneAnswered(plan: PollPlan, output: ExecutionOutput, now: numbe
  * and the next read. A moved status sets the cadence back to its fastest; a new message does not: it
  * says the node is busy, not that its status will change soon (service.md §4.4).
  */
-function conclude(plan: PollPlan, diff: ViewDiff, facts: ReadFacts, random: number, headroom: PollHeadroom | undefined): PollStep {
+function conclude(plan: PollPlan, diff: ViewDiff, facts: ReadFacts, random: number): PollStep {
   const { view } = diff;
   const { rules } = plan;
   const nodes = [...view.nodes.values()];
@@ -228,19 +243,28 @@ function conclude(plan: PollPlan, diff: ViewDiff, facts: ReadFacts, random: numb
   const settlingSince = allDone ? (plan.settlingSince ?? facts.now) : undefined;
   const settling = settlingSince !== undefined && facts.now - settlingSince < SETTLING_WINDOW_MS;
   const pace: Reading = facts.changed ? 'changed' : settling ? 'settling' : 'quiet';
-  const cadence = nextCadence(withHeadroom(rules.bounds, headroom), plan.cadence, pace, () => random);
-  const certain = allDone || awaitsStart(facts.transitions);
-  const foreseen = certain ? undefined : foreseeRead(foresight, executingNodes(view), facts.now, rules.bounds, headroom, estimateOf);
-  // A change due within a tick (the end, service.md §3.3; a child's start, §3.2) is due at once for a
-  // run the model times: in a saturated budget's queue it goes ahead of the reads that only may find one.
-  const dueAt = foreseen?.dueAt ?? (certain && plan.dueAt !== undefined ? facts.now : undefined);
+  const cadence = nextCadence(rules.bounds, plan.cadence, pace, () => random);
+  // A change certain within a tick — the end (service.md §3.3), or, when a node ended and nothing runs,
+  // a child's start (§3.2) — is one the model need not time: its read is certain to be worth it, and
+  // goes at once on a tight budget too. While other nodes run, a node's end starts nothing for sure
+  // (the status lists no edges, §4.1): those reads come at the cadence's fast pace, in their turn.
+  const executing = executingNodes(view);
+  const certain = allDone || (executing.length === 0 && awaitsStart(facts.transitions));
+  const foreseen = certain ? undefined : foreseeRead(foresight, executing, facts.now, rules.bounds, estimateOf);
+  const need: ReadNeed = {
+    since: facts.now,
+    minMs: rules.bounds.minMs,
+    wishMs: foreseen?.waitMs ?? cadence.waitMs,
+    maxMs: Math.max(rules.bounds.minMs, rules.bounds.maxMs),
+    ...(foreseen === undefined ? {} : { likelyAt: foreseen.dueAt }),
+    ...(certain ? { certain } : {}),
+  };
   const next: PollPlan = {
     ...plan,
     view,
     cadence: foreseen === undefined ? cadence.state : { delayMs: foreseen.waitMs },
     lastReadAt: facts.now,
     foresight,
-    dueAt,
     lastOutputAt: facts.output ? facts.now : plan.lastOutputAt,
     outputBehind: !facts.output && (plan.outputBehind || facts.nodeEnded),
     settlingSince,
@@ -248,7 +272,7 @@ function conclude(plan: PollPlan, diff: ViewDiff, facts: ReadFacts, random: numb
     poked: false,
   };
   // A poke during the read (an abort answered): the end is read at once, with the status.
-  const then: PollStep = plan.poked ? reading(next, 'status') : { state: next, commands: [{ type: 'wait', ms: foreseen?.waitMs ?? cadence.waitMs }] };
+  const then: PollStep = plan.poked ? reading(next, 'status') : { state: next, commands: [{ type: 'wait', need }] };
   return { state: then.state, commands: [...warnings(diff), ...emit(diff.events, view), ...then.commands] };
 }
 
@@ -261,7 +285,7 @@ function finishedNodes(view: ExecutionView): Set<string> {
 }
 
 /**
- * A read that saw a node end and none start: a child may start on the service's next step (service.md
+ * A read that saw a node end and none start: a child starts on the service's next tick (service.md
  * §3.2), a change the model cannot time, so the cadence reads again soon, as without a model.
  */
 function awaitsStart(transitions: readonly RunEvent[]): boolean {

@@ -1,5 +1,5 @@
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
-import type { PollHeadroom } from '../domain/budget.js';
+import type { ReadNeed } from '../domain/budget.js';
 import type { DurationModel } from '../domain/durations.js';
 import type { Logger } from '../domain/model.js';
 import { DEFAULTS } from '../domain/options.js';
@@ -77,8 +77,11 @@ export interface RunsDefaults {
   readonly scheduler?: SchedulerLike;
   /** The jitter source, in [0, 1). Default `Math.random`. */
   readonly random?: () => number;
-  /** What the client's budget can give the runs now (`AccountBudget.pollHeadroom`); none: the cadence as configured. */
-  readonly headroom?: () => PollHeadroom | undefined;
+  /**
+   * The request budget's scheduler of reads (`AccountBudget.needRead`): each run registers its next
+   * read's need there. None: every run times its own reads by the same rule.
+   */
+  readonly needRead?: (executionId: string, need: ReadNeed) => () => void;
   /** Learned node durations: reads are timed where a change is likely. None: the cadence alone. */
   readonly durations?: DurationModel;
 }
@@ -96,7 +99,7 @@ export interface RunSettings {
   readonly detach: AbortSignal | undefined;
   readonly scheduler: SchedulerLike;
   readonly random: () => number;
-  readonly headroom: (() => PollHeadroom | undefined) | undefined;
+  readonly needRead: ((executionId: string, need: ReadNeed) => () => void) | undefined;
   readonly durations: DurationModel | undefined;
   readonly logger: Logger | undefined;
 }
@@ -147,7 +150,7 @@ export function runSettings(kind: 'run' | 'watch', options: RunOptions = {}, def
     detach: options.detach,
     scheduler: defaults.scheduler ?? asyncScheduler,
     random: defaults.random ?? Math.random,
-    headroom: defaults.headroom,
+    needRead: defaults.needRead,
     durations: defaults.durations,
     logger: defaults.logger,
   };

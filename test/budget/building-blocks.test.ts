@@ -73,20 +73,20 @@ describe('fair queue', () => {
     return { klass, next, oldest };
   }
   function entry(id: number, priority: QueuedRequest['ticket']['priority'], tag: number, enqueuedAt = 0): QueuedRequest {
-    return queuedRequest(id, ticket(priority, `k-${id}`), enqueuedAt, id, tag);
+    return queuedRequest(id, ticket(priority, `k-${id}`), enqueuedAt, id, tag, tag, false);
   }
 
   it('tags a key\'s further requests behind its own earlier ones, and a new key at the class\'s virtual time', () => {
     const queue = new FairQueue();
-    for (let tag = 1; tag <= 4; tag++) queue.served(queue.enqueue(100 + tag, ticket('status', `old-${tag}`), 0));
-    for (let tag = 1; tag <= 4; tag++) queue.remove(100 + tag);
-    // The class's virtual time is 4; we-1 has a request tagged 5 waiting.
-    expect(queue.enqueue(0, ticket('status', 'we-1'), 0).tag).toBe(5);
-    expect(queue.enqueue(1, ticket('status', 'we-1'), 0).tag).toBe(6);
-    expect(queue.enqueue(2, ticket('status', 'we-2'), 0).tag).toBe(5);
+    for (let tag = 0; tag <= 4; tag++) queue.served(queue.enqueue(100 + tag, ticket('status', 'old'), 0));
+    for (let tag = 0; tag <= 4; tag++) queue.remove(100 + tag);
+    // The class's virtual time is 4: a new key takes that turn, its further requests the turns after.
+    expect(queue.enqueue(0, ticket('status', 'we-1'), 0).tag).toBe(4);
+    expect(queue.enqueue(1, ticket('status', 'we-1'), 0).tag).toBe(5);
+    expect(queue.enqueue(2, ticket('status', 'we-2'), 0).tag).toBe(4);
     // A run's output read shares its status reads' turns (one flow per run).
-    expect(queue.enqueue(3, ticket('output', 'we-1'), 0).tag).toBe(7);
-    expect(queue.enqueue(4, ticket('interactive'), 0).tag).toBe(1);
+    expect(queue.enqueue(3, ticket('output', 'we-1'), 0).tag).toBe(6);
+    expect(queue.enqueue(4, ticket('interactive'), 0).tag).toBe(0);
   });
 
   it('prefers the higher class, whatever the tags', () => {

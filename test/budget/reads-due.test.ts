@@ -1,57 +1,105 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { FairQueue } from '../../src/budget/fair-queue.js';
+import { FairQueue, type ReadOrder } from '../../src/budget/fair-queue.js';
+import { MAX_DEFER_ROUNDS } from '../../src/budget/read-need.js';
 import type { GateTicket } from '../../src/domain/requests.js';
 
-const read = (key: string, dueAt?: number): GateTicket => ({ endpoint: 'status', priority: 'status', key, ...(dueAt === undefined ? {} : { dueAt }) });
+const read = (key: string): GateTicket => ({ endpoint: 'status', priority: 'status', key });
+const flat: ReadOrder = { certain: false, defer: 0 };
 
 /** Serves the reads class to the end, in its order. */
 function drain(queue: FairQueue): string[] {
   const served: string[] = [];
   for (let entry = queue.of('reads').next(); entry !== undefined; entry = queue.of('reads').next()) {
-    queue.remove(entry.id);
     queue.served(entry);
+    queue.remove(entry.id);
     served.push(entry.ticket.key ?? '');
   }
   return served;
 }
 
 describe('the order of a run\'s reads', () => {
-  it('serves the read due earliest first: the run most likely to have changed', () => {
+  it('serves first the read whose change is likeliest: the least deferred, when only one can go', () => {
     const queue = new FairQueue();
-    [read('a', 9_000), read('b', 3_000), read('c'), read('d', 1_000)].forEach((ticket, id) => {
-      queue.offer(queue.enqueue(id, ticket, 5_000));
+    [['a', 1.8], ['b', 0.4], ['c', 0], ['d', 1.1]].forEach(([key, defer], id) => {
+      queue.offer(queue.enqueue(id, read(String(key)), 5_000, { certain: false, defer: Number(defer) }));
     });
-    // c, untimed, is due when it arrived (5 000): after b and d, before a.
-    expect(drain(queue)).toEqual(['d', 'b', 'c', 'a']);
+    expect(drain(queue)).toEqual(['c', 'b', 'd', 'a']);
   });
 
-  it('keeps the round-robin when no read is timed: without a model nothing changes', () => {
+  it('keeps the round-robin when no read is deferred: with a flat model nothing changes', () => {
     fc.assert(
       fc.property(fc.array(fc.tuple(fc.constantFrom('a', 'b', 'c'), fc.integer({ min: 0, max: 5 })), { maxLength: 30 }), (arrivals) => {
-        const timed = new FairQueue();
+        const placed = new FairQueue();
         const plain = new FairQueue();
         let now = 0;
         arrivals.forEach(([key, gap], id) => {
           now += gap;
-          timed.offer(timed.enqueue(id, read(key), now));
-          plain.offer(plain.enqueue(id, { endpoint: 'status', priority: 'status', key }, now));
+          placed.offer(placed.enqueue(id, read(key), now, flat));
+          plain.offer(plain.enqueue(id, read(key), now));
         });
-        expect(drain(timed)).toEqual(drain(plain));
+        expect(drain(placed)).toEqual(drain(plain));
       }),
     );
   });
 
-  it('a read due late still goes once those due before it have: no read waits past its due time for later ones', () => {
+  it('puts a deferred read back by its deferral, at most MAX_DEFER_ROUNDS turns: a later round\'s reads do not pass it for ever', () => {
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: 0, max: 100_000 }), { minLength: 1, maxLength: 40 }), (dues) => {
+      fc.property(fc.double({ min: 0, max: MAX_DEFER_ROUNDS, noNaN: true }), fc.integer({ min: 1, max: 6 }), (defer, others) => {
         const queue = new FairQueue();
-        dues.forEach((dueAt, id) => {
-          queue.offer(queue.enqueue(id, read(`run-${String(id)}`, dueAt), 0));
-        });
-        const served = drain(queue).map((key) => dues[Number(key.slice(4))] ?? -1);
-        expect(served).toEqual([...dues].sort((x, y) => x - y));
+        let id = 0;
+        queue.offer(queue.enqueue(id++, read('late'), 0, { certain: false, defer }));
+        // Every other run keeps a read waiting, round after round.
+        const keys = Array.from({ length: others }, (_, index) => `run-${String(index)}`);
+        for (const key of keys) queue.offer(queue.enqueue(id++, read(key), 0, flat));
+        let turnsAhead = 0;
+        for (;;) {
+          const next = queue.of('reads').next()!;
+          queue.served(next);
+          queue.remove(next.id);
+          if (next.ticket.key === 'late') break;
+          turnsAhead += 1;
+          queue.offer(queue.enqueue(id++, read(next.ticket.key!), 0, flat));
+        }
+        expect(turnsAhead).toBeLessThanOrEqual(others * (MAX_DEFER_ROUNDS + 1));
+        expect(turnsAhead).toBeLessThanOrEqual(others * Math.ceil(defer));
       }),
     );
+  });
+
+  it('lets a certain read go ahead of the waiting turns, once, and puts its run\'s next read a turn later', () => {
+    const queue = new FairQueue();
+    let id = 0;
+    for (const key of ['a', 'b', 'c']) queue.offer(queue.enqueue(id++, read(key), 0, flat));
+    queue.offer(queue.enqueue(id++, read('end'), 0, { certain: true, defer: 0 }));
+    const first = queue.of('reads').next()!;
+    expect(first.ticket.key).toBe('end');
+    queue.served(first);
+    queue.remove(first.id);
+    // Its next read (not certain) waits behind this round and the next round's first turns.
+    queue.offer(queue.enqueue(id++, read('end'), 0, flat));
+    const order: string[] = [];
+    for (let entry = queue.of('reads').next(); entry !== undefined && order.length < 3; entry = queue.of('reads').next()) {
+      queue.served(entry);
+      queue.remove(entry.id);
+      order.push(entry.ticket.key!);
+      queue.offer(queue.enqueue(id++, read(entry.ticket.key!), 0, flat));
+    }
+    expect(order).toEqual(['a', 'b', 'c']);
+    // A run that keeps finding its reads certain cuts in within its next two turns only (its status and output), not a third.
+    const greedy = new FairQueue();
+    for (const key of ['x', 'y']) greedy.offer(greedy.enqueue(100 + key.charCodeAt(0), read(key), 0, flat));
+    const cutIns: boolean[] = [];
+    for (let turn = 0; turn < 3; turn += 1) {
+      const entry = greedy.enqueue(turn, read('greedy'), 0, { certain: true, defer: 0 });
+      cutIns.push(entry.cutsIn);
+      greedy.offer(entry);
+      const next = greedy.of('reads').next()!;
+      if (next.id === entry.id) {
+        greedy.served(next);
+        greedy.remove(next.id);
+      }
+    }
+    expect(cutIns).toEqual([true, true, false]);
   });
 });

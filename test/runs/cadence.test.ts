@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { cadenceBounds, DEFAULT_POLL_INTERVAL, HEADROOM_FLOOR_MS, nextCadence, type Reading, startCadence, withHeadroom } from '../../src/runs/cadence.js';
+import { cadenceBounds, DEFAULT_POLL_INTERVAL, nextCadence, type Reading, startCadence } from '../../src/runs/cadence.js';
 
 const half = () => 0.5;
 
@@ -76,37 +76,6 @@ describe('nextCadence', () => {
           else expect(next.state.delayMs).toBe(bounds.minMs);
           state = next.state;
         }
-      }),
-    );
-  });
-});
-
-describe('withHeadroom: a loose budget shortens the quiet-time wait to each run\'s share', () => {
-  const bounds = { minMs: 500, maxMs: 10_000 };
-
-  it('gives each run its share of the pace the account allows, never faster than the service\'s own 2 s loop', () => {
-    expect(withHeadroom(bounds, { activeRuns: 10, readsPerMinute: 95 }).maxMs).toBe(6_316);
-    expect(withHeadroom(bounds, { activeRuns: 1, readsPerMinute: 95 }).maxMs).toBe(HEADROOM_FLOOR_MS);
-    expect(withHeadroom(bounds, { activeRuns: 1, readsPerMinute: 95 }).minMs).toBe(500);
-  });
-
-  it('leaves the bounds as they are when the share is longer (a tight budget stretches every run evenly) or unknown', () => {
-    expect(withHeadroom(bounds, { activeRuns: 50, readsPerMinute: 95 })).toBe(bounds);
-    expect(withHeadroom(bounds, undefined)).toBe(bounds);
-    expect(withHeadroom(bounds, { activeRuns: 3, readsPerMinute: 0 })).toBe(bounds);
-  });
-
-  it('never lowers the maximum below the minimum a caller chose', () => {
-    expect(withHeadroom({ minMs: 4_000, maxMs: 20_000 }, { activeRuns: 1, readsPerMinute: 95 }).maxMs).toBe(4_000);
-  });
-
-  it('keeps every wait within the bounds, for any headroom', () => {
-    fc.assert(
-      fc.property(fc.integer({ min: 0, max: 10_000 }), fc.double({ min: 0, max: 200, noNaN: true }), (activeRuns, readsPerMinute) => {
-        const shrunk = withHeadroom(bounds, { activeRuns, readsPerMinute });
-        expect(shrunk.minMs).toBe(bounds.minMs);
-        expect(shrunk.maxMs).toBeLessThanOrEqual(bounds.maxMs);
-        expect(shrunk.maxMs).toBeGreaterThanOrEqual(Math.min(bounds.maxMs, HEADROOM_FLOOR_MS));
       }),
     );
   });

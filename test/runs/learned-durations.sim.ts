@@ -1,4 +1,4 @@
-import type { PollHeadroom } from '../../src/domain/budget.js';
+import { readDueAt } from '../../src/budget/read-need.js';
 import { drawDurationMs } from '../../src/emulator/engine/duration-draw.js';
 import type { DurationModel } from '../../src/domain/durations.js';
 import type { ExecutionOutput, ExecutionSnapshot, NodeStatus } from '../../src/domain/model.js';
@@ -9,7 +9,7 @@ import { reducerShell } from '../../src/runs/reducer-shell.js';
  * One run of a chain of task nodes with the given durations, followed by the poll reducer alone (no
  * budget, no HTTP): every read answers `LATENCY_MS` after it is made, showing the execution as it is
  * then. For the learned-durations properties: the same reducer the client runs, with or without a
- * model, at a budget's headroom.
+ * model, timing its own reads (`readDueAt`) as a run without a budget does.
  */
 export const CANVAS = 'c-sim';
 const LATENCY_MS = 40;
@@ -24,7 +24,7 @@ export interface SimulatedRun {
   readonly reads: number;
 }
 
-export function simulateRun(durationsMs: readonly number[], options: { readonly model?: DurationModel; readonly headroom: PollHeadroom }): SimulatedRun {
+export function simulateRun(durationsMs: readonly number[], options: { readonly model?: DurationModel } = {}): SimulatedRun {
   const ends = durationsMs.reduce<number[]>((acc, ms) => [...acc, (acc.at(-1) ?? 0) + ms], []);
   const settledAt = (ends.at(-1) ?? 0) + SETTLE_MS;
   const nodeId = (index: number): string => `node-${String(index)}`;
@@ -60,7 +60,7 @@ export function simulateRun(durationsMs: readonly number[], options: { readonly 
   const perform = (command: PollCommand): void => {
     switch (command.type) {
       case 'wait':
-        pending = { at: now + command.ms, input: () => ({ type: 'wake', at: now }) };
+        pending = { at: readDueAt(command.need, undefined), input: () => ({ type: 'wake', at: now }) };
         return;
       case 'read':
         if (command.endpoint === 'status') readsAt.push(now);
@@ -68,8 +68,8 @@ export function simulateRun(durationsMs: readonly number[], options: { readonly 
           at: now + LATENCY_MS,
           input: () =>
             command.endpoint === 'status'
-              ? { type: 'status', snapshot: snapshot(now), at: now, random: 0.5, headroom: options.headroom }
-              : { type: 'output', output: output(now), at: now, random: 0.5, headroom: options.headroom },
+              ? { type: 'status', snapshot: snapshot(now), at: now, random: 0.5 }
+              : { type: 'output', output: output(now), at: now, random: 0.5 },
         };
         return;
       case 'emit':

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { readDueAt } from '../../src/budget/read-need.js';
 import type { NodeStatus } from '../../src/domain/model.js';
 import type { RunEvent } from '../../src/runs/events.js';
 import { type OutputMode, OUTPUT_SPACING_MS } from '../../src/runs/output-policy.js';
@@ -83,7 +84,7 @@ function drive(setup: Setup) {
         }
         if (command.type === 'wait') {
           inFlight = 'wait';
-          waitMs = command.ms;
+          waitMs = readDueAt(command.need, undefined) - now;
         } else {
           inFlight = command.endpoint;
           if (command.endpoint === 'output') shownAtOutput = new Map(shown);
@@ -207,7 +208,7 @@ describe('the poll plan over random executions and interleavings (poll-plan.ts)'
     fc.assert(
       fc.property(setupArb, (setup) => {
         const { issued } = drive(setup);
-        const waits = issued.flatMap(({ command }) => (command.type === 'wait' ? [command.ms] : []));
+        const waits = issued.flatMap(({ command, at }) => (command.type === 'wait' ? [readDueAt(command.need, undefined) - at] : []));
         expect(waits[0]).toBe(setup.watch ? 0 : BOUNDS.minMs);
         for (const ms of waits.slice(1)) {
           expect(ms).toBeGreaterThanOrEqual(BOUNDS.minMs);
