@@ -50,12 +50,13 @@ export interface StartMark {
  *
  * @example
  * ```ts
- * const entry: ProcessEntry = { until: 124_000, perMinute: 100, demand: 3, readTat: NEVER, ownTat: NEVER };
+ * const entry: ProcessEntry = { until: 124_000, perMinute: 100, burst: 5, demand: 3, readTat: NEVER, ownTat: NEVER };
  * ```
  */
 export interface ProcessEntry {
   readonly until: number;
   readonly perMinute: number;
+  readonly burst: number;
   readonly demand: number;
   readonly readTat: number;
   readonly ownTat: number;
@@ -198,7 +199,7 @@ export function identicalStartKey(ticket: GateTicket): string | undefined {
   return ticket.endpoint === 'run' ? ticket.key : undefined;
 }
 
-const limitsCache = new WeakMap<AccountConfig, WeakMap<ServerLimits, Map<number, BudgetLimits>>>();
+const limitsCache = new WeakMap<AccountConfig, WeakMap<ServerLimits, Map<number | string, BudgetLimits>>>();
 
 /**
  * The limits in force: the configured ones (the highest of the account's live processes: the
@@ -212,8 +213,12 @@ const limitsCache = new WeakMap<AccountConfig, WeakMap<ServerLimits, Map<number,
  */
 export function accountLimits(record: AccountRecord, config: AccountConfig): BudgetLimits {
   let perMinute = configuredPerMinute(config);
-  for (const id in record.processes) perMinute = Math.max(perMinute, record.processes[id]?.perMinute ?? 0);
-  return limitsFor(config, perMinute, record.serverLimits);
+  let burst = config.options.burst;
+  for (const id in record.processes) {
+    const entry = record.processes[id];
+    if (entry !== undefined && entry.perMinute > perMinute) ({ perMinute, burst } = entry);
+  }
+  return limitsFor(config, perMinute, record.serverLimits, burst);
 }
 
 /** This process's own limits: its configured numbers, lowered by the service's. */
@@ -225,7 +230,7 @@ function configuredPerMinute(config: AccountConfig): number {
   return config.options.requestsPerMinute ?? DEFAULTS.budget.requestsPerMinute;
 }
 
-function limitsFor(config: AccountConfig, perMinute: number, server: ServerLimits): BudgetLimits {
+function limitsFor(config: AccountConfig, perMinute: number, server: ServerLimits, burst = config.options.burst): BudgetLimits {
   let byServer = limitsCache.get(config);
   if (byServer === undefined) {
     byServer = new WeakMap();
@@ -236,10 +241,11 @@ function limitsFor(config: AccountConfig, perMinute: number, server: ServerLimit
     byMinute = new Map();
     byServer.set(server, byMinute);
   }
-  let limits = byMinute.get(perMinute);
+  const name = burst === undefined ? perMinute : `${perMinute}/${burst}`;
+  let limits = byMinute.get(name);
   if (limits === undefined) {
-    limits = budgetLimits({ ...config.options, requestsPerMinute: perMinute }, server);
-    byMinute.set(perMinute, limits);
+    limits = budgetLimits({ ...config.options, requestsPerMinute: perMinute, ...(burst === undefined ? {} : { burst }) }, server);
+    byMinute.set(name, limits);
   }
   return limits;
 }
@@ -497,13 +503,13 @@ function minuteReadyAt(record: AccountRecord, now: number, config: AccountConfig
 /**
  * When several live processes have runs waiting to read, each process's reads get the share of the
  * pace its waiting runs make of the account's, so every run is read about as often whichever process
- * holds it. Returns the interval between this process's reads, or `undefined` when it reads alone.
+ * holds it. Returns the interval between this process's reads (kept up while it reads alone too, so
+ * that its turns are known when another process comes), or `undefined` for a process alone in memory.
  */
-function readShare(record: AccountRecord, config: AccountConfig, limits: BudgetLimits): { readonly intervalMs: number; readonly alone: boolean } | undefined {
+function readShare(record: AccountRecord, config: AccountConfig, limits: BudgetLimits): { readonly intervalMs: number; readonly alone: boolean; readonly sharing: boolean } | undefined {
   const id = config.process?.id;
   if (id === undefined) return undefined;
   const entries = Object.entries(record.processes).filter(([name, entry]) => entry.demand > 0 || name === id);
-  if (entries.length <= 1) return undefined;
   const pace = 1 / (SHARE_SLACK * limits.pacingIntervalMs);
   // Processes held to a lower limit of their own take what it allows; the others share the rest by
   // their demand (water-filling).
@@ -515,7 +521,7 @@ function readShare(record: AccountRecord, config: AccountConfig, limits: BudgetL
     for (const entry of open.values()) weight += entry.weight;
     for (const [name, entry] of open) {
       if ((left * entry.weight) / weight > entry.cap) {
-        if (name === id) return { intervalMs: 1 / entry.cap, alone: false };
+        if (name === id) return { intervalMs: 1 / entry.cap, alone: false, sharing: true };
         left -= entry.cap;
         open.delete(name);
         settled = false;
@@ -526,13 +532,14 @@ function readShare(record: AccountRecord, config: AccountConfig, limits: BudgetL
   let weight = 0;
   for (const entry of open.values()) weight += entry.weight;
   const mine = open.get(id)?.weight ?? 1;
-  return { intervalMs: weight / (Math.max(left, 1e-12) * mine), alone: mine >= weight };
+  return { intervalMs: weight / (Math.max(left, 1e-12) * mine), alone: entries.length <= 1, sharing: entries.length > 1 };
 }
 
+/** When this process's share lets its next read go: only while other processes have runs waiting to read too. */
 function shareReadyAt(record: AccountRecord, config: AccountConfig, limits: BudgetLimits): number {
   const share = readShare(record, config, limits);
   const entry = config.process === undefined ? undefined : record.processes[config.process.id];
-  if (share === undefined || entry === undefined) return Number.NEGATIVE_INFINITY;
+  if (share === undefined || !share.sharing || entry === undefined) return Number.NEGATIVE_INFINITY;
   // A burst of its own would let a few-run process bank turns while the many-run ones wait.
   return entry.readTat - ((share.alone ? limits.burst : 1) - 1) * share.intervalMs;
 }
@@ -606,7 +613,7 @@ export function afterSend(record: AccountRecord, klass: FairClass, startKey: str
     const own = ownLimits(next, config);
     const share = klass === 'reads' ? readShare(next, config, limits) : undefined;
     // A process that came late for its turn (a busy machine, a timer fired late) keeps up to one turn of it.
-    const readTat = share === undefined ? entry.readTat : Math.max(entry.readTat, now - share.intervalMs) + share.intervalMs;
+    const readTat = share === undefined ? entry.readTat : (entry.readTat === NEVER ? now : Math.max(entry.readTat, now - share.intervalMs)) + share.intervalMs;
     const ownTat = own.perMinute < limits.perMinute && klass !== 'abort' ? pacerAfterSend(entry.ownTat, now, own) : entry.ownTat;
     next = { ...next, processes: { ...next.processes, [id]: { ...entry, readTat, ownTat } } };
   }
@@ -718,8 +725,10 @@ function serverView(previous: ServerView, rateLimit: RateLimitInfo, now: number)
 export function joined(record: AccountRecord, now: number, config: AccountConfig, demand?: number): AccountRecord {
   const process = config.process;
   if (process === undefined) return record;
-  const entry = record.processes[process.id] ?? { until: now, perMinute: configuredPerMinute(config), demand: 0, readTat: NEVER, ownTat: NEVER };
-  return { ...record, at: Math.max(record.at, now), processes: { ...record.processes, [process.id]: { ...entry, until: now + process.leaseMs, perMinute: configuredPerMinute(config), demand: demand ?? entry.demand } } };
+  const own = ownLimits(record, config);
+  const entry = record.processes[process.id] ?? { until: now, perMinute: own.perMinute, burst: own.burst, demand: 0, readTat: NEVER, ownTat: NEVER };
+  const renewed = { ...entry, until: now + process.leaseMs, perMinute: configuredPerMinute(config), burst: config.options.burst ?? own.burst, demand: demand ?? entry.demand };
+  return { ...record, at: Math.max(record.at, now), processes: { ...record.processes, [process.id]: renewed } };
 }
 
 /**
@@ -793,7 +802,7 @@ export function readsPerMinute(record: AccountRecord, now: number, config: Accou
   const limits = accountLimits(record, config);
   const bucket = dayBucketAt(record.dayBucket ?? FULL_DAY_BUCKET, now, limits);
   const share = readShare(record, config, limits);
-  const usable = share === undefined ? limits.usablePerMinute : Math.min(limits.usablePerMinute, 60_000 / share.intervalMs);
+  const usable = share === undefined || !share.sharing ? limits.usablePerMinute : Math.min(limits.usablePerMinute, 60_000 / share.intervalMs);
   return Math.min(usable, bucket.perMs * 60_000 + Math.max(0, bucket.tokens) / HEADROOM_HORIZON_MINUTES);
 }
 

@@ -71,8 +71,9 @@ export function createMemoryLedger(): MemoryLedger {
       return record;
     },
     transact<T>(now: number, change: AccountChange<T>): T {
-      const [next, result] = change(record, Math.max(now, record.at));
-      record = next;
+      const at = Math.max(now, record.at);
+      const [next, result] = change(record, at);
+      record = next.at >= at ? next : { ...next, at };
       return result;
     },
   };

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { asyncScheduler, Observable, type SchedulerLike, type Subscriber, type Subscription } from 'rxjs';
+import { identicalStartKey, newAccountRecord, readsPerMinute, type AccountConfig, type AccountRecord } from '../budget/account-rules.js';
+import { accountState } from '../budget/budget-state.js';
 import { budgetLimits, type BudgetLimits } from '../budget/limits.js';
 import { type Waiter, waitForTurn } from '../budget/waiting-request.js';
 import { chooseNext, type ClassHead, FAIR_CLASSES, FairQueue, fairClassOf } from '../budget/fair-queue.js';
-import type { AccountBudget, BudgetState } from '../domain/budget.js';
+import type { AccountBudget, BudgetState, PollHeadroom } from '../domain/budget.js';
 import type { Logger } from '../domain/model.js';
 import type { RequestBudgetOptions } from '../domain/options.js';
 import type { GateReport, GateTicket } from '../domain/requests.js';
@@ -31,11 +33,17 @@ export interface RedisBudgetOptions extends Pick<RequestBudgetOptions, 'requests
   /** The account's name in Redis: every process of the account gives the same. Never the API key. */
   readonly account: string;
   /**
-   * Redis time × this factor is the account's clock: 20 for clients on an emulator 20× faster than
-   * real time (tests, benchmarks). Default 1.
+   * How many times as fast as real time the scheduler's clock runs (20 for clients on an emulator
+   * 20× faster). Only a guard: the account's clock is the scheduler's, and a process whose clock
+   * steps ahead of what Redis's own time allows (× this factor) changes the account at the time
+   * Redis allows. Default 1 on real time (no `scheduler`), unchecked with a `scheduler` (a virtual
+   * clock need not follow Redis's).
    */
   readonly timeScale?: number;
-  /** The client's scheduler (its timers wait for the grants). Default real time. */
+  /**
+   * The client's scheduler: the account's clock (every process of the account gives one on the same
+   * clock) and the timers that wait for the grants. Default real time.
+   */
   readonly scheduler?: SchedulerLike;
   /**
    * How long Redis may take to answer (ms on the scheduler). Past it, reads, starts and interactive
@@ -75,6 +83,8 @@ export interface RedisBudget extends AccountBudget {
 
 /** How long a process's demand counts without news from it: a process killed with -9 is forgotten after this. */
 const LEASE_WINDOWS = 2;
+/** How long a request told to wait waits at most before it asks again: other processes change the account too. */
+const RECHECK_MS = 5_000;
 /** How soon a grant is asked again after Redis could not be reached: requests wait, they never go unasked. */
 const UNREACHABLE_RETRY_MS = 1_000;
 
@@ -114,7 +124,7 @@ function grantClassOf(ticket: GateTicket): GrantClass {
  */
 export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
   const account = checkAccountName(options.account);
-  const timeScale = positive('timeScale', options.timeScale ?? 1);
+  const timeScale = options.timeScale === undefined ? (options.scheduler === undefined ? 1 : undefined) : positive('timeScale', options.timeScale);
   const unavailableAfterMs = timerDelay('unavailableAfterMs', options.unavailableAfterMs ?? DEFAULTS.timeoutMs);
   const scheduler = options.scheduler ?? asyncScheduler;
   const logger = safeLogger(options.logger);
@@ -129,12 +139,21 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
     void connection.close();
     throw error;
   }
+  const config: AccountConfig = {
+    options: {
+      requestsPerMinute: limits.perMinute,
+      requestsPerDay: limits.perDay,
+      ...(options.safetyMargin === undefined ? {} : { safetyMargin: options.safetyMargin }),
+      ...(options.latencyAllowanceMs === undefined ? {} : { latencyAllowanceMs: options.latencyAllowanceMs }),
+    },
+    process: { id: randomUUID(), leaseMs: LEASE_WINDOWS * limits.minuteWindowMs },
+  };
   const store = new RedisAccountStore(connection.client, {
     account,
-    process: randomUUID(),
-    limits,
+    config,
+    clock: () => scheduler.now(),
     timeScale,
-    leaseMs: LEASE_WINDOWS * limits.minuteWindowMs,
+    onClockStep: (aheadMs) => logger?.warn('flowstream: this process\'s clock is ahead of the account\'s by more than Redis\'s time allows: the account keeps to Redis\'s', { aheadMs: Math.round(aheadMs) }),
   });
 
   const queue = new FairQueue();
@@ -176,7 +195,9 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
    * account is granted anything, so this count is the account's; `close()` spends it on held aborts.
    */
   let serviceLeft: number | undefined;
-  let seen = { inMinute: 0, inDay: 0, at: scheduler.now(), nextSendAt: scheduler.now(), pausedUntil: undefined as number | undefined };
+  /** The account's record as the last call to Redis left it, and when (on the account's clock and on the scheduler). */
+  let seen: { record: AccountRecord; at: number; localAt: number } = { record: newAccountRecord(''), at: scheduler.now(), localAt: scheduler.now() };
+  const accountNow = (): number => seen.at + Math.max(0, scheduler.now() - seen.localAt);
 
   /** The head of each class with something waiting, for `chooseNext`. */
   const heads = (): ClassHead[] =>
@@ -221,7 +242,7 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
     }, unavailableAfterMs);
     let grant: Grant | undefined;
     try {
-      grant = choice === undefined || kind === undefined ? await store.leave().then(() => undefined) : await store.grant(kind, readers(), kind === 'start' ? choice.chosen.ticket.key : undefined);
+      grant = choice === undefined || kind === undefined ? await store.leave().then(() => undefined) : await store.grant(kind, readers(), identicalStartKey(choice.chosen.ticket));
     } catch {
       // Redis refused the call (a client that gives up on commands while it is away): asked again soon.
       endCallDeadline();
@@ -243,12 +264,14 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
       return;
     }
     const { chosen } = choice;
-    seen = { ...seen, inMinute: grant.inMinute, inDay: grant.inDay, at: grant.now, nextSendAt: grant.verdict === 'wait' ? grant.at : grant.now };
+    seen = { record: grant.record, at: grant.now, localAt: scheduler.now() };
     const waiter = waiters.get(chosen.id);
     if (grant.verdict === 'wait') {
       // A request that came in meanwhile (an abort, a start) is asked for at once, not after this wait.
+      // Another process's answer may free the account before then (a start's identical twin answered,
+      // a cap lifted): asked again at least every few seconds.
       if (changedMeanwhile()) void ask();
-      else wake(grant.at - grant.now);
+      else wake(Math.min(grant.at - grant.now, RECHECK_MS));
       return;
     }
     if (grant.verdict === 'refused') {
@@ -308,31 +331,16 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
     for (const observer of [...observers]) observer.next(state);
   }
 
+  /** The account's state as the in-memory budget shows it (the same function over the same record), with this process's queue. */
   function snapshot(): BudgetState {
     const depths = queue.depths();
     const total = Object.values(depths).reduce((sum, depth) => sum + depth, 0);
-    return {
-      at: seen.at,
-      limitPerMinute: limits.perMinute,
-      limitPerDay: limits.perDay,
-      usedThisMinute: seen.inMinute,
-      remainingThisMinute: Math.max(0, limits.perMinute - seen.inMinute),
-      usedToday: seen.inDay,
-      remainingToday: Math.max(0, limits.perDay - seen.inDay),
-      day: {
-        used: seen.inDay,
-        remaining: Math.max(0, limits.perDay - seen.inDay),
-        reserve: limits.dayReserve,
-        burst: limits.dayBurst,
-        sustainablePerMinute: (Math.max(0, limits.usablePerDay - seen.inDay) / limits.dayWindowMs) * 60_000,
-      },
-      server: {},
-      inFlight: inFlight.size,
-      queued: { total, byPriority: depths },
-      followingServer: false,
-      nextSendAt: seen.nextSendAt,
-      cadences: {},
-    };
+    return accountState(seen.record, config, accountNow(), { inFlight: inFlight.size, queued: { total, byPriority: depths }, cadences: {} });
+  }
+
+  /** The runs waiting to read here, and the pace the account gives this process's reads (its share, when others read too). */
+  function pollHeadroom(): PollHeadroom {
+    return { activeRuns: Math.max(1, readers()), readsPerMinute: readsPerMinute(seen.record, accountNow(), config) };
   }
 
   /**
@@ -410,23 +418,22 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
       });
     },
     report(report: GateReport): void {
+      const sentAt = inFlight.get(report.ticket);
       inFlight.delete(report.ticket);
       const { rateLimit } = report;
       const counts = [rateLimit.remainingPerMinute, rateLimit.remainingPerDay].filter((count) => count !== undefined);
       if (counts.length > 0) serviceLeft = Math.min(...counts) - inFlight.size;
       void store
-        .report({
-          httpStatus: report.httpStatus,
-          remainingPerMinute: rateLimit.remainingPerMinute,
-          remainingPerDay: rateLimit.remainingPerDay,
-          limitPerMinute: rateLimit.limitPerMinute !== undefined && rateLimit.limitPerMinute < limits.perMinute ? rateLimit.limitPerMinute : undefined,
-          limitPerDay: rateLimit.limitPerDay !== undefined && rateLimit.limitPerDay < limits.perDay ? rateLimit.limitPerDay : undefined,
-          startKey: grantClassOf(report.ticket) === 'start' ? report.ticket.key : undefined,
+        .report({ httpStatus: report.httpStatus, rateLimit, sentAt, inFlight: inFlight.size, startKey: identicalStartKey(report.ticket) })
+        .then((record) => {
+          seen = { record, at: Math.max(record.at, seen.at), localAt: scheduler.now() };
+          publish();
         })
         .catch(() => undefined);
       publish();
     },
     snapshot,
+    pollHeadroom,
     state$: new Observable<BudgetState>((subscriber) => {
       subscriber.next(snapshot());
       if (closed) {
