@@ -8,6 +8,7 @@ import { FlowstreamError } from '../errors/flowstream-error.js';
 import { MAX_TIMER_MS } from '../http/options.js';
 import { type Waiter, waitForTurn } from './waiting-request.js';
 import { budgetState } from './budget-state.js';
+import type { MemoryLedger } from './ledger.js';
 import { BudgetCore } from './scheduler.js';
 import type { Refusal, SchedulerEvent } from './scheduler.js';
 
@@ -27,15 +28,16 @@ export type { AccountBudget, AccountBudgetOptions };
  * budget.state$.subscribe((state) => console.log(`${state.day.used} used today, ${state.day.remaining} left`));
  * ```
  */
-export function createAccountBudget(options: AccountBudgetOptions = {}): AccountBudget {
-  const { scheduler = asyncScheduler, durations, ...numbers } = options;
+export function createAccountBudget(options: AccountBudgetOptions & { readonly ledger?: MemoryLedger } = {}): AccountBudget {
+  const { scheduler = asyncScheduler, durations, ledger, ...numbers } = options;
   // The budget's clock. Real time is the wall clock, which may step back (NTP): the budget's time never does.
   let latest = Number.NEGATIVE_INFINITY;
   const now = (): number => {
     latest = Math.max(latest, scheduler.now());
     return latest;
   };
-  const core = new BudgetCore(numbers);
+  // The account's record and rules live behind the ledger; the queue, the waiters and the timer here.
+  const core = new BudgetCore(numbers, ledger);
   const waiters = new Map<number, Waiter>();
   const observers = new Set<Subscriber<BudgetState>>();
   let nextId = 0;

@@ -70,8 +70,8 @@ export class BudgetCore {
   /** Consecutive sends that overtook a waiting lower-class request (see `chooseNext`). */
   #bypassed = 0;
 
-  constructor(options: RequestBudgetOptions = {}, ledger: MemoryLedger = createMemoryLedger()) {
-    this.account = new LedgerAccount(ledger, { options });
+  constructor(options: RequestBudgetOptions = {}, ledger?: MemoryLedger) {
+    this.account = new LedgerAccount(ledger ?? createMemoryLedger(), { options });
     this.cadences = new KeyCadences(this.account.limits.minuteWindowMs);
   }
 

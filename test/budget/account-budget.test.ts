@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createAccountBudget, isAccountBudget } from '../../src/budget/index.js';
+import { createAccountBudget, createMemoryLedger, isAccountBudget } from '../../src/budget/index.js';
 import type { BudgetState } from '../../src/budget/index.js';
 import { createClient } from '../../src/client.js';
 import { clockScheduler, createManualClock } from '../../src/emulator/index.js';
@@ -44,6 +44,21 @@ describe('an account budget shared by several clients', () => {
     expect(server.urls).toHaveLength(8);
     expect(reports.budget?.snapshot().usedThisMinute).toBe(8);
     await budget.close();
+  });
+
+  it('keeps the account in the ledger it is given: two budgets on one ledger count one window and one burst', async () => {
+    const clock = createManualClock(0);
+    const ledger = createMemoryLedger();
+    const first = createAccountBudget({ ledger, scheduler: clockScheduler(clock) });
+    const second = createAccountBudget({ ledger, scheduler: clockScheduler(clock) });
+    const granted: string[] = [];
+    for (const key of ['we-1', 'we-2', 'we-3']) void first.acquire(ticket('status', key)).then(() => granted.push(key));
+    for (const key of ['we-4', 'we-5', 'we-6']) void second.acquire(ticket('status', key)).then(() => granted.push(key), () => undefined);
+    await settled();
+    // The burst of 5 is the account's, whichever budget asks.
+    expect(granted).toHaveLength(5);
+    expect(second.snapshot()).toMatchObject({ usedThisMinute: 5 });
+    await Promise.all([first.close(), second.close()]);
   });
 
   it('is told apart from the options of a budget', () => {
