@@ -12,7 +12,7 @@ import {
   startReadyAt,
   startRefusedUntil,
 } from './account-rules.js';
-import type { AccountConfig, AccountRecord } from './account-rules.js';
+import type { AccountAnswer, AccountConfig, AccountRecord } from './account-rules.js';
 import type { FairClass } from './fair-queue.js';
 import { fairClassOf } from './fair-queue.js';
 import { InFlight } from './in-flight.js';
@@ -53,6 +53,8 @@ export interface MemoryLedger extends AccountLedger {
   /** The record now. */
   readonly record: AccountRecord;
   transact<T>(now: number, change: AccountChange<T>): T;
+  /** Takes `record` as the account's: a mirror of a record another store keeps. */
+  replace(record: AccountRecord): void;
 }
 
 /**
@@ -76,6 +78,9 @@ export function createMemoryLedger(): MemoryLedger {
       record = next.at >= at ? next : { ...next, at };
       return result;
     },
+    replace(next: AccountRecord): void {
+      record = next;
+    },
   };
 }
 
@@ -86,6 +91,8 @@ export function createMemoryLedger(): MemoryLedger {
  */
 export class LedgerAccount {
   readonly inFlight = new InFlight();
+  /** What the last report said, as the rule book takes it: a shared account is told the same. */
+  lastAnswer: AccountAnswer | undefined;
 
   constructor(
     readonly ledger: MemoryLedger,
@@ -139,6 +146,7 @@ export class LedgerAccount {
   report(report: GateReport, now: number): boolean {
     const sentAt = this.inFlight.settle(report.ticket);
     const answer = { sentAt, inFlight: this.inFlight.size, httpStatus: report.httpStatus, rateLimit: report.rateLimit, startKey: identicalStartKey(report.ticket) };
+    this.lastAnswer = answer;
     this.ledger.transact(now, (record, at) => [afterReport(record, answer, at, this.config), undefined]);
     return sentAt !== undefined;
   }

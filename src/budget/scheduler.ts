@@ -2,6 +2,7 @@ import type { PollHeadroom } from '../domain/budget.js';
 import type { RequestBudgetOptions } from '../domain/options.js';
 import type { GateReport, GateTicket } from '../domain/requests.js';
 import { identicalStartKey } from './account-rules.js';
+import type { AccountConfig } from './account-rules.js';
 import type { QueuedRequest } from './class-queue.js';
 import { chooseNext, FAIR_CLASSES, fairClassOf, FairQueue } from './fair-queue.js';
 import type { ClassHead, FairClass } from './fair-queue.js';
@@ -70,8 +71,8 @@ export class BudgetCore {
   /** Consecutive sends that overtook a waiting lower-class request (see `chooseNext`). */
   #bypassed = 0;
 
-  constructor(options: RequestBudgetOptions = {}, ledger?: MemoryLedger) {
-    this.account = new LedgerAccount(ledger ?? createMemoryLedger(), { options });
+  constructor(options: RequestBudgetOptions = {}, ledger?: MemoryLedger, process?: AccountConfig['process']) {
+    this.account = new LedgerAccount(ledger ?? createMemoryLedger(), { options, ...(process === undefined ? {} : { process }) });
     this.cadences = new KeyCadences(this.account.limits.minuteWindowMs);
   }
 

@@ -185,7 +185,12 @@ export class RedisAccountStore {
     });
   }
 
+  /** The key of an identical start's mark in the record: a digest of the account, canvas and body. */
+  markKey(startKey: string): string {
+    return createHash('sha256').update(`${this.#account}\n${startKey}`).digest('base64url');
+  }
+
   #digest(startKey: string | undefined): string | undefined {
-    return startKey === undefined ? undefined : createHash('sha256').update(`${this.#account}\n${startKey}`).digest('base64url');
+    return startKey === undefined ? undefined : this.markKey(startKey);
   }
 }

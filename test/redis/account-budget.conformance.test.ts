@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccountBudget } from '../../src/budget/index.js';
 import type { AccountBudget } from '../../src/domain/budget.js';
 import type { GateTicket } from '../../src/domain/requests.js';
-import { clockScheduler, createManualClock } from '../../src/emulator/index.js';
+import { clockScheduler, createManualClock, type ManualClock } from '../../src/emulator/index.js';
 import { isRateLimitError } from '../../src/errors/api-errors.js';
 import { createRedisBudget } from '../../src/redis/index.js';
 import { startRedisServer, type RedisServer } from './redis-server.js';
@@ -52,6 +52,49 @@ async function letThrough(budget: AccountBudget, tickets: readonly GateTicket[])
   for (let turn = 0; turn < 50; turn += 1) await new Promise((resolve) => setImmediate(resolve));
   return { passed, refused, leave: () => { for (const controller of controllers) controller.abort(new Error('left')); } };
 }
+
+/** Both budgets on one manual clock: their timers fire only when the test moves it. */
+const onClock = (clock: ManualClock): readonly (readonly [string, () => AccountBudget])[] => [
+  ['in memory', () => createAccountBudget({ scheduler: clockScheduler(clock) })],
+  ['in Redis', () => createRedisBudget({ redis, account: `conformance-${account++}`, scheduler: clockScheduler(clock), durations: false })],
+];
+
+describe.each(['in memory', 'in Redis'])('the account budget %s, on a manual clock', (name) => {
+  const make = (clock: ManualClock): AccountBudget => onClock(clock).find(([implementation]) => implementation === name)![1]();
+
+  it('sends an identical start only once the first is answered and the duplicate window has passed (service.md §2.2)', async () => {
+    const clock = createManualClock(0);
+    const budget = make(clock);
+    const first = await letThrough(budget, [start('{"same":1}')]);
+    expect(first.passed).toHaveLength(1);
+    const second = await letThrough(budget, [start('{"same":1}')]);
+    expect(second.passed).toEqual([]);
+    budget.report({ ticket: start('{"same":1}'), httpStatus: 200, rateLimit: {} });
+    await letThrough(budget, []);
+    clock.advance(1_000);
+    await letThrough(budget, []);
+    expect(second.passed).toEqual([]);
+    clock.advance(200);
+    await letThrough(budget, []);
+    expect(second.passed).toEqual(['run:c-1\n{"same":1}']);
+    await budget.close();
+  });
+
+  it('shows the account\'s state and the reads\' headroom as the in-memory budget does', async () => {
+    const clock = createManualClock(0);
+    const budget = make(clock);
+    const { leave } = await letThrough(budget, Array.from({ length: 7 }, (_, index) => read(`we-${index}`)));
+    expect(budget.snapshot()).toMatchObject({ usedThisMinute: 5, remainingThisMinute: 95, usedToday: 5, nextSendAt: 682, day: { used: 5, reserve: 500 } });
+    // What the day sustains (9,495 left over a day's window: 6.6 a minute) and its bucket (945 left)
+    // spread over a quarter hour (63 a minute).
+    expect(budget.pollHeadroom?.().readsPerMinute).toBeCloseTo((9_495 / 86_402_000) * 60_000 + 945 / 15, 6);
+    budget.report({ ticket: read('we-0'), httpStatus: 429, rateLimit: {} });
+    await letThrough(budget, []);
+    expect(budget.snapshot().pausedUntil).toBe(62_000);
+    leave();
+    await budget.close();
+  });
+});
 
 describe.each(implementations)('the account budget %s', (_name, make) => {
   it('lets the burst go at once and holds the rest for the pacer', async () => {
