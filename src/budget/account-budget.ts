@@ -222,14 +222,16 @@ export function createAccountBudget(options: AccountBudgetOptions & { readonly l
   }
 
   /**
-   * Asks the shared account for the first request held, one call at a time. With nothing held, it
-   * withdraws this process's reads from the account — and while the account is away, that call is
-   * the one that finds it back.
+   * Asks the shared account for the first request held, one call at a time. With nothing held or
+   * waiting, it withdraws this process's reads from the account — and while the account is away,
+   * that call is the one that finds it back.
    */
   async function ask(): Promise<void> {
     if (shared === undefined || asking || closed) return;
     const entry = held[0];
-    if (entry === undefined && !declared && isReachable()) return;
+    // With nothing held, the reads are withdrawn only once none waits here either (the scheduler lets
+    // them through at this process's share: between two of them this process keeps its turn).
+    if (entry === undefined && isReachable() && (!declared || demand() > 0)) return;
     asking = true;
     changed = false;
     retry?.unsubscribe();
@@ -327,6 +329,8 @@ export function createAccountBudget(options: AccountBudgetOptions & { readonly l
     giveUps.delete(id);
     waiters.delete(id);
     dispatch({ type: 'cancel', id });
+    // Maybe the last read waiting here: the account hears that this process has none any more.
+    void ask();
   }
 
   function drainedCheck(): void {
