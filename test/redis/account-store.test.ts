@@ -176,6 +176,34 @@ describe('the account\'s rule book through the Redis ledger, on a real redis-ser
   });
 });
 
+describe('the Redis ledger\'s one clock', () => {
+  it('changes the account at the time Redis allows when a process\'s clock steps ahead, and says so once', async () => {
+    // Real time (timeScale 1): the account's clock may run ahead of Redis's time only by the tolerance.
+    const start = Date.now();
+    let clock = start;
+    const steps: number[] = [];
+    const honest = new RedisAccountStore(redis, { account: 'acct-clock', config: { options: {}, process: { id: 'a', leaseMs: 10_000 } }, clock: () => start, timeScale: 1 });
+    const stepped = new RedisAccountStore(redis, { account: 'acct-clock', config: { options: {}, process: { id: 'b', leaseMs: 10_000 } }, clock: () => clock, timeScale: 1, onClockStep: (aheadMs) => steps.push(aheadMs) });
+    await honest.report({ httpStatus: 429 });
+    // An hour ahead: the 429's pause would be long over on this clock, but not on the account's.
+    clock = start + 3_600_000;
+    const grant = await stepped.grant('interactive', 0);
+    expect(grant.verdict).toBe('wait');
+    expect(grant.now).toBeLessThan(start + 60_000);
+    expect(await stepped.grant('interactive', 0)).toMatchObject({ verdict: 'wait' });
+    expect(steps).toHaveLength(1);
+    expect(steps[0]).toBeGreaterThan(3_500_000);
+  });
+
+  it('takes the scheduler\'s time as the account\'s when no timeScale says how it relates to Redis\'s (a virtual clock)', async () => {
+    let clock = 0;
+    const virtual = new RedisAccountStore(redis, { account: 'acct-virtual', config: { options: {}, process: { id: 'a', leaseMs: 10_000 } }, clock: () => clock });
+    await virtual.report({ httpStatus: 429 });
+    clock = 62_000;
+    expect(await virtual.grant('interactive', 0)).toMatchObject({ verdict: 'granted', now: 62_000 });
+  });
+});
+
 describe('the Redis ledger when Redis loses the account', () => {
   it('pauses the account for a window after a restart with nothing saved, even when an answer\'s report reaches Redis first', async () => {
     const fresh = new Redis({ path: server.socket, maxRetriesPerRequest: null });
