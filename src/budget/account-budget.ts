@@ -16,7 +16,6 @@ import { createMemoryLedger } from './ledger.js';
 import type { MemoryLedger } from './ledger.js';
 import { BudgetCore } from './scheduler.js';
 import type { Refusal, SchedulerEvent } from './scheduler.js';
-import { type Waiter, waitForTurn } from './waiting-request.js';
 
 /**
  * An account kept in a store shared by several processes (Redis), asked asynchronously: this
@@ -511,4 +510,40 @@ function closedError(executionId?: string): FlowstreamError {
 
 function unavailableError(afterMs: number): FlowstreamError {
   return new FlowstreamError(`Redis did not answer the request budget within ${afterMs} ms: nothing was sent`, 'BUDGET_UNAVAILABLE');
+}
+
+/** A request waiting for its turn: let go (`release`) or refused with an error. */
+export interface Waiter {
+  readonly ticket: GateTicket;
+  readonly release: () => void;
+  readonly refuse: (error: Error) => void;
+}
+
+/**
+ * A request's wait for the budget as a Promise, for every account budget alike (in memory, in
+ * Redis): `join` queues the waiter and returns how to take it out again; aborting `signal` takes it
+ * out and rejects with the signal's reason; the abort listener goes as soon as the wait ends.
+ */
+export function waitForTurn(ticket: GateTicket, signal: AbortSignal | undefined, join: (waiter: Waiter) => () => void): Promise<void> {
+  if (signal?.aborted === true) return Promise.reject(signal.reason as Error);
+  return new Promise<void>((resolve, reject) => {
+    let leave = (): void => undefined;
+    const onAbort = (): void => {
+      leave();
+      reject(signal?.reason as Error);
+    };
+    const settle = (): void => signal?.removeEventListener('abort', onAbort);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    leave = join({
+      ticket,
+      release: () => {
+        settle();
+        resolve();
+      },
+      refuse: (error) => {
+        settle();
+        reject(error);
+      },
+    });
+  });
 }

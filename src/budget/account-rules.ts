@@ -2,14 +2,9 @@ import type { ServerView } from '../domain/budget.js';
 import { DEFAULTS } from '../domain/options.js';
 import type { RequestBudgetOptions } from '../domain/options.js';
 import type { GateTicket, RateLimitInfo } from '../domain/requests.js';
-import { DAY_SLOTS, dayBucketAfterSend, dayBucketAt, dayBucketReadyAt, dayBucketRefilledAt, FULL_DAY_BUCKET, sustainableRate } from './day-pacing.js';
-import type { DayBucket } from './day-pacing.js';
 import type { FairClass } from './fair-queue.js';
 import { budgetLimits } from './limits.js';
 import type { BudgetLimits, ServerLimits } from './limits.js';
-import { pacerAfterSend, pacerReadyAt, pacerResumingAt } from './pacing.js';
-import { capAbortReadyAt, capAfterSend, capReadyAt, capStartRefusedUntil, serverCap } from './server-cap.js';
-import type { ServerCap } from './server-cap.js';
 
 /**
  * The account's rule book: everything the budget knows of the account, whoever's requests they are,
@@ -78,14 +73,14 @@ export interface AccountRecord {
   readonly at: number;
   /** The service's limits, when its headers named lower ones than configured (service.md §2.1). */
   readonly serverLimits: ServerLimits;
-  /** The pacer's theoretical arrival time (pacing.ts). */
+  /** The pacer's theoretical arrival time (`Pacer`, below). */
   readonly tat: number;
   /** The times of the sends of the last two minute windows, oldest first. */
   readonly recent: readonly number[];
   /** The day's sends per bucket of `DAY_BUCKET_MS`: `dayCounts[i]` in bucket `dayFrom + i`. */
   readonly dayFrom: number;
   readonly dayCounts: readonly number[];
-  /** The day's bucket (day-pacing.ts); `null` while nothing was sent: full. */
+  /** The day's bucket (`DayBucket`, below); `null` while nothing was sent: full. */
   readonly dayBucket: DayBucket | null;
   readonly lastSendAt: number;
   /** After a 429 (or a lost store) nothing is sent before this time. */
@@ -362,7 +357,7 @@ function dayAfterSend(record: AccountRecord, now: number): Pick<AccountRecord, '
 // The day's pace.
 
 /**
- * Sets the day bucket's refill from `now` to what the day sustains now (day-pacing.ts): by our own
+ * Sets the day bucket's refill from `now` to what the day sustains now (`DayBucket`, below): by our own
  * sends and when each leaves the window, and by the service's count when it says less.
  */
 function repaceDay(record: AccountRecord, now: number, limits: BudgetLimits): AccountRecord {
@@ -390,7 +385,7 @@ function pruneDay(record: AccountRecord, at: number, limits: BudgetLimits): Acco
 
 /**
  * Catches the day up with an idle spell before `now`: as if the budget had woken once a slot
- * (day-pacing.ts) through the spell, until no send is left to leave the window or the bucket is full
+ * (`DayBucket`, below) through the spell, until no send is left to leave the window or the bucket is full
  * (after either it only refills). A day's slots at most, however long the spell.
  */
 function catchUpIdleDay(record: AccountRecord, now: number, limits: BudgetLimits): AccountRecord {
@@ -828,3 +823,358 @@ function without<T>(entries: Readonly<Record<string, T>>, keys: readonly string[
 function unreachable(value: never): never {
   throw new Error(`Unexpected budget class: ${String(value)}`);
 }
+
+// ---------------------------------------------------------------------------------------------------
+// The minute's pacer.
+
+/**
+ * The smooth pacer: a GCRA (generic cell rate algorithm), the token bucket written as one number, the
+ * theoretical arrival time `tat` of the next send at the steady pace. Why its numbers can never cause
+ * a 429 is worked out on `budgetLimits`.
+ *
+ * @example
+ * ```ts
+ * let tat = IDLE_PACER;
+ * if (pacerReadyAt(tat, limits) <= now) tat = pacerAfterSend(tat, now, limits);
+ * ```
+ */
+export type Pacer = number;
+
+/**
+ * A pacer that has never sent: its full burst is available.
+ *
+ * @example
+ * ```ts
+ * pacerReadyAt(IDLE_PACER, limits); // -Infinity: send at once
+ * ```
+ */
+export const IDLE_PACER: Pacer = Number.NEGATIVE_INFINITY;
+
+/**
+ * When the next send conforms: `burst − 1` intervals before the theoretical arrival time.
+ *
+ * @example
+ * ```ts
+ * const wait = Math.max(0, pacerReadyAt(tat, limits) - now);
+ * ```
+ */
+export function pacerReadyAt(tat: Pacer, limits: BudgetLimits): number {
+  return tat - (limits.burst - 1) * limits.pacingIntervalMs;
+}
+
+/**
+ * The pacer after a send at `now`. `tat` only ever grows, which the proof on `budgetLimits` relies on.
+ *
+ * @example
+ * ```ts
+ * tat = pacerAfterSend(tat, now, limits);
+ * ```
+ */
+export function pacerAfterSend(tat: Pacer, now: number, limits: BudgetLimits): Pacer {
+  return Math.max(tat, now) + limits.pacingIntervalMs;
+}
+
+/**
+ * The pacer restarting at `resumeAt` with an empty bucket: one send at `resumeAt`, then one per
+ * interval, so the end of a pause (a 429) is not followed by a burst.
+ *
+ * @example
+ * ```ts
+ * tat = pacerResumingAt(tat, pausedUntil, limits);
+ * ```
+ */
+export function pacerResumingAt(tat: Pacer, resumeAt: number, limits: BudgetLimits): Pacer {
+  return Math.max(tat, resumeAt + (limits.burst - 1) * limits.pacingIntervalMs);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The service's caps.
+
+/**
+ * What the service told us about its own count, when it counts more than we sent: another process
+ * shares the account (service.md §2.1), or the account's limit is lower than configured. A cap allows
+ * polls and interactive calls `allowance` more sends before `until` (when the service's window can
+ * have reset), at least `spacingMs` apart so they spread over that time instead of leaving at once;
+ * starts and aborts may also take the reserve, down to what the service's count itself allows.
+ *
+ * @example
+ * ```ts
+ * const cap = serverCap({ remaining: 40, sentAt, now, windowMs: 62_000, reserve: 5, inFlight: 2, lastSendAt, spread: true });
+ * capReadyAt(cap, now); // when the next poll may go, as far as the service's count allows
+ * ```
+ */
+export interface ServerCap {
+  readonly until: number;
+  /** What polls and interactive calls may still take: the service's count less ours in flight and the reserve. */
+  readonly allowance: number;
+  /**
+   * What the service's count itself still allows, the reserve included: an abort may use it, ahead of
+   * the spread, while it is above zero (an execution left running spends credits, service.md §3.5), and a
+   * start down to the part of the reserve kept for aborts.
+   */
+  readonly hardAllowance: number;
+  readonly spacingMs: number;
+  readonly notBefore: number;
+  /**
+   * A day with nothing left for polls cannot be waited out blind: one request may look again each
+   * `everyMs` (from `at`), and its answer says whether the day has reset.
+   */
+  readonly look?: { readonly at: number; readonly everyMs: number };
+}
+
+/**
+ * What `serverCap` needs from a report.
+ *
+ * @example
+ * ```ts
+ * const input: ServerCapInput = { remaining: 40, sentAt: 900, now: 1_000, windowMs: 62_000, reserve: 5, inFlight: 0, lastSendAt: 900, spread: true };
+ * ```
+ */
+export interface ServerCapInput {
+  /** The `X-RateLimit-Remaining-*` value of the answer. */
+  readonly remaining: number;
+  /** When the answered request was sent. */
+  readonly sentAt: number;
+  /** When the answer came. */
+  readonly now: number;
+  /** Our window: the service's plus the latency allowance. */
+  readonly windowMs: number;
+  /** Requests polls leave unused (the minute's safety margin, the day's reserve). */
+  readonly reserve: number;
+  /** Our other requests on their way, which the service may not have counted yet. */
+  readonly inFlight: number;
+  readonly lastSendAt: number;
+  /** Spread the allowance over the window (per minute) or only stop at zero (per day, too long to spread). */
+  readonly spread: boolean;
+  /** With nothing left for polls, how long until one may look again (per day: a minute's window). */
+  readonly lookEveryMs?: number;
+}
+
+/**
+ * The cap a report imposes. The service's window that counted the request began at or before the
+ * request arrived, which was within the latency allowance of `sentAt`, so that window has reset by
+ * `sentAt + windowMs`; until then at most `remaining` requests are left, minus ours already on their
+ * way and, for polls, the reserve.
+ *
+ * @example
+ * ```ts
+ * serverCap({ remaining: 40, sentAt: 0, now: 0, windowMs: 62_000, reserve: 5, inFlight: 0, lastSendAt: 0, spread: true }).spacingMs; // 1_771.4…
+ * ```
+ */
+export function serverCap(input: ServerCapInput): ServerCap {
+  const until = input.sentAt + input.windowMs;
+  const hardAllowance = Math.max(0, input.remaining - input.inFlight);
+  const allowance = Math.max(0, hardAllowance - input.reserve);
+  const spacingMs = input.spread && allowance > 0 ? Math.max(0, until - input.now) / allowance : 0;
+  const cap = { until, allowance, hardAllowance, spacingMs, notBefore: input.lastSendAt + spacingMs };
+  if (allowance > 0 || input.lookEveryMs === undefined) return cap;
+  return { ...cap, look: { at: Math.min(until, input.sentAt + input.lookEveryMs), everyMs: input.lookEveryMs } };
+}
+
+/**
+ * The earliest time the cap lets a poll or interactive call go: at once when it has expired, one
+ * spacing after the previous send while its allowance lasts, then at the next look or at `until`.
+ *
+ * @example
+ * ```ts
+ * capReadyAt(undefined, now); // -Infinity: no cap
+ * ```
+ */
+export function capReadyAt(cap: ServerCap | undefined, now: number): number {
+  if (cap === undefined || now >= cap.until) return Number.NEGATIVE_INFINITY;
+  return cap.allowance > 0 ? cap.notBefore : (cap.look?.at ?? cap.until);
+}
+
+/**
+ * The earliest time the cap lets an abort go: at once while the service's count allows one more
+ * request (reserve included, no spacing), otherwise at the next look or when the window has reset.
+ *
+ * ```ts
+ * capAbortReadyAt(cap, now) <= capReadyAt(cap, now); // an abort never waits longer than another request
+ * ```
+ */
+export function capAbortReadyAt(cap: ServerCap | undefined, now: number): number {
+  if (cap === undefined || now >= cap.until || cap.hardAllowance > 0) return Number.NEGATIVE_INFINITY;
+  return cap.look?.at ?? cap.until;
+}
+
+/**
+ * Until when the cap refuses a start: while the service's count leaves no more than `keptForAborts`,
+ * up to `until` (the service's window can have reset by then); `undefined` when a start may go.
+ *
+ * @example
+ * ```ts
+ * capStartRefusedUntil(dayCap, now, limits.perDay - limits.startsPerDay); // the day is spent for starts until then
+ * ```
+ */
+export function capStartRefusedUntil(cap: ServerCap | undefined, now: number, keptForAborts: number): number | undefined {
+  if (cap === undefined || now >= cap.until || cap.hardAllowance > keptForAborts) return undefined;
+  return cap.until;
+}
+
+/**
+ * The cap after a send at `now`; `undefined` once it has expired. A send at or after the look moves
+ * the next look one period on: one request looks per period.
+ *
+ * @example
+ * ```ts
+ * cap = capAfterSend(cap, now);
+ * ```
+ */
+export function capAfterSend(cap: ServerCap | undefined, now: number): ServerCap | undefined {
+  if (cap === undefined || now >= cap.until) return undefined;
+  const spent = { ...cap, allowance: Math.max(0, cap.allowance - 1), hardAllowance: Math.max(0, cap.hardAllowance - 1), notBefore: now + cap.spacingMs };
+  return cap.look === undefined || now < cap.look.at ? spent : { ...spent, look: { at: now + cap.look.everyMs, everyMs: cap.look.everyMs } };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The day's bucket.
+
+/**
+ * How the day is spent (so that a service that runs all day is never blind): a token bucket with
+ * real capacity whose refill is what the day can sustain from now on.
+ *
+ * - The capacity, `dayBurst` (default a tenth of the usable day, 950), is what sporadic use spends at
+ *   the minute's pace: after a quiet spell nothing slows it until then.
+ * - The refill is the sustainable rate: what is left of the usable day, divided by the time until the
+ *   day window gives back enough for it — the largest constant rate at which the window never reaches
+ *   the usable day, given when each of our sends of the last day leaves it (`sustainableRate`). With
+ *   nothing sent for a day that is the usable day per day window; after a morning's batch, what the
+ *   batch left spread until the batch leaves the window; in sustained use it converges to the usable
+ *   day per window, evenly. When the service's count says less (another process on the account), its
+ *   remaining spread until its window can have reset, if lower.
+ * - Every send takes a token — starts and aborts too, which do not wait for one (they take what is
+ *   saved, never more: their sends already slow the refill) — and a poll or an interactive call goes
+ *   on a whole token. The refill is computed
+ *   again after every send, every send that leaves the window and every answer (after an idle spell, as
+ *   if the budget had woken once a slot through it), so what was saved in the bucket never exceeds what
+ *   that constant rate would have sent: polls never run into the end of the usable day (and so never
+ *   into the reserve, which its count also keeps them from), and are never blind while any of it is left.
+ *
+ * The window is a sliding one, as for the minute: the service's day starts at whichever request comes
+ * first (service.md §2.1), maybe another process's, so only a pace that is safe wherever it starts is safe.
+ *
+ * @example
+ * ```ts
+ * let bucket: DayBucket = FULL_DAY_BUCKET;
+ * if (dayBucketReadyAt(bucket, now, limits) <= now) bucket = dayBucketAfterSend(bucket, now, limits);
+ * ```
+ */
+export interface DayBucket {
+  /** Whole and partial tokens as of `at`, from 0 to the capacity. */
+  readonly tokens: number;
+  readonly at: number;
+  /** The refill in force since `at`, in tokens per ms. */
+  readonly perMs: number;
+}
+
+/**
+ * A bucket that has sent nothing yet: full, whatever the capacity.
+ *
+ * @example
+ * ```ts
+ * dayBucketReadyAt(FULL_DAY_BUCKET, now, limits); // -Infinity: send at once
+ * ```
+ */
+export const FULL_DAY_BUCKET: DayBucket = { tokens: Number.POSITIVE_INFINITY, at: Number.NEGATIVE_INFINITY, perMs: 0 };
+
+/**
+ * The day window cut into this many slots when finding the sustainable rate: 15 minutes each, so
+ * finding it costs 96 binary searches of the send log, and errs low by at most a slot's departures.
+ */
+export const DAY_SLOTS = 96;
+
+/**
+ * The largest constant rate (per ms) from `now` at which the day window never holds more than the
+ * usable day, `remaining` being what is left of it now and `leftBy(at)` how many of the window's sends
+ * have left it by `at`. By then `remaining + leftBy(at)` may have been sent, so the rate is the least of
+ * those over the time they take; each slot counts only what has left by its start (a lower bound).
+ *
+ * @example
+ * ```ts
+ * sustainableRate({ remaining: 9_500, leftBy: () => 0, now, windowMs: 86_402_000 }) * 60_000; // ≈ 6.6 a minute
+ * ```
+ */
+export function sustainableRate(input: { readonly remaining: number; readonly leftBy: (at: number) => number; readonly now: number; readonly windowMs: number }): number {
+  if (input.remaining <= 0) return 0;
+  const slotMs = input.windowMs / DAY_SLOTS;
+  let rate = Number.POSITIVE_INFINITY;
+  for (let slot = 1; slot <= DAY_SLOTS; slot++) {
+    const freed = input.leftBy(input.now + (slot - 1) * slotMs);
+    rate = Math.min(rate, (input.remaining + freed) / (slot * slotMs));
+  }
+  return rate;
+}
+
+/**
+ * The bucket refilled up to `now` at the rate in force.
+ *
+ * @example
+ * ```ts
+ * dayBucketAt(bucket, now, limits).tokens; // what may go at once
+ * ```
+ */
+export function dayBucketAt(bucket: DayBucket, now: number, limits: BudgetLimits): DayBucket {
+  const refill = bucket.perMs > 0 && now > bucket.at ? (now - bucket.at) * bucket.perMs : 0;
+  return { tokens: Math.min(limits.dayBurst, bucket.tokens + refill), at: Math.max(now, bucket.at), perMs: bucket.perMs };
+}
+
+/**
+ * The bucket from `now` on refilled at `perMs` (what it held until `now` filled at the old rate).
+ *
+ * @example
+ * ```ts
+ * bucket = dayBucketRefilledAt(bucket, now, sustainableRate(input), limits);
+ * ```
+ */
+export function dayBucketRefilledAt(bucket: DayBucket, now: number, perMs: number, limits: BudgetLimits): DayBucket {
+  return { ...dayBucketAt(bucket, now, limits), perMs: Math.max(0, perMs) };
+}
+
+/**
+ * When the day lets the next poll or interactive call go: once a whole token is there. With no refill
+ * it defers to the day's count and the service's cap, which say when something frees up.
+ *
+ * @example
+ * ```ts
+ * dayBucketReadyAt(bucket, now, limits) <= now; // the day allows a poll now
+ * ```
+ */
+export function dayBucketReadyAt(bucket: DayBucket, now: number, limits: BudgetLimits): number {
+  const { tokens, perMs } = dayBucketAt(bucket, now, limits);
+  // A token refilled in pieces can miss 1 by a rounding error: that is a whole token.
+  if (tokens >= 1 - 1e-9 || perMs <= 0) return Number.NEGATIVE_INFINITY;
+  return now + (1 - tokens) / perMs;
+}
+
+/**
+ * The bucket after a send at `now`, of any class: a token less, or none left when a start or an abort
+ * went without a whole one.
+ *
+ * @example
+ * ```ts
+ * bucket = dayBucketAfterSend(bucket, now, limits);
+ * ```
+ */
+export function dayBucketAfterSend(bucket: DayBucket, now: number, limits: BudgetLimits): DayBucket {
+  const refilled = dayBucketAt(bucket, now, limits);
+  return { ...refilled, tokens: Math.max(0, refilled.tokens - 1) };
+}
+
+/**
+ * When the bucket would be empty, and polls down to the sustainable pace, if the last hour's pace went
+ * on (`sentLastHour`); `undefined` when the refill keeps up with it.
+ *
+ * @example
+ * ```ts
+ * dayBucketEmptyAt(bucket, now, sentLastHour, limits); // a time, or undefined
+ * ```
+ */
+export function dayBucketEmptyAt(bucket: DayBucket, now: number, sentLastHour: number, limits: BudgetLimits): number | undefined {
+  const { tokens, perMs } = dayBucketAt(bucket, now, limits);
+  const drainPerHour = sentLastHour - perMs * HOUR_MS;
+  if (drainPerHour <= 0) return undefined;
+  return now + (Math.max(0, tokens) / drainPerHour) * HOUR_MS;
+}
+
+const HOUR_MS = 3_600_000;

@@ -1,7 +1,6 @@
 import type { BudgetState, DayView } from '../domain/budget.js';
-import { accountLimits, pacedRemaining, readyAt, sentWithin } from './account-rules.js';
+import { accountLimits, dayBucketAt, dayBucketEmptyAt, FULL_DAY_BUCKET, pacedRemaining, readyAt, sentWithin } from './account-rules.js';
 import type { AccountConfig, AccountRecord } from './account-rules.js';
-import { dayBucketAt, dayBucketEmptyAt, FULL_DAY_BUCKET } from './day-pacing.js';
 import type { KeyCadence } from './key-cadence.js';
 import type { BudgetCore } from './scheduler.js';
 

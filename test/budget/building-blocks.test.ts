@@ -3,9 +3,9 @@ import { queuedRequest } from '../../src/budget/class-queue.js';
 import type { QueuedRequest } from '../../src/budget/class-queue.js';
 import { chooseNext, FairQueue } from '../../src/budget/fair-queue.js';
 import type { ClassHead, FairClass } from '../../src/budget/fair-queue.js';
-import { InFlight } from '../../src/budget/in-flight.js';
+import { InFlight } from '../../src/budget/ledger.js';
 import { KeyCadences } from '../../src/budget/key-cadence.js';
-import { capAfterSend, capReadyAt, serverCap } from '../../src/budget/server-cap.js';
+import { capAfterSend, capReadyAt, serverCap } from '../../src/budget/account-rules.js';
 import { ticket } from './simulation.js';
 
 describe('server cap', () => {

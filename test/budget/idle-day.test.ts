@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DAY_SLOTS, dayBucketAt, FULL_DAY_BUCKET } from '../../src/budget/day-pacing.js';
+import { DAY_SLOTS, dayBucketAt, FULL_DAY_BUCKET } from '../../src/budget/account-rules.js';
 import { budgetLimits } from '../../src/budget/limits.js';
 import type { RequestBudgetOptions } from '../../src/budget/limits.js';
 import { Agenda, maxInAnyWindow, mostUpToEach, Simulation, ticket } from './simulation.js';
