@@ -10,8 +10,7 @@ import { startRedisServer, type RedisServer } from './redis-server.js';
 
 /**
  * One suite, two account budgets: what a client relies on, checked against the in-memory
- * budget and the Redis one alike. Each case asks only what holds at once — nothing waits on a clock —
- * since the Redis budget's time is Redis `TIME`.
+ * budget and the Redis one alike, both on a manual clock.
  */
 let server: RedisServer;
 let redis: Redis;
@@ -26,9 +25,10 @@ afterAll(async () => {
 });
 
 type Options = { readonly requestsPerMinute?: number; readonly requestsPerDay?: number };
+// Both on a clock that stands still: what goes at once is decided by the account, never by how long Redis takes.
 const implementations: readonly (readonly [string, (options: Options) => AccountBudget])[] = [
   ['in memory', (options) => createAccountBudget({ ...options, scheduler: clockScheduler(createManualClock()) })],
-  ['in Redis', (options) => createRedisBudget({ ...options, redis, account: `conformance-${account++}` })],
+  ['in Redis', (options) => createRedisBudget({ ...options, redis, account: `conformance-${account++}`, scheduler: clockScheduler(createManualClock()), durations: false })],
 ];
 
 const read = (key: string): GateTicket => ({ endpoint: 'status', priority: 'status', key });
