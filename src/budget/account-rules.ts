@@ -344,12 +344,24 @@ function dayAfterSend(record: AccountRecord, now: number): Pick<AccountRecord, '
   const bucket = Math.floor(now / DAY_BUCKET_MS);
   if (record.dayCounts.length === 0) return { dayFrom: bucket, dayCounts: [1] };
   const last = record.dayFrom + record.dayCounts.length - 1;
-  const counts = [...record.dayCounts];
-  if (bucket <= last) counts[counts.length - 1] = (counts[counts.length - 1] ?? 0) + 1;
-  else {
+  const counts = record.dayCounts.slice();
+  const before = cumulativeOf(record);
+  const total = before[before.length - 1] ?? 0;
+  let sums: Float64Array;
+  if (bucket <= last) {
+    counts[counts.length - 1] = (counts[counts.length - 1] ?? 0) + 1;
+    sums = Float64Array.from(before);
+    sums[sums.length - 1] = total + 1;
+  } else {
     for (let gap = last + 1; gap < bucket; gap++) counts.push(0);
     counts.push(1);
+    // The sums go on from the old ones: a copy, not a walk of the day.
+    sums = new Float64Array(counts.length);
+    sums.set(before);
+    sums.fill(total, before.length, counts.length - 1);
+    sums[counts.length - 1] = total + 1;
   }
+  dayIndexes.set(counts, sums as unknown as readonly number[]);
   return { dayFrom: record.dayFrom, dayCounts: counts };
 }
 

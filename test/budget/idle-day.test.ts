@@ -124,7 +124,7 @@ describe('the day bucket after an idle spell', () => {
           expect(maxInAnyWindow(sim.sent.map((sent) => sent.at), DAY)).toBeLessThanOrEqual(limits.perDay);
         },
       ),
-      { numRuns: 80 },
+      { numRuns: 40 },
     );
   });
 });

@@ -82,7 +82,7 @@ describe('the day\'s reserve', () => {
           for (const id of abortIds) expect(sim.sentAt(id)).toBeLessThanOrEqual(traffic.spanMs + 2 * MINUTE);
         },
       ),
-      { numRuns: 80 },
+      { numRuns: 40 },
     );
   });
 });
