@@ -43,10 +43,11 @@ const UNREACHABLE_RETRY_MS = 1_000;
 export type { AccountBudget, AccountBudgetOptions };
 
 /**
- * Creates an account budget in memory: the scheduler
- * (`BudgetCore`) behind a thin shell that keeps the waiting promises and at most one timer, and only
- * while requests wait. Every client given it shares it — one count per window for the account,
- * priorities and fairness across all their runs. A client made without one creates its own.
+ * Creates an account budget: the queue (priorities, runs in turn) and its waiting promises, with at
+ * most one timer and only while requests wait, over the account's record — in memory by default, or
+ * kept elsewhere (`createRedisBudget` is this budget with the account in Redis). Every client given
+ * it shares it — one count per window for the account, priorities and fairness across all their
+ * runs. A client made without one creates its own.
  *
  * @example
  * ```ts
