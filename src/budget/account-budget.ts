@@ -6,18 +6,48 @@ import type { GateReport, GateTicket } from '../domain/requests.js';
 import { RateLimitError } from '../errors/api-errors.js';
 import { FlowstreamError } from '../errors/flowstream-error.js';
 import { MAX_TIMER_MS } from '../http/options.js';
-import { type Waiter, waitForTurn } from './waiting-request.js';
+import type { Logger } from '../domain/model.js';
+import { afterSend, identicalStartKey } from './account-rules.js';
+import type { AccountAnswer, AccountConfig, AccountRecord, Verdict } from './account-rules.js';
 import { budgetState } from './budget-state.js';
+import { fairClassOf } from './fair-queue.js';
+import type { FairClass } from './fair-queue.js';
+import { createMemoryLedger } from './ledger.js';
+import type { MemoryLedger } from './ledger.js';
 import { BudgetCore } from './scheduler.js';
 import type { Refusal, SchedulerEvent } from './scheduler.js';
+
+/**
+ * An account kept in a store shared by several processes (Redis), asked asynchronously: this
+ * process's config, and the rule book's steps as the store applies them atomically.
+ */
+export interface SharedAccount {
+  readonly config: AccountConfig;
+  /** The verdict on one request of `klass` now (`demand`: this process's runs waiting to read), with the record after it and the account's time. */
+  request(klass: FairClass, demand: number, startKey: string | undefined): Promise<Verdict & { readonly now: number; readonly record: AccountRecord }>;
+  report(answer: AccountAnswer): Promise<AccountRecord>;
+  /** This process has nothing waiting, or leaves. */
+  leave(): Promise<AccountRecord>;
+  /** The key an identical start's mark has in the shared record (a digest: the body may hold secrets). */
+  markKey(startKey: string): string;
+  /** How long the store may take to answer before what cannot wait is told it is away. */
+  readonly unavailableAfterMs: number;
+  readonly logger?: Logger | undefined;
+}
+
+/** How long a request told to wait by the shared account waits at most before it asks again: other processes change the account too. */
+const RECHECK_MS = 5_000;
+/** How soon a request is asked again after the shared account could not be reached. */
+const UNREACHABLE_RETRY_MS = 1_000;
 
 export type { AccountBudget, AccountBudgetOptions };
 
 /**
- * Creates an account budget in memory: the scheduler
- * (`BudgetCore`) behind a thin shell that keeps the waiting promises and at most one timer, and only
- * while requests wait. Every client given it shares it — one count per window for the account,
- * priorities and fairness across all their runs. A client made without one creates its own.
+ * Creates an account budget: the queue (priorities, runs in turn) and its waiting promises, with at
+ * most one timer and only while requests wait, over the account's record — in memory by default, or
+ * kept elsewhere (`createRedisBudget` is this budget with the account in Redis). Every client given
+ * it shares it — one count per window for the account, priorities and fairness across all their
+ * runs. A client made without one creates its own.
  *
  * @example
  * ```ts
@@ -27,20 +57,26 @@ export type { AccountBudget, AccountBudgetOptions };
  * budget.state$.subscribe((state) => console.log(`${state.day.used} used today, ${state.day.remaining} left`));
  * ```
  */
-export function createAccountBudget(options: AccountBudgetOptions = {}): AccountBudget {
-  const { scheduler = asyncScheduler, durations, ...numbers } = options;
+export function createAccountBudget(options: AccountBudgetOptions & { readonly ledger?: MemoryLedger; readonly shared?: SharedAccount } = {}): AccountBudget {
+  const { scheduler = asyncScheduler, durations, ledger, shared, ...numbers } = options;
   // The budget's clock. Real time is the wall clock, which may step back (NTP): the budget's time never does.
   let latest = Number.NEGATIVE_INFINITY;
   const now = (): number => {
     latest = Math.max(latest, scheduler.now());
     return latest;
   };
-  const core = new BudgetCore(numbers);
+  // The account's record and rules live behind the ledger; the queue, the waiters and the timer here.
+  // With a shared account the scheduler decides on a mirror of its record, and each request it lets
+  // through is then asked of the shared account (`ask`) before it goes.
+  const mirror = shared === undefined ? ledger : createMemoryLedger();
+  const core = new BudgetCore(numbers, mirror, shared?.config.process);
   const waiters = new Map<number, Waiter>();
   const observers = new Set<Subscriber<BudgetState>>();
   let nextId = 0;
   let timer: { readonly handle: Subscription; readonly at: number } | undefined;
   let closed = false;
+  // Read through a function where TypeScript does not see close() setting it during an await.
+  const isClosed = (): boolean => closed;
   let publishing = false;
   let changes = 0;
   let published = 0;
@@ -51,7 +87,9 @@ export function createAccountBudget(options: AccountBudgetOptions = {}): Account
     for (const id of result.released) {
       const waiter = waiters.get(id);
       waiters.delete(id);
-      waiter?.release();
+      if (waiter === undefined) continue;
+      if (shared === undefined) waiter.release();
+      else hold(id, waiter, at);
     }
     for (const refusal of result.refused) {
       const waiter = waiters.get(refusal.id);
@@ -60,6 +98,7 @@ export function createAccountBudget(options: AccountBudgetOptions = {}): Account
     }
     schedule(result.wakeAt, at);
     publish();
+    if (result.released.length > 0 || result.refused.length > 0) drainedCheck();
   }
 
   function schedule(wakeAt: number | undefined, at: number): void {
@@ -96,6 +135,263 @@ export function createAccountBudget(options: AccountBudgetOptions = {}): Account
     }
   }
 
+  // ---- The shared account: requests let through by the scheduler, held until the account grants them.
+
+  interface Held {
+    readonly id: number;
+    readonly waiter: Waiter;
+    readonly klass: FairClass;
+    readonly startKey: string | undefined;
+    readonly at: number;
+  }
+  /** Let through by the scheduler, waiting for the shared account's grant: highest class first, then oldest. */
+  const held: Held[] = [];
+  /** When each request the shared account granted went: its answer's anchor (service.md §2.1). */
+  const grantedAt = new Map<GateTicket, number>();
+  /** One call to the shared account at a time, so an outage never piles calls up behind it. */
+  let asking = false;
+  /** Something was let through or left while the account was being asked: ask again at once. */
+  let changed = false;
+  const changedMeanwhile = (): boolean => changed;
+  let retry: Subscription | undefined;
+  let callDeadline: Subscription | undefined;
+  /** Whether the shared account answered the last call within `unavailableAfterMs`. */
+  let reachable = true;
+  const isReachable = (): boolean => reachable;
+  /** This process's reads are declared to the account (withdrawn once nothing waits). */
+  let declared = false;
+  /** Requests that came while the account was away: each is given up once it has waited `unavailableAfterMs`. */
+  const giveUps = new Map<number, Subscription>();
+  /**
+   * What the service's last count (its `X-RateLimit-Remaining-*` headers, service.md §2.1) leaves for
+   * this process: while the shared account is away no process of the account is granted anything, so
+   * this count is the account's; `close()` spends it on held aborts.
+   */
+  let serviceLeft: number | undefined;
+  let closing: Promise<void> | undefined;
+  /** Told when nothing waits or is held any more, while `close()` waits for the aborts. */
+  let drained: (() => void) | undefined;
+
+  function hold(id: number, waiter: Waiter, at: number): void {
+    const klass = fairClassOf(waiter.ticket.priority);
+    const rank = RANKS[klass];
+    const index = held.findIndex((other) => RANKS[other.klass] > rank);
+    const startKey = identicalStartKey(waiter.ticket);
+    remember(startKey);
+    held.splice(index < 0 ? held.length : index, 0, { id, waiter, klass, startKey, at });
+    changed = true;
+    void ask();
+  }
+
+  /** Takes `entry` out of the held ones; it was not sent, so the scheduler is told no answer will come. */
+  function unhold(entry: Held): void {
+    const index = held.indexOf(entry);
+    if (index >= 0) held.splice(index, 1);
+    giveUps.get(entry.id)?.unsubscribe();
+    giveUps.delete(entry.id);
+    dispatch({ type: 'report', report: { ticket: entry.waiter.ticket, httpStatus: undefined, rateLimit: {} } });
+  }
+
+  /** The identical-start keys this process used, by their key in the shared record. */
+  const startKeys = new Map<string, string>();
+  function remember(startKey: string | undefined): void {
+    if (shared !== undefined && startKey !== undefined) startKeys.set(shared.markKey(startKey), startKey);
+  }
+
+  /**
+   * The shared account's record, with what this process holds counted as sent, is the scheduler's
+   * mirror. Its identical-start marks are by digest: the mirror has those of the keys this process
+   * used (another process's marks show in the shared account's verdict).
+   */
+  function adopt(record: AccountRecord): void {
+    if (mirror === undefined || shared === undefined) return;
+    const starts: Record<string, AccountRecord['starts'][string]> = {};
+    for (const [digest, mark] of Object.entries(record.starts)) {
+      const startKey = startKeys.get(digest);
+      if (startKey !== undefined) starts[startKey] = mark;
+    }
+    for (const digest of [...startKeys.keys()]) if (record.starts[digest] === undefined && !held.some((entry) => entry.startKey === startKeys.get(digest))) startKeys.delete(digest);
+    let next: AccountRecord = { ...record, starts };
+    for (const entry of held) next = afterSend(next, entry.klass, entry.startKey, Math.max(entry.at, next.at), shared.config);
+    mirror.replace(next);
+  }
+
+  function demand(): number {
+    const depths = core.queue.depths();
+    return depths.status + depths.output + held.filter((entry) => entry.klass === 'reads').length;
+  }
+
+  /**
+   * Asks the shared account for the first request held, one call at a time. With nothing held or
+   * waiting, it withdraws this process's reads from the account — and while the account is away,
+   * that call is the one that finds it back.
+   */
+  async function ask(): Promise<void> {
+    if (shared === undefined || asking || closed) return;
+    const entry = held[0];
+    // With nothing held, the reads are withdrawn only once none waits here either (the scheduler lets
+    // them through at this process's share: between two of them this process keeps its turn).
+    if (entry === undefined && isReachable() && (!declared || demand() > 0)) return;
+    asking = true;
+    changed = false;
+    retry?.unsubscribe();
+    retry = undefined;
+    // The call is not abandoned at its deadline: it stays the one call on its way, and its answer
+    // (when the account is back) is used. Only what cannot wait is told that it is away. A process
+    // that stalled runs its timers before it reads the answers that came meanwhile: they get one turn.
+    callDeadline = scheduler.schedule(() => {
+      callDeadline = scheduler.schedule(unreachable, 0);
+    }, shared.unavailableAfterMs);
+    let answer: (Verdict & { readonly now: number; readonly record: AccountRecord }) | undefined;
+    try {
+      if (entry === undefined) await shared.leave();
+      else {
+        if (entry.klass === 'reads') declared = true;
+        answer = await shared.request(entry.klass, demand(), entry.startKey);
+      }
+    } catch {
+      // The store refused the call (a client that gives up on commands while it is away): asked again soon.
+      endCallDeadline();
+      asking = false;
+      unreachable();
+      if (!isClosed()) retry = scheduler.schedule(() => void ask(), UNREACHABLE_RETRY_MS);
+      return;
+    }
+    endCallDeadline();
+    asking = false;
+    reachable = true;
+    // The account answers: what came while it was away waits as any request does.
+    for (const giveUp of giveUps.values()) giveUp.unsubscribe();
+    giveUps.clear();
+    if (isClosed()) return;
+    if (entry === undefined || answer === undefined) {
+      declared = false;
+      void ask();
+      return;
+    }
+    const stillHeld = held.includes(entry);
+    if (answer.verdict === 'granted') {
+      // The request goes if it is still held (it may have left meanwhile: the send it was granted is
+      // then counted and unused, never the other way round).
+      if (stillHeld) {
+        held.splice(held.indexOf(entry), 1);
+        grantedAt.set(entry.waiter.ticket, now());
+        if (serviceLeft !== undefined) serviceLeft -= 1;
+        entry.waiter.release();
+      }
+      adopt(answer.record);
+    } else if (answer.verdict === 'refused') {
+      adopt(answer.record);
+      if (stillHeld) {
+        unhold(entry);
+        entry.waiter.refuse(dayIsSpent(entry.waiter.ticket, { id: entry.id, resetAt: answer.at }, answer.now));
+      }
+    } else {
+      adopt(answer.record);
+      // Another process's answer may free the account before then (an identical start answered, a
+      // cap lifted): asked again at least every few seconds; a request let through meanwhile at once.
+      if (!changedMeanwhile()) retry = scheduler.schedule(() => void ask(), Math.min(MAX_TIMER_MS, Math.max(0, Math.ceil(Math.min(answer.at - answer.now, RECHECK_MS)))));
+    }
+    dispatch({ type: 'wake' });
+    drainedCheck();
+    if (answer.verdict !== 'wait' || changedMeanwhile()) void ask();
+  }
+
+  function endCallDeadline(): void {
+    callDeadline?.unsubscribe();
+    callDeadline = undefined;
+  }
+
+  /**
+   * The shared account did not answer in time: fail closed — nothing is sent without its grant, and
+   * what cannot wait fails with a typed error rather than hang. Aborts wait for it (service.md §3.5:
+   * an execution left running spends credits), however long it is away.
+   */
+  function unreachable(): void {
+    if (shared === undefined) return;
+    reachable = false;
+    for (const entry of [...held]) {
+      if (entry.klass === 'abort') continue;
+      unhold(entry);
+      entry.waiter.refuse(unavailableError(shared.unavailableAfterMs));
+    }
+    for (const [id, waiter] of [...waiters]) {
+      if (fairClassOf(waiter.ticket.priority) === 'abort') continue;
+      leaveQueue(id);
+      waiter.refuse(unavailableError(shared.unavailableAfterMs));
+    }
+    publish();
+    drainedCheck();
+  }
+
+  function leaveQueue(id: number): void {
+    giveUps.get(id)?.unsubscribe();
+    giveUps.delete(id);
+    waiters.delete(id);
+    dispatch({ type: 'cancel', id });
+    // Maybe the last read waiting here: the account hears that this process has none any more.
+    void ask();
+  }
+
+  function drainedCheck(): void {
+    if (waiters.size === 0 && held.length === 0) drained?.();
+  }
+
+  /**
+   * Leaves the shared account within `unavailableAfterMs`: held aborts get their grant until then;
+   * what is still held when the account is away goes on the service's own count, and each abort not
+   * sent is refused and logged with its execution id.
+   */
+  async function leaveShared(account: SharedAccount): Promise<void> {
+    for (const [id, waiter] of [...waiters]) {
+      if (fairClassOf(waiter.ticket.priority) === 'abort') continue;
+      leaveQueue(id);
+      waiter.refuse(closedError());
+    }
+    for (const entry of [...held]) {
+      if (entry.klass === 'abort') continue;
+      unhold(entry);
+      entry.waiter.refuse(closedError());
+    }
+    publish();
+    let deadlineTimer: Subscription | undefined;
+    const deadline = new Promise<void>((resolve) => {
+      deadlineTimer = scheduler.schedule(() => {
+        resolve();
+      }, account.unavailableAfterMs);
+    });
+    if (waiters.size > 0 || held.length > 0) {
+      await Promise.race([
+        deadline,
+        new Promise<void>((resolve) => {
+          drained = resolve;
+        }),
+      ]);
+      drained = undefined;
+    }
+    closed = true;
+    schedule(undefined, now());
+    retry?.unsubscribe();
+    endCallDeadline();
+    const left = [...held.map((entry) => entry.waiter), ...waiters.values()];
+    held.length = 0;
+    waiters.clear();
+    for (const waiter of left) {
+      if (!isReachable() && serviceLeft !== undefined && serviceLeft > 0) {
+        serviceLeft -= 1;
+        waiter.release();
+        continue;
+      }
+      const executionId = waiter.ticket.key;
+      account.logger?.warn('flowstream: the request budget closed before this abort could be sent: the execution may still be running', { executionId, redis: isReachable() ? 'reachable' : 'unreachable' });
+      waiter.refuse(closedError(executionId));
+    }
+    for (const observer of [...observers]) observer.complete();
+    observers.clear();
+    if (isReachable()) await Promise.race([account.leave().catch(() => undefined), deadline]);
+    deadlineTimer?.unsubscribe();
+  }
+
   const state$ = new Observable<BudgetState>((subscriber) => {
     subscriber.next(budgetState(core, now()));
     if (closed) {
@@ -109,25 +405,61 @@ export function createAccountBudget(options: AccountBudgetOptions = {}): Account
   return {
     acquire(ticket: GateTicket, signal?: AbortSignal): Promise<void> {
       if (signal?.aborted === true) return Promise.reject(signal.reason as Error);
-      if (closed) return Promise.reject(closedError());
+      if (closed || closing !== undefined) return Promise.reject(closedError());
       return waitForTurn(ticket, signal, (waiter) => {
         const id = nextId++;
         waiters.set(id, waiter);
+        // The shared account is away: what cannot wait for it waits at most `unavailableAfterMs`.
+        if (shared !== undefined && !reachable && fairClassOf(ticket.priority) !== 'abort') {
+          giveUps.set(
+            id,
+            scheduler.schedule(() => {
+              const entry = held.find((other) => other.id === id);
+              if (entry !== undefined) unhold(entry);
+              else leaveQueue(id);
+              waiter.refuse(unavailableError(shared.unavailableAfterMs));
+              publish();
+              drainedCheck();
+            }, shared.unavailableAfterMs),
+          );
+        }
         dispatch({ type: 'enqueue', id, ticket });
         return () => {
-          waiters.delete(id);
-          dispatch({ type: 'cancel', id });
+          const entry = held.find((other) => other.id === id);
+          if (entry !== undefined) unhold(entry);
+          else leaveQueue(id);
+          drainedCheck();
         };
       });
     },
     report(report: GateReport): void {
       dispatch({ type: 'report', report });
+      if (shared === undefined) return;
+      const { rateLimit } = report;
+      const counts = [rateLimit.remainingPerMinute, rateLimit.remainingPerDay].filter((count) => count !== undefined);
+      if (counts.length > 0) serviceLeft = Math.min(...counts) - core.account.inFlight.size;
+      const answer = core.account.lastAnswer;
+      const sentAt = grantedAt.get(report.ticket);
+      grantedAt.delete(report.ticket);
+      if (answer === undefined) return;
+      remember(answer.startKey);
+      shared
+        .report({ ...answer, sentAt: sentAt ?? answer.sentAt })
+        .then((record) => {
+          adopt(record);
+          dispatch({ type: 'wake' });
+        })
+        .catch(() => undefined);
     },
     snapshot: () => budgetState(core, now()),
     needRead: (key, need) => core.need(key, need),
     ...(durations === undefined ? {} : { durations }),
     state$,
     close(): Promise<void> {
+      if (shared !== undefined) {
+        closing ??= leaveShared(shared);
+        return closing;
+      }
       if (closed) return Promise.resolve();
       closed = true;
       for (const [id, waiter] of [...waiters]) {
@@ -142,6 +474,9 @@ export function createAccountBudget(options: AccountBudgetOptions = {}): Account
     },
   };
 }
+
+/** The order in which held requests are asked of a shared account. */
+const RANKS: Readonly<Record<FairClass, number>> = { abort: 0, start: 1, interactive: 2, reads: 3 };
 
 /**
  * Whether `budget` is an account budget (this one or another implementation, such as Redis's) rather
@@ -169,6 +504,47 @@ function dayIsSpent(ticket: GateTicket, refusal: Refusal, now: number): RateLimi
   });
 }
 
-function closedError(): FlowstreamError {
-  return new FlowstreamError('The request budget is closed', 'BUDGET_CLOSED');
+function closedError(executionId?: string): FlowstreamError {
+  if (executionId === undefined) return new FlowstreamError('The request budget is closed', 'BUDGET_CLOSED');
+  return new FlowstreamError(`The request budget closed before the abort of ${executionId} could be sent: the execution may still be running`, 'BUDGET_CLOSED');
+}
+
+function unavailableError(afterMs: number): FlowstreamError {
+  return new FlowstreamError(`Redis did not answer the request budget within ${afterMs} ms: nothing was sent`, 'BUDGET_UNAVAILABLE');
+}
+
+/** A request waiting for its turn: let go (`release`) or refused with an error. */
+export interface Waiter {
+  readonly ticket: GateTicket;
+  readonly release: () => void;
+  readonly refuse: (error: Error) => void;
+}
+
+/**
+ * A request's wait for the budget as a Promise, for every account budget alike (in memory, in
+ * Redis): `join` queues the waiter and returns how to take it out again; aborting `signal` takes it
+ * out and rejects with the signal's reason; the abort listener goes as soon as the wait ends.
+ */
+export function waitForTurn(ticket: GateTicket, signal: AbortSignal | undefined, join: (waiter: Waiter) => () => void): Promise<void> {
+  if (signal?.aborted === true) return Promise.reject(signal.reason as Error);
+  return new Promise<void>((resolve, reject) => {
+    let leave = (): void => undefined;
+    const onAbort = (): void => {
+      leave();
+      reject(signal?.reason as Error);
+    };
+    const settle = (): void => signal?.removeEventListener('abort', onAbort);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    leave = join({
+      ticket,
+      release: () => {
+        settle();
+        resolve();
+      },
+      refuse: (error) => {
+        settle();
+        reject(error);
+      },
+    });
+  });
 }

@@ -3,6 +3,8 @@
 export { createAccountBudget, isAccountBudget } from './account-budget.js';
 export type { AccountBudget, AccountBudgetOptions } from './account-budget.js';
 export { budgetLimits } from './limits.js';
+export { createMemoryLedger } from './ledger.js';
+export type { AccountLedger, MemoryLedger } from './ledger.js';
 export type { BudgetLimits, RequestBudgetOptions } from './limits.js';
 export type { BudgetState, DayView } from './budget-state.js';
 export type { KeyCadence } from './key-cadence.js';

@@ -32,7 +32,7 @@ export interface BudgetLimits {
   readonly dayReserve: number;
   /** Where starts stop within a day: the first half of the reserve is theirs, the rest stays for aborts. */
   readonly startsPerDay: number;
-  /** The day bucket's capacity: what sporadic use may spend at the minute's pace (day-pacing.ts). */
+  /** The day bucket's capacity: what sporadic use may spend at the minute's pace (account-rules.ts, the day's bucket). */
   readonly dayBurst: number;
   readonly burst: number;
   /** Steady spacing between sends (see `budgetLimits`). */
@@ -77,7 +77,7 @@ const DAY_MS = 86_400_000; // service.md §2.1: a fixed window of one day
  *
  * The day: of 10,000, a reserve of 5% (500) is kept for aborts and starts; polls and interactive calls
  * stop at 9,500, starts at 9,750, aborts at 10,000 — in any window of a day and the latency allowance,
- * wherever the service's window starts. The day's own bucket (day-pacing.ts) holds a tenth of the
+ * wherever the service's window starts. The day's own bucket (account-rules.ts, the day's bucket) holds a tenth of the
  * 9,500 and refills at what the day sustains.
  *
  * @example

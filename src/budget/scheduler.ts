@@ -1,13 +1,14 @@
 import type { RequestBudgetOptions } from '../domain/options.js';
 import type { GateReport, GateTicket } from '../domain/requests.js';
-import { AccountState } from './account-state.js';
+import { identicalStartKey } from './account-rules.js';
+import type { AccountConfig } from './account-rules.js';
 import type { QueuedRequest } from './class-queue.js';
-import { identicalStartKey } from './duplicate-starts.js';
 import { chooseNext, FAIR_CLASSES, fairClassOf, FairQueue } from './fair-queue.js';
 import type { ClassHead, FairClass, ReadOrder } from './fair-queue.js';
-import { followServer } from './follow-server.js';
 import { IndexedHeap } from './indexed-heap.js';
 import { KeyCadences } from './key-cadence.js';
+import { createMemoryLedger, LedgerAccount } from './ledger.js';
+import type { MemoryLedger } from './ledger.js';
 import { readDeferral, readDueAt, type ReadNeed } from './read-need.js';
 import { StartLines } from './start-lines.js';
 
@@ -77,7 +78,7 @@ export interface SchedulerStep {
  * (`sent`) and its pace for reads (`readsPerMinute`), for the runs' fair share.
  */
 export class BudgetCore {
-  readonly account: AccountState;
+  readonly account: LedgerAccount;
   readonly queue = new FairQueue();
   readonly cadences: KeyCadences;
   readonly #lines = new StartLines();
@@ -88,8 +89,8 @@ export class BudgetCore {
   /** Consecutive sends that overtook a waiting lower-class request (see `chooseNext`). */
   #bypassed = 0;
 
-  constructor(options: RequestBudgetOptions = {}) {
-    this.account = new AccountState(options);
+  constructor(options: RequestBudgetOptions = {}, ledger?: MemoryLedger, process?: AccountConfig['process']) {
+    this.account = new LedgerAccount(ledger ?? createMemoryLedger(), { options, ...(process === undefined ? {} : { process }) });
     this.cadences = new KeyCadences(this.account.limits.minuteWindowMs);
   }
 
@@ -132,7 +133,7 @@ export class BudgetCore {
     this.#prune(now);
     this.#apply(event, now, refused);
     // An answer may free an identical start's key at once (a spacing of 0).
-    this.#offerFreed(this.account.starts.prune(now));
+    this.#offerFreed(this.account.prune(now));
     return this.#drain(now, refused);
   }
 
@@ -168,7 +169,7 @@ export class BudgetCore {
         return;
       }
       case 'report':
-        if (followServer(this.account, event.report, now)) this.cadences.busy(event.report.ticket, -1, now);
+        if (this.account.report(event.report, now)) this.cadences.busy(event.report.ticket, -1, now);
         return;
       case 'wake':
         return;
@@ -193,7 +194,7 @@ export class BudgetCore {
       const [first, ...rest] = heads;
       if (first === undefined) {
         // Identical starts waiting in line go when their key's spacing has passed; held reads when due.
-        const expiry = this.queue.size > 0 ? (this.account.starts.nextExpiryAt() ?? Number.POSITIVE_INFINITY) : Number.POSITIVE_INFINITY;
+        const expiry = this.queue.size > 0 ? (this.account.nextMarkExpiryAt() ?? Number.POSITIVE_INFINITY) : Number.POSITIVE_INFINITY;
         wakeAt = Math.min(wakeAt, expiry, this.#held.peek()?.dueAt ?? Number.POSITIVE_INFINITY);
         return { released, refused, wakeAt: Number.isFinite(wakeAt) ? wakeAt : undefined };
       }
@@ -314,7 +315,7 @@ export class BudgetCore {
 
   /** Whether an identical start of `key` may go now (any other request: always). */
   #free(key: string | undefined, now: number): boolean {
-    return key === undefined || this.account.starts.readyAt(key) <= now;
+    return key === undefined || this.account.startReadyAt(key) <= now;
   }
 }
 

@@ -9,7 +9,7 @@ interface Line {
 
 /**
  * Identical starts waiting, one line per key (service.md §2.2: they must reach the service more than
- * 1 s apart, see duplicate-starts.ts). Only the first of a line can be chosen, and only while its key
+ * 1 s apart, see `startReadyAt` in account-rules.ts). Only the first of a line can be chosen, and only while its key
  * is free; the others wait here, counted in the queue but out of its heaps, so a burst of identical
  * starts costs O(1) per start instead of a scan of every one at every step.
  */

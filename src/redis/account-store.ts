@@ -1,147 +1,196 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { BudgetLimits } from '../budget/limits.js';
+import { afterReport, checkedEpoch, left, newAccountRecord, requested } from '../budget/account-rules.js';
+import type { AccountConfig, AccountRecord, Verdict } from '../budget/account-rules.js';
+import type { FairClass } from '../budget/fair-queue.js';
+import type { AccountChange, AccountLedger } from '../budget/ledger.js';
+import type { RateLimitInfo } from '../domain/requests.js';
 import { accountTag } from './account-name.js';
-import { GRANT_SCRIPT, LEAVE_SCRIPT, REPORT_SCRIPT } from './account-scripts.js';
 
-/** How the account's numbers are set: the budget's limits, as `budgetLimits` derives them. */
-export type AccountLimits = Pick<
-  BudgetLimits,
-  'perMinute' | 'usablePerMinute' | 'minuteWindowMs' | 'perDay' | 'usablePerDay' | 'startsPerDay' | 'dayWindowMs' | 'burst' | 'pacingIntervalMs' | 'dayBurst' | 'duplicateStartSpacingMs'
->;
+/**
+ * Reads the record, its version and Redis `TIME` in one round trip.
+ * KEYS: the record's hash. Returns { version, json ('' when absent), seconds, microseconds }.
+ */
+const READ_SCRIPT = `
+local fields = redis.call('HMGET', KEYS[1], 'v', 'r', 't')
+local time = redis.call('TIME')
+return { fields[1] or '0', fields[2] or '', fields[3] or '', time[1], time[2] }
+`;
+
+/**
+ * Writes the record if nobody wrote it since it was read (compare-and-set on its version), with the
+ * Redis time of the write and the record's expiry.
+ * KEYS: the record's hash. ARGV: the version read, the record's JSON, Redis time (ms), expiry (ms).
+ * Returns 1 when written, 0 when another process wrote first.
+ */
+const WRITE_SCRIPT = `
+if (redis.call('HGET', KEYS[1], 'v') or '0') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'v', tostring(tonumber(ARGV[1]) + 1), 'r', ARGV[2], 't', ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return 1
+`;
+
+interface ScriptCommands {
+  flowstreamLedgerRead(key: string): Promise<[string, string, string, string, string]>;
+  flowstreamLedgerWrite(key: string, version: string, json: string, redisMs: number, expireMs: number): Promise<number>;
+}
+
+/**
+ * How long an account's record outlives its last change, in real time: longer than the day's window,
+ * whose count it holds.
+ */
+const RECORD_TTL_MS = 2 * 86_400_000;
+
+/** How far (real ms) a process's clock may run ahead of Redis's between two changes before it is taken for a step. */
+const CLOCK_TOLERANCE_MS = 2_000;
+
+/**
+ * Options of the Redis ledger: the account, this process's rule-book config, and how its clock relates
+ * to Redis's (`timeScale`: the account's clock runs this many times as fast as Redis `TIME`; unknown
+ * for a virtual clock, which then goes unchecked).
+ */
+export interface RedisLedgerOptions {
+  readonly account: string;
+  readonly config: AccountConfig;
+  readonly timeScale?: number | undefined;
+  /** Told once when a process's clock ran ahead of the account's by more than Redis's time allows. */
+  readonly onClockStep?: ((aheadMs: number) => void) | undefined;
+}
+
+/**
+ * The account's ledger in Redis: its record as JSON in one hash (`{fs:<account>}:ledger`), changed by
+ * compare-and-set — read the record and its version, apply the rule book's change in this process,
+ * write it back with a tiny Lua script that only writes when the version is still the one read, and
+ * start again on a conflict. The rules are the TypeScript rule book's, never rewritten in Lua.
+ *
+ * One clock: a change happens at the client scheduler's time, never earlier than the record's own
+ * (the account's clock never steps back, whichever process's clock is behind). Redis `TIME` guards
+ * against a clock that steps forward: when `timeScale` is known (given, or 1 on real time), a process
+ * whose time is ahead of the record's by more than Redis's time since the last write allows (× the
+ * scale, plus a tolerance) changes the account at the time Redis allows instead, so one wrong clock
+ * cannot make the account's windows pass early.
+ */
+export class RedisLedger implements AccountLedger {
+  readonly #redis: Redis & ScriptCommands;
+  readonly #key: string;
+  readonly #options: RedisLedgerOptions;
+  /** The record's epoch this process knows: another one means Redis lost the account. */
+  #epoch: string | undefined;
+  #stepTold = false;
+  /** Compare-and-set attempts that met a conflict, for measurements. */
+  conflicts = 0;
+
+  constructor(redis: Redis, options: RedisLedgerOptions) {
+    const commands = redis as Redis & Partial<ScriptCommands>;
+    if (commands.flowstreamLedgerRead === undefined) {
+      redis.defineCommand('flowstreamLedgerRead', { numberOfKeys: 1, lua: READ_SCRIPT });
+      redis.defineCommand('flowstreamLedgerWrite', { numberOfKeys: 1, lua: WRITE_SCRIPT });
+    }
+    this.#redis = redis as Redis & ScriptCommands;
+    this.#key = `${accountTag(options.account)}:ledger`;
+    this.#options = options;
+  }
+
+  async transact<T>(now: number, change: AccountChange<T>): Promise<T> {
+    for (;;) {
+      const [version, json, writtenAt, seconds, micros] = await this.#redis.flowstreamLedgerRead(this.#key);
+      const redisMs = Number(seconds) * 1_000 + Math.floor(Number(micros) / 1_000);
+      const stored = json === '' ? undefined : (JSON.parse(json) as AccountRecord);
+      const record = stored ?? newAccountRecord(`${redisMs}-${randomUUID()}`);
+      const at = Math.max(record.at, this.#guarded(now, record, stored === undefined ? undefined : Number(writtenAt), redisMs));
+      const [changed, result] = change(checkedEpoch(record, this.#epoch, at, this.#options.config), at);
+      const next = changed.at >= at ? changed : { ...changed, at };
+      const written = await this.#redis.flowstreamLedgerWrite(this.#key, version, JSON.stringify(next), redisMs, RECORD_TTL_MS);
+      if (written === 1) {
+        this.#epoch = next.epoch;
+        return result;
+      }
+      this.conflicts += 1;
+    }
+  }
+
+  /** `now`, or the latest time Redis's clock allows when this process's clock has stepped ahead. */
+  #guarded(now: number, record: AccountRecord, writtenAt: number | undefined, redisMs: number): number {
+    const scale = this.#options.timeScale;
+    if (scale === undefined || writtenAt === undefined || !Number.isFinite(writtenAt)) return now;
+    const allowed = record.at + (Math.max(0, redisMs - writtenAt) + CLOCK_TOLERANCE_MS) * scale;
+    if (now <= allowed) return now;
+    if (!this.#stepTold) {
+      this.#stepTold = true;
+      this.#options.onClockStep?.(now - allowed);
+    }
+    return allowed;
+  }
+}
 
 /** The class of a request as the account sees it: a run's status and output reads are one (`read`). */
 export type GrantClass = 'abort' | 'start' | 'interactive' | 'read';
 
-/** The account's answer to a grant: send now, wait until `at`, or (a start) refused until `at`. */
-export type Grant = { readonly now: number; readonly inMinute: number; readonly inDay: number } & (
-  | { readonly verdict: 'granted' }
-  | { readonly verdict: 'wait'; readonly at: number }
-  | { readonly verdict: 'refused'; readonly at: number }
-);
+/** The account's answer to a grant, with the time it was judged at (the account's clock) and the record after it. */
+export type Grant = { readonly now: number; readonly record: AccountRecord } & Verdict;
 
 /** What one answer said of the account, for `report`. */
 export interface AccountReport {
   readonly httpStatus: number | undefined;
-  readonly remainingPerMinute?: number | undefined;
-  readonly remainingPerDay?: number | undefined;
-  readonly limitPerMinute?: number | undefined;
-  readonly limitPerDay?: number | undefined;
+  readonly rateLimit?: RateLimitInfo | undefined;
+  /** When its request was sent, on the client's clock (`undefined`: not known). */
+  readonly sentAt?: number | undefined;
+  /** This process's requests still on their way. */
+  readonly inFlight?: number | undefined;
   readonly startKey?: string | undefined;
 }
 
-interface ScriptCommands {
-  flowstreamGrant(...args: (string | number)[]): Promise<[number, number, number, string, number, number]>;
-  flowstreamReport(...args: (string | number)[]): Promise<[number, string]>;
-  flowstreamLeave(...args: (string | number)[]): Promise<[number, string]>;
-}
-
-const KEY_COUNT = 8;
-
-/** The account's keys, all in one cluster hash slot (the `{…}` tag); the start's mark comes last, per call. */
-function accountKeys(account: string): readonly string[] {
-  const tag = accountTag(account);
-  return ['state', 'sends', 'leases', 'demand', 'ptat', 'rates', 'otat'].map((name) => `${tag}:${name}`);
-}
-
 /**
- * The key of an identical start's mark (service.md §2.2): a digest of the canvas and the exact body,
- * never the body itself — its variables may hold e-mails and tokens. Without a start, a key never written.
- */
-function markKey(account: string, startKey: string | undefined): string {
-  if (startKey === undefined) return `${accountTag(account)}:start:-`;
-  return `${accountTag(account)}:start:${createHash('sha256').update(`${account}\n${startKey}`).digest('base64url')}`;
-}
-
-/**
- * One process's handle on an account's state in Redis: the three scripts, with the account's keys and
- * this process's id. Every call is one round trip; Redis runs each script atomically.
+ * One process's handle on an account in Redis: the rule book's steps (`requested`, `afterReport`,
+ * `left`) through the Redis ledger, on the client's clock. An identical start's key is kept only as a
+ * digest of the account, canvas and body — its variables may hold e-mails and tokens.
  */
 export class RedisAccountStore {
-  readonly #redis: Redis & ScriptCommands;
-  readonly #keys: readonly string[];
+  readonly ledger: RedisLedger;
+  readonly #config: AccountConfig;
   readonly #account: string;
-  readonly #process: string;
-  readonly #limits: AccountLimits;
-  readonly #timeScale: number;
-  readonly #leaseMs: number;
-  /** The account state's epoch this process knows: another one means Redis lost the state. */
-  #epoch = '';
+  readonly #clock: () => number;
 
-  constructor(redis: Redis, options: { readonly account: string; readonly process: string; readonly limits: AccountLimits; readonly timeScale: number; readonly leaseMs: number }) {
-    const commands = redis as Redis & Partial<ScriptCommands>;
-    if (commands.flowstreamGrant === undefined) {
-      redis.defineCommand('flowstreamGrant', { numberOfKeys: KEY_COUNT, lua: GRANT_SCRIPT });
-      redis.defineCommand('flowstreamReport', { numberOfKeys: KEY_COUNT, lua: REPORT_SCRIPT });
-      redis.defineCommand('flowstreamLeave', { numberOfKeys: KEY_COUNT, lua: LEAVE_SCRIPT });
-    }
-    this.#redis = redis as Redis & ScriptCommands;
-    this.#keys = accountKeys(options.account);
+  constructor(redis: Redis, options: { readonly account: string; readonly config: AccountConfig; readonly clock: () => number; readonly timeScale?: number | undefined; readonly onClockStep?: (aheadMs: number) => void }) {
+    this.#config = options.config;
     this.#account = options.account;
-    this.#process = options.process;
-    this.#limits = options.limits;
-    this.#timeScale = options.timeScale;
-    this.#leaseMs = options.leaseMs;
+    this.#clock = options.clock;
+    this.ledger = new RedisLedger(redis, { account: options.account, config: options.config, timeScale: options.timeScale, onClockStep: options.onClockStep });
   }
 
   /** May this process send one request of `kind` now? `demand`: its runs waiting to read. */
-  async grant(kind: GrantClass, demand: number, startKey?: string): Promise<Grant> {
-    const limits = this.#limits;
-    const [verdict, at, now, epoch, inMinute, inDay] = await this.#redis.flowstreamGrant(
-      ...this.#keys,
-      markKey(this.#account, startKey),
-      this.#timeScale,
-      this.#process,
-      kind,
-      demand,
-      startKey === undefined ? '' : '1',
-      this.#leaseMs,
-      limits.perMinute,
-      limits.usablePerMinute,
-      limits.minuteWindowMs,
-      limits.perDay,
-      limits.usablePerDay,
-      limits.startsPerDay,
-      limits.dayWindowMs,
-      limits.burst,
-      limits.pacingIntervalMs,
-      limits.dayBurst,
-      limits.duplicateStartSpacingMs,
-      this.#epoch,
-      limits.minuteWindowMs,
-    );
-    this.#epoch = epoch;
-    if (verdict === 1) return { verdict: 'granted', now, inMinute, inDay };
-    return { verdict: verdict === 0 ? 'wait' : 'refused', at, now, inMinute, inDay };
+  grant(kind: GrantClass, demand: number, startKey?: string): Promise<Grant> {
+    const klass: FairClass = kind === 'read' ? 'reads' : kind;
+    const digest = this.#digest(startKey);
+    return this.ledger.transact(this.#clock(), (record, at) => {
+      const { record: next, verdict } = requested(record, { klass, startKey: digest, demand }, at, this.#config);
+      return [next, { ...verdict, now: at, record: next }];
+    });
   }
 
   /** Tells the account what an answer said (a 429 pauses every process; headers cap them). */
-  async report(report: AccountReport): Promise<number> {
-    const field = (value: number | undefined): string | number => value ?? '';
-    const [now, epoch] = await this.#redis.flowstreamReport(
-      ...this.#keys,
-      markKey(this.#account, report.startKey),
-      this.#timeScale,
-      this.#process,
-      field(report.httpStatus),
-      field(report.remainingPerMinute),
-      field(report.remainingPerDay),
-      field(report.limitPerMinute),
-      field(report.limitPerDay),
-      this.#limits.minuteWindowMs,
-      this.#limits.dayWindowMs,
-      report.startKey === undefined ? '' : '1',
-      this.#limits.duplicateStartSpacingMs,
-      this.#limits.minuteWindowMs,
-      this.#epoch,
-    );
-    this.#epoch = epoch;
-    return now;
+  report(report: AccountReport): Promise<AccountRecord> {
+    const answer = { sentAt: report.sentAt, inFlight: report.inFlight ?? 0, httpStatus: report.httpStatus, rateLimit: report.rateLimit ?? {}, startKey: this.#digest(report.startKey) };
+    return this.ledger.transact(this.#clock(), (record, at) => {
+      const next = afterReport(record, answer, at, this.#config);
+      return [next, next];
+    });
   }
 
-  /** This process has no reads waiting: its share of the pace goes to the others at once. */
-  async leave(): Promise<void> {
-    const [, epoch] = await this.#redis.flowstreamLeave(...this.#keys, markKey(this.#account, undefined), this.#timeScale, this.#process, this.#epoch, this.#limits.minuteWindowMs);
-    this.#epoch = epoch;
+  /** This process has no reads waiting, or leaves: its share of the pace goes to the others at once. */
+  leave(): Promise<AccountRecord> {
+    return this.ledger.transact(this.#clock(), (record) => {
+      const next = left(record, this.#config);
+      return [next, next];
+    });
+  }
+
+  /** The key of an identical start's mark in the record: a digest of the account, canvas and body. */
+  markKey(startKey: string): string {
+    return createHash('sha256').update(`${this.#account}\n${startKey}`).digest('base64url');
+  }
+
+  #digest(startKey: string | undefined): string | undefined {
+    return startKey === undefined ? undefined : this.markKey(startKey);
   }
 }

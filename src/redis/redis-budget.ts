@@ -1,19 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { asyncScheduler, Observable, type SchedulerLike, type Subscriber, type Subscription } from 'rxjs';
-import { budgetLimits, type BudgetLimits } from '../budget/limits.js';
-import { type Waiter, waitForTurn } from '../budget/waiting-request.js';
-import { chooseNext, type ClassHead, FAIR_CLASSES, FairQueue, fairClassOf } from '../budget/fair-queue.js';
-import type { AccountBudget, BudgetState } from '../domain/budget.js';
+import { asyncScheduler, type SchedulerLike, type Subscription } from 'rxjs';
+import { createAccountBudget } from '../budget/account-budget.js';
+import type { AccountConfig } from '../budget/account-rules.js';
+import { budgetLimits } from '../budget/limits.js';
+import type { AccountBudget } from '../domain/budget.js';
 import type { Logger } from '../domain/model.js';
 import type { RequestBudgetOptions } from '../domain/options.js';
-import type { GateReport, GateTicket } from '../domain/requests.js';
-import { RateLimitError } from '../errors/api-errors.js';
-import { FlowstreamError } from '../errors/flowstream-error.js';
 import { DEFAULTS } from '../domain/options.js';
-import { MAX_TIMER_MS, positive, timerDelay } from '../http/options.js';
+import { positive, timerDelay } from '../http/options.js';
 import { safeLogger } from '../http/safe-logger.js';
 import { checkAccountName } from './account-name.js';
-import { type Grant, type GrantClass, RedisAccountStore } from './account-store.js';
+import { RedisAccountStore } from './account-store.js';
 import { connectRedis, type RedisOption } from './connection.js';
 import { createRedisDurations, type RedisDurations, type RedisDurationsOptions } from './durations.js';
 
@@ -31,11 +28,17 @@ export interface RedisBudgetOptions extends Pick<RequestBudgetOptions, 'requests
   /** The account's name in Redis: every process of the account gives the same. Never the API key. */
   readonly account: string;
   /**
-   * Redis time × this factor is the account's clock: 20 for clients on an emulator 20× faster than
-   * real time (tests, benchmarks). Default 1.
+   * How many times as fast as real time the scheduler's clock runs (20 for clients on an emulator
+   * 20× faster). Only a guard: the account's clock is the scheduler's, and a process whose clock
+   * steps ahead of what Redis's own time allows (× this factor) changes the account at the time
+   * Redis allows. Default 1 on real time (no `scheduler`), unchecked with a `scheduler` (a virtual
+   * clock need not follow Redis's).
    */
   readonly timeScale?: number;
-  /** The client's scheduler (its timers wait for the grants). Default real time. */
+  /**
+   * The client's scheduler: the account's clock (every process of the account gives one on the same
+   * clock) and the timers that wait for the grants. Default real time.
+   */
   readonly scheduler?: SchedulerLike;
   /**
    * How long Redis may take to answer (ms on the scheduler). Past it, reads, starts and interactive
@@ -75,30 +78,12 @@ export interface RedisBudget extends AccountBudget {
 
 /** How long a process's demand counts without news from it: a process killed with -9 is forgotten after this. */
 const LEASE_WINDOWS = 2;
-/** How soon a grant is asked again after Redis could not be reached: requests wait, they never go unasked. */
-const UNREACHABLE_RETRY_MS = 1_000;
-
-/** Grant classes of the account: a run's status and output reads are one. */
-function grantClassOf(ticket: GateTicket): GrantClass {
-  switch (fairClassOf(ticket.priority)) {
-    case 'abort':
-      return 'abort';
-    case 'start':
-      return 'start';
-    case 'interactive':
-      return 'interactive';
-    case 'reads':
-      return 'read';
-  }
-}
-
 /**
- * One account budget for every process of a fleet: each process keeps its own
- * queue — priorities, runs in turn — and asks Redis, by one atomic Lua script per request, whether the
- * account may send it now: at most the usable count in any window of
- * the service, timed by Redis `TIME`; the day paced with its reserve; the service's caps and a 429's
- * pause shared; identical starts spaced account-wide; each process's share of the reads following how
- * many runs it has waiting. It fails closed: while Redis is unreachable nothing is sent and nothing
+ * One account budget for every process of a fleet: the in-memory budget's queue, priorities and rules,
+ * with the account kept in Redis. Each process keeps its own queue — priorities, runs in turn — and
+ * asks the account in Redis whether each request may go now: at most the usable count in any window of
+ * the service; the day paced with its reserve; the service's caps and a 429's pause shared; identical
+ * starts spaced account-wide; each process's share of the reads following how many runs it has waiting. It fails closed: while Redis is unreachable nothing is sent and nothing
  * bursts afterwards; reads, starts and interactive calls fail with `BUDGET_UNAVAILABLE` once Redis has
  * not answered for `unavailableAfterMs`, while aborts wait for it and go once it answers. Its `durations` are the
  * account's learned node durations, shared the same way, which every client given the budget uses.
@@ -114,11 +99,11 @@ function grantClassOf(ticket: GateTicket): GrantClass {
  */
 export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
   const account = checkAccountName(options.account);
-  const timeScale = positive('timeScale', options.timeScale ?? 1);
+  const timeScale = options.timeScale === undefined ? (options.scheduler === undefined ? 1 : undefined) : positive('timeScale', options.timeScale);
   const unavailableAfterMs = timerDelay('unavailableAfterMs', options.unavailableAfterMs ?? DEFAULTS.timeoutMs);
   const scheduler = options.scheduler ?? asyncScheduler;
   const logger = safeLogger(options.logger);
-  const limits: BudgetLimits = budgetLimits(options);
+  const limits = budgetLimits(options);
   const connection = connectRedis(options.redis);
   let durations: RedisDurations | undefined;
   try {
@@ -129,338 +114,65 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
     void connection.close();
     throw error;
   }
+  const config: AccountConfig = {
+    options: {
+      requestsPerMinute: limits.perMinute,
+      requestsPerDay: limits.perDay,
+      ...(options.safetyMargin === undefined ? {} : { safetyMargin: options.safetyMargin }),
+      ...(options.latencyAllowanceMs === undefined ? {} : { latencyAllowanceMs: options.latencyAllowanceMs }),
+    },
+    process: { id: randomUUID(), leaseMs: LEASE_WINDOWS * limits.minuteWindowMs },
+  };
   const store = new RedisAccountStore(connection.client, {
     account,
-    process: randomUUID(),
-    limits,
+    config,
+    clock: () => scheduler.now(),
     timeScale,
-    leaseMs: LEASE_WINDOWS * limits.minuteWindowMs,
+    onClockStep: (aheadMs) => logger?.warn('flowstream: this process\'s clock is ahead of the account\'s by more than Redis\'s time allows: the account keeps to Redis\'s', { aheadMs: Math.round(aheadMs) }),
   });
-
-  const queue = new FairQueue();
-  const waiters = new Map<number, Waiter>();
-  const inFlight = new Map<GateTicket, number>();
-  const observers = new Set<Subscriber<BudgetState>>();
-  let nextId = 0;
-  let bypassed = 0;
-  /** A call to Redis is on its way: one at a time, so an outage never piles calls up behind it. */
-  let asking = false;
-  /** Something came in while a grant was being asked: the answer may be for a request no longer first. */
-  let changed = false;
-  // Read through a function: TypeScript does not see the assignment made by acquire() during the await.
-  const changedMeanwhile = (): boolean => changed;
-  let timer: Subscription | undefined;
-  /** The deadline of the call on its way to Redis. */
-  let callDeadline: Subscription | undefined;
-  /** `close()` was called: new requests are refused; aborts held by then still get their grant until its deadline. */
+  // The one shell of every account budget, with the account kept in Redis.
+  const budget = createAccountBudget({
+    ...config.options,
+    scheduler,
+    shared: {
+      config,
+      unavailableAfterMs,
+      logger,
+      request: (klass, demand, startKey) => store.grant(klass === 'reads' ? 'read' : klass, demand, startKey),
+      report: (answer) => store.report(answer),
+      leave: () => store.leave(),
+      markKey: (startKey) => store.markKey(startKey),
+    },
+  });
   let closing: Promise<void> | undefined;
-  /** Nothing more is asked of Redis: this handle has left the account. */
-  let closed = false;
-  // Read through a function: TypeScript does not see close() setting it during an await.
-  const isClosed = (): boolean => closed;
-  let declared = false;
-  /**
-   * Whether Redis answered the last call within `unavailableAfterMs`. While it does not, reads,
-   * starts and interactive calls wait for it at most that long (then `BUDGET_UNAVAILABLE`), and aborts
-   * wait for it, however long.
-   */
-  let reachable = true;
-  /** Requests that came while Redis was away: each is given up once it has waited `unavailableAfterMs` for it. */
-  const giveUps = new Map<number, Subscription>();
-  /** Told when the last held abort has gone, while `close()` waits for them. */
-  let drained: (() => void) | undefined;
-  /**
-   * What the service's last count (its `X-RateLimit-Remaining-*` headers, service.md §2.1) leaves for
-   * this process to send: the lower of the minute's and the day's, less the requests it let through
-   * since (those still on their way then may not be in it). While Redis is away no process of the
-   * account is granted anything, so this count is the account's; `close()` spends it on held aborts.
-   */
-  let serviceLeft: number | undefined;
-  let seen = { inMinute: 0, inDay: 0, at: scheduler.now(), nextSendAt: scheduler.now(), pausedUntil: undefined as number | undefined };
 
-  /** The head of each class with something waiting, for `chooseNext`. */
-  const heads = (): ClassHead[] =>
-    FAIR_CLASSES.flatMap((klass) => {
-      const line = queue.of(klass);
-      const next = line.next();
-      const oldest = line.oldest();
-      return next === undefined || oldest === undefined ? [] : [{ klass, next, oldest }];
-    });
-
-  /** Runs waiting to read, the demand this process declares for its share. */
-  const readers = (): number => queue.depths().status + queue.depths().output;
-
-  function wake(delayMs: number): void {
-    timer?.unsubscribe();
-    timer = scheduler.schedule(() => {
-      timer = undefined;
-      void ask();
-    }, Math.min(MAX_TIMER_MS, Math.max(0, Math.ceil(delayMs))));
-  }
-
-  /**
-   * Asks the account for the request whose turn it is, one call at a time. With nothing waiting, it
-   * withdraws this process's reads from the account — and while Redis is away, that call is the one
-   * that finds it back.
-   */
-  async function ask(): Promise<void> {
-    if (asking || closed) return;
-    const [first, ...rest] = heads();
-    if (first === undefined && !declared && reachable) return;
-    asking = true;
-    changed = false;
-    const choice = first === undefined ? undefined : chooseNext([first, ...rest], bypassed, limits.starvationLimit);
-    const kind = choice === undefined ? undefined : grantClassOf(choice.chosen.ticket);
-    if (kind === 'read') declared = true;
-    // The call is not abandoned at its deadline: it stays the one call on its way, and its answer
-    // (when Redis is back) is used. Only what cannot wait is told that Redis is away.
-    callDeadline = scheduler.schedule(() => {
-      // A process that stalled (a busy machine) runs its timers before it reads the answers that came
-      // meanwhile: they get one turn to be read before Redis is taken for away.
-      callDeadline = scheduler.schedule(unreachable, 0);
-    }, unavailableAfterMs);
-    let grant: Grant | undefined;
-    try {
-      grant = choice === undefined || kind === undefined ? await store.leave().then(() => undefined) : await store.grant(kind, readers(), kind === 'start' ? choice.chosen.ticket.key : undefined);
-    } catch {
-      // Redis refused the call (a client that gives up on commands while it is away): asked again soon.
-      endCallDeadline();
-      asking = false;
-      unreachable();
-      if (!isClosed()) wake(UNREACHABLE_RETRY_MS);
-      return;
-    }
-    endCallDeadline();
-    asking = false;
-    reachable = true;
-    // Redis answers: what came while it was away waits as any request does.
-    for (const giveUp of giveUps.values()) giveUp.unsubscribe();
-    giveUps.clear();
-    if (isClosed()) return;
-    if (choice === undefined || grant === undefined) {
-      declared = false;
-      void ask();
-      return;
-    }
-    const { chosen } = choice;
-    seen = { ...seen, inMinute: grant.inMinute, inDay: grant.inDay, at: grant.now, nextSendAt: grant.verdict === 'wait' ? grant.at : grant.now };
-    const waiter = waiters.get(chosen.id);
-    if (grant.verdict === 'wait') {
-      // A request that came in meanwhile (an abort, a start) is asked for at once, not after this wait.
-      if (changedMeanwhile()) void ask();
-      else wake(grant.at - grant.now);
-      return;
-    }
-    if (grant.verdict === 'refused') {
-      remove(chosen.id);
-      waiter?.refuse(dayIsSpent(chosen.ticket, grant.at, grant.now));
-    } else {
-      bypassed = choice.bypassed;
-      // Granted: the request goes, if it is still waiting (it may have left while Redis answered; the
-      // send it was granted is then counted and unused, never the other way round).
-      if (waiter !== undefined) {
-        queue.served(chosen);
-        remove(chosen.id);
-        release(waiter);
-      }
-    }
-    publish();
-    void ask();
-  }
-
-  function endCallDeadline(): void {
-    callDeadline?.unsubscribe();
-    callDeadline = undefined;
-  }
-
-  /**
-   * Redis did not answer in time: fail closed — nothing is sent without its grant, and what cannot
-   * wait fails with a typed error rather than hang. Aborts wait for Redis (service.md §3.5: an
-   * execution left running spends credits), however long it is away.
-   */
-  function unreachable(): void {
-    reachable = false;
-    for (const [id, waiter] of [...waiters]) {
-      if (grantClassOf(waiter.ticket) === 'abort') continue;
-      remove(id);
-      waiter.refuse(unavailableError(unavailableAfterMs));
-    }
-    publish();
-  }
-
-  function release(waiter: Waiter): void {
-    inFlight.set(waiter.ticket, scheduler.now());
-    if (serviceLeft !== undefined) serviceLeft -= 1;
-    waiter.release();
-  }
-
-  function remove(id: number): void {
-    giveUps.get(id)?.unsubscribe();
-    giveUps.delete(id);
-    waiters.delete(id);
-    queue.remove(id);
-    if (waiters.size === 0) drained?.();
-  }
-
-  function publish(): void {
-    if (observers.size === 0) return;
-    const state = snapshot();
-    for (const observer of [...observers]) observer.next(state);
-  }
-
-  function snapshot(): BudgetState {
-    const depths = queue.depths();
-    const total = Object.values(depths).reduce((sum, depth) => sum + depth, 0);
-    return {
-      at: seen.at,
-      limitPerMinute: limits.perMinute,
-      limitPerDay: limits.perDay,
-      usedThisMinute: seen.inMinute,
-      remainingThisMinute: Math.max(0, limits.perMinute - seen.inMinute),
-      usedToday: seen.inDay,
-      remainingToday: Math.max(0, limits.perDay - seen.inDay),
-      day: {
-        used: seen.inDay,
-        remaining: Math.max(0, limits.perDay - seen.inDay),
-        reserve: limits.dayReserve,
-        burst: limits.dayBurst,
-        sustainablePerMinute: (Math.max(0, limits.usablePerDay - seen.inDay) / limits.dayWindowMs) * 60_000,
-      },
-      server: {},
-      inFlight: inFlight.size,
-      queued: { total, byPriority: depths },
-      followingServer: false,
-      nextSendAt: seen.nextSendAt,
-      cadences: {},
-    };
-  }
-
-  /**
-   * Leaves the account within `unavailableAfterMs`: held aborts get their grant until then; what is
-   * still held when Redis is away goes on the service's own count, and each abort not sent is
-   * refused and logged with its execution id. Then the connection closes, answered or not.
-   */
-  async function leaveAccount(): Promise<void> {
-    for (const [id, waiter] of [...waiters]) {
-      if (grantClassOf(waiter.ticket) === 'abort') continue;
-      remove(id);
-      waiter.refuse(closedError());
-    }
-    publish();
+  /** Leaves the account within `unavailableAfterMs` (see `RedisBudget`), then closes the durations and the connection, answered or not. */
+  async function close(): Promise<void> {
     let deadlineTimer: Subscription | undefined;
     const deadline = new Promise<void>((resolve) => {
       deadlineTimer = scheduler.schedule(() => {
         resolve();
       }, unavailableAfterMs);
     });
-    if (waiters.size > 0) {
-      await Promise.race([deadline, new Promise<void>((resolve) => { drained = resolve; })]);
-      drained = undefined;
-    }
-    closed = true;
-    timer?.unsubscribe();
-    endCallDeadline();
-    for (const [id, waiter] of [...waiters]) {
-      remove(id);
-      if (!reachable && serviceLeft !== undefined && serviceLeft > 0) {
-        release(waiter);
-        continue;
-      }
-      const executionId = waiter.ticket.key;
-      logger?.warn('flowstream: the request budget closed before this abort could be sent: the execution may still be running', { executionId, redis: reachable ? 'reachable' : 'unreachable' });
-      waiter.refuse(closedError(executionId));
-    }
-    for (const observer of [...observers]) observer.complete();
-    observers.clear();
-    if (reachable) await Promise.race([store.leave().catch(() => undefined), deadline]);
+    await budget.close();
     await durations?.close();
     await connection.close(deadline);
     deadlineTimer?.unsubscribe();
   }
 
   return {
+    acquire: (ticket, signal) => budget.acquire(ticket, signal),
+    report: (report) => {
+      budget.report(report);
+    },
+    snapshot: () => budget.snapshot(),
+    // The one scheduler of a run's reads, on the shared account as in memory.
+    needRead: (key, need) => budget.needRead?.(key, need) ?? (() => undefined),
+    state$: budget.state$,
     ...(durations === undefined ? {} : { durations }),
-    acquire(ticket: GateTicket, signal?: AbortSignal): Promise<void> {
-      if (closing !== undefined && signal?.aborted !== true) return Promise.reject(closedError());
-      return waitForTurn(ticket, signal, (waiter) => {
-        const id = nextId++;
-        waiters.set(id, waiter);
-        // Redis is away (it did not answer within `unavailableAfterMs`): what cannot wait for it waits at most that long.
-        if (!reachable && grantClassOf(ticket) !== 'abort') {
-          giveUps.set(
-            id,
-            scheduler.schedule(() => {
-              remove(id);
-              waiter.refuse(unavailableError(unavailableAfterMs));
-              publish();
-            }, unavailableAfterMs),
-          );
-        }
-        queue.offer(queue.enqueue(id, ticket, scheduler.now()));
-        publish();
-        // A higher class may have come in while a lower one waits for its time: ask again now.
-        changed = true;
-        timer?.unsubscribe();
-        timer = undefined;
-        void ask();
-        return () => {
-          remove(id);
-          publish();
-        };
-      });
-    },
-    report(report: GateReport): void {
-      inFlight.delete(report.ticket);
-      const { rateLimit } = report;
-      const counts = [rateLimit.remainingPerMinute, rateLimit.remainingPerDay].filter((count) => count !== undefined);
-      if (counts.length > 0) serviceLeft = Math.min(...counts) - inFlight.size;
-      void store
-        .report({
-          httpStatus: report.httpStatus,
-          remainingPerMinute: rateLimit.remainingPerMinute,
-          remainingPerDay: rateLimit.remainingPerDay,
-          limitPerMinute: rateLimit.limitPerMinute !== undefined && rateLimit.limitPerMinute < limits.perMinute ? rateLimit.limitPerMinute : undefined,
-          limitPerDay: rateLimit.limitPerDay !== undefined && rateLimit.limitPerDay < limits.perDay ? rateLimit.limitPerDay : undefined,
-          startKey: grantClassOf(report.ticket) === 'start' ? report.ticket.key : undefined,
-        })
-        .catch(() => undefined);
-      publish();
-    },
-    snapshot,
-    state$: new Observable<BudgetState>((subscriber) => {
-      subscriber.next(snapshot());
-      if (closed) {
-        subscriber.complete();
-        return undefined;
-      }
-      observers.add(subscriber);
-      return () => observers.delete(subscriber);
-    }),
     close(): Promise<void> {
-      closing ??= leaveAccount();
+      closing ??= close();
       return closing;
     },
   };
-}
-
-/** A start the account's day can no longer take (service.md §2.1): refused before it is sent. */
-function dayIsSpent(ticket: GateTicket, resetAt: number, now: number): RateLimitError {
-  const minutes = Math.max(1, Math.ceil((resetAt - now) / 60_000));
-  return new RateLimitError({
-    endpoint: ticket.endpoint,
-    status: 429,
-    errMsg: `the account's requests for the day are spent: the budget refused this start before sending it; the day's window frees a request within ${minutes} min`,
-    rateLimit: { remainingPerDay: 0 },
-    scope: 'day',
-    resetAt,
-  });
-}
-
-function closedError(executionId?: string): FlowstreamError {
-  if (executionId === undefined) return new FlowstreamError('The request budget is closed', 'BUDGET_CLOSED');
-  return new FlowstreamError(`The request budget closed before the abort of ${executionId} could be sent: the execution may still be running`, 'BUDGET_CLOSED');
-}
-
-function unavailableError(afterMs: number): FlowstreamError {
-  return new FlowstreamError(`Redis did not answer the request budget within ${afterMs} ms: nothing was sent`, 'BUDGET_UNAVAILABLE');
 }

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createAccountBudget, isAccountBudget } from '../../src/budget/index.js';
+import { createAccountBudget, createMemoryLedger, isAccountBudget } from '../../src/budget/index.js';
 import type { BudgetState } from '../../src/budget/index.js';
 import { createClient } from '../../src/client.js';
 import { clockScheduler, createManualClock } from '../../src/emulator/index.js';
@@ -46,6 +46,21 @@ describe('an account budget shared by several clients', () => {
     await budget.close();
   });
 
+  it('keeps the account in the ledger it is given: two budgets on one ledger count one window and one burst', async () => {
+    const clock = createManualClock(0);
+    const ledger = createMemoryLedger();
+    const first = createAccountBudget({ ledger, scheduler: clockScheduler(clock) });
+    const second = createAccountBudget({ ledger, scheduler: clockScheduler(clock) });
+    const granted: string[] = [];
+    for (const key of ['we-1', 'we-2', 'we-3']) void first.acquire(ticket('status', key)).then(() => granted.push(key));
+    for (const key of ['we-4', 'we-5', 'we-6']) void second.acquire(ticket('status', key)).then(() => granted.push(key), () => undefined);
+    await settled();
+    // The burst of 5 is the account's, whichever budget asks.
+    expect(granted).toHaveLength(5);
+    expect(second.snapshot()).toMatchObject({ usedThisMinute: 5 });
+    await Promise.all([first.close(), second.close()]);
+  });
+
   it('is told apart from the options of a budget', () => {
     expect(isAccountBudget(createAccountBudget())).toBe(true);
     expect(isAccountBudget({ requestsPerMinute: 10 })).toBe(false);
@@ -62,7 +77,9 @@ describe('a start the day cannot take', () => {
     clock.advance(60_000);
     const error = await client.executions.start('c-4').catch((caught: unknown) => caught);
     expect(isRateLimitError(error)).toBe(true);
-    expect(error).toMatchObject({ endpoint: 'run', scope: 'day', resetAt: 86_402_000, rateLimit: { remainingPerDay: 0 } });
+    // The day counts its sends by minute: the first start, sent in the minute [0, 60 s), leaves the
+    // day's window (a day and the latency allowance) once that whole minute has.
+    expect(error).toMatchObject({ endpoint: 'run', scope: 'day', resetAt: 60_000 + 86_402_000, rateLimit: { remainingPerDay: 0 } });
     expect((error as Error).message).toMatch(/refused this start before sending it/u);
     expect(server.urls).toHaveLength(3);
     // An abort still goes: the last of the reserve is kept for it.

@@ -3,42 +3,10 @@ import { queuedRequest } from '../../src/budget/class-queue.js';
 import type { QueuedRequest } from '../../src/budget/class-queue.js';
 import { chooseNext, FairQueue } from '../../src/budget/fair-queue.js';
 import type { ClassHead, FairClass } from '../../src/budget/fair-queue.js';
-import { InFlight } from '../../src/budget/in-flight.js';
+import { InFlight } from '../../src/budget/ledger.js';
 import { KeyCadences } from '../../src/budget/key-cadence.js';
-import { SendLog } from '../../src/budget/send-log.js';
-import { capAfterSend, capReadyAt, serverCap } from '../../src/budget/server-cap.js';
+import { capAfterSend, capReadyAt, serverCap } from '../../src/budget/account-rules.js';
 import { ticket } from './simulation.js';
-
-function sendLog(times: readonly number[]): SendLog {
-  const log = new SendLog();
-  for (const at of times) log.push(at);
-  return log;
-}
-
-describe('send log', () => {
-  it('counts a window as the service does: a send exactly one window ago has left it', () => {
-    expect(sendLog([0, 10, 20]).within(20, 10)).toBe(1);
-    expect(sendLog([0, 10, 20]).within(19, 10)).toBe(2);
-    const pruned = sendLog([0, 10, 20]);
-    pruned.prune(20, 10);
-    expect([pruned.length, pruned.latest(1)]).toEqual([1, 20]);
-  });
-
-  it('says when the limit-th latest send leaves the window', () => {
-    expect(sendLog([0, 10, 20]).readyAt(2, 100)).toBe(110);
-    expect(sendLog([0, 10, 20]).readyAt(4, 100)).toBe(Number.NEGATIVE_INFINITY);
-  });
-
-  it('keeps its order through growing and wrapping around its ring', () => {
-    const log = new SendLog();
-    for (let at = 0; at < 1_000; at++) {
-      log.push(at);
-      log.prune(at, 100);
-    }
-    expect(log.length).toBe(100);
-    expect([log.latest(1), log.latest(100), log.within(999, 50)]).toEqual([999, 900, 50]);
-  });
-});
 
 describe('server cap', () => {
   const input = { remaining: 10, sentAt: 1_000, now: 1_000, windowMs: 62_000, reserve: 5, inFlight: 1, lastSendAt: 1_000, spread: true };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dayBucketAfterSend, dayBucketAt, dayBucketEmptyAt, dayBucketReadyAt, dayBucketRefilledAt, FULL_DAY_BUCKET, sustainableRate } from '../../src/budget/day-pacing.js';
+import { dayBucketAfterSend, dayBucketAt, dayBucketEmptyAt, dayBucketReadyAt, dayBucketRefilledAt, FULL_DAY_BUCKET, sustainableRate } from '../../src/budget/account-rules.js';
 import { budgetLimits } from '../../src/budget/limits.js';
 import type { RequestBudgetOptions } from '../../src/budget/limits.js';
 import { Agenda, maxInAnyWindow, Simulation, ticket } from './simulation.js';

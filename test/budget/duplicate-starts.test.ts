@@ -52,6 +52,6 @@ describe('identical starts (service.md §2.2)', () => {
     sim.report(START, 200);
     sim.advanceTo(2_000);
     sim.enqueue(ticket('status', 'we-1'));
-    expect(sim.account.starts.size).toBe(0);
+    expect(Object.keys(sim.account.record.starts).length).toBe(0);
   });
 });

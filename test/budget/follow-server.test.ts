@@ -58,7 +58,7 @@ describe('after a 429', () => {
     queueMany(sim, 1, 'early');
     sim.advanceTo(50);
     sim.report(sim.sent[0]!.ticket, 429, { retryAfterMs: Number.MAX_SAFE_INTEGER });
-    expect(sim.account.pausedUntil).toBe(50 + WINDOW);
+    expect(sim.account.record.pausedUntil).toBe(50 + WINDOW);
     const [abort] = [sim.enqueue(ticket('abort', 'we-1'))];
     sim.advanceTo(2 * WINDOW);
     expect(sim.sentAt(abort)).toBe(50 + WINDOW);
@@ -68,7 +68,7 @@ describe('after a 429', () => {
     const sim = new Simulation();
     queueMany(sim, 1);
     sim.report(sim.sent[0]!.ticket, 429);
-    expect(sim.account.pausedUntil).toBe(WINDOW);
+    expect(sim.account.record.pausedUntil).toBe(WINDOW);
   });
 });
 
@@ -116,9 +116,9 @@ describe('following the service\'s headers', () => {
     queueMany(sim, 1, 'first');
     sim.advanceTo(100);
     sim.report(sim.sent[0]!.ticket, 200, { remainingPerMinute: 5 });
-    expect(sim.account.minuteCap).toBeDefined();
+    expect(sim.account.record.minuteCap).not.toBeNull();
     sim.report(sim.sent[0]!.ticket, 200, { remainingPerMinute: 99 });
-    expect(sim.account.minuteCap).toBeUndefined();
+    expect(sim.account.record.minuteCap).toBeNull();
     queueMany(sim, 3);
     expect(sim.sent.map((sent) => sent.at)).toEqual([0, 100, 100, 100]);
   });
@@ -128,7 +128,7 @@ describe('following the service\'s headers', () => {
     queueMany(sim, 5, 'first');
     sim.advanceTo(100);
     sim.report(sim.sent[0]!.ticket, 200, { remainingPerMinute: 95 });
-    expect(sim.account.minuteCap).toBeUndefined();
+    expect(sim.account.record.minuteCap).toBeNull();
   });
 
   it('stops short of the daily limit when the service says the day is nearly spent', () => {
@@ -171,8 +171,8 @@ describe('following a service whose counts mean nothing', () => {
     // After the window the count has reset: requests go again, and the first is served with "0" again.
     sim.advanceTo(WINDOW);
     sim.report(sim.sent[1]!.ticket, 200, { remainingPerMinute: 0 });
-    expect(sim.account.ignoring.minute).toBe(true);
-    expect(sim.account.minuteCap).toBeUndefined();
+    expect(sim.account.record.ignoring.minute).toBe(true);
+    expect(sim.account.record.minuteCap).toBeNull();
     // Followed, that "0" would have stopped everything for another window; ignored, the pacer goes on.
     sim.advanceTo(2 * WINDOW - 1);
     expect(sim.sent.length).toBe(41);
@@ -190,7 +190,7 @@ describe('following a service whose counts mean nothing', () => {
     expect(sim.sent.length).toBeGreaterThan(1);
     // Served with 0 again: the day's count is stuck, and no longer followed.
     sim.report(sim.sent[1]!.ticket, 200, { remainingPerDay: 0 });
-    expect(sim.account.ignoring.day).toBe(true);
+    expect(sim.account.record.ignoring.day).toBe(true);
   });
 
   it('keeps following a day that is really spent: the look after a minute meets a 429, and everything waits again', () => {
@@ -202,7 +202,7 @@ describe('following a service whose counts mean nothing', () => {
     sim.advanceTo(WINDOW);
     const looked = sim.sent.length;
     sim.report(sim.sent[1]!.ticket, 429, { remainingPerDay: 0 });
-    expect(sim.account.ignoring.day).toBe(false);
+    expect(sim.account.record.ignoring.day).toBe(false);
     sim.advanceTo(2 * WINDOW - 1);
     expect(sim.sent).toHaveLength(looked);
   });

@@ -22,7 +22,7 @@ function playAgainstTheService(setup: Setup) {
       if (answer.httpStatus === 429) ours429++;
       agenda.at(sim.now + setup.serviceMs, () => {
         sim.report(sent.ticket, answer.httpStatus, { remainingPerMinute: answer.remainingPerMinute });
-        capped ||= sim.account.minuteCap !== undefined;
+        capped ||= sim.account.record.minuteCap !== null;
         const key = sent.ticket.key ?? 'none';
         agenda.at(sim.now + 200, () => {
           sim.enqueue(ticket('status', key));

@@ -3,7 +3,7 @@ import type { GateTicket, RateLimitInfo } from '../../src/domain/requests.js';
 import type { RequestPriority } from '../../src/domain/endpoints.js';
 import type { RequestBudgetOptions } from '../../src/budget/limits.js';
 import { budgetState } from '../../src/budget/budget-state.js';
-import type { AccountState } from '../../src/budget/account-state.js';
+import type { LedgerAccount } from '../../src/budget/ledger.js';
 import { BudgetCore } from '../../src/budget/scheduler.js';
 import type { SchedulerEvent } from '../../src/budget/scheduler.js';
 
@@ -38,7 +38,7 @@ export class Simulation {
     this.core = new BudgetCore(options);
   }
 
-  get account(): AccountState {
+  get account(): LedgerAccount {
     return this.core.account;
   }
 

@@ -3,15 +3,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccountBudget } from '../../src/budget/index.js';
 import type { AccountBudget } from '../../src/domain/budget.js';
 import type { GateTicket } from '../../src/domain/requests.js';
-import { clockScheduler, createManualClock } from '../../src/emulator/index.js';
+import { clockScheduler, createManualClock, type ManualClock } from '../../src/emulator/index.js';
 import { isRateLimitError } from '../../src/errors/api-errors.js';
 import { createRedisBudget } from '../../src/redis/index.js';
 import { startRedisServer, type RedisServer } from './redis-server.js';
 
 /**
  * One suite, two account budgets: what a client relies on, checked against the in-memory
- * budget and the Redis one alike. Each case asks only what holds at once — nothing waits on a clock —
- * since the Redis budget's time is Redis `TIME`.
+ * budget and the Redis one alike, both on a manual clock.
  */
 let server: RedisServer;
 let redis: Redis;
@@ -26,17 +25,26 @@ afterAll(async () => {
 });
 
 type Options = { readonly requestsPerMinute?: number; readonly requestsPerDay?: number };
+// Both on a clock that stands still: what goes at once is decided by the account, never by how long Redis takes.
 const implementations: readonly (readonly [string, (options: Options) => AccountBudget])[] = [
   ['in memory', (options) => createAccountBudget({ ...options, scheduler: clockScheduler(createManualClock()) })],
-  ['in Redis', (options) => createRedisBudget({ ...options, redis, account: `conformance-${account++}` })],
+  ['in Redis', (options) => createRedisBudget({ ...options, redis, account: `conformance-${account++}`, scheduler: clockScheduler(createManualClock()), durations: false })],
 ];
 
 const read = (key: string): GateTicket => ({ endpoint: 'status', priority: 'status', key });
 const start = (body: string): GateTicket => ({ endpoint: 'run', priority: 'start', key: `c-1\n${body}` });
 const abort = (key: string): GateTicket => ({ endpoint: 'abort', priority: 'abort', key });
 
-/** Resolves with the tickets let through, in order, once nothing more moves at once. */
-async function letThrough(budget: AccountBudget, tickets: readonly GateTicket[]): Promise<{ passed: string[]; refused: unknown[]; leave: () => void }> {
+/** Polls (readiness only, at most 5 s) until `ready` holds: Redis answers over a socket. */
+async function until(ready: () => boolean): Promise<void> {
+  for (const began = Date.now(); !ready() && Date.now() - began < 5_000; ) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
+/**
+ * Resolves with the tickets let through, in order, once `outcomes` of them were let through or
+ * refused and nothing more moves at once (the clock stands still: only the account decides).
+ */
+async function letThrough(budget: AccountBudget, tickets: readonly GateTicket[], outcomes = 0): Promise<{ passed: string[]; refused: unknown[]; leave: () => void }> {
   const passed: string[] = [];
   const refused: unknown[] = [];
   const controllers = tickets.map(() => new AbortController());
@@ -46,17 +54,58 @@ async function letThrough(budget: AccountBudget, tickets: readonly GateTicket[])
       (error: unknown) => refused.push(error),
     );
   });
-  // Redis answers over a socket: let every grant that can be given now come back.
+  await until(() => passed.length + refused.length >= outcomes);
   for (let turn = 0; turn < 50; turn += 1) await new Promise((resolve) => setImmediate(resolve));
   await new Promise((resolve) => setTimeout(resolve, 20));
   for (let turn = 0; turn < 50; turn += 1) await new Promise((resolve) => setImmediate(resolve));
   return { passed, refused, leave: () => { for (const controller of controllers) controller.abort(new Error('left')); } };
 }
 
+/** Both budgets on one manual clock: their timers fire only when the test moves it. */
+const onClock = (clock: ManualClock): readonly (readonly [string, () => AccountBudget])[] => [
+  ['in memory', () => createAccountBudget({ scheduler: clockScheduler(clock) })],
+  ['in Redis', () => createRedisBudget({ redis, account: `conformance-${account++}`, scheduler: clockScheduler(clock), durations: false })],
+];
+
+describe.each(['in memory', 'in Redis'])('the account budget %s, on a manual clock', (name) => {
+  const make = (clock: ManualClock): AccountBudget => onClock(clock).find(([implementation]) => implementation === name)![1]();
+
+  it('sends an identical start only once the first is answered and the duplicate window has passed (service.md §2.2)', async () => {
+    const clock = createManualClock(0);
+    const budget = make(clock);
+    const first = await letThrough(budget, [start('{"same":1}')], 1);
+    expect(first.passed).toHaveLength(1);
+    const second = await letThrough(budget, [start('{"same":1}')]);
+    expect(second.passed).toEqual([]);
+    budget.report({ ticket: start('{"same":1}'), httpStatus: 200, rateLimit: {} });
+    await letThrough(budget, []);
+    clock.advance(1_000);
+    await letThrough(budget, []);
+    expect(second.passed).toEqual([]);
+    clock.advance(200);
+    await until(() => second.passed.length > 0);
+    expect(second.passed).toEqual(['run:c-1\n{"same":1}']);
+    await budget.close();
+  });
+
+  it('shows the account\'s state and schedules the runs\' reads as the in-memory budget does', async () => {
+    const clock = createManualClock(0);
+    const budget = make(clock);
+    const { leave } = await letThrough(budget, Array.from({ length: 7 }, (_, index) => read(`we-${index}`)), 5);
+    expect(budget.snapshot()).toMatchObject({ usedThisMinute: 5, remainingThisMinute: 95, usedToday: 5, nextSendAt: 682, day: { used: 5, reserve: 500 } });
+    expect(typeof budget.needRead).toBe('function');
+    budget.report({ ticket: read('we-0'), httpStatus: 429, rateLimit: {} });
+    await letThrough(budget, []);
+    expect(budget.snapshot().pausedUntil).toBe(62_000);
+    leave();
+    await budget.close();
+  });
+});
+
 describe.each(implementations)('the account budget %s', (_name, make) => {
   it('lets the burst go at once and holds the rest for the pacer', async () => {
     const budget = make({});
-    const { passed, leave } = await letThrough(budget, Array.from({ length: 8 }, (_, index) => read(`we-${index}`)));
+    const { passed, leave } = await letThrough(budget, Array.from({ length: 8 }, (_, index) => read(`we-${index}`)), 5);
     expect(passed).toHaveLength(5);
     leave();
     await budget.close();
@@ -64,9 +113,9 @@ describe.each(implementations)('the account budget %s', (_name, make) => {
 
   it('sends an abort ahead of the reads that wait', async () => {
     const budget = make({});
-    const first = await letThrough(budget, Array.from({ length: 5 }, (_, index) => read(`we-${index}`)));
+    const first = await letThrough(budget, Array.from({ length: 5 }, (_, index) => read(`we-${index}`)), 5);
     expect(first.passed).toHaveLength(5);
-    const next = await letThrough(budget, [read('we-late'), abort('we-0')]);
+    const next = await letThrough(budget, [read('we-late'), abort('we-0')], 1);
     expect(next.passed).toEqual(['abort:we-0']);
     next.leave();
     await budget.close();
@@ -74,7 +123,7 @@ describe.each(implementations)('the account budget %s', (_name, make) => {
 
   it('refuses at once a start the day cannot take, with a RateLimitError of scope day', async () => {
     const budget = make({ requestsPerDay: 4 });
-    const { passed, refused, leave } = await letThrough(budget, [start('{"n":1}'), start('{"n":2}'), start('{"n":3}'), start('{"n":4}'), start('{"n":5}')]);
+    const { passed, refused, leave } = await letThrough(budget, [start('{"n":1}'), start('{"n":2}'), start('{"n":3}'), start('{"n":4}'), start('{"n":5}')], 5);
     expect(passed.length).toBeLessThan(5);
     expect(refused.length).toBeGreaterThan(0);
     expect(refused.every((error) => isRateLimitError(error) && error.scope === 'day')).toBe(true);
@@ -84,7 +133,7 @@ describe.each(implementations)('the account budget %s', (_name, make) => {
 
   it('holds everything after a 429, for every client of the account', async () => {
     const budget = make({});
-    const first = await letThrough(budget, [read('we-1')]);
+    const first = await letThrough(budget, [read('we-1')], 1);
     expect(first.passed).toHaveLength(1);
     budget.report({ ticket: read('we-1'), httpStatus: 429, rateLimit: {} });
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -96,7 +145,7 @@ describe.each(implementations)('the account budget %s', (_name, make) => {
 
   it('rejects what still waits when it is closed, and refuses new requests', async () => {
     const budget = make({});
-    const { refused } = await letThrough(budget, Array.from({ length: 7 }, (_, index) => read(`we-${index}`)));
+    const { refused } = await letThrough(budget, Array.from({ length: 7 }, (_, index) => read(`we-${index}`)), 5);
     await budget.close();
     await new Promise((resolve) => setImmediate(resolve));
     expect(refused.length).toBe(2);

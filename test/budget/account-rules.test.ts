@@ -1,0 +1,97 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { newAccountRecord, readyAt, requested } from '../../src/budget/account-rules.js';
+import type { AccountConfig, AccountRecord } from '../../src/budget/account-rules.js';
+import { FAIR_CLASSES } from '../../src/budget/fair-queue.js';
+import type { FairClass } from '../../src/budget/fair-queue.js';
+import { budgetLimits } from '../../src/budget/limits.js';
+
+interface Send {
+  readonly at: number;
+  readonly klass: FairClass;
+}
+
+/** Asks the rules for each request at its time (after `gap`), as a ledger would; returns the sends granted and the record. */
+function play(config: AccountConfig, requests: readonly { readonly klass: FairClass; readonly gap: number }[]): { sends: Send[]; record: AccountRecord } {
+  let record = newAccountRecord('e');
+  let now = 0;
+  const sends: Send[] = [];
+  requests.forEach(({ klass, gap }, index) => {
+    now += gap;
+    const next = requested(record, { klass, startKey: klass === 'start' ? `c-${index} {}` : undefined, demand: 1 }, now, config);
+    record = next.record;
+    if (next.verdict.verdict === 'granted') sends.push({ at: now, klass });
+  });
+  return { sends, record };
+}
+
+/** The most sends that any window of `windowMs` (wherever it starts) holds. */
+function mostInAnyWindow(times: readonly number[], windowMs: number): number {
+  let most = 0;
+  let from = 0;
+  for (let to = 0; to < times.length; to++) {
+    while ((times[from] ?? 0) + windowMs <= (times[to] ?? 0)) from++;
+    most = Math.max(most, to - from + 1);
+  }
+  return most;
+}
+
+const klass = fc.constantFrom<FairClass>(...FAIR_CLASSES);
+
+describe('the account\'s rule book', () => {
+  it('never lets more than the usable count into any window of a minute, nor more than the limit with aborts', () => {
+    fc.assert(
+      fc.property(
+        fc.record({ requestsPerMinute: fc.integer({ min: 5, max: 200 }), burst: fc.integer({ min: 1, max: 20 }) }),
+        fc.array(fc.record({ klass, gap: fc.integer({ min: 0, max: 3_000 }) }), { minLength: 1, maxLength: 400 }),
+        (options, requests) => {
+          const limits = budgetLimits(options);
+          const { sends } = play({ options }, requests);
+          const paced = sends.filter((send) => send.klass !== 'abort').map((send) => send.at);
+          expect(mostInAnyWindow(paced, limits.minuteWindowMs)).toBeLessThanOrEqual(limits.usablePerMinute);
+          expect(mostInAnyWindow(sends.map((send) => send.at), limits.minuteWindowMs)).toBeLessThanOrEqual(limits.perMinute);
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it('keeps the day\'s reserve: polls stop at the usable day, starts at their half of the reserve, everything at the limit', () => {
+    fc.assert(
+      fc.property(
+        fc.record({ requestsPerDay: fc.integer({ min: 4, max: 120 }), dayReserve: fc.constantFrom(0, 0.1, 0.3), dayBurst: fc.constantFrom(0.1, 0.5, 0.9) }),
+        fc.array(fc.record({ klass, gap: fc.integer({ min: 0, max: 3_600_000 }) }), { minLength: 1, maxLength: 300 }),
+        (options, requests) => {
+          const limits = budgetLimits(options);
+          const { sends } = play({ options }, requests);
+          const times = (keep: (send: Send) => boolean): number[] => sends.filter(keep).map((send) => send.at);
+          expect(mostInAnyWindow(times((send) => send.klass === 'reads' || send.klass === 'interactive'), limits.dayWindowMs)).toBeLessThanOrEqual(limits.usablePerDay);
+          expect(mostInAnyWindow(times((send) => send.klass !== 'abort'), limits.dayWindowMs)).toBeLessThanOrEqual(limits.startsPerDay);
+          expect(mostInAnyWindow(times(() => true), limits.dayWindowMs)).toBeLessThanOrEqual(limits.perDay);
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it('answers the same from its record written out as JSON and read back', () => {
+    fc.assert(
+      fc.property(fc.array(fc.record({ klass, gap: fc.integer({ min: 0, max: 30_000 }) }), { maxLength: 200 }), fc.integer({ min: 0, max: 120_000 }), (requests, later) => {
+        const { record } = play({ options: {} }, requests);
+        const copy = JSON.parse(JSON.stringify(record)) as AccountRecord;
+        expect(copy).toEqual(record);
+        const at = record.at + later;
+        for (const each of FAIR_CLASSES) expect(readyAt(copy, each, at, { options: {} })).toBe(readyAt(record, each, at, { options: {} }));
+      }),
+      { numRuns: 50 },
+    );
+  });
+
+  it('stays small with 10,000 requests a day: the day kept by minute, not by request', () => {
+    const requests = Array.from({ length: 10_000 }, () => ({ klass: 'reads' as const, gap: 8_640 }));
+    const { sends, record } = play({ options: { requestsPerDay: 20_000 } }, requests);
+    expect(sends.length).toBeGreaterThan(9_000);
+    // 1,442 minutes of counts at most, two minutes of send times, the caps and marks: a few kilobytes.
+    expect(JSON.stringify(record).length).toBeLessThan(12_000);
+  });
+});

@@ -1,0 +1,290 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterReport, left, requested } from '../../src/budget/account-rules.js';
+import type { AccountConfig, AccountRecord, Verdict } from '../../src/budget/account-rules.js';
+import { accountState } from '../../src/budget/budget-state.js';
+import type { FairClass } from '../../src/budget/fair-queue.js';
+import { createMemoryLedger } from '../../src/budget/ledger.js';
+import type { AccountChange } from '../../src/budget/ledger.js';
+import { budgetLimits } from '../../src/budget/limits.js';
+import type { BudgetState } from '../../src/domain/budget.js';
+import type { RequestBudgetOptions } from '../../src/domain/options.js';
+import type { RateLimitInfo } from '../../src/domain/requests.js';
+import { RedisLedger } from '../../src/redis/account-store.js';
+import { startRedisServer, type RedisServer } from '../redis/redis-server.js';
+
+/**
+ * The account's rules as a table: each row a rule, a sequence of requests, answers and time steps,
+ * and what the account must say to each — run against the ledger in memory and the ledger in Redis
+ * (a real redis-server), both in virtual time: the clock moves only when a row says so.
+ */
+
+type Expect = 'granted' | 'wait' | 'refused' | { readonly wait: number } | { readonly refused: number };
+
+type Step =
+  /** The clock moves to this time. */
+  | { readonly at: number }
+  /** A request of this class asks (`times` of them, each expecting the same). */
+  | { readonly ask: FairClass; readonly by?: string; readonly key?: string; readonly demand?: number; readonly times?: number; readonly expect: Expect }
+  /** An answer arrived now for a request sent at `sentAt`. */
+  | { readonly report: { readonly status?: number; readonly sentAt?: number; readonly key?: string; readonly rateLimit?: RateLimitInfo }; readonly by?: string }
+  | { readonly leave: string }
+  /** What the account shows now. */
+  | { readonly state: Partial<BudgetState>; readonly by?: string };
+
+interface Row {
+  readonly name: string;
+  /** The processes of the account and their options (default: one, `a`, with the defaults). */
+  readonly processes?: Readonly<Record<string, RequestBudgetOptions>>;
+  readonly steps: readonly Step[];
+}
+
+const LEASE_MS = 10 * 62_000;
+const DEFAULT = budgetLimits();
+const T = DEFAULT.pacingIntervalMs; // 682
+const WINDOW = DEFAULT.minuteWindowMs; // 62,000
+const DAY = DEFAULT.dayWindowMs; // 86,402,000
+const SPACING = DEFAULT.duplicateStartSpacingMs; // 1,100
+
+const asks = (ask: FairClass, times: number, expect: Expect = 'granted', by?: string): Step => ({ ask, times, expect, ...(by === undefined ? {} : { by }) });
+
+const ROWS: readonly Row[] = [
+  { name: 'a fresh account lets the burst of 5 go at once', steps: [asks('reads', 5)] },
+  { name: 'the request after the burst waits one pacing interval', steps: [asks('reads', 5), { ask: 'reads', expect: { wait: T } }] },
+  { name: 'at the pacer\'s time the next one goes', steps: [asks('reads', 5), { at: T }, { ask: 'reads', expect: 'granted' }, { ask: 'reads', expect: { wait: 2 * T } }] },
+  { name: 'interactive calls are paced as reads are', steps: [asks('interactive', 5), { ask: 'interactive', expect: { wait: T } }] },
+  { name: 'a start is paced like a poll within the minute', steps: [asks('reads', 5), { ask: 'start', key: 's', expect: { wait: T } }] },
+  { name: 'an abort is not paced: it goes past a spent burst', steps: [asks('reads', 5), asks('abort', 10)] },
+  { name: 'aborts never exceed the service\'s 100 in any window of ours', steps: [asks('abort', 100), { ask: 'abort', expect: { wait: WINDOW } }] },
+  {
+    name: 'paced requests never exceed the usable 95 in any window, whatever the burst',
+    processes: { a: { burst: 95 } },
+    steps: [asks('interactive', 95), { ask: 'interactive', expect: { wait: WINDOW } }],
+  },
+  // Aborts are not held to the pace, but they use it up: what follows them is paced after them.
+  { name: 'aborts take their slots of the pace: what follows them is paced after them', steps: [asks('abort', 95), { ask: 'reads', expect: { wait: 91 * T } }] },
+  { name: 'an identical start waits while the first is on its way', steps: [{ ask: 'start', key: 'c-1 {}', expect: 'granted' }, { at: 5_000 }, { ask: 'start', key: 'c-1 {}', expect: 'wait' }] },
+  {
+    name: 'an identical start goes the spacing after the answer (service.md §2.2)',
+    steps: [{ ask: 'start', key: 'c-1 {}', expect: 'granted' }, { at: 300 }, { report: { status: 200, sentAt: 0, key: 'c-1 {}' } }, { ask: 'start', key: 'c-1 {}', expect: { wait: 300 + SPACING } }, { at: 300 + SPACING }, { ask: 'start', key: 'c-1 {}', expect: 'granted' }],
+  },
+  { name: 'a start with another body goes at once', steps: [{ ask: 'start', key: 'c-1 {}', expect: 'granted' }, { ask: 'start', key: 'c-1 {"n":2}', expect: 'granted' }] },
+  {
+    name: 'identical starts are spaced across processes of the account',
+    processes: { a: {}, b: {} },
+    steps: [{ ask: 'start', key: 'c-1 {}', expect: 'granted' }, { at: 100 }, { report: { status: 200, sentAt: 0, key: 'c-1 {}' } }, { ask: 'start', by: 'b', key: 'c-1 {}', expect: { wait: 100 + SPACING } }],
+  },
+  {
+    name: 'a 429 holds every class until the window after its request\'s send',
+    steps: [{ ask: 'reads', expect: 'granted' }, { at: 500 }, { report: { status: 429, sentAt: 0 } }, { ask: 'reads', expect: { wait: WINDOW } }, { ask: 'start', key: 's', expect: { wait: WINDOW } }, { ask: 'abort', expect: { wait: WINDOW } }, { state: { pausedUntil: WINDOW } }],
+  },
+  {
+    name: 'a 429 holds every process of the account',
+    processes: { a: {}, b: {} },
+    steps: [{ ask: 'reads', expect: 'granted' }, { at: 500 }, { report: { status: 429, sentAt: 0 } }, { ask: 'interactive', by: 'b', expect: { wait: WINDOW } }],
+  },
+  { name: 'a throttler\'s Retry-After pauses from the answer, for as long as it says', steps: [{ ask: 'reads', expect: 'granted' }, { at: 500 }, { report: { status: 429, sentAt: 0, rateLimit: { retryAfterMs: 5_000 } } }, { ask: 'reads', expect: { wait: 5_500 } }] },
+  { name: 'a Retry-After never pauses longer than one window', steps: [{ ask: 'reads', expect: 'granted' }, { at: 500 }, { report: { status: 429, sentAt: 0, rateLimit: { retryAfterMs: 3_600_000 } } }, { ask: 'reads', expect: { wait: 500 + WINDOW } }] },
+  {
+    name: 'after a 429\'s pause one request goes, then the pace: no burst',
+    steps: [{ ask: 'reads', expect: 'granted' }, { report: { status: 429, sentAt: 0 } }, { at: WINDOW }, { ask: 'reads', expect: 'granted' }, { ask: 'reads', expect: { wait: WINDOW + T } }],
+  },
+  {
+    name: 'the service\'s lower limit per minute is the account\'s (service.md §2.1)',
+    steps: [{ report: { status: 200, rateLimit: { limitPerMinute: 10 } } }, asks('reads', 5), { ask: 'reads', expect: { wait: Math.ceil(WINDOW / 6) } }, { state: { limitPerMinute: 10 } }],
+  },
+  { name: 'a limit above the configured one changes nothing', steps: [{ report: { status: 200, rateLimit: { limitPerMinute: 1_000, limitPerDay: 50_000 } } }, asks('reads', 5), { ask: 'reads', expect: { wait: T } }, { state: { limitPerMinute: 100, limitPerDay: 10_000 } }] },
+  {
+    name: 'a remaining count below ours spreads what is left over the window (another process on the account)',
+    steps: [{ ask: 'reads', expect: 'granted' }, { report: { status: 200, sentAt: 0, rateLimit: { remainingPerMinute: 40 } } }, { ask: 'reads', expect: { wait: WINDOW / 35 } }, { state: { followingServer: true } }],
+  },
+  {
+    name: 'a later answer that shows no gap lifts the cap',
+    steps: [{ ask: 'reads', expect: 'granted' }, { report: { status: 200, sentAt: 0, rateLimit: { remainingPerMinute: 40 } } }, { report: { status: 200, sentAt: 0, rateLimit: { remainingPerMinute: 99 } } }, { ask: 'reads', expect: 'granted' }, { state: { followingServer: false } }],
+  },
+  {
+    name: 'with only the safety margin left, reads wait for the window and an abort still goes',
+    steps: [{ ask: 'reads', expect: 'granted' }, { report: { status: 200, sentAt: 0, rateLimit: { remainingPerMinute: 3 } } }, { ask: 'reads', expect: { wait: WINDOW } }, { ask: 'abort', expect: 'granted' }],
+  },
+  { name: 'with nothing left this minute, even an abort waits for the window', steps: [{ ask: 'reads', expect: 'granted' }, { report: { status: 200, sentAt: 0, rateLimit: { remainingPerMinute: 0 } } }, { ask: 'abort', expect: { wait: WINDOW } }] },
+  {
+    name: 'a count stuck at zero is no longer followed once a request sent after it ran out is answered with success and zero again',
+    steps: [
+      { ask: 'reads', expect: 'granted' },
+      { at: 100 },
+      { report: { status: 200, sentAt: 0, rateLimit: { remainingPerMinute: 0 } } },
+      { ask: 'reads', expect: { wait: WINDOW } },
+      { at: WINDOW },
+      { ask: 'reads', expect: 'granted' },
+      { report: { status: 200, sentAt: WINDOW, rateLimit: { remainingPerMinute: 0 } } },
+      { ask: 'reads', expect: 'granted' },
+    ],
+  },
+  {
+    name: 'a day with nothing left for polls looks again after a minute\'s window, never a day later',
+    steps: [{ ask: 'reads', expect: 'granted' }, { report: { status: 200, sentAt: 0, rateLimit: { remainingPerDay: 0 } } }, { ask: 'reads', expect: { wait: WINDOW } }],
+  },
+  { name: 'the service\'s spent day refuses a start until its window can have reset', steps: [{ ask: 'reads', expect: 'granted' }, { report: { status: 200, sentAt: 0, rateLimit: { remainingPerDay: 0 } } }, { ask: 'start', key: 's', expect: { refused: DAY } }] },
+  {
+    name: 'our own spent day refuses a start, the day counted by minute',
+    processes: { a: { requestsPerDay: 4, dayReserve: 0 } },
+    steps: [{ at: 30_000 }, asks('start', 4), { ask: 'start', key: 's5', expect: { refused: 60_000 + DAY } }],
+  },
+  {
+    name: 'polls and interactive calls never take the day\'s reserve; starts take its first half, aborts the rest',
+    processes: { a: { requestsPerDay: 20, dayReserve: 0.5, dayBurst: 0.9, burst: 20 } },
+    steps: [asks('reads', 9), { ask: 'reads', expect: 'wait' }, { ask: 'interactive', expect: 'wait' }, asks('start', 6), { ask: 'start', key: 'late', expect: 'refused' }, asks('abort', 5), { ask: 'abort', expect: { wait: 60_000 + DAY } }],
+  },
+  {
+    name: 'the day\'s bucket lets sporadic use go at the minute\'s pace, then the day\'s sustainable pace',
+    processes: { a: { requestsPerDay: 100, burst: 20 } },
+    steps: [asks('reads', 9), { ask: 'reads', expect: 'wait' }, { ask: 'abort', expect: 'granted' }, { state: { usedThisMinute: 10 } }],
+  },
+  {
+    name: 'each process\'s reads get the share of the pace its waiting runs make of the account\'s',
+    processes: { three: { requestsPerMinute: 200, safetyMargin: 0, burst: 100 }, one: { requestsPerMinute: 200, safetyMargin: 0, burst: 100 } },
+    steps: [
+      { ask: 'reads', by: 'three', demand: 3, expect: 'granted' },
+      { ask: 'reads', by: 'one', demand: 1, expect: 'granted' },
+      { ask: 'reads', by: 'one', demand: 1, expect: { wait: 4 * 1.1 * budgetLimits({ requestsPerMinute: 200, safetyMargin: 0, burst: 100 }).pacingIntervalMs } },
+    ],
+  },
+  {
+    name: 'a process that leaves gives its share back at once',
+    processes: { a: { requestsPerMinute: 200, safetyMargin: 0, burst: 100 }, b: { requestsPerMinute: 200, safetyMargin: 0, burst: 100 } },
+    steps: [{ ask: 'reads', by: 'b', demand: 20, expect: 'granted' }, { ask: 'reads', demand: 1, expect: 'granted' }, { ask: 'reads', demand: 1, expect: 'wait' }, { leave: 'b' }, { ask: 'reads', demand: 1, expect: 'granted' }],
+  },
+  {
+    name: 'a process killed with -9 is forgotten when its lease runs out',
+    processes: { a: { requestsPerMinute: 200, safetyMargin: 0, burst: 100 }, b: { requestsPerMinute: 200, safetyMargin: 0, burst: 100 } },
+    // A process late for its turn keeps one turn of it: after a long spell, two reads, then its share.
+    steps: [{ ask: 'reads', by: 'b', demand: 20, expect: 'granted' }, { ask: 'reads', demand: 1, expect: 'granted' }, { at: LEASE_MS - 1 }, asks('reads', 2), { ask: 'reads', demand: 1, expect: 'wait' }, { at: 2 * LEASE_MS }, asks('reads', 5)],
+  },
+  {
+    name: 'a process configured lower is held to its own pace',
+    processes: { fast: { requestsPerMinute: 100, burst: 20 }, slow: { requestsPerMinute: 30 } },
+    steps: [{ ask: 'interactive', by: 'fast', expect: 'granted' }, asks('interactive', 5, 'granted', 'slow'), { ask: 'interactive', by: 'slow', expect: { wait: budgetLimits({ requestsPerMinute: 30 }).pacingIntervalMs } }, { ask: 'interactive', by: 'fast', expect: 'granted' }],
+  },
+  {
+    name: 'a process configured lower does not slow the account',
+    processes: { fast: { requestsPerMinute: 100 }, slow: { requestsPerMinute: 30 } },
+    steps: [{ ask: 'interactive', by: 'fast', expect: 'granted' }, { ask: 'interactive', by: 'slow', expect: 'granted' }, asks('interactive', 3, 'granted', 'fast'), { ask: 'interactive', by: 'fast', expect: { wait: T } }],
+  },
+  {
+    name: 'the state counts the minute and the day, and what the day has left',
+    steps: [asks('reads', 5), asks('abort', 3), { state: { usedThisMinute: 8, usedToday: 8, remainingThisMinute: 92, remainingToday: 9_992, nextSendAt: 4 * T } }, { at: 61_000 }, { state: { usedThisMinute: 0, usedToday: 8 } }],
+  },
+];
+
+let server: RedisServer;
+let redis: Redis;
+beforeAll(async () => {
+  server = await startRedisServer();
+  redis = new Redis({ path: server.socket, maxRetriesPerRequest: null });
+});
+afterAll(async () => {
+  redis.disconnect();
+  await server.close();
+});
+
+/** The account's ledgers as a row's processes see them: `transact` for each process by name. */
+type Ledgers = (process: string, config: AccountConfig) => <T>(now: number, change: AccountChange<T>) => Promise<T>;
+
+let account = 0;
+const implementations: readonly (readonly [string, () => Ledgers])[] = [
+  [
+    'in memory',
+    () => {
+      const ledger = createMemoryLedger();
+      return () => (now, change) => Promise.resolve(ledger.transact(now, change));
+    },
+  ],
+  [
+    'in Redis',
+    () => {
+      const name = `conformance-${account++}`;
+      const ledgers = new Map<string, RedisLedger>();
+      return (process, config) => {
+        let ledger = ledgers.get(process);
+        if (ledger === undefined) {
+          ledger = new RedisLedger(redis, { account: name, config });
+          ledgers.set(process, ledger);
+        }
+        const own = ledger;
+        return (now, change) => own.transact(now, change);
+      };
+    },
+  ],
+];
+
+function outcome(verdict: Verdict): Expect {
+  return verdict.verdict === 'granted' ? 'granted' : verdict.verdict === 'wait' ? { wait: verdict.at } : { refused: verdict.at };
+}
+
+function matches(verdict: Verdict, expected: Expect): boolean {
+  if (typeof expected === 'string') return verdict.verdict === expected;
+  if ('wait' in expected) return verdict.verdict === 'wait' && Math.abs(verdict.at - expected.wait) < 1e-6;
+  return verdict.verdict === 'refused' && Math.abs(verdict.at - expected.refused) < 1e-6;
+}
+
+async function play(row: Row, ledgers: Ledgers): Promise<void> {
+  const processes = row.processes ?? { a: {} };
+  const configs = new Map(Object.entries(processes).map(([id, options]) => [id, { options, process: { id, leaseMs: LEASE_MS } } satisfies AccountConfig]));
+  const configOf = (by: string | undefined): AccountConfig => configs.get(by ?? Object.keys(processes)[0]!)!;
+  let now = 0;
+  let n = 0;
+  for (const [index, step] of row.steps.entries()) {
+    if ('at' in step) now = step.at;
+    else if ('ask' in step) {
+      const config = configOf(step.by);
+      const transact = ledgers(config.process!.id, config);
+      for (let time = 0; time < (step.times ?? 1); time++) {
+        const startKey = step.ask === 'start' ? (step.key ?? `c-${n++} {}`) : undefined;
+        const verdict = await transact(now, (current, at) => {
+          const next = requested(current, { klass: step.ask, startKey, demand: step.demand ?? 1 }, at, config);
+          return [next.record, next.verdict];
+        });
+        expect(matches(verdict, step.expect), `step ${index} (${step.ask} #${time + 1}): ${JSON.stringify(outcome(verdict))}, expected ${JSON.stringify(step.expect)}`).toBe(true);
+      }
+    } else if ('report' in step) {
+      const config = configOf(step.by);
+      const { status, sentAt, key, rateLimit } = step.report;
+      const answer = { sentAt, inFlight: 0, httpStatus: status ?? 200, rateLimit: rateLimit ?? {}, startKey: key };
+      await ledgers(config.process!.id, config)(now, (current, at) => [afterReport(current, answer, at, config), undefined]);
+    } else if ('leave' in step) {
+      const config = configOf(step.leave);
+      await ledgers(step.leave, config)(now, (current) => [left(current, config), undefined]);
+    } else {
+      const config = configOf(step.by);
+      const record = await ledgers(config.process!.id, config)(now, (current): [AccountRecord, AccountRecord] => [current, current]);
+      const state = accountState(record, config, now, { inFlight: 0, queued: { total: 0, byPriority: { abort: 0, start: 0, interactive: 0, status: 0, output: 0 } }, cadences: {} });
+      expect(state, `step ${index}`).toMatchObject(step.state);
+    }
+  }
+}
+
+describe.each(implementations)('the account\'s rules, with the ledger %s', (_name, make) => {
+  it('has a row for every rule (at least 30)', () => {
+    expect(ROWS.length).toBeGreaterThanOrEqual(30);
+  });
+
+  it.each(ROWS.map((row) => [row.name, row] as const))('%s', async (_rowName, row) => {
+    await play(row, make());
+  });
+});
+
+describe('the account\'s rules, with the ledger in Redis only', () => {
+  it('pauses the account for a window when Redis lost it (a restart with nothing saved), even when an answer\'s report reaches it first', async () => {
+    const config: AccountConfig = { options: {}, process: { id: 'a', leaseMs: LEASE_MS } };
+    const ledger = new RedisLedger(redis, { account: 'conformance-lost', config });
+    const ask = (now: number): Promise<Verdict> =>
+      ledger.transact(now, (current, at) => {
+        const next = requested(current, { klass: 'reads', demand: 1 }, at, config);
+        return [next.record, next.verdict];
+      });
+    expect(await ask(0)).toEqual({ verdict: 'granted' });
+    await redis.del('{fs:conformance-lost}:ledger');
+    await ledger.transact(1_000, (current, at) => [afterReport(current, { sentAt: 0, inFlight: 0, httpStatus: 200, rateLimit: {} }, at, config), undefined]);
+    expect(await ask(2_000)).toEqual({ verdict: 'wait', at: 1_000 + WINDOW });
+  });
+});
