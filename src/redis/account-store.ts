@@ -1,10 +1,12 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import pRetry from 'p-retry';
 import { afterReport, checkedEpoch, left, newAccountRecord, requested } from '../budget/account-rules.js';
 import type { AccountConfig, AccountRecord, Verdict } from '../budget/account-rules.js';
 import type { FairClass } from '../budget/fair-queue.js';
 import type { AccountChange, AccountLedger } from '../budget/ledger.js';
 import type { RateLimitInfo } from '../domain/requests.js';
+import { FlowstreamError } from '../errors/flowstream-error.js';
 import { accountTag } from './account-name.js';
 
 /**
@@ -91,22 +93,39 @@ export class RedisLedger implements AccountLedger {
     this.#options = options;
   }
 
-  async transact<T>(now: number, change: AccountChange<T>): Promise<T> {
-    for (;;) {
-      const [version, json, writtenAt, seconds, micros] = await this.#redis.flowstreamLedgerRead(this.#key);
-      const redisMs = Number(seconds) * 1_000 + Math.floor(Number(micros) / 1_000);
-      const stored = json === '' ? undefined : (JSON.parse(json) as AccountRecord);
-      const record = stored ?? newAccountRecord(`${redisMs}-${randomUUID()}`);
-      const at = Math.max(record.at, this.#guarded(now, record, stored === undefined ? undefined : Number(writtenAt), redisMs));
-      const [changed, result] = change(checkedEpoch(record, this.#epoch, at, this.#options.config), at);
-      const next = changed.at >= at ? changed : { ...changed, at };
-      const written = await this.#redis.flowstreamLedgerWrite(this.#key, version, JSON.stringify(next), redisMs, RECORD_TTL_MS);
-      if (written === 1) {
-        this.#epoch = next.epoch;
-        return result;
-      }
-      this.conflicts += 1;
+  /**
+   * One change of the record, made again at once (p-retry drives the loop, no wait: the record was just
+   * written) each time another process wrote first, at most `MAX_CONFLICTS` times in a row; past that it
+   * fails `BUDGET_UNAVAILABLE`, which the budget takes as Redis not answering (it asks again later).
+   * Any other failure (Redis away) is not retried here.
+   */
+  transact<T>(now: number, change: AccountChange<T>): Promise<T> {
+    return pRetry(() => this.#attempt(now, change), {
+      retries: MAX_CONFLICTS,
+      minTimeout: 0,
+      maxTimeout: 0,
+      shouldRetry: ({ error }) => error instanceof LedgerConflict,
+    }).catch((error: unknown) => {
+      if (!(error instanceof LedgerConflict)) throw error;
+      throw new FlowstreamError(`The account's record in Redis was changed by another process ${MAX_CONFLICTS + 1} times in a row: nothing was decided`, 'BUDGET_UNAVAILABLE');
+    });
+  }
+
+  async #attempt<T>(now: number, change: AccountChange<T>): Promise<T> {
+    const [version, json, writtenAt, seconds, micros] = await this.#redis.flowstreamLedgerRead(this.#key);
+    const redisMs = Number(seconds) * 1_000 + Math.floor(Number(micros) / 1_000);
+    const stored = json === '' ? undefined : (JSON.parse(json) as AccountRecord);
+    const record = stored ?? newAccountRecord(`${redisMs}-${randomUUID()}`);
+    const at = Math.max(record.at, this.#guarded(now, record, stored === undefined ? undefined : Number(writtenAt), redisMs));
+    const [changed, result] = change(checkedEpoch(record, this.#epoch, at, this.#options.config), at);
+    const next = changed.at >= at ? changed : { ...changed, at };
+    const written = await this.#redis.flowstreamLedgerWrite(this.#key, version, JSON.stringify(next), redisMs, RECORD_TTL_MS);
+    if (written === 1) {
+      this.#epoch = next.epoch;
+      return result;
     }
+    this.conflicts += 1;
+    throw new LedgerConflict();
   }
 
   /** `now`, or the latest time Redis's clock allows when this process's clock has stepped ahead. */
@@ -122,6 +141,12 @@ export class RedisLedger implements AccountLedger {
     return allowed;
   }
 }
+
+/** Conflicts in a row after which a change gives up: 8 processes contending meet about 4 per change. */
+const MAX_CONFLICTS = 64;
+
+/** Another process wrote the record between this one's read and write. */
+class LedgerConflict extends Error {}
 
 /** The class of a request as the account sees it: a run's status and output reads are one (`read`). */
 export type GrantClass = 'abort' | 'start' | 'interactive' | 'read';

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { budgetLimits } from '../../src/budget/limits.js';
 import type { RequestBudgetOptions } from '../../src/domain/options.js';
-import { RedisAccountStore } from '../../src/redis/account-store.js';
+import { RedisAccountStore, RedisLedger } from '../../src/redis/account-store.js';
 import { startRedisServer, type RedisServer } from './redis-server.js';
 
 const LIMITS = budgetLimits();
@@ -220,3 +220,29 @@ describe('the Redis ledger when Redis loses the account', () => {
     fresh.disconnect();
   });
 });
+
+describe('the Redis ledger\'s compare-and-set', () => {
+  const config = { options: {}, process: { id: 'p-cas', leaseMs: 10_000 } };
+  /** A change that lets another writer in between its read and its write `times` times (the same connection, so in order). */
+  const contended = (account: string, times: number) => {
+    let calls = 0;
+    return <T>(record: T, at: number): [T, number] => {
+      calls += 1;
+      if (calls <= times) void redis.hincrby(`{fs:${account}}:ledger`, 'v', 1);
+      return [record, at];
+    };
+  };
+
+  it('makes a change again each time another process wrote first, and counts the conflicts', async () => {
+    const ledger = new RedisLedger(redis, { account: 'acct-cas', config });
+    await expect(ledger.transact(now, contended('acct-cas', 3))).resolves.toBe(now);
+    expect(ledger.conflicts).toBe(3);
+  });
+
+  it('gives up with BUDGET_UNAVAILABLE after 65 conflicts in a row rather than spin for ever', async () => {
+    const ledger = new RedisLedger(redis, { account: 'acct-cas-spin', config });
+    await expect(ledger.transact(now, contended('acct-cas-spin', Number.POSITIVE_INFINITY))).rejects.toMatchObject({ code: 'BUDGET_UNAVAILABLE' });
+    expect(ledger.conflicts).toBe(65);
+  });
+});
+
