@@ -294,30 +294,27 @@ function errorFields(text: string): { readonly error?: string; readonly message?
   }
 }
 
-/** The run event a message carries, checked as far as its name and type agree; `undefined` for anything else. */
-function runEventOf(name: string, data: string): RunEvent | undefined {
+/** `data` parsed as a JSON object; `undefined` for anything else. */
+function objectOf(data: string): Readonly<Record<string, unknown>> | undefined {
   let parsed: unknown;
   try {
     parsed = JSON.parse(data);
   } catch {
     return undefined;
   }
-  if (typeof parsed !== 'object' || parsed === null) return undefined;
-  const { type, executionId } = parsed as { readonly type?: unknown; readonly executionId?: unknown };
-  return type === name && typeof executionId === 'string' ? (parsed as RunEvent) : undefined;
+  return typeof parsed === 'object' && parsed !== null ? (parsed as Readonly<Record<string, unknown>>) : undefined;
+}
+
+/** The run event a message carries, checked as far as its name and type agree; `undefined` for anything else. */
+function runEventOf(name: string, data: string): RunEvent | undefined {
+  const parsed = objectOf(data);
+  return parsed?.['type'] === name && typeof parsed['executionId'] === 'string' ? (parsed as unknown as RunEvent) : undefined;
 }
 
 /** The run state a snapshot carries, checked as far as its shape goes; `undefined` for anything else. */
 function runStateOf(data: string): RunState | undefined {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(data);
-  } catch {
-    return undefined;
-  }
-  if (typeof parsed !== 'object' || parsed === null) return undefined;
-  const { nodes, files } = parsed as { readonly nodes?: unknown; readonly files?: unknown };
-  return Array.isArray(nodes) && Array.isArray(files) ? (parsed as RunState) : undefined;
+  const parsed = objectOf(data);
+  return parsed !== undefined && Array.isArray(parsed['nodes']) && Array.isArray(parsed['files']) ? (parsed as unknown as RunState) : undefined;
 }
 
 /** Statuses a new connection may cure: the relay or a proxy failing or busy. A refusal (401, 403, 404, 400) is final. */

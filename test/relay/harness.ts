@@ -1,3 +1,4 @@
+import { afterEach } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { firstValueFrom, type Observable, toArray } from 'rxjs';
@@ -82,3 +83,25 @@ export function rebuiltMessages(events: readonly RunEvent[]): Record<string, str
   }
   return texts;
 }
+
+/**
+ * Worlds a test file opens through `world`, closed after each test: call once at the top of a file.
+ *
+ * @example
+ * ```ts
+ * const world = openWorlds();
+ * it('…', async () => { const { client } = await world(); });
+ * ```
+ */
+export function openWorlds(): (...args: Parameters<typeof relayWorld>) => Promise<RelayWorld> {
+  const open: RelayWorld[] = [];
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((made) => made.close()));
+  });
+  return async (...args) => {
+    const made = await relayWorld(...args);
+    open.push(made);
+    return made;
+  };
+}
+

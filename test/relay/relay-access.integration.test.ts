@@ -1,19 +1,10 @@
 import { firstValueFrom, filter } from 'rxjs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isRelayError, type RelayError } from '../../src/errors/relay-error.js';
 import { createRunTokens } from '../../src/relay/run-tokens.js';
-import { allEvents, type RelayWorld, relayWorld } from './harness.js';
+import { allEvents, openWorlds } from './harness.js';
 
-const open: RelayWorld[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((world) => world.close()));
-});
-
-async function world(...args: Parameters<typeof relayWorld>): Promise<RelayWorld> {
-  const made = await relayWorld(...args);
-  open.push(made);
-  return made;
-}
+const world = openWorlds();
 
 /** Every response's raw bytes as text, to look for what must never be in one. */
 async function rawText(response: Response): Promise<string> {

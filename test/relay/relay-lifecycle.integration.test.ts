@@ -1,18 +1,9 @@
 import { filter, firstValueFrom, timer } from 'rxjs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isRelayError } from '../../src/errors/relay-error.js';
-import { allEvents, type RelayWorld, relayWorld } from './harness.js';
+import { allEvents, openWorlds } from './harness.js';
 
-const open: RelayWorld[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((world) => world.close()));
-});
-
-async function world(...args: Parameters<typeof relayWorld>): Promise<RelayWorld> {
-  const made = await relayWorld(...args);
-  open.push(made);
-  return made;
-}
+const world = openWorlds();
 
 describe('the run relay: the life of a follow', () => {
   it('tells every viewer when its follow fails (RelayError 502 with the cause\'s code, no key), and follows afresh for the next viewer', async () => {

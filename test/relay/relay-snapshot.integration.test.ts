@@ -1,22 +1,13 @@
 import { filter, firstValueFrom, from, lastValueFrom, share } from 'rxjs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createRunRelay } from '../../src/relay/run-relay.js';
 import { connectRun } from '../../src/runs/connect-run.js';
 import type { RunEvent } from '../../src/runs/events.js';
 import type { RunState } from '../../src/runs/run-state.js';
 import { toRunState } from '../../src/runs/to-run-state.js';
-import { allEvents, rebuiltMessages, type RelayWorld, relayWorld } from './harness.js';
+import { allEvents, rebuiltMessages, openWorlds } from './harness.js';
 
-const open: RelayWorld[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((world) => world.close()));
-});
-
-async function world(...args: Parameters<typeof relayWorld>): Promise<RelayWorld> {
-  const made = await relayWorld(...args);
-  open.push(made);
-  return made;
-}
+const world = openWorlds();
 
 /** The state `events` fold to, without the time it took. */
 async function finalState(events: readonly RunEvent[]): Promise<RunState> {

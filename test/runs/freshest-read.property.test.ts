@@ -1,37 +1,14 @@
 import fc from 'fast-check';
 import { share } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import type { ExecutionStatus, NodeStatus } from '../../src/domain/model.js';
+import type { NodeStatus } from '../../src/domain/model.js';
 import { runsOver } from '../../src/runs/create-runs.js';
 import type { RunEvent } from '../../src/runs/events.js';
 import type { RunState } from '../../src/runs/run-state.js';
 import { toRunState } from '../../src/runs/to-run-state.js';
 import { CANVAS_ID, node, output, outputNode, scriptedSource, snapshot, started, testScheduler } from './fixtures.js';
+import { defaults, executionAt, life, statusAt } from './task-lives.js';
 
-// service.md §3.2, §3.3, §4.1, §4.2: task nodes move forward on their own timelines; the execution is
-// `failed` as soon as one fails while the others go on; the status lists every node, the output the tasks.
-
-/** A task node's life: it starts at `startAt`, ends at `endAt` (`failed` or `finish`), in service steps. */
-interface Life {
-  readonly startAt: number;
-  readonly endAt: number;
-  readonly fails: boolean;
-}
-
-const life = fc.record({ startAt: fc.integer({ min: 0, max: 6 }), length: fc.integer({ min: 0, max: 6 }), fails: fc.boolean() }).map(({ startAt, length, fails }): Life => ({ startAt, endAt: startAt + length, fails }));
-
-function statusAt(task: Life, step: number): NodeStatus {
-  if (step < task.startAt) return 'init';
-  if (step < task.endAt) return 'executing';
-  return task.fails ? 'failed' : 'finish';
-}
-
-function executionAt(statuses: readonly NodeStatus[]): ExecutionStatus {
-  if (statuses.includes('failed')) return 'failed';
-  return statuses.every((status) => status === 'finish') ? 'finish' : 'executing';
-}
-
-const defaults = { random: () => 0.5, polling: { minMs: 100, maxMs: 400 } };
 
 describe('what a run shows of its nodes', () => {
   it('is always a status the service showed, and at the end the freshest one read', () => {
