@@ -157,8 +157,14 @@ export class FairQueue {
   readonly #entries = new Map<number, QueuedRequest>();
   /** Per class, the flows by key. */
   readonly #flows: Readonly<Record<FairClass, Map<string, Flow>>> = { abort: new Map(), start: new Map(), interactive: new Map(), reads: new Map() };
-  /** Flows with nothing waiting that had a turn in their class's current one or later, by tag. */
-  readonly #idle = new IndexedHeap<'slot', Flow>('slot', (a, b) => a.last < b.last);
+  /**
+   * Per class, flows with nothing waiting that had a turn in the class's current one or later, by tag.
+   * Per class, so that serving one class forgets its own flows only as its own turns pass; at most
+   * `MAX_IDLE_FLOWS` each (a class whose keys never come back — aborts, starts — would otherwise keep one
+   * per key while its turn does not move): past that the oldest is forgotten, and its next request takes
+   * the class's current turn a turn early.
+   */
+  readonly #idle: Readonly<Record<FairClass, IndexedHeap<'slot', Flow>>> = { abort: idleHeap(), start: idleHeap(), interactive: idleHeap(), reads: idleHeap() };
   /** Per class, the tag of the last request served: the class's virtual time. */
   readonly #clocks: Record<FairClass, number> = { abort: 0, start: 0, interactive: 0, reads: 0 };
   readonly #depths: Record<RequestPriority, number> = { abort: 0, start: 0, interactive: 0, status: 0, output: 0 };
@@ -195,7 +201,7 @@ export class FairQueue {
       const flows = this.#flows[klass];
       flow = flows.get(ticket.key);
       if (flow === undefined) flows.set(ticket.key, (flow = { key: ticket.key, klass, last: clock - 1, waiting: 0, slot: -1 }));
-      else this.#idle.remove(flow);
+      else this.#idle[klass].remove(flow);
       tag = Math.max(clock, flow.last + 1);
     }
     const cutsIn = order?.certain === true && tag < clock + CUT_IN_TURNS;
@@ -239,10 +245,18 @@ export class FairQueue {
     const klass = fairClassOf(entry.ticket.priority);
     this.#clocks[klass] = Math.max(this.#clocks[klass], entry.tag);
     // Flows whose last turn is now past are forgotten.
-    for (let flow = this.#idle.peek(); flow !== undefined && flow.last < this.#clocks[flow.klass]; flow = this.#idle.peek()) {
-      this.#idle.remove(flow);
-      this.#flows[flow.klass].delete(flow.key);
-    }
+    const idle = this.#idle[klass];
+    for (let flow = idle.peek(); flow !== undefined && flow.last < this.#clocks[klass]; flow = idle.peek()) this.#forget(flow);
+  }
+
+  /** How many flows of `klass` are remembered (waiting or idle): bounded by those waiting plus `MAX_IDLE_FLOWS`. */
+  flowCount(klass: FairClass): number {
+    return this.#flows[klass].size;
+  }
+
+  #forget(flow: Flow): void {
+    this.#idle[flow.klass].remove(flow);
+    this.#flows[flow.klass].delete(flow.key);
   }
 
   /**
@@ -250,9 +264,22 @@ export class FairQueue {
    * class's current turn. Until then it is kept, so that its next request comes in the turn after.
    */
   #rest(flow: Flow): void {
-    if (flow.last < this.#clocks[flow.klass]) this.#flows[flow.klass].delete(flow.key);
-    else this.#idle.push(flow);
+    if (flow.last < this.#clocks[flow.klass]) {
+      this.#flows[flow.klass].delete(flow.key);
+      return;
+    }
+    const idle = this.#idle[flow.klass];
+    idle.push(flow);
+    const oldest = idle.peek();
+    if (idle.size > MAX_IDLE_FLOWS && oldest !== undefined) this.#forget(oldest);
   }
+}
+
+/** Idle flows remembered per class at most (see `FairQueue`'s `#idle`). */
+const MAX_IDLE_FLOWS = 1_024;
+
+function idleHeap(): IndexedHeap<'slot', Flow> {
+  return new IndexedHeap<'slot', Flow>('slot', (a, b) => a.last < b.last);
 }
 
 function unreachable(value: never): never {

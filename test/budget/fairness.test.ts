@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { FairQueue } from '../../src/budget/fair-queue.js';
 import { Agenda, maxInAnyWindow, serviceRejections, Simulation, ticket } from './simulation.js';
 
 /**
@@ -65,5 +66,29 @@ describe('fair sharing among many runs', () => {
     const { sim, waits } = pollMany(2, 2_000, 5 * 60_000);
     expect(Math.max(...waits)).toBe(0);
     for (const cadence of Object.values(sim.snapshot().cadences)) expect(cadence.intervalMs).toBe(2_100);
+  });
+});
+
+describe('the fair queue\'s memory of runs', () => {
+  it('forgets a run once its turn is past, whatever other classes did, and keeps at most 1,024 idle keys of a class whose turn never moves', () => {
+    const queue = new FairQueue();
+    let id = 0;
+    const send = (priority: 'abort' | 'status', key: string): void => {
+      const entry = queue.enqueue(id++, { endpoint: priority === 'abort' ? 'abort' : 'status', priority, key }, 0);
+      queue.offer(entry);
+      queue.served(entry);
+      queue.remove(entry.id);
+    };
+    // One abort first: its flow rests at the abort class's turn.
+    send('abort', 'we-aborted');
+    // Then 5,000 runs each read once in turn after another's: each is forgotten once the turn passed it.
+    for (let run = 0; run < 5_000; run += 1) {
+      send('status', `we-${run}`);
+      send('status', `we-${run}`);
+    }
+    expect(queue.flowCount('reads')).toBeLessThanOrEqual(1);
+    // 5,000 aborts of distinct executions: the abort class's turn never moves (each key comes once).
+    for (let run = 0; run < 5_000; run += 1) send('abort', `we-${run}`);
+    expect(queue.flowCount('abort')).toBeLessThanOrEqual(1_024);
   });
 });
