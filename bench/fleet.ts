@@ -90,10 +90,10 @@ export function fleetMatrixTable(cells: readonly FleetCell[]): string {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({ options: { clock: { type: 'string', default: 'both' }, processes: { type: 'string', default: '4,8' } } });
+  const { values } = parseArgs({ options: { clock: { type: 'string', default: 'both' }, processes: { type: 'string', default: '4,8' }, results: { type: 'string', default: 'fleet' } } });
   const clocks: ClockKind[] = values.clock === 'both' ? ['accelerated', 'real'] : [values.clock === 'real' ? 'real' : 'accelerated'];
   const matrix = await fleetMatrix({ clocks, processes: values.processes.split(',').map(Number) });
   console.log(`\n${FLEET_TITLE}\n`);
   console.log(fleetMatrixTable(matrix.cells));
-  console.log(`→ ${await writeResults('fleet', matrix)}`);
+  console.log(`→ ${await writeResults(values.results, matrix)}`);
 }
