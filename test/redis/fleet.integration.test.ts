@@ -67,7 +67,7 @@ describe('a fleet that gains or loses a process, or Redis', () => {
   it(
     'one joining late and one killed -9: the killed one\'s runs are read no more, the others take its share once its lease runs out, with no 429',
     async () => {
-      const outcome = await runFleet({ processes: [3, 6, 12], joinLate: { runs: 6, afterMs: 20_000 }, kill: { process: 2, afterMs: 5_000 }, workMs: 5 * 60_000, speed: SPEED }, redis.socket);
+      const outcome = await runFleet({ processes: [3, 6, 12], joinLate: { runs: 6, afterMs: 20_000 }, kill: { process: 2, afterMs: 5_000 }, workMs: 6 * 60_000, speed: SPEED }, redis.socket);
       console.info(describeOutcome('kill -9 and a late one', outcome));
 
       expect(outcome.exitCodes).toEqual([0, 0, 0]);
