@@ -26,7 +26,9 @@ export interface FleetCell {
   readonly variant: Variant;
   readonly clock: ClockKind;
   readonly scenario: FleetScenario;
-  readonly outcome: FleetOutcome;
+  /** Absent when the cell did not run to its end: `error` says why. */
+  readonly outcome?: FleetOutcome;
+  readonly error?: string;
 }
 
 /** The scenario of one cell: the steady span lasts about 3 minutes after the last start (and after a killed process's lease). */
@@ -52,9 +54,15 @@ export async function fleetMatrix(options: { readonly clocks: readonly ClockKind
       for (const processes of options.processes)
         for (const variant of VARIANTS) {
           const scenario = scenarioOf(processes, variant, clock);
-          const outcome = await runFleet(scenario, server.socket);
-          cells.push({ processes, variant, clock, scenario, outcome });
-          console.error(`fleet: ${clock} ${processes} ${variant}: ${(outcome.realMs / 1000).toFixed(0)} s`);
+          try {
+            const outcome = await runFleet(scenario, server.socket);
+            cells.push({ processes, variant, clock, scenario, outcome });
+            console.error(`fleet: ${clock} ${processes} ${variant}: ${(outcome.realMs / 1000).toFixed(0)} s`);
+          } catch (error) {
+            const message = String(error).split('\n')[0] ?? '';
+            cells.push({ processes, variant, clock, scenario, error: message });
+            console.error(`fleet: ${clock} ${processes} ${variant}: ${message}`);
+          }
         }
     return { cells };
   } finally {
@@ -68,13 +76,17 @@ const percent = (value: number): string => `${(value * 100).toFixed(0)}%`;
 const meanOf = (values: readonly number[]): number | null => (values.length === 0 ? null : values.reduce((sum, value) => sum + value, 0) / values.length);
 
 export function fleetMatrixTable(cells: readonly FleetCell[]): string {
+  const failed = cells.flatMap(({ clock, processes, variant, error }) => (error === undefined ? [] : [`\nnot run to its end: ${clock} ${processes} ${variant}: ${error}`]));
   return table(
-    ['clock', 'processes', 'variant', 'runs', 'steady span (s)', 'mean status interval (s)', 'spread of processes', 'spread of runs', 'utilisation', '429s', 'busiest minute', 'survivors exited 0', 'killed read after'],
-    cells.map(({ clock, processes, variant, outcome }) => [
+    ['clock', 'processes', 'variant', 'runs', 'failed', 'start phase (s)', 'reads while starting', 'steady span (s)', 'mean status interval (s)', 'spread of processes', 'spread of runs', 'utilisation', '429s', 'busiest minute', 'survivors exited 0', 'killed read after'],
+    cells.flatMap(({ clock, processes, variant, outcome }) => outcome === undefined ? [] : [[
       clock === 'accelerated' ? `${SPEED}×` : 'real',
       String(processes),
       variant,
       String(outcome.runs),
+      String(outcome.failedRuns),
+      seconds(outcome.startPhaseMs),
+      String(outcome.readsWhileStarting),
       `${seconds(outcome.steadyMs.from)}–${seconds(outcome.steadyMs.to)}`,
       seconds(meanOf(outcome.figures.runIntervalsMs.flat())),
       times(outcome.figures.processSpread),
@@ -84,9 +96,9 @@ export function fleetMatrixTable(cells: readonly FleetCell[]): string {
       String(outcome.busiestMinute),
       `${outcome.exitCodes.filter((code) => code === 0).length}/${outcome.exitCodes.length}`,
       outcome.readsOfKilledAfterKill === undefined ? '—' : String(outcome.readsOfKilledAfterKill),
-    ]),
+    ]]),
     3,
-  );
+  ) + failed.join('');
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

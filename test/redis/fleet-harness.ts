@@ -44,6 +44,8 @@ export interface FleetOutcome {
   readonly exitCodes: readonly (number | null)[];
   readonly runs: number;
   readonly starts: number;
+  /** Runs that failed (a worker prints `failed <n>`): none expected. */
+  readonly failedRuns: number;
   /** The most requests the service received in any minute of its time. */
   readonly busiestMinute: number;
   /** Requests for the killed process's executions that arrived more than a second after the kill. */
@@ -100,7 +102,8 @@ export async function runFleet(scenario: FleetScenario, socket: string): Promise
   const exitWithinMs = ((scenario.workMs + (scenario.joinLate?.afterMs ?? 0) + 4 * 60_000) / (scenario.speed ?? 1)) * 2 + 60_000;
   try {
     const workers = scenario.processes.map((runs, index) => spawnWorker(`p${index}`, runs));
-    const allStarted = (index: number): Promise<unknown> => workers[index]!.waitFor(new RegExp(`(started \\S+\\n[^]*){${scenario.processes[index]!}}`, 'u'), exitWithinMs);
+    // Every run of the process started (or failed, which the figures count).
+    const allStarted = (index: number): Promise<unknown> => workers[index]!.waitFor(new RegExp(`((started|failed) \\S+\\n[^]*){${scenario.processes[index]!}}`, 'u'), exitWithinMs);
     const { joinLate, kill } = scenario;
     const late =
       joinLate === undefined
@@ -136,6 +139,7 @@ export async function runFleet(scenario: FleetScenario, socket: string): Promise
       exitCodes,
       runs: scenario.processes.reduce((sum, runs) => sum + runs, 0) + (scenario.joinLate?.runs ?? 0),
       starts: starts.length,
+      failedRuns: spawned.reduce((sum, worker) => sum + [...worker.stdout().matchAll(/^failed \d+$/gmu)].length, 0),
       startPhaseMs: lastStart - firstStart,
       readsWhileStarting: requests.filter((request) => (request.endpoint === 'status' || request.endpoint === 'output') && request.emulatorTime > firstStart && request.emulatorTime < lastStart).length,
       busiestMinute: busiestWindow(requests.map((request) => request.emulatorTime)),

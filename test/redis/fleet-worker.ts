@@ -2,8 +2,8 @@
  * One process of a fleet on one account (the fleet harness spawns several): a client whose budget is
  * the account's in Redis. On an accelerated clock (`speed` given) the client runs on the emulator's
  * clock (same speed and real start as the harness's emulator); without `speed` it runs in real time on
- * its default scheduler. It starts `runs` runs at once, prints `started <executionId>` for each and
- * `done` when all ended. Config: one JSON argument (see `FleetWorkerConfig`).
+ * its default scheduler. It starts `runs` runs at once, prints `started <executionId>` for each (`failed <n>` for
+ * one that failed) and `done` when all ended. Config: one JSON argument (see `FleetWorkerConfig`).
  */
 import { Redis } from 'ioredis';
 import { lastValueFrom, tap } from 'rxjs';
@@ -30,7 +30,10 @@ const config = JSON.parse(process.argv[2] ?? '{}') as FleetWorkerConfig;
 const redis = new Redis({ path: config.socket, maxRetriesPerRequest: null });
 const scheduler = config.speed === undefined ? undefined : clockScheduler(createScaledClock(config.speed, Date.now, config.realStart));
 const budget = createRedisBudget({ redis, account: config.account, ...(config.speed === undefined ? {} : { timeScale: config.speed }), ...(scheduler === undefined ? {} : { scheduler }) });
-const client = createClient({ apiKey: config.apiKey, baseUrl: config.baseUrl, budget, ...(scheduler === undefined ? {} : { scheduler }) });
+// A request's deadline is emulator time: on an accelerated clock the default 30 s are a couple of real
+// seconds, which a loaded machine's stalls can outlast, so the deadline is stretched there.
+const timing = scheduler === undefined ? {} : { scheduler, timeoutMs: 120_000 };
+const client = createClient({ apiKey: config.apiKey, baseUrl: config.baseUrl, budget, ...timing });
 
 await Promise.all(
   Array.from({ length: config.runs }, (_, n) =>
@@ -41,6 +44,7 @@ await Promise.all(
         }),
       ),
     ).catch((error: unknown) => {
+      process.stdout.write(`failed ${n}\n`);
       process.stderr.write(`run ${n} failed: ${String(error)}\n`);
     }),
   ),

@@ -54,6 +54,7 @@ describe('one account budget for a fleet, in Redis', () => {
 
       expect(outcome.exitCodes).toEqual([0, 0, 0, 0]);
       expect(outcome.starts).toBe(outcome.runs);
+      expect(outcome.failedRuns).toBe(0);
       expect(outcome.figures.rateLimited).toBe(0);
       expect(outcome.figures.utilisation).toBeGreaterThanOrEqual(UTILISATION);
       expect(outcome.figures.runIntervalsMs.flat()).toHaveLength(outcome.runs);
@@ -72,6 +73,7 @@ describe('a fleet that gains or loses a process, or Redis', () => {
 
       expect(outcome.exitCodes).toEqual([0, 0, 0]);
       expect(outcome.starts).toBe(outcome.runs);
+      expect(outcome.failedRuns).toBe(0);
       expect(outcome.figures.rateLimited).toBe(0);
       expect(outcome.readsOfKilledAfterKill).toBe(0);
       // Measured after the killed process's lease: the survivors, the late one included, use the whole account.
