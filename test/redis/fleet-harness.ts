@@ -111,6 +111,8 @@ export async function runFleet(scenario: FleetScenario, socket: string): Promise
         : Promise.all(workers.map((_, index) => allStarted(index)))
             .then(() => afterEmulatorMs(joinLate.afterMs))
             .then(() => spawnWorker('late', joinLate.runs));
+    // Awaited below; until then a failure of the kill must not leave its rejection unhandled.
+    late?.catch(() => undefined);
     let killedAt: number | undefined;
     const victim = kill === undefined ? undefined : workers[kill.process];
     if (kill !== undefined && victim !== undefined) {
