@@ -94,7 +94,7 @@ console.log(`\n${FILES_EXECUTED_TITLE}\n`);
 console.log(filesExecutedReport(executed));
 console.log(`→ ${await writeResults('files-executed', executed)}`);
 
-// The fleet matrix on the accelerated clock (its real-time half, about 50 minutes: `npx tsx bench/fleet.ts`).
+// The fleet matrix on the accelerated clock (its real-time half, about 35 minutes: `npx tsx bench/fleet.ts --clock real`).
 const fleet = await fleetMatrix({ clocks: ['accelerated'], processes: [4, 8] });
 console.log(`\n${FLEET_TITLE}\n`);
 console.log(fleetMatrixTable(fleet.cells));
