@@ -102,8 +102,10 @@ export async function runFleet(scenario: FleetScenario, socket: string): Promise
   const exitWithinMs = ((scenario.workMs + (scenario.joinLate?.afterMs ?? 0) + 4 * 60_000) / (scenario.speed ?? 1)) * 2 + 60_000;
   try {
     const workers = scenario.processes.map((runs, index) => spawnWorker(`p${index}`, runs));
-    // Every run of the process started (or failed, which the figures count).
-    const allStarted = (index: number): Promise<unknown> => workers[index]!.waitFor(new RegExp(`((started|failed) \\S+\\n[^]*){${scenario.processes[index]!}}`, 'u'), exitWithinMs);
+    // Every run of the process started (or failed, which the figures count). Each repetition takes one
+    // such line and the other lines after it, never another such line: no backtracking blows up.
+    const allStarted = (index: number): Promise<unknown> =>
+      workers[index]!.waitFor(new RegExp(`(?:(?:started|failed) [^\\n]*\\n(?:(?!started |failed )[^\\n]*\\n)*){${scenario.processes[index]!}}`, 'u'), exitWithinMs);
     const { joinLate, kill } = scenario;
     const late =
       joinLate === undefined
