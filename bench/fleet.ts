@@ -33,22 +33,26 @@ export interface FleetCell {
 }
 
 /**
- * The scenario of one cell. Every cell stays within the account's day burst (about 950 requests at the
- * minute's pace, service.md §2.1): past it the budget paces the day, 7 a minute, and a fleet crawls. So
- * the runs work 4 minutes (5 when a process is killed: its lease lasts 2), and the steady span is the
- * time between the last start (and the end of the killed process's lease) and the first run's end.
+ * The scenario of one cell. The account's minute is the service's (100 requests); its day is 100,000,
+ * so that the day's burst (about 950 requests at the service's 10,000) does not end the minute's pace
+ * before the fleet is measured. The runs work long enough for every run to be read a few times after
+ * the last start (and after the end of a killed process's lease, 2 minutes): the start phase and a
+ * read interval both grow with the fleet, about 0.75 s per run.
  */
 export function scenarioOf(processes: number, variant: Variant, clock: ClockKind): FleetScenario {
   const sizes = SIZES[processes] ?? Array.from({ length: processes }, (_, index) => [5, 10, 20, 50][index % 4]!);
-  const speed = clock === 'accelerated' ? { speed: SPEED } : {};
+  const runs = sizes.reduce((sum, count) => sum + count, 0);
+  const base = { processes: sizes, perDay: 100_000, ...(clock === 'accelerated' ? { speed: SPEED } : {}) };
+  // The start phase, then four read intervals.
+  const workMs = Math.ceil((5 * 750 * runs) / 60_000) * 60_000;
   switch (variant) {
     case 'as is':
-      return { processes: sizes, workMs: 4 * 60_000, ...speed };
+      return { ...base, workMs };
     case 'one joins late':
-      return { processes: sizes, joinLate: { runs: 20, afterMs: 20_000 }, workMs: 4 * 60_000, ...speed };
+      return { ...base, joinLate: { runs: 20, afterMs: 20_000 }, workMs: workMs + 60_000 };
     case 'one killed -9':
       // The process of 20 runs, once they have all started.
-      return { processes: sizes, kill: { process: 2, afterMs: 10_000 }, workMs: 5 * 60_000, ...speed };
+      return { ...base, kill: { process: 2, afterMs: 10_000 }, workMs: workMs + 2 * 60_000 };
   }
 }
 

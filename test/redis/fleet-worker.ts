@@ -22,6 +22,8 @@ export interface FleetWorkerConfig {
   readonly canvasId: string;
   readonly runs: number;
   readonly name: string;
+  /** The account's day, when not the service's 10,000. */
+  readonly perDay?: number;
   /** The runs' output mode. Default `'stream'`, the client's. */
   readonly output?: 'stream' | 'final';
 }
@@ -29,7 +31,7 @@ export interface FleetWorkerConfig {
 const config = JSON.parse(process.argv[2] ?? '{}') as FleetWorkerConfig;
 const redis = new Redis({ path: config.socket, maxRetriesPerRequest: null });
 const scheduler = config.speed === undefined ? undefined : clockScheduler(createScaledClock(config.speed, Date.now, config.realStart));
-const budget = createRedisBudget({ redis, account: config.account, ...(config.speed === undefined ? {} : { timeScale: config.speed }), ...(scheduler === undefined ? {} : { scheduler }) });
+const budget = createRedisBudget({ redis, account: config.account, ...(config.perDay === undefined ? {} : { requestsPerDay: config.perDay }), ...(config.speed === undefined ? {} : { timeScale: config.speed }), ...(scheduler === undefined ? {} : { scheduler }) });
 // A request's deadline is emulator time: on an accelerated clock the default 30 s are a couple of real
 // seconds, which a loaded machine's stalls can outlast, so the deadline is stretched there.
 const timing = scheduler === undefined ? {} : { scheduler, timeoutMs: 120_000 };
