@@ -1,134 +1,121 @@
-import { Redis } from 'ioredis';
-import { lastValueFrom, tap } from 'rxjs';
-import { type Client, createClient } from '../src/client.js';
-import { clockScheduler, createEmulator, createScaledClock, type WorkflowDefinition } from '../src/emulator/index.js';
-import { createRedisBudget } from '../src/redis/index.js';
+/**
+ * The fleet matrix: 4 and 8 processes of 5, 10, 20 and 50 runs on one account with the service's limits,
+ * each a child process with its own client, all on one Redis budget (a real redis-server), against the
+ * emulator; each fleet as it is, with a process joining late, and with one killed -9 mid-run; on an
+ * accelerated clock and in real time. Per cell: the per-run mean status-read interval in the steady
+ * span, its spread across processes and across runs (the aim: within ×1.3), the account's rate used
+ * while runs wait (the aim: ≥ 85%), and 429s (the aim: none).
+ *
+ * Alone: `npx tsx bench/fleet.ts [--clock accelerated|real|both] [--processes 4,8] [--results fleet]`
+ * (default both clocks, 4 and 8 processes, bench/results/fleet.json; the real-time cells take 5 to 7
+ * minutes each).
+ */
+import { parseArgs } from 'node:util';
+import { type FleetOutcome, type FleetScenario, runFleet } from '../test/redis/fleet-harness.js';
 import { startRedisServer } from '../test/redis/redis-server.js';
-import { boundMs } from './many-runs.js';
-import { seconds, table, times } from './harness/report.js';
-import { Sightings } from './harness/sightings.js';
-import { ratio, summarize, type Summary } from './harness/stats.js';
+import { seconds, table, times, writeResults } from './harness/report.js';
+
+const SIZES: Readonly<Record<number, readonly number[]>> = { 4: [5, 10, 20, 50], 8: [5, 10, 20, 50, 5, 10, 20, 50] };
+/** Emulator ms per real ms on the accelerated clock. */
+const SPEED = 15;
+const VARIANTS = ['as is', 'one joins late', 'one killed -9'] as const;
+type Variant = (typeof VARIANTS)[number];
+type ClockKind = 'accelerated' | 'real';
+
+export interface FleetCell {
+  readonly processes: number;
+  readonly variant: Variant;
+  readonly clock: ClockKind;
+  readonly scenario: FleetScenario;
+  /** Absent when the cell did not run to its end: `error` says why. */
+  readonly outcome?: FleetOutcome;
+  readonly error?: string;
+}
 
 /**
- * The fleet table: P processes × 25 runs on one account with the service's limits, each
- * process a client of its own (in one Node process: the budgets are what differs), against the
- * accelerated emulator. Contenders: each process with its own budget (as before `flowstream/redis`:
- * each follows the service's remaining counts), and every process on one Redis budget.
+ * The scenario of one cell. The account's minute is the service's (100 requests); its day is 100,000,
+ * so that the day's burst (about 950 requests at the service's 10,000) does not end the minute's pace
+ * before the fleet is measured. The runs work long enough for every run to be read a few times after
+ * the last start (and after the end of a killed process's lease, 2 minutes): the start phase and a
+ * read interval both grow with the fleet, about 0.75 s per run.
  */
-const CANVAS = 'c-bench-fleet';
-const WORKFLOW: WorkflowDefinition = {
-  canvasId: CANVAS,
-  title: 'Bench: one account, many processes',
-  nodes: [
-    { id: 'node-start', type: 'start' },
-    { id: 'node-work', parents: ['node-start'], durationMs: 4 * 60_000, messages: [{ content: 'done' }] },
-  ],
-};
-const RUNS_PER_PROCESS = 25;
-
-export interface FleetRow {
-  readonly processes: number;
-  readonly contender: string;
-  readonly runs: number;
-  readonly finished: number;
-  readonly requests: number;
-  readonly rateLimited: number;
-  /** Detection latency of each execution's end, emulator ms. */
-  readonly latency: Summary;
-  readonly boundMs: number;
-  readonly p50VsBound: number | null;
-  /** Max ÷ min over runs of the mean interval between a run's reads. */
-  readonly readIntervalSpread: number | null;
+export function scenarioOf(processes: number, variant: Variant, clock: ClockKind): FleetScenario {
+  const sizes = SIZES[processes] ?? Array.from({ length: processes }, (_, index) => [5, 10, 20, 50][index % 4]!);
+  const runs = sizes.reduce((sum, count) => sum + count, 0);
+  const base = { processes: sizes, perDay: 100_000, ...(clock === 'accelerated' ? { speed: SPEED } : {}) };
+  // The start phase, then four read intervals.
+  const workMs = Math.ceil((5 * 750 * runs) / 60_000) * 60_000;
+  switch (variant) {
+    case 'as is':
+      return { ...base, workMs };
+    case 'one joins late':
+      return { ...base, joinLate: { runs: 20, afterMs: 20_000 }, workMs: workMs + 60_000 };
+    case 'one killed -9':
+      // The process of 20 runs, once they have all started.
+      return { ...base, kill: { process: 2, afterMs: 10_000 }, workMs: workMs + 2 * 60_000 };
+  }
 }
 
-type Budgets = 'per-process' | 'redis';
-
-async function cell(processes: number, budgets: Budgets, speed: number, socket: string): Promise<FleetRow> {
-  const clock = createScaledClock(speed);
-  const emulator = await createEmulator({ clock, listen: false, samples: false, workflows: [WORKFLOW] });
-  const scheduler = clockScheduler(clock);
-  const connections: Redis[] = [];
-  const closers: (() => Promise<void>)[] = [];
-  const account = `bench-fleet-${processes}-${Date.now()}`;
-  const clients: Client[] = Array.from({ length: processes }, () => {
-    if (budgets === 'per-process') return createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, scheduler });
-    const redis = new Redis({ path: socket, maxRetriesPerRequest: null });
-    connections.push(redis);
-    const budget = createRedisBudget({ redis, account, timeScale: speed, scheduler });
-    closers.push(() => budget.close());
-    return createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, budget, scheduler });
-  });
-  const sightings = new Sightings();
-  const ids: string[] = [];
-  const outcomes = await Promise.all(
-    clients.flatMap((client, p) =>
-      Array.from({ length: RUNS_PER_PROCESS }, (_, n) =>
-        lastValueFrom(
-          client.run(CANVAS, { variables: { p, n } }, { timeoutMs: 30 * 60_000 }).pipe(
-            tap((event) => {
-              if (event.type === 'started') ids.push(event.executionId);
-              if (event.type === 'finished') sightings.see(event.executionId, clock.now(), { status: event.result.status });
-            }),
-          ),
-        ).then(
-          () => true,
-          () => false,
-        ),
-      ),
-    ),
-  );
-  const executions = emulator.executions.list();
-  const latencies = executions.flatMap((execution) => sightings.changes(execution).filter((change) => change.key === 'settle').flatMap((change) => (change.latencyMs === undefined ? [] : [change.latencyMs])));
-  const intervals = ids.flatMap((executionId) => {
-    const reads = emulator.requests.list({ executionId }).filter((request) => request.endpoint !== 'run' && request.endpoint !== 'abort').map((request) => request.emulatorTime).sort((a, b) => a - b);
-    return reads.length < 3 ? [] : [(reads.at(-1)! - reads[0]!) / (reads.length - 1)];
-  });
-  const runs = processes * RUNS_PER_PROCESS;
-  const latency = summarize(latencies);
-  const row: FleetRow = {
-    processes,
-    contender: budgets === 'redis' ? 'one Redis budget' : 'a budget per process',
-    runs,
-    finished: outcomes.filter(Boolean).length,
-    requests: emulator.requests.list().length,
-    rateLimited: emulator.requests.list({ status: 429 }).length,
-    latency,
-    boundMs: boundMs(runs),
-    p50VsBound: ratio(latency.p50, boundMs(runs)),
-    readIntervalSpread: intervals.length === 0 ? null : Math.max(...intervals) / Math.min(...intervals),
-  };
-  await Promise.all(closers.map((close) => close()));
-  for (const redis of connections) redis.disconnect();
-  await emulator.close();
-  return row;
-}
-
-export async function fleetBench(options: { readonly sizes: readonly number[]; readonly speed: number }): Promise<{ readonly rows: readonly FleetRow[] }> {
+export async function fleetMatrix(options: { readonly clocks: readonly ClockKind[]; readonly processes: readonly number[] }): Promise<{ readonly cells: readonly FleetCell[] }> {
   const server = await startRedisServer();
   try {
-    const rows: FleetRow[] = [];
-    for (const processes of options.sizes) for (const budgets of ['per-process', 'redis'] as const) rows.push(await cell(processes, budgets, options.speed, server.socket));
-    return { rows };
+    const cells: FleetCell[] = [];
+    for (const clock of options.clocks)
+      for (const processes of options.processes)
+        for (const variant of VARIANTS) {
+          const scenario = scenarioOf(processes, variant, clock);
+          try {
+            const outcome = await runFleet(scenario, server.socket);
+            cells.push({ processes, variant, clock, scenario, outcome });
+            console.error(`fleet: ${clock} ${processes} ${variant}: ${(outcome.realMs / 1000).toFixed(0)} s`);
+          } catch (error) {
+            const message = String(error).split('\n')[0] ?? '';
+            cells.push({ processes, variant, clock, scenario, error: message });
+            console.error(`fleet: ${clock} ${processes} ${variant}: ${message}`);
+          }
+        }
+    return { cells };
   } finally {
     await server.close();
   }
 }
 
-export function fleetTable(rows: readonly FleetRow[]): string {
+export const FLEET_TITLE = `A fleet on one account: processes of 5, 10, 20 and 50 runs, each a child process of its own on one Redis budget; emulator ${SPEED}× real time or real time; times in emulator seconds`;
+
+const percent = (value: number): string => `${(value * 100).toFixed(0)}%`;
+const meanOf = (values: readonly number[]): number | null => (values.length === 0 ? null : values.reduce((sum, value) => sum + value, 0) / values.length);
+
+export function fleetMatrixTable(cells: readonly FleetCell[]): string {
+  const failed = cells.flatMap(({ clock, processes, variant, error }) => (error === undefined ? [] : [`\nnot run to its end: ${clock} ${processes} ${variant}: ${error}`]));
   return table(
-    ['processes', 'budgets', 'runs finished', 'requests', '429s', 'latency p50 (s)', 'p95 (s)', 'bound (s)', 'p50 ÷ bound', 'read interval spread'],
-    rows.map((row) => [
-      String(row.processes),
-      row.contender,
-      `${row.finished}/${row.runs}`,
-      String(row.requests),
-      String(row.rateLimited),
-      seconds(row.latency.p50),
-      seconds(row.latency.p95),
-      seconds(row.boundMs),
-      times(row.p50VsBound),
-      times(row.readIntervalSpread),
-    ]),
-    2,
-  );
+    ['clock', 'processes', 'variant', 'runs', 'failed', 'start phase (s)', 'reads while starting', 'steady span (s)', 'mean status interval (s)', 'spread of processes', 'spread of runs', 'utilisation', '429s', 'busiest minute', 'survivors exited 0', 'killed read after'],
+    cells.flatMap(({ clock, processes, variant, outcome }) => outcome === undefined ? [] : [[
+      clock === 'accelerated' ? `${SPEED}×` : 'real',
+      String(processes),
+      variant,
+      String(outcome.runs),
+      String(outcome.failedRuns),
+      seconds(outcome.startPhaseMs),
+      String(outcome.readsWhileStarting),
+      `${seconds(outcome.steadyMs.from)}–${seconds(outcome.steadyMs.to)}`,
+      seconds(meanOf(outcome.figures.runIntervalsMs.flat())),
+      times(outcome.figures.processSpread),
+      times(outcome.figures.runSpread),
+      percent(outcome.figures.utilisation),
+      String(outcome.figures.rateLimited),
+      String(outcome.busiestMinute),
+      `${outcome.exitCodes.filter((code) => code === 0).length}/${outcome.exitCodes.length}`,
+      outcome.readsOfKilledAfterKill === undefined ? '—' : String(outcome.readsOfKilledAfterKill),
+    ]]),
+    3,
+  ) + failed.join('');
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { values } = parseArgs({ options: { clock: { type: 'string', default: 'both' }, processes: { type: 'string', default: '4,8' }, results: { type: 'string', default: 'fleet' } } });
+  const clocks: ClockKind[] = values.clock === 'both' ? ['accelerated', 'real'] : [values.clock === 'real' ? 'real' : 'accelerated'];
+  const matrix = await fleetMatrix({ clocks, processes: values.processes.split(',').map(Number) });
+  console.log(`\n${FLEET_TITLE}\n`);
+  console.log(fleetMatrixTable(matrix.cells));
+  console.log(`→ ${await writeResults(values.results, matrix)}`);
 }

@@ -16,7 +16,7 @@ import { budgetScale, budgetScaleTable, watchedWithBudget, watchedWithBudgetTabl
 import { bundleSize, bundleSizeTable } from './bundle-size.js';
 import { daySimulation, daySimulationTable, FLOWSTREAM_DAY, FLOWSTREAM_DAY_UNPACED, LOOP_2S_DAY } from './day-simulation.js';
 import { faultSoakBench } from './fault-soak.js';
-import { fleetBench, fleetTable } from './fleet.js';
+import { FLEET_TITLE, fleetMatrix, fleetMatrixTable } from './fleet.js';
 import { FILES_EXECUTED_TITLE, filesExecutedReport, measureFilesExecuted } from './files-executed.js';
 import { largeAnswers, largeAnswersTable } from './large-answers.js';
 import { writeResults } from './harness/report.js';
@@ -94,10 +94,10 @@ console.log(`\n${FILES_EXECUTED_TITLE}\n`);
 console.log(filesExecutedReport(executed));
 console.log(`→ ${await writeResults('files-executed', executed)}`);
 
-const FLEET = { sizes: [1, 4, 8, 16], speed: 20 };
-const fleet = await fleetBench(FLEET);
-console.log(`\nA fleet on one account: P processes × 25 runs, each a client of its own; emulator ${FLEET.speed}× real time; a real redis-server\n`);
-console.log(fleetTable(fleet.rows));
+// The fleet matrix on the accelerated clock (its real-time half, about 35 minutes: `npx tsx bench/fleet.ts --clock real`).
+const fleet = await fleetMatrix({ clocks: ['accelerated'], processes: [4, 8] });
+console.log(`\n${FLEET_TITLE}\n`);
+console.log(fleetMatrixTable(fleet.cells));
 console.log(`→ ${await writeResults('fleet', fleet)}`);
 
 // 1,000 runs through random outages of the service and of Redis, and the same without (about 7

@@ -1,8 +1,9 @@
 /**
- * One process of a fleet on one account (the fleet test spawns several): a client on the emulator's
- * clock (same speed and real start as the test's emulator) whose budget is the account's in Redis.
- * It starts `runs` runs at once, prints `started <executionId>` for each and `done` when all ended.
- * Config: one JSON argument (see `FleetWorkerConfig`).
+ * One process of a fleet on one account (the fleet harness spawns several): a client whose budget is
+ * the account's in Redis. On an accelerated clock (`speed` given) the client runs on the emulator's
+ * clock (same speed and real start as the harness's emulator); without `speed` it runs in real time on
+ * its default scheduler. It starts `runs` runs at once, prints `started <executionId>` for each (`failed <n>` for
+ * one that failed) and `done` when all ended. Config: one JSON argument (see `FleetWorkerConfig`).
  */
 import { Redis } from 'ioredis';
 import { lastValueFrom, tap } from 'rxjs';
@@ -15,29 +16,37 @@ export interface FleetWorkerConfig {
   readonly account: string;
   readonly baseUrl: string;
   readonly apiKey: string;
-  readonly speed: number;
+  /** The emulator's clock speed; absent in real time. */
+  readonly speed?: number;
   readonly realStart: number;
   readonly canvasId: string;
   readonly runs: number;
   readonly name: string;
+  /** The account's day, when not the service's 10,000. */
+  readonly perDay?: number;
+  /** The runs' output mode. Default `'stream'`, the client's. */
+  readonly output?: 'stream' | 'final';
 }
 
 const config = JSON.parse(process.argv[2] ?? '{}') as FleetWorkerConfig;
-const clock = createScaledClock(config.speed, Date.now, config.realStart);
 const redis = new Redis({ path: config.socket, maxRetriesPerRequest: null });
-const scheduler = clockScheduler(clock);
-const budget = createRedisBudget({ redis, account: config.account, timeScale: config.speed, scheduler });
-const client = createClient({ apiKey: config.apiKey, baseUrl: config.baseUrl, budget, scheduler });
+const scheduler = config.speed === undefined ? undefined : clockScheduler(createScaledClock(config.speed, Date.now, config.realStart));
+const budget = createRedisBudget({ redis, account: config.account, ...(config.perDay === undefined ? {} : { requestsPerDay: config.perDay }), ...(config.speed === undefined ? {} : { timeScale: config.speed }), ...(scheduler === undefined ? {} : { scheduler }) });
+// A request's deadline is emulator time: on an accelerated clock the default 30 s are a couple of real
+// seconds, which a loaded machine's stalls can outlast, so the deadline is stretched there.
+const timing = scheduler === undefined ? {} : { scheduler, timeoutMs: 120_000 };
+const client = createClient({ apiKey: config.apiKey, baseUrl: config.baseUrl, budget, ...timing });
 
 await Promise.all(
   Array.from({ length: config.runs }, (_, n) =>
     lastValueFrom(
-      client.run(config.canvasId, { variables: { worker: config.name, n } }).pipe(
+      client.run(config.canvasId, { variables: { worker: config.name, n } }, { output: config.output ?? 'stream' }).pipe(
         tap((event) => {
           if (event.type === 'started') process.stdout.write(`started ${event.executionId}\n`);
         }),
       ),
     ).catch((error: unknown) => {
+      process.stdout.write(`failed ${n}\n`);
       process.stderr.write(`run ${n} failed: ${String(error)}\n`);
     }),
   ),

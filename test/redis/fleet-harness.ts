@@ -1,0 +1,164 @@
+import { fileURLToPath } from 'node:url';
+import { clockScheduler, createEmulator, createScaledClock, type WorkflowDefinition } from '../../src/emulator/index.js';
+import { scrubbedEnv, startProcess, type RunningProcess } from '../cli/support/child-process.js';
+import { busiestWindow, fleetFigures, type FleetFigures, type LoggedRequest, type Span } from './fleet-figures.js';
+import type { FleetWorkerConfig } from './fleet-worker.js';
+
+/**
+ * A fleet of processes on one account, as a parametrised scenario: each process a child process with
+ * its own client, all sharing the account's budget in a real redis-server, against the emulator with
+ * the service's limits (service.md §2.1) on 127.0.0.1, on an accelerated clock that every process reads
+ * alike or in real time. A process can join late and one can be killed with SIGKILL mid-run. The
+ * fleet test runs it at small counts, `bench/fleet.ts` at full size.
+ */
+export interface FleetScenario {
+  /** Runs started at once by each process of the fleet, one entry per process. */
+  readonly processes: readonly number[];
+  /** One more process, with `runs` runs, spawned `afterMs` (emulator ms) after every run of the fleet has started. */
+  readonly joinLate?: { readonly runs: number; readonly afterMs: number };
+  /** Process `process` (an index into `processes`) is killed -9 `afterMs` (emulator ms) after all its runs started. */
+  readonly kill?: { readonly process: number; readonly afterMs: number };
+  /** Emulator ms per real ms, every process on the emulator's clock; absent: real time, each client on its own default scheduler. */
+  readonly speed?: number;
+  /** How long each run's one task node works, emulator ms: the fleet's steady state lies within it. */
+  readonly workMs: number;
+  /**
+   * The runs' output mode. Default `'final'`: a run's reads are then its status reads, which the
+   * figures count (with `'stream'`, output reads of a working node come besides).
+   */
+  readonly output?: 'stream' | 'final';
+  /**
+   * The account's requests per day, for the emulator and the budget alike. Default the service's 10,000
+   * (service.md §2.1), whose burst of about 950 requests a large fleet outlasts: the budget then paces the
+   * day, 7 a minute. A larger day keeps the day's pacing out of the minute's share being measured.
+   */
+  readonly perDay?: number;
+}
+
+export interface FleetOutcome {
+  readonly figures: FleetFigures;
+  /** The span the fairness and utilisation figures cover, emulator ms from the fleet's first request. */
+  readonly steadyMs: Span;
+  /** From the first start to the last, emulator ms: the fleet's start phase. */
+  readonly startPhaseMs: number;
+  /**
+   * Reads (status and output) sent between the first start and the last: while a start of the account
+   * waited, none should have been (starts come before reads account-wide), but for the few in flight.
+   */
+  readonly readsWhileStarting: number;
+  /** Exit codes of the processes not killed, the late one last. */
+  readonly exitCodes: readonly (number | null)[];
+  readonly runs: number;
+  readonly starts: number;
+  /** Runs that failed (a worker prints `failed <n>`): none expected. */
+  readonly failedRuns: number;
+  /** The most requests the service received in any minute of its time. */
+  readonly busiestMinute: number;
+  /** Requests for the killed process's executions that arrived more than a second after the kill. */
+  readonly readsOfKilledAfterKill: number | undefined;
+  /** Real ms the scenario took, spawning included. */
+  readonly realMs: number;
+}
+
+/** The account's rate the emulator enforces (service.md §2.1). */
+export const PER_MINUTE = 100;
+/** How long a killed process's share stays reserved: the Redis budget's lease (two minute windows), and a little more for its last grants to expire. */
+export const LEASE_MS = 2 * 60_000 + 5_000;
+const WORKER = fileURLToPath(new URL('fleet-worker.ts', import.meta.url));
+const CANVAS = 'c-fleet';
+
+const workflowOf = (workMs: number): WorkflowDefinition => ({
+  canvasId: CANVAS,
+  title: 'A long task',
+  nodes: [
+    { id: 'node-start', type: 'start' },
+    { id: 'node-work', parents: ['node-start'], durationMs: workMs, messages: [{ content: 'done' }] },
+  ],
+});
+
+/** The execution ids a worker printed as it started its runs. */
+const startedBy = (worker: RunningProcess): string[] => [...worker.stdout().matchAll(/^started (\S+)$/gmu)].map((match) => match[1]!);
+
+let accounts = 0;
+
+/**
+ * Runs `scenario` on the redis-server at `socket` with an emulator of its own (a fresh account: its
+ * minute and day windows start empty) and resolves once every process not killed has exited. The
+ * steady span runs from the last start (and, when a process was killed, the end of its lease) to the
+ * first end of a run that is still measured.
+ */
+export async function runFleet(scenario: FleetScenario, socket: string): Promise<FleetOutcome> {
+  const began = performance.now();
+  const clock = createScaledClock(scenario.speed ?? 1);
+  const emulator = await createEmulator({ clock, samples: false, workflows: [workflowOf(scenario.workMs)], ...(scenario.perDay === undefined ? {} : { rateLimit: { perMinute: PER_MINUTE, perDay: scenario.perDay } }) });
+  const scheduler = clockScheduler(clock);
+  const account = `fleet-${process.pid}-${(accounts += 1)}`;
+  const spawned: RunningProcess[] = [];
+  const spawnWorker = (name: string, runs: number): RunningProcess => {
+    const config: FleetWorkerConfig = { socket, account, baseUrl: emulator.url, apiKey: emulator.apiKey, realStart: clock.realStart, canvasId: CANVAS, runs, name, output: scenario.output ?? 'final', ...(scenario.perDay === undefined ? {} : { perDay: scenario.perDay }), ...(scenario.speed === undefined ? {} : { speed: scenario.speed }) };
+    const worker = startProcess(process.execPath, ['--import', 'tsx', WORKER, JSON.stringify(config)], { env: scrubbedEnv(), cwd: process.cwd() });
+    spawned.push(worker);
+    return worker;
+  };
+  const afterEmulatorMs = (ms: number): Promise<void> =>
+    new Promise((resolve) => {
+      scheduler.schedule(resolve, ms);
+    });
+  // Real ms a worker may take: its runs' work, the late start, the lease and the starts, with room for a loaded machine.
+  const exitWithinMs = ((scenario.workMs + (scenario.joinLate?.afterMs ?? 0) + 10 * 60_000) / (scenario.speed ?? 1)) * 2 + 60_000;
+  try {
+    const workers = scenario.processes.map((runs, index) => spawnWorker(`p${index}`, runs));
+    // Every run of the process started (or failed, which the figures count). Each repetition takes one
+    // such line and the other lines after it, never another such line: no backtracking blows up.
+    const allStarted = (index: number): Promise<unknown> =>
+      workers[index]!.waitFor(new RegExp(`(?:(?:started|failed) [^\\n]*\\n(?:(?!started |failed )[^\\n]*\\n)*){${scenario.processes[index]!}}`, 'u'), exitWithinMs);
+    const { joinLate, kill } = scenario;
+    const late =
+      joinLate === undefined
+        ? undefined
+        : Promise.all(workers.map((_, index) => allStarted(index)))
+            .then(() => afterEmulatorMs(joinLate.afterMs))
+            .then(() => spawnWorker('late', joinLate.runs));
+    // Awaited below; until then a failure of the kill must not leave its rejection unhandled.
+    late?.catch(() => undefined);
+    let killedAt: number | undefined;
+    const victim = kill === undefined ? undefined : workers[kill.process];
+    if (kill !== undefined && victim !== undefined) {
+      await allStarted(kill.process);
+      await afterEmulatorMs(kill.afterMs);
+      victim.child.kill('SIGKILL');
+      killedAt = clock.now();
+    }
+    const survivors = [...workers.filter((worker) => worker !== victim), ...(late === undefined ? [] : [await late])];
+    const exitCodes = await Promise.all(survivors.map((worker) => worker.exited(exitWithinMs)));
+    if (victim !== undefined) await victim.exited(exitWithinMs);
+
+    const requests: LoggedRequest[] = emulator.requests.list();
+    const starts = requests.filter((request) => request.endpoint === 'run');
+    const measured = survivors.map(startedBy);
+    const measuredIds = new Set(measured.flat());
+    const fleetStart = Math.min(...requests.map((request) => request.emulatorTime));
+    const firstStart = Math.min(...starts.map((request) => request.emulatorTime));
+    const lastStart = Math.max(...starts.map((request) => request.emulatorTime));
+    const firstEnd = Math.min(...emulator.executions.list().filter((execution) => measuredIds.has(execution.executionId)).map((execution) => execution.settledAt ?? Infinity));
+    const steady: Span = { from: Math.max(lastStart, killedAt === undefined ? -Infinity : killedAt + LEASE_MS), to: firstEnd };
+    const killedRuns = new Set(victim === undefined ? [] : startedBy(victim));
+    return {
+      figures: fleetFigures(requests, measured, steady, PER_MINUTE),
+      steadyMs: { from: steady.from - fleetStart, to: steady.to - fleetStart },
+      exitCodes,
+      runs: scenario.processes.reduce((sum, runs) => sum + runs, 0) + (scenario.joinLate?.runs ?? 0),
+      starts: starts.length,
+      failedRuns: spawned.reduce((sum, worker) => sum + [...worker.stdout().matchAll(/^failed \d+$/gmu)].length, 0),
+      startPhaseMs: lastStart - firstStart,
+      readsWhileStarting: requests.filter((request) => (request.endpoint === 'status' || request.endpoint === 'output') && request.emulatorTime > firstStart && request.emulatorTime < lastStart).length,
+      busiestMinute: busiestWindow(requests.map((request) => request.emulatorTime)),
+      readsOfKilledAfterKill: killedAt === undefined ? undefined : requests.filter((request) => killedRuns.has(request.executionId ?? '') && request.emulatorTime > killedAt + 1_000).length,
+      realMs: performance.now() - began,
+    };
+  } finally {
+    // A scenario that failed midway leaves no process behind.
+    for (const worker of spawned) if (worker.child.exitCode === null && worker.child.signalCode === null) worker.child.kill('SIGKILL');
+    await emulator.close();
+  }
+}
