@@ -37,6 +37,8 @@ export interface SharedAccount {
 
 /** How long a request told to wait by the shared account waits at most before it asks again: other processes change the account too. */
 const RECHECK_MS = 5_000;
+/** How many times an answer is told to the shared account while it is away before the lease is left to free it. */
+const REPORT_ATTEMPTS = 10;
 /** How soon a request is asked again after the shared account could not be reached. */
 const UNREACHABLE_RETRY_MS = 1_000;
 
@@ -280,6 +282,9 @@ export function createAccountBudget(options: AccountBudgetOptions & { readonly l
         entry.waiter.release();
       }
       adopt(answer.record);
+      // Left meanwhile: the account counts a send whose answer will never come. It is told so at once,
+      // or an identical start's mark would stay taken (for every process) until this process's lease ran out.
+      if (!stillHeld) tellShared({ sentAt: answer.now, inFlight: 0, httpStatus: undefined, rateLimit: {}, startKey: entry.startKey });
     } else if (answer.verdict === 'refused') {
       adopt(answer.record);
       if (stillHeld) {
@@ -295,6 +300,34 @@ export function createAccountBudget(options: AccountBudgetOptions & { readonly l
     dispatch({ type: 'wake' });
     drainedCheck();
     if (answer.verdict !== 'wait' || changedMeanwhile()) void ask();
+  }
+
+  /**
+   * Tells the shared account an answer (a 429 pauses every process, an identical start's mark is freed).
+   * While the store is away it is told again, every `UNREACHABLE_RETRY_MS`, up to `REPORT_ATTEMPTS`
+   * times; past that the process's lease frees what the answer would have, and the loss is logged.
+   */
+  const reportRetries = new Set<Subscription>();
+  function tellShared(answer: AccountAnswer, attempt = 1): void {
+    if (shared === undefined) return;
+    shared.report(answer).then(
+      (record) => {
+        adopt(record);
+        dispatch({ type: 'wake' });
+      },
+      (error: unknown) => {
+        if (isClosed()) return;
+        if (attempt >= REPORT_ATTEMPTS) {
+          shared.logger?.warn('flowstream: the shared request budget could not be told an answer; its lease will free what the answer would have', { httpStatus: answer.httpStatus, error });
+          return;
+        }
+        const again = scheduler.schedule(() => {
+          reportRetries.delete(again);
+          tellShared(answer, attempt + 1);
+        }, UNREACHABLE_RETRY_MS);
+        reportRetries.add(again);
+      },
+    );
   }
 
   function endCallDeadline(): void {
@@ -372,6 +405,8 @@ export function createAccountBudget(options: AccountBudgetOptions & { readonly l
     closed = true;
     schedule(undefined, now());
     retry?.unsubscribe();
+    for (const again of reportRetries) again.unsubscribe();
+    reportRetries.clear();
     endCallDeadline();
     const left = [...held.map((entry) => entry.waiter), ...waiters.values()];
     held.length = 0;
@@ -443,13 +478,7 @@ export function createAccountBudget(options: AccountBudgetOptions & { readonly l
       grantedAt.delete(report.ticket);
       if (answer === undefined) return;
       remember(answer.startKey);
-      shared
-        .report({ ...answer, sentAt: sentAt ?? answer.sentAt })
-        .then((record) => {
-          adopt(record);
-          dispatch({ type: 'wake' });
-        })
-        .catch(() => undefined);
+      tellShared({ ...answer, sentAt: sentAt ?? answer.sentAt });
     },
     snapshot: () => budgetState(core, now()),
     needRead: (key, need) => core.need(key, need),
