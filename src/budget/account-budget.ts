@@ -440,7 +440,9 @@ export function createAccountBudget(options: AccountBudgetOptions & { readonly l
   return {
     acquire(ticket: GateTicket, signal?: AbortSignal): Promise<void> {
       if (signal?.aborted === true) return Promise.reject(signal.reason as Error);
-      if (closed || closing !== undefined) return Promise.reject(closedError());
+      // While `close()` still sends the aborts held (a shared account), an abort that comes joins them:
+      // a process shutting down unsubscribes its runs after it asked the budget to close.
+      if (closed || (closing !== undefined && fairClassOf(ticket.priority) !== 'abort')) return Promise.reject(closedError());
       return waitForTurn(ticket, signal, (waiter) => {
         const id = nextId++;
         waiters.set(id, waiter);

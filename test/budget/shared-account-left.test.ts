@@ -69,4 +69,27 @@ describe('a shared account and a request that left while it was asked', () => {
     expect((again ?? 0) - 1_000_020).toBeLessThan(2_000);
     await budget.close();
   });
+
+  it('takes an abort that comes while close() still sends the aborts it holds, and refuses anything else', async () => {
+    const clock = createManualClock(1_000_000);
+    const scheduler = clockScheduler(clock);
+    const config: AccountConfig = { options: { requestsPerMinute: 100, requestsPerDay: 10_000 }, process: { id: 'p1', leaseMs: 124_000 } };
+    const account = slowSharedAccount(config, () => clock.now());
+    const budget = createAccountBudget({ ...config.options, scheduler, shared: account.shared });
+    const granted: string[] = [];
+    const abort = (executionId: string): Promise<void> =>
+      budget.acquire({ endpoint: 'abort', priority: 'abort', key: executionId }).then(() => {
+        granted.push(executionId);
+      });
+    const first = abort('we-1');
+    await driveClock(clock, { toTime: 1_000_010 });
+    const closed = budget.close();
+    const second = abort('we-2');
+    await expect(budget.acquire({ endpoint: 'status', priority: 'status', key: 'we-3' })).rejects.toMatchObject({ code: 'BUDGET_CLOSED' });
+    account.answerFirst();
+    await driveClock(clock, { until: () => granted.length === 2, toTime: 1_030_000 });
+    await Promise.all([first, second, closed]);
+    expect(granted).toEqual(['we-1', 'we-2']);
+  });
 });
+
