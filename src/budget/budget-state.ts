@@ -1,8 +1,7 @@
 import type { BudgetState, DayView } from '../domain/budget.js';
 import { accountLimits, dayBucketAt, dayBucketEmptyAt, FULL_DAY_BUCKET, pacedRemaining, readyAt, sentWithin } from './account-rules.js';
 import type { AccountConfig, AccountRecord } from './account-rules.js';
-import type { KeyCadence } from './key-cadence.js';
-import type { BudgetCore } from './scheduler.js';
+import type { BudgetCore, KeyCadence } from './scheduler.js';
 
 export type { BudgetState, DayView };
 

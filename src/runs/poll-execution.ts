@@ -1,5 +1,5 @@
 import { map, Observable, type SchedulerLike, Subscription, timer } from 'rxjs';
-import { readDueAt } from '../budget/read-need.js';
+import { readDueAt } from '../budget/scheduler.js';
 import type { ReadNeed } from '../domain/budget.js';
 import type { DurationModel } from '../domain/durations.js';
 import type { ExecutionStatus, Logger, OutputNode } from '../domain/model.js';

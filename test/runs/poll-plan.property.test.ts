@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { readDueAt } from '../../src/budget/read-need.js';
+import { readDueAt } from '../../src/budget/scheduler.js';
 import type { NodeStatus } from '../../src/domain/model.js';
 import type { RunEvent } from '../../src/runs/events.js';
 import { type OutputMode, OUTPUT_SPACING_MS } from '../../src/runs/output-policy.js';
