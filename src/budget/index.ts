@@ -6,7 +6,7 @@ export { budgetLimits } from './account-rules.js';
 export { createMemoryLedger } from './ledger.js';
 export type { AccountLedger, MemoryLedger } from './ledger.js';
 export type { BudgetLimits, RequestBudgetOptions } from './account-rules.js';
-export type { BudgetState, DayView } from './budget-state.js';
+export type { BudgetState, DayView } from './account-budget.js';
 export type { KeyCadence } from './scheduler.js';
 export type { ReadNeed, ServerView } from '../domain/budget.js';
 export { createDurationModel, estimateDuration, isDurationModel } from './duration-model.js';
