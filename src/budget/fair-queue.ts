@@ -1,8 +1,190 @@
 import type { RequestPriority } from '../domain/endpoints.js';
 import type { GateTicket } from '../domain/requests.js';
-import { ClassQueue, queuedRequest, waitedLonger } from './class-queue.js';
-import type { QueuedRequest } from './class-queue.js';
-import { IndexedHeap } from './indexed-heap.js';
+
+/**
+ * A binary min-heap ordered by `before`, whose items know their position: the heap writes it in the
+ * item's `slot` field (−1 while out), so that removing an item from the middle (a waiting request
+ * cancelled) costs O(log n) instead of a search. Push, pop and remove in O(log n), peek in O(1). An
+ * item can be in as many heaps as it has slot fields, in one per field.
+ */
+export class IndexedHeap<K extends string, T extends Record<K, number>> {
+  readonly #items: T[] = [];
+
+  constructor(
+    private readonly slot: K,
+    private readonly before: (a: T, b: T) => boolean,
+  ) {}
+
+  get size(): number {
+    return this.#items.length;
+  }
+
+  peek(): T | undefined {
+    return this.#items[0];
+  }
+
+  push(item: T): void {
+    this.#items.push(item);
+    this.#up(this.#items.length - 1);
+  }
+
+  pop(): T | undefined {
+    const top = this.#items[0];
+    if (top !== undefined) this.remove(top);
+    return top;
+  }
+
+  /** Takes `item` out wherever it sits; false when it is not in this heap. */
+  remove(item: T): boolean {
+    const index = item[this.slot];
+    if (this.#items[index] !== item) return false;
+    const last = this.#items.pop();
+    (item as Record<K, number>)[this.slot] = -1;
+    if (last !== undefined && last !== item) {
+      this.#place(last, index);
+      this.#down(index);
+      this.#up(last[this.slot]);
+    }
+    return true;
+  }
+
+  #up(start: number): void {
+    let index = start;
+    const item = this.#items[index];
+    if (item === undefined) return;
+    while (index > 0) {
+      const parentIndex = (index - 1) >>> 1;
+      const parent = this.#items[parentIndex];
+      if (parent === undefined || !this.before(item, parent)) break;
+      this.#place(parent, index);
+      index = parentIndex;
+    }
+    this.#place(item, index);
+  }
+
+  #down(start: number): void {
+    let index = start;
+    const item = this.#items[index];
+    if (item === undefined) return;
+    for (;;) {
+      const leftIndex = 2 * index + 1;
+      const left = this.#items[leftIndex];
+      if (left === undefined) break;
+      const right = this.#items[leftIndex + 1];
+      const [childIndex, child] = right !== undefined && this.before(right, left) ? [leftIndex + 1, right] : [leftIndex, left];
+      if (!this.before(child, item)) break;
+      this.#place(child, index);
+      index = childIndex;
+    }
+    this.#place(item, index);
+  }
+
+  #place(item: T, index: number): void {
+    this.#items[index] = item;
+    (item as Record<K, number>)[this.slot] = index;
+  }
+}
+
+/**
+ * A request waiting for the budget. Its identity fields are fixed at arrival; the two slots are the
+ * positions the class queue's heaps keep in it.
+ *
+ * @example
+ * ```ts
+ * const entry = queuedRequest(7, { endpoint: 'status', priority: 'status', key: 'we-1' }, 0, 3, 12, 12, false);
+ * ```
+ */
+export interface QueuedRequest {
+  /** The shell's handle on the waiting promise. */
+  readonly id: number;
+  readonly ticket: GateTicket;
+  readonly enqueuedAt: number;
+  /** Arrival order: the tie-break everywhere. */
+  readonly arrival: number;
+  /** Start-time fair queueing tag within the class (see `FairQueue`). */
+  readonly tag: number;
+  /** The turn it is served in: its tag, put back by the turns its read is deferred (scheduler.ts). */
+  readonly rank: number;
+  /** A read certain to find a change, in its run's own turn: it goes ahead of the class's turns. */
+  readonly cutsIn: boolean;
+  /** Position in the class's heap by turn (tag, then arrival); −1 while out of it. */
+  turnSlot: number;
+  /** Position in the class's heap by age (enqueuedAt, then arrival); −1 while out of it. */
+  ageSlot: number;
+}
+
+/**
+ * A new waiting request, in no heap yet.
+ *
+ * @example
+ * ```ts
+ * const entry = queuedRequest(1, ticket, now, arrivals++, tag, tag, false);
+ * ```
+ */
+export function queuedRequest(id: number, ticket: GateTicket, enqueuedAt: number, arrival: number, tag: number, rank: number, cutsIn: boolean): QueuedRequest {
+  return { id, ticket, enqueuedAt, arrival, tag, rank, cutsIn, turnSlot: -1, ageSlot: -1 };
+}
+
+/**
+ * Whether `a` comes before `b` in a class's round-robin: a read that cuts in first, then the turn it
+ * is served in (its fair tag, put back by a deferral), then arrival.
+ *
+ * @example
+ * ```ts
+ * comesFirst(entry, other); // true when entry's turn is first
+ * ```
+ */
+function comesFirst(a: QueuedRequest, b: QueuedRequest): boolean {
+  if (a.cutsIn !== b.cutsIn) return a.cutsIn;
+  return a.rank !== b.rank ? a.rank < b.rank : a.arrival < b.arrival;
+}
+
+/**
+ * Whether `a` has waited longer than `b`.
+ *
+ * @example
+ * ```ts
+ * waitedLonger(entry, other); // true when entry arrived first
+ * ```
+ */
+function waitedLonger(a: QueuedRequest, b: QueuedRequest): boolean {
+  return a.enqueuedAt !== b.enqueuedAt ? a.enqueuedAt < b.enqueuedAt : a.arrival < b.arrival;
+}
+
+/**
+ * The requests of one class that may be chosen, in two orders at once: by turn (whom the class
+ * serves next) and by age (whom the starvation guard lets through). Add, remove and both heads in
+ * O(log n) / O(1).
+ */
+class ClassQueue {
+  readonly #byTurn = new IndexedHeap<'turnSlot', QueuedRequest>('turnSlot', comesFirst);
+  readonly #byAge = new IndexedHeap<'ageSlot', QueuedRequest>('ageSlot', waitedLonger);
+
+  get size(): number {
+    return this.#byTurn.size;
+  }
+
+  /** The request whose turn it is. */
+  next(): QueuedRequest | undefined {
+    return this.#byTurn.peek();
+  }
+
+  /** The request that has waited longest. */
+  oldest(): QueuedRequest | undefined {
+    return this.#byAge.peek();
+  }
+
+  add(entry: QueuedRequest): void {
+    this.#byTurn.push(entry);
+    this.#byAge.push(entry);
+  }
+
+  /** False when `entry` was not in this queue. */
+  remove(entry: QueuedRequest): boolean {
+    this.#byAge.remove(entry);
+    return this.#byTurn.remove(entry);
+  }
+}
 
 /**
  * The classes the budget serves, highest first: abort > start > interactive > a run's reads.
@@ -121,7 +303,7 @@ interface Flow {
 const CUT_IN_TURNS = 2;
 
 /**
- * How a read's need places it in its class (read-need.ts): `certain`, it may go ahead of the turns;
+ * How a read's need places it in its class (scheduler.ts): `certain`, it may go ahead of the turns;
  * `defer`, the turns it is put back.
  */
 export interface ReadOrder {
@@ -139,7 +321,7 @@ export interface ReadOrder {
  * is O(log n) in the number waiting: the tag comes from the key's flow, not a scan of the queue.
  *
  * A request is registered (`enqueue`) apart from being choosable (`offer`): an identical start waits
- * in its line (start-lines.ts) until its turn, and a run's read until its need is due (scheduler.ts),
+ * in its line until its turn, and a run's read until its need is due (scheduler.ts),
  * registered in its turn and counted but out of its class's heaps.
  *
  * A run's read may be placed by its need (`ReadOrder`): put back by whole or partial turns while its
@@ -284,4 +466,62 @@ function idleHeap(): IndexedHeap<'slot', Flow> {
 
 function unreachable(value: never): never {
   throw new Error(`Unexpected request priority: ${String(value)}`);
+}
+
+/** The identical starts of one key, in arrival order: `items[head]` onward, less those that left. */
+interface Line {
+  items: QueuedRequest[];
+  head: number;
+  readonly left: Set<number>;
+}
+
+/**
+ * Identical starts waiting, one line per key (service.md §2.2: they must reach the service more than
+ * 1 s apart, see `startReadyAt` in account-rules.ts). Only the first of a line can be chosen, and only while its key
+ * is free; the others wait here, counted in the queue but out of its heaps, so a burst of identical
+ * starts costs O(1) per start instead of a scan of every one at every step.
+ */
+export class StartLines {
+  readonly #lines = new Map<string, Line>();
+
+  /** Puts `entry` at the end of its key's line; true when it is first in line. */
+  join(key: string, entry: QueuedRequest): boolean {
+    const line = this.#lines.get(key);
+    if (line === undefined) {
+      this.#lines.set(key, { items: [entry], head: 0, left: new Set() });
+      return true;
+    }
+    line.items.push(entry);
+    return this.first(key) === entry;
+  }
+
+  /** The first in the key's line. */
+  first(key: string): QueuedRequest | undefined {
+    const line = this.#lines.get(key);
+    if (line === undefined) return undefined;
+    for (;;) {
+      const entry = line.items[line.head];
+      if (entry === undefined || !line.left.delete(entry.id)) return entry;
+      line.head += 1;
+    }
+  }
+
+  /** Takes `entry` out of its line (it was sent, or it left); returns the new first when it was first. */
+  leave(key: string, entry: QueuedRequest): QueuedRequest | undefined {
+    const line = this.#lines.get(key);
+    if (line === undefined) return undefined;
+    if (this.first(key) !== entry) {
+      line.left.add(entry.id);
+      return undefined;
+    }
+    line.head += 1;
+    // Keep the array from growing without end under a steady stream of identical starts.
+    if (line.head > 32 && line.head * 2 > line.items.length) {
+      line.items = line.items.slice(line.head);
+      line.head = 0;
+    }
+    const next = this.first(key);
+    if (next === undefined) this.#lines.delete(key);
+    return next;
+  }
 }

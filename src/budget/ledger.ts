@@ -12,10 +12,9 @@ import {
   startReadyAt,
   startRefusedUntil,
 } from './account-rules.js';
-import type { AccountAnswer, AccountConfig, AccountRecord } from './account-rules.js';
+import type { AccountAnswer, AccountConfig, AccountRecord, BudgetLimits } from './account-rules.js';
 import type { FairClass } from './fair-queue.js';
 import { fairClassOf } from './fair-queue.js';
-import type { BudgetLimits } from './limits.js';
 
 /**
  * A change of the account: the record as the ledger holds it and the time of the change (never

@@ -1,16 +1,153 @@
+import type { KeyCadence, ReadNeed } from '../domain/budget.js';
 import type { RequestBudgetOptions } from '../domain/options.js';
 import type { GateReport, GateTicket } from '../domain/requests.js';
 import { identicalStartKey } from './account-rules.js';
 import type { AccountConfig } from './account-rules.js';
-import type { QueuedRequest } from './class-queue.js';
-import { chooseNext, FAIR_CLASSES, fairClassOf, FairQueue } from './fair-queue.js';
-import type { ClassHead, FairClass, ReadOrder } from './fair-queue.js';
-import { IndexedHeap } from './indexed-heap.js';
-import { KeyCadences } from './key-cadence.js';
+import { chooseNext, FAIR_CLASSES, fairClassOf, FairQueue, IndexedHeap, StartLines } from './fair-queue.js';
+import type { ClassHead, FairClass, QueuedRequest, ReadOrder } from './fair-queue.js';
 import { createMemoryLedger, LedgerAccount } from './ledger.js';
 import type { MemoryLedger } from './ledger.js';
-import { readDeferral, readDueAt, type ReadNeed } from './read-need.js';
-import { StartLines } from './start-lines.js';
+
+export type { KeyCadence, ReadNeed };
+
+/*
+ * When a run's read goes, written once: the budget's reads class applies it to every registered need,
+ * and a run without a budget times its own reads by the same `readDueAt`.
+ *
+ * A read becomes due at the run's wish, within its bounds. When the account can give more (`fairMs`,
+ * one read per run per that interval spends the pace the account allows, is shorter than the wish), a
+ * run whose change is as likely at any time reads at its share — never faster than the service's own
+ * 2 s loop. Once due, it waits its turn in the reads class: round-robin by run (fair-queue.ts), a read
+ * whose change is not yet likely deferred by up to `MAX_DEFER_ROUNDS` turns, and a read certain to find
+ * a change goes first — once per turn of the round-robin, so that it spends the run's own turn.
+ */
+
+/** service.md §6: the service's own tool reads every 2 s; spare budget never polls a quiet run faster. */
+export const FAIR_FLOOR_MS = 2_000;
+
+/**
+ * service.md §3.2, §3.3: a child starts, and a finished execution says so, on the service's next tick,
+ * within this long of what the run saw.
+ */
+const SERVICE_TICK_MS = 1_500;
+
+/**
+ * The most turns of the round-robin a read is put back because its change is not yet likely: no run
+ * waits more than `MAX_DEFER_ROUNDS + 1` turns once its read is due, whatever its model says.
+ */
+export const MAX_DEFER_ROUNDS = 2;
+
+/**
+ * When the need's read is due: the run's wish within its bounds, and for a flat model no later than
+ * its fair share `fairMs` of the account when that is shorter (`undefined`: no account, the wish alone).
+ * A certain read that would go ahead of others waiting (`crowded`) is due once the tick that makes it
+ * certain has passed, within its maximum gap: it must not take their place early and find nothing.
+ *
+ * @example
+ * ```ts
+ * readDueAt({ since: 0, minMs: 500, wishMs: 10_000, maxMs: 10_000 }, 6_316); // 6_316: the budget is loose
+ * ```
+ */
+export function readDueAt(need: ReadNeed, fairMs: number | undefined, crowded = false): number {
+  const { since, minMs, maxMs } = need;
+  const wishMs = Math.min(Math.max(minMs, maxMs), Math.max(minMs, need.wishMs));
+  if (need.certain === true) return since + (crowded ? Math.max(wishMs, Math.min(maxMs, SERVICE_TICK_MS)) : wishMs);
+  const flat = need.likelyAt === undefined;
+  const shareMs = flat && fairMs !== undefined && fairMs > 0 ? Math.max(minMs, FAIR_FLOOR_MS, fairMs) : Number.POSITIVE_INFINITY;
+  return since + Math.min(wishMs, shareMs);
+}
+
+/**
+ * How many turns of the round-robin (`fairMs` each) the read is put back: the time from its due moment
+ * until its change has become likely, at most `MAX_DEFER_ROUNDS`; 0 for a flat model or a certain read.
+ *
+ * @example
+ * ```ts
+ * readDeferral({ since: 0, minMs: 500, wishMs: 2_000, maxMs: 10_000, likelyAt: 32_000 }, 2_000, 20_000); // 1.5
+ * ```
+ */
+function readDeferral(need: ReadNeed, dueAt: number, fairMs: number | undefined): number {
+  if (need.likelyAt === undefined || need.certain === true || fairMs === undefined || !(fairMs > 0)) return 0;
+  return Math.min(MAX_DEFER_ROUNDS, Math.max(0, (need.likelyAt - dueAt) / fairMs));
+}
+
+
+/**
+ * Each run's polling as the budget lets it happen, per key (the execution id), with what keeps a key
+ * alive: a request of it queued or in flight. A key is forgotten once it has not polled for the idle
+ * time and has nothing queued or in flight: its run has ended or no longer needs the budget (a run
+ * whose slow output read is still on its way is not idle).
+ *
+ * Incremental, so that no step scans every run: keys sit in a map in the order of their last poll
+ * (re-inserted on each), so pruning reads only the keys that have gone idle; one that is idle but busy
+ * leaves that order and is forgotten when its last request settles. The public record is rebuilt only
+ * after a change, when someone reads it.
+ */
+export class KeyCadences {
+  readonly #cadences = new Map<string, KeyCadence>();
+  /** Keys by their last poll, oldest first; an idle key that was busy has left it. */
+  readonly #byLastPoll = new Map<string, number>();
+  readonly #busy = new Map<string, number>();
+  #record: Readonly<Record<string, KeyCadence>> | undefined;
+
+  constructor(private readonly idleMs: number) {}
+
+  /** A request of `ticket`'s key was queued or sent (`+1`), or left the queue or was answered (`−1`). */
+  busy(ticket: GateTicket, delta: 1 | -1, now: number): void {
+    const key = ticket.key;
+    if (key === undefined) return;
+    const count = (this.#busy.get(key) ?? 0) + delta;
+    if (count > 0) {
+      this.#busy.set(key, count);
+      return;
+    }
+    this.#busy.delete(key);
+    // Idle and busy when pruned: forgotten now that nothing of it is left.
+    const cadence = this.#cadences.get(key);
+    if (cadence !== undefined && !this.#byLastPoll.has(key) && cadence.lastSentAt + this.idleMs <= now) this.#forget(key);
+  }
+
+  /**
+   * A status poll of `ticket`'s key, queued at `enqueuedAt`, was sent at `now`. A read that cut in
+   * (certain to find a change, fair-queue.ts) is not the run's cadence: it goes outside the turns, like
+   * a read asked as urgent, and its run's next turn comes later for it.
+   */
+  polled(ticket: GateTicket, enqueuedAt: number, now: number, cutIn = false): void {
+    const key = ticket.key;
+    if (ticket.priority !== 'status' || key === undefined || cutIn) return;
+    const previous = this.#cadences.get(key);
+    const waitMs = now - enqueuedAt;
+    this.#cadences.set(key, previous === undefined ? { lastSentAt: now, waitMs } : { lastSentAt: now, intervalMs: now - previous.lastSentAt, waitMs });
+    this.#byLastPoll.delete(key);
+    this.#byLastPoll.set(key, now);
+    this.#record = undefined;
+  }
+
+  /** Forgets the keys idle for `idleMs` with nothing queued or in flight. */
+  prune(now: number): void {
+    for (const [key, lastSentAt] of this.#byLastPoll) {
+      if (lastSentAt + this.idleMs > now) return;
+      this.#byLastPoll.delete(key);
+      if (!this.#busy.has(key)) this.#forget(key);
+    }
+  }
+
+  /** How many keys (runs) poll now: polled within `idleMs`, or with a request queued or in flight. */
+  get size(): number {
+    return this.#cadences.size;
+  }
+
+  /** Every key's cadence, as plain data. */
+  record(): Readonly<Record<string, KeyCadence>> {
+    this.#record ??= Object.fromEntries(this.#cadences);
+    return this.#record;
+  }
+
+  #forget(key: string): void {
+    this.#cadences.delete(key);
+    this.#record = undefined;
+  }
+}
 
 /** A run's read that asked before its need is due: registered in its turn, not choosable until then. */
 interface HeldRead {
@@ -70,10 +207,10 @@ export interface SchedulerStep {
  * costs O(log n) in the number waiting — each request is enqueued, chosen or dropped once, through
  * heaps and maps — where a copy of the state per step cost O(n) and a scan per send O(n²) in all. The
  * decisions themselves (pacing, caps, the day, the choice between classes, when a read is due and its
- * place, read-need.ts) are pure functions.
+ * place, `readDueAt` and `readDeferral` above) are pure functions.
  *
  * It is the one scheduler of a run's reads: a run registers its need (`need`) and asks at once; its
- * read takes its turn in the reads class then (fair-queue.ts), is held until due (read-need.ts) and
+ * read takes its turn in the reads class then (fair-queue.ts), is held until due (`readDueAt`) and
  * goes when the account can send it and its turn has come. The account is asked only when a request may go (`readyAt`), what it was sent
  * (`sent`) and its pace for reads (`readsPerMinute`), for the runs' fair share.
  */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { asyncScheduler, type SchedulerLike, type Subscription } from 'rxjs';
 import { createAccountBudget } from '../budget/account-budget.js';
 import type { AccountConfig } from '../budget/account-rules.js';
-import { budgetLimits } from '../budget/limits.js';
+import { budgetLimits } from '../budget/account-rules.js';
 import type { AccountBudget } from '../domain/budget.js';
 import type { Logger } from '../domain/model.js';
 import type { RequestBudgetOptions } from '../domain/options.js';

@@ -1,7 +1,7 @@
 import type { DurationEstimate } from '../domain/durations.js';
 import type { OutputNode } from '../domain/model.js';
 import { durationOf, serviceNodeTimes } from '../domain/node-times.js';
-import type { CadenceBounds } from './cadence.js';
+import type { CadenceBounds } from './poll-plan.js';
 import type { RunEvent } from './events.js';
 import { isNodeDone } from './execution-view.js';
 import { OUTLIER_SIGMAS } from '../budget/duration-model.js';

@@ -2,8 +2,8 @@
 export { createRuns, runsOver, type RunInput, type Runs, type RunHandles } from './create-runs.js';
 export type { RunHandle, StartRunOptions } from './run-handle.js';
 export type { FailedBranches, RunOptions, RunsDefaults } from './run-options.js';
-export { DEFAULT_POLL_INTERVAL, type PollInterval } from './cadence.js';
-export type { OutputMode } from './output-policy.js';
+export { DEFAULT_POLL_INTERVAL, type PollInterval } from './poll-plan.js';
+export type { OutputMode } from './poll-plan.js';
 export type {
   ConnectionEvent,
   FileEvent,

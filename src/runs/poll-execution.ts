@@ -1,15 +1,14 @@
 import { map, Observable, type SchedulerLike, Subscription, timer } from 'rxjs';
-import { readDueAt } from '../budget/read-need.js';
+import { readDueAt } from '../budget/scheduler.js';
 import type { ReadNeed } from '../domain/budget.js';
 import type { DurationModel } from '../domain/durations.js';
 import type { ExecutionStatus, Logger, OutputNode } from '../domain/model.js';
-import type { CadenceBounds } from './cadence.js';
 import type { ConnectionEvent, RunEvent } from './events.js';
 import type { ExecutionSource, ReadOptions } from './execution-source.js';
 import { afterFailure, type Outage, outlasted } from './outage.js';
-import type { OutputMode } from './output-policy.js';
+import type { CadenceBounds, OutputMode } from './poll-plan.js';
 import { initialPoll, type PollCommand, type PollInput, reducePoll } from './poll-plan.js';
-import { reducerShell } from './reducer-shell.js';
+import { reducerShell } from './run-machine.js';
 import type { FailedBranches } from './run-options.js';
 
 /** One read's events, in order, and the task nodes (service.md §4.2) once an output read listed them. */

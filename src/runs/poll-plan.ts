@@ -1,11 +1,12 @@
-import type { ExecutionOutput, ExecutionSnapshot, ExecutionStatus, NodeStatus } from '../domain/model.js';
 import type { ReadNeed } from '../domain/budget.js';
-import { type CadenceBounds, type CadenceState, nextCadence, type Reading, SETTLING_WINDOW_MS, startCadence } from './cadence.js';
+import type { ExecutionOutput, ExecutionSnapshot, ExecutionStatus, NodeStatus } from '../domain/model.js';
+import { DEFAULTS, type PollInterval } from '../domain/options.js';
+import { InvalidArgumentError } from '../errors/validation-errors.js';
+import { timerDelay } from '../http/options.js';
 import type { RunEvent } from './events.js';
 import { announceHeldFiles, diffNodeStatuses, diffOutput, diffStatus, type DiffWarning, type ExecutionView, initialView, isExecutionOver, isNodeDone, runResultOf, type ViewDiff } from './execution-view.js';
-import { type OutputMode, shouldReadOutput, shouldReadOutputAlone } from './output-policy.js';
 import { countRead, type EstimateOf, foreseeRead, learnedDurations, type LearnedDuration, NO_FORESIGHT, observeTransitions, type Foresight } from './foresight.js';
-import type { Step } from './reducer-shell.js';
+import type { Step } from './run-machine.js';
 import type { FailedBranches } from './run-options.js';
 
 export interface PollRules {
@@ -107,7 +108,7 @@ export function initialPoll(rules: PollRules, startedStatus: ExecutionStatus | u
 
 /**
  * What to read next, and when, for one execution until it is terminal: its status on the adaptive
- * cadence, its output only when it can have changed (output-policy.ts), ending with `finished`.
+ * cadence, its output only when it can have changed (`shouldReadOutput` below), ending with `finished`.
  * Status events go out as soon as the status answers, before the slower output read (service.md §2.5).
  */
 export function reducePoll(plan: PollPlan, input: PollInput): PollStep {
@@ -291,4 +292,165 @@ function finishedNodes(view: ExecutionView): Set<string> {
 function awaitsStart(transitions: readonly RunEvent[]): boolean {
   const nodeEvents = transitions.filter((event) => event.type === 'node');
   return nodeEvents.some((event) => isNodeDone(event.status)) && !nodeEvents.some((event) => event.status === 'executing');
+}
+
+/**
+ * `stream`: read the output while task nodes run, so message events arrive as the text does.
+ * `final`: read it once, at the end.
+ */
+export type OutputMode = 'stream' | 'final';
+
+export const OUTPUT_MODES: readonly unknown[] = ['stream', 'final'] satisfies readonly OutputMode[];
+
+/**
+ * While nodes run, the service persists new messages in batches about every 3 s (service.md §4.4) and
+ * the output endpoint is slow (§2.5): reading it more often than this would mostly read nothing new.
+ */
+export const OUTPUT_SPACING_MS = 3000;
+
+export interface OutputQuestion {
+  readonly mode: OutputMode;
+  /** The execution reached `finish` or `failed`: the last read, for the final messages and files. */
+  readonly terminal: boolean;
+  /** The nodes as the status read shows them. */
+  readonly nodes: readonly NodeStatus[];
+  /** Time since the last output read; `undefined` when it was never read. */
+  readonly sinceLastOutputMs: number | undefined;
+}
+
+/**
+ * Whether a status read goes on to read the output: only when it can have changed (service.md §2.5).
+ * Always at the end, for the final messages and files. In `stream` mode also, spaced, while a node
+ * executes, but only when the next read cannot be the output alone (`shouldReadOutputAlone`: a node
+ * failed or has a status we do not know); otherwise the text comes with that next read, one request
+ * instead of two.
+ */
+export function shouldReadOutput(question: OutputQuestion): boolean {
+  if (question.terminal) return true;
+  switch (question.mode) {
+    case 'final':
+      return false;
+    case 'stream':
+      return (
+        question.nodes.some((status) => status === 'executing') &&
+        !outputShowsEveryChange(question.nodes) &&
+        (question.sinceLastOutputMs ?? Infinity) >= OUTPUT_SPACING_MS
+      );
+    default:
+      return question.mode satisfies never;
+  }
+}
+
+export interface OutputAloneQuestion {
+  readonly mode: OutputMode;
+  /** The nodes as the run last saw them. */
+  readonly nodes: readonly NodeStatus[];
+  /** Time since the last output read; `undefined` when it was never read. */
+  readonly sinceLastOutputMs: number | undefined;
+  /** A node ended after the last output read: its last messages and its files are there to read (§4.6). */
+  readonly nodeEndedSinceOutput: boolean;
+}
+
+/**
+ * Whether the next read can be the output alone, without the status: in `stream` mode, while a node
+ * executes, when the output is due (spaced as above, or a node has ended since it was last read) and
+ * the output shows every change the status could (`outputShowsEveryChange`). So a streaming run
+ * spends one request per read, as a run that reads its output only at the end does.
+ */
+export function shouldReadOutputAlone(question: OutputAloneQuestion): boolean {
+  return (
+    question.mode === 'stream' &&
+    outputShowsEveryChange(question.nodes) &&
+    (question.nodeEndedSinceOutput || (question.sinceLastOutputMs ?? Infinity) >= OUTPUT_SPACING_MS)
+  );
+}
+
+/**
+ * Whether an output read can stand in for a status read, from nodes at these statuses. The output
+ * lists every task node with its status (service.md §4.2), the only nodes that execute (§3.2; a
+ * content node's one step, `init → finish`, waits for the next status read); what it lacks is the
+ * execution's status, which turns terminal only after a node failed or when none is pending or
+ * executing (§3.3). So: some node still executes, none failed, and none has a status we do not know
+ * (it might have ended the execution too).
+ */
+function outputShowsEveryChange(nodes: readonly NodeStatus[]): boolean {
+  return nodes.some((status) => status === 'executing') && !nodes.some((status) => status === 'failed' || status === 'unknown');
+}
+
+export type { PollInterval };
+
+export interface CadenceBounds {
+  readonly minMs: number;
+  readonly maxMs: number;
+}
+
+/** The default bounds (`DEFAULTS.polling`, where their reasons are written). */
+export const DEFAULT_POLL_INTERVAL: CadenceBounds = DEFAULTS.polling;
+
+/** Growth of the wait per quiet read. */
+const BACKOFF_FACTOR = 1.5;
+
+/** Each wait is spread ±20% so that runs started together do not poll in lockstep. */
+const JITTER = 0.2;
+
+/**
+ * How long "every node done, execution still `executing`" counts as settling: two server ticks
+ * (service.md §3.3). Longer than that the execution is stuck, not settling, and the reads back off again.
+ */
+const SETTLING_WINDOW_MS = 3000;
+
+/**
+ * Fills in the run's bounds from the client's, then the defaults. Each given bound must be 0 or a
+ * number of ms a timer keeps (see `timerDelay`), and a `minMs` above the `maxMs` given beside it is a mistake (`InvalidArgumentError`,
+ * named after `name`); a `maxMs` that comes from a default and is below `minMs` is raised to it.
+ */
+export function cadenceBounds(interval: PollInterval = {}, defaults: PollInterval = {}, name = 'pollInterval'): CadenceBounds {
+  checkInterval(defaults, 'polling');
+  checkInterval(interval, name);
+  const minMs = interval.minMs ?? defaults.minMs ?? DEFAULT_POLL_INTERVAL.minMs;
+  const maxMs = Math.max(minMs, interval.maxMs ?? defaults.maxMs ?? DEFAULT_POLL_INTERVAL.maxMs);
+  return { minMs, maxMs };
+}
+
+function checkInterval(interval: PollInterval, name: string): void {
+  for (const key of ['minMs', 'maxMs'] as const) {
+    const value: unknown = interval[key];
+    // 0 reads again at once: fine behind a budget that paces, or against a test double.
+    if (value !== undefined && value !== 0) timerDelay(`${name}.${key}`, value);
+  }
+  if (interval.minMs !== undefined && interval.maxMs !== undefined && interval.minMs > interval.maxMs) {
+    throw new InvalidArgumentError(name, `minMs (${String(interval.minMs)}) exceeds maxMs (${String(interval.maxMs)})`);
+  }
+}
+
+/**
+ * What the last read showed: `changed` (the execution or a node changed status), `settling` (every node is done but the
+ * execution has not turned terminal yet, service.md §3.3: the next tick will say `finish`), or `quiet`.
+ */
+export type Reading = 'changed' | 'settling' | 'quiet';
+
+/** The un-jittered wait the cadence has backed off to. */
+interface CadenceState {
+  readonly delayMs: number;
+}
+
+export function startCadence(bounds: CadenceBounds): CadenceState {
+  return { delayMs: bounds.minMs };
+}
+
+/**
+ * The wait before the next read and the cadence after it: back to the fastest after a change or while
+ * settling, otherwise backing off exponentially. `random` (in [0, 1), injected for tests) spreads the
+ * wait by ±`JITTER`; the wait always stays within the bounds.
+ */
+export function nextCadence(
+  bounds: CadenceBounds,
+  state: CadenceState,
+  reading: Reading,
+  random: () => number,
+): { readonly waitMs: number; readonly state: CadenceState } {
+  const delayMs = reading === 'quiet' ? Math.min(bounds.maxMs, state.delayMs * BACKOFF_FACTOR) : bounds.minMs;
+  const spread = delayMs * (1 + JITTER * (2 * random() - 1));
+  const waitMs = Math.round(Math.min(bounds.maxMs, Math.max(bounds.minMs, spread)));
+  return { waitMs, state: { delayMs } };
 }

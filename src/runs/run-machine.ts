@@ -3,7 +3,6 @@ import { RunTimeoutError, WorkflowFailedError } from '../errors/run-errors.js';
 import type { FinishedEvent, RunEvent } from './events.js';
 import type { PollRead } from './poll-execution.js';
 import { isExecutionOver } from './execution-view.js';
-import type { Step } from './reducer-shell.js';
 import { type RunStop, stoppedEnding, unstartedResult } from './run-ending.js';
 import type { FailedBranches } from './run-options.js';
 
@@ -273,4 +272,40 @@ function pollCompleted(machine: RunMachine): RunStep {
   if (phase.name !== 'finishing' && phase.name !== 'ending') return stay(machine);
   if (phase.result.endedBy === 'failed' && rules.failOnWorkflowError) return to(machine, CLOSED, { type: 'error', error: new WorkflowFailedError(phase.result) });
   return to(machine, CLOSED, { type: 'complete' });
+}
+
+/** What a pure reducer answers to one event: its next state and the commands for its shell to perform, in order. */
+export interface Step<State, Command> {
+  readonly state: State;
+  readonly commands: readonly Command[];
+}
+
+/**
+ * The effectful shell of a pure reducer `(state, event) → { state, commands }`: reduces each
+ * dispatched event and performs its commands in order. An event raised while commands are performed
+ * (a synchronous answer, a subscriber that leaves on an event) waits for them to finish, so every event
+ * meets the state its predecessors left.
+ */
+export function reducerShell<State, Event, Command>(
+  reduce: (state: State, event: Event) => Step<State, Command>,
+  initial: State,
+  perform: (command: Command) => void,
+): (event: Event) => void {
+  let state = initial;
+  const queue: Event[] = [];
+  let performing = false;
+  return (event) => {
+    queue.push(event);
+    if (performing) return;
+    performing = true;
+    try {
+      for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+        const step = reduce(state, next);
+        state = step.state;
+        for (const command of step.commands) perform(command);
+      }
+    } finally {
+      performing = false;
+    }
+  };
 }

@@ -5,8 +5,7 @@ import type { Logger } from '../domain/model.js';
 import { DEFAULTS } from '../domain/options.js';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 import { timerDelay } from '../http/options.js';
-import { type CadenceBounds, cadenceBounds, type PollInterval } from './cadence.js';
-import { OUTPUT_MODES, type OutputMode } from './output-policy.js';
+import { type CadenceBounds, cadenceBounds, OUTPUT_MODES, type OutputMode, type PollInterval } from './poll-plan.js';
 
 /**
  * Options of one run or watch.

@@ -1,10 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { newAccountRecord, readyAt, requested } from '../../src/budget/account-rules.js';
+import { budgetLimits, newAccountRecord, readyAt, requested } from '../../src/budget/account-rules.js';
 import type { AccountConfig, AccountRecord } from '../../src/budget/account-rules.js';
 import { FAIR_CLASSES } from '../../src/budget/fair-queue.js';
 import type { FairClass } from '../../src/budget/fair-queue.js';
-import { budgetLimits } from '../../src/budget/limits.js';
 
 interface Send {
   readonly at: number;

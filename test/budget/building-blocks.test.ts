@@ -1,10 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { queuedRequest } from '../../src/budget/class-queue.js';
-import type { QueuedRequest } from '../../src/budget/class-queue.js';
-import { chooseNext, FairQueue } from '../../src/budget/fair-queue.js';
-import type { ClassHead, FairClass } from '../../src/budget/fair-queue.js';
+import { chooseNext, FairQueue, queuedRequest } from '../../src/budget/fair-queue.js';
+import type { ClassHead, FairClass, QueuedRequest } from '../../src/budget/fair-queue.js';
 import { InFlight } from '../../src/budget/ledger.js';
-import { KeyCadences } from '../../src/budget/key-cadence.js';
+import { KeyCadences } from '../../src/budget/scheduler.js';
 import { capAfterSend, capReadyAt, serverCap } from '../../src/budget/account-rules.js';
 import { ticket } from './simulation.js';
 

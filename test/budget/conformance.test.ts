@@ -1,12 +1,11 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { afterReport, left, requested } from '../../src/budget/account-rules.js';
+import { afterReport, budgetLimits, left, requested } from '../../src/budget/account-rules.js';
 import type { AccountConfig, AccountRecord, Verdict } from '../../src/budget/account-rules.js';
-import { accountState } from '../../src/budget/budget-state.js';
+import { accountState } from '../../src/budget/account-budget.js';
 import type { FairClass } from '../../src/budget/fair-queue.js';
 import { createMemoryLedger } from '../../src/budget/ledger.js';
 import type { AccountChange } from '../../src/budget/ledger.js';
-import { budgetLimits } from '../../src/budget/limits.js';
 import type { BudgetState } from '../../src/domain/budget.js';
 import type { RequestBudgetOptions } from '../../src/domain/options.js';
 import type { RateLimitInfo } from '../../src/domain/requests.js';

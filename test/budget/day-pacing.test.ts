@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { dayBucketAfterSend, dayBucketAt, dayBucketEmptyAt, dayBucketReadyAt, dayBucketRefilledAt, FULL_DAY_BUCKET, sustainableRate } from '../../src/budget/account-rules.js';
-import { budgetLimits } from '../../src/budget/limits.js';
-import type { RequestBudgetOptions } from '../../src/budget/limits.js';
+import { budgetLimits, dayBucketAfterSend, dayBucketAt, dayBucketEmptyAt, dayBucketReadyAt, dayBucketRefilledAt, FULL_DAY_BUCKET, sustainableRate } from '../../src/budget/account-rules.js';
+import type { RequestBudgetOptions } from '../../src/budget/account-rules.js';
 import { Agenda, maxInAnyWindow, Simulation, ticket } from './simulation.js';
 
 const DAY = 86_402_000; // the service's day plus the 2 s latency allowance

@@ -1,8 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DAY_SLOTS, dayBucketAt, FULL_DAY_BUCKET } from '../../src/budget/account-rules.js';
-import { budgetLimits } from '../../src/budget/limits.js';
-import type { RequestBudgetOptions } from '../../src/budget/limits.js';
+import { budgetLimits, DAY_SLOTS, dayBucketAt, FULL_DAY_BUCKET } from '../../src/budget/account-rules.js';
+import type { RequestBudgetOptions } from '../../src/budget/account-rules.js';
 import { Agenda, maxInAnyWindow, mostUpToEach, Simulation, ticket } from './simulation.js';
 
 const DAY = 86_402_000; // the service's day plus the 2 s latency allowance

@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from '../../src/errors/validation-errors.js';
 import { describe, expect, it } from 'vitest';
-import { budgetLimits } from '../../src/budget/limits.js';
+import { budgetLimits } from '../../src/budget/account-rules.js';
 
 describe('budget limits', () => {
   it('defaults to the service\'s account limits with a 5% margin (service.md §2.1)', () => {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { budgetLimits } from '../../src/budget/limits.js';
+import { budgetLimits } from '../../src/budget/account-rules.js';
 import { REQUEST_PRIORITIES } from '../../src/domain/endpoints.js';
 import type { RateLimitInfo } from '../../src/domain/requests.js';
 import { Agenda, maxInAnyWindow, mostUpToEach, serviceRejections, Simulation, ticket } from './simulation.js';

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createAccountBudget } from '../../src/budget/account-budget.js';
-import type { RequestBudgetOptions } from '../../src/budget/limits.js';
-import { MAX_DEFER_ROUNDS, type ReadNeed } from '../../src/budget/read-need.js';
+import type { RequestBudgetOptions } from '../../src/budget/account-rules.js';
+import { MAX_DEFER_ROUNDS, type ReadNeed } from '../../src/budget/scheduler.js';
 import { clockScheduler, createManualClock } from '../../src/emulator/index.js';
 import { Agenda, maxInAnyWindow, serviceRejections, Simulation, ticket } from './simulation.js';
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { FairQueue, type ReadOrder } from '../../src/budget/fair-queue.js';
-import { MAX_DEFER_ROUNDS } from '../../src/budget/read-need.js';
+import { MAX_DEFER_ROUNDS } from '../../src/budget/scheduler.js';
 import type { GateTicket } from '../../src/domain/requests.js';
 
 const read = (key: string): GateTicket => ({ endpoint: 'status', priority: 'status', key });

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { budgetLimits } from '../../src/budget/limits.js';
-import type { RequestBudgetOptions } from '../../src/budget/limits.js';
+import { budgetLimits } from '../../src/budget/account-rules.js';
+import type { RequestBudgetOptions } from '../../src/budget/account-rules.js';
 import { Agenda, maxInAnyWindow, mostUpToEach, Simulation, ticket } from './simulation.js';
 import type { Sent } from './simulation.js';
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { IndexedHeap } from '../../src/budget/indexed-heap.js';
+import { IndexedHeap } from '../../src/budget/fair-queue.js';
 import type { Endpoint, RequestPriority } from '../../src/domain/endpoints.js';
 import type { GateTicket } from '../../src/domain/requests.js';
 import { Simulation } from './simulation.js';

@@ -1,8 +1,8 @@
 import type { BudgetState } from '../../src/domain/budget.js';
 import type { GateTicket, RateLimitInfo } from '../../src/domain/requests.js';
 import type { RequestPriority } from '../../src/domain/endpoints.js';
-import type { RequestBudgetOptions } from '../../src/budget/limits.js';
-import { budgetState } from '../../src/budget/budget-state.js';
+import type { RequestBudgetOptions } from '../../src/budget/account-rules.js';
+import { budgetState } from '../../src/budget/account-budget.js';
 import type { LedgerAccount } from '../../src/budget/ledger.js';
 import { BudgetCore } from '../../src/budget/scheduler.js';
 import type { SchedulerEvent } from '../../src/budget/scheduler.js';

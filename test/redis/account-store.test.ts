@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { budgetLimits } from '../../src/budget/limits.js';
+import { budgetLimits } from '../../src/budget/account-rules.js';
 import type { RequestBudgetOptions } from '../../src/domain/options.js';
 import { RedisAccountStore, RedisLedger } from '../../src/redis/account-store.js';
 import { startRedisServer, type RedisServer } from './redis-server.js';

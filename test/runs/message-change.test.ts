@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { messageChange } from '../../src/runs/message-change.js';
+import { messageChange } from '../../src/runs/execution-view.js';
 
 const text = (content: string, reasoningContent = '') => ({ content, reasoningContent });
 

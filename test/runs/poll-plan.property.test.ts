@@ -1,11 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { readDueAt } from '../../src/budget/read-need.js';
+import { readDueAt } from '../../src/budget/scheduler.js';
 import type { NodeStatus } from '../../src/domain/model.js';
 import type { RunEvent } from '../../src/runs/events.js';
-import { type OutputMode, OUTPUT_SPACING_MS } from '../../src/runs/output-policy.js';
-import { initialPoll, type PollCommand, type PollInput, reducePoll } from '../../src/runs/poll-plan.js';
-import { reducerShell } from '../../src/runs/reducer-shell.js';
+import { initialPoll, OUTPUT_SPACING_MS, type OutputMode, type PollCommand, type PollInput, reducePoll } from '../../src/runs/poll-plan.js';
+import { reducerShell } from '../../src/runs/run-machine.js';
 import type { FailedBranches } from '../../src/runs/run-options.js';
 import { ExecutionModel, type Scenario, scenarioArb } from './execution-model.js';
 import { EXECUTION_ID } from './fixtures.js';
