@@ -35,6 +35,7 @@ function show(event: RunEvent): void {
       break;
     case 'status':
     case 'file':
+    case 'snapshot': // only a late subscriber of a shared run gets one
     case 'finished':
       break;
   }

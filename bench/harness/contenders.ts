@@ -58,6 +58,7 @@ export async function followWithFlowstream(world: World, assignment: Assignment,
             case 'message':
             case 'file':
             case 'connection':
+            case 'snapshot': // only a late subscriber of a shared run gets one; each run here has one subscriber
               break;
           }
         }),

@@ -60,6 +60,10 @@ function reference(events: readonly RunEvent[]): RunState {
       case 'connection':
         // Not drawn here: outages are folded in outage.marble.test.ts.
         break;
+      case 'snapshot':
+        // Not drawn here: a late subscriber's snapshot is the state itself (readings.property.test.ts).
+        state = event.state;
+        break;
       case 'finished': {
         const tasks = new Set(event.result.output.map((node) => node.nodeId));
         state = { ...withNodes(state.nodes.map((node) => (node.task || !tasks.has(node.nodeId) ? node : { ...node, task: true }))), status: event.result.status, result: event.result };
