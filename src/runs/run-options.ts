@@ -7,6 +7,7 @@ import { InvalidArgumentError } from '../errors/validation-errors.js';
 import { timerDelay } from '../http/options.js';
 import { type CadenceBounds, cadenceBounds, type PollInterval } from './cadence.js';
 import { OUTPUT_MODES, type OutputMode } from './output-policy.js';
+import type { RunHub } from './run-hub.js';
 
 /**
  * Options of one run or watch.
@@ -81,6 +82,8 @@ export interface RunsDefaults {
   readonly headroom?: () => PollHeadroom | undefined;
   /** Learned node durations: reads are timed where a change is likely. None: the cadence alone. */
   readonly durations?: DurationModel;
+  /** Where watches share one poll per execution and runs offer theirs (`createRunHub`). None: every watch polls on its own. */
+  readonly hub?: RunHub;
 }
 
 /** Every option of one run, filled in. */
