@@ -1,7 +1,9 @@
 import fc from 'fast-check';
 import { filter, firstValueFrom, share, timer } from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createClient } from '../../src/client.js';
 import { createManualClock, driveClock } from '../../src/emulator/index.js';
+import { createRunHub } from '../../src/runs/run-hub.js';
 import { runResult } from '../../src/runs/run-result.js';
 import { allEvents, rebuiltMessages, type RelayWorld, relayWorld, withoutConnection } from './harness.js';
 
@@ -100,5 +102,52 @@ describe('the run relay: viewers through dropped connections', () => {
       }),
       { numRuns: 3, endOnFailure: true },
     );
+  });
+});
+
+describe('the run relay: one poll stream with the watches and runs of its hub', () => {
+  /** Status reads of `executionId` so far. */
+  const statusReads = (world: RelayWorld, executionId: string): number => world.emulator.requests.list({ endpoint: 'status', executionId }).length;
+
+  it("shares the client's hub by default: viewers and a client.watch of the same execution cost one poll stream", async () => {
+    vi.spyOn(Math, 'random').mockReturnValue(0.5);
+    const clock = createManualClock();
+    const made = await world({}, { clock });
+    const { client, token, view } = made;
+    const alone = await client.executions.start('c-sample-parallel', { variables: { copy: 'alone' } });
+    let ended = 0;
+    const count = (): void => {
+      ended += 1;
+    };
+    client.watch(alone.executionId).subscribe({ complete: count });
+    await driveClock(clock, { until: () => ended === 1, turns: 20 });
+    const { executionId } = await client.executions.start('c-sample-parallel', { variables: { copy: 'shared' } });
+    view(executionId, await token(executionId)).subscribe({ complete: count });
+    client.watch(executionId).subscribe({ complete: count });
+    await driveClock(clock, { until: () => ended === 3, turns: 20 });
+    expect(statusReads(made, alone.executionId)).toBeGreaterThan(3);
+    expect(Math.abs(statusReads(made, executionId) - statusReads(made, alone.executionId))).toBeLessThanOrEqual(Math.ceil(statusReads(made, alone.executionId) * 0.05));
+  });
+
+  it('follows through the hub it is given: a client of that hub watching the execution shares the poll', async () => {
+    vi.spyOn(Math, 'random').mockReturnValue(0.5);
+    const clock = createManualClock();
+    const hub = createRunHub();
+    const made = await world({ hub }, { clock });
+    const { emulator, client, token, view } = made;
+    const app = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, scheduler: emulator.scheduler, budget: false, hub });
+    const alone = await client.executions.start('c-sample-parallel', { variables: { copy: 'alone' } });
+    let ended = 0;
+    const count = (): void => {
+      ended += 1;
+    };
+    app.watch(alone.executionId).subscribe({ complete: count });
+    await driveClock(clock, { until: () => ended === 1, turns: 20 });
+    const { executionId } = await client.executions.start('c-sample-parallel', { variables: { copy: 'shared' } });
+    view(executionId, await token(executionId)).subscribe({ complete: count });
+    app.watch(executionId).subscribe({ complete: count });
+    await driveClock(clock, { until: () => ended === 3, turns: 20 });
+    expect(statusReads(made, alone.executionId)).toBeGreaterThan(3);
+    expect(Math.abs(statusReads(made, executionId) - statusReads(made, alone.executionId))).toBeLessThanOrEqual(Math.ceil(statusReads(made, alone.executionId) * 0.05));
   });
 });
