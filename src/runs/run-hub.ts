@@ -1,5 +1,6 @@
 import { asapScheduler, Observable, Subject, type Subscriber, type Subscription, type TeardownLogic } from 'rxjs';
 import type { RunEvent } from './events.js';
+import { readingOf } from './run-state.js';
 import { RunStand } from './share-run.js';
 
 /**
@@ -101,7 +102,7 @@ export function createRunHub(): RunHub {
 
 /** One execution followed in a hub: its followers, how it stands, and what feeds it (a leading run, or a poll). */
 class FollowedRun {
-  readonly #stand = new RunStand();
+  #stand = new RunStand();
   readonly #subject = new Subject<RunEvent>();
   readonly #forget: () => void;
   #followers = 0;
@@ -164,13 +165,28 @@ class FollowedRun {
       this.#subject.complete();
       return;
     }
-    this.#poll = this.#startPoll(start);
+    this.#poll = this.#startPoll(start, true);
   }
 
-  #startPoll(start: () => Observable<RunEvent>): Subscription {
+  /**
+   * Subscribes to the poll. `resuming`: the followers saw the execution up to now (a leading run
+   * stopped), so the poll's first reading, which repeats it from the start (`started` again), comes
+   * as one `snapshot` of the state it reads.
+   */
+  #startPoll(start: () => Observable<RunEvent>, resuming = false): Subscription {
+    let catchingUp = resuming;
+    if (resuming) this.#stand = new RunStand();
     return start().subscribe({
       next: (event) => {
-        this.see(event);
+        if (!catchingUp) {
+          this.see(event);
+          return;
+        }
+        this.#stand.see(event);
+        const reading = readingOf(event);
+        if (reading !== undefined && event !== reading.events.at(-1)) return;
+        catchingUp = false;
+        for (const caughtUp of this.#stand.catchUp()) this.#subject.next(caughtUp);
       },
       error: (error: unknown) => {
         // Forgotten first: a follower coming after the error starts a new poll.

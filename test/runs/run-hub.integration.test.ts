@@ -135,6 +135,26 @@ describe('a client hub: one poll stream per execution in a process', () => {
     expect(Math.abs(statusReads(emulator, executionId ?? '') - statusReads(emulator, aloneExecution.executionId))).toBeLessThanOrEqual(1);
   });
 
+  it('a watch that joined a run goes on with its own poll when the run is unsubscribed, without repeating the run from its start', async () => {
+    const { emulator, client, clock } = await setup();
+    let executionId: string | undefined;
+    let executing = false;
+    const run = client.run('c-one-task').subscribe((event) => {
+      if (event.type === 'started') executionId = event.executionId;
+      if (event.type === 'node' && event.status === 'executing') executing = true;
+    });
+    await driveClock(clock, { until: () => executing });
+    const watched = follow(clock, client.watch(executionId ?? '', { failOnWorkflowError: false }));
+    run.unsubscribe();
+    const [watch] = await watched;
+
+    // The run's leaving aborted the execution (service.md §3.5); the watch saw it end.
+    expect(emulator.requests.list({ endpoint: 'abort', executionId: executionId ?? '' })).toHaveLength(1);
+    expect(watch?.events.at(-1)).toMatchObject({ type: 'finished', result: { status: 'failed' } });
+    expect(watch?.events.filter((event) => event.type === 'started')).toEqual([]);
+    expect(watch?.events.map((event) => event.type).slice(0, 2)).toEqual(['snapshot', 'snapshot']);
+  });
+
   it('abortOnUnsubscribe aborts only when the last watch following the execution leaves', async () => {
     const { emulator, client, clock } = await setup();
     const { executionId } = await client.executions.start('c-one-task');
