@@ -12,13 +12,13 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((emulator) => emulator.close()));
 });
 
-/** A start node and one task of 20 s with one message. */
+/** A start node and one task of 8 s with one message. */
 const ONE_TASK: WorkflowDefinition = {
   canvasId: 'c-one-task',
   title: 'One task',
   nodes: [
     { id: 'node-start', type: 'start' },
-    { id: 'node-task', parents: ['node-start'], durationMs: 20_000, messages: [{ content: 'done' }] },
+    { id: 'node-task', parents: ['node-start'], durationMs: 8_000, messages: [{ content: 'done' }] },
   ],
 };
 
