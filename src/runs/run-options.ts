@@ -24,7 +24,11 @@ export interface RunOptions {
   readonly timeoutMs?: number;
   /** `stream` (default): message events while nodes run. `final`: the output is read once, at the end. */
   readonly output?: OutputMode;
-  /** Abort the execution when unsubscribed before `finished`. Default: true for `run`, false for `watch`. */
+  /**
+   * Abort the execution when unsubscribed before `finished`. Default: true for `run`, false for
+   * `watch`. A watch shares its execution's poll with the client's other watches and runs of it (the
+   * client's `hub`): it aborts only when nothing else there still follows the execution.
+   */
   readonly abortOnUnsubscribe?: boolean;
   /** Error with `WorkflowFailedError` after a `failed` result (default true); false completes instead. */
   readonly failOnWorkflowError?: boolean;
