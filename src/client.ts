@@ -6,14 +6,33 @@ import { asyncScheduler, type Observable, type SchedulerLike } from 'rxjs';
 import { timerDelay } from './http/options.js';
 import { createAccountBudget, createDurationModel, isAccountBudget, type BudgetState } from './budget/index.js';
 import type { DurationModel } from './domain/durations.js';
-import type { ClientOptions } from './domain/options.js';
+import type { ClientOptions as CoreClientOptions } from './domain/options.js';
 import { createHttpClient, type HttpClient } from './http/index.js';
 import { safeLogger } from './http/safe-logger.js';
 import { createRuns, type RunHandles, type Runs } from './runs/create-runs.js';
 import type { RunEvent } from './runs/events.js';
+import { createRunHub, type RunHub } from './runs/run-hub.js';
 import type { RunState } from './runs/run-state.js';
 import { toAsyncIterable } from './runs/to-async-iterable.js';
 import { toRunState } from './runs/to-run-state.js';
+
+/**
+ * Options of {@link createClient}.
+ *
+ * @example
+ * ```ts
+ * const hub = createRunHub();
+ * const client = createClient({ apiKey, baseUrl, hub });
+ * ```
+ */
+export interface ClientOptions extends CoreClientOptions {
+  /**
+   * Where the client's watches share one poll per execution, and its runs offer theirs to watches of
+   * the same execution (see `createRunHub`). Give one hub to several clients, or to a relay, to share
+   * across them. Default: a new in-memory hub of this client's own.
+   */
+  readonly hub?: RunHub;
+}
 
 /**
  * Options of `client.events` for a run's states instead of its events.
@@ -81,6 +100,8 @@ export interface Client extends HttpClient, Runs, RunHandles {
    * ```
    */
   readonly durations: DurationModel | undefined;
+  /** The hub its runs and watches share executions through (`ClientOptions.hub`). */
+  readonly hub: RunHub;
 }
 
 /**
@@ -103,6 +124,7 @@ export function createClient(options: ClientOptions): Client {
   const logger = safeLogger(options.logger);
   // Learned durations: the client's own model, the budget's (the account's), or none.
   const durations = options.durations === false ? undefined : (options.durations ?? budget?.durations ?? createDurationModel());
+  const hub = options.hub ?? createRunHub();
   const runs = createRuns(http.executions, {
     ...(options.polling === undefined ? {} : { polling: options.polling }),
     ...(options.outageMs === undefined ? {} : { outageMs: options.outageMs }),
@@ -110,6 +132,7 @@ export function createClient(options: ClientOptions): Client {
     // The budget is the one scheduler of the runs' reads: each run registers its read's need there.
     ...(budget?.needRead === undefined ? {} : { needRead: budget.needRead.bind(budget) }),
     ...(durations === undefined ? {} : { durations }),
+    hub,
     scheduler,
   }, http.workflows);
   return Object.freeze({
@@ -118,6 +141,7 @@ export function createClient(options: ClientOptions): Client {
     events: eventsOn(scheduler),
     budget: budget === undefined ? undefined : { snapshot: () => budget.snapshot(), state$: budget.state$ },
     durations,
+    hub,
   });
 }
 

@@ -1,8 +1,8 @@
 // The public surface of flowstream, export by export.
 
 // The client
-export { createClient, type Client, type BudgetView, type StateEventsOptions } from './client.js';
-export { DEFAULTS, type ClientOptions, type RetryOptions, type TimeoutOptions, type PollInterval, type RequestBudgetOptions, type AccountBudgetOptions } from './domain/options.js';
+export { createClient, type Client, type ClientOptions, type BudgetView, type StateEventsOptions } from './client.js';
+export { DEFAULTS, type RetryOptions, type TimeoutOptions, type PollInterval, type RequestBudgetOptions, type AccountBudgetOptions } from './domain/options.js';
 
 // Runs as Observables
 export type { RunEvent, RunEventType, RunEventOf, StartedEvent, SnapshotEvent, StatusEvent, NodeEvent, MessageEvent, FileEvent, ConnectionEvent, FinishedEvent } from './runs/events.js';
@@ -20,6 +20,7 @@ export { type AcquireOptions, createRunLimiter, type RunLimiter, type RunLimiter
 export type { RunState, NodeState, MessageState, Reconnecting, TaskProgress } from './runs/run-state.js';
 export { runResult } from './runs/run-result.js';
 export { shareRun } from './runs/share-run.js';
+export { createRunHub, type RunHub } from './runs/run-hub.js';
 export { toAsyncIterable } from './runs/to-async-iterable.js';
 export { fromAbortable } from './runs/execution-source.js';
 export { connectRun, type ConnectRunOptions } from './runs/connect-run.js';

@@ -1,6 +1,8 @@
-import { asyncScheduler, type SchedulerLike, type Subscription, timer } from 'rxjs';
+import { asyncScheduler, type Observable, type SchedulerLike, type Subscription, timer } from 'rxjs';
 import type { Client } from '../client.js';
 import type { Variables } from '../domain/model.js';
+import type { RunEvent } from '../runs/events.js';
+import type { RunHub } from '../runs/run-hub.js';
 import { isNotFoundError } from '../errors/api-errors.js';
 import { InvalidArgumentError, isInvalidArgumentError } from '../errors/validation-errors.js';
 import { MAX_TIMER_MS, timerDelay } from '../http/options.js';
@@ -11,8 +13,8 @@ import { normalizedBasePath, routeOf } from './relay-routes.js';
 import { isRunTokenError } from './run-token-error.js';
 import type { RunScope, RunTokens, RunTokenScope } from './run-tokens.js';
 
-/** What a relay uses of a client: `watch` to follow an execution, `executions.start` and `.abort`. */
-export type RelayClient = Pick<Client, 'watch'> & { readonly executions: Pick<Client['executions'], 'start' | 'abort'> };
+/** What a relay uses of a client: `watch` to follow an execution, `executions.start` and `.abort`, and its `hub` when it has one. */
+export type RelayClient = Pick<Client, 'watch'> & { readonly executions: Pick<Client['executions'], 'start' | 'abort'>; readonly hub?: RunHub };
 
 /** Which page origins may call the relay from a browser (CORS): a list, or `'*'` for any. */
 export interface RelayCors {
@@ -58,6 +60,12 @@ export interface RunRelayOptions {
   readonly snapshotAfter?: number;
   /** How long the tokens `POST /runs` answers live, in ms (default one hour). */
   readonly tokenTtlMs?: number;
+  /**
+   * Where the relay follows executions, sharing each one's poll with every other follower in the hub
+   * (watches and runs of clients given the same hub). Default: the client's hub, so a `client.watch`
+   * or `client.run` of an execution in the same process and the relay's viewers cost one poll stream.
+   */
+  readonly hub?: RunHub;
   /** The relay's timers (heartbeats, keeping finished executions); give it the client's. Default real time. */
   readonly scheduler?: SchedulerLike;
 }
@@ -91,7 +99,8 @@ const STARTER_SCOPE: RunTokenScope = ['read', 'cancel'];
 /**
  * A relay between a UI and the service: viewers follow an execution through it with a token instead
  * of the API key. However many viewers an execution has, the relay follows it once (one poll stream
- * through the client's budget); viewers leaving never abort it, and one that reconnects resumes after
+ * through the client's budget, shared through the `hub` with the client's own watches and runs of
+ * it); viewers leaving never abort it, and one that reconnects resumes after
  * the last event it got. Answers `Request`s with `Response`s, so it runs on Node (`toNodeListener`),
  * Deno, Bun and workers.
  *
@@ -136,7 +145,10 @@ export function createRunRelay(options: RunRelayOptions): RunRelay {
   function followOf(executionId: string): FollowedExecution {
     const known = follows.get(executionId);
     if (known !== undefined) return known;
-    const follow = new FollowedExecution(executionId, client.watch(executionId, { abortOnUnsubscribe: false, failOnWorkflowError: false }), hooks);
+    const watch = (): Observable<RunEvent> => client.watch(executionId, { abortOnUnsubscribe: false, failOnWorkflowError: false });
+    // The client's own hub is followed through its `watch`; another hub shares the client's watch with its followers.
+    const events = settings.hub === undefined || settings.hub === client.hub ? watch() : settings.hub.follow(executionId, watch);
+    const follow = new FollowedExecution(executionId, events, hooks);
     if (follow.end?.kind !== 'error') follows.set(executionId, follow);
     return follow;
   }
@@ -256,6 +268,7 @@ interface RelaySettings {
   readonly retryMs: number;
   readonly tokenTtlMs: number;
   readonly snapshotAfter: number;
+  readonly hub: RunHub | undefined;
   readonly scheduler: SchedulerLike;
 }
 
@@ -274,6 +287,7 @@ function relaySettings(options: RunRelayOptions): RelaySettings {
     retryMs: timerDelay('retryMs', options.retryMs ?? DEFAULTS.retryMs),
     tokenTtlMs: timerDelay('tokenTtlMs', options.tokenTtlMs ?? DEFAULTS.tokenTtlMs),
     snapshotAfter: eventCount('snapshotAfter', options.snapshotAfter ?? DEFAULTS.snapshotAfter),
+    hub: options.hub ?? options.client.hub,
     scheduler: options.scheduler ?? asyncScheduler,
   };
 }

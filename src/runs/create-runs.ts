@@ -3,10 +3,11 @@ import type { ExecutionsApi } from '../http/calls.js';
 import type { Variables } from '../domain/model.js';
 import { objectArgument } from '../errors/validation-errors.js';
 import type { RunEvent } from './events.js';
-import { cadenceBounds } from './cadence.js';
+import { cadenceBounds } from './poll-plan.js';
 import { type ExecutionSource, observeExecutions, startExecution } from './execution-source.js';
 import { type RunHandle, startRunOver, type StartRunOptions } from './run-handle.js';
 import { notingPlan, runLifecycle } from './run-lifecycle.js';
+import { sharedWatch } from './shared-watch.js';
 import { outageMs, type RunOptions, type RunsDefaults, runSettings } from './run-options.js';
 
 /** The input of a run (service.md §5.4: always sent as the `variables` wrapper). */
@@ -30,7 +31,9 @@ export interface Runs {
   /**
    * Follows an existing execution (from any client of the account, service.md §3.8). `started` comes
    * with the first status read. Unsubscribing leaves the execution running unless
-   * `abortOnUnsubscribe: true`.
+   * `abortOnUnsubscribe: true`. Watches of one execution in a client (in its `hub`) share one poll: a
+   * later one first gets a `snapshot` event of the state so far, and `abortOnUnsubscribe` aborts only
+   * when the last one following the execution leaves.
    *
    * @example
    * ```ts
@@ -81,10 +84,15 @@ export function runsOver(source: ExecutionSource, defaults: RunsDefaults = {}): 
         const settings = objectArgument('options', options);
         const planned = notingPlan(source);
         const start = startExecution(planned.source, canvasId, given, settings.checkVariables === true);
-        return runLifecycle(source, { kind: 'start', canvasId, start, plannedTasks: planned.tasks }, runSettings('run', settings, defaults));
+        const run = runLifecycle(source, { kind: 'start', canvasId, start, plannedTasks: planned.tasks }, runSettings('run', settings, defaults));
+        return defaults.hub === undefined ? run : defaults.hub.lead(run);
       }),
     watch: (executionId, options) =>
-      defer(() => runLifecycle(source, { kind: 'watch', executionId }, runSettings('watch', objectArgument('options', options), defaults))),
+      defer(() => {
+        const settings = runSettings('watch', objectArgument('options', options), defaults);
+        const target = { kind: 'watch', executionId } as const;
+        return defaults.hub === undefined ? runLifecycle(source, target, settings) : sharedWatch(source, defaults.hub, executionId, settings);
+      }),
     startRun: (canvasId, input, options) => startRunOver(source, canvasId, objectArgument('input', input), objectArgument('options', options), defaults),
   };
 }

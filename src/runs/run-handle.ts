@@ -108,12 +108,14 @@ export function startRunOver(
   // The handle's own `timeoutMs` and `signal` steer the run (below); the lifecycle never ends it on its own.
   const control = new Subject<RunControl>();
   const planned = notingPlan(source);
-  const run$ = runLifecycle(
+  const lifecycle = runLifecycle(
     source,
     { kind: 'start', canvasId, start: startExecution(planned.source, canvasId, input, options.checkVariables === true), plannedTasks: planned.tasks },
     { ...settings, timeoutMs: undefined, signal: undefined, abortOnUnsubscribe: false },
     control,
   );
+  // Offered to the hub: a watch of this execution in the same hub joins it instead of polling again.
+  const run$ = defaults.hub === undefined ? lifecycle : defaults.hub.lead(lifecycle);
 
   const executionId = deferred<string>();
   const result = deferred<RunResult>();

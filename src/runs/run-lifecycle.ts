@@ -3,7 +3,7 @@ import type { WorkflowPlan } from '../domain/model.js';
 import { abortInBackground, type ExecutionSource, type StartProgress, waitOutUnsentStart } from './execution-source.js';
 import { withExecutionId } from './execution-error.js';
 import { pollExecution } from './poll-execution.js';
-import { reducerShell } from './reducer-shell.js';
+import { reducerShell } from './run-machine.js';
 import { initialRun, type LifecycleCommand, reduceRun, type RunControl, type RunRules } from './run-machine.js';
 import type { RunSettings } from './run-options.js';
 import { RunReader, withReading } from './run-state.js';

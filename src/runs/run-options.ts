@@ -6,6 +6,7 @@ import { DEFAULTS } from '../domain/options.js';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 import { timerDelay } from '../http/options.js';
 import { type CadenceBounds, cadenceBounds, OUTPUT_MODES, type OutputMode, type PollInterval } from './poll-plan.js';
+import type { RunHub } from './run-hub.js';
 
 /**
  * Options of one run or watch.
@@ -22,7 +23,11 @@ export interface RunOptions {
   readonly timeoutMs?: number;
   /** `stream` (default): message events while nodes run. `final`: the output is read once, at the end. */
   readonly output?: OutputMode;
-  /** Abort the execution when unsubscribed before `finished`. Default: true for `run`, false for `watch`. */
+  /**
+   * Abort the execution when unsubscribed before `finished`. Default: true for `run`, false for
+   * `watch`. A watch shares its execution's poll with the client's other watches and runs of it (the
+   * client's `hub`): it aborts only when nothing else there still follows the execution.
+   */
   readonly abortOnUnsubscribe?: boolean;
   /** Error with `WorkflowFailedError` after a `failed` result (default true); false completes instead. */
   readonly failOnWorkflowError?: boolean;
@@ -83,6 +88,8 @@ export interface RunsDefaults {
   readonly needRead?: (executionId: string, need: ReadNeed) => () => void;
   /** Learned node durations: reads are timed where a change is likely. None: the cadence alone. */
   readonly durations?: DurationModel;
+  /** Where watches share one poll per execution and runs offer theirs (`createRunHub`). None: every watch polls on its own. */
+  readonly hub?: RunHub;
 }
 
 /** Every option of one run, filled in. */

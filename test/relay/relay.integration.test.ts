@@ -1,9 +1,15 @@
 import fc from 'fast-check';
 import { filter, firstValueFrom, share, timer } from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { type Client, createClient } from '../../src/client.js';
+import { createEmulator } from '../../src/emulator/index.js';
+import { createRunRelay } from '../../src/relay/run-relay.js';
+import { createRunTokens } from '../../src/relay/run-tokens.js';
+import type { RunHub } from '../../src/runs/run-hub.js';
 import { createManualClock, driveClock } from '../../src/emulator/index.js';
+import { createRunHub } from '../../src/runs/run-hub.js';
 import { runResult } from '../../src/runs/run-result.js';
-import { allEvents, rebuiltMessages, type RelayWorld, relayWorld, withoutConnection } from './harness.js';
+import { allEvents, rebuiltMessages, type RelayWorld, relayWorld, SECRET, withoutConnection } from './harness.js';
 
 const open: RelayWorld[] = [];
 afterEach(async () => {
@@ -100,5 +106,65 @@ describe('the run relay: viewers through dropped connections', () => {
       }),
       { numRuns: 3, endOnFailure: true },
     );
+  });
+});
+
+describe('the run relay: one poll stream with the watches and runs of its hub', () => {
+  /**
+   * All in-process on a manual clock (counts that do not depend on the machine's speed): status reads
+   * of an execution watched alone by the app's client, then of one a relay follows for a viewer and,
+   * once it does, the app's client watches too (until that watch ends).
+   */
+  async function readsAloneAndShared(hub: { readonly relay?: RunHub; readonly app?: RunHub }): Promise<{ alone: number; shared: number }> {
+    vi.spyOn(Math, 'random').mockReturnValue(0.5);
+    const clock = createManualClock();
+    const emulator = await createEmulator({ clock, listen: false, rateLimit: false });
+    const clientOf = (given?: RunHub): Client =>
+      createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, scheduler: emulator.scheduler, budget: false, ...(given === undefined ? {} : { hub: given }) });
+    // The relay's client has a hub of its own; given one, the relay follows through that instead.
+    const client = clientOf();
+    const app = hub.app === undefined ? client : clientOf(hub.app);
+    const tokens = createRunTokens({ secret: SECRET, scheduler: emulator.scheduler });
+    const relay = createRunRelay({ client, tokens, scheduler: emulator.scheduler, ...(hub.relay === undefined ? {} : { hub: hub.relay }) });
+    try {
+      const statusReads = (executionId: string): number => emulator.requests.list({ endpoint: 'status', executionId }).length;
+      let ended = 0;
+      const count = (): void => {
+        ended += 1;
+      };
+      const alone = await client.executions.start('c-sample-parallel', { variables: { copy: 'alone' } });
+      app.watch(alone.executionId).subscribe({ complete: count });
+      await driveClock(clock, { until: () => ended === 1 });
+      const { executionId } = await client.executions.start('c-sample-parallel', { variables: { copy: 'shared' } });
+      const token = await tokens.sign({ executionId, scope: ['read'], ttlMs: 3_600_000 });
+      let response: Response | undefined;
+      void relay.fetch(new Request(`http://127.0.0.1/executions/${executionId}/events`, { headers: { authorization: `Bearer ${token}` } })).then((answered) => (response = answered));
+      // Readiness only: the token's check (WebCrypto) takes machine time, not emulator time; then the relay follows the execution.
+      await vi.waitFor(() => {
+        expect((hub.relay ?? client.hub).followers(executionId)).toBeGreaterThan(0);
+      }, { timeout: 10_000 });
+      await driveClock(clock, { until: () => response !== undefined });
+      expect(response?.status).toBe(200);
+      app.watch(executionId).subscribe({ complete: count });
+      await driveClock(clock, { until: () => ended === 2 });
+      await response?.body?.cancel();
+      return { alone: statusReads(alone.executionId), shared: statusReads(executionId) };
+    } finally {
+      relay.close();
+      await emulator.close();
+    }
+  }
+
+  it("shares the client's hub by default: a viewer and a client.watch of the same execution cost one poll stream", async () => {
+    const { alone, shared } = await readsAloneAndShared({});
+    expect(alone).toBeGreaterThan(3);
+    expect(Math.abs(shared - alone)).toBeLessThanOrEqual(Math.ceil(alone * 0.05));
+  });
+
+  it('follows through the hub it is given: a client of that hub watching the execution shares the poll', async () => {
+    const hub = createRunHub();
+    const { alone, shared } = await readsAloneAndShared({ relay: hub, app: hub });
+    expect(alone).toBeGreaterThan(3);
+    expect(Math.abs(shared - alone)).toBeLessThanOrEqual(Math.ceil(alone * 0.05));
   });
 });

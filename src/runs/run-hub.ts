@@ -1,0 +1,202 @@
+import { asapScheduler, Observable, Subject, type Subscriber, type Subscription, type TeardownLogic } from 'rxjs';
+import type { RunEvent } from './events.js';
+import { readingOf } from './run-state.js';
+import { RunStand } from './share-run.js';
+
+/**
+ * Where the runs of a process meet: one poll stream per execution, however many follow it. A client
+ * has one (`ClientOptions.hub`, default its own in-memory hub); give the same hub to several clients,
+ * or to a relay, and they share it too.
+ *
+ * @example
+ * ```ts
+ * const hub = createRunHub();
+ * const client = createClient({ apiKey, baseUrl, hub });
+ * // Two watches of one execution: the service sees one poll stream.
+ * client.watch('we-1').subscribe(render);
+ * client.watch('we-1').subscribe(log);
+ * ```
+ */
+export interface RunHub {
+  /**
+   * The events of execution `executionId`, shared by every follower in this hub: the first follower
+   * subscribes to `start()` (its poll of the execution), a later one first gets one `snapshot` event
+   * (the state so far), then the live events; a run of this hub that started the execution (see
+   * `lead`) is followed instead of a poll. The poll is unsubscribed when the last follower leaves
+   * (not in the same task: a follower coming straight back keeps it); the stream ends with the
+   * execution's `finished`, or errors as the poll does.
+   */
+  follow(executionId: string, start: () => Observable<RunEvent>): Observable<RunEvent>;
+  /**
+   * `run`'s events, passed through unchanged, and offered to this hub's followers of its execution
+   * from its `started` on: a `follow` of that execution joins the run instead of polling it again.
+   * Should the run stop before `finished` (unsubscribed, detached, an error) while others still
+   * follow, they go on with a poll of their own.
+   */
+  lead(run: Observable<RunEvent>): Observable<RunEvent>;
+  /** How many follow the execution in this hub now: its followers, and one more while a run leads it. */
+  followers(executionId: string): number;
+}
+
+/**
+ * Creates an in-memory {@link RunHub}: the runs and watches of one process (or of every client given
+ * it) share one poll stream per execution.
+ *
+ * @example
+ * ```ts
+ * const hub = createRunHub();
+ * const client = createClient({ apiKey, baseUrl, hub });
+ * const relay = createRunRelay({ client, tokens, hub });
+ * ```
+ */
+export function createRunHub(): RunHub {
+  const executions = new Map<string, FollowedRun>();
+  const entryOf = (executionId: string): FollowedRun => {
+    const known = executions.get(executionId);
+    if (known !== undefined) return known;
+    const created: FollowedRun = new FollowedRun(() => {
+      if (executions.get(executionId) === created) executions.delete(executionId);
+    });
+    executions.set(executionId, created);
+    return created;
+  };
+  return {
+    follow: (executionId, start) => new Observable<RunEvent>((subscriber) => entryOf(executionId).join(subscriber, start)),
+    lead: (run) =>
+      new Observable<RunEvent>((subscriber) => {
+        let led: FollowedRun | undefined;
+        let decided = false;
+        const subscription = run.subscribe({
+          next: (event) => {
+            if (!decided && event.type !== 'snapshot') {
+              decided = true;
+              // An execution already followed here (by a poll) is not led twice: the run just goes on.
+              if (!executions.has(event.executionId)) {
+                led = entryOf(event.executionId);
+                led.lead();
+              }
+            }
+            led?.see(event);
+            subscriber.next(event);
+          },
+          error: (error: unknown) => {
+            led?.leadEnded();
+            led = undefined;
+            subscriber.error(error);
+          },
+          complete: () => {
+            led?.leadEnded();
+            led = undefined;
+            subscriber.complete();
+          },
+        });
+        return () => {
+          subscription.unsubscribe();
+          led?.leadEnded();
+          led = undefined;
+        };
+      }),
+    followers: (executionId) => executions.get(executionId)?.followers ?? 0,
+  };
+}
+
+/** One execution followed in a hub: its followers, how it stands, and what feeds it (a leading run, or a poll). */
+class FollowedRun {
+  #stand = new RunStand();
+  readonly #subject = new Subject<RunEvent>();
+  readonly #forget: () => void;
+  #followers = 0;
+  #led = false;
+  #start: (() => Observable<RunEvent>) | undefined;
+  #poll: Subscription | undefined;
+  /** The poll's unsubscription once the last follower left, held until the current task is over. */
+  #leaving: Subscription | undefined;
+
+  constructor(forget: () => void) {
+    this.#forget = forget;
+  }
+
+  get followers(): number {
+    return this.#followers + (this.#led ? 1 : 0);
+  }
+
+  join(subscriber: Subscriber<RunEvent>, start: () => Observable<RunEvent>): TeardownLogic {
+    this.#start ??= start;
+    for (const event of this.#stand.catchUp()) subscriber.next(event);
+    // A follower that had enough of the snapshot (`take(1)`) never joins.
+    if (subscriber.closed) return undefined;
+    this.#followers += 1;
+    this.#leaving?.unsubscribe();
+    this.#leaving = undefined;
+    const joined = this.#subject.subscribe(subscriber);
+    if (!this.#led) this.#poll ??= this.#startPoll(start);
+    return () => {
+      joined.unsubscribe();
+      this.#followers -= 1;
+      if (this.followers > 0) return;
+      this.#leaving ??= asapScheduler.schedule(() => {
+        this.#leaving = undefined;
+        if (this.followers > 0) return;
+        this.#forget();
+        this.#poll?.unsubscribe();
+        this.#poll = undefined;
+      });
+    };
+  }
+
+  /** A run of this hub started the execution: its events feed the followers. */
+  lead(): void {
+    this.#led = true;
+  }
+
+  /** One event of the execution, from its leading run or its poll. */
+  see(event: RunEvent): void {
+    this.#stand.see(event);
+    this.#subject.next(event);
+  }
+
+  /** The leading run stopped: over with its `finished`; else those still following go on with a poll. */
+  leadEnded(): void {
+    if (!this.#led) return;
+    this.#led = false;
+    const start = this.#start;
+    if (this.#stand.finished !== undefined || this.#followers === 0 || start === undefined) {
+      this.#forget();
+      this.#subject.complete();
+      return;
+    }
+    this.#poll = this.#startPoll(start, true);
+  }
+
+  /**
+   * Subscribes to the poll. `resuming`: the followers saw the execution up to now (a leading run
+   * stopped), so the poll's first reading, which repeats it from the start (`started` again), comes
+   * as one `snapshot` of the state it reads.
+   */
+  #startPoll(start: () => Observable<RunEvent>, resuming = false): Subscription {
+    let catchingUp = resuming;
+    if (resuming) this.#stand = new RunStand();
+    return start().subscribe({
+      next: (event) => {
+        if (!catchingUp) {
+          this.see(event);
+          return;
+        }
+        this.#stand.see(event);
+        const reading = readingOf(event);
+        if (reading !== undefined && event !== reading.events.at(-1)) return;
+        catchingUp = false;
+        for (const caughtUp of this.#stand.catchUp()) this.#subject.next(caughtUp);
+      },
+      error: (error: unknown) => {
+        // Forgotten first: a follower coming after the error starts a new poll.
+        this.#forget();
+        this.#subject.error(error);
+      },
+      complete: () => {
+        this.#forget();
+        this.#subject.complete();
+      },
+    });
+  }
+}

@@ -1,0 +1,44 @@
+import { Observable } from 'rxjs';
+import { WorkflowFailedError } from '../errors/run-errors.js';
+import type { RunEvent } from './events.js';
+import { abortInBackground, type ExecutionSource } from './execution-source.js';
+import type { RunHub } from './run-hub.js';
+import { runLifecycle } from './run-lifecycle.js';
+import type { RunSettings } from './run-options.js';
+
+/**
+ * A watch through a hub: every watch of the execution in the hub (and a run of it that leads it)
+ * shares one poll, started with the first one's settings (`pollInterval`, `output`,
+ * `onFailedBranches`). Each watch keeps its own ending: `failOnWorkflowError` errors after a failed
+ * `finished`, and `abortOnUnsubscribe` aborts the execution when this watch leaves before `finished`
+ * only if nothing else in the hub follows it then. A watch with its own `timeoutMs`, `signal` or
+ * `detach` ends on terms no other shares: it polls on its own.
+ */
+export function sharedWatch(source: ExecutionSource, hub: RunHub, executionId: string, settings: RunSettings): Observable<RunEvent> {
+  const target = { kind: 'watch', executionId } as const;
+  if (settings.timeoutMs !== undefined || settings.signal !== undefined || settings.detach !== undefined) return runLifecycle(source, target, settings);
+  const shared = hub.follow(executionId, () => runLifecycle(source, target, { ...settings, abortOnUnsubscribe: false, failOnWorkflowError: false }));
+  return new Observable<RunEvent>((subscriber) => {
+    // Finished, errored or completed: the execution is not this watch's to abort any more.
+    let over = false;
+    const subscription = shared.subscribe({
+      next: (event) => {
+        if (event.type === 'finished') over = true;
+        subscriber.next(event);
+        if (event.type === 'finished' && settings.failOnWorkflowError && event.result.endedBy === 'failed') subscriber.error(new WorkflowFailedError(event.result));
+      },
+      error: (error: unknown) => {
+        over = true;
+        subscriber.error(error);
+      },
+      complete: () => {
+        over = true;
+        subscriber.complete();
+      },
+    });
+    return () => {
+      subscription.unsubscribe();
+      if (settings.abortOnUnsubscribe && !over && hub.followers(executionId) === 0) abortInBackground(source, executionId, settings);
+    };
+  });
+}
