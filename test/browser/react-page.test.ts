@@ -1,0 +1,127 @@
+import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serveFolder, type StaticSite } from '../../examples/web/static-server.js';
+import { type Client, createClient } from '../../src/client.js';
+import { createEmulator, createManualClock, type Emulator } from '../../src/emulator/index.js';
+import { toNodeListener } from '../../src/relay/node-listener.js';
+import { createRunRelay, type RunRelay } from '../../src/relay/run-relay.js';
+import { createRunTokens } from '../../src/relay/run-tokens.js';
+import { CHROMIUM_PATH, hasChromium, launchChromium } from './chromium.js';
+
+const PAGE_DIR = fileURLToPath(new URL('react-page/', import.meta.url));
+/** Page conditions wait this long at most (time itself moves by hand: the emulator's clock is manual). */
+const WAIT_MS = 10_000;
+
+/** The page in development mode: React's StrictMode mounts each component twice only there. */
+async function bundleReactPage(outdir: string): Promise<void> {
+  await build({
+    entryPoints: [join(PAGE_DIR, 'main.tsx')],
+    outfile: join(outdir, 'main.js'),
+    bundle: true,
+    format: 'iife',
+    platform: 'browser',
+    target: 'es2022',
+    jsx: 'automatic',
+    define: { 'process.env.NODE_ENV': '"development"' },
+    logLevel: 'silent',
+  });
+  await copyFile(join(PAGE_DIR, 'index.html'), join(outdir, 'index.html'));
+}
+
+// Three origins on loopback: the page's, the relay's (which answers the page's), the emulator's (which, like the service, answers no page).
+describe('flowstream/react in Chromium: useRun(connectRun(…)) through a relay on another origin', () => {
+  let outdir = '';
+  let site: StaticSite | undefined;
+  let emulator: Emulator | undefined;
+  let client: Client;
+  let relay: RunRelay | undefined;
+  let relayServer: Server | undefined;
+  let relayBase = '';
+  let browser: Browser | undefined;
+  const clock = createManualClock();
+  /** The event-stream connections the relay was asked for. */
+  const streams: string[] = [];
+
+  beforeAll(async () => {
+    if (!hasChromium()) throw new Error(`${CHROMIUM_PATH} is missing: npm test installs Debian's chromium first (scripts/system-packages.mjs)`);
+    outdir = await mkdtemp(join(tmpdir(), 'flowstream-react-'));
+    await bundleReactPage(outdir);
+    site = await serveFolder(outdir);
+    [emulator, browser] = await Promise.all([createEmulator({ clock, rateLimit: false }), launchChromium()]);
+    client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, scheduler: emulator.scheduler, budget: false });
+    const tokens = createRunTokens({ secret: 'the react page test secret, thirty-two bytes or more', scheduler: emulator.scheduler });
+    relay = createRunRelay({ client, tokens, basePath: '/flowstream', scheduler: emulator.scheduler, cors: { origins: [site.url] } });
+    const listener = toNodeListener(relay);
+    relayServer = createServer((request, response) => {
+      if (request.method === 'GET') streams.push(request.url ?? '');
+      listener(request, response);
+    });
+    await new Promise<void>((resolve) => relayServer!.listen(0, '127.0.0.1', resolve));
+    relayBase = `http://127.0.0.1:${(relayServer.address() as AddressInfo).port}/flowstream`;
+    (globalThis as { relayTokens?: typeof tokens }).relayTokens = tokens;
+  }, 60_000);
+
+  afterAll(async () => {
+    relay?.close();
+    relayServer?.closeAllConnections();
+    await Promise.all([
+      browser?.close(),
+      site?.close(),
+      new Promise<void>((resolve) => { if (relayServer === undefined) resolve(); else relayServer.close(() => { resolve(); }); }),
+    ]);
+    await emulator?.close();
+    if (outdir !== '') await rm(outdir, { recursive: true, force: true });
+  });
+
+  it('shows the run live to its end in StrictMode over one connection, while the page’s own call to the API is refused', async () => {
+    const { executionId } = await client.executions.start('c-sample-linear');
+    const tokens = (globalThis as { relayTokens?: ReturnType<typeof createRunTokens> }).relayTokens!;
+    const token = await tokens.sign({ executionId, scope: ['read'], ttlMs: 600_000 });
+    const fragment = new URLSearchParams({ eventsUrl: `${relayBase}/executions/${executionId}/events`, token, apiUrl: emulator!.url, apiKey: emulator!.apiKey });
+    const page: Page = await browser!.newPage();
+    const pageErrors: Error[] = [];
+    page.on('pageerror', (error) => pageErrors.push(error));
+    page.setDefaultTimeout(WAIT_MS);
+    try {
+      await page.goto(`${site!.url}/index.html#${fragment.toString()}`);
+
+      // The direct call: the emulator's preflight allows nothing, so the browser never sends it.
+      await page.getByTestId('direct').filter({ hasText: /\S/ }).waitFor();
+      await expect(page.getByTestId('direct').textContent()).resolves.toBe('refused: TypeError');
+      expect(emulator!.requests.list({ endpoint: 'preflight' }).length).toBeGreaterThanOrEqual(1);
+      expect(emulator!.requests.list({ endpoint: 'search' })).toEqual([]);
+
+      // Time moves by hand, one timer of the emulator's clock at a time (the relay's client reads on it), each
+      // step given a moment to reach the page: the page follows the run as it goes.
+      const progress = page.getByTestId('progress');
+      const finished = page.locator('[data-testid="run"][data-state="finish"]');
+      for (let step = 0; step < 400 && !(await finished.isVisible()); step++) {
+        const next = clock.nextTimerAt();
+        if (next !== undefined) clock.advance(Math.max(0, next - clock.now()));
+        await finished.waitFor({ timeout: 25 }).catch(() => undefined);
+      }
+      await expect(progress.textContent()).resolves.toBe('finish 3/3');
+      await expect(page.locator('[data-testid="node"][data-status="finish"]').count()).resolves.toBe(3);
+      // Live: the page showed the run part way, before its end.
+      const shown = await page.evaluate(() => (globalThis as { shownProgress?: string[] }).shownProgress ?? []);
+      const partWay = shown.filter((line) => {
+        const [, done, total] = /^executing (\d+)\/(\d+)$/u.exec(line) ?? [];
+        return done !== undefined && Number(done) > 0 && Number(done) < Number(total);
+      });
+      expect(partWay, JSON.stringify(shown)).not.toEqual([]);
+      // StrictMode mounted the component twice: the run was still followed once, over one connection.
+      expect(streams.filter((url) => url.includes(`/executions/${executionId}/events`))).toHaveLength(1);
+      expect(emulator!.requests.list({ endpoint: 'abort' })).toEqual([]);
+      expect(pageErrors).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  }, 20_000);
+});
