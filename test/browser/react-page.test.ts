@@ -57,7 +57,14 @@ describe('flowstream/react in Chromium: useRun(connectRun(…)) through a relay 
     [emulator, browser] = await Promise.all([createEmulator({ clock, rateLimit: false }), launchChromium()]);
     client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, scheduler: emulator.scheduler, budget: false });
     const tokens = createRunTokens({ secret: 'the react page test secret, thirty-two bytes or more', scheduler: emulator.scheduler });
-    relay = createRunRelay({ client, tokens, basePath: '/flowstream', scheduler: emulator.scheduler, cors: { origins: [site.url] } });
+    relay = createRunRelay({
+      client,
+      tokens,
+      basePath: '/flowstream',
+      scheduler: emulator.scheduler,
+      cors: { origins: [site.url] },
+      start: async (request) => ({ canvasId: ((await request.json()) as { canvasId: string }).canvasId }),
+    });
     const listener = toNodeListener(relay);
     relayServer = createServer((request, response) => {
       if (request.method === 'GET') streams.push(request.url ?? '');
@@ -80,6 +87,17 @@ describe('flowstream/react in Chromium: useRun(connectRun(…)) through a relay 
     if (outdir !== '') await rm(outdir, { recursive: true, force: true });
   });
 
+  /** Moves the emulator's clock one timer at a time (the relay's client reads on it), each step given a moment to reach the page, until `done` shows. */
+  async function stepUntil(page: Page, done: string): Promise<void> {
+    const target = page.locator(done);
+    for (let step = 0; step < 400 && !(await target.isVisible()); step++) {
+      const next = clock.nextTimerAt();
+      if (next !== undefined) clock.advance(Math.max(0, next - clock.now()));
+      await target.waitFor({ timeout: 25 }).catch(() => undefined);
+    }
+    await target.waitFor();
+  }
+
   it('shows the run live to its end in StrictMode over one connection, while the page’s own call to the API is refused', async () => {
     const { executionId } = await client.executions.start('c-sample-linear');
     const tokens = (globalThis as { relayTokens?: ReturnType<typeof createRunTokens> }).relayTokens!;
@@ -98,15 +116,9 @@ describe('flowstream/react in Chromium: useRun(connectRun(…)) through a relay 
       expect(emulator!.requests.list({ endpoint: 'preflight' }).length).toBeGreaterThanOrEqual(1);
       expect(emulator!.requests.list({ endpoint: 'search' })).toEqual([]);
 
-      // Time moves by hand, one timer of the emulator's clock at a time (the relay's client reads on it), each
-      // step given a moment to reach the page: the page follows the run as it goes.
+      // Time moves by hand: the page follows the run as it goes.
       const progress = page.getByTestId('progress');
-      const finished = page.locator('[data-testid="run"][data-state="finish"]');
-      for (let step = 0; step < 400 && !(await finished.isVisible()); step++) {
-        const next = clock.nextTimerAt();
-        if (next !== undefined) clock.advance(Math.max(0, next - clock.now()));
-        await finished.waitFor({ timeout: 25 }).catch(() => undefined);
-      }
+      await stepUntil(page, '[data-testid="run"][data-state="finish"]');
       await expect(progress.textContent()).resolves.toBe('finish 3/3');
       await expect(page.locator('[data-testid="node"][data-status="finish"]').count()).resolves.toBe(3);
       // Live: the page showed the run part way, before its end.
@@ -119,6 +131,33 @@ describe('flowstream/react in Chromium: useRun(connectRun(…)) through a relay 
       // StrictMode mounted the component twice: the run was still followed once, over one connection.
       expect(streams.filter((url) => url.includes(`/executions/${executionId}/events`))).toHaveLength(1);
       expect(emulator!.requests.list({ endpoint: 'abort' })).toEqual([]);
+      expect(pageErrors).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  }, 20_000);
+
+  it('starts a run with useStartRun through the relay, follows it and cancels it (aborted once)', async () => {
+    const page: Page = await browser!.newPage();
+    const pageErrors: Error[] = [];
+    page.on('pageerror', (error) => pageErrors.push(error));
+    page.setDefaultTimeout(WAIT_MS);
+    try {
+      await page.goto(`${site!.url}/index.html#${new URLSearchParams({ relayBase, apiUrl: emulator!.url, apiKey: emulator!.apiKey }).toString()}`);
+      const starter = page.getByTestId('starter');
+      await expect(starter.getAttribute('data-status')).resolves.toBe('idle');
+      await page.getByRole('button', { name: 'Run' }).click();
+      await stepUntil(page, '[data-testid="starter"][data-status="running"]');
+      const executionId = (await starter.getAttribute('data-execution-id')) ?? '';
+      expect(executionId).toMatch(/^we-/u);
+      // The run's readings come through the relay.
+      await stepUntil(page, '[data-testid="starter-progress"]:text-matches("^[0-2]/3$")');
+
+      await page.getByRole('button', { name: 'Cancel' }).click();
+      await stepUntil(page, '[data-testid="starter"][data-status="ended"]');
+      await expect(starter.getAttribute('data-ended-by')).resolves.toBe('aborted');
+      expect(emulator!.requests.list({ endpoint: 'abort', executionId })).toHaveLength(1);
+      expect(emulator!.executions.get(executionId)?.status).toBe('failed');
       expect(pageErrors).toEqual([]);
     } finally {
       await page.close();

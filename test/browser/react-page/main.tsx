@@ -6,7 +6,8 @@
 import { StrictMode, useEffect, useMemo } from 'react';
 import { createRoot } from 'react-dom/client';
 import { connectRun } from '../../../src/runs/connect-run.js';
-import { useRun } from '../../../src/react/index.js';
+import { type StartedRun, useRun, useStartRun } from '../../../src/react/index.js';
+import type { RunInput } from '../../../src/runs/create-runs.js';
 
 const fragment = new URLSearchParams(location.hash.slice(1));
 const setting = (name: string): string => fragment.get(name) ?? '';
@@ -34,6 +35,30 @@ function Progress({ eventsUrl, token }: { readonly eventsUrl: string; readonly t
   );
 }
 
+/** Starts a run through the relay's `POST /runs`, and follows and cancels it through the relay. */
+async function startThroughRelay(canvasId: string, input: RunInput): Promise<StartedRun> {
+  const relay = setting('relayBase');
+  const answer = await fetch(`${relay}/runs`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ canvasId, ...input }) });
+  if (!answer.ok) throw new Error(`The relay refused the start: ${answer.status}`);
+  const { executionId, token } = (await answer.json()) as { executionId: string; token: string };
+  return {
+    executionId,
+    events: connectRun(`${relay}/executions/${executionId}/events`, { token, failOnWorkflowError: false }),
+    cancel: () => fetch(`${relay}/executions/${executionId}/cancel`, { method: 'POST', headers: { Authorization: `Bearer ${token}` } }),
+  };
+}
+
+function Starter() {
+  const run = useStartRun(startThroughRelay);
+  return (
+    <section data-testid="starter" data-status={run.status} data-ended-by={run.state?.result?.endedBy ?? ''} data-execution-id={run.executionId ?? ''}>
+      <button type="button" onClick={() => { run.start('c-sample-linear'); }}>Run</button>
+      <button type="button" onClick={run.cancel}>Cancel</button>
+      <p data-testid="starter-progress">{run.state === undefined ? '' : `${run.state.progress.succeeded}/${run.state.progress.total}`}</p>
+    </section>
+  );
+}
+
 /** Calls the API itself, as a page must not: the browser refuses (the emulator, like the service, answers no page). */
 async function directCall(): Promise<string> {
   try {
@@ -50,6 +75,6 @@ void directCall().then((outcome) => {
 
 createRoot(document.getElementById('root')!).render(
   <StrictMode>
-    <Progress eventsUrl={setting('eventsUrl')} token={setting('token')} />
+    {setting('eventsUrl') === '' ? <Starter /> : <Progress eventsUrl={setting('eventsUrl')} token={setting('token')} />}
   </StrictMode>,
 );
