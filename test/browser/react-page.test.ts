@@ -12,7 +12,7 @@ import { type Client, createClient } from '../../src/client.js';
 import { createEmulator, createManualClock, type Emulator } from '../../src/emulator/index.js';
 import { toNodeListener } from '../../src/relay/node-listener.js';
 import { createRunRelay, type RunRelay } from '../../src/relay/run-relay.js';
-import { createRunTokens } from '../../src/relay/run-tokens.js';
+import { createRunTokens, type RunTokens } from '../../src/relay/run-tokens.js';
 import { CHROMIUM_PATH, hasChromium, launchChromium } from './chromium.js';
 
 const PAGE_DIR = fileURLToPath(new URL('react-page/', import.meta.url));
@@ -45,6 +45,7 @@ describe('flowstream/react in Chromium: useRun(connectRun(…)) through a relay 
   let relayServer: Server | undefined;
   let relayBase = '';
   let browser: Browser | undefined;
+  let tokens: RunTokens;
   const clock = createManualClock();
   /** The event-stream connections the relay was asked for. */
   const streams: string[] = [];
@@ -56,7 +57,7 @@ describe('flowstream/react in Chromium: useRun(connectRun(…)) through a relay 
     site = await serveFolder(outdir);
     [emulator, browser] = await Promise.all([createEmulator({ clock, rateLimit: false }), launchChromium()]);
     client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, scheduler: emulator.scheduler, budget: false });
-    const tokens = createRunTokens({ secret: 'the react page test secret, thirty-two bytes or more', scheduler: emulator.scheduler });
+    tokens = createRunTokens({ secret: 'the react page test secret, thirty-two bytes or more', scheduler: emulator.scheduler });
     relay = createRunRelay({
       client,
       tokens,
@@ -72,7 +73,6 @@ describe('flowstream/react in Chromium: useRun(connectRun(…)) through a relay 
     });
     await new Promise<void>((resolve) => relayServer!.listen(0, '127.0.0.1', resolve));
     relayBase = `http://127.0.0.1:${(relayServer.address() as AddressInfo).port}/flowstream`;
-    (globalThis as { relayTokens?: typeof tokens }).relayTokens = tokens;
   }, 60_000);
 
   afterAll(async () => {
@@ -100,7 +100,6 @@ describe('flowstream/react in Chromium: useRun(connectRun(…)) through a relay 
 
   it('shows the run live to its end in StrictMode over one connection, while the page’s own call to the API is refused', async () => {
     const { executionId } = await client.executions.start('c-sample-linear');
-    const tokens = (globalThis as { relayTokens?: ReturnType<typeof createRunTokens> }).relayTokens!;
     const token = await tokens.sign({ executionId, scope: ['read'], ttlMs: 600_000 });
     const fragment = new URLSearchParams({ eventsUrl: `${relayBase}/executions/${executionId}/events`, token, apiUrl: emulator!.url, apiKey: emulator!.apiKey });
     const page: Page = await browser!.newPage();
