@@ -162,4 +162,34 @@ describe('flowstream/react in Chromium: useRun(connectRun(…)) through a relay 
       await page.close();
     }
   }, 20_000);
+
+  it('starts a run with useStartRun on a client, and follows it to its end', async () => {
+    const ownClock = createManualClock();
+    // This emulator answers the page: the page's client calls it directly.
+    const direct = await createEmulator({ clock: ownClock, rateLimit: false, cors: { origins: [site!.url] } });
+    const page: Page = await browser!.newPage();
+    const pageErrors: Error[] = [];
+    page.on('pageerror', (error) => pageErrors.push(error));
+    page.setDefaultTimeout(WAIT_MS);
+    try {
+      await page.goto(`${site!.url}/index.html#${new URLSearchParams({ clientApiUrl: direct.url, clientApiKey: direct.apiKey }).toString()}`);
+      const starter = page.getByTestId('starter');
+      await page.getByRole('button', { name: 'Run' }).click();
+      await page.locator('[data-testid="starter"][data-status="running"]').waitFor();
+      const executionId = (await starter.getAttribute('data-execution-id')) ?? '';
+      expect(direct.executions.list().map((execution) => execution.executionId)).toEqual([executionId]);
+
+      // The run's 15 s pass at once; the page's client (on real time) reads the end on its next poll.
+      ownClock.advance(60_000);
+      await page.locator('[data-testid="starter"][data-status="ended"]').waitFor();
+      await expect(starter.getAttribute('data-ended-by')).resolves.toBe('finish');
+      await expect(page.getByTestId('starter-progress').textContent()).resolves.toBe('3/3');
+      expect(direct.requests.list({ endpoint: 'run' })).toHaveLength(1);
+      expect(direct.requests.list({ endpoint: 'abort' })).toEqual([]);
+      expect(pageErrors).toEqual([]);
+    } finally {
+      await page.close();
+      await direct.close();
+    }
+  }, 20_000);
 });

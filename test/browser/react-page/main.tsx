@@ -5,6 +5,7 @@
  */
 import { StrictMode, useEffect, useMemo } from 'react';
 import { createRoot } from 'react-dom/client';
+import { createClient } from '../../../src/client.js';
 import { connectRun } from '../../../src/runs/connect-run.js';
 import { type StartedRun, useRun, useStartRun } from '../../../src/react/index.js';
 import type { RunInput } from '../../../src/runs/create-runs.js';
@@ -48,8 +49,11 @@ async function startThroughRelay(canvasId: string, input: RunInput): Promise<Sta
   };
 }
 
+/** With a client instead (a page that may hold a key: here an emulator that answers this page). */
+const starter = setting('clientApiUrl') === '' ? startThroughRelay : createClient({ apiKey: setting('clientApiKey'), baseUrl: setting('clientApiUrl') });
+
 function Starter() {
-  const run = useStartRun(startThroughRelay);
+  const run = useStartRun(starter);
   return (
     <section data-testid="starter" data-status={run.status} data-ended-by={run.state?.result?.endedBy ?? ''} data-execution-id={run.executionId ?? ''}>
       <button type="button" onClick={() => { run.start('c-sample-linear'); }}>Run</button>
