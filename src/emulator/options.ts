@@ -86,9 +86,9 @@ const DEFAULTS = {
   samples: true,
   port: 0,
   listen: true,
-  // service.md §1.7: the service answers CORS for no page but its own.
-  cors: { service: { origins: [] }, spec: { origins: '*' } },
-} as const satisfies { cors: Record<Profile, CorsPolicy> } & Record<string, unknown>;
+  // service.md §1.7: the service answers CORS for no page but its own; the spec says nothing of CORS.
+  cors: { service: { origins: [] }, spec: { origins: '*' } } satisfies Record<Profile, CorsPolicy>,
+} as const;
 
 /** Applies the defaults, once, in one place. */
 export function resolveOptions(options: EmulatorOptions): ResolvedOptions {
