@@ -87,15 +87,25 @@ describe('flowstream/react in Chromium: useRun(connectRun(…)) through a relay 
     if (outdir !== '') await rm(outdir, { recursive: true, force: true });
   });
 
-  /** Moves the emulator's clock one timer at a time (the relay's client reads on it), each step given a moment to reach the page, until `done` shows. */
+  /**
+   * Moves the emulator's clock to its next timer (the relay's client reads on it), at least half a second
+   * a step, each step given a moment to reach the page, until `done` shows.
+   */
   async function stepUntil(page: Page, done: string): Promise<void> {
     const target = page.locator(done);
-    for (let step = 0; step < 400 && !(await target.isVisible()); step++) {
-      const next = clock.nextTimerAt();
-      if (next !== undefined) clock.advance(Math.max(0, next - clock.now()));
+    for (let step = 0; step < 200 && !(await target.isVisible()); step++) {
+      clock.advance(Math.max(500, (clock.nextTimerAt() ?? clock.now()) - clock.now()));
       await target.waitFor({ timeout: 25 }).catch(() => undefined);
     }
     await target.waitFor();
+  }
+
+  /** Bounded polling for readiness, time standing still. */
+  async function waitFor(condition: () => boolean): Promise<void> {
+    for (let waited = 0; !condition(); waited += 10) {
+      if (waited > WAIT_MS) throw new Error('waitFor: the condition did not hold in time');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
   }
 
   it('shows the run live to its end in StrictMode over one connection, while the page’s own call to the API is refused', async () => {
@@ -152,7 +162,9 @@ describe('flowstream/react in Chromium: useRun(connectRun(…)) through a relay 
       // The run's readings come through the relay.
       await stepUntil(page, '[data-testid="starter-progress"]:text-matches("^[0-2]/3$")');
 
+      // Time stands still until the abort has reached the service (it needs no timer), then moves to the run's end.
       await page.getByRole('button', { name: 'Cancel' }).click();
+      await waitFor(() => emulator!.requests.list({ endpoint: 'abort', executionId }).length === 1);
       await stepUntil(page, '[data-testid="starter"][data-status="ended"]');
       await expect(starter.getAttribute('data-ended-by')).resolves.toBe('aborted');
       expect(emulator!.requests.list({ endpoint: 'abort', executionId })).toHaveLength(1);
