@@ -102,6 +102,14 @@ describe('flowstream/react in Chromium: useRun(connectRun(…)) through a relay 
     else expect(done()).toBe(true);
   }
 
+  /** Bounded polling for readiness, time standing still. */
+  async function waitFor(condition: () => boolean): Promise<void> {
+    for (let waited = 0; !condition(); waited += 10) {
+      if (waited > WAIT_MS) throw new Error('waitFor: the condition did not hold in time');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+
   it('shows the run live to its end in StrictMode over one connection, while the page’s own call to the API is refused', async () => {
     const { executionId } = await client.executions.start('c-sample-linear');
     const token = await tokens.sign({ executionId, scope: ['read'], ttlMs: 600_000 });
@@ -119,7 +127,8 @@ describe('flowstream/react in Chromium: useRun(connectRun(…)) through a relay 
       expect(emulator!.requests.list({ endpoint: 'preflight' }).length).toBeGreaterThanOrEqual(1);
       expect(emulator!.requests.list({ endpoint: 'search' })).toEqual([]);
 
-      // Time moves by hand: the page follows the run as it goes.
+      // Time stands still until the page's stream reached the relay, then moves by hand: the page follows the run as it goes.
+      await waitFor(() => streams.some((url) => url.includes(`/executions/${executionId}/events`)));
       const progress = page.getByTestId('progress');
       await stepUntil(page, '[data-testid="run"][data-state="finish"]');
       await expect(progress.textContent()).resolves.toBe('finish 3/3');
