@@ -17,6 +17,9 @@ const BROWSER_SAFE = [
 /** The relay sits above the client, beside the Node-only folders: the core never reaches it. */
 const NOT_THE_RELAY = { group: ['**/relay/**'], message: 'The core never imports relay/: the relay is built on the client, not the other way round.' };
 
+/** React's hooks sit on the core, which depends on no framework. */
+const NOT_REACT = { group: ['react', 'react/*', 'react-dom', 'react-dom/*', '**/react/**'], message: 'The core depends on no UI framework: React hooks belong in src/react/.' };
+
 /** The import rule of one core layer: browser-safe, and nothing from a layer above it or from the root. */
 function layerRule(layer) {
   const above = CORE_LAYERS.slice(CORE_LAYERS.indexOf(layer) + 1);
@@ -29,6 +32,7 @@ function layerRule(layer) {
           patterns: [
             ...BROWSER_SAFE,
             NOT_THE_RELAY,
+            NOT_REACT,
             {
               group: [...above.map((name) => `**/${name}/**`), '../client.js', '../index.js', '../../client.js', '../../index.js'],
               message: `Layers import only the layers below them (DESIGN.md): ${layer}/ may use ${CORE_LAYERS.slice(0, CORE_LAYERS.indexOf(layer)).join(', ') || 'nothing of the client'}.`,
@@ -56,9 +60,19 @@ export default tseslint.config(
   },
   {
     files: ['src/index.ts', 'src/client.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [...BROWSER_SAFE, NOT_THE_RELAY] }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: [...BROWSER_SAFE, NOT_THE_RELAY, NOT_REACT] }] },
   },
   ...CORE_LAYERS.map(layerRule),
+  {
+    // React's hooks run in the browser on the core alone: no Node built-ins, no relay (a server part), no root barrel.
+    files: ['src/react/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [...BROWSER_SAFE, NOT_THE_RELAY, { group: ['../index.js'], message: 'flowstream/react imports the core file by file: the root barrel would pull in every export.' }] },
+      ],
+    },
+  },
   {
     // The relay answers Request with Response on any server runtime (Node, Deno, Bun, workers): no Node built-ins.
     files: ['src/relay/**'],

@@ -10,7 +10,9 @@ import { serveFolder } from './static-server.js';
 
 const outdir = fileURLToPath(new URL('dist', import.meta.url));
 await bundleProgressPage(outdir);
-const [emulator, site] = await Promise.all([createEmulator({ speed: 10 }), serveFolder(outdir)]);
+const site = await serveFolder(outdir);
+// The page calls the API from the browser: the emulator answers its origin, which the service would not.
+const emulator = await createEmulator({ speed: 10, cors: { origins: [site.url] } });
 const connection = new URLSearchParams({ baseUrl: emulator.url, apiKey: emulator.apiKey });
 console.log(`Open ${site.url}/index.html#${connection.toString()}\nCtrl-C stops the page and the emulator.`);
 

@@ -116,6 +116,7 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
     clock,
     baseUrl,
     apiKey: resolved.apiKey,
+    cors: resolved.cors,
     workflows,
     executions,
     uploads: new UploadStore(resolved.apiKey),

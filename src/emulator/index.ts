@@ -1,7 +1,7 @@
 // The public surface of `flowstream/emulator`, export by export.
 export { createEmulator } from './emulator.js';
 export type { Emulator, WorkflowControls, ExecutionControls, RequestControls, FaultControls } from './emulator.js';
-export type { EmulatorOptions, Profile } from './options.js';
+export type { EmulatorCors, EmulatorOptions, Profile } from './options.js';
 export { createManualClock, createScaledClock } from './clock.js';
 export { clockScheduler } from './scheduler.js';
 export { driveClock, type DriveOptions } from './drive-clock.js';

@@ -1,5 +1,6 @@
 import type { Clock } from './clock.js';
 import { createScaledClock } from './clock.js';
+import type { CorsPolicy } from './app/cors.js';
 import { newApiKey } from './ids.js';
 import type { RateLimits } from './state/rate-limiter.js';
 import type { WorkflowDefinition } from './workflows/definition.js';
@@ -10,6 +11,17 @@ import type { WorkflowDefinition } from './workflows/definition.js';
  * run variables accepted, documented statuses only).
  */
 export type Profile = 'service' | 'spec';
+
+/**
+ * Which web pages may call the emulator from a browser (CORS): their origins, or `'*'` for every page.
+ *
+ * @example
+ * const emulator = await createEmulator({ cors: { origins: ['http://localhost:5173'] } });
+ */
+export interface EmulatorCors {
+  /** Page origins (`scheme://host:port`) whose scripts may call the API and read its rate-limit headers, or `'*'`. */
+  readonly origins: readonly string[] | '*';
+}
 
 /**
  * Options of {@link createEmulator}. Every one is optional.
@@ -42,6 +54,14 @@ export interface EmulatorOptions {
   readonly listen?: boolean;
   /** The account's API key. Default: a generated `rf_` + 32 base62 characters. */
   readonly apiKey?: string;
+  /**
+   * Which web pages may call the emulator from a browser. Default in the `service` profile: none, as the
+   * service answers no page but its own (a browser refuses a page's calls: the preflight allows nothing
+   * and answers carry no `Access-Control-Allow-Origin`). Default in the `spec` profile: every page
+   * (`{ origins: '*' }`): the spec says nothing of it. Servers and Node clients send no
+   * `Origin` and are never refused.
+   */
+  readonly cors?: EmulatorCors;
 }
 
 /** Options with every default applied. */
@@ -54,6 +74,7 @@ export interface ResolvedOptions {
   readonly port: number;
   readonly listen: boolean;
   readonly apiKey: string;
+  readonly cors: CorsPolicy;
 }
 
 /** Every default, in one place. */
@@ -65,6 +86,8 @@ const DEFAULTS = {
   samples: true,
   port: 0,
   listen: true,
+  // service.md §1.7: the service answers CORS for no page but its own; the spec says nothing of CORS.
+  cors: { service: { origins: [] }, spec: { origins: '*' } } satisfies Record<Profile, CorsPolicy>,
 } as const;
 
 /** Applies the defaults, once, in one place. */
@@ -77,8 +100,9 @@ export function resolveOptions(options: EmulatorOptions): ResolvedOptions {
     limits === false
       ? undefined
       : { perMinute: limits?.perMinute ?? DEFAULTS.rateLimit.perMinute, perDay: limits?.perDay ?? DEFAULTS.rateLimit.perDay };
+  const profile = options.profile ?? DEFAULTS.profile;
   return {
-    profile: options.profile ?? DEFAULTS.profile,
+    profile,
     clock: options.clock ?? createScaledClock(options.speed ?? DEFAULTS.speed),
     rateLimit,
     workflows: options.workflows ?? [],
@@ -86,5 +110,17 @@ export function resolveOptions(options: EmulatorOptions): ResolvedOptions {
     port: options.port ?? DEFAULTS.port,
     listen: options.listen ?? DEFAULTS.listen,
     apiKey,
+    cors: corsPolicy(options.cors) ?? DEFAULTS.cors[profile],
   };
+}
+
+function corsPolicy(cors: EmulatorCors | undefined): CorsPolicy | undefined {
+  if (cors === undefined) return undefined;
+  const origins: unknown = (cors as { readonly origins?: unknown }).origins;
+  if (origins === '*') return { origins };
+  const list: readonly unknown[] = Array.isArray(origins) ? origins : [undefined];
+  if (!list.every((origin): origin is string => typeof origin === 'string' && /^[a-z][a-z0-9+.-]*:\/\/[^/]+$/iu.test(origin))) {
+    throw new TypeError(`cors.origins must be '*' or a list of page origins such as 'http://localhost:5173' (got ${JSON.stringify(origins)})`);
+  }
+  return { origins: [...list] };
 }

@@ -51,7 +51,9 @@ describe('the progress page in Chromium', () => {
     if (!hasChromium()) throw new Error(`${CHROMIUM_PATH} is missing: npm test installs Debian's chromium first (scripts/system-packages.mjs); run it through npm test, or apt-get install -y chromium`);
     outdir = await mkdtemp(join(tmpdir(), 'flowstream-web-'));
     await bundleProgressPage(outdir);
-    [site, emulator, browser] = await Promise.all([serveFolder(outdir), createEmulator({ speed: 20 }), launchChromium()]);
+    site = await serveFolder(outdir);
+    // The page calls the API itself: the emulator answers its origin (the service would not, service.md §1.7).
+    [emulator, browser] = await Promise.all([createEmulator({ speed: 20, cors: { origins: [site.url] } }), launchChromium()]);
   }, 60_000);
 
   afterAll(async () => {

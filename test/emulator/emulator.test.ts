@@ -89,9 +89,9 @@ describe('the emulator process', () => {
   });
 });
 
-describe('CORS', () => {
+describe('CORS for every page (cors: { origins: "*" })', () => {
   it('answers a preflight without auth, allowing Authorization and Content-Type', async () => {
-    const emulator = await startEmulator();
+    const emulator = await startEmulator({ cors: { origins: '*' } });
     const response = await fetch(`${emulator.url}/openapi/workflow/c-sample-linear/run`, {
       method: 'OPTIONS',
       headers: { Origin: 'http://localhost:5173', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization,content-type' },
@@ -103,7 +103,7 @@ describe('CORS', () => {
   });
 
   it('lets a page read every answer, the limit headers and Retry-After included', async () => {
-    const emulator = await startEmulator();
+    const emulator = await startEmulator({ cors: { origins: '*' } });
     for (const response of [await call(emulator, '/openapi/workflows'), await fetch(`${emulator.url}/openapi/workflows`)]) {
       expect(response.headers.get('access-control-allow-origin')).toBe('*');
       const exposed = response.headers.get('access-control-expose-headers') ?? '';

@@ -31,6 +31,13 @@ describe('the layer rule of eslint.config.js (runs → budget → http → fetch
     ['src/relay/run-relay.ts', "import { createServer } from 'node:http';"],
     ['src/relay/run-relay.ts', "import { x } from '../node/from-path.js';"],
     ['src/relay/run-relay.ts', "import { x } from '../redis/redis-budget.js';"],
+    ['src/react/use-run.ts', "import { x } from '../relay/run-relay.js';"],
+    ['src/react/use-run.ts', "import { readFile } from 'node:fs/promises';"],
+    ['src/react/use-run.ts', "import { x } from '../node/from-path.js';"],
+    ['src/react/use-run.ts', "import { x } from '../emulator/index.js';"],
+    ['src/runs/run-store.ts', "import { useSyncExternalStore } from 'react';"],
+    ['src/runs/run-store.ts', "import { useRun } from '../react/use-run.js';"],
+    ['src/index.ts', "import { useRun } from './react/index.js';"],
   ])('refuses in %s: %s', async (filePath, code) => {
     expect(await importFindings(filePath, code)).toHaveLength(1);
   });
@@ -44,6 +51,8 @@ describe('the layer rule of eslint.config.js (runs → budget → http → fetch
     ['src/http/schemas/execution.ts', "import { x } from '../../domain/model.js';"],
     ['src/relay/run-relay.ts', "import { createClient } from '../client.js';"],
     ['src/relay/followed-execution.ts', "import { x } from '../runs/run-ending.js';"],
+    ['src/react/use-run.ts', "import { runStore } from '../runs/run-store.js';"],
+    ['src/react/use-run.ts', "import { useSyncExternalStore } from 'react';"],
   ])('allows in %s: %s', async (filePath, code) => {
     expect(await importFindings(filePath, code)).toEqual([]);
   });

@@ -25,6 +25,7 @@ import { createClient, runResult, isFlowstreamError, connectRun, isRelayError, t
 import { createEmulator } from 'flowstream/emulator';
 import { fromPath } from 'flowstream/node';
 import { createRunRelay, createRunTokens, toNodeListener } from 'flowstream/relay';
+import { useRun, useStartRun, type StartRunView } from 'flowstream/react';
 
 const emulator = await createEmulator({ speed: 50 });
 try {
@@ -38,7 +39,9 @@ try {
   const text = await relayed.text();
   relay.close();
   const relayOutcome = { status: relayed.status, finished: text.includes('event: finished'), connectRun: typeof connectRun, listener: typeof toNodeListener(relay), guard: isRelayError(new Error('x')) };
-  console.log(JSON.stringify({ status: result.status, executionId: result.executionId, first: seen[0], last: seen.at(-1), fromPath: typeof fromPath, guard: isFlowstreamError(new Error('x')), relay: relayOutcome }));
+  const started: StartRunView['status'] = 'idle';
+  const react = { useRun: typeof useRun, useStartRun: typeof useStartRun, started };
+  console.log(JSON.stringify({ status: result.status, executionId: result.executionId, first: seen[0], last: seen.at(-1), fromPath: typeof fromPath, guard: isFlowstreamError(new Error('x')), relay: relayOutcome, react }));
 } finally {
   await emulator.close();
 }
@@ -86,6 +89,8 @@ describe('the packed package, installed into a new project', () => {
     const [tarball] = await readdir(packed);
     await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'user-project', private: true, type: 'module', dependencies: { flowstream: `file:${join(packed, tarball!)}` } }));
     await npm(['install', '--silent', '--no-audit', '--no-fund', '--prefer-offline'], project);
+    // React is an optional peer: an app using flowstream/react has it installed.
+    await symlink(join(ROOT, 'node_modules', 'react'), join(project, 'node_modules', 'react'), 'dir');
     await writeFile(join(project, 'main.ts'), PROGRAM);
   }, 180_000);
 
@@ -93,7 +98,7 @@ describe('the packed package, installed into a new project', () => {
     if (project !== '') await rm(project, { recursive: true, force: true });
   });
 
-  it.each(Object.keys(TSCONFIGS) as (keyof typeof TSCONFIGS)[])('type-checks a program importing flowstream, flowstream/emulator, flowstream/node and flowstream/relay with moduleResolution %s', async (name) => {
+  it.each(Object.keys(TSCONFIGS) as (keyof typeof TSCONFIGS)[])('type-checks a program importing flowstream, flowstream/emulator, flowstream/node, flowstream/relay and flowstream/react with moduleResolution %s', async (name) => {
     await writeFile(join(project, `tsconfig.${name}.json`), tsconfig(TSCONFIGS[name]));
     await expect(run(process.execPath, [TSC, '-p', `tsconfig.${name}.json`], { cwd: project })).resolves.toBeDefined();
   }, 60_000);
@@ -110,9 +115,12 @@ describe('the packed package, installed into a new project', () => {
     }
   });
 
-  it('takes rxjs as a peer, so an app and flowstream share one copy (Observables from both interoperate)', async () => {
-    const manifest = JSON.parse(await readFile(join(project, 'node_modules', 'flowstream', 'package.json'), 'utf8')) as { peerDependencies?: Record<string, string>; dependencies?: Record<string, string> };
+  it('takes rxjs as a peer, so an app and flowstream share one copy (Observables from both interoperate), and React as an optional one', async () => {
+    const manifest = JSON.parse(await readFile(join(project, 'node_modules', 'flowstream', 'package.json'), 'utf8')) as { peerDependencies?: Record<string, string>; peerDependenciesMeta?: Record<string, { optional?: boolean }>; dependencies?: Record<string, string> };
     expect(manifest.peerDependencies).toHaveProperty('rxjs');
+    expect(manifest.peerDependencies).toHaveProperty('react');
+    expect(manifest.peerDependenciesMeta?.['react']).toEqual({ optional: true });
+    expect(manifest.dependencies).not.toHaveProperty('react');
     expect(manifest.dependencies).not.toHaveProperty('rxjs');
     expect(existsSync(join(project, 'node_modules', 'flowstream', 'node_modules', 'rxjs'))).toBe(false);
   });
@@ -121,7 +129,7 @@ describe('the packed package, installed into a new project', () => {
     await writeFile(join(project, 'tsconfig.emit.json'), tsconfig(TSCONFIGS.node16, 'out'));
     await run(process.execPath, [TSC, '-p', 'tsconfig.emit.json'], { cwd: project });
     const { stdout } = await run(process.execPath, [join(project, 'out', 'main.js')], { cwd: project, env: scrubbedEnv() });
-    expect(JSON.parse(stdout)).toEqual({ status: 'finish', executionId: expect.stringMatching(/^we-/) as unknown, first: 'started', last: 'finished', fromPath: 'function', guard: false, relay: { status: 200, finished: true, connectRun: 'function', listener: 'function', guard: false } });
+    expect(JSON.parse(stdout)).toEqual({ status: 'finish', executionId: expect.stringMatching(/^we-/) as unknown, first: 'started', last: 'finished', fromPath: 'function', guard: false, relay: { status: 200, finished: true, connectRun: 'function', listener: 'function', guard: false }, react: { useRun: 'function', useStartRun: 'function', started: 'idle' } });
   }, 60_000);
   it('installs only what the library uses: the command\'s own packages are bundled into it, not dependencies', async () => {
     const manifest = JSON.parse(await readFile(join(project, 'node_modules', 'flowstream', 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };

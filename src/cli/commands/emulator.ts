@@ -31,7 +31,8 @@ function banner(emulator: Emulator, flags: EmulatorFlags): string {
 }
 
 async function serve(flags: EmulatorFlags, context: CliContext): Promise<CommandOutcome> {
-  const emulator = await createEmulator({ port: flags.port, speed: flags.speed, profile: flags.profile });
+  // A local development server: a page under development, served from anywhere, may call it.
+  const emulator = await createEmulator({ port: flags.port, speed: flags.speed, profile: flags.profile, cors: { origins: '*' } });
   // Listening before the banner: whoever reads it may press Ctrl-C at once.
   const stopped = new Promise<void>((resolve) => {
     const stopInterrupt = context.interrupts(resolve);

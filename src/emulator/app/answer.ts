@@ -1,6 +1,6 @@
 import { authenticate } from './auth.js';
 import type { AppContext } from './context.js';
-import { preflightReply } from './cors.js';
+import { allowsOrigin, preflightReply } from './cors.js';
 import { handleCopilot } from '../handlers/copilot.js';
 import { handleAbort, handleOutput, handleStatus } from '../handlers/execution.js';
 import { handlePublicFile } from '../handlers/public-file.js';
@@ -16,7 +16,7 @@ import type { Route } from './route.js';
 export async function answer(context: AppContext, request: Request, route: Route): Promise<Reply> {
   switch (route.endpoint) {
     case 'preflight':
-      return preflightReply();
+      return preflightReply(allowsOrigin(context.cors, request.headers.get('origin')));
     case 'unknown':
       // The framework's answer to a route it does not have, before any guard runs.
       return frameworkError(404, `Cannot ${request.method} ${new URL(request.url).pathname}`);

@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { Profile } from '../options.js';
+import type { CorsPolicy } from './cors.js';
 import type { ExecutionStore } from '../state/execution-store.js';
 import type { FaultRegistry } from '../state/faults.js';
 import type { IpThrottler } from '../state/ip-throttler.js';
@@ -16,6 +17,8 @@ export interface AppContext {
   /** The API base, `http://127.0.0.1:<port>/v1`; output file links point under it. */
   readonly baseUrl: string;
   readonly apiKey: string;
+  /** Which web pages may call it from a browser. */
+  readonly cors: CorsPolicy;
   readonly workflows: WorkflowRegistry;
   readonly executions: ExecutionStore;
   readonly uploads: UploadStore;

@@ -1,6 +1,7 @@
 import { applyFaults } from './apply-faults.js';
 import { answer } from './answer.js';
 import { ConnectionDropped } from './connection-dropped.js';
+import { corsHeaders } from './cors.js';
 import type { AppContext } from './context.js';
 import type { Reply } from './reply.js';
 import { matchRoute } from './route.js';
@@ -36,7 +37,7 @@ export function createApp(context: AppContext): FetchHandler {
     try {
       const { reply, malformed } = await applyFaults(faults, context, () => answer(context, request, route));
       log(reply.status, reply, reply.subject);
-      return toResponse(reply, malformed);
+      return toResponse(reply, malformed, corsHeaders(context.cors, request.headers.get('origin')));
     } catch (error) {
       if (error instanceof ConnectionDropped) log(0, undefined, error.subject);
       throw error;

@@ -1,9 +1,11 @@
-import { CORS_HEADERS } from './cors.js';
 import type { Reply } from './reply.js';
 
-/** Turns a reply into a Fetch `Response`; `malformed` cuts a JSON body in half so it no longer parses. */
-export function toResponse(reply: Reply, malformed: boolean): Response {
-  const headers = new Headers({ ...CORS_HEADERS, ...reply.headers });
+/**
+ * Turns a reply into a Fetch `Response` with the request's CORS headers; `malformed` cuts a JSON body in
+ * half so it no longer parses.
+ */
+export function toResponse(reply: Reply, malformed: boolean, cors: Readonly<Record<string, string>>): Response {
+  const headers = new Headers({ ...cors, ...reply.headers });
   const body = reply.body;
   if (body === undefined) return new Response(null, { status: reply.status, headers });
   if ('bytes' in body) {
