@@ -5,5 +5,7 @@ export interface CliContext {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly stdout: NodeJS.WriteStream;
   readonly stderr: NodeJS.WriteStream;
+  /** Keys typed on a terminal (`flowstream budget` quits on `q`); absent, no keys are read. */
+  readonly stdin?: NodeJS.ReadStream;
   readonly interrupts: InterruptSource;
 }

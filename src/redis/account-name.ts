@@ -21,3 +21,8 @@ export function checkAccountName(account: unknown): string {
 export function accountTag(account: string): string {
   return `{fs:${account}}`;
 }
+
+/** The hash that holds an account's budget record (its ledger): one key, changed by compare-and-set. */
+export function ledgerKey(account: string): string {
+  return `${accountTag(account)}:ledger`;
+}

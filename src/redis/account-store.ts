@@ -7,7 +7,7 @@ import type { FairClass } from '../budget/fair-queue.js';
 import type { AccountChange, AccountLedger } from '../budget/ledger.js';
 import type { RateLimitInfo } from '../domain/requests.js';
 import { FlowstreamError } from '../errors/flowstream-error.js';
-import { accountTag } from './account-name.js';
+import { ledgerKey } from './account-name.js';
 
 /**
  * Reads the record, its version and Redis `TIME` in one round trip.
@@ -89,7 +89,7 @@ export class RedisLedger implements AccountLedger {
       redis.defineCommand('flowstreamLedgerWrite', { numberOfKeys: 1, lua: WRITE_SCRIPT });
     }
     this.#redis = redis as Redis & ScriptCommands;
-    this.#key = `${accountTag(options.account)}:ledger`;
+    this.#key = ledgerKey(options.account);
     this.#options = options;
   }
 

@@ -1,0 +1,132 @@
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../src/cli/cli.js';
+import { createEmulator, type Emulator } from '../../src/emulator/index.js';
+import { createClient } from '../../src/index.js';
+import { createRedisBudget, type RedisBudget } from '../../src/redis/index.js';
+import type { BudgetView } from '../../src/cli/budget/budget-view.js';
+import { startRedisServer, type RedisServer } from '../redis/redis-server.js';
+import { flowstreamFromSourceInTerminal } from './support/source-cli.js';
+
+// `flowstream budget` as a user runs it (from source, spawned with only PATH, HOME and FLOWSTREAM_*),
+// against the emulator's rate limiter (service.md §2.1: 100 a minute, 10,000 a day, with headers) and
+// against a fleet of three processes' budgets sharing one account in a real redis-server.
+
+const ESC = String.fromCharCode(27);
+
+let emulator: Emulator;
+let redis: RedisServer;
+
+beforeAll(async () => {
+  [emulator, redis] = await Promise.all([createEmulator(), startRedisServer()]);
+});
+
+afterAll(async () => {
+  await Promise.all([emulator.close(), redis.close()]);
+});
+
+/** Runs the command in this process with its output piped (not a TTY): its exit code, stdout and stderr. */
+async function piped(args: readonly string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out = { stdout: '', stderr: '' };
+  const sink = (name: 'stdout' | 'stderr'): NodeJS.WriteStream =>
+    new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        out[name] += chunk.toString();
+        done();
+      },
+    }) as unknown as NodeJS.WriteStream;
+  const code = await runCli(args, { env, stdout: sink('stdout'), stderr: sink('stderr'), interrupts: () => () => undefined });
+  return { code, ...out };
+}
+
+function views(stdout: string): BudgetView[] {
+  return stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as BudgetView);
+}
+
+async function searches(count: number): Promise<void> {
+  for (let sent = 0; sent < count; sent++) {
+    const response = await fetch(`${emulator.url}/openapi/workflows?pageSize=1`, { headers: { Authorization: `Bearer ${emulator.apiKey}` } });
+    expect(response.status).toBe(200);
+  }
+}
+
+describe('flowstream budget against the service', { timeout: 20_000 }, () => {
+  it('prints, piped, one JSON line per refresh with the minute and the day of the whole account, read off the service\'s headers', async () => {
+    const before = emulator.requests.list().length;
+    // Another process of the account spends 3 requests: the service's count includes them.
+    await searches(3);
+    const cli = await piped(['budget', '--url', emulator.url, '--count', '2', '--interval', '0.1'], { FLOWSTREAM_API_KEY: emulator.apiKey });
+    expect(cli.code).toBe(0);
+    const [first, second] = views(cli.stdout);
+    const used = before + 3 + 1;
+    expect(first).toMatchObject({ source: 'service', recorded: true, minute: { limit: 100, used, remaining: 100 - used }, day: { limit: 10_000, used, remaining: 10_000 - used }, runs: null, processes: null });
+    expect(first?.server).toMatchObject({ remainingPerMinute: 100 - used, remainingPerDay: 10_000 - used });
+    // Each refresh is one request of the account.
+    expect(second?.minute.used).toBe(used + 1);
+    expect(cli.stdout).not.toContain(emulator.apiKey);
+  });
+
+  it('in a terminal redraws in place and on Ctrl-C restores the cursor and exits 0', async () => {
+    const cli = flowstreamFromSourceInTerminal(['budget', '--url', emulator.url, '--interval', '0.2'], { FLOWSTREAM_API_KEY: emulator.apiKey });
+    await cli.waitFor(/minute .* used, \d+ left of 100/u);
+    cli.child.stdin?.write('\x03');
+    expect(await cli.exited(10_000)).toBe(0);
+    // Hidden while drawing, shown again at the end.
+    expect(cli.stdout()).toContain(`${ESC}[?25l`);
+    expect(cli.stdout().slice(cli.stdout().lastIndexOf(`${ESC}[?25l`))).toContain(`${ESC}[?25h`);
+    expect(cli.stdout()).toContain('not told by the service');
+  });
+});
+
+describe('flowstream budget --redis against a fleet', { timeout: 20_000 }, () => {
+  const fleet: { budgets: RedisBudget[] } = { budgets: [] };
+  const url = (): string => `redis+unix://${redis.socket}`;
+
+  beforeAll(async () => {
+    fleet.budgets = [0, 1, 2].map(() => createRedisBudget({ redis: url(), account: 'acme-fleet' }));
+    // Three processes of the account, each sending two requests through the shared budget.
+    await Promise.all(fleet.budgets.map(async (budget) => {
+      const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, budget });
+      await client.workflows.search({ pageSize: 1 });
+      await client.workflows.search({ pageSize: 1 });
+    }));
+  });
+
+  afterAll(async () => {
+    await Promise.all(fleet.budgets.map((budget) => budget.close()));
+  });
+
+  it('prints the account\'s record, piped: the minute and the day as the fleet counts them and its three processes, without joining it', async () => {
+    const cli = await piped(['budget', '--redis', url(), '--account', 'acme-fleet', '--count', '2', '--interval', '0.1']);
+    expect(cli.code).toBe(0);
+    const [first, second] = views(cli.stdout);
+    expect(first).toMatchObject({ source: 'redis', account: 'acme-fleet', recorded: true, minute: { limit: 100, used: 6, remaining: 94 }, day: { used: 6 }, runs: { polling: 0 } });
+    expect(first?.processes).toHaveLength(3);
+    expect(first?.server.remainingPerMinute).toBeTypeOf('number');
+    // Reading sends nothing and joins nothing: the second refresh sees the same account.
+    expect(second?.minute.used).toBe(6);
+    expect(second?.processes).toHaveLength(3);
+  });
+
+  it('in a terminal shows the meters and each process, and quits on q with the cursor restored, exit 0', async () => {
+    const cli = flowstreamFromSourceInTerminal(['budget', '--redis', url(), '--account', 'acme-fleet', '--interval', '0.2']);
+    await cli.waitFor(/processes 3/u);
+    expect(cli.stdout()).toMatch(/minute .* 6 used, 94 left of 100/u);
+    expect(cli.stdout()).toMatch(/100\/min {2}0 runs polling {2}lease /u);
+    cli.child.stdin?.write('q');
+    expect(await cli.exited(10_000)).toBe(0);
+    expect(cli.stdout().slice(cli.stdout().lastIndexOf(`${ESC}[?25l`))).toContain(`${ESC}[?25h`);
+  });
+
+  it('says when Redis holds nothing for the account', async () => {
+    const cli = await piped(['budget', '--redis', url(), '--account', 'nobody-here', '--count', '1']);
+    expect(cli.code).toBe(0);
+    expect(views(cli.stdout)[0]).toMatchObject({ recorded: false, minute: { used: 0 }, processes: [] });
+  });
+
+  it('takes --redis and --account together only, exit 2', async () => {
+    const cli = await piped(['budget', '--redis', url()]);
+    expect(cli.code).toBe(2);
+    expect(cli.stderr).toContain('--redis and --account go together');
+  });
+});
