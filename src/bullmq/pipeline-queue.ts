@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Queue } from 'bullmq';
+import { Queue, type Telemetry } from 'bullmq';
 import type { Observable } from 'rxjs';
 import type { Logger } from '../domain/model.js';
 import { createRedisCheckpointStore } from '../redis/checkpoint-store.js';
@@ -28,6 +28,8 @@ export interface PipelineQueueOptions {
   readonly prefix?: string;
   /** Where messages on a pipeline's channel that are not its changes, and connection troubles, are told. Default: nowhere. */
   readonly logger?: Logger;
+  /** BullMQ's own tracing (its `telemetry` option, e.g. from `bullmq-otel`): a pipeline's job traced from its `start`. */
+  readonly telemetry?: Telemetry;
 }
 
 /**
@@ -90,7 +92,7 @@ export interface PipelineQueue {
 export function createPipelineQueue(options: PipelineQueueOptions): PipelineQueue {
   const prefix = options.prefix ?? DEFAULT_PREFIX;
   const connection = connectRedis(options.connection);
-  const queue = new Queue<PipelineJobData, PipelineResult>(PIPELINE_QUEUE_NAME, { connection: connection.client, prefix });
+  const queue = new Queue<PipelineJobData, PipelineResult>(PIPELINE_QUEUE_NAME, { connection: connection.client, prefix, ...(options.telemetry === undefined ? {} : { telemetry: options.telemetry }) });
   // Its connection reconnects by itself; a call made meanwhile waits, or fails to its caller.
   queue.on('error', () => undefined);
   const { logger } = options;

@@ -23,7 +23,8 @@
  *
  * Every request goes through the `client` given, so through its budget.
  */
-import { type Job, UnrecoverableError, WaitingError, Worker } from 'bullmq';
+import { type Job, type Telemetry, UnrecoverableError, WaitingError, Worker } from 'bullmq';
+import { tap } from 'rxjs';
 import type { Logger } from '../domain/model.js';
 import type { ExecutionsApi } from '../http/calls.js';
 import { positiveInteger } from '../http/options.js';
@@ -33,8 +34,10 @@ import { runPipeline } from '../pipeline/run-pipeline.js';
 import { createRedisCheckpointStore } from '../redis/checkpoint-store.js';
 import { connectRedis, type RedisOption } from '../redis/connection.js';
 import { endCancelledPipeline } from './cancelled-pipeline.js';
+import { reportJobProgress } from './job-progress-reporter.js';
 import { pipelineEnd } from './pipeline-end.js';
 import { DEFAULT_PREFIX, PIPELINE_QUEUE_NAME, type PipelineJobData, storedPipelineId } from './pipeline-job.js';
+import { initialJobProgress, type PipelineJobProgress } from './pipeline-job-progress.js';
 import { pipelineResult, type PipelineResult } from './pipeline-result.js';
 
 /**
@@ -99,6 +102,8 @@ export interface PipelineWorkerOptions {
   readonly name?: string;
   /** Where the worker's connection troubles and lost leases are told. Default: nowhere. */
   readonly logger?: Logger;
+  /** BullMQ's own tracing (its `telemetry` option, e.g. from `bullmq-otel`): the worker's jobs traced as BullMQ traces them. */
+  readonly telemetry?: Telemetry;
 }
 
 /**
@@ -170,7 +175,7 @@ export function createPipelineWorker(options: PipelineWorkerOptions): PipelineWo
     throw new WaitingError();
   };
 
-  const run = async (job: Job<PipelineJobData, PipelineResult>, token: string | undefined): Promise<PipelineResult> => {
+  const run = async (job: Job<PipelineJobData, PipelineResult, string, PipelineJobProgress>, token: string | undefined): Promise<PipelineResult> => {
     const pipelineId = job.id ?? '';
     const definition = definitionOf(definitions, job.name, job.data.input);
     const storedId = storedPipelineId(prefix, pipelineId);
@@ -179,9 +184,16 @@ export function createPipelineWorker(options: PipelineWorkerOptions): PipelineWo
     if (detaching) return release(job, token);
     const leave = new AbortController();
     following.set(pipelineId, leave);
+    const resumed = stored?.checkpoint ?? { steps: {} };
+    // The job's progress (bull-board, `queue.getJobs()`): each step's state, execution and nodes.
+    const progress = reportJobProgress(job, initialJobProgress(Object.keys(definition.steps), resumed), (error) => {
+      logger?.warn('pipeline worker: could not write a pipeline\'s progress', { pipelineId, error: error instanceof Error ? error.message : String(error) });
+    });
     try {
       const pipeline = runPipeline(client, definition, { ...options.pipeline, checkpoints: { store, pipelineId: storedId }, detach: leave.signal });
-      const end = await pipelineEnd(pipeline, stored?.checkpoint ?? { steps: {} });
+      const end = await pipelineEnd(pipeline.pipe(tap((event) => { progress.event(event); })), resumed);
+      // The last progress is written before the job completes: a finished job shows its steps' ends.
+      await progress.settled();
       if (end.type === 'detached') return await release(job, token);
       return pipelineResult(pipelineId, end.outcomes, end.checkpoint);
     } finally {
@@ -189,7 +201,7 @@ export function createPipelineWorker(options: PipelineWorkerOptions): PipelineWo
     }
   };
 
-  const worker = new Worker<PipelineJobData, PipelineResult>(PIPELINE_QUEUE_NAME, (job, token) => run(job, token), {
+  const worker = new Worker<PipelineJobData, PipelineResult, string>(PIPELINE_QUEUE_NAME, (job, token) => run(job as Job<PipelineJobData, PipelineResult, string, PipelineJobProgress>, token), {
     connection: connection.client,
     prefix,
     concurrency,
@@ -197,6 +209,7 @@ export function createPipelineWorker(options: PipelineWorkerOptions): PipelineWo
     stalledInterval,
     maxStalledCount,
     ...(options.name === undefined ? {} : { name: options.name }),
+    ...(options.telemetry === undefined ? {} : { telemetry: options.telemetry }),
   });
   worker.on('error', (error) => {
     logger?.warn('pipeline worker: Redis or BullMQ trouble', { error: error.message });

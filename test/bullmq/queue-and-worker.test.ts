@@ -1,9 +1,9 @@
 import { link, rename } from 'node:fs/promises';
-import { Queue } from 'bullmq';
+import { Queue, type Telemetry } from 'bullmq';
 import { Redis } from 'ioredis';
 import { filter, firstValueFrom, lastValueFrom, toArray } from 'rxjs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createPipelineQueue, createPipelineWorker, isPipelineJobFailedError, type PipelineQueue, type PipelineQueueEvent, type PipelineWorker } from '../../src/bullmq/index.js';
+import { createPipelineQueue, createPipelineWorker, isPipelineJobFailedError, type PipelineJobProgress, type PipelineQueue, type PipelineQueueEvent, type PipelineWorker } from '../../src/bullmq/index.js';
 import type { Client } from '../../src/client.js';
 import type { Logger } from '../../src/domain/model.js';
 import type { Emulator } from '../../src/emulator/index.js';
@@ -41,12 +41,12 @@ afterAll(async () => {
 });
 
 /** A queue and a worker of their own prefix (so each test has its own queue), on the test's emulator. */
-async function fleet(options: { readonly worker?: boolean; readonly logger?: Logger } = {}): Promise<{ emulator: Emulator; client: Client; queue: PipelineQueue; prefix: string; startWorker: () => PipelineWorker }> {
+async function fleet(options: { readonly worker?: boolean; readonly logger?: Logger; readonly telemetry?: Telemetry } = {}): Promise<{ emulator: Emulator; client: Client; queue: PipelineQueue; prefix: string; startWorker: () => PipelineWorker }> {
   const { emulator, client } = await setup(WORKFLOWS, { rateLimit: false });
   prefixes += 1;
   const connection = `redis+unix://${server.socket}`;
   const prefix = `t${prefixes}`;
-  const logging = options.logger === undefined ? {} : { logger: options.logger };
+  const logging = { ...(options.logger === undefined ? {} : { logger: options.logger }), ...(options.telemetry === undefined ? {} : { telemetry: options.telemetry }) };
   const queue = createPipelineQueue({ connection, prefix, ...logging });
   closing.push(() => queue.close());
   const startWorker = (): PipelineWorker => {
@@ -292,5 +292,71 @@ describe('what is not a checkpoint (flowstream/bullmq)', () => {
     expect(isCorruptCheckpointError(error)).toBe(true);
     expect(error).toMatchObject({ code: 'CORRUPT_CHECKPOINT', pipelineId: `${prefix}:p-corrupt`, step: 'first' });
     expect(emulator.requests.list({ endpoint: 'run' })).toEqual([]);
+  });
+});
+
+/** BullMQ's telemetry interface, recording the names of the spans BullMQ starts (context: a plain object). */
+function recordingTelemetry(): { readonly telemetry: Telemetry; readonly spans: string[] } {
+  const spans: string[] = [];
+  const context = {};
+  const telemetry: Telemetry = {
+    tracer: {
+      startSpan: (name) => {
+        spans.push(name);
+        return { setSpanOnContext: (ctx: unknown) => ctx, setAttribute: () => undefined, setAttributes: () => undefined, addEvent: () => undefined, recordException: () => undefined, end: () => undefined };
+      },
+    },
+    contextManager: { with: (_ctx, fn) => fn() as never, active: () => context, getMetadata: () => '', fromMetadata: (active) => active as never },
+  };
+  return { telemetry, spans };
+}
+
+describe('pipeline jobs as BullMQ shows them', () => {
+  const jobsOf = (prefix: string) => {
+    const connection = new Redis({ path: server.socket, maxRetriesPerRequest: null });
+    const queue = new Queue(PIPELINE_QUEUE_NAME, { connection, prefix });
+    closing.push(async () => {
+      await queue.close();
+      connection.disconnect();
+    });
+    return queue;
+  };
+
+  it('reports each step\'s state, execution and nodes as the job\'s progress, for queue.getJobs and bull-board', async () => {
+    const { queue, prefix } = await fleet();
+    const bull = jobsOf(prefix);
+    const pipelineId = await queue.start('long-then-second', undefined, { pipelineId: 'p-progress' });
+    // While the first step runs: it has its execution and its nodes, the second waits.
+    await expect.poll(async () => ((await bull.getJobs(['active']))[0]?.progress as PipelineJobProgress | undefined)?.steps['first']?.nodes.total ?? 0, { timeout: 10_000 }).toBeGreaterThan(0);
+    const [active] = await bull.getJobs(['active']);
+    const running = active?.progress as PipelineJobProgress;
+    expect(running).toMatchObject({ done: 0, total: 2, steps: { first: { state: 'running', executionId: expect.stringMatching(/^we-/u) as unknown }, second: { state: 'waiting', nodes: { done: 0, total: 0 } } } });
+    await queue.cancel(pipelineId);
+    expect((await finished(queue, pipelineId)).status).toBe('cancelled');
+    const [ended] = await bull.getJobs(['completed']);
+    expect(ended?.progress).toMatchObject({ done: 2, total: 2, steps: { first: { state: 'aborted', executionId: running.steps['first']?.executionId }, second: { state: 'aborted', nodes: { total: 0 } } } });
+  });
+
+  it('shows a finished pipeline\'s steps finished, with every node done', async () => {
+    const { queue, prefix } = await fleet();
+    const bull = jobsOf(prefix);
+    const pipelineId = await queue.start('two-steps');
+    const result = await finished(queue, pipelineId);
+    const progress = (await bull.getJob(pipelineId))?.progress as PipelineJobProgress;
+    expect(progress).toMatchObject({ done: 2, total: 2 });
+    for (const step of ['first', 'second'] as const) {
+      expect(progress.steps[step]).toMatchObject({ state: 'finish', executionId: result.steps[step]?.executionId });
+      expect(progress.steps[step]?.nodes.total).toBeGreaterThan(0);
+      expect(progress.steps[step]?.nodes).toMatchObject({ done: progress.steps[step]?.nodes.total, failed: 0 });
+    }
+  });
+
+  it('passes BullMQ\'s telemetry option on to the queue and the worker', async () => {
+    const { telemetry, spans } = recordingTelemetry();
+    const { queue } = await fleet({ telemetry });
+    const pipelineId = await queue.start('two-steps');
+    await finished(queue, pipelineId);
+    expect(spans).toContain(`add ${PIPELINE_QUEUE_NAME}.two-steps`);
+    expect(spans).toContain(`process ${PIPELINE_QUEUE_NAME}`);
   });
 });
