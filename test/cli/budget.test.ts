@@ -6,7 +6,7 @@ import { createClient } from '../../src/index.js';
 import { createRedisBudget, type RedisBudget } from '../../src/redis/index.js';
 import type { BudgetView } from '../../src/cli/budget/budget-view.js';
 import { startRedisServer, type RedisServer } from '../redis/redis-server.js';
-import { flowstreamFromSourceInTerminal } from './support/source-cli.js';
+import { flowstreamFromSource, flowstreamFromSourceInTerminal } from './support/source-cli.js';
 
 // `flowstream budget` as a user runs it (from source, spawned with only PATH, HOME and FLOWSTREAM_*),
 // against the emulator's rate limiter (service.md §2.1: 100 a minute, 10,000 a day, with headers) and
@@ -64,6 +64,20 @@ describe('flowstream budget against the service', { timeout: 20_000 }, () => {
     // Each refresh is one request of the account.
     expect(second?.minute.used).toBe(used + 1);
     expect(cli.stdout).not.toContain(emulator.apiKey);
+  });
+
+  it('stops on Ctrl-C when piped, exit 0, its last line whole', async () => {
+    const cli = flowstreamFromSource(['budget', '--url', emulator.url, '--interval', '0.2'], { FLOWSTREAM_API_KEY: emulator.apiKey });
+    await cli.waitFor(/"source":"service"/u);
+    cli.child.kill('SIGINT');
+    expect(await cli.exited(10_000)).toBe(0);
+    expect(views(cli.stdout()).length).toBeGreaterThan(0);
+  });
+
+  it('documents its sources, flags and output in --help', async () => {
+    const cli = await piped(['budget', '--help']);
+    expect(cli.code).toBe(0);
+    for (const text of ['Usage: flowstream budget', '--url <url>', '--redis <url>', '--account <name>', '--interval <seconds>', '--count <n>', '--json', 'q or Ctrl-C quits']) expect(cli.stdout).toContain(text);
   });
 
   it('in a terminal redraws in place and on Ctrl-C restores the cursor and exits 0', async () => {
