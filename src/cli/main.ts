@@ -19,7 +19,10 @@ process.exitCode = await runCli(process.argv.slice(2), {
   env: process.env,
   stdout: process.stdout,
   stderr: process.stderr,
-  stdin: process.stdin,
+  // Only `budget` reads keys: no other command touches stdin.
+  get stdin() {
+    return process.stdin;
+  },
   interrupts: processInterrupts,
 });
 // The process ends once pending work (an abort sent on Ctrl-C) is done; this unref'd timer fires only

@@ -65,6 +65,11 @@ async function openSource(flags: BudgetFlags, context: CliContext): Promise<View
     };
   }
   // The key only from the environment: a key on the command line stays in the shell's history.
+  const missing = [
+    ...((context.env['FLOWSTREAM_API_KEY']?.trim() ?? '') === '' ? ['No API key: set FLOWSTREAM_API_KEY (budget reads the key only from the environment).'] : []),
+    ...((flags.url ?? context.env['FLOWSTREAM_BASE_URL'] ?? '').trim() === '' ? ['No API address: pass --url <url> or set FLOWSTREAM_BASE_URL (it ends in /v1).'] : []),
+  ];
+  if (missing.length > 0) throw new UsageError([...missing, 'For a fleet sharing a budget in Redis: --redis <url> --account <name>.'].join('\n'));
   const client = connect({ baseUrl: flags.url }, context);
   const { budget } = client;
   if (budget === undefined) throw new Error('the client has no budget');

@@ -9,11 +9,6 @@ function shellQuoted(word: string): string {
   return `'${word.replaceAll("'", `'\\''`)}'`;
 }
 
-/** Runs `flowstream` from source with `args`, its output piped, in a scrubbed environment plus `env`. */
-export function flowstreamFromSource(args: readonly string[], env: Record<string, string> = {}): RunningProcess {
-  return startProcess(process.execPath, ['--import', 'tsx', MAIN, ...args], { env: scrubbedEnv(env), cwd: ROOT });
-}
-
 /**
  * Runs `flowstream` from source in a pseudo-terminal of 100×40 (util-linux `script`, as
  * `flowstreamInTerminal` does for the built command): stdin, stdout and stderr are TTYs, what is
