@@ -28,8 +28,8 @@ function fitted(line: string, columns: number): string {
   return displayWidth(text) <= columns ? line : cutToWidth(text, columns);
 }
 
-function known(value: number | null): string {
-  return value === null ? '?' : count.format(value);
+function runsPolling(runs: number): string {
+  return `${count.format(runs)} ${runs === 1 ? 'run' : 'runs'} polling`;
 }
 
 /**
@@ -53,12 +53,14 @@ export function budgetFrame(view: BudgetView, paint: Paint, columns: number): st
   if (processes === null) {
     lines.push(paint.dim('waiting, runs and processes: not told by the service (use --redis and --account for a fleet)'));
   } else {
-    lines.push(`waiting  abort ${known(waiting.abort)} · start ${known(waiting.start)} · interactive ${known(waiting.interactive)} · reads ${known(waiting.reads)}`);
+    const classes = (['abort', 'start', 'interactive', 'reads'] as const).filter((name) => waiting[name] !== null);
+    const unknown = classes.length < 4 ? paint.dim('  (the rest waits in each process\'s own queue)') : '';
+    lines.push(`waiting  ${classes.map((name) => `${name} ${count.format(waiting[name] ?? 0)}`).join(' · ')}${unknown}`);
     lines.push(`runs     ${count.format(runs?.polling ?? 0)} polling`);
     lines.push(`processes ${count.format(processes.length)}`);
     for (const entry of processes) {
       const lease = formatDuration(Date.parse(entry.leaseEndsAt) - nowMs);
-      lines.push(`  ${entry.id.slice(0, 8)}  ${count.format(entry.perMinute)}/min  ${count.format(entry.runsPolling)} runs polling  lease ${lease} left`);
+      lines.push(`  ${entry.id.slice(0, 8)}  ${count.format(entry.perMinute)}/min  ${runsPolling(entry.runsPolling)}  lease ${lease} left`);
     }
   }
   lines.push(paint.dim('q or Ctrl-C to quit'));
