@@ -112,6 +112,8 @@ describe('flowstream budget against the service', { timeout: 20_000 }, () => {
   it('in a terminal redraws in place and on Ctrl-C restores the cursor and exits 0', async () => {
     const cli = flowstreamFromSourceInTerminal(['budget', '--url', emulator.url, '--interval', '0.2'], { FLOWSTREAM_API_KEY: emulator.apiKey });
     await cli.waitFor(/minute .* used, \d+ left of 100/u);
+    // A later refresh moves the cursor up over the frame and draws it again, in place.
+    await cli.waitFor(new RegExp(`${ESC}\\[2K${ESC}\\[1A`, 'u'));
     cli.child.stdin?.write('\x03');
     expect(await cli.exited(10_000)).toBe(0);
     // Hidden while drawing, shown again at the end.
