@@ -132,8 +132,9 @@ const DEFAULTS = { concurrency: 10, lockDuration: 30_000, stalledInterval: 30_00
  * `runPipeline` and its checkpoint in Redis: a pipeline whose worker crashed is taken over once its
  * lease runs out, a step is never started twice (a start whose answer was lost is in doubt), a
  * cancel from any process aborts every running execution once, a step's `retry` is honoured, and
- * `detach()` hands every pipeline to another worker without aborting anything. Node-only; needs
- * `bullmq` and `ioredis`.
+ * `detach()` hands every pipeline to another worker without aborting anything. Each pipeline's job
+ * reports where its steps stand as its BullMQ progress (a `PipelineJobProgress`: what bull-board and
+ * `queue.getJobs()` show). Node-only; needs `bullmq` and `ioredis`.
  *
  * @example
  * ```ts
