@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEmulator, type Emulator, type WorkflowDefinition } from '../../src/emulator/index.js';
 import { scrubbedEnv, startProcess } from './support/child-process.js';
-import { build, flowstream, flowstreamInTerminal, ROOT } from './support/built-cli.js';
+import { buildCommand, flowstream, flowstreamInTerminal, ROOT } from './support/built-cli.js';
 
 // The command as a user runs it: the built dist/cli/main.js, spawned with only PATH, HOME and the
 // FLOWSTREAM_* variables, against an emulator of this process on 127.0.0.1. `npm start` is tested
@@ -40,7 +40,7 @@ let emulator: Emulator;
 let connected: Record<string, string>;
 
 beforeAll(async () => {
-  await build();
+  await buildCommand();
   emulator = await createEmulator({ speed: 20, rateLimit: false, workflows: [EVIL, STEPS] });
   connected = { FLOWSTREAM_API_KEY: emulator.apiKey, FLOWSTREAM_BASE_URL: emulator.url };
 }, 180_000);
