@@ -1,5 +1,5 @@
 /**
- * A third process that cancels pipelines: `node --import tsx test/bullmq/cancel-process.ts`, with
+ * A third process that cancels pipelines (bundled by fleet.ts, or `node --import tsx test/bullmq/cancel-process.ts`), with
  * REDIS_URL, PREFIX and PIPELINE_IDS (comma-separated) in its environment. It runs none of them.
  */
 import { createPipelineQueue } from '../../src/bullmq/index.js';

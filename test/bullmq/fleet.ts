@@ -1,4 +1,7 @@
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
 import { expect } from 'vitest';
 import { createPipelineQueue, type PipelineQueue, type PipelineQueueEvent, type PipelineResult } from '../../src/bullmq/index.js';
 import { createEmulator, createScaledClock, type Emulator, type WorkflowDefinition } from '../../src/emulator/index.js';
@@ -48,9 +51,41 @@ export interface Fleet {
   close(): Promise<void>;
 }
 
+/** The fleet's process scripts as plain JavaScript: `node <worker>` is a pipeline worker, `node <canceller>` cancels pipelines. */
+export interface ProcessScripts {
+  readonly worker: string;
+  readonly canceller: string;
+  /** Removes the bundles. */
+  close(): Promise<void>;
+}
+
+/**
+ * Bundles worker-process.ts and cancel-process.ts once (esbuild, as tsx compiles them), so that each
+ * process starts from JavaScript instead of compiling the sources again with `--import tsx`. Packages stay
+ * imports: the bundles are written inside the repository's node_modules, where Node finds them.
+ */
+export async function bundleProcessScripts(): Promise<ProcessScripts> {
+  const cache = join(ROOT, 'node_modules', '.cache');
+  await mkdir(cache, { recursive: true });
+  const outdir = await mkdtemp(join(cache, 'flowstream-fleet-'));
+  await build({
+    absWorkingDir: ROOT,
+    entryPoints: { worker: 'test/bullmq/worker-process.ts', canceller: 'test/bullmq/cancel-process.ts' },
+    outdir,
+    outExtension: { '.js': '.mjs' },
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    logLevel: 'warning',
+  });
+  return { worker: join(outdir, 'worker.mjs'), canceller: join(outdir, 'canceller.mjs'), close: () => rm(outdir, { recursive: true, force: true }) };
+}
+
 let fleets = 0;
 
-export async function startFleet(options: { readonly speed: number; readonly workflows: readonly WorkflowDefinition[]; readonly rateLimit?: false }): Promise<Fleet> {
+export async function startFleet(options: { readonly scripts: ProcessScripts; readonly speed: number; readonly workflows: readonly WorkflowDefinition[]; readonly rateLimit?: false }): Promise<Fleet> {
   const server = await startRedisServer();
   const clock = createScaledClock(options.speed);
   const emulator = await createEmulator({ clock, workflows: [...options.workflows], ...(options.rateLimit === false ? { rateLimit: false } : {}) });
@@ -61,7 +96,7 @@ export async function startFleet(options: { readonly speed: number; readonly wor
   const workers: RunningProcess[] = [];
 
   const startWorker = async (settings: WorkerSettings): Promise<RunningProcess> => {
-    const worker = startProcess(process.execPath, ['--import', 'tsx', 'test/bullmq/worker-process.ts'], {
+    const worker = startProcess(process.execPath, [options.scripts.worker], {
       cwd: ROOT,
       env: scrubbedEnv({
         REDIS_URL: redisUrl,

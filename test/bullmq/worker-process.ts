@@ -1,7 +1,7 @@
 /**
- * A pipeline worker in a process of its own, as a service runs one: `node --import tsx
- * test/bullmq/worker-process.ts`, configured by its environment (fleet.ts sets it). Its client lives
- * on the test emulator's clock (same speed, same real start). It knows one definition, `dag`: the
+ * A pipeline worker in a process of its own, as a service runs one: bundled and started by fleet.ts
+ * (or `node --import tsx test/bullmq/worker-process.ts`), configured by its environment (fleet.ts sets
+ * it). Its client lives on the test emulator's clock (same speed, same real start). It knows one definition, `dag`: the
  * pipeline's steps as JSON, each with its variables. SIGTERM detaches: every pipeline goes back to
  * the queue, nothing aborted.
  */

@@ -1,8 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Queue } from 'bullmq';
 import { task } from '../pipeline/harness.js';
 import { scrubbedEnv, startProcess } from '../cli/support/child-process.js';
-import { chain, type Fleet, startFleet, startsOf } from './fleet.js';
+import { bundleProcessScripts, chain, type Fleet, type ProcessScripts, startFleet, startsOf } from './fleet.js';
 
 // Workers as processes of their own (worker-process.ts), on a real redis-server and the emulator over
 // loopback; the test process holds the queue and follows pipelines with events$. Leases are short
@@ -17,6 +17,14 @@ const SPEED = 20;
  */
 const LOAD_SPEED = 100;
 
+let scripts: ProcessScripts;
+beforeAll(async () => {
+  scripts = await bundleProcessScripts();
+});
+afterAll(async () => {
+  await scripts.close();
+});
+
 let fleet: Fleet | undefined;
 afterEach(async () => {
   await fleet?.close();
@@ -28,7 +36,7 @@ const CHAIN = chain(['c-one', 'c-two', 'c-three']);
 
 describe('pipeline workers as processes (flowstream/bullmq)', () => {
   it('takes over the pipeline of a worker killed (kill -9) while it followed a step: re-attached with watch, every step started exactly once', { timeout: 40_000 }, async () => {
-    fleet = await startFleet({ speed: SPEED, workflows: CHAIN_WORKFLOWS });
+    fleet = await startFleet({ scripts, speed: SPEED, workflows: CHAIN_WORKFLOWS });
     const { emulator } = fleet;
     const a = await fleet.startWorker({ name: 'a' });
     const pipeline = await fleet.start('p-crash', CHAIN);
@@ -55,7 +63,7 @@ describe('pipeline workers as processes (flowstream/bullmq)', () => {
 
     /** a sends the first start, which the emulator holds 1.5 s before answering; a dies meanwhile. */
     async function killedMidStart(inDoubt: 'fail' | 'start-again'): Promise<{ fleet: Fleet; result: Awaited<ReturnType<Fleet['start']>>['result'] }> {
-      const started = await startFleet({ speed: SPEED, workflows: WORKFLOWS });
+      const started = await startFleet({ scripts, speed: SPEED, workflows: WORKFLOWS });
       fleet = started;
       const held = started.emulator.faults.add({ kind: 'latency', ms: 1_500, endpoint: 'run', times: 1 });
       const a = await started.startWorker({ name: 'a' });
@@ -90,7 +98,7 @@ describe('pipeline workers as processes (flowstream/bullmq)', () => {
   });
 
   it('cancels from a third process: every running execution on every worker aborted exactly once, nothing started after', { timeout: 40_000 }, async () => {
-    fleet = await startFleet({ speed: SPEED, workflows: [task('c-long', { durationMs: 600_000 }), task('c-after', { durationMs: 10_000 })] });
+    fleet = await startFleet({ scripts, speed: SPEED, workflows: [task('c-long', { durationMs: 600_000 }), task('c-after', { durationMs: 10_000 })] });
     const { emulator } = fleet;
     // Three branches at once, then a step after all three: one pipeline per worker.
     const fan = (pipeline: string) => ({
@@ -106,7 +114,7 @@ describe('pipeline workers as processes (flowstream/bullmq)', () => {
     const running = await Promise.all(pipelines.flatMap((pipeline) => ['a', 'b', 'c'].map((step) => pipeline.step(step, 'running'))));
     expect(new Set([await processedBy(fleet, 'p-cancel-1'), await processedBy(fleet, 'p-cancel-2')])).toEqual(new Set(['a', 'b']));
 
-    const canceller = startProcess(process.execPath, ['--import', 'tsx', 'test/bullmq/cancel-process.ts'], {
+    const canceller = startProcess(process.execPath, [scripts.canceller], {
       env: scrubbedEnv({ REDIS_URL: fleet.redisUrl, PREFIX: fleet.prefix, PIPELINE_IDS: 'p-cancel-1,p-cancel-2' }),
     });
     expect(await canceller.exited()).toBe(0);
@@ -122,7 +130,7 @@ describe('pipeline workers as processes (flowstream/bullmq)', () => {
   });
 
   it('detaches a worker on SIGTERM: nothing aborted, its pipeline handed back at once and finished by another worker', { timeout: 40_000 }, async () => {
-    fleet = await startFleet({ speed: SPEED, workflows: CHAIN_WORKFLOWS });
+    fleet = await startFleet({ scripts, speed: SPEED, workflows: CHAIN_WORKFLOWS });
     const { emulator } = fleet;
     // A lease of 60 s: only a hand-back can bring the pipeline to b within this test.
     const a = await fleet.startWorker({ name: 'a', lockDurationMs: 60_000, stalledIntervalMs: 60_000 });
@@ -145,7 +153,7 @@ describe('pipeline workers as processes (flowstream/bullmq)', () => {
   });
 
   it('runs 100 pipelines of 3 steps across 4 workers on one account: all finish, the service never answers 429', { timeout: 60_000 }, async () => {
-    fleet = await startFleet({ speed: LOAD_SPEED, workflows: [task('c-load', { durationMs: 5_000 })] });
+    fleet = await startFleet({ scripts, speed: LOAD_SPEED, workflows: [task('c-load', { durationMs: 5_000 })] });
     const { emulator } = fleet;
     const started = performance.now();
     // The workers share the account's one budget in Redis: 100 a minute for all of them together.

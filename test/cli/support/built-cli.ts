@@ -8,9 +8,13 @@ export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 /** The built command, as package.json `bin` names it. */
 export const CLI = fileURLToPath(new URL('../../../dist/cli/main.js', import.meta.url));
 
-/** `npm run build`, as a user would before running the command from a clone. */
-export async function build(): Promise<void> {
-  await promisify(execFile)('npm', ['run', 'build', '--silent'], { cwd: ROOT, env: scrubbedEnv() });
+/**
+ * Builds the command as `npm run build` does in its last step (scripts/bundle-cli.mjs): dist/cli/main.js
+ * and dist/cli/start.js bundle the library from src/, so they need nothing of the library's own `tsc`
+ * output. The whole `npm run build` is run by the `npm start` test and by the packed package's `prepack`.
+ */
+export async function buildCommand(): Promise<void> {
+  await promisify(execFile)(process.execPath, ['scripts/bundle-cli.mjs'], { cwd: ROOT, env: scrubbedEnv() });
 }
 
 /** Runs the built `flowstream` with `args`, in a scrubbed environment plus `env`. */
