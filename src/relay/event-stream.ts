@@ -1,6 +1,5 @@
 import { interval, type SchedulerLike, type Subscription } from 'rxjs';
 import { errorBody } from './error-body.js';
-import type { LoggedEvent } from './event-log.js';
 import type { FollowedExecution } from './followed-execution.js';
 import { errorFrame, eventFrame, HEARTBEAT_FRAME, retryFrame, snapshotFrame } from './sse-frames.js';
 
@@ -25,37 +24,6 @@ export interface StreamSettings {
  */
 const READY_BYTES = 16_384;
 
-/** How many events' frames stay encoded for the viewers still to read them (most recent first out last). */
-const ENCODED_FRAMES = 1_024;
-
-/**
- * Each event's frame, encoded once for all the viewers of its execution rather than once per viewer:
- * they read the same new events at nearly the same moment, so a small cache of the latest is enough.
- */
-const encodedFrames = new Map<LoggedEvent, Uint8Array>();
-const encoder = new TextEncoder();
-
-function frameOf(entry: LoggedEvent): Uint8Array {
-  const known = encodedFrames.get(entry);
-  if (known !== undefined) return known;
-  const frame = encoder.encode(eventFrame(entry.seq, entry.event));
-  encodedFrames.set(entry, frame);
-  if (encodedFrames.size > ENCODED_FRAMES) encodedFrames.delete(encodedFrames.keys().next().value as LoggedEvent);
-  return frame;
-}
-
-/** The frames as one chunk: one write to the viewer's socket for a batch of events. */
-function joined(frames: readonly Uint8Array[]): Uint8Array {
-  if (frames.length === 1) return frames[0] as Uint8Array;
-  const chunk = new Uint8Array(frames.reduce((sum, frame) => sum + frame.byteLength, 0));
-  let at = 0;
-  for (const frame of frames) {
-    chunk.set(frame, at);
-    at += frame.byteLength;
-  }
-  return chunk;
-}
-
 /**
  * One viewer's `text/event-stream` of `follow`: the reconnection delay, the events after its resume
  * point, then each new one, heartbeat comments while it is quiet, and the end after `finished` (or an
@@ -66,6 +34,7 @@ function joined(frames: readonly Uint8Array[]): Uint8Array {
 export function eventStream(follow: FollowedExecution, resume: ResumePoint, timing: StreamSettings): ReadableStream<Uint8Array> {
   // A number from another follow means nothing here: that viewer is brought to the state instead.
   const afterSeq = resume.followId === undefined || resume.followId === follow.followId ? resume.afterSeq : Number.POSITIVE_INFINITY;
+  const encoder = new TextEncoder();
   let place = afterSeq;
   let left = false;
   let heartbeat: Subscription | undefined;
@@ -90,17 +59,11 @@ export function eventStream(follow: FollowedExecution, resume: ResumePoint, timi
         for (;;) {
           const entries = follow.after(place);
           if (entries.length > 0) {
-            // As many as the viewer has room for, in one chunk.
-            const frames: Uint8Array[] = [];
-            let room = controller.desiredSize ?? 0;
             for (const entry of entries) {
-              const frame = frameOf(entry);
-              frames.push(frame);
+              controller.enqueue(encoder.encode(eventFrame(entry.seq, entry.event)));
               place = entry.seq;
-              room -= frame.byteLength;
-              if (room <= 0) break;
+              if ((controller.desiredSize ?? 0) <= 0) break;
             }
-            controller.enqueue(joined(frames));
             return;
           }
           const end = follow.end;
