@@ -34,6 +34,8 @@ export interface RelayBenchOptions {
   readonly executions?: number;
   /** Child processes holding the viewers. */
   readonly children?: number;
+  /** How long each step of the workflow takes, in emulator ms (default a minute). */
+  readonly nodeMs?: number;
 }
 
 export interface RelayBenchResults {
@@ -50,6 +52,8 @@ export interface RelayBenchResults {
   /** False when run without `--expose-gc`: heap then read without a full collection. */
   readonly gcExposed: boolean;
   readonly steps: { readonly relay: number; readonly plainWatches: number };
+  /** CPU of this process (relay, client, emulator) while the runs went on, ms; the plain side's is the same work without the relay. */
+  readonly cpuMs: { readonly relay: number; readonly plainWatches: number };
   readonly realSeconds: number;
 }
 
@@ -58,20 +62,26 @@ const MINUTE = 60_000;
 const SECRET = 'the relay bench secret, thirty-two bytes or more';
 
 /** Three steps, two in parallel, each saying something as it goes: status, node, message and file events. */
-const WORKFLOW: WorkflowDefinition = {
-  canvasId: CANVAS,
-  title: 'Relay bench: research, two drafts, a summary',
-  nodes: [
-    { id: 'node-start', type: 'start' },
-    { id: 'node-research', title: 'Research', parents: ['node-start'], durationMs: MINUTE, messages: [{ content: 'Found three sources.' }, { content: 'Read them.' }] },
-    { id: 'node-draft-a', title: 'Draft A', parents: ['node-research'], durationMs: MINUTE, messages: [{ content: 'Draft A written.' }] },
-    { id: 'node-draft-b', title: 'Draft B', parents: ['node-research'], durationMs: 1.5 * MINUTE, messages: [{ content: 'Draft B written.' }] },
-    { id: 'node-summary', title: 'Summary', parents: ['node-draft-a', 'node-draft-b'], durationMs: MINUTE, messages: [{ content: 'Summed up.' }], files: [{ name: 'summary.md', type: 'text/markdown', content: '# Summary' }] },
-  ],
-};
+function workflow(nodeMs: number): WorkflowDefinition {
+  return {
+    canvasId: CANVAS,
+    title: 'Relay bench: research, two drafts, a summary',
+    nodes: [
+      { id: 'node-start', type: 'start' },
+      { id: 'node-research', title: 'Research', parents: ['node-start'], durationMs: nodeMs, messages: [{ content: 'Found three sources.' }, { content: 'Read them.' }] },
+      { id: 'node-draft-a', title: 'Draft A', parents: ['node-research'], durationMs: nodeMs, messages: [{ content: 'Draft A written.' }] },
+      { id: 'node-draft-b', title: 'Draft B', parents: ['node-research'], durationMs: 1.5 * nodeMs, messages: [{ content: 'Draft B written.' }] },
+      { id: 'node-summary', title: 'Summary', parents: ['node-draft-a', 'node-draft-b'], durationMs: nodeMs, messages: [{ content: 'Summed up.' }], files: [{ name: 'summary.md', type: 'text/markdown', content: '# Summary' }] },
+    ],
+  };
+}
 
 const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const now = (): number => performance.timeOrigin + performance.now();
+const cpuMs = (since: NodeJS.CpuUsage): number => {
+  const { user, system } = process.cpuUsage(since);
+  return (user + system) / 1000;
+};
 
 /** The execution a read is for, when `url` is a status or output read. */
 function readOf(url: string): string | undefined {
@@ -91,9 +101,9 @@ interface World {
   readonly stepAnswers: Map<string, number>;
 }
 
-async function world(executions: number): Promise<World> {
+async function world(executions: number, nodeMs: number): Promise<World> {
   const clock = createManualClock();
-  const emulator = await createEmulator({ clock, listen: false, workflows: [WORKFLOW] });
+  const emulator = await createEmulator({ clock, listen: false, workflows: [workflow(nodeMs)] });
   // Starts through a client of their own (budget off), so that the one under test counts only reads.
   const starter = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, budget: false });
   // Distinct inputs: identical starts within 1 s are refused (service.md §2.2).
@@ -151,8 +161,8 @@ async function heapUsed(): Promise<number> {
 }
 
 /** The plain side: one `client.watch` per execution. */
-async function plainWatches(executions: number): Promise<{ reads: number; steps: number }> {
-  const state = await world(executions);
+async function plainWatches(executions: number, nodeMs: number): Promise<{ reads: number; steps: number; cpuMs: number }> {
+  const state = await world(executions, nodeMs);
   let finished = 0;
   const subscriptions: Subscription[] = state.executionIds.map((id) =>
     state.client.watch(id, { failOnWorkflowError: false }).subscribe({
@@ -163,8 +173,9 @@ async function plainWatches(executions: number): Promise<{ reads: number; steps:
     }),
   );
   try {
+    const cpu = process.cpuUsage();
     const steps = await stepUntil(state, () => finished === executions);
-    return { reads: state.reads, steps };
+    return { reads: state.reads, steps, cpuMs: cpuMs(cpu) };
   } finally {
     for (const subscription of subscriptions) subscription.unsubscribe();
     await state.emulator.close();
@@ -181,10 +192,11 @@ export async function relayBench(options: RelayBenchOptions = {}): Promise<Relay
   const viewers = options.viewers ?? 1_000;
   const executions = options.executions ?? 50;
   const childCount = options.children ?? 4;
+  const nodeMs = options.nodeMs ?? MINUTE;
   const began = performance.now();
-  const plain = await plainWatches(executions);
+  const plain = await plainWatches(executions, nodeMs);
 
-  const state = await world(executions);
+  const state = await world(executions, nodeMs);
   const tokens = createRunTokens({ secret: SECRET, scheduler: state.emulator.scheduler });
   const relay = createRunRelay({ client: state.client, tokens, basePath: '/flowstream', scheduler: state.emulator.scheduler });
   const server = createServer(toNodeListener(relay));
@@ -273,7 +285,9 @@ export async function relayBench(options: RelayBenchOptions = {}): Promise<Relay
     debugRows.length = 0;
     pending.clear();
 
+    const cpu = process.cpuUsage();
     const steps = await stepUntil(state, () => ended === viewers);
+    const relayCpuMs = cpuMs(cpu);
     // RELAY_BENCH_DEBUG=1: the slowest events, to see where a tail comes from.
     if (process.env['RELAY_BENCH_DEBUG'] !== undefined) console.error(debugRows.sort((a, b) => Number.parseFloat(b) - Number.parseFloat(a)).slice(0, 20));
     const summary = summarize(delays);
@@ -287,6 +301,7 @@ export async function relayBench(options: RelayBenchOptions = {}): Promise<Relay
       heapPerViewerBytes: Math.round((heapAfter - heapBefore) / (viewers - executions)),
       gcExposed: typeof (globalThis as { gc?: unknown }).gc === 'function',
       steps: { relay: steps, plainWatches: plain.steps },
+      cpuMs: { relay: relayCpuMs, plainWatches: plain.cpuMs },
       realSeconds: (performance.now() - began) / 1000,
     };
   } finally {
@@ -310,6 +325,7 @@ export function relayBenchTable(results: RelayBenchResults): string {
       [`answer → last viewer's event, p50 (ms, ${results.delayMs.count} events)`, ms(results.delayMs.p50), ''],
       ['answer → last viewer\'s event, p99 (ms)', ms(results.delayMs.p99), '≤ 50'],
       ['answer → last viewer\'s event, max (ms)', ms(results.delayMs.max), ''],
+      ['CPU of the process while the runs went on, relay / plain (ms)', `${results.cpuMs.relay.toFixed(0)} / ${results.cpuMs.plainWatches.toFixed(0)}`, ''],
       [`heap per viewer (KiB${results.gcExposed ? '' : ', no full GC'})`, (results.heapPerViewerBytes / 1024).toFixed(1), '≤ 16'],
     ],
   );
