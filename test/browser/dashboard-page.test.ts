@@ -179,17 +179,24 @@ describe('the dashboard in Chromium, through the relay', () => {
     await stepUntil('[data-testid="run"][data-state="finish"]');
     expect(streams.every((url) => url.includes(`/executions/${executionId}/events`))).toBe(true);
     await expect(card.getByTestId('progress').getAttribute('data-succeeded')).resolves.toBe('3');
-    const texts = await card.getByTestId('node-text').evaluateAll((blocks) => blocks.map((block) => block.querySelector('.node-text')?.textContent ?? ''));
-    const expected = emulator!.executions.get(executionId)!.nodes.filter((node) => node.nodeId !== 'node-start').map((node) => node.nodeId);
-    expect(texts).toHaveLength(expected.length);
-    // Each text once: a resume repeats nothing.
-    for (const text of texts) expect(text.length).toBeGreaterThan(0);
-    for (const text of texts) expect(text.slice(text.length / 2)).not.toBe(text.slice(0, text.length / 2));
+    // Each node's text exactly once: the resume after the drop repeated nothing and missed nothing.
+    const texts = await card.getByTestId('node-text').evaluateAll((blocks) => blocks.map((block) => [block.getAttribute('data-node-id'), block.querySelector('.node-text')?.textContent ?? '']));
+    expect(texts).toEqual([
+      ['node-research', 'Found three recent sources on the topic.\n\nThe sources agree on the main trend.'],
+      ['node-outline', '1. Context\n2. Findings\n3. Outlook'],
+      ['node-write', 'The brief: the trend is real and growing.'],
+    ]);
   }, 20_000);
 
   it('cancels with a cancel token: cancelling until the service confirms, then aborted with the nodes’ real ends, one abort', async () => {
+    const started = page.waitForResponse((response) => response.url().endsWith('/flowstream/runs'));
     const { card, executionId } = await run('Long-running analysis (times out)');
+    const { token: readToken } = (await (await started).json()) as { token: string };
     await stepUntil(() => card.locator('[data-testid="node"][data-node-id="node-analysis"][data-status="executing"]').isVisible());
+    // The token the start handed the page may watch the run, not cancel it.
+    const withReadToken = await page.evaluate(async ([relay, id, token]) => (await fetch(`${relay}/executions/${id}/cancel`, { method: 'POST', headers: { authorization: `Bearer ${token}` } })).status, [dashboard!.relay, executionId, readToken] as const);
+    expect(withReadToken).toBe(403);
+    expect(emulator!.requests.list({ endpoint: 'abort', executionId })).toEqual([]);
     await card.getByRole('button', { name: 'Cancel' }).click();
     // Time stands still: the card says cancelling, Cancel is off, and the node is still shown at work.
     await card.and(page.locator('[data-state="cancelling"]')).waitFor();
