@@ -14,7 +14,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { SchedulerLike, Subscription } from 'rxjs';
 import type { BudgetState, Client } from '../../src/index.js';
-import { createRunRelay, createRunTokens, toNodeListener, type RunTokens } from '../../src/relay/index.js';
+import { createRunRelay, createRunTokens, isRunTokenError, toNodeListener, type RunTokens } from '../../src/relay/index.js';
 import { serveFolder } from './static-server.js';
 
 /** A workflow the page may run, as the page draws it. */
@@ -117,7 +117,9 @@ function appRoutes(client: Client, tokens: RunTokens, config: () => Promise<Dash
           await tokens.verify(readToken, { executionId, scope: 'read' });
           sendJson(response, 200, { token: await tokens.sign({ executionId, scope: ['read', 'cancel'], ttlMs: CANCEL_TOKEN_TTL_MS }) });
         } catch (error) {
-          sendJson(response, 403, { error: 'FORBIDDEN', message: error instanceof Error ? error.message : String(error) });
+          // A token that is not this run's read token is refused; anything else was a malformed request.
+          if (isRunTokenError(error)) sendJson(response, 403, { error: 'FORBIDDEN', message: error.message });
+          else sendJson(response, 400, { error: 'BAD_REQUEST', message: 'Send { executionId } as JSON' });
         }
       })();
       return true;

@@ -196,6 +196,9 @@ describe('the dashboard in Chromium, through the relay', () => {
     // The token the start handed the page may watch the run, not cancel it.
     const withReadToken = await page.evaluate(async ([relay, id, token]) => (await fetch(`${relay}/executions/${id}/cancel`, { method: 'POST', headers: { authorization: `Bearer ${token}` } })).status, [dashboard!.relay, executionId, readToken] as const);
     expect(withReadToken).toBe(403);
+    // And the app mints a cancel token only for the run that read token is for.
+    const otherRun = await page.evaluate(async (token) => (await fetch('/app/cancel-token', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ executionId: 'we-another' }) })).status, readToken);
+    expect(otherRun).toBe(403);
     expect(emulator!.requests.list({ endpoint: 'abort', executionId })).toEqual([]);
     await card.getByRole('button', { name: 'Cancel' }).click();
     // Time stands still: the card says cancelling, Cancel is off, and the node is still shown at work.
