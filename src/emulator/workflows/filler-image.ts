@@ -43,8 +43,9 @@ function chartPixels(width: number, height: number): Uint8Array {
 }
 
 /**
- * A valid PNG of exactly `size` bytes (when `size` is at least the picture's own length): a small bar
- * chart, padded with a private ancillary chunk that decoders skip. So an `image/png` sample given only
+ * A valid PNG of exactly `size` bytes when `size` leaves room for the padding chunk (255 bytes or more;
+ * below, the bare picture of 243 bytes): a small bar chart, padded with a private ancillary chunk that
+ * decoders skip. So an `image/png` sample given only
  * by its size downloads at that size and previews as an image, not a broken one.
  */
 export function fillerPng(size: number): Uint8Array<ArrayBuffer> {
