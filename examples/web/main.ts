@@ -11,7 +11,7 @@ import { connectRun, toRunState, type RunState } from '../../src/index.js';
 import { renderBudget } from './budget-meter.js';
 import type { BudgetMeterState, DashboardConfig, DashboardWorkflow } from './dashboard-server.js';
 import { byId } from './dom.js';
-import { createRunCard, renderRunError, renderRunState } from './run-view.js';
+import { createRunCard, renderRunError, renderRunState, showExecution } from './run-view.js';
 
 const workflowForm = byId('workflow', HTMLFormElement);
 const workflowSelect = byId('workflow-select', HTMLSelectElement);
@@ -46,12 +46,21 @@ async function cancelRun(relay: string, executionId: string, readToken: string):
 /** A new run of `workflow`, in a card of its own; the runs already going go on. */
 async function startRun(relay: string, workflow: DashboardWorkflow): Promise<void> {
   errorBox.textContent = '';
-  const { executionId, token } = await answerOf<{ executionId: string; token: string }>(fetch(`${relay}/runs`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ canvasId: workflow.canvasId }),
-  }));
-  const view = createRunCard(runs, workflow, executionId);
+  // The card at once, "starting" until the relay answers (the server's budget may pace the start).
+  const view = createRunCard(runs, workflow);
+  let started: { executionId: string; token: string };
+  try {
+    started = await answerOf<{ executionId: string; token: string }>(fetch(`${relay}/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ canvasId: workflow.canvasId }),
+    }));
+  } catch (error) {
+    renderRunError(view, error instanceof Error ? error.message : String(error));
+    throw error;
+  }
+  const { executionId, token } = started;
+  showExecution(view, executionId);
   let latest: RunState | undefined;
   let cancelling = false;
   const render = (): void => {

@@ -5,10 +5,11 @@ import { element } from './dom.js';
 import { nodeSpans } from './node-times.js';
 
 /**
- * What a run card shows, as `data-state` on it (tests and styles key on it). `failed` comes as soon as
+ * What a run card shows, as `data-state` on it (tests and styles key on it): `starting` until the relay
+ * answered the start, then the run's phase. `failed` comes as soon as
  * the service says so, before the result; `cancelling` from Cancel until the service confirms the end.
  */
-export type RunPhase = 'running' | 'cancelling' | 'finish' | 'failed' | 'aborted' | 'timeout' | 'error';
+export type RunPhase = 'starting' | 'running' | 'cancelling' | 'finish' | 'failed' | 'aborted' | 'timeout' | 'error';
 
 const NODE_STATUS_LABELS: Readonly<Record<NodeStatus, string>> = {
   init: 'waiting',
@@ -27,6 +28,7 @@ export interface RunView {
   readonly cancel: HTMLButtonElement;
   readonly status: HTMLElement;
   readonly progress: HTMLElement;
+  readonly executionId: HTMLElement;
   readonly timeline: HTMLElement;
   readonly texts: HTMLElement;
   readonly files: HTMLElement;
@@ -79,22 +81,23 @@ function heading(text: string): HTMLHeadingElement {
   return element('h3', '', text);
 }
 
-/** A new card at the top of `container` for the execution `executionId` of `workflow`. */
-export function createRunCard(container: HTMLElement, workflow: DashboardWorkflow, executionId: string): RunView {
+/** A new card at the top of `container` for a run of `workflow` being started (see {@link showExecution}). */
+export function createRunCard(container: HTMLElement, workflow: DashboardWorkflow): RunView {
   const section = withTestId(element('section', 'run'), 'run');
-  section.dataset['executionId'] = executionId;
-  section.dataset['state'] = 'running';
+  section.dataset['state'] = 'starting';
   const top = element('header', '');
   const cancel = element('button', 'cancel', 'Cancel');
   cancel.type = 'button';
+  cancel.disabled = true;
   top.append(element('h2', '', workflow.title), cancel);
-  const status = withTestId(element('p', 'run-status', 'Connecting…'), 'run-status');
+  const status = withTestId(element('p', 'run-status', 'Starting…'), 'run-status');
   status.setAttribute('role', 'status');
   const progress = withTestId(element('div', 'progress'), 'progress');
   progress.setAttribute('role', 'img');
   progress.append(element('span', 'bar-succeeded'), element('span', 'bar-failed'));
   const meta = element('p', 'meta', 'Execution ');
-  meta.append(withTestId(element('code', '', executionId), 'execution-id'));
+  const executionId = withTestId(element('code', '', '…'), 'execution-id');
+  meta.append(executionId);
   const { drawing, nodes } = graph(workflow);
   const timeline = withTestId(element('div', 'timeline'), 'timeline');
   timeline.setAttribute('aria-label', 'Timeline of the nodes');
@@ -108,7 +111,16 @@ export function createRunCard(container: HTMLElement, workflow: DashboardWorkflo
   panels.append(graphPanel, timeline);
   section.append(top, status, progress, meta, panels, texts, files);
   container.prepend(section);
-  return { section, cancel, status, progress, timeline, texts, files, nodes, workflow, shownFiles: '' };
+  return { section, cancel, status, progress, executionId, timeline, texts, files, nodes, workflow, shownFiles: '' };
+}
+
+/** The start was answered: the card stands for `executionId` from now on, connecting to its events. */
+export function showExecution(view: RunView, executionId: string): void {
+  view.section.dataset['executionId'] = executionId;
+  view.section.dataset['state'] = 'running';
+  view.executionId.textContent = executionId;
+  view.status.textContent = 'Connecting…';
+  view.cancel.disabled = false;
 }
 
 function seconds(ms: number | undefined): string {
@@ -148,6 +160,8 @@ function describe(state: RunState, phase: RunPhase): string {
       return `Cancelling… waiting for the service to confirm (${progressText(state)}).`;
     case 'running':
       return state.reconnecting === undefined ? `Running: ${progressText(state)}, ${elapsed}.` : `Reconnecting (${state.reconnecting.error})… ${progressText(state)}.`;
+    case 'starting':
+      return 'Starting…';
     case 'error':
       return 'Stopped by an error (shown above).';
     default:

@@ -86,9 +86,10 @@ describe('the dashboard in Chromium, through the relay', () => {
     await page.getByLabel('Workflow', { exact: true }).selectOption({ label: title });
     const before = await page.getByTestId('run').count();
     await page.getByRole('button', { name: 'Run' }).click();
-    // The start goes through the server's budget, which may pace it: time moves until the card is there.
+    // The card comes at once; the start goes through the server's budget, which may pace it: time moves until the card has its execution.
     await stepUntil(async () => (await page.getByTestId('run').count()) > before);
     const card = page.getByTestId('run').first();
+    await stepUntil(async () => ((await card.getAttribute('data-execution-id')) ?? '') !== '');
     return { card, executionId: (await card.getAttribute('data-execution-id')) ?? '' };
   }
 
