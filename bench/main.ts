@@ -5,7 +5,8 @@
  * or one call executes (`files-executed.ts`, each scenario in a process of its own), in one run on
  * the emulator (in-process `fetch`, the service's limits: 100 requests per minute, 10,000 per day) on
  * an accelerated clock, the fault soak (`fault-soak.ts`: 1,000 runs through random outages of the
- * service and Redis, alone: `npx tsx bench/fault-soak.ts`), then the client's own overhead
+ * service and Redis, alone: `npx tsx bench/fault-soak.ts`), the run relay under 1,000 viewers
+ * (`relay.ts`, in a process of its own), then the client's own overhead
  * (`overhead.ts`, real time). Every time printed
  * by the first two is emulator time; tables go to stdout, results to `bench/results/<scenario>.json`.
  */
@@ -103,6 +104,17 @@ console.log(`→ ${await writeResults('fleet', fleet)}`);
 // 1,000 runs through random outages of the service and of Redis, and the same without (about 7
 // minutes); the client in a process of its own, with the garbage collector exposed.
 await faultSoakBench();
+
+// The run relay under 1,000 viewers (about a minute), in a process of its own with the garbage
+// collector exposed: its heap per viewer is read after a full collection. It prints its own table.
+await new Promise<void>((resolve, reject) => {
+  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', fileURLToPath(new URL('relay.ts', import.meta.url))], { stdio: 'inherit' });
+  child.on('error', reject);
+  child.on('exit', (code) => {
+    if (code === 0) resolve();
+    else reject(new Error(`bench/relay.ts exited with ${String(code)}`));
+  });
+});
 
 // In a process of its own, with the garbage collector exposed so that memory is read after a full
 // collection, and no other scenario's emulators left in its heap or on its event loop.

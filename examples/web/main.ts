@@ -1,135 +1,110 @@
 /**
- * The live dashboard: the account's workflows listed on load, the chosen one's variables from its plan,
- * and any number of runs at once, each a card with its graph laid out by dependencies, live node states
- * and times, streaming text, files (images previewed) and its own Cancel; above them the request
- * budget's minute and day. Everything goes through flowstream's browser-safe core; each card renders
- * `toRunState()` and owns one subscription, whose end (Cancel) aborts that execution.
+ * The live dashboard: the workflows the app's server allows, and any number of runs at once, each a
+ * card with its graph (edges and live node states), a timeline of its nodes, text as it streams, files
+ * (images previewed) and its own Cancel; above them the server's request budget. The page holds no API
+ * key: it starts runs through the relay (`POST /runs`, answered with a read-only token), follows them
+ * with `connectRun`, and cancels with a token the app mints for that run.
  */
-import { defer, switchMap, type Subscription } from 'rxjs';
+import type { Subscription } from 'rxjs';
 // The sources, not `flowstream`: the example builds from a fresh clone without `npm run build`.
-import { createClient, isWorkflowFailedError, toRunState, type Client, type PlanTask, type PlanVariable } from '../../src/index.js';
+import { connectRun, toRunState, type RunState } from '../../src/index.js';
 import { renderBudget } from './budget-meter.js';
-import { formText, prefillConnection } from './connection.js';
+import type { BudgetMeterState, DashboardConfig, DashboardWorkflow } from './dashboard-server.js';
 import { byId } from './dom.js';
-import { createRunCard, renderRunEnd, renderRunState } from './run-view.js';
-import { readVariables, renderVariableFields } from './variables-form.js';
+import { createRunCard, renderRunError, renderRunState, showExecution } from './run-view.js';
 
-const connectionForm = byId('connection', HTMLFormElement);
 const workflowForm = byId('workflow', HTMLFormElement);
 const workflowSelect = byId('workflow-select', HTMLSelectElement);
-const variablesBox = byId('variables', HTMLDivElement);
 const runButton = byId('run-button', HTMLButtonElement);
 const errorBox = byId('error', HTMLParagraphElement);
 const runs = byId('runs', HTMLElement);
 
-let client: Client | undefined;
-/** The connection `client` was made for: the same one keeps the client, and so one budget for every run. */
-let connectedTo = '';
-let budgetWatch: Subscription | undefined;
-let plan: { readonly canvasId: string; readonly title: string; readonly tasks: readonly PlanTask[]; readonly variables: readonly PlanVariable[] } | undefined;
-let planLoad: AbortController | undefined;
-
-/** The red bar at the top: a transport or API error, until the next action clears it. */
+/** The red bar at the top: an error, until the next action clears it. */
 function showError(error: unknown): void {
   errorBox.textContent = error instanceof Error ? error.message : String(error);
 }
 
-async function loadPlan(api: Client): Promise<void> {
-  // Only the latest choice matters: a slower answer for an earlier one must not overwrite it.
-  planLoad?.abort();
-  const load = new AbortController();
-  planLoad = load;
-  const canvasId = workflowSelect.value;
-  const title = workflowSelect.selectedOptions[0]?.text ?? canvasId;
-  plan = undefined;
-  runButton.disabled = true;
-  try {
-    const { tasks, variables } = await api.workflows.get(canvasId, { signal: load.signal });
-    plan = { canvasId, title, tasks, variables };
-    renderVariableFields(variablesBox, variables);
-    runButton.disabled = false;
-  } catch (error) {
-    if (!load.signal.aborted) showError(error);
-  }
+/** The JSON of a fetch's answer, or an error carrying the server's own message. */
+async function answerOf<T>(response: Promise<Response>): Promise<T> {
+  const answer = await response;
+  const body = (await answer.json().catch(() => ({}))) as T & { message?: string };
+  if (!answer.ok) throw new Error(body.message ?? `HTTP ${answer.status}`);
+  return body;
 }
 
-function useClient(api: Client): void {
-  if (api === client && budgetWatch !== undefined) return;
-  client = api;
-  budgetWatch?.unsubscribe();
-  budgetWatch = api.budget?.state$.subscribe(renderBudget);
+/** Asks the app for a token that may cancel this run (it shows the run's read token), then asks the relay to cancel. */
+async function cancelRun(relay: string, executionId: string, readToken: string): Promise<void> {
+  const { token } = await answerOf<{ token: string }>(fetch('/app/cancel-token', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${readToken}` },
+    body: JSON.stringify({ executionId }),
+  }));
+  // The relay answers once the service shows the end; the card follows the end from the stream meanwhile.
+  await answerOf(fetch(`${relay}/executions/${encodeURIComponent(executionId)}/cancel`, { method: 'POST', headers: { authorization: `Bearer ${token}` } }));
 }
 
-async function search(): Promise<void> {
+/** A new run of `workflow`, in a card of its own; the runs already going go on. */
+async function startRun(relay: string, workflow: DashboardWorkflow): Promise<void> {
   errorBox.textContent = '';
-  const keyword = formText(connectionForm, 'keyword');
+  // The card at once, "starting" until the relay answers (the server's budget may pace the start).
+  const view = createRunCard(runs, workflow);
+  let started: { executionId: string; token: string };
   try {
-    // createClient checks its options at once (a key, an absolute base URL): a typo shows as an error here.
-    const apiKey = formText(connectionForm, 'apiKey');
-    const baseUrl = formText(connectionForm, 'baseUrl');
-    const api = client !== undefined && connectedTo === `${baseUrl}\n${apiKey}` ? client : createClient({ apiKey, baseUrl });
-    connectedTo = `${baseUrl}\n${apiKey}`;
-    useClient(api);
-    const workflows = await api.workflows.search(keyword === '' ? {} : { keyword });
-    workflowSelect.replaceChildren(...workflows.map((workflow) => new Option(workflow.title, workflow.canvasId)));
-    workflowForm.hidden = workflows.length === 0;
-    if (workflows.length === 0) showError(`No workflow matches “${keyword}”.`);
-    else await loadPlan(api);
+    started = await answerOf<{ executionId: string; token: string }>(fetch(`${relay}/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ canvasId: workflow.canvasId }),
+    }));
   } catch (error) {
-    // The list no longer stands for this connection.
-    workflowForm.hidden = true;
-    showError(error);
+    renderRunError(view, error instanceof Error ? error.message : String(error));
+    throw error;
   }
-}
-
-/** A new run of the chosen workflow, in a card of its own; the runs already going go on. */
-function startRun(): void {
-  if (client === undefined || plan === undefined) return;
-  const api = client;
-  const { canvasId, title, tasks } = plan;
-  errorBox.textContent = '';
-  const view = createRunCard(runs, title, tasks);
-  renderRunState(view, { nodes: [], files: [], progress: { succeeded: 0, failed: 0, done: 0, total: tasks.length }, elapsedMs: 0 });
-  let ended = false;
-  const run: Subscription = defer(() => readVariables(variablesBox, (files) => api.files.upload(files)))
-    .pipe(
-      switchMap((variables) => api.run(canvasId, { variables })),
-      toRunState(),
-    )
+  const { executionId, token } = started;
+  showExecution(view, executionId);
+  let latest: RunState | undefined;
+  let cancelling = false;
+  const render = (): void => {
+    if (latest !== undefined) renderRunState(view, latest, cancelling);
+  };
+  // A failed workflow completes the stream with its result shown; only the relay failing errors it.
+  const follow: Subscription = connectRun(`${relay}/executions/${encodeURIComponent(executionId)}/events`, { token, failOnWorkflowError: false })
+    .pipe(toRunState())
     .subscribe({
-      next: (state) => { renderRunState(view, state); },
-      error: (error: unknown) => {
-        ended = true;
-        view.cancel.disabled = true;
-        // A failed workflow is already on screen from its `finished` state; anything else is not.
-        if (isWorkflowFailedError(error)) return;
-        renderRunEnd(view, 'error', 'Stopped by an error (shown above).');
-        showError(error);
+      next: (state) => {
+        latest = state;
+        render();
       },
-      complete: () => {
-        ended = true;
-        view.cancel.disabled = true;
+      error: (error: unknown) => {
+        renderRunError(view, error instanceof Error ? error.message : String(error));
+        showError(error);
       },
     });
   view.cancel.addEventListener('click', () => {
-    if (ended) return;
-    // Unsubscribing before `finished` is what aborts the execution (`abortOnUnsubscribe`, on for a run).
-    run.unsubscribe();
-    renderRunEnd(view, 'aborted', 'Aborted: the execution was stopped.');
+    if (cancelling || follow.closed) return;
+    cancelling = true;
+    render();
+    cancelRun(relay, executionId, token).catch((error: unknown) => {
+      // Not cancelled: the run goes on, and Cancel may be pressed again.
+      cancelling = false;
+      render();
+      showError(error);
+    });
   });
 }
 
-prefillConnection(connectionForm, location.hash);
-connectionForm.addEventListener('submit', (event) => {
-  event.preventDefault();
-  void search();
-});
-workflowSelect.addEventListener('change', () => {
-  if (client !== undefined) void loadPlan(client);
-});
-workflowForm.addEventListener('submit', (event) => {
-  event.preventDefault();
-  startRun();
-});
-// Workflows listed on load when the connection is known (the link's fragment).
-if (formText(connectionForm, 'baseUrl') !== '' && formText(connectionForm, 'apiKey') !== '') void search();
+async function load(): Promise<void> {
+  const config = await answerOf<DashboardConfig>(fetch('/app/dashboard'));
+  workflowSelect.replaceChildren(...config.workflows.map((workflow) => new Option(workflow.title, workflow.canvasId)));
+  workflowForm.hidden = false;
+  runButton.disabled = config.workflows.length === 0;
+  workflowForm.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const workflow = config.workflows.find((known) => known.canvasId === workflowSelect.value);
+    if (workflow !== undefined) startRun(config.relay, workflow).catch(showError);
+  });
+  new EventSource('/app/budget').addEventListener('budget', (event) => {
+    renderBudget(JSON.parse((event as MessageEvent<string>).data) as BudgetMeterState);
+  });
+}
+
+load().catch(showError);

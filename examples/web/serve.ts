@@ -1,21 +1,23 @@
 /**
- * `npm run web`: the progress page against a local emulator in one command. Builds the page, starts
- * the emulator (10× faster than the service) and a static server, both on 127.0.0.1, and prints a
- * link whose fragment fills in the connection.
+ * `npm run web`: the dashboard against a local emulator in one command. Builds the page, starts the
+ * emulator (10× faster than the service; like the service, it answers no page), a client holding the
+ * key, and the dashboard's servers on 127.0.0.1 — the page and its app routes, and a run relay on
+ * another origin — and prints the page's link. The page never sees the key.
  */
+import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { createClient } from '../../src/index.js';
 import { createEmulator } from '../../src/emulator/index.js';
 import { bundleProgressPage } from './bundle.js';
-import { serveFolder } from './static-server.js';
+import { DASHBOARD_WORKFLOWS, startDashboardServer } from './dashboard-server.js';
 
 const outdir = fileURLToPath(new URL('dist', import.meta.url));
 await bundleProgressPage(outdir);
-const site = await serveFolder(outdir);
-// The page calls the API from the browser: the emulator answers its origin, which the service would not.
-const emulator = await createEmulator({ speed: 10, cors: { origins: [site.url] } });
-const connection = new URLSearchParams({ baseUrl: emulator.url, apiKey: emulator.apiKey });
-console.log(`Open ${site.url}/index.html#${connection.toString()}\nCtrl-C stops the page and the emulator.`);
+const emulator = await createEmulator({ speed: 10 });
+const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, scheduler: emulator.scheduler });
+const dashboard = await startDashboardServer({ client, pageDir: outdir, workflows: DASHBOARD_WORKFLOWS, secret: randomBytes(32).toString('base64url'), scheduler: emulator.scheduler });
+console.log(`Open ${dashboard.url}/index.html\n(relay: ${dashboard.relay}; the emulator at ${emulator.url} answers no page)\nCtrl-C stops the page, the relay and the emulator.`);
 
 process.once('SIGINT', () => {
-  void Promise.all([site.close(), emulator.close()]);
+  void dashboard.close().then(() => emulator.close());
 });

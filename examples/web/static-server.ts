@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { extname, join, normalize } from 'node:path';
 
@@ -15,9 +15,16 @@ export interface StaticSite {
   close(): Promise<void>;
 }
 
-/** Serves the files of `root` (GET only) on an ephemeral loopback port, for `npm run web` and the browser test. */
-export async function serveFolder(root: string): Promise<StaticSite> {
+/** The site's own routes beside its files: answers and returns true for a request it takes, false for the files. */
+export type SiteRoutes = (request: IncomingMessage, response: ServerResponse) => boolean;
+
+/**
+ * Serves the files of `root` (GET only) on an ephemeral loopback port, for `npm run web` and the browser
+ * tests; `routes` (the dashboard's app routes) see each request first.
+ */
+export async function serveFolder(root: string, routes: SiteRoutes = () => false): Promise<StaticSite> {
   const server = createServer((request, response) => {
+    if (routes(request, response)) return;
     const path = normalize(decodeURIComponent(new URL(request.url ?? '/', 'http://127.0.0.1').pathname));
     const type = CONTENT_TYPES[extname(path)];
     // An absolute path normalised cannot climb above `/`, so the joined path stays inside root.

@@ -428,7 +428,11 @@ describe('output (service.md §4.2–§4.6)', () => {
     clock.advance(5_000);
     const chart = (await outputOf(emulator, id)).files.find((file) => file.name === 'chart.png');
     expect(chart?.size).toBe(2_048);
-    expect((await (await fetch(chart?.url ?? '')).arrayBuffer()).byteLength).toBe(2_048);
+    const png = new Uint8Array(await (await fetch(chart?.url ?? '')).arrayBuffer());
+    expect(png.byteLength).toBe(2_048);
+    // A real picture, so that a page previewing it shows an image (its decoding is checked in Chromium): the PNG signature, then the header chunk, and the end chunk last.
+    expect([...png.subarray(0, 16)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52]);
+    expect(new TextDecoder().decode(png.subarray(-8, -4))).toBe('IEND');
   });
 
   it('serves no unknown file, and no known file under another name', async () => {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { dagColumns } from '../../examples/web/dag-layout.js';
+import { dagColumns, graphLayout } from '../../examples/web/dag-layout.js';
 
 describe('the dashboard\'s graph layout', () => {
   it('puts each task one column after its furthest parent, in plan order', () => {
@@ -26,6 +26,25 @@ describe('the dashboard\'s graph layout', () => {
         expect(columns.flat().sort()).toEqual(tasks.map((task) => task.id).sort());
         const columnOf = new Map(columns.flatMap((ids, column) => ids.map((id) => [id, column] as const)));
         for (const task of tasks) for (const parent of task.dependentTasks) expect(columnOf.get(parent)!).toBeLessThan(columnOf.get(task.id)!);
+      }),
+    );
+  });
+
+  it('draws an edge from each parent to each child task, left to right, inside the drawing', () => {
+    fc.assert(
+      fc.property(fc.array(fc.array(fc.nat(), { maxLength: 3 }), { maxLength: 12 }), (parents) => {
+        const tasks = parents.map((picks, index) => ({ id: `t${index}`, dependentTasks: index === 0 ? [] : picks.map((pick) => `t${pick % index}`) }));
+        const layout = graphLayout(tasks);
+        const wanted = tasks.flatMap((task) => [...new Set(task.dependentTasks)].map((parent) => `${parent}→${task.id}`)).sort();
+        expect(layout.edges.map((edge) => `${edge.from}→${edge.to}`).sort()).toEqual(wanted);
+        const at = new Map(layout.tasks.map((task) => [task.id, task]));
+        for (const edge of layout.edges) expect(at.get(edge.from)!.x).toBeLessThan(at.get(edge.to)!.x);
+        for (const box of layout.tasks) {
+          expect(box.x + layout.boxWidth).toBeLessThanOrEqual(layout.width);
+          expect(box.y + layout.boxHeight).toBeLessThanOrEqual(layout.height);
+        }
+        // No two boxes overlap.
+        expect(new Set(layout.tasks.map((box) => `${box.x},${box.y}`)).size).toBe(tasks.length);
       }),
     );
   });

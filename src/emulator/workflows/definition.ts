@@ -97,7 +97,10 @@ export interface FileDefinition {
   /** MIME type, e.g. `text/markdown`. */
   readonly type: string;
   readonly content?: string;
-  /** Size in bytes when no content is given. */
+  /**
+   * Size in bytes when no content is given. An `image/png` is then a real picture (a small bar chart)
+   * padded to this size when it is 255 bytes or more (a smaller size gives the bare picture, 243 bytes).
+   */
   readonly size?: number;
 }
 

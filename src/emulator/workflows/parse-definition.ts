@@ -3,6 +3,7 @@ import { assertNever } from '../assert-never.js';
 import { newCanvasId } from '../ids.js';
 import { NO_WORK_NODE_TYPES } from './definition.js';
 import { topologicalOrder } from './topological-order.js';
+import { fillerPng } from './filler-image.js';
 import type { ScriptedFailure, ScriptedFile, ScriptedMessage, Workflow, WorkflowNode } from './workflow.js';
 
 /** Thrown for a workflow definition that cannot run: bad shape, duplicate ids, unknown parents, cycles. */
@@ -151,8 +152,9 @@ function normalizeMessages(node: NodeInput, durationMs: number, where: string): 
 
 function normalizeFile(file: NonNullable<NodeInput['files']>[number]): ScriptedFile {
   if (file.content !== undefined) return { name: file.name, type: file.type, bytes: new TextEncoder().encode(file.content) };
-  // Filler bytes, so that a file given only by size can still be downloaded.
-  const bytes = new Uint8Array(file.size ?? 0).fill(0x2e);
+  // Filler bytes, so that a file given only by size can still be downloaded; a PNG as a real picture, so that it previews.
+  const size = file.size ?? 0;
+  const bytes = file.type === 'image/png' ? fillerPng(size) : new Uint8Array(size).fill(0x2e);
   return { name: file.name, type: file.type, bytes };
 }
 
