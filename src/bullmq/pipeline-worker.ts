@@ -180,7 +180,8 @@ export function createPipelineWorker(options: PipelineWorkerOptions): PipelineWo
     const leave = new AbortController();
     following.set(pipelineId, leave);
     try {
-      const pipeline = runPipeline(client, definition, { ...options.pipeline, checkpoints: { store, pipelineId: storedId }, detach: leave.signal });
+      const telemetry = { name: job.name, jobId: pipelineId };
+      const pipeline = runPipeline(client, definition, { ...options.pipeline, telemetry, checkpoints: { store, pipelineId: storedId }, detach: leave.signal });
       const end = await pipelineEnd(pipeline, stored?.checkpoint ?? { steps: {} });
       if (end.type === 'detached') return await release(job, token);
       return pipelineResult(pipelineId, end.outcomes, end.checkpoint);
