@@ -1,3 +1,4 @@
+import type { Tracer } from '@opentelemetry/api';
 import { AggregationTemporality, MeterProvider, MetricReader, type DataPoint, type Histogram } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, type IdGenerator, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { createTelemetry } from '../../src/otel/index.js';
@@ -38,6 +39,8 @@ export type Points = readonly DataPoint<number | Histogram>[];
 /** The real SDK with in-memory export: spans as they end, metrics when collected. */
 export interface Recorded {
   readonly telemetry: ClientTelemetry;
+  /** A tracer of the same provider, for spans of the test's own. */
+  readonly tracer: Tracer;
   spans(): ReadableSpan[];
   /** The data points of one metric (empty when it has none). */
   metric(name: string): Promise<Points>;
@@ -51,6 +54,7 @@ export function recordTelemetry(options: { readonly propagate?: boolean } = {}):
   const meterProvider = new MeterProvider({ readers: [reader] });
   return {
     telemetry: createTelemetry({ tracerProvider, meterProvider, ...options }),
+    tracer: tracerProvider.getTracer('test'),
     spans: () => exporter.getFinishedSpans(),
     metric: async (name) => {
       const { resourceMetrics } = await reader.collect();

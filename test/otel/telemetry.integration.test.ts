@@ -1,4 +1,4 @@
-import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createClient } from '../../src/client.js';
@@ -238,5 +238,29 @@ describe('flowstream/otel: traces and metrics of a client against the emulator',
     const run = only(spans, 'flowstream.run');
     expect(run.attributes['flowstream.ended_by']).toBe('unsubscribed');
     expect(named(spans, 'flowstream.request').every((span) => parentOf(span) === run.spanContext().spanId)).toBe(true);
+  });
+
+  it('puts a run and a plain call under the span given as their telemetryParent, and a left call ends cancelled', async () => {
+    const { clock, recorded, client } = await setUp();
+    const request = recorded.tracer.startSpan('handle request');
+    const parent = trace.setSpan(context.active(), request);
+    let ended = false;
+    client.run('c-report', {}, { telemetryParent: parent }).subscribe({ complete: () => (ended = true) });
+    await driveClock(clock, { until: () => ended });
+    await client.workflows.get('c-report', { telemetryParent: parent });
+    const left = new AbortController();
+    const plan = client.workflows.get('c-report', { signal: left.signal });
+    left.abort();
+    await expect(plan).rejects.toBeDefined();
+    request.end();
+
+    const spans = recorded.spans();
+    const mine = only(spans, 'handle request');
+    const under = childrenOf(spans, mine);
+    expect(under.map((span) => span.name).sort()).toEqual(['flowstream.request', 'flowstream.run']);
+    expect(under.find((span) => span.name === 'flowstream.request')?.attributes).toMatchObject({ 'flowstream.endpoint': 'detail', 'url.template': 'openapi/workflows/{canvasId}', 'flowstream.budget.class': 'interactive' });
+    const cancelled = named(spans, 'flowstream.request').filter((span) => span.attributes['flowstream.outcome'] === 'cancelled');
+    expect(cancelled.map((span) => [span.attributes['flowstream.endpoint'], parentOf(span)])).toEqual([['detail', undefined]]);
+    expect(sumOf(await recorded.metric('flowstream.requests'), { 'flowstream.endpoint': 'detail', 'flowstream.outcome': 'cancelled' })).toBe(1);
   });
 });
