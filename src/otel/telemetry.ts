@@ -176,11 +176,14 @@ export function createTelemetry(options: TelemetryOptions = {}): ClientTelemetry
     );
     const seen = new Map<string, SeenTransitions>();
     let endedBy: string | undefined;
+    // A watch's first reading shows what happened before it came: catching up, not detection.
+    let catchingUpAt: number | undefined;
     const event = (event: RunEvent, at: number): void => {
       switch (event.type) {
         case 'started':
           span.setAttribute('flowstream.execution_id', event.executionId);
           if (event.canvasId !== undefined) span.setAttribute('flowstream.canvas_id', event.canvasId);
+          if (start.kind === 'watch') catchingUpAt = at;
           return;
         case 'node': {
           span.addEvent(
@@ -193,6 +196,7 @@ export function createTelemetry(options: TelemetryOptions = {}): ClientTelemetry
             },
             at,
           );
+          if (at === catchingUpAt) return;
           const saw = seen.get(event.nodeId) ?? {};
           if (event.status === 'executing' && saw.startedAt === undefined) seen.set(event.nodeId, { ...saw, startedAt: at });
           if ((event.status === 'finish' || event.status === 'failed') && saw.endedAt === undefined) seen.set(event.nodeId, { ...saw, endedAt: at });

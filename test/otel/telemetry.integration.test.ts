@@ -263,4 +263,20 @@ describe('flowstream/otel: traces and metrics of a client against the emulator',
     expect(cancelled.map((span) => [span.attributes['flowstream.endpoint'], parentOf(span)])).toEqual([['detail', undefined]]);
     expect(sumOf(await recorded.metric('flowstream.requests'), { 'flowstream.endpoint': 'detail', 'flowstream.outcome': 'cancelled' })).toBe(1);
   });
+
+  it('measures detection latency of a watch only from what it saw happen, not what its first reading caught up on', async () => {
+    const { clock, recorded, client } = await setUp();
+    const { executionId } = await client.executions.start('c-report');
+    // The task starts on the service's first tick and runs 4 s: attach half-way through it.
+    await driveClock(clock, { toTime: clock.now() + 3_500 });
+    let ended = false;
+    client.watch(executionId).subscribe({ complete: () => (ended = true) });
+    await driveClock(clock, { until: () => ended });
+
+    const run = only(recorded.spans(), 'flowstream.run');
+    expect(run.attributes).toMatchObject({ 'flowstream.run.kind': 'watch', 'flowstream.execution_id': executionId, 'flowstream.ended_by': 'finish' });
+    const latency = await recorded.metric('flowstream.run.detection_latency');
+    expect(latency.map((point) => point.attributes['flowstream.transition'])).toEqual(['end']);
+    expect(sumOf(latency)).toBe(1);
+  });
 });
