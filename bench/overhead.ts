@@ -19,7 +19,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { BasicTracerProvider, BatchSpanProcessor, InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { Subscription } from 'rxjs';
 import { type Client, createClient } from '../src/client.js';
 import { createEmulator, type Emulator, type WorkflowDefinition } from '../src/emulator/index.js';
@@ -78,8 +78,8 @@ export interface OverheadResults {
     readonly watchPollRatio: number;
     /**
      * One poll inside a running watch of a client with `flowstream/otel` telemetry (the SDK's tracer
-     * and meter providers, in-memory span export, metrics collected once at the end): its own window,
-     * after the first.
+     * and meter providers, a batch span processor exporting to memory, metrics collected once at the
+     * end): its own window, after the first.
      */
     readonly watchPollTelemetryUs: number;
     /** watchPollTelemetryUs / watchPollUs: what telemetry costs per poll (aim ≤ 1.2). */
@@ -293,15 +293,19 @@ export async function measureOverhead(options: OverheadOptions = {}): Promise<Ov
       console.error({ baselineHeapBytes, heapSamples, afterUnsubscribe: process.memoryUsage().heapUsed });
     }
 
-    // The same watches on a client with OpenTelemetry: a span per run and per poll, the metrics.
+    // The same watches on a client with OpenTelemetry: a span per run and per poll, the metrics. The
+    // SDK as it runs in production (a batch span processor), exporting to memory. It starts as the
+    // first window did: after a full collection, so the first watches' garbage is not counted here.
+    await collect();
     const spans = new InMemorySpanExporter();
-    const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] });
+    const tracerProvider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(spans)] });
     const reader = new OnDemandReader();
     const meterProvider = new MeterProvider({ readers: [reader] });
     const traced = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, budget: false, telemetry: createTelemetry({ tracerProvider, meterProvider }) });
     const tracedSubscriptions = await watchAll(traced, ids, pollMs);
     spans.reset();
     const tracedWindow = await steadyWindow(emulator, windowMs);
+    await tracerProvider.forceFlush();
     const telemetrySpans = spans.getFinishedSpans().length;
     await reader.collect();
     for (const subscription of tracedSubscriptions) subscription.unsubscribe();
@@ -372,7 +376,7 @@ export function formatOverhead(results: OverheadResults): string {
     ['CPU per poll: client.executions.status', `${us(cpu.clientStatusUs)}  ×${cpu.clientStatusRatio.toFixed(2)}`],
     ['CPU per poll: inside a running watch', `${us(cpu.watchPollUs)}  ×${cpu.watchPollRatio.toFixed(2)}`],
     ['  flowstream over the baseline', `+${us(cpu.flowstreamExtraUs)} per poll`],
-    ['CPU per poll: inside a running watch, telemetry on (flowstream/otel)', `${us(cpu.watchPollTelemetryUs)}  ×${cpu.telemetryRatio.toFixed(2)} of telemetry off`],
+    ['CPU per poll: inside a running watch, telemetry on (flowstream/otel, batch span processor, in-memory export)', `${us(cpu.watchPollTelemetryUs)}  ×${cpu.telemetryRatio.toFixed(2)} of telemetry off`],
     ['polls in the window', `${cpu.windowPolls.toLocaleString('en')} (${cpu.pollsPerSecond.toFixed(0)}/s over ${results.windowMs / 1000} s)`],
   ];
   const width = Math.max(...rows.map(([label]) => label.length));

@@ -13,6 +13,7 @@ import {
 } from '@opentelemetry/api';
 import type { ClientTelemetry, TelemetryTarget } from '../client.js';
 import type { BudgetState } from '../domain/budget.js';
+import type { Endpoint, RequestPriority } from '../domain/endpoints.js';
 import type { RequestTelemetry, RequestTelemetryEnd, RequestTelemetryStart } from '../domain/telemetry.js';
 import { isFlowstreamError } from '../errors/index.js';
 import { PACKAGE_VERSION } from '../http/package-version.js';
@@ -135,6 +136,20 @@ export function createTelemetry(options: TelemetryOptions = {}): ClientTelemetry
     [waiting, remaining],
   );
 
+  // The metrics' attributes of each endpoint and class, made once: a poll should not build them anew.
+  const labelSets = new Map<string, { readonly labels: Attributes; readonly byOutcome: Readonly<Record<RequestTelemetryEnd['outcome'], Attributes>>; readonly endpoint: Attributes }>();
+  const labelsOf = (endpoint: Endpoint, priority: RequestPriority) => {
+    const key = `${endpoint} ${priority}`;
+    let found = labelSets.get(key);
+    if (found === undefined) {
+      const labels = { 'flowstream.endpoint': endpoint, 'flowstream.budget.class': priority };
+      const byOutcome = { ok: { ...labels, 'flowstream.outcome': 'ok' }, error: { ...labels, 'flowstream.outcome': 'error' }, cancelled: { ...labels, 'flowstream.outcome': 'cancelled' } };
+      found = { labels, byOutcome, endpoint: { 'flowstream.endpoint': endpoint } };
+      labelSets.set(key, found);
+    }
+    return found;
+  };
+
   const request = (start: RequestTelemetryStart): RequestTelemetry => {
     const attributes: Attributes = {
       'http.request.method': start.method,
@@ -152,10 +167,10 @@ export function createTelemetry(options: TelemetryOptions = {}): ClientTelemetry
         span.setAttributes({ 'flowstream.retries': end.retries, 'flowstream.budget.wait_ms': end.budgetWaitMs, 'flowstream.outcome': end.outcome });
         if (end.outcome === 'error') failed(span, end.error);
         span.end(end.at);
-        const labels = { 'flowstream.endpoint': start.endpoint, 'flowstream.budget.class': start.priority };
-        requests.add(1, { ...labels, 'flowstream.outcome': end.outcome });
-        if (end.rateLimited > 0) rateLimited.add(end.rateLimited, { 'flowstream.endpoint': start.endpoint });
-        budgetWait.record(end.budgetWaitMs, labels);
+        const labels = labelsOf(start.endpoint, start.priority);
+        requests.add(1, labels.byOutcome[end.outcome]);
+        if (end.rateLimited > 0) rateLimited.add(end.rateLimited, labels.endpoint);
+        budgetWait.record(end.budgetWaitMs, labels.labels);
       },
     };
   };
