@@ -83,6 +83,11 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: BROWSER_SAFE }] },
   },
   {
+    // flowstream/otel sits on the client and runs wherever OpenTelemetry's API does, browsers included.
+    files: ['src/otel/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [...BROWSER_SAFE, NOT_THE_RELAY, NOT_REACT] }] },
+  },
+  {
     files: ['src/emulator/**'],
     rules: {
       'no-restricted-imports': [
