@@ -20,6 +20,9 @@ const NOT_THE_RELAY = { group: ['**/relay/**'], message: 'The core never imports
 /** React's hooks sit on the core, which depends on no framework. */
 const NOT_REACT = { group: ['react', 'react/*', 'react-dom', 'react-dom/*', '**/react/**'], message: 'The core depends on no UI framework: React hooks belong in src/react/.' };
 
+/** OpenTelemetry is an optional peer: only flowstream/otel imports it; the core offers a plain hook. */
+const NOT_OTEL = { group: ['@opentelemetry/*', '**/otel/**'], message: 'The core imports no OpenTelemetry: it reports to the telemetry hook, which src/otel/ fills.' };
+
 /** The import rule of one core layer: browser-safe, and nothing from a layer above it or from the root. */
 function layerRule(layer) {
   const above = CORE_LAYERS.slice(CORE_LAYERS.indexOf(layer) + 1);
@@ -33,6 +36,7 @@ function layerRule(layer) {
             ...BROWSER_SAFE,
             NOT_THE_RELAY,
             NOT_REACT,
+            NOT_OTEL,
             {
               group: [...above.map((name) => `**/${name}/**`), '../client.js', '../index.js', '../../client.js', '../../index.js'],
               message: `Layers import only the layers below them (DESIGN.md): ${layer}/ may use ${CORE_LAYERS.slice(0, CORE_LAYERS.indexOf(layer)).join(', ') || 'nothing of the client'}.`,
@@ -60,7 +64,7 @@ export default tseslint.config(
   },
   {
     files: ['src/index.ts', 'src/client.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [...BROWSER_SAFE, NOT_THE_RELAY, NOT_REACT] }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: [...BROWSER_SAFE, NOT_THE_RELAY, NOT_REACT, NOT_OTEL] }] },
   },
   ...CORE_LAYERS.map(layerRule),
   {
@@ -77,6 +81,11 @@ export default tseslint.config(
     // The relay answers Request with Response on any server runtime (Node, Deno, Bun, workers): no Node built-ins.
     files: ['src/relay/**'],
     rules: { 'no-restricted-imports': ['error', { patterns: BROWSER_SAFE }] },
+  },
+  {
+    // flowstream/otel sits on the client and runs wherever OpenTelemetry's API does, browsers included.
+    files: ['src/otel/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [...BROWSER_SAFE, NOT_THE_RELAY, NOT_REACT] }] },
   },
   {
     files: ['src/emulator/**'],

@@ -9,7 +9,8 @@
  *     node --expose-gc --import tsx bench/overhead.ts
  *
  * (`npx tsx bench/overhead.ts` works too; memory is then read without forcing a collection, and the
- * table says so.) Prints a table and writes `bench/results/overhead.json`. About 2 minutes on 2 cores.
+ * table says so.) Prints a table and writes `bench/results/overhead.json`. About 3 minutes on 2 cores: the
+ * watches run twice, the second time on a client with `flowstream/otel` telemetry (the SDK, in-memory export).
  *
  * Every figure is taken in this run and the CPU figures are given as ratios to the baseline measured
  * beside them: absolute times depend on the machine, the ratios much less.
@@ -17,9 +18,12 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
+import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
+import { BasicTracerProvider, BatchSpanProcessor, InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { Subscription } from 'rxjs';
 import { type Client, createClient } from '../src/client.js';
 import { createEmulator, type Emulator, type WorkflowDefinition } from '../src/emulator/index.js';
+import { createTelemetry } from '../src/otel/index.js';
 
 export interface OverheadOptions {
   /** Concurrent watched runs. Default 10,000. */
@@ -72,6 +76,16 @@ export interface OverheadResults {
     readonly clientStatusRatio: number;
     /** watchPollUs / bareFetchJsonUs. */
     readonly watchPollRatio: number;
+    /**
+     * One poll inside a running watch of a client with `flowstream/otel` telemetry (the SDK's tracer
+     * and meter providers, a batch span processor exporting to memory, metrics collected once at the
+     * end): its own window, after the first.
+     */
+    readonly watchPollTelemetryUs: number;
+    /** watchPollTelemetryUs / watchPollUs: what telemetry costs per poll (aim ≤ 1.2). */
+    readonly telemetryRatio: number;
+    /** Spans the telemetry window ended. */
+    readonly telemetrySpans: number;
     /** What flowstream adds to a poll over the bare baseline, µs (watchPollUs − bareFetchJsonUs). */
     readonly flowstreamExtraUs: number;
     /** Polls the watches made in the window, and their rate. */
@@ -159,6 +173,45 @@ async function cpuPerCall(ids: readonly string[], poll: (id: string) => Promise<
   return (cpuMicros() - before) / ids.length;
 }
 
+/** Every run watched, subscriptions spread over one poll interval so that polls are spread too. */
+async function watchAll(client: Client, ids: readonly string[], pollMs: number): Promise<Subscription[]> {
+  const subscriptions: Subscription[] = [];
+  const perTick = Math.ceil(ids.length / 20);
+  for (let index = 0; index < ids.length; index += perTick) {
+    for (const id of ids.slice(index, index + perTick)) {
+      subscriptions.push(client.watch(id, { pollInterval: { minMs: pollMs, maxMs: pollMs }, output: 'final' }).subscribe({ error: (error: unknown) => { throw error; } }));
+    }
+    await delay(pollMs / 20);
+  }
+  // Every watch past its first read (made on subscription), in its steady cadence.
+  await delay(Math.min(2_000, 2 * pollMs));
+  return subscriptions;
+}
+
+/** The steady window: loop delay and CPU per poll, no forced collection in it. */
+async function steadyWindow(emulator: Emulator, windowMs: number): Promise<{ readonly delay: Percentiles; readonly cpuUs: number; readonly polls: number; readonly elapsedMs: number }> {
+  emulator.requests.clear();
+  const cpuBefore = cpuMicros();
+  const started = performance.now();
+  const watching = await loopDelay(windowMs);
+  const cpuUs = cpuMicros() - cpuBefore;
+  const elapsedMs = performance.now() - started;
+  const polls = emulator.requests.list({ endpoint: 'status' }).length;
+  const otherRequests = emulator.requests.list().length - polls;
+  if (otherRequests !== 0) throw new Error(`expected only status polls in the window, saw ${otherRequests} other requests`);
+  return { delay: watching, cpuUs, polls, elapsedMs };
+}
+
+/** A metric reader collected on demand, as an exporter's would be on its own timer. */
+class OnDemandReader extends MetricReader {
+  protected override onForceFlush(): Promise<void> {
+    return Promise.resolve();
+  }
+  protected override onShutdown(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
 /**
  * Measures the client's overhead; prints nothing. Parameters default to the figures the bench reports.
  *
@@ -219,28 +272,10 @@ export async function measureOverhead(options: OverheadOptions = {}): Promise<Ov
     const baselineHeapBytes = process.memoryUsage().heapUsed;
     const idle = await loopDelay(Math.min(windowMs, 10_000));
 
-    // Every run watched, subscriptions spread over one poll interval so that polls are spread too.
-    const subscriptions: Subscription[] = [];
-    const perTick = Math.ceil(runs / 20);
-    for (let index = 0; index < runs; index += perTick) {
-      for (const id of ids.slice(index, index + perTick)) {
-        subscriptions.push(client.watch(id, { pollInterval: { minMs: pollMs, maxMs: pollMs }, output: 'final' }).subscribe({ error: (error: unknown) => { throw error; } }));
-      }
-      await delay(pollMs / 20);
-    }
-    await delay(2_000); // every watch past its first read (made on subscription), in its steady cadence
+    const subscriptions = await watchAll(client, ids, pollMs);
     progress(`watching ${subscriptions.length}`);
-
-    // The steady window: loop delay and CPU per poll, no forced collection in it.
-    emulator.requests.clear();
-    const cpuBefore = cpuMicros();
-    const started = performance.now();
-    const watching = await loopDelay(windowMs);
-    const windowCpu = cpuMicros() - cpuBefore;
-    const elapsed = performance.now() - started;
-    const windowPolls = emulator.requests.list({ endpoint: 'status' }).length;
-    const otherRequests = emulator.requests.list().length - windowPolls;
-    if (otherRequests !== 0) throw new Error(`expected only status polls in the window, saw ${otherRequests} other requests`);
+    const window = await steadyWindow(emulator, windowMs);
+    const { delay: watching, polls: windowPolls } = window;
 
     progress(`window: ${windowPolls} polls`);
     // Then memory: samples a few seconds apart, each after a full collection.
@@ -258,9 +293,30 @@ export async function measureOverhead(options: OverheadOptions = {}): Promise<Ov
       console.error({ baselineHeapBytes, heapSamples, afterUnsubscribe: process.memoryUsage().heapUsed });
     }
 
+    // The same watches on a client with OpenTelemetry: a span per run and per poll, the metrics. The
+    // SDK as it runs in production (a batch span processor), exporting to memory. It starts as the
+    // first window did: after a full collection, so the first watches' garbage is not counted here.
+    await collect();
+    const spans = new InMemorySpanExporter();
+    const tracerProvider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(spans)] });
+    const reader = new OnDemandReader();
+    const meterProvider = new MeterProvider({ readers: [reader] });
+    const traced = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, budget: false, telemetry: createTelemetry({ tracerProvider, meterProvider }) });
+    const tracedSubscriptions = await watchAll(traced, ids, pollMs);
+    spans.reset();
+    const tracedWindow = await steadyWindow(emulator, windowMs);
+    await tracerProvider.forceFlush();
+    const telemetrySpans = spans.getFinishedSpans().length;
+    await reader.collect();
+    for (const subscription of tracedSubscriptions) subscription.unsubscribe();
+    await tracerProvider.shutdown();
+    await meterProvider.shutdown();
+    progress(`telemetry window: ${tracedWindow.polls} polls, ${telemetrySpans} spans`);
+
     const bareFetchJsonUs = median(bareRounds);
     const clientStatusUs = median(clientRounds);
-    const watchPollUs = windowCpu / windowPolls;
+    const watchPollUs = window.cpuUs / windowPolls;
+    const watchPollTelemetryUs = tracedWindow.cpuUs / tracedWindow.polls;
     const watchingHeapBytes = median(heapSamples);
     return {
       runs,
@@ -282,9 +338,12 @@ export async function measureOverhead(options: OverheadOptions = {}): Promise<Ov
         watchPollUs,
         clientStatusRatio: clientStatusUs / bareFetchJsonUs,
         watchPollRatio: watchPollUs / bareFetchJsonUs,
+        watchPollTelemetryUs,
+        telemetryRatio: watchPollTelemetryUs / watchPollUs,
+        telemetrySpans,
         flowstreamExtraUs: watchPollUs - bareFetchJsonUs,
         windowPolls,
-        pollsPerSecond: windowPolls / (elapsed / 1000),
+        pollsPerSecond: windowPolls / (window.elapsedMs / 1000),
       },
       durationMs: performance.now() - began,
     };
@@ -317,6 +376,7 @@ export function formatOverhead(results: OverheadResults): string {
     ['CPU per poll: client.executions.status', `${us(cpu.clientStatusUs)}  ×${cpu.clientStatusRatio.toFixed(2)}`],
     ['CPU per poll: inside a running watch', `${us(cpu.watchPollUs)}  ×${cpu.watchPollRatio.toFixed(2)}`],
     ['  flowstream over the baseline', `+${us(cpu.flowstreamExtraUs)} per poll`],
+    ['CPU per poll: inside a running watch, telemetry on (flowstream/otel, batch span processor, in-memory export)', `${us(cpu.watchPollTelemetryUs)}  ×${cpu.telemetryRatio.toFixed(2)} of telemetry off`],
     ['polls in the window', `${cpu.windowPolls.toLocaleString('en')} (${cpu.pollsPerSecond.toFixed(0)}/s over ${results.windowMs / 1000} s)`],
   ];
   const width = Math.max(...rows.map(([label]) => label.length));

@@ -6,7 +6,7 @@
  * in your code, import from `flowstream`, `flowstream/node` and `flowstream/emulator`.
  */
 import { type Emulator, type WorkflowDefinition, createEmulator } from '../src/emulator/index.js';
-import { type Client, createClient } from '../src/index.js';
+import { type Client, type ClientOptions, createClient } from '../src/index.js';
 
 export interface ExampleConnection {
   readonly client: Client;
@@ -18,17 +18,17 @@ export interface ExampleConnection {
 
 /**
  * A client for an example, and the emulator behind it when no service is configured. `workflows` are
- * added to that emulator (they do not exist on the service).
+ * added to that emulator (they do not exist on the service); `options` are the client's other options.
  */
-export async function connectForExample(workflows: readonly WorkflowDefinition[] = []): Promise<ExampleConnection> {
+export async function connectForExample(workflows: readonly WorkflowDefinition[] = [], options: Partial<ClientOptions> = {}): Promise<ExampleConnection> {
   const apiKey = process.env['FLOWSTREAM_API_KEY'];
   const baseUrl = process.env['FLOWSTREAM_BASE_URL'];
   if (apiKey !== undefined && baseUrl !== undefined) {
-    return { client: createClient({ apiKey, baseUrl }), close: () => Promise.resolve() };
+    return { client: createClient({ ...options, apiKey, baseUrl }), close: () => Promise.resolve() };
   }
   const emulator = await createEmulator({ speed: 10, workflows });
   return {
-    client: createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, scheduler: emulator.scheduler }),
+    client: createClient({ ...options, apiKey: emulator.apiKey, baseUrl: emulator.url, scheduler: emulator.scheduler }),
     emulator,
     close: () => emulator.close(),
   };

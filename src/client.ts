@@ -13,6 +13,9 @@ import { createRuns, type RunHandles, type Runs } from './runs/create-runs.js';
 import type { RunEvent } from './runs/events.js';
 import { createRunHub, type RunHub } from './runs/run-hub.js';
 import type { RunState } from './runs/run-state.js';
+import type { RunTelemetryHook } from './runs/run-telemetry.js';
+import type { RequestTelemetryHook } from './domain/telemetry.js';
+import type { PipelineTelemetryHook } from './pipeline/pipeline-telemetry.js';
 import { toAsyncIterable } from './runs/to-async-iterable.js';
 import { toRunState } from './runs/to-run-state.js';
 
@@ -32,6 +35,45 @@ export interface ClientOptions extends CoreClientOptions {
    * across them. Default: a new in-memory hub of this client's own.
    */
   readonly hub?: RunHub;
+  /**
+   * Where the client reports its requests, runs and pipelines, for traces and metrics. Use
+   * `createTelemetry()` of `flowstream/otel` for OpenTelemetry. Default: none, and no telemetry work at all.
+   *
+   * @example
+   * ```ts
+   * import { createTelemetry } from 'flowstream/otel';
+   * const client = createClient({ apiKey, baseUrl, telemetry: createTelemetry({ tracerProvider, meterProvider }) });
+   * ```
+   */
+  readonly telemetry?: ClientTelemetry;
+}
+
+/**
+ * The telemetry hook of a client (`ClientOptions.telemetry`): an observer of its requests, runs and
+ * pipelines, known to the client only by this interface (`flowstream/otel` makes one from OpenTelemetry).
+ *
+ * @example
+ * ```ts
+ * const telemetry: ClientTelemetry = createTelemetry({ tracerProvider });
+ * ```
+ */
+export interface ClientTelemetry extends RequestTelemetryHook, RunTelemetryHook, PipelineTelemetryHook {
+  /** Told of each client made with this hook: what it may read of the client while it lives. */
+  attach?(client: TelemetryTarget): void;
+}
+
+/**
+ * What a telemetry hook may read of a client: its request budget (`undefined` without one), whose
+ * state gauges read when they are collected.
+ *
+ * @example
+ * ```ts
+ * const remaining = target.budget?.snapshot().remainingThisMinute;
+ * ```
+ */
+export interface TelemetryTarget {
+  /** Hold it weakly: the client and its budget go when their users let go of them. */
+  readonly budget: { snapshot(): BudgetState } | undefined;
 }
 
 /**
@@ -102,6 +144,8 @@ export interface Client extends HttpClient, Runs, RunHandles {
   readonly durations: DurationModel | undefined;
   /** The hub its runs and watches share executions through (`ClientOptions.hub`). */
   readonly hub: RunHub;
+  /** The telemetry hook it reports to (`ClientOptions.telemetry`); pipelines over it report there too. */
+  readonly telemetry: ClientTelemetry | undefined;
 }
 
 /**
@@ -120,6 +164,7 @@ export function createClient(options: ClientOptions): Client {
   const given = options.budget ?? {};
   // An account budget is shared as given; options make this client its own, on its clock.
   const budget = given === false ? undefined : isAccountBudget(given) ? given : createAccountBudget({ ...given, scheduler });
+  const { telemetry } = options;
   const http = createHttpClient({ ...options, scheduler, gate: budget });
   const logger = safeLogger(options.logger);
   // Learned durations: the client's own model, the budget's (the account's), or none.
@@ -134,7 +179,9 @@ export function createClient(options: ClientOptions): Client {
     ...(durations === undefined ? {} : { durations }),
     hub,
     scheduler,
+    ...(telemetry === undefined ? {} : { telemetry }),
   }, http.workflows);
+  telemetry?.attach?.({ budget });
   return Object.freeze({
     ...http,
     ...runs,
@@ -142,6 +189,7 @@ export function createClient(options: ClientOptions): Client {
     budget: budget === undefined ? undefined : { snapshot: () => budget.snapshot(), state$: budget.state$ },
     durations,
     hub,
+    telemetry,
   });
 }
 

@@ -1,7 +1,19 @@
 // The public surface of flowstream, export by export.
 
 // The client
-export { createClient, type Client, type ClientOptions, type BudgetView, type StateEventsOptions } from './client.js';
+export { createClient, type Client, type ClientOptions, type BudgetView, type StateEventsOptions, type ClientTelemetry, type TelemetryTarget } from './client.js';
+export type { RequestTelemetry, RequestTelemetryEnd, RequestTelemetryHook, RequestTelemetryStart } from './domain/telemetry.js';
+export type { RunTelemetry, RunTelemetryEnd, RunTelemetryHook, RunTelemetryStart } from './runs/run-telemetry.js';
+export type {
+  PipelineTelemetry,
+  PipelineTelemetryEnd,
+  PipelineTelemetryHook,
+  PipelineTelemetryOptions,
+  PipelineTelemetryStart,
+  StepTelemetry,
+  StepTelemetryEnd,
+  StepTelemetryStart,
+} from './pipeline/pipeline-telemetry.js';
 export { DEFAULTS, type RetryOptions, type TimeoutOptions, type PollInterval, type RequestBudgetOptions, type AccountBudgetOptions } from './domain/options.js';
 
 // Runs as Observables

@@ -191,7 +191,8 @@ export function createPipelineWorker(options: PipelineWorkerOptions): PipelineWo
       logger?.warn('pipeline worker: could not write a pipeline\'s progress', { pipelineId, error: error instanceof Error ? error.message : String(error) });
     });
     try {
-      const pipeline = runPipeline(client, definition, { ...options.pipeline, checkpoints: { store, pipelineId: storedId }, detach: leave.signal });
+      const telemetry = { name: job.name, jobId: pipelineId };
+      const pipeline = runPipeline(client, definition, { ...options.pipeline, telemetry, checkpoints: { store, pipelineId: storedId }, detach: leave.signal });
       const end = await pipelineEnd(pipeline.pipe(tap((event) => { progress.event(event); })), resumed);
       // The last progress is written before the job completes: a finished job shows its steps' ends.
       await progress.settled();

@@ -20,6 +20,11 @@ export interface CallOptions {
    * and a start or an abort keeps its own class above them all; either option lowers those.
    */
   readonly priority?: CallPriority;
+  /**
+   * The parent of the call's telemetry, for the client's `telemetry` hook (with `flowstream/otel`, an
+   * OpenTelemetry `Context` whose span the request's span goes under). Ignored without a hook.
+   */
+  readonly telemetryParent?: unknown;
 }
 
 /**

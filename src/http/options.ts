@@ -3,6 +3,7 @@ import { InvalidArgumentError } from '../errors/validation-errors.js';
 import { ENDPOINT_NAMES, ownTimeoutMs, type Endpoint } from '../domain/endpoints.js';
 import { DEFAULTS, type ClientOptions, type RetryOptions, type TimeoutOptions } from '../domain/options.js';
 import type { RequestGate } from '../domain/requests.js';
+import type { RequestTelemetryHook } from '../domain/telemetry.js';
 import type { Logger } from '../domain/model.js';
 import { safeLogger } from './safe-logger.js';
 
@@ -12,6 +13,8 @@ import { safeLogger } from './safe-logger.js';
  */
 export interface HttpOptions extends ClientOptions {
   readonly gate?: RequestGate | undefined;
+  /** Where every request is reported (`ClientOptions.telemetry`); none: no telemetry work at all. */
+  readonly telemetry?: RequestTelemetryHook | undefined;
 }
 
 /** The http layer's options after defaults and checks: the one shape the transport reads. The API key is kept apart. */
@@ -24,6 +27,7 @@ export interface ResolvedOptions {
   readonly logger: Logger | undefined;
   readonly maxResponseBytes: number;
   readonly gate: RequestGate | undefined;
+  readonly telemetry: RequestTelemetryHook | undefined;
   readonly scheduler: SchedulerLike;
 }
 
@@ -151,6 +155,7 @@ export function normalizeOptions(options: HttpOptions): ResolvedOptions {
     logger: safeLogger(options.logger),
     maxResponseBytes: positiveInteger('maxResponseBytes', options.maxResponseBytes ?? DEFAULTS.maxResponseBytes),
     gate: options.gate,
+    telemetry: options.telemetry,
     scheduler: options.scheduler ?? asyncScheduler,
   };
 }

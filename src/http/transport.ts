@@ -8,6 +8,7 @@ import { InvalidArgumentError, isResponseValidationError, objectArgument, Respon
 import { CALL_PRIORITIES, isRepeatable, priorityOf, type CallPriority, type Endpoint } from '../domain/endpoints.js';
 import type { RetryOptions } from '../domain/options.js';
 import type { GateTicket, RateLimitInfo } from '../domain/requests.js';
+import type { RequestTelemetry, RequestTelemetryHook } from '../domain/telemetry.js';
 import type { CallOptions } from './calls.js';
 import { createRedactor, type Redactor } from './key-redaction.js';
 import type { ResolvedOptions } from './options.js';
@@ -46,6 +47,8 @@ export interface RequestSpec<T> {
   readonly priority?: CallPriority | undefined;
   /** Told when an attempt leaves (`true`) and when it failed, leaving nothing on its way (`false`); see `StartOptions.onSending`. */
   readonly onSending?: ((sending: boolean) => void) | undefined;
+  /** The parent of the call's telemetry (`CallOptions.telemetryParent`). */
+  readonly telemetryParent?: unknown;
 }
 
 /**
@@ -61,6 +64,12 @@ export interface Transport {
   readonly request: <T>(describe: () => RequestSpec<T>) => Observable<T>;
   /** One call, its options checked; aborting `options.signal` rejects with the signal's reason. */
   readonly call: <T>(options: CallOptions | undefined, describe: () => RequestSpec<T>) => Promise<T>;
+}
+
+/** A request's telemetry observer and what its attempts count for it. */
+interface Traced {
+  readonly observer: RequestTelemetry;
+  readonly tally: RequestTally;
 }
 
 /** One answer, read to its end: status, rate-limit headers and the body as text (the key not yet removed). */
@@ -89,13 +98,13 @@ function customHeaders(headers: Readonly<Record<string, string>>): Record<string
  * {@link CALL_PRIORITIES} (`'abort'` from plain JavaScript, say) is an `InvalidArgumentError`: the
  * classes above are earned by the endpoint, not asked for.
  */
-function callOptions(options: CallOptions | undefined): { readonly signal: AbortSignal | undefined; readonly priority: CallPriority | undefined } {
-  const { signal, priority } = objectArgument('options', options);
+function callOptions(options: CallOptions | undefined): { readonly signal: AbortSignal | undefined; readonly priority: CallPriority | undefined; readonly telemetryParent: unknown } {
+  const { signal, priority, telemetryParent } = objectArgument('options', options);
   const given: unknown = priority;
   if (given !== undefined && !(CALL_PRIORITIES as readonly unknown[]).includes(given)) {
     throw new InvalidArgumentError('options.priority', `must be one of ${CALL_PRIORITIES.join(', ')} (got ${typeof given === 'string' ? given : typeof given})`);
   }
-  return { signal, priority };
+  return { signal, priority, telemetryParent };
 }
 
 /** What the budget is told of a request. */
@@ -106,6 +115,22 @@ function ticketOf(spec: RequestSpec<unknown>): GateTicket {
 /** What every error of a call carries. */
 function contextOf(spec: RequestSpec<unknown>): { readonly endpoint: Endpoint; readonly executionId?: string } {
   return { endpoint: spec.endpoint, ...(spec.executionId === undefined ? {} : { executionId: spec.executionId }) };
+}
+
+/**
+ * What a request did, counted for its telemetry while it goes: only made when the client has a
+ * telemetry hook, so a client without one counts nothing.
+ */
+class RequestTally {
+  retries = 0;
+  budgetWaitMs = 0;
+  rateLimited = 0;
+  status: number | undefined;
+
+  answered(status: number): void {
+    this.status = status;
+    if (status === 429) this.rateLimited += 1;
+  }
 }
 
 // --- reading an answer -------------------------------------------------------------------------------
@@ -325,7 +350,7 @@ export function decideRetry(input: RetryInput): RetryDecision {
  * ```
  */
 export function createTransport(apiKey: string, options: ResolvedOptions): Transport {
-  const { gate, scheduler, logger } = options;
+  const { gate, scheduler, logger, telemetry } = options;
   // The key must never appear in errors or logs: whatever the server sends is rid of it before anything reads it.
   const redact = createRedactor(apiKey);
   const http: KyInstance = ky.create({
@@ -341,12 +366,15 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
   });
 
   /** One HTTP exchange, its body read within `maxResponseBytes`. */
-  const exchange = async (spec: RequestSpec<unknown>, signal: AbortSignal): Promise<Answer> => {
+  const exchange = async (spec: RequestSpec<unknown>, signal: AbortSignal, extraHeaders: Readonly<Record<string, string>> | undefined): Promise<Answer> => {
+    const contentType = spec.json === undefined ? undefined : { 'content-type': 'application/json' };
+    const headers = extraHeaders === undefined ? contentType : { ...extraHeaders, ...contentType };
     const response = await http(spec.path, {
       method: spec.method,
       signal,
       ...(spec.searchParams === undefined ? {} : { searchParams: { ...spec.searchParams } }),
-      ...(spec.json === undefined ? {} : { body: spec.json, headers: { 'content-type': 'application/json' } }),
+      ...(headers === undefined ? {} : { headers }),
+      ...(spec.json === undefined ? {} : { body: spec.json }),
       ...(spec.body === undefined ? {} : { body: spec.body }),
     });
     const rateLimit = readRateLimit(response.headers, scheduler.now());
@@ -359,13 +387,14 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
   };
 
   /** fetch: one exchange per subscription; unsubscribing aborts it, headers or body. */
-  const fetchAnswer = (spec: RequestSpec<unknown>): Observable<Answer> =>
+  const fetchAnswer = (spec: RequestSpec<unknown>, traced?: Traced): Observable<Answer> =>
     new Observable<Answer>((subscriber) => {
       const controller = new AbortController();
       let settled = false;
-      exchange(spec, controller.signal).then(
+      exchange(spec, controller.signal, traced?.observer.headers).then(
         (answer) => {
           settled = true;
+          traced?.tally.answered(answer.status);
           subscriber.next(answer);
           subscriber.complete();
         },
@@ -394,7 +423,7 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
    * status and rate-limit headers, or no status when no whole answer came (a failure, the deadline,
    * an unsubscription). Leaving while it waits withdraws the request, unsent.
    */
-  const budget = (ticket: GateTicket, attempt: Observable<Answer>): Observable<Answer> => {
+  const budget = (ticket: GateTicket, attempt: Observable<Answer>, tally: RequestTally | undefined): Observable<Answer> => {
     if (gate === undefined) return attempt;
     return new Observable<Answer>((subscriber) => {
       const waiting = new AbortController();
@@ -406,9 +435,11 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
         reported = true;
         gate.report({ ticket, httpStatus: answer?.status, rateLimit: answer?.rateLimit ?? {} });
       };
+      const askedAt = tally === undefined ? 0 : scheduler.now();
       gate.acquire(ticket, waiting.signal).then(
         () => {
           granted = true;
+          if (tally !== undefined) tally.budgetWaitMs += scheduler.now() - askedAt;
           if (subscriber.closed) report();
           else {
             sending = attempt.subscribe({
@@ -442,12 +473,13 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
    * retry: a failed attempt goes again when {@link decideRetry} says so, after its delay on the
    * client's clock; otherwise its error is the call's.
    */
-  const retried = <T>(spec: RequestSpec<T>, attempt: Observable<T>): Observable<T> =>
+  const retried = <T>(spec: RequestSpec<T>, attempt: Observable<T>, tally?: RequestTally): Observable<T> =>
     attempt.pipe(
       retry({
         delay: (error: unknown, attempts: number) => {
           const decision = decideRetry({ endpoint: spec.endpoint, attempt: attempts, error, policy: options.retry, random: Math.random(), gated: gate !== undefined });
           if (!decision.retry) return throwError(() => error);
+          if (tally !== undefined) tally.retries += 1;
           logger?.debug?.(`flowstream: retrying ${spec.endpoint} in ${decision.delayMs} ms (${decision.reason})`, { endpoint: spec.endpoint, attempt: attempts });
           return timer(decision.delayMs, scheduler);
         },
@@ -459,17 +491,17 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
    * hears `true` as the exchange begins (from then on the execution may exist, even if the attempt
    * fails) and `false` when that attempt failed, leaving nothing of it on its way.
    */
-  const attempt = <T>(spec: RequestSpec<T>): Observable<T> => {
+  const attempt = <T>(spec: RequestSpec<T>, traced?: Traced): Observable<T> => {
     const ticket = ticketOf(spec);
-    const once = (exchange: Observable<Answer>): Observable<T> => budget(ticket, deadline(spec, exchange)).pipe(map((answer) => unwrap(answer, spec, redact)));
+    const once = (exchange: Observable<Answer>): Observable<T> => budget(ticket, deadline(spec, exchange), traced?.tally).pipe(map((answer) => unwrap(answer, spec, redact)));
     const { onSending } = spec;
-    if (onSending === undefined) return once(fetchAnswer(spec));
+    if (onSending === undefined) return once(fetchAnswer(spec, traced));
     return defer(() => {
       let sent = false;
       const exchange = defer(() => {
         sent = true;
         onSending(true);
-        return fetchAnswer(spec);
+        return fetchAnswer(spec, traced);
       });
       return once(exchange).pipe(
         tap({
@@ -481,17 +513,59 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
     });
   };
 
-  /** The stages, in order: validate (the call described, its arguments checked, on subscription) → retry → one attempt. */
+  /**
+   * telemetry: the hook hears of the call as it is made and once as it ends — with data, an error, or
+   * left — with what the attempts counted on their way (answers, budget waits, retries).
+   */
+  const observed = <T>(spec: RequestSpec<T>, hook: RequestTelemetryHook): Observable<T> =>
+    new Observable<T>((subscriber) => {
+      const priority = ticketOf(spec).priority;
+      const observer = hook.request({
+        endpoint: spec.endpoint,
+        method: spec.method === 'get' ? 'GET' : 'POST',
+        priority,
+        ...(spec.executionId === undefined ? {} : { executionId: spec.executionId }),
+        ...(spec.telemetryParent === undefined ? {} : { parent: spec.telemetryParent }),
+        at: scheduler.now(),
+      });
+      const tally = new RequestTally();
+      let ended = false;
+      const end = (outcome: 'ok' | 'error' | 'cancelled', error?: unknown): void => {
+        if (ended) return;
+        ended = true;
+        const { retries, budgetWaitMs, rateLimited, status } = tally;
+        observer.end({ at: scheduler.now(), outcome, retries, budgetWaitMs, rateLimited, ...(status === undefined ? {} : { status }), ...(outcome === 'error' ? { error } : {}) });
+      };
+      const subscription = retried(spec, attempt(spec, { observer, tally }), tally).subscribe({
+        next: (value) => {
+          end('ok');
+          subscriber.next(value);
+        },
+        error: (error: unknown) => {
+          end('error', error);
+          subscriber.error(error);
+        },
+        complete: () => {
+          subscriber.complete();
+        },
+      });
+      return () => {
+        subscription.unsubscribe();
+        end('cancelled');
+      };
+    });
+
+  /** The stages, in order: validate (the call described, its arguments checked, on subscription) → telemetry → retry → one attempt. */
   const request = <T>(describe: () => RequestSpec<T>): Observable<T> =>
     defer(() => {
       const spec = describe();
-      return retried(spec, attempt(spec));
+      return telemetry === undefined ? retried(spec, attempt(spec)) : observed(spec, telemetry);
     });
 
   /** A call as a Promise: the first value of its request, the call's signal unsubscribing it. */
   const call = <T>(given: CallOptions | undefined, describe: () => RequestSpec<T>): Promise<T> =>
     new Promise<T>((resolve, reject) => {
-      const { signal, priority } = callOptions(given);
+      const { signal, priority, telemetryParent } = callOptions(given);
       // An abort rejects with the caller's reason, whatever it is (not always an Error).
       if (signal?.aborted === true) {
         reject(signal.reason as Error);
@@ -504,7 +578,8 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
       const settle = (): void => {
         signal?.removeEventListener('abort', onAbort);
       };
-      const subscription = request(priority === undefined ? describe : () => ({ ...describe(), priority })).subscribe({
+      const described = priority === undefined && telemetryParent === undefined ? describe : () => ({ ...describe(), priority, telemetryParent });
+      const subscription = request(described).subscribe({
         next: (value) => {
           settle();
           resolve(value);

@@ -1,5 +1,6 @@
 import type { FilesApi } from '../http/resources.js';
 import type { Runs } from '../runs/create-runs.js';
+import type { PipelineTelemetryHook } from './pipeline-telemetry.js';
 
 /**
  * What a pipeline needs of a client: its reactive runs and its file uploads. A whole `Client` fits;
@@ -12,4 +13,6 @@ import type { Runs } from '../runs/create-runs.js';
  */
 export interface PipelineClient extends Runs {
   readonly files: FilesApi;
+  /** Where pipelines over this client report themselves and their steps (`ClientOptions.telemetry`). */
+  readonly telemetry?: PipelineTelemetryHook | undefined;
 }

@@ -4,6 +4,7 @@ import type { RunInput } from '../runs/create-runs.js';
 import type { RunOptions } from '../runs/run-options.js';
 import type { CheckpointStore } from './checkpoint-store.js';
 import type { PipelineCheckpoint } from './pipeline-checkpoint.js';
+import type { PipelineTelemetryOptions } from './pipeline-telemetry.js';
 import type { StepContext } from './step-input.js';
 
 /**
@@ -103,6 +104,8 @@ export interface PipelineOptions {
    * detaches.
    */
   readonly checkpoints?: { readonly store: CheckpointStore; readonly pipelineId: string };
-  /** The clock of the checkpoint's `attemptedAt` times; the client's `scheduler` in tests. Default real time. */
+  /** The clock of the checkpoint's `attemptedAt` times and of telemetry; the client's `scheduler` in tests. Default real time. */
   readonly scheduler?: SchedulerLike;
+  /** What the client's `telemetry` hook is told of the pipeline: its name, its queue job, its parent. */
+  readonly telemetry?: PipelineTelemetryOptions;
 }

@@ -9,6 +9,7 @@ import type { PipelineDefinition, PipelineOptions, StepResults } from './pipelin
 import type { PipelineEvent, StepOutcome } from './pipeline-events.js';
 import { type PipelinePlan, planPipeline } from './pipeline-plan.js';
 import { isSettled, nextMoves, type StepPhase } from './pipeline-progress.js';
+import type { PipelineTelemetry, StepTelemetry, StepTelemetryEnd } from './pipeline-telemetry.js';
 import { stepRun } from './step-run.js';
 
 /**
@@ -99,6 +100,21 @@ function followPipeline<Name extends string>(
     const leaving = new AbortController();
     // The store's writes, in order: a step's `running` must not overtake its `starting`.
     let writes: Promise<unknown> = Promise.resolve();
+    const telemetry = observePipeline(client, definition, options, lead?.pipelineId, scheduler.now());
+    const observedSteps = new Map<Name, StepTelemetry>();
+    const stepEnded = (step: Name, status: StepTelemetryEnd['status'], error?: unknown): void => {
+      const observed = observedSteps.get(step);
+      if (observed === undefined) return;
+      observedSteps.delete(step);
+      observed.end({ at: scheduler.now(), status, ...(error === undefined ? {} : { error }) });
+    };
+    let pipelineEnded = false;
+    const pipelineEnd = (outcome: 'finished' | 'failed' | 'detached' | 'left', error?: unknown): void => {
+      if (telemetry === undefined || pipelineEnded) return;
+      pipelineEnded = true;
+      for (const step of [...observedSteps.keys()]) stepEnded(step, 'left');
+      telemetry.end({ at: scheduler.now(), outcome, ...(error === undefined ? {} : { error }) });
+    };
 
     const record = (step: Name, entry: StepCheckpoint): Promise<void> => {
       const previous = checkpoint.steps[step];
@@ -143,6 +159,7 @@ function followPipeline<Name extends string>(
     };
 
     const settle = (step: Name, outcome: StepOutcome<Name>): void => {
+      stepEnded(step, outcome.status === 'skipped' ? 'left' : outcome.status, outcome.status === 'failed' ? outcome.error : undefined);
       running.delete(step);
       phases.set(step, outcome.status);
       outcomes.set(step, outcome);
@@ -158,6 +175,7 @@ function followPipeline<Name extends string>(
       for (const [step, subscription] of [...running]) {
         running.delete(step);
         subscription.unsubscribe();
+        stepEnded(step, 'aborted');
         phases.set(step, 'aborted');
         outcomes.set(step, { status: 'aborted' });
         const entry = checkpoint.steps[step];
@@ -184,7 +202,11 @@ function followPipeline<Name extends string>(
         return lead === undefined ? of(undefined) : from(written);
       };
       const firstAttempt = resumed?.status === 'starting' ? (resumed.attempt ?? 1) + 1 : 1;
-      const run = stepRun(client, step, steps[step], inputs, attached.has(step) && isResumable(resumed) ? resumed : undefined, { ...options.run, detach: leaving.signal }, { firstAttempt, beforeStart });
+      const reattached = attached.has(step) && isResumable(resumed) ? resumed : undefined;
+      const observed = telemetry?.step({ step, canvasId: steps[step].canvasId, at: scheduler.now(), ...(reattached === undefined ? {} : { resumedExecutionId: reattached.executionId }) });
+      if (observed !== undefined) observedSteps.set(step, observed);
+      const parent = observed?.parent === undefined ? {} : { telemetryParent: observed.parent };
+      const run = stepRun(client, step, steps[step], inputs, reattached, { ...options.run, detach: leaving.signal, ...parent }, { firstAttempt, beforeStart });
       const subscription = run.subscribe({
         next: (event) => {
           if (event.type === 'started') void record(step, { executionId: event.executionId, status: 'running', ...attemptOf(resumed, attempt, attemptedAt) }).catch(() => undefined);
@@ -220,6 +242,7 @@ function followPipeline<Name extends string>(
     };
 
     const finish = (): void => {
+      pipelineEnd(leaving.signal.aborted ? 'detached' : failure === undefined ? 'finished' : 'failed', failure?.error);
       if (leaving.signal.aborted) {
         subscriber.next({ type: 'detached', checkpoint });
         subscriber.complete();
@@ -297,7 +320,27 @@ function followPipeline<Name extends string>(
       listening.unsubscribe();
       for (const subscription of running.values()) subscription.unsubscribe();
       running.clear();
+      pipelineEnd('left');
     };
+  });
+}
+
+/** The client's telemetry hook told of the pipeline, when the client has one. */
+function observePipeline<Name extends string>(
+  client: PipelineClient,
+  definition: PipelineDefinition<Name>,
+  options: PipelineOptions,
+  pipelineId: string | undefined,
+  at: number,
+): PipelineTelemetry | undefined {
+  const { name, jobId, parent } = options.telemetry ?? {};
+  return client.telemetry?.pipeline({
+    steps: Object.keys(definition.steps),
+    at,
+    ...(name === undefined ? {} : { name }),
+    ...(jobId === undefined ? {} : { jobId }),
+    ...(pipelineId === undefined ? {} : { pipelineId }),
+    ...(parent === undefined ? {} : { parent }),
   });
 }
 

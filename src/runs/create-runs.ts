@@ -7,6 +7,7 @@ import { cadenceBounds } from './poll-plan.js';
 import { type ExecutionSource, observeExecutions, startExecution } from './execution-source.js';
 import { type RunHandle, startRunOver, type StartRunOptions } from './run-handle.js';
 import { notingPlan, runLifecycle } from './run-lifecycle.js';
+import { observedRun } from './run-telemetry.js';
 import { sharedWatch } from './shared-watch.js';
 import { outageMs, type RunOptions, type RunsDefaults, runSettings } from './run-options.js';
 
@@ -82,16 +83,24 @@ export function runsOver(source: ExecutionSource, defaults: RunsDefaults = {}): 
       defer(() => {
         const given = objectArgument('input', input);
         const settings = objectArgument('options', options);
-        const planned = notingPlan(source);
-        const start = startExecution(planned.source, canvasId, given, settings.checkVariables === true);
-        const run = runLifecycle(source, { kind: 'start', canvasId, start, plannedTasks: planned.tasks }, runSettings('run', settings, defaults));
-        return defaults.hub === undefined ? run : defaults.hub.lead(run);
+        const resolved = runSettings('run', settings, defaults);
+        const parent = settings.telemetryParent === undefined ? {} : { parent: settings.telemetryParent };
+        return observedRun(defaults.telemetry, source, { kind: 'run', canvasId, ...parent }, resolved.scheduler, (traced) => {
+          const planned = notingPlan(traced);
+          const start = startExecution(planned.source, canvasId, given, settings.checkVariables === true);
+          const run = runLifecycle(traced, { kind: 'start', canvasId, start, plannedTasks: planned.tasks }, resolved);
+          return defaults.hub === undefined ? run : defaults.hub.lead(run);
+        });
       }),
     watch: (executionId, options) =>
       defer(() => {
-        const settings = runSettings('watch', objectArgument('options', options), defaults);
+        const given = objectArgument('options', options);
+        const settings = runSettings('watch', given, defaults);
         const target = { kind: 'watch', executionId } as const;
-        return defaults.hub === undefined ? runLifecycle(source, target, settings) : sharedWatch(source, defaults.hub, executionId, settings);
+        const parent = given.telemetryParent === undefined ? {} : { parent: given.telemetryParent };
+        return observedRun(defaults.telemetry, source, { kind: 'watch', executionId, ...parent }, settings.scheduler, (traced) =>
+          defaults.hub === undefined ? runLifecycle(traced, target, settings) : sharedWatch(traced, defaults.hub, executionId, settings),
+        );
       }),
     startRun: (canvasId, input, options) => startRunOver(source, canvasId, objectArgument('input', input), objectArgument('options', options), defaults),
   };

@@ -73,36 +73,61 @@ export type StartProgress = { readonly type: 'sending'; readonly sending: boolea
  */
 export interface ExecutionSource {
   /** Unsubscribing while nothing of the start is on its way takes it back: no execution exists. */
-  start(canvasId: string, input?: { readonly variables?: Variables }): Observable<StartProgress>;
+  start(canvasId: string, input?: { readonly variables?: Variables }, options?: TelemetryOptions): Observable<StartProgress>;
   /**
    * `urgent`: the read confirms an abort a person waits on, and goes ahead of the runs' reads
    * (`priority: 'interactive'`).
    */
   status(executionId: string, options?: ReadOptions): Observable<ExecutionSnapshot>;
   output(executionId: string, options?: ReadOptions): Observable<ExecutionOutput>;
-  abort(executionId: string): Observable<void>;
+  abort(executionId: string, options?: TelemetryOptions): Observable<void>;
   /** The workflow's plan, to check a run's variables against (`RunOptions.checkVariables`). */
-  readonly plan?: (canvasId: string) => Observable<WorkflowPlan>;
+  readonly plan?: (canvasId: string, options?: TelemetryOptions) => Observable<WorkflowPlan>;
+}
+
+/** The parent of a request's telemetry (`CallOptions.telemetryParent`): the run it is made for. */
+export interface TelemetryOptions {
+  readonly telemetryParent?: unknown;
 }
 
 /** How a run's read is placed in the request budget (see `ExecutionSource.status`). */
-export interface ReadOptions {
+export interface ReadOptions extends TelemetryOptions {
   readonly urgent?: boolean | undefined;
 }
 
 function readCallOptions(signal: AbortSignal, options: ReadOptions | undefined): CallOptions {
-  return { signal, ...(options?.urgent === true ? { priority: 'interactive' as const } : {}) };
+  return { signal, ...(options?.urgent === true ? { priority: 'interactive' as const } : {}), ...parentOf(options) };
+}
+
+function parentOf(options: TelemetryOptions | undefined): TelemetryOptions {
+  return options?.telemetryParent === undefined ? {} : { telemetryParent: options.telemetryParent };
+}
+
+/**
+ * `source` with every request it makes reported under `telemetryParent`: one run's view of the
+ * client's source, so its requests' telemetry goes under the run's.
+ */
+export function withTelemetryParent(source: ExecutionSource, telemetryParent: unknown): ExecutionSource {
+  const { plan } = source;
+  return {
+    ...(plan === undefined ? {} : { plan: (canvasId: string) => plan(canvasId, { telemetryParent }) }),
+    start: (canvasId, input) => source.start(canvasId, input, { telemetryParent }),
+    status: (executionId, options) => source.status(executionId, { ...options, telemetryParent }),
+    output: (executionId, options) => source.output(executionId, { ...options, telemetryParent }),
+    abort: (executionId) => source.abort(executionId, { telemetryParent }),
+  };
 }
 
 /** Puts an `ExecutionsApi` (Promises taking a signal) behind the Observable seam. */
 export function observeExecutions(api: ExecutionsApi, plans?: { get(canvasId: string, options?: CallOptions): Promise<WorkflowPlan> }): ExecutionSource {
   return {
-    ...(plans === undefined ? {} : { plan: (canvasId: string) => fromAbortable((signal) => plans.get(canvasId, { signal })) }),
-    start: (canvasId, input) =>
+    ...(plans === undefined ? {} : { plan: (canvasId: string, options?: TelemetryOptions) => fromAbortable((signal) => plans.get(canvasId, { signal, ...parentOf(options) })) }),
+    start: (canvasId, input, options) =>
       new Observable<StartProgress>((subscriber) =>
         fromAbortable((signal) =>
           api.start(canvasId, input, {
             signal,
+            ...parentOf(options),
             onSending: (sending) => {
               subscriber.next({ type: 'sending', sending });
             },
@@ -113,7 +138,7 @@ export function observeExecutions(api: ExecutionsApi, plans?: { get(canvasId: st
       ),
     status: (executionId, options) => fromAbortable((signal) => api.status(executionId, readCallOptions(signal, options))),
     output: (executionId, options) => fromAbortable((signal) => api.output(executionId, readCallOptions(signal, options))),
-    abort: (executionId) => fromAbortable((signal) => api.abort(executionId, { signal })),
+    abort: (executionId, options) => fromAbortable((signal) => api.abort(executionId, { signal, ...parentOf(options) })),
   };
 }
 

@@ -4,6 +4,7 @@ import { timerDelay } from '../http/options.js';
 import { abortInBackground, type ExecutionSource, startExecution } from './execution-source.js';
 import type { RunEvent } from './events.js';
 import { notingPlan, runLifecycle } from './run-lifecycle.js';
+import { observedRun } from './run-telemetry.js';
 import type { RunControl } from './run-machine.js';
 import { type RunOptions, type RunsDefaults, runSettings } from './run-options.js';
 import { INITIAL_RUN_STATE, type RunState } from './run-state.js';
@@ -107,15 +108,18 @@ export function startRunOver(
 
   // The handle's own `timeoutMs` and `signal` steer the run (below); the lifecycle never ends it on its own.
   const control = new Subject<RunControl>();
-  const planned = notingPlan(source);
-  const lifecycle = runLifecycle(
-    source,
-    { kind: 'start', canvasId, start: startExecution(planned.source, canvasId, input, options.checkVariables === true), plannedTasks: planned.tasks },
-    { ...settings, timeoutMs: undefined, signal: undefined, abortOnUnsubscribe: false },
-    control,
-  );
-  // Offered to the hub: a watch of this execution in the same hub joins it instead of polling again.
-  const run$ = defaults.hub === undefined ? lifecycle : defaults.hub.lead(lifecycle);
+  const parent = options.telemetryParent === undefined ? {} : { parent: options.telemetryParent };
+  const run$ = observedRun(defaults.telemetry, source, { kind: 'run', canvasId, ...parent }, scheduler, (traced) => {
+    const planned = notingPlan(traced);
+    const lifecycle = runLifecycle(
+      traced,
+      { kind: 'start', canvasId, start: startExecution(planned.source, canvasId, input, options.checkVariables === true), plannedTasks: planned.tasks },
+      { ...settings, timeoutMs: undefined, signal: undefined, abortOnUnsubscribe: false },
+      control,
+    );
+    // Offered to the hub: a watch of this execution in the same hub joins it instead of polling again.
+    return defaults.hub === undefined ? lifecycle : defaults.hub.lead(lifecycle);
+  });
 
   const executionId = deferred<string>();
   const result = deferred<RunResult>();

@@ -7,6 +7,7 @@ import { InvalidArgumentError } from '../errors/validation-errors.js';
 import { timerDelay } from '../http/options.js';
 import { type CadenceBounds, cadenceBounds, OUTPUT_MODES, type OutputMode, type PollInterval } from './poll-plan.js';
 import type { RunHub } from './run-hub.js';
+import type { RunTelemetryHook } from './run-telemetry.js';
 
 /**
  * Options of one run or watch.
@@ -67,6 +68,11 @@ export interface RunOptions {
    * client's `outageMs`, then 10 minutes.
    */
   readonly outageMs?: number;
+  /**
+   * The parent of the run's telemetry, for the client's `telemetry` hook (with `flowstream/otel`, an
+   * OpenTelemetry `Context`: the run's span goes under its span). Ignored without a hook.
+   */
+  readonly telemetryParent?: unknown;
 }
 
 /** Defaults shared by every run of a client. */
@@ -90,6 +96,8 @@ export interface RunsDefaults {
   readonly durations?: DurationModel;
   /** Where watches share one poll per execution and runs offer theirs (`createRunHub`). None: every watch polls on its own. */
   readonly hub?: RunHub;
+  /** Where every run reports its subscription, events and end (`ClientOptions.telemetry`). None: no telemetry work. */
+  readonly telemetry?: RunTelemetryHook;
 }
 
 /** Every option of one run, filled in. */

@@ -129,12 +129,15 @@ describe('npm run bench, at its smallest', () => {
     expect(results.runs).toBe(50);
     expect(results.payloadBytes).toBeGreaterThan(0);
     expect(results.cpu.windowPolls).toBeGreaterThan(0);
-    for (const figure of [results.cpu.bareFetchJsonUs, results.cpu.clientStatusUs, results.cpu.watchPollUs, results.cpu.clientStatusRatio, results.cpu.watchPollRatio]) {
+    for (const figure of [results.cpu.bareFetchJsonUs, results.cpu.clientStatusUs, results.cpu.watchPollUs, results.cpu.clientStatusRatio, results.cpu.watchPollRatio, results.cpu.watchPollTelemetryUs, results.cpu.telemetryRatio]) {
       expect(Number.isFinite(figure) && figure > 0).toBe(true);
     }
     expect(results.cpu.watchPollRatio).toBeCloseTo(results.cpu.watchPollUs / results.cpu.bareFetchJsonUs);
     expect(Number.isFinite(results.memory.heapBytesPerRun)).toBe(true);
     expect(results.eventLoopDelay.watching.p99).toBeGreaterThan(0);
     expect(formatOverhead(results)).toContain('CPU per poll: inside a running watch');
+    // The telemetry window traced its polls: a span per poll at least.
+    expect(results.cpu.telemetrySpans).toBeGreaterThan(0);
+    expect(formatOverhead(results)).toContain('telemetry on (flowstream/otel)');
   });
 });

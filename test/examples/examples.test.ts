@@ -51,6 +51,18 @@ describe('examples/single-run.ts on Ctrl-C', () => {
   }, 60_000);
 });
 
+describe('examples/telemetry.ts', () => {
+  it("prints a run's spans with the console exporter, then its span tree and metrics", async () => {
+    const run = example('telemetry');
+    expect(await run.exited(60_000)).toBe(0);
+    const out = run.stdout();
+    expect(out).toContain("name: 'flowstream.request'");
+    expect(out).toMatch(/^ {2}flowstream\.run {2}c-sample-files ended by finish, \d+ node events, 3 files/mu);
+    expect(out).toMatch(/^ {4}flowstream\.request {2}POST openapi\/workflow\/\{canvasId\}\/run → 200/mu);
+    expect(out).toMatch(/^ {2}flowstream\.runs \{"flowstream\.ended_by":"finish","flowstream\.run\.kind":"run"\} 1$/mu);
+  }, 60_000);
+});
+
 describe('examples/upload-run-download.ts', () => {
   it('uploads a file, runs a workflow with it and downloads the output files', async () => {
     const run = example('upload-run-download');

@@ -38,6 +38,11 @@ describe('the layer rule of eslint.config.js (runs → budget → http → fetch
     ['src/runs/run-store.ts', "import { useSyncExternalStore } from 'react';"],
     ['src/runs/run-store.ts', "import { useRun } from '../react/use-run.js';"],
     ['src/index.ts', "import { useRun } from './react/index.js';"],
+    ['src/http/transport.ts', "import { trace } from '@opentelemetry/api';"],
+    ['src/runs/run-telemetry.ts', "import { createTelemetry } from '../otel/index.js';"],
+    ['src/client.ts', "import { createTelemetry } from './otel/index.js';"],
+    ['src/otel/telemetry.ts', "import { x } from '../node/from-path.js';"],
+    ['src/index.ts', "import { metrics } from '@opentelemetry/api';"],
   ])('refuses in %s: %s', async (filePath, code) => {
     expect(await importFindings(filePath, code)).toHaveLength(1);
   });
@@ -53,6 +58,8 @@ describe('the layer rule of eslint.config.js (runs → budget → http → fetch
     ['src/relay/followed-execution.ts', "import { x } from '../runs/run-ending.js';"],
     ['src/react/use-run.ts', "import { runStore } from '../runs/run-store.js';"],
     ['src/react/use-run.ts', "import { useSyncExternalStore } from 'react';"],
+    ['src/otel/telemetry.ts', "import { trace } from '@opentelemetry/api';"],
+    ['src/otel/telemetry.ts', "import { createClient } from '../client.js';"],
   ])('allows in %s: %s', async (filePath, code) => {
     expect(await importFindings(filePath, code)).toEqual([]);
   });

@@ -26,10 +26,12 @@ import { createEmulator } from 'flowstream/emulator';
 import { fromPath } from 'flowstream/node';
 import { createRunRelay, createRunTokens, toNodeListener } from 'flowstream/relay';
 import { useRun, useStartRun, type StartRunView } from 'flowstream/react';
+import { createTelemetry } from 'flowstream/otel';
 
 const emulator = await createEmulator({ speed: 50 });
 try {
-  const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url });
+  // The global (no-op) OpenTelemetry providers: the hook works with nothing registered.
+  const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, telemetry: createTelemetry() });
   const seen: RunEvent['type'][] = [];
   const result = await runResult(client.run('c-sample-parallel').pipe(tap((event: RunEvent) => seen.push(event.type))));
   const tokens = createRunTokens({ secret: 'a secret of thirty-two bytes or more' });
@@ -41,7 +43,7 @@ try {
   const relayOutcome = { status: relayed.status, finished: text.includes('event: finished'), connectRun: typeof connectRun, listener: typeof toNodeListener(relay), guard: isRelayError(new Error('x')) };
   const started: StartRunView['status'] = 'idle';
   const react = { useRun: typeof useRun, useStartRun: typeof useStartRun, started };
-  console.log(JSON.stringify({ status: result.status, executionId: result.executionId, first: seen[0], last: seen.at(-1), fromPath: typeof fromPath, guard: isFlowstreamError(new Error('x')), relay: relayOutcome, react }));
+  console.log(JSON.stringify({ status: result.status, executionId: result.executionId, first: seen[0], last: seen.at(-1), fromPath: typeof fromPath, guard: isFlowstreamError(new Error('x')), relay: relayOutcome, react, otel: typeof createTelemetry }));
 } finally {
   await emulator.close();
 }
@@ -91,6 +93,9 @@ describe('the packed package, installed into a new project', () => {
     await npm(['install', '--silent', '--no-audit', '--no-fund', '--prefer-offline'], project);
     // React is an optional peer: an app using flowstream/react has it installed.
     await symlink(join(ROOT, 'node_modules', 'react'), join(project, 'node_modules', 'react'), 'dir');
+    // So is OpenTelemetry's API: an app using flowstream/otel has it installed.
+    await mkdir(join(project, 'node_modules', '@opentelemetry'), { recursive: true });
+    await symlink(join(ROOT, 'node_modules', '@opentelemetry', 'api'), join(project, 'node_modules', '@opentelemetry', 'api'), 'dir');
     await writeFile(join(project, 'main.ts'), PROGRAM);
   }, 300_000);
 
@@ -99,7 +104,7 @@ describe('the packed package, installed into a new project', () => {
   });
 
   // The two checks at once: each is a tsc of its own (a core each), and neither writes what the other reads.
-  it.concurrent.for(Object.keys(TSCONFIGS) as (keyof typeof TSCONFIGS)[])('type-checks a program importing flowstream, flowstream/emulator, flowstream/node, flowstream/relay and flowstream/react with moduleResolution %s', { timeout: 300_000 }, async (name, { expect }) => {
+  it.concurrent.for(Object.keys(TSCONFIGS) as (keyof typeof TSCONFIGS)[])('type-checks a program importing flowstream, flowstream/emulator, flowstream/node, flowstream/relay, flowstream/react and flowstream/otel with moduleResolution %s', { timeout: 300_000 }, async (name, { expect }) => {
     await writeFile(join(project, `tsconfig.${name}.json`), tsconfig(TSCONFIGS[name]));
     await expect(run(process.execPath, [TSC, '-p', `tsconfig.${name}.json`], { cwd: project })).resolves.toBeDefined();
   });
@@ -116,12 +121,14 @@ describe('the packed package, installed into a new project', () => {
     }
   });
 
-  it('takes rxjs as a peer, so an app and flowstream share one copy (Observables from both interoperate), and React as an optional one', async () => {
+  it('takes rxjs as a peer, so an app and flowstream share one copy (Observables from both interoperate), and React and OpenTelemetry as optional ones', async () => {
     const manifest = JSON.parse(await readFile(join(project, 'node_modules', 'flowstream', 'package.json'), 'utf8')) as { peerDependencies?: Record<string, string>; peerDependenciesMeta?: Record<string, { optional?: boolean }>; dependencies?: Record<string, string> };
     expect(manifest.peerDependencies).toHaveProperty('rxjs');
     expect(manifest.peerDependencies).toHaveProperty('react');
     expect(manifest.peerDependenciesMeta?.['react']).toEqual({ optional: true });
     expect(manifest.dependencies).not.toHaveProperty('react');
+    expect(manifest.peerDependenciesMeta?.['@opentelemetry/api']).toEqual({ optional: true });
+    expect(manifest.dependencies).not.toHaveProperty('@opentelemetry/api');
     expect(manifest.dependencies).not.toHaveProperty('rxjs');
     expect(existsSync(join(project, 'node_modules', 'flowstream', 'node_modules', 'rxjs'))).toBe(false);
   });
@@ -131,7 +138,7 @@ describe('the packed package, installed into a new project', () => {
     // Its types are the type-checks' above: here it is only compiled to JavaScript, to be run.
     await run(process.execPath, [TSC, '-p', 'tsconfig.emit.json', '--noCheck'], { cwd: project });
     const { stdout } = await run(process.execPath, [join(project, 'out', 'main.js')], { cwd: project, env: scrubbedEnv() });
-    expect(JSON.parse(stdout)).toEqual({ status: 'finish', executionId: expect.stringMatching(/^we-/) as unknown, first: 'started', last: 'finished', fromPath: 'function', guard: false, relay: { status: 200, finished: true, connectRun: 'function', listener: 'function', guard: false }, react: { useRun: 'function', useStartRun: 'function', started: 'idle' } });
+    expect(JSON.parse(stdout)).toEqual({ status: 'finish', executionId: expect.stringMatching(/^we-/) as unknown, first: 'started', last: 'finished', fromPath: 'function', guard: false, relay: { status: 200, finished: true, connectRun: 'function', listener: 'function', guard: false }, react: { useRun: 'function', useStartRun: 'function', started: 'idle' }, otel: 'function' });
   }, 60_000);
   it('installs only what the library uses: the command\'s own packages are bundled into it, not dependencies', async () => {
     const manifest = JSON.parse(await readFile(join(project, 'node_modules', 'flowstream', 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };

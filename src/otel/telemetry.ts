@@ -1,0 +1,314 @@
+import {
+  type Attributes,
+  type Context,
+  context,
+  isSpanContextValid,
+  type MeterProvider,
+  metrics,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type TracerProvider,
+} from '@opentelemetry/api';
+import type { ClientTelemetry, TelemetryTarget } from '../client.js';
+import type { BudgetState } from '../domain/budget.js';
+import type { Endpoint, RequestPriority } from '../domain/endpoints.js';
+import type { RequestTelemetry, RequestTelemetryEnd, RequestTelemetryStart } from '../domain/telemetry.js';
+import { isFlowstreamError } from '../errors/index.js';
+import { PACKAGE_VERSION } from '../http/package-version.js';
+import type { PipelineTelemetry, PipelineTelemetryEnd, PipelineTelemetryStart, StepTelemetry, StepTelemetryEnd, StepTelemetryStart } from '../pipeline/pipeline-telemetry.js';
+import type { RunEvent } from '../runs/events.js';
+import type { RunTelemetry, RunTelemetryEnd, RunTelemetryStart } from '../runs/run-telemetry.js';
+import { detectionLatencies, type SeenTransitions } from './detection-latency.js';
+import { URL_TEMPLATES } from './url-templates.js';
+
+/**
+ * Options of {@link createTelemetry}.
+ *
+ * @example
+ * ```ts
+ * createTelemetry({ tracerProvider, meterProvider, propagate: true });
+ * ```
+ */
+export interface TelemetryOptions {
+  /** Where spans go. Default: the global tracer provider (`trace.setGlobalTracerProvider`). */
+  readonly tracerProvider?: TracerProvider;
+  /** Where metrics go. Default: the global meter provider (`metrics.setGlobalMeterProvider`). */
+  readonly meterProvider?: MeterProvider;
+  /**
+   * Send a W3C `traceparent` header with every API request, so the service's traces (if it records
+   * any) join the client's. Default false: nothing about the client's traces leaves the process.
+   */
+  readonly propagate?: boolean;
+}
+
+const SCOPE = 'flowstream';
+
+/** Whether a telemetry parent given to the client is an OpenTelemetry `Context`. */
+function isContext(value: unknown): value is Context {
+  return typeof value === 'object' && value !== null && 'getValue' in value && 'setValue' in value && 'deleteValue' in value;
+}
+
+/** The parent given (an OpenTelemetry `Context`), else the active one. */
+function parentContext(given: unknown): Context {
+  return isContext(given) ? given : context.active();
+}
+
+/** An error in a few words for `error.type`: its flowstream code, else its name. Never its message, which may quote data. */
+function errorType(error: unknown): string {
+  if (isFlowstreamError(error)) return error.code;
+  return error instanceof Error ? error.name : typeof error;
+}
+
+function failed(span: Span, error: unknown): void {
+  span.setAttribute('error.type', errorType(error));
+  span.setStatus({ code: SpanStatusCode.ERROR, ...(error instanceof Error ? { message: error.message } : {}) });
+}
+
+/** `traceparent` of a span (W3C Trace Context, version 00). */
+function traceparent(span: Span): Readonly<Record<string, string>> | undefined {
+  const spanContext = span.spanContext();
+  if (!isSpanContextValid(spanContext)) return undefined;
+  return { traceparent: `00-${spanContext.traceId}-${spanContext.spanId}-${(spanContext.traceFlags & 0xff).toString(16).padStart(2, '0')}` };
+}
+
+/**
+ * Makes a client's telemetry hook from OpenTelemetry: give it to `createClient({ telemetry })`.
+ *
+ * Traces: a `flowstream.run` span per run, watch or run handle (attributes `flowstream.canvas_id`,
+ * `flowstream.execution_id`, `flowstream.ended_by`; an event `node` per node transition and `file`
+ * per output file); under it a `flowstream.request` span per API request (`http.request.method`,
+ * `url.template`, `http.response.status_code`, `flowstream.budget.class`, `flowstream.budget.wait_ms`,
+ * `flowstream.retries`); `flowstream.pipeline` and a `flowstream.step` per step over a pipeline's runs.
+ * A run's span goes under `RunOptions.telemetryParent` (a `Context`) or the active context.
+ *
+ * Metrics: `flowstream.requests` (endpoint, class, outcome), `flowstream.rate_limited`,
+ * `flowstream.budget.wait` (ms), `flowstream.budget.waiting`, `flowstream.budget.remaining` (scope
+ * minute or day), `flowstream.run.detection_latency` (ms from a node's start or end as the service
+ * reports it to the read that saw it), `flowstream.runs` (ended by).
+ *
+ * Span times are read off the client's scheduler, like every other time of the client. The API key
+ * is never in any attribute.
+ *
+ * @example
+ * ```ts
+ * import { createClient } from 'flowstream';
+ * import { createTelemetry } from 'flowstream/otel';
+ * const client = createClient({ apiKey, baseUrl, telemetry: createTelemetry({ tracerProvider, meterProvider }) });
+ * ```
+ */
+export function createTelemetry(options: TelemetryOptions = {}): ClientTelemetry {
+  const tracer = (options.tracerProvider ?? trace.getTracerProvider()).getTracer(SCOPE, PACKAGE_VERSION);
+  const meter = (options.meterProvider ?? metrics.getMeterProvider()).getMeter(SCOPE, PACKAGE_VERSION);
+  const propagate = options.propagate === true;
+
+  const requests = meter.createCounter('flowstream.requests', { description: 'API requests, retries included in one', unit: '{request}' });
+  const rateLimited = meter.createCounter('flowstream.rate_limited', { description: 'Answers with HTTP 429', unit: '{response}' });
+  const budgetWait = meter.createHistogram('flowstream.budget.wait', { description: 'Time a request waited for the request budget', unit: 'ms' });
+  const runs = meter.createCounter('flowstream.runs', { description: 'Runs, watches and run handles that ended', unit: '{run}' });
+  const detection = meter.createHistogram('flowstream.run.detection_latency', {
+    description: "Time from a node's start or end as the service reports it to the read that saw it",
+    unit: 'ms',
+  });
+  const waiting = meter.createObservableGauge('flowstream.budget.waiting', { description: 'Requests waiting for the request budget', unit: '{request}' });
+  const remaining = meter.createObservableGauge('flowstream.budget.remaining', { description: 'Requests the budget has left in its window', unit: '{request}' });
+
+  // Budgets are held weakly: a client and its budget go when their users let go of them.
+  const budgets: WeakRef<{ snapshot(): BudgetState }>[] = [];
+  const states = (): BudgetState[] => {
+    const found: BudgetState[] = [];
+    for (let index = budgets.length - 1; index >= 0; index -= 1) {
+      const budget = budgets[index]?.deref();
+      if (budget === undefined) budgets.splice(index, 1);
+      else found.push(budget.snapshot());
+    }
+    return found;
+  };
+  meter.addBatchObservableCallback(
+    (observer) => {
+      for (const state of states()) {
+        observer.observe(waiting, state.queued.total);
+        observer.observe(remaining, state.remainingThisMinute, { scope: 'minute' });
+        observer.observe(remaining, state.remainingToday, { scope: 'day' });
+      }
+    },
+    [waiting, remaining],
+  );
+
+  // The metrics' attributes of each endpoint and class, made once: a poll should not build them anew.
+  const labelSets = new Map<string, { readonly labels: Attributes; readonly byOutcome: Readonly<Record<RequestTelemetryEnd['outcome'], Attributes>>; readonly endpoint: Attributes }>();
+  const labelsOf = (endpoint: Endpoint, priority: RequestPriority) => {
+    const key = `${endpoint} ${priority}`;
+    let found = labelSets.get(key);
+    if (found === undefined) {
+      const labels = { 'flowstream.endpoint': endpoint, 'flowstream.budget.class': priority };
+      const byOutcome = { ok: { ...labels, 'flowstream.outcome': 'ok' }, error: { ...labels, 'flowstream.outcome': 'error' }, cancelled: { ...labels, 'flowstream.outcome': 'cancelled' } };
+      found = { labels, byOutcome, endpoint: { 'flowstream.endpoint': endpoint } };
+      labelSets.set(key, found);
+    }
+    return found;
+  };
+
+  const request = (start: RequestTelemetryStart): RequestTelemetry => {
+    const attributes: Attributes = {
+      'http.request.method': start.method,
+      'url.template': URL_TEMPLATES[start.endpoint],
+      'flowstream.endpoint': start.endpoint,
+      'flowstream.budget.class': start.priority,
+      ...(start.executionId === undefined ? {} : { 'flowstream.execution_id': start.executionId }),
+    };
+    const span = tracer.startSpan('flowstream.request', { kind: SpanKind.CLIENT, startTime: start.at, attributes }, parentContext(start.parent));
+    const headers = propagate ? traceparent(span) : undefined;
+    return {
+      ...(headers === undefined ? {} : { headers }),
+      end: (end: RequestTelemetryEnd) => {
+        if (end.status !== undefined) span.setAttribute('http.response.status_code', end.status);
+        span.setAttributes({ 'flowstream.retries': end.retries, 'flowstream.budget.wait_ms': end.budgetWaitMs, 'flowstream.outcome': end.outcome });
+        if (end.outcome === 'error') failed(span, end.error);
+        span.end(end.at);
+        const labels = labelsOf(start.endpoint, start.priority);
+        requests.add(1, labels.byOutcome[end.outcome]);
+        if (end.rateLimited > 0) rateLimited.add(end.rateLimited, labels.endpoint);
+        budgetWait.record(end.budgetWaitMs, labels.labels);
+      },
+    };
+  };
+
+  const run = (start: RunTelemetryStart): RunTelemetry => {
+    const parent = parentContext(start.parent);
+    const span = tracer.startSpan(
+      'flowstream.run',
+      {
+        startTime: start.at,
+        attributes: {
+          'flowstream.run.kind': start.kind,
+          ...(start.canvasId === undefined ? {} : { 'flowstream.canvas_id': start.canvasId }),
+          ...(start.executionId === undefined ? {} : { 'flowstream.execution_id': start.executionId }),
+        },
+      },
+      parent,
+    );
+    const seen = new Map<string, SeenTransitions>();
+    let endedBy: string | undefined;
+    // A watch's first reading shows what happened before it came: catching up, not detection.
+    let catchingUpAt: number | undefined;
+    const event = (event: RunEvent, at: number): void => {
+      switch (event.type) {
+        case 'started':
+          span.setAttribute('flowstream.execution_id', event.executionId);
+          if (event.canvasId !== undefined) span.setAttribute('flowstream.canvas_id', event.canvasId);
+          if (start.kind === 'watch') catchingUpAt = at;
+          return;
+        case 'node': {
+          span.addEvent(
+            'node',
+            {
+              'flowstream.node_id': event.nodeId,
+              'flowstream.node.status': event.status,
+              ...(event.previous === undefined ? {} : { 'flowstream.node.previous': event.previous }),
+              ...(event.title === undefined ? {} : { 'flowstream.node.title': event.title }),
+            },
+            at,
+          );
+          if (at === catchingUpAt) return;
+          const saw = seen.get(event.nodeId) ?? {};
+          if (event.status === 'executing' && saw.startedAt === undefined) seen.set(event.nodeId, { ...saw, startedAt: at });
+          if ((event.status === 'finish' || event.status === 'failed') && saw.endedAt === undefined) seen.set(event.nodeId, { ...saw, endedAt: at });
+          return;
+        }
+        case 'file':
+          span.addEvent(
+            'file',
+            {
+              'flowstream.file.name': event.file.name,
+              'flowstream.file.type': event.file.type,
+              ...(event.file.size === undefined ? {} : { 'flowstream.file.size': event.file.size }),
+              ...(event.file.nodeId === undefined ? {} : { 'flowstream.node_id': event.file.nodeId }),
+            },
+            at,
+          );
+          return;
+        case 'finished':
+          endedBy = event.result.endedBy;
+          span.setAttribute('flowstream.ended_by', endedBy);
+          for (const latency of detectionLatencies(seen, event.result.output)) detection.record(latency.ms, { 'flowstream.transition': latency.transition });
+          return;
+        case 'snapshot':
+        case 'status':
+        case 'message':
+        case 'connection':
+          return;
+      }
+    };
+    return {
+      parent: trace.setSpan(parent, span),
+      event,
+      end: (end: RunTelemetryEnd) => {
+        // Without a result: left (unsubscribed), an error before the end, or detached (completed without one).
+        const by = endedBy ?? (end.outcome === 'unsubscribed' ? 'unsubscribed' : end.outcome === 'error' ? 'error' : 'detached');
+        span.setAttribute('flowstream.ended_by', by);
+        if (end.outcome === 'error') failed(span, end.error);
+        span.end(end.at);
+        runs.add(1, { 'flowstream.ended_by': by, 'flowstream.run.kind': start.kind });
+      },
+    };
+  };
+
+  const pipeline = (start: PipelineTelemetryStart): PipelineTelemetry => {
+    const parent = parentContext(start.parent);
+    const span = tracer.startSpan(
+      'flowstream.pipeline',
+      {
+        startTime: start.at,
+        attributes: {
+          'flowstream.pipeline.steps': [...start.steps],
+          ...(start.name === undefined ? {} : { 'flowstream.pipeline.name': start.name }),
+          ...(start.pipelineId === undefined ? {} : { 'flowstream.pipeline.id': start.pipelineId }),
+          ...(start.jobId === undefined ? {} : { 'messaging.message.id': start.jobId, 'messaging.system': 'bullmq' }),
+        },
+      },
+      parent,
+    );
+    const inPipeline = trace.setSpan(parent, span);
+    return {
+      step: (step: StepTelemetryStart): StepTelemetry => {
+        const stepSpan = tracer.startSpan(
+          'flowstream.step',
+          {
+            startTime: step.at,
+            attributes: {
+              'flowstream.step': step.step,
+              'flowstream.canvas_id': step.canvasId,
+              ...(step.resumedExecutionId === undefined ? {} : { 'flowstream.execution_id': step.resumedExecutionId }),
+              ...(start.jobId === undefined ? {} : { 'messaging.message.id': start.jobId }),
+            },
+          },
+          inPipeline,
+        );
+        return {
+          parent: trace.setSpan(inPipeline, stepSpan),
+          end: (end: StepTelemetryEnd) => {
+            stepSpan.setAttribute('flowstream.step.status', end.status);
+            if (end.status === 'failed') failed(stepSpan, end.error);
+            stepSpan.end(end.at);
+          },
+        };
+      },
+      end: (end: PipelineTelemetryEnd) => {
+        span.setAttribute('flowstream.pipeline.outcome', end.outcome);
+        if (end.outcome === 'failed') failed(span, end.error);
+        span.end(end.at);
+      },
+    };
+  };
+
+  return {
+    request,
+    run,
+    pipeline,
+    attach: (target: TelemetryTarget) => {
+      if (target.budget !== undefined) budgets.push(new WeakRef(target.budget));
+    },
+  };
+}
