@@ -1,0 +1,91 @@
+import { Redis } from 'ioredis';
+import type { Subscription } from 'rxjs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClient } from '../../src/client.js';
+import { createEmulator, createScaledClock, type Emulator } from '../../src/emulator/index.js';
+import type { WorkflowDefinition } from '../../src/emulator/workflows/definition.js';
+import { createRedisRunHub, type RedisRunHub } from '../../src/redis/index.js';
+import { hubPlaceOf } from '../../src/runs/run-hub.js';
+import { onceInOrder, type SeenEvent } from './hub-events.js';
+import { startRedisServer, type RedisServer } from './redis-server.js';
+
+const CANVAS = 'c-hub';
+/** Three tasks one after the other, each writing two messages: about 30 s of emulator time. */
+const WORKFLOW: WorkflowDefinition = {
+  canvasId: CANVAS,
+  title: 'Three steps',
+  nodes: [
+    { id: 'node-start', type: 'start' },
+    { id: 'node-a', parents: ['node-start'], durationMs: 10_000, messages: [{ content: 'alpha one' }, { content: 'alpha two' }] },
+    { id: 'node-b', parents: ['node-a'], durationMs: 10_000, messages: [{ content: 'beta one' }, { content: 'beta two' }] },
+    { id: 'node-c', parents: ['node-b'], durationMs: 10_000, messages: [{ content: 'gamma' }] },
+  ],
+};
+const SPEED = 25;
+const LEASE_MS = 4_000;
+const POLLING = { minMs: 1_000, maxMs: 1_000 };
+
+let server: RedisServer;
+let accounts = 0;
+beforeAll(async () => {
+  server = await startRedisServer();
+});
+afterAll(async () => {
+  await server.close();
+});
+
+/** One process's side of the fleet: its Redis connection, hub and client, all on the emulator's clock. */
+function processOn(emulator: Emulator, account: string): { readonly redis: Redis; readonly hub: RedisRunHub; readonly client: ReturnType<typeof createClient> } {
+  const redis = new Redis({ path: server.socket, maxRetriesPerRequest: null });
+  redis.on('error', () => undefined);
+  const hub = createRedisRunHub({ redis, account, leaseMs: LEASE_MS, scheduler: emulator.scheduler });
+  const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, scheduler: emulator.scheduler, budget: false, polling: POLLING, hub });
+  return { redis, hub, client };
+}
+
+/** Follows `executionId` with `client.watch`, keeping each event with its place in the hub's sequence. */
+function follow(client: ReturnType<typeof createClient>, executionId: string): { readonly seen: SeenEvent[]; readonly done: Promise<void>; readonly subscription: Subscription } {
+  const seen: SeenEvent[] = [];
+  let subscription!: Subscription;
+  const done = new Promise<void>((resolve, reject) => {
+    subscription = client.watch(executionId, { failOnWorkflowError: false }).subscribe({
+      next: (event) => seen.push({ seq: hubPlaceOf(event)?.seq ?? -1, event }),
+      error: reject,
+      complete: resolve,
+    });
+  });
+  return { seen, done, subscription };
+}
+
+/** Starts `count` executions of the workflow (told apart by a variable: identical starts within a second are refused, service.md §2.2). */
+async function startExecutions(client: ReturnType<typeof createClient>, count: number): Promise<[string, ...string[]]> {
+  const ids = await Promise.all(Array.from({ length: count }, async (_, n) => (await client.executions.start(CANVAS, { variables: { n: String(n) } })).executionId));
+  return ids as [string, ...string[]];
+}
+
+const reads = (emulator: Emulator, executionId: string): number => emulator.requests.list().filter((request) => request.executionId === executionId && (request.endpoint === 'status' || request.endpoint === 'output')).length;
+
+describe('createRedisRunHub: one poll stream per execution across processes', () => {
+  it('polls each execution once for the followers of two hubs, who get every event once, in order, at the same places', async () => {
+    const emulator = await createEmulator({ clock: createScaledClock(SPEED), rateLimit: false, samples: false, workflows: [WORKFLOW] });
+    const account = `hub-${process.pid}-${(accounts += 1)}`;
+    const [a, b] = [processOn(emulator, account), processOn(emulator, account)];
+    const alone = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, scheduler: emulator.scheduler, budget: false, polling: POLLING });
+    try {
+      const [lone, ...shared] = await startExecutions(alone, 3);
+      const follows = shared.flatMap((executionId) => [follow(a.client, executionId), follow(b.client, executionId), follow(b.client, executionId)]);
+      const reference = follow(alone, lone);
+      await Promise.all([...follows.map((each) => each.done), reference.done]);
+      for (const each of follows) expect(onceInOrder(each.seen)).toBeUndefined();
+      // Both processes saw the same events at the same places (the late local follower from its snapshot on).
+      expect(follows[0]!.seen.map(({ seq, event }) => `${seq}:${event.type}`)).toEqual(follows[1]!.seen.map(({ seq, event }) => `${seq}:${event.type}`));
+      const aloneReads = reads(emulator, lone);
+      for (const executionId of shared) expect(Math.abs(reads(emulator, executionId) - aloneReads)).toBeLessThanOrEqual(Math.ceil(aloneReads * 0.05) + 1);
+    } finally {
+      await Promise.all([a.hub.close(), b.hub.close()]);
+      a.redis.disconnect();
+      b.redis.disconnect();
+      await emulator.close();
+    }
+  }, 20_000);
+});
