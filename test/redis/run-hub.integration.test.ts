@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import type { Subscription } from 'rxjs';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/client.js';
 import { createEmulator, createScaledClock, type Emulator } from '../../src/emulator/index.js';
@@ -88,4 +89,49 @@ describe('createRedisRunHub: one poll stream per execution across processes', ()
       await emulator.close();
     }
   }, 20_000);
+
+  it('when the lease holder dies (its connection cut, its poll gone), a follower in another process takes over within the lease, and misses or repeats nothing (property over kill points)', async () => {
+    const emulator = await createEmulator({ clock: createScaledClock(SPEED), rateLimit: false, samples: false, workflows: [WORKFLOW] });
+    const starter = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, scheduler: emulator.scheduler, budget: false });
+    const afterEmulatorMs = (ms: number): Promise<void> =>
+      new Promise((resolve) => {
+        emulator.scheduler.schedule(resolve, ms);
+      });
+    try {
+      await fc.assert(
+        fc.asyncProperty(fc.integer({ min: 500, max: 28_000 }), async (killAfterMs) => {
+          const account = `hub-${process.pid}-${(accounts += 1)}`;
+          const [holder, other] = [processOn(emulator, account), processOn(emulator, account)];
+          try {
+            const [executionId] = await startExecutions(starter, 1);
+            const first = follow(holder.client, executionId);
+            // The holder polls first; the other process follows it from the stream.
+            while (first.seen.length === 0) await afterEmulatorMs(100);
+            const second = follow(other.client, executionId);
+            await afterEmulatorMs(killAfterMs);
+            const killedAt = emulator.clock.now();
+            // As kill -9 leaves it: the lease is not handed back, the poll is gone.
+            holder.redis.disconnect();
+            first.subscription.unsubscribe();
+            await second.done;
+            expect(onceInOrder(second.seen)).toBeUndefined();
+            expect(second.seen.at(-1)?.event).toMatchObject({ type: 'finished', result: { status: 'finish' } });
+            const readTimes = emulator.requests.list().filter((request) => request.executionId === executionId && request.endpoint === 'status').map((request) => request.emulatorTime);
+            const before = Math.max(...readTimes.filter((time) => time <= killedAt));
+            const after = readTimes.filter((time) => time > killedAt);
+            // Taken over within a lease and a third (the checks' period), and a poll interval; the rest is a loaded machine's slack.
+            // (No read after the kill: the holder had read the end already.)
+            if (after.length > 0) expect(Math.min(...after) - before).toBeLessThanOrEqual(LEASE_MS + LEASE_MS / 3 + POLLING.maxMs + 3_000);
+          } finally {
+            await Promise.all([holder.hub.close(), other.hub.close()]);
+            holder.redis.disconnect();
+            other.redis.disconnect();
+          }
+        }),
+        { numRuns: 4 },
+      );
+    } finally {
+      await emulator.close();
+    }
+  }, 60_000);
 });
