@@ -6,6 +6,7 @@ import { createClient } from '../../src/client.js';
 import { createEmulator, createScaledClock, type Emulator } from '../../src/emulator/index.js';
 import type { WorkflowDefinition } from '../../src/emulator/workflows/definition.js';
 import { createRedisRunHub, type RedisRunHub } from '../../src/redis/index.js';
+import type { RunEvent } from '../../src/runs/events.js';
 import { hubPlaceOf } from '../../src/runs/run-hub.js';
 import { onceInOrder, type SeenEvent } from './hub-events.js';
 import { startRedisServer, type RedisServer } from './redis-server.js';
@@ -36,12 +37,18 @@ afterAll(async () => {
 });
 
 /** One process's side of the fleet: its Redis connection, hub and client, all on the emulator's clock. */
-function processOn(emulator: Emulator, account: string): { readonly redis: Redis; readonly hub: RedisRunHub; readonly client: ReturnType<typeof createClient> } {
+function processOn(emulator: Emulator, account: string): { readonly redis: Redis; readonly hub: RedisRunHub; readonly client: ReturnType<typeof createClient>; readonly requests: () => number } {
   const redis = new Redis({ path: server.socket, maxRetriesPerRequest: null });
   redis.on('error', () => undefined);
   const hub = createRedisRunHub({ redis, account, leaseMs: LEASE_MS, scheduler: emulator.scheduler });
-  const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, scheduler: emulator.scheduler, budget: false, polling: POLLING, hub });
-  return { redis, hub, client };
+  // The requests this process sent, as the service got them.
+  let sent = 0;
+  const counting: typeof fetch = (input, init) => {
+    sent += 1;
+    return emulator.fetch(input, init);
+  };
+  const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: counting, scheduler: emulator.scheduler, budget: false, polling: POLLING, hub });
+  return { redis, hub, client, requests: () => sent };
 }
 
 /** Follows `executionId` with `client.watch`, keeping each event with its place in the hub's sequence. */
@@ -134,4 +141,41 @@ describe('createRedisRunHub: one poll stream per execution across processes', ()
       await emulator.close();
     }
   }, 60_000);
+
+  it("a run started through the hub leads: followers in another process read its events and poll nothing; when it detaches, one of them takes over at once", async () => {
+    const emulator = await createEmulator({ clock: createScaledClock(SPEED), rateLimit: false, samples: false, workflows: [WORKFLOW] });
+    const account = `hub-${process.pid}-${(accounts += 1)}`;
+    const [runner, watcher] = [processOn(emulator, account), processOn(emulator, account)];
+    const afterEmulatorMs = (ms: number): Promise<void> =>
+      new Promise((resolve) => {
+        emulator.scheduler.schedule(resolve, ms);
+      });
+    try {
+      const detach = new AbortController();
+      const ran: RunEvent[] = [];
+      const run = runner.client.run(CANVAS, {}, { detach: detach.signal }).subscribe((event) => ran.push(event));
+      while (ran.length === 0) await afterEmulatorMs(100);
+      const executionId = ran[0]!.executionId;
+      const watched = follow(watcher.client, executionId);
+      await afterEmulatorMs(12_000);
+      expect(watched.seen.length).toBeGreaterThan(2);
+      // The watcher's process sent nothing: the run's reads are all the service got (one poll stream).
+      expect(watcher.requests()).toBe(0);
+      expect(runner.requests()).toBe(reads(emulator, executionId) + 1);
+      detach.abort();
+      const detachedAt = emulator.clock.now();
+      await watched.done;
+      run.unsubscribe();
+      expect(onceInOrder(watched.seen)).toBeUndefined();
+      const readTimes = emulator.requests.list({ executionId, endpoint: 'status' }).map((request) => request.emulatorTime);
+      // Handed back, not left to run out: taken over within one check of the lease.
+      expect(Math.min(...readTimes.filter((time) => time > detachedAt)) - detachedAt).toBeLessThanOrEqual(LEASE_MS / 3 + 3_000);
+      expect(watcher.requests()).toBeGreaterThan(0);
+    } finally {
+      await Promise.all([runner.hub.close(), watcher.hub.close()]);
+      runner.redis.disconnect();
+      watcher.redis.disconnect();
+      await emulator.close();
+    }
+  }, 20_000);
 });
