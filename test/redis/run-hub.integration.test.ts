@@ -178,4 +178,33 @@ describe('createRedisRunHub: one poll stream per execution across processes', ()
       await emulator.close();
     }
   }, 20_000);
+
+  it('while Redis is frozen, followers wait; once it answers, the events held meanwhile come, each once and in order', async () => {
+    const emulator = await createEmulator({ clock: createScaledClock(SPEED), rateLimit: false, samples: false, workflows: [WORKFLOW] });
+    const account = `hub-${process.pid}-${(accounts += 1)}`;
+    const [a, b] = [processOn(emulator, account), processOn(emulator, account)];
+    const afterEmulatorMs = (ms: number): Promise<void> =>
+      new Promise((resolve) => {
+        emulator.scheduler.schedule(resolve, ms);
+      });
+    try {
+      const [executionId] = await startExecutions(a.client, 1);
+      const [first, second] = [follow(a.client, executionId), follow(b.client, executionId)];
+      while (first.seen.length === 0) await afterEmulatorMs(100);
+      server.pause();
+      const seenBefore = second.seen.length;
+      // Longer than a lease: when Redis answers again, the lease may pass to the other process.
+      await afterEmulatorMs(LEASE_MS * 2);
+      expect(second.seen.length).toBe(seenBefore);
+      server.resume();
+      await Promise.all([first.done, second.done]);
+      for (const each of [first, second]) expect(onceInOrder(each.seen)).toBeUndefined();
+    } finally {
+      server.resume();
+      await Promise.all([a.hub.close(), b.hub.close()]);
+      a.redis.disconnect();
+      b.redis.disconnect();
+      await emulator.close();
+    }
+  }, 20_000);
 });
