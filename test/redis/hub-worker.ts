@@ -4,7 +4,7 @@
  * the account's in Redis. Prints `ready`, then reads one line of JSON from stdin (the execution ids to
  * follow), watches each, prints every event as a JSON line `{ executionId, seq, event }`, then how
  * many reads of each execution this process sent (`reads <executionId> <n>`) and `done` once every
- * watch ended. Config: one JSON argument (see `HubWorkerConfig`).
+ * watch ended. Any later line on stdin asks for the reads so far (`sofar <executionId> <n>`, then `reported`). Config: one JSON argument (see `HubWorkerConfig`).
  */
 import { createInterface } from 'node:readline';
 import { Redis } from 'ioredis';
@@ -39,10 +39,17 @@ const counting: typeof fetch = (input, init) => {
 const client = createClient({ apiKey: config.apiKey, baseUrl: config.baseUrl, fetch: counting, scheduler, budget: false, polling: { minMs: config.pollMs, maxMs: config.pollMs }, timeoutMs: 120_000, hub });
 process.stdout.write('ready\n');
 
+const printReads = (executionIds: readonly string[], label: string): void => {
+  for (const executionId of executionIds) process.stdout.write(`${label} ${executionId} ${String(reads.get(executionId) ?? 0)}\n`);
+};
 const lines = createInterface({ input: process.stdin });
-const [line] = await Promise.all([new Promise<string>((resolve) => lines.once('line', resolve))]);
-lines.close();
+const line = await new Promise<string>((resolve) => lines.once('line', resolve));
 const executionIds = JSON.parse(line) as string[];
+// Any later line asks how many reads were sent so far.
+lines.on('line', () => {
+  printReads(executionIds, 'sofar');
+  process.stdout.write('reported\n');
+});
 await Promise.all(
   executionIds.map((executionId) =>
     lastValueFrom(
@@ -54,7 +61,8 @@ await Promise.all(
     ),
   ),
 );
-for (const executionId of executionIds) process.stdout.write(`reads ${executionId} ${String(reads.get(executionId) ?? 0)}\n`);
+printReads(executionIds, 'reads');
+lines.close();
 await hub.close();
 redis.disconnect();
 process.stdout.write('done\n');
