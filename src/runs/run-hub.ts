@@ -24,7 +24,9 @@ export interface RunHub {
    * (the state so far), then the live events; a run of this hub that started the execution (see
    * `lead`) is followed instead of a poll. The poll is unsubscribed when the last follower leaves
    * (not in the same task: a follower coming straight back keeps it); the stream ends with the
-   * execution's `finished`, or errors as the poll does.
+   * execution's `finished`, or errors as the poll does. Each event stands at a place in the hub's
+   * numbering of the execution, the same for every follower (see {@link HubPlace}): a relay given the
+   * hub uses it for its event ids.
    */
   follow(executionId: string, start: () => Observable<RunEvent>): Observable<RunEvent>;
   /**
