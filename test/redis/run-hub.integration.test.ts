@@ -87,6 +87,12 @@ describe('createRedisRunHub: one poll stream per execution across processes', ()
       for (const each of follows) expect(onceInOrder(each.seen)).toBeUndefined();
       // Both processes saw the same events at the same places (the late local follower from its snapshot on).
       expect(follows[0]!.seen.map(({ seq, event }) => `${seq}:${event.type}`)).toEqual(follows[1]!.seen.map(({ seq, event }) => `${seq}:${event.type}`));
+      // A finished stream is kept for keepMs (default one hour, Redis's clock), then expires.
+      for (const executionId of shared) {
+        const ttl = await a.redis.pttl(`{fs:${account}:hub:${executionId}}:events`);
+        expect(ttl).toBeGreaterThan(0);
+        expect(ttl).toBeLessThanOrEqual(3_600_000);
+      }
       const aloneReads = reads(emulator, lone);
       for (const executionId of shared) expect(Math.abs(reads(emulator, executionId) - aloneReads)).toBeLessThanOrEqual(Math.ceil(aloneReads * 0.05) + 1);
     } finally {
