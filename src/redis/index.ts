@@ -3,4 +3,5 @@
 export { createRedisCheckpointStore, type RedisCheckpointStore, type RedisCheckpointStoreOptions } from './checkpoint-store.js';
 export type { RedisOption } from './connection.js';
 export { createRedisBudget, type RedisBudget, type RedisBudgetOptions } from './redis-budget.js';
+export { createRedisRunHub, type RedisRunHub, type RedisRunHubOptions } from './run-hub.js';
 export { createRedisDurations, type RedisDurations, type RedisDurationsOptions } from './durations.js';

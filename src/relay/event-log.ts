@@ -21,9 +21,13 @@ export function seqAt(index: number): number {
 export class EventLog {
   readonly #entries: LoggedEvent[] = [];
 
-  /** Adds `event` at the end and returns it with its sequence number. */
-  append(event: RunEvent): LoggedEvent {
-    const entry = { seq: seqAt(this.#entries.length), event };
+  /**
+   * Adds `event` at the end and returns it with its sequence number: `seq` when given (the place a hub
+   * gave it, the same in every process following the execution) and past the last, else the next one.
+   */
+  append(event: RunEvent, seq?: number): LoggedEvent {
+    const next = Math.max(seqAt(this.#entries.length), this.lastSeq + 1);
+    const entry = { seq: seq !== undefined && seq > this.lastSeq ? seq : next, event };
     this.#entries.push(entry);
     return entry;
   }

@@ -2,6 +2,7 @@ import type { Observable, Subscription } from 'rxjs';
 import type { RunResult } from '../domain/model.js';
 import type { RunEvent } from '../runs/events.js';
 import { type RunStop, stoppedEnding } from '../runs/run-ending.js';
+import { hubPlaceOf } from '../runs/run-hub.js';
 import { type RunState, RunStateFold } from '../runs/run-state.js';
 import { FlowstreamError } from '../errors/flowstream-error.js';
 import { EventLog, type LoggedEvent } from './event-log.js';
@@ -23,10 +24,17 @@ export interface FollowHooks {
 export class FollowedExecution {
   readonly executionId: string;
   /**
-   * This follow's own name: sequence numbers count from 1 in each follow (a relay restarted, or one
-   * that had forgotten the execution, numbers afresh), so a viewer resuming names the follow its number is from.
+   * The name of the numbering this follow's sequence numbers belong to, so a viewer resuming names the
+   * numbering its number is from: the hub's sequence of the execution when the events come with their
+   * places in it (the same numbers in every process sharing the hub), else this follow's own (a relay
+   * restarted, or one that had forgotten the execution, numbers afresh from 1).
    */
-  readonly followId: string = crypto.randomUUID();
+  get followId(): string {
+    return this.#hubLog ?? this.#ownId;
+  }
+
+  readonly #ownId: string = crypto.randomUUID();
+  #hubLog: string | undefined;
   readonly #log = new EventLog();
   /** The events folded as they come (O(1) each), for a late viewer's snapshot. */
   readonly #fold = new RunStateFold();
@@ -124,7 +132,9 @@ export class FollowedExecution {
   }
 
   #record(event: RunEvent): void {
-    const { event: kept } = this.#log.append(event.type === 'finished' ? stoppedEnding(this.#stop, event) : event);
+    const place = hubPlaceOf(event);
+    if (this.#log.last === undefined) this.#hubLog = place?.log;
+    const { event: kept } = this.#log.append(event.type === 'finished' ? stoppedEnding(this.#stop, event) : event, this.#hubLog !== undefined && place?.log === this.#hubLog ? place.seq : undefined);
     this.#fold.apply(kept);
     this.#markReady();
     this.#announce();

@@ -24,7 +24,9 @@ export interface RunHub {
    * (the state so far), then the live events; a run of this hub that started the execution (see
    * `lead`) is followed instead of a poll. The poll is unsubscribed when the last follower leaves
    * (not in the same task: a follower coming straight back keeps it); the stream ends with the
-   * execution's `finished`, or errors as the poll does.
+   * execution's `finished`, or errors as the poll does. Each event stands at a place in the hub's
+   * numbering of the execution, the same for every follower (see {@link HubPlace}): a relay given the
+   * hub uses it for its event ids.
    */
   follow(executionId: string, start: () => Observable<RunEvent>): Observable<RunEvent>;
   /**
@@ -36,6 +38,48 @@ export interface RunHub {
   lead(run: Observable<RunEvent>): Observable<RunEvent>;
   /** How many follow the execution in this hub now: its followers, and one more while a run leads it. */
   followers(executionId: string): number;
+}
+
+/**
+ * Where a hub's event stands in the hub's sequence of its execution: `seq` counts 1, 2, 3… in the
+ * sequence named `log` (a new sequence when the hub follows the execution afresh). Every follower of
+ * the sequence sees each event at the same place — in every process, for a hub shared through Redis —
+ * so a viewer can resume after a `seq` wherever it reconnects. A late follower's `snapshot` stands at
+ * the place of the last event it stands for.
+ */
+export interface HubPlace {
+  readonly seq: number;
+  readonly log: string;
+}
+
+const placeOfEvent = new WeakMap<RunEvent, HubPlace>();
+
+/** The place a hub gave `event` in its execution's sequence, if it came from a hub. */
+export function hubPlaceOf(event: RunEvent): HubPlace | undefined {
+  return placeOfEvent.get(event);
+}
+
+/** `event`, marked as standing at `place` (see {@link hubPlaceOf}). */
+export function atHubPlace<E extends RunEvent>(event: E, place: HubPlace): E {
+  placeOfEvent.set(event, place);
+  return event;
+}
+
+/** A fresh name for a hub's sequence of an execution: random, so a restarted process never reuses one. */
+export function newLogName(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(12));
+  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('');
+}
+
+/**
+ * The events that bring a newcomer to how `stand` stands, at their places in a sequence whose last
+ * event is `lastSeq`: the `snapshot` at the last event's place, or, once the run has ended, at the
+ * place before `finished`, which comes again at its own.
+ */
+export function catchUpAt(stand: RunStand, lastSeq: number, log: string): readonly RunEvent[] {
+  const events = stand.catchUp();
+  const from = lastSeq - events.length + 1;
+  return events.map((event, index) => atHubPlace(event, { seq: Math.max(0, from + index), log }));
 }
 
 /**
@@ -103,6 +147,9 @@ export function createRunHub(): RunHub {
 /** One execution followed in a hub: its followers, how it stands, and what feeds it (a leading run, or a poll). */
 class FollowedRun {
   #stand = new RunStand();
+  /** This follow's sequence of the execution: its name, and the place of its last event. */
+  readonly #log = newLogName();
+  #seq = 0;
   readonly #subject = new Subject<RunEvent>();
   readonly #forget: () => void;
   #followers = 0;
@@ -122,7 +169,7 @@ class FollowedRun {
 
   join(subscriber: Subscriber<RunEvent>, start: () => Observable<RunEvent>): TeardownLogic {
     this.#start ??= start;
-    for (const event of this.#stand.catchUp()) subscriber.next(event);
+    for (const event of catchUpAt(this.#stand, this.#seq, this.#log)) subscriber.next(event);
     // A follower that had enough of the snapshot (`take(1)`) never joins.
     if (subscriber.closed) return undefined;
     this.#followers += 1;
@@ -152,7 +199,13 @@ class FollowedRun {
   /** One event of the execution, from its leading run or its poll. */
   see(event: RunEvent): void {
     this.#stand.see(event);
-    this.#subject.next(event);
+    this.#emit(event);
+  }
+
+  /** Gives `event` the next place in this follow's sequence, and to the followers. */
+  #emit(event: RunEvent): void {
+    this.#seq += 1;
+    this.#subject.next(atHubPlace(event, { seq: this.#seq, log: this.#log }));
   }
 
   /** The leading run stopped: over with its `finished`; else those still following go on with a poll. */
@@ -186,7 +239,8 @@ class FollowedRun {
         const reading = readingOf(event);
         if (reading !== undefined && event !== reading.events.at(-1)) return;
         catchingUp = false;
-        for (const caughtUp of this.#stand.catchUp()) this.#subject.next(caughtUp);
+        // A resumed poll's catch-up is news to the followers: it takes the next places in the sequence.
+        for (const caughtUp of this.#stand.catchUp()) this.#emit(caughtUp);
       },
       error: (error: unknown) => {
         // Forgotten first: a follower coming after the error starts a new poll.

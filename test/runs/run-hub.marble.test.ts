@@ -2,7 +2,7 @@ import { type Observable, take } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import type { RunEvent } from '../../src/runs/events.js';
 import type { RunResult } from '../../src/domain/model.js';
-import { createRunHub } from '../../src/runs/run-hub.js';
+import { createRunHub, hubPlaceOf } from '../../src/runs/run-hub.js';
 import { EXECUTION_ID, testScheduler } from './fixtures.js';
 
 const result = { executionId: EXECUTION_ID, status: 'finish', endedBy: 'finish', nodes: [], output: [], files: [], failedNodes: [] } as unknown as RunResult;
@@ -104,6 +104,32 @@ describe('createRunHub: one poll per execution, shared by its followers', () => 
       expect(follower).toEqual(['5:snapshot', '10:node', '20:finished', '20:complete']);
       expectSubscriptions(poll.subscriptions).toBe([]);
       expect(hub.followers(EXECUTION_ID)).toBe(0);
+    });
+  });
+
+  it('numbers the events 1, 2, 3… in one sequence for every follower; a late snapshot stands at the last event, a follower after the end gets the snapshot before finished', () => {
+    const scheduler = testScheduler();
+    scheduler.run(({ cold, flush }) => {
+      const hub = createRunHub();
+      const poll = cold<RunEvent>('s 9ms a 9ms f', ev);
+      const places = (seen: string[]) => (event: RunEvent) => {
+        const place = hubPlaceOf(event);
+        seen.push(`${event.type}@${String(place?.seq)}`);
+        logs.add(place?.log);
+      };
+      const logs = new Set<string | undefined>();
+      const first: string[] = [];
+      const late: string[] = [];
+      const after: string[] = [];
+      hub.follow(EXECUTION_ID, () => poll).subscribe(places(first));
+      cold('15ms x').subscribe(() => hub.follow(EXECUTION_ID, () => poll).subscribe(places(late)));
+      cold('25ms x').subscribe(() => hub.follow(EXECUTION_ID, () => poll).subscribe(places(after)));
+      flush();
+      expect(first).toEqual(['started@1', 'node@2', 'finished@3']);
+      expect(late).toEqual(['snapshot@2', 'finished@3']);
+      expect(after).toEqual(['snapshot@2', 'finished@3']);
+      expect(logs.size).toBe(1);
+      expect([...logs][0]).toMatch(/^[0-9a-f]{24}$/u);
     });
   });
 });

@@ -1,0 +1,99 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClient } from '../../src/client.js';
+import { createEmulator, createScaledClock, type Emulator } from '../../src/emulator/index.js';
+import type { WorkflowDefinition } from '../../src/emulator/workflows/definition.js';
+import { createRedisRunHub, type RedisRunHub } from '../../src/redis/index.js';
+import { createRunRelay, type RunRelay } from '../../src/relay/run-relay.js';
+import { createRunTokens } from '../../src/relay/run-tokens.js';
+import type { RunEvent } from '../../src/runs/events.js';
+import { onceInOrder, type SeenEvent } from './hub-events.js';
+import { startRedisServer, type RedisServer } from './redis-server.js';
+
+const CANVAS = 'c-hub-relay';
+const WORKFLOW: WorkflowDefinition = {
+  canvasId: CANVAS,
+  title: 'Two steps',
+  nodes: [
+    { id: 'node-start', type: 'start' },
+    { id: 'node-a', parents: ['node-start'], durationMs: 8_000, messages: [{ content: 'first part' }, { content: 'second part' }] },
+    { id: 'node-b', parents: ['node-a'], durationMs: 8_000, messages: [{ content: 'the end' }] },
+  ],
+};
+const SECRET = 'the hub relay test secret, thirty-two bytes or more';
+
+let server: RedisServer;
+beforeAll(async () => {
+  server = await startRedisServer();
+});
+afterAll(async () => {
+  await server.close();
+});
+
+/** One process of an app: its hub in Redis, its client, and its relay. */
+function appProcess(emulator: Emulator, account: string): { readonly redis: Redis; readonly hub: RedisRunHub; readonly relay: RunRelay } {
+  const redis = new Redis({ path: server.socket, maxRetriesPerRequest: null });
+  redis.on('error', () => undefined);
+  const hub = createRedisRunHub({ redis, account, leaseMs: 5_000, scheduler: emulator.scheduler });
+  const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, scheduler: emulator.scheduler, budget: false, polling: { minMs: 1_000, maxMs: 1_000 }, hub });
+  const relay = createRunRelay({ client, tokens: createRunTokens({ secret: SECRET, scheduler: emulator.scheduler }), scheduler: emulator.scheduler });
+  return { redis, hub, relay };
+}
+
+/** Reads a relay's event stream: each event with its id, until `enough` says so or the stream ends. */
+async function readEvents(response: Response, enough: (seen: readonly SeenEvent[]) => boolean = () => false): Promise<SeenEvent[]> {
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  const seen: SeenEvent[] = [];
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return seen;
+    buffer += value;
+    let end = buffer.indexOf('\n\n');
+    while (end >= 0) {
+      const frame = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const id = /^id: (\d+)$/mu.exec(frame)?.[1];
+      const data = /^data: (.*)$/mu.exec(frame)?.[1];
+      if (id !== undefined && data !== undefined) seen.push({ seq: Number(id), event: JSON.parse(data) as RunEvent });
+      end = buffer.indexOf('\n\n');
+    }
+    if (enough(seen)) {
+      await reader.cancel();
+      return seen;
+    }
+  }
+}
+
+describe('relays of several processes on one Redis run hub', () => {
+  it('give each event the same id in every process: a viewer resumes on another process after its Last-Event-ID, missing and repeating nothing', async () => {
+    const emulator = await createEmulator({ clock: createScaledClock(25), rateLimit: false, samples: false, workflows: [WORKFLOW] });
+    const account = `hub-relay-${process.pid}`;
+    const [first, second] = [appProcess(emulator, account), appProcess(emulator, account)];
+    try {
+      const starter = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, scheduler: emulator.scheduler, budget: false });
+      const { executionId } = await starter.executions.start(CANVAS);
+      const token = await createRunTokens({ secret: SECRET, scheduler: emulator.scheduler }).sign({ executionId, scope: ['read'], ttlMs: 600_000 });
+      const url = `http://relay.test/executions/${executionId}/events`;
+      const headers = { authorization: `Bearer ${token}` };
+      // A viewer of the whole run on the second process, for reference.
+      const whole = readEvents(await second.relay.fetch(new Request(url, { headers })));
+      const answer = await first.relay.fetch(new Request(url, { headers }));
+      const before = await readEvents(answer, (seen) => seen.some(({ event }) => event.type === 'message'));
+      const lastId = before.at(-1)!.seq;
+      const resumed = await second.relay.fetch(new Request(url, { headers: { ...headers, 'last-event-id': String(lastId), 'flowstream-follow': answer.headers.get('flowstream-follow') ?? '' } }));
+      expect(resumed.headers.get('flowstream-follow')).toBe(answer.headers.get('flowstream-follow'));
+      const after = await readEvents(resumed);
+      expect(after[0]?.event.type).not.toBe('snapshot');
+      const joined = [...before, ...after];
+      expect(onceInOrder(joined)).toBeUndefined();
+      expect(joined.map(({ seq, event }) => `${seq}:${event.type}`)).toEqual((await whole).map(({ seq, event }) => `${seq}:${event.type}`));
+    } finally {
+      for (const each of [first, second]) each.relay.close();
+      await Promise.all([first.hub.close(), second.hub.close()]);
+      first.redis.disconnect();
+      second.redis.disconnect();
+      await emulator.close();
+    }
+  }, 20_000);
+});
