@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { asapScheduler, asyncScheduler, interval, Observable, type SchedulerLike, Subject, type Subscriber, type Subscription, type TeardownLogic } from 'rxjs';
+import { asapScheduler, asyncScheduler, interval, Observable, type SchedulerLike, Subject, type Subscriber, type Subscription, type TeardownLogic, timer } from 'rxjs';
 import type { Logger } from '../domain/model.js';
 import { FlowstreamError } from '../errors/flowstream-error.js';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
@@ -197,7 +197,9 @@ export function createRedisRunHub(options: RedisRunHubOptions): RedisRunHub {
     redis.defineCommand('flowstreamHubAppend', { numberOfKeys: 3, lua: APPEND_SCRIPT });
   }
   const commands = redis as Redis & HubCommands;
-  const reader = new StreamReader(redis.duplicate(), redis, `{fs:${account}:hub-wake}:${newLogName()}`);
+  const reader = new StreamReader(redis.duplicate(), redis, `{fs:${account}:hub-wake}:${newLogName()}`, settings.scheduler, (error) => {
+    logger?.warn('flowstream: the run hub could not read its streams from Redis; retrying', { account, error: error instanceof Error ? error.message : String(error) });
+  });
   const follows = new Map<string, RedisFollow>();
   let checks: Subscription | undefined;
   let closed = false;
@@ -604,6 +606,10 @@ class StreamAppender {
   }
 }
 
+/** The first pause after a failed blocking read, in ms on the scheduler; it doubles up to the next. */
+const READ_RETRY_MS = 50;
+const READ_RETRY_MAX_MS = 2_000;
+
 /** One entry of a stream: its seq, and the event. */
 type StreamEntry = readonly [number, RunEvent];
 
@@ -622,11 +628,17 @@ class StreamReader {
   readonly #streams = new Map<string, { after: number; readonly deliver: (entries: readonly StreamEntry[]) => void }>();
   #running = false;
   #closed = false;
+  readonly #scheduler: SchedulerLike;
+  readonly #warn: (error: unknown) => void;
+  /** The pause after a failed read, ended early by `close()`. */
+  #pause: Subscription | undefined;
 
-  constructor(connection: Redis, writer: Redis, wakeKey: string) {
+  constructor(connection: Redis, writer: Redis, wakeKey: string, scheduler: SchedulerLike, warn: (error: unknown) => void) {
     this.#connection = connection;
     this.#writer = writer;
     this.#wakeKey = wakeKey;
+    this.#scheduler = scheduler;
+    this.#warn = warn;
     connection.on('error', () => undefined);
   }
 
@@ -641,7 +653,16 @@ class StreamReader {
 
   close(): void {
     this.#closed = true;
+    this.#pause?.unsubscribe();
     this.#connection.disconnect();
+  }
+
+  /** Waits `ms` on the scheduler, or until `close()`. */
+  #wait(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      this.#pause = timer(ms, this.#scheduler).subscribe({ complete: resolve });
+      this.#pause.add(resolve);
+    });
   }
 
   /** Closed, or its connection ended for good. */
@@ -665,13 +686,20 @@ class StreamReader {
   }
 
   async #run(): Promise<void> {
+    let failures = 0;
     while (!this.#closed && this.#streams.size > 0) {
       const streams = [...this.#streams];
       let reply: unknown;
       try {
         reply = await this.#connection.call('XREAD', 'BLOCK', '0', 'STREAMS', this.#wakeKey, ...streams.map(([key]) => key), this.#wakeId, ...streams.map(([, stream]) => `0-${stream.after}`));
-      } catch {
+        failures = 0;
+      } catch (error) {
         if (this.#stopped()) break;
+        // A refused read (Redis away, or an error that persists) is tried again after a growing pause,
+        // not at once: a persistent error must not spin.
+        if (failures === 0) this.#warn(error);
+        failures += 1;
+        await this.#wait(Math.min(READ_RETRY_MS * 2 ** (failures - 1), READ_RETRY_MAX_MS));
         continue;
       }
       for (const [key, entries] of (reply ?? []) as [string, [string, string[]][]][]) {
