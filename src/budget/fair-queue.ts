@@ -286,19 +286,25 @@ export function chooseNext(heads: readonly [ClassHead, ...ClassHead[]], bypassed
 
 /**
  * Per flow (a key within a class): the tag of its latest request and how many of its requests wait.
- * `slot`: its place in the heap of flows kept with nothing waiting (−1 while out of it).
+ * `cutFrom`: while its latest request cut in, the tag of the first of that row of cut-ins (`undefined`
+ * otherwise). `slot`: its place in the heap of flows kept with nothing waiting (−1 while out of it).
  */
 interface Flow {
   readonly key: string;
   readonly klass: FairClass;
   last: number;
   waiting: number;
+  cutFrom: number | undefined;
   slot: number;
 }
 
 /**
- * A certain read cuts in only within its run's next this many turns: its status read and the output
- * read that completes it (the run's end); a run cannot cut in again until the class's time catches up.
+ * A certain read cuts in only within its run's next this many turns, counted from the first read of
+ * the row that cuts in: its status read and the output read that completes it (the run's end). A run
+ * whose read was just served in the class's current turn takes its next turns after it, so the window
+ * counts from the run's own next turn, not from the class's: counted from the class's, the output read
+ * that completes the end lost its cut-in and waited a whole round of every run, a minute or more on a
+ * tight day. A run cannot cut in again until a read of its own has gone in its turn.
  */
 const CUT_IN_TURNS = 2;
 
@@ -382,14 +388,16 @@ export class FairQueue {
     if (ticket.key !== undefined) {
       const flows = this.#flows[klass];
       flow = flows.get(ticket.key);
-      if (flow === undefined) flows.set(ticket.key, (flow = { key: ticket.key, klass, last: clock - 1, waiting: 0, slot: -1 }));
+      if (flow === undefined) flows.set(ticket.key, (flow = { key: ticket.key, klass, last: clock - 1, waiting: 0, cutFrom: undefined, slot: -1 }));
       else this.#idle[klass].remove(flow);
       tag = Math.max(clock, flow.last + 1);
     }
-    const cutsIn = order?.certain === true && tag < clock + CUT_IN_TURNS;
+    const cutFrom = flow?.cutFrom ?? tag;
+    const cutsIn = order?.certain === true && tag < cutFrom + CUT_IN_TURNS;
     const entry = queuedRequest(id, ticket, now, this.#arrivals++, tag, tag + (order?.defer ?? 0), cutsIn);
     if (flow !== undefined) {
       flow.last = entry.tag;
+      flow.cutFrom = cutsIn ? cutFrom : undefined;
       flow.waiting += 1;
     }
     this.#entries.set(id, entry);

@@ -67,6 +67,26 @@ describe('the order of a run\'s reads', () => {
     );
   });
 
+  it('lets both reads of a run\'s end cut in, its status and the output read that completes it, after its read was served in the current turn', () => {
+    const queue = new FairQueue();
+    let id = 0;
+    // The run's read goes first in the turn; three other runs still wait in it.
+    for (const key of ['end', 'a', 'b', 'c']) queue.offer(queue.enqueue(id++, read(key), 0, flat));
+    const served = (): string => {
+      const next = queue.of('reads').next()!;
+      queue.served(next);
+      queue.remove(next.id);
+      return next.ticket.key!;
+    };
+    expect(served()).toBe('end');
+    // That read found every node done: the status read that sees the end is certain, then the output read that completes it.
+    queue.offer(queue.enqueue(id++, read('end'), 0, { certain: true, defer: 0 }));
+    expect(served()).toBe('end');
+    queue.offer(queue.enqueue(id, { endpoint: 'output', priority: 'output', key: 'end' }, 0, { certain: true, defer: 0 }));
+    expect(served()).toBe('end');
+    expect([served(), served(), served()]).toEqual(['a', 'b', 'c']);
+  });
+
   it('lets a certain read go ahead of the waiting turns, once, and puts its run\'s next read a turn later', () => {
     const queue = new FairQueue();
     let id = 0;
