@@ -103,8 +103,16 @@ export interface QueuedRequest {
   readonly arrival: number;
   /** Start-time fair queueing tag within the class (see `FairQueue`). */
   readonly tag: number;
-  /** The turn it is served in: its tag, put back by the turns its read is deferred (scheduler.ts). */
-  readonly rank: number;
+  /**
+   * The turn it is served in: its tag, put back by the turns its read is deferred (scheduler.ts), and
+   * its tag again once that deferral has passed (`FairQueue.undefer`).
+   */
+  rank: number;
+  /**
+   * When it became worth sending: when it was due, or, for a read deferred until its change was
+   * likely, when its deferral ended (`FairQueue.undefer`). Within a turn, the earlier goes first.
+   */
+  likelyAt: number;
   /** A read certain to find a change, in its run's own turn: it goes ahead of the class's turns. */
   readonly cutsIn: boolean;
   /** Position in the class's heap by turn (tag, then arrival); −1 while out of it. */
@@ -122,12 +130,13 @@ export interface QueuedRequest {
  * ```
  */
 export function queuedRequest(id: number, ticket: GateTicket, enqueuedAt: number, arrival: number, tag: number, rank: number, cutsIn: boolean): QueuedRequest {
-  return { id, ticket, enqueuedAt, arrival, tag, rank, cutsIn, turnSlot: -1, ageSlot: -1 };
+  return { id, ticket, enqueuedAt, arrival, tag, rank, likelyAt: enqueuedAt, cutsIn, turnSlot: -1, ageSlot: -1 };
 }
 
 /**
  * Whether `a` comes before `b` in a class's round-robin: a read that cuts in first, then the turn it
- * is served in (its fair tag, put back by a deferral), then arrival.
+ * is served in (its fair tag, put back by a deferral), then the moment it became worth sending, then
+ * arrival.
  *
  * @example
  * ```ts
@@ -136,7 +145,8 @@ export function queuedRequest(id: number, ticket: GateTicket, enqueuedAt: number
  */
 function comesFirst(a: QueuedRequest, b: QueuedRequest): boolean {
   if (a.cutsIn !== b.cutsIn) return a.cutsIn;
-  return a.rank !== b.rank ? a.rank < b.rank : a.arrival < b.arrival;
+  if (a.rank !== b.rank) return a.rank < b.rank;
+  return a.likelyAt !== b.likelyAt ? a.likelyAt < b.likelyAt : a.arrival < b.arrival;
 }
 
 /**
@@ -408,6 +418,21 @@ export class FairQueue {
   /** Makes a registered request choosable in its class. */
   offer(entry: QueuedRequest): void {
     this.#classes[fairClassOf(entry.ticket.priority)].add(entry);
+  }
+
+  /**
+   * Serves a deferred read in its own turn again from `at`: its change has become likely, or it has
+   * been put back as long as a deferral may last. Among the reads of that turn it goes by that moment,
+   * so that one deferred while the turn lasts long (a tight account, runs arriving) is not passed for
+   * ever by the reads that become due after it.
+   */
+  undefer(entry: QueuedRequest, at: number): void {
+    if (entry.rank === entry.tag) return;
+    const queue = this.#classes[fairClassOf(entry.ticket.priority)];
+    const offered = queue.remove(entry);
+    entry.rank = entry.tag;
+    entry.likelyAt = at;
+    if (offered) queue.add(entry);
   }
 
   /** Takes a request out of everything (it was sent, or it left); `undefined` when it is not waiting. */
