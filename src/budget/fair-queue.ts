@@ -109,10 +109,10 @@ export interface QueuedRequest {
    */
   rank: number;
   /**
-   * When it became worth sending: when it was due, or, for a read deferred until its change was
-   * likely, when its deferral ended (`FairQueue.undefer`). Within a turn, the earlier goes first.
+   * Its place within its turn: its arrival, or, for a read deferred until its change was likely, an
+   * arrival taken when its deferral ended (`FairQueue.undefer`), as if it asked then.
    */
-  likelyAt: number;
+  place: number;
   /** A read certain to find a change, in its run's own turn: it goes ahead of the class's turns. */
   readonly cutsIn: boolean;
   /** Position in the class's heap by turn (tag, then arrival); −1 while out of it. */
@@ -130,13 +130,12 @@ export interface QueuedRequest {
  * ```
  */
 export function queuedRequest(id: number, ticket: GateTicket, enqueuedAt: number, arrival: number, tag: number, rank: number, cutsIn: boolean): QueuedRequest {
-  return { id, ticket, enqueuedAt, arrival, tag, rank, likelyAt: enqueuedAt, cutsIn, turnSlot: -1, ageSlot: -1 };
+  return { id, ticket, enqueuedAt, arrival, tag, rank, place: arrival, cutsIn, turnSlot: -1, ageSlot: -1 };
 }
 
 /**
  * Whether `a` comes before `b` in a class's round-robin: a read that cuts in first, then the turn it
- * is served in (its fair tag, put back by a deferral), then the moment it became worth sending, then
- * arrival.
+ * is served in (its fair tag, put back by a deferral), then its place in that turn (arrival).
  *
  * @example
  * ```ts
@@ -145,8 +144,7 @@ export function queuedRequest(id: number, ticket: GateTicket, enqueuedAt: number
  */
 function comesFirst(a: QueuedRequest, b: QueuedRequest): boolean {
   if (a.cutsIn !== b.cutsIn) return a.cutsIn;
-  if (a.rank !== b.rank) return a.rank < b.rank;
-  return a.likelyAt !== b.likelyAt ? a.likelyAt < b.likelyAt : a.arrival < b.arrival;
+  return a.rank !== b.rank ? a.rank < b.rank : a.place < b.place;
 }
 
 /**
@@ -421,17 +419,17 @@ export class FairQueue {
   }
 
   /**
-   * Serves a deferred read in its own turn again from `at`: its change has become likely, or it has
-   * been put back as long as a deferral may last. Among the reads of that turn it goes by that moment,
-   * so that one deferred while the turn lasts long (a tight account, runs arriving) is not passed for
-   * ever by the reads that become due after it.
+   * Serves a deferred read in its own turn again: its change has become likely, or it has been put
+   * back as long as a deferral may last. It takes its place in that turn as if it asked now, so that
+   * one deferred while the turn lasts long (a tight account, runs arriving) is not passed for ever by
+   * the reads that ask after it.
    */
-  undefer(entry: QueuedRequest, at: number): void {
+  undefer(entry: QueuedRequest): void {
     if (entry.rank === entry.tag) return;
     const queue = this.#classes[fairClassOf(entry.ticket.priority)];
     const offered = queue.remove(entry);
     entry.rank = entry.tag;
-    entry.likelyAt = at;
+    entry.place = this.#arrivals++;
     if (offered) queue.add(entry);
   }
 

@@ -466,7 +466,7 @@ export class BudgetCore {
     for (let deferred = this.#deferred.peek(); deferred !== undefined && deferred.until <= now; deferred = this.#deferred.peek()) {
       this.#deferred.remove(deferred);
       this.#deferredById.delete(deferred.entry.id);
-      this.queue.undefer(deferred.entry, deferred.until);
+      this.queue.undefer(deferred.entry);
     }
   }
 
