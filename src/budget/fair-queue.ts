@@ -103,8 +103,16 @@ export interface QueuedRequest {
   readonly arrival: number;
   /** Start-time fair queueing tag within the class (see `FairQueue`). */
   readonly tag: number;
-  /** The turn it is served in: its tag, put back by the turns its read is deferred (scheduler.ts). */
-  readonly rank: number;
+  /**
+   * The turn it is served in: its tag, put back by the turns its read is deferred (scheduler.ts), and
+   * its tag again once that deferral has passed (`FairQueue.undefer`).
+   */
+  rank: number;
+  /**
+   * Its place within its turn: its arrival, or, for a read deferred until its change was likely, an
+   * arrival taken when its deferral ended (`FairQueue.undefer`), as if it asked then.
+   */
+  place: number;
   /** A read certain to find a change, in its run's own turn: it goes ahead of the class's turns. */
   readonly cutsIn: boolean;
   /** Position in the class's heap by turn (tag, then arrival); −1 while out of it. */
@@ -122,12 +130,12 @@ export interface QueuedRequest {
  * ```
  */
 export function queuedRequest(id: number, ticket: GateTicket, enqueuedAt: number, arrival: number, tag: number, rank: number, cutsIn: boolean): QueuedRequest {
-  return { id, ticket, enqueuedAt, arrival, tag, rank, cutsIn, turnSlot: -1, ageSlot: -1 };
+  return { id, ticket, enqueuedAt, arrival, tag, rank, place: arrival, cutsIn, turnSlot: -1, ageSlot: -1 };
 }
 
 /**
  * Whether `a` comes before `b` in a class's round-robin: a read that cuts in first, then the turn it
- * is served in (its fair tag, put back by a deferral), then arrival.
+ * is served in (its fair tag, put back by a deferral), then its place in that turn (arrival).
  *
  * @example
  * ```ts
@@ -136,7 +144,7 @@ export function queuedRequest(id: number, ticket: GateTicket, enqueuedAt: number
  */
 function comesFirst(a: QueuedRequest, b: QueuedRequest): boolean {
   if (a.cutsIn !== b.cutsIn) return a.cutsIn;
-  return a.rank !== b.rank ? a.rank < b.rank : a.arrival < b.arrival;
+  return a.rank !== b.rank ? a.rank < b.rank : a.place < b.place;
 }
 
 /**
@@ -286,19 +294,25 @@ export function chooseNext(heads: readonly [ClassHead, ...ClassHead[]], bypassed
 
 /**
  * Per flow (a key within a class): the tag of its latest request and how many of its requests wait.
- * `slot`: its place in the heap of flows kept with nothing waiting (−1 while out of it).
+ * `cutFrom`: while its latest request cut in, the tag of the first of that row of cut-ins (`undefined`
+ * otherwise). `slot`: its place in the heap of flows kept with nothing waiting (−1 while out of it).
  */
 interface Flow {
   readonly key: string;
   readonly klass: FairClass;
   last: number;
   waiting: number;
+  cutFrom: number | undefined;
   slot: number;
 }
 
 /**
- * A certain read cuts in only within its run's next this many turns: its status read and the output
- * read that completes it (the run's end); a run cannot cut in again until the class's time catches up.
+ * A certain read cuts in only within its run's next this many turns, counted from the first read of
+ * the row that cuts in: its status read and the output read that completes it (the run's end). A run
+ * whose read was just served in the class's current turn takes its next turns after it, so the window
+ * counts from the run's own next turn, not from the class's: counted from the class's, the output read
+ * that completes the end lost its cut-in and waited a whole round of every run, a minute or more on a
+ * tight day. A run cannot cut in again until a read of its own has gone in its turn.
  */
 const CUT_IN_TURNS = 2;
 
@@ -382,14 +396,16 @@ export class FairQueue {
     if (ticket.key !== undefined) {
       const flows = this.#flows[klass];
       flow = flows.get(ticket.key);
-      if (flow === undefined) flows.set(ticket.key, (flow = { key: ticket.key, klass, last: clock - 1, waiting: 0, slot: -1 }));
+      if (flow === undefined) flows.set(ticket.key, (flow = { key: ticket.key, klass, last: clock - 1, waiting: 0, cutFrom: undefined, slot: -1 }));
       else this.#idle[klass].remove(flow);
       tag = Math.max(clock, flow.last + 1);
     }
-    const cutsIn = order?.certain === true && tag < clock + CUT_IN_TURNS;
+    const cutFrom = flow?.cutFrom ?? tag;
+    const cutsIn = order?.certain === true && tag < cutFrom + CUT_IN_TURNS;
     const entry = queuedRequest(id, ticket, now, this.#arrivals++, tag, tag + (order?.defer ?? 0), cutsIn);
     if (flow !== undefined) {
       flow.last = entry.tag;
+      flow.cutFrom = cutsIn ? cutFrom : undefined;
       flow.waiting += 1;
     }
     this.#entries.set(id, entry);
@@ -400,6 +416,21 @@ export class FairQueue {
   /** Makes a registered request choosable in its class. */
   offer(entry: QueuedRequest): void {
     this.#classes[fairClassOf(entry.ticket.priority)].add(entry);
+  }
+
+  /**
+   * Serves a deferred read in its own turn again: its change has become likely, or it has been put
+   * back as long as a deferral may last. It takes its place in that turn as if it asked now, so that
+   * one deferred while the turn lasts long (a tight account, runs arriving) is not passed for ever by
+   * the reads that ask after it.
+   */
+  undefer(entry: QueuedRequest): void {
+    if (entry.rank === entry.tag) return;
+    const queue = this.#classes[fairClassOf(entry.ticket.priority)];
+    const offered = queue.remove(entry);
+    entry.rank = entry.tag;
+    entry.place = this.#arrivals++;
+    if (offered) queue.add(entry);
   }
 
   /** Takes a request out of everything (it was sent, or it left); `undefined` when it is not waiting. */

@@ -156,6 +156,13 @@ interface HeldRead {
   slot: number;
 }
 
+/** A run's read put back by its deferral (`readDeferral`) until `until`: then it is served in its own turn again. */
+interface DeferredRead {
+  readonly entry: QueuedRequest;
+  readonly until: number;
+  slot: number;
+}
+
 /**
  * What can happen to the budget. `id`s are the shell's handles on waiting requests.
  *
@@ -223,6 +230,8 @@ export class BudgetCore {
   readonly #needs = new Map<string, ReadNeed>();
   readonly #held = new IndexedHeap<'slot', HeldRead>('slot', (a, b) => a.dueAt < b.dueAt || (a.dueAt === b.dueAt && a.entry.arrival < b.entry.arrival));
   readonly #heldById = new Map<number, HeldRead>();
+  readonly #deferred = new IndexedHeap<'slot', DeferredRead>('slot', (a, b) => a.until < b.until || (a.until === b.until && a.entry.arrival < b.entry.arrival));
+  readonly #deferredById = new Map<number, DeferredRead>();
   /** Consecutive sends that overtook a waiting lower-class request (see `chooseNext`). */
   #bypassed = 0;
 
@@ -388,6 +397,11 @@ export class BudgetCore {
   /** Takes `entry` out of the queue; when it was first in its identical starts' line, offers the next if its key is free. */
   #dequeue(entry: QueuedRequest, now: number): void {
     this.queue.remove(entry.id);
+    const deferred = this.#deferredById.get(entry.id);
+    if (deferred !== undefined) {
+      this.#deferredById.delete(entry.id);
+      this.#deferred.remove(deferred);
+    }
     const key = identicalStartKey(entry.ticket);
     if (key === undefined) return;
     const next = this.#lines.leave(key, entry);
@@ -424,6 +438,15 @@ export class BudgetCore {
     const dueAt = readDueAt(need, fairMs, this.queue.of('reads').size > 0);
     const order: ReadOrder = { certain: need.certain === true, defer: readDeferral(need, dueAt, fairMs) };
     const entry = this.queue.enqueue(id, ticket, Math.max(now, dueAt), order);
+    if (order.defer > 0 && fairMs !== undefined) {
+      // The deferral in time: until the change is likely, at most `MAX_DEFER_ROUNDS` shares of the
+      // account. Counted in turns alone, it lasted as long as a turn does: on a tight account with
+      // runs arriving, new runs' reads and reads that cut in keep a turn open for minutes, and the
+      // most deferred read of it was passed by every other for as long (a run unread for 10 minutes).
+      const deferred: DeferredRead = { entry, until: Math.max(now, dueAt) + order.defer * fairMs, slot: -1 };
+      this.#deferred.push(deferred);
+      this.#deferredById.set(id, deferred);
+    }
     if (dueAt <= now) {
       this.queue.offer(entry);
       return;
@@ -433,12 +456,17 @@ export class BudgetCore {
     this.#heldById.set(id, held);
   }
 
-  /** Held reads now due become choosable. */
+  /** Held reads now due become choosable; deferred reads whose deferral has passed are served in their turn. */
   #release(now: number): void {
     for (let held = this.#held.peek(); held !== undefined && held.dueAt <= now; held = this.#held.peek()) {
       this.#held.remove(held);
       this.#heldById.delete(held.entry.id);
       this.queue.offer(held.entry);
+    }
+    for (let deferred = this.#deferred.peek(); deferred !== undefined && deferred.until <= now; deferred = this.#deferred.peek()) {
+      this.#deferred.remove(deferred);
+      this.#deferredById.delete(deferred.entry.id);
+      this.queue.undefer(deferred.entry);
     }
   }
 

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { FairQueue, type ReadOrder } from '../../src/budget/fair-queue.js';
 import { MAX_DEFER_ROUNDS } from '../../src/budget/scheduler.js';
 import type { GateTicket } from '../../src/domain/requests.js';
+import { Simulation, ticket } from './simulation.js';
 
 const read = (key: string): GateTicket => ({ endpoint: 'status', priority: 'status', key });
 const flat: ReadOrder = { certain: false, defer: 0 };
@@ -67,6 +68,26 @@ describe('the order of a run\'s reads', () => {
     );
   });
 
+  it('lets both reads of a run\'s end cut in, its status and the output read that completes it, after its read was served in the current turn', () => {
+    const queue = new FairQueue();
+    let id = 0;
+    // The run's read goes first in the turn; three other runs still wait in it.
+    for (const key of ['end', 'a', 'b', 'c']) queue.offer(queue.enqueue(id++, read(key), 0, flat));
+    const served = (): string => {
+      const next = queue.of('reads').next()!;
+      queue.served(next);
+      queue.remove(next.id);
+      return next.ticket.key!;
+    };
+    expect(served()).toBe('end');
+    // That read found every node done: the status read that sees the end is certain, then the output read that completes it.
+    queue.offer(queue.enqueue(id++, read('end'), 0, { certain: true, defer: 0 }));
+    expect(served()).toBe('end');
+    queue.offer(queue.enqueue(id, { endpoint: 'output', priority: 'output', key: 'end' }, 0, { certain: true, defer: 0 }));
+    expect(served()).toBe('end');
+    expect([served(), served(), served()]).toEqual(['a', 'b', 'c']);
+  });
+
   it('lets a certain read go ahead of the waiting turns, once, and puts its run\'s next read a turn later', () => {
     const queue = new FairQueue();
     let id = 0;
@@ -101,5 +122,31 @@ describe('the order of a run\'s reads', () => {
       }
     }
     expect(cutIns).toEqual([true, true, false]);
+  });
+
+  it('serves a deferred read in its own turn once its deferral has passed: runs arriving all the time do not pass it for ever', () => {
+    // About one read every 31 s once the minute's first reads have gone.
+    const sim = new Simulation({ requestsPerMinute: 6 });
+    let runs = 0;
+    const arrive = (): void => {
+      const key = `we-${String(runs++)}`;
+      sim.core.need(key, { since: sim.now, minMs: 0, wishMs: 0, maxMs: 10_000 });
+      sim.enqueue(ticket('status', key));
+    };
+    for (let run = 0; run < 6; run += 1) arrive();
+    // Its change is far off: deferred as long as a deferral may last.
+    sim.core.need('we-late', { since: 0, minMs: 0, wishMs: 0, maxMs: 10_000, likelyAt: 30 * 60_000 });
+    const late = sim.enqueue(ticket('status', 'we-late'));
+    // A new run every 10 s, its first read due at once: each takes the class's current turn, which so never ends.
+    while (sim.now < 10 * 60_000) {
+      arrive();
+      sim.advanceBy(10_000);
+    }
+    // Deferred by at most MAX_DEFER_ROUNDS shares of the account (a share: about a minute for the six
+    // runs reading when it asked): no run that arrived after that goes before it.
+    const lateAt = sim.sentAt(late);
+    expect(lateAt).toBeDefined();
+    const before = sim.sent.filter((sent) => sent.at < lateAt! && sent.ticket.key !== 'we-late').map((sent) => Number(sent.ticket.key!.slice(3)));
+    expect(Math.max(...before)).toBeLessThanOrEqual(6 + (MAX_DEFER_ROUNDS * 60_000) / 10_000);
   });
 });
