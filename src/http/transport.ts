@@ -394,9 +394,11 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
    * status and rate-limit headers, or no status when no whole answer came (a failure, the deadline,
    * an unsubscription). Leaving while it waits withdraws the request, unsent.
    */
-  const budget = (ticket: GateTicket, attempt: Observable<Answer>): Observable<Answer> => {
-    if (gate === undefined) return attempt;
-    return new Observable<Answer>((subscriber) => {
+  const budget = <T>(ticket: GateTicket, attempt: Observable<Answer>, read: (answer: Answer) => T): Observable<T> => {
+    if (gate === undefined) return attempt.pipe(map(read));
+    // `read` is applied here rather than by an operator after this stage: a request waiting in the
+    // budget (every run's next read) holds one subscriber less.
+    return new Observable<T>((subscriber) => {
       const waiting = new AbortController();
       let granted = false;
       let reported = false;
@@ -414,7 +416,14 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
             sending = attempt.subscribe({
               next: (answer) => {
                 report(answer);
-                subscriber.next(answer);
+                let value: T;
+                try {
+                  value = read(answer);
+                } catch (error: unknown) {
+                  subscriber.error(error);
+                  return;
+                }
+                subscriber.next(value);
               },
               error: (error: unknown) => {
                 report();
@@ -461,7 +470,7 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
    */
   const attempt = <T>(spec: RequestSpec<T>): Observable<T> => {
     const ticket = ticketOf(spec);
-    const once = (exchange: Observable<Answer>): Observable<T> => budget(ticket, deadline(spec, exchange)).pipe(map((answer) => unwrap(answer, spec, redact)));
+    const once = (exchange: Observable<Answer>): Observable<T> => budget(ticket, deadline(spec, exchange), (answer) => unwrap(answer, spec, redact));
     const { onSending } = spec;
     if (onSending === undefined) return once(fetchAnswer(spec));
     return defer(() => {
