@@ -394,10 +394,10 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
    * status and rate-limit headers, or no status when no whole answer came (a failure, the deadline,
    * an unsubscription). Leaving while it waits withdraws the request, unsent.
    */
-  const budget = <T>(ticket: GateTicket, attempt: Observable<Answer>, read: (answer: Answer) => T): Observable<T> => {
-    if (gate === undefined) return attempt.pipe(map(read));
-    // `read` is applied here rather than by an operator after this stage: a request waiting in the
-    // budget (every run's next read) holds one subscriber less.
+  const budget = <T>(ticket: GateTicket, attempt: () => Observable<Answer>, read: (answer: Answer) => T): Observable<T> => {
+    if (gate === undefined) return attempt().pipe(map(read));
+    // The attempt is built once granted, and `read` applied here rather than by an operator after this
+    // stage: a request waiting in the budget (every run's next read) holds neither.
     return new Observable<T>((subscriber) => {
       const waiting = new AbortController();
       let granted = false;
@@ -413,7 +413,7 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
           granted = true;
           if (subscriber.closed) report();
           else {
-            sending = attempt.subscribe({
+            sending = attempt().subscribe({
               next: (answer) => {
                 report(answer);
                 let value: T;
@@ -470,9 +470,9 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
    */
   const attempt = <T>(spec: RequestSpec<T>): Observable<T> => {
     const ticket = ticketOf(spec);
-    const once = (exchange: Observable<Answer>): Observable<T> => budget(ticket, deadline(spec, exchange), (answer) => unwrap(answer, spec, redact));
+    const once = (exchange: () => Observable<Answer>): Observable<T> => budget(ticket, () => deadline(spec, exchange()), (answer) => unwrap(answer, spec, redact));
     const { onSending } = spec;
-    if (onSending === undefined) return once(fetchAnswer(spec));
+    if (onSending === undefined) return once(() => fetchAnswer(spec));
     return defer(() => {
       let sent = false;
       const exchange = defer(() => {
@@ -480,7 +480,7 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
         onSending(true);
         return fetchAnswer(spec);
       });
-      return once(exchange).pipe(
+      return once(() => exchange).pipe(
         tap({
           error: () => {
             if (sent) onSending(false);
