@@ -254,23 +254,33 @@ const nodeExecutionSchema: z.ZodMiniType<NodeExecution> = z.pipe(
 /** The status payload's fields, built once: zod compiles an object schema at its first parse, so a schema made per call costs that every poll. */
 const snapshotPayloadSchema = z.object({ executionId: looseString, status: looseString, createdAt: looseString, nodeExecutions: z.nullish(z.array(nodeExecutionSchema)) });
 
+/** The status data as the service sent it: `executionId` may be missing (see `withRequestedId`). */
+export type SnapshotData = Omit<ExecutionSnapshot, 'executionId'> & { readonly executionId?: string };
+
 /**
- * `GET /openapi/workflow/{executionId}/status` data (service.md §4.1). `executionId` is optional in the
- * spec; the resource fills in the requested id when it is missing.
+ * `GET /openapi/workflow/{executionId}/status` data (service.md §4.1), one schema for every execution:
+ * `executionId` is optional in the spec, and `withRequestedId` fills in the requested id when it is
+ * missing. Not a schema per request: a run's next read waits in the budget holding its request.
  */
+export const snapshotDataSchema: z.ZodMiniType<SnapshotData> = z.pipe(
+  snapshotPayloadSchema,
+  z.transform(({ executionId, status, createdAt, nodeExecutions }) => {
+    const rawStatus = status ?? '';
+    return { ...defined({ executionId: executionId ?? undefined }), status: toExecutionStatus(rawStatus), rawStatus, ...defined({ createdAt }), nodes: nodeExecutions ?? [] };
+  }),
+);
+
+/** The snapshot of the execution asked for: the service's id, or the requested one when it sent none. */
+export function withRequestedId(data: SnapshotData, requestedId: string): ExecutionSnapshot {
+  const { executionId = requestedId, ...rest } = data;
+  return { executionId, ...rest };
+}
+
+/** `snapshotDataSchema` with the requested id filled in. */
 export function executionSnapshotSchema(requestedId: string): z.ZodMiniType<ExecutionSnapshot> {
   return z.pipe(
-    snapshotPayloadSchema,
-    z.transform(({ executionId, status, createdAt, nodeExecutions }) => {
-      const rawStatus = status ?? '';
-      return {
-        executionId: executionId ?? requestedId,
-        status: toExecutionStatus(rawStatus),
-        rawStatus,
-        ...defined({ createdAt }),
-        nodes: nodeExecutions ?? [],
-      };
-    }),
+    snapshotDataSchema,
+    z.transform((data) => withRequestedId(data, requestedId)),
   );
 }
 
