@@ -506,25 +506,42 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
         reject(signal.reason as Error);
         return;
       }
-      const onAbort = (): void => {
-        subscription.unsubscribe();
-        reject(signal?.reason as Error);
-      };
-      const settle = (): void => {
-        signal?.removeEventListener('abort', onAbort);
-      };
-      const subscription = request(priority === undefined ? describe : () => ({ ...describe(), priority })).subscribe({
-        next: (value) => {
-          settle();
-          resolve(value);
-        },
-        error: (error: Error) => {
-          settle();
-          reject(error);
-        },
-      });
-      if (!subscription.closed) signal?.addEventListener('abort', onAbort, { once: true });
+      const pending = new PendingCall<T>(signal, resolve, reject);
+      pending.subscription = request(priority === undefined ? describe : () => ({ ...describe(), priority })).subscribe(pending);
+      if (!pending.subscription.closed) signal?.addEventListener('abort', pending, ONCE);
     });
 
   return { request, call };
+}
+
+const ONCE: AddEventListenerOptions = { once: true };
+
+/**
+ * A call as a Promise while its request is on its way: the request's observer and the listener of the
+ * call's signal in one object (a run's next read waits in the budget holding it), not a closure each.
+ */
+class PendingCall<T> {
+  subscription: Subscription | undefined;
+
+  constructor(
+    private readonly signal: AbortSignal | undefined,
+    private readonly resolve: (value: T) => void,
+    private readonly reject: (reason: unknown) => void,
+  ) {}
+
+  /** The call's signal aborted: the request stops, and the call rejects with the signal's reason. */
+  handleEvent(): void {
+    this.subscription?.unsubscribe();
+    this.reject(this.signal?.reason);
+  }
+
+  next(value: T): void {
+    this.signal?.removeEventListener('abort', this);
+    this.resolve(value);
+  }
+
+  error(error: unknown): void {
+    this.signal?.removeEventListener('abort', this);
+    this.reject(error);
+  }
 }
