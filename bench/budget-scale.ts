@@ -15,6 +15,12 @@ export interface ScaleRow {
   readonly cancelUsPerOp: number;
   /** Enqueue and cancel of all N, ms of CPU. */
   readonly totalMs: number;
+  /**
+   * The same N waits without a budget — a promise per request, its signal's listener and the abort —
+   * ms of CPU: what the platform costs whatever the budget does (Node 20 builds a `DOMException` per
+   * `abort()`).
+   */
+  readonly floorMs: number;
 }
 
 const cpuMs = (): number => {
@@ -36,7 +42,23 @@ export function queuedThenCancelled(queued: number): ScaleRow {
     enqueueUsPerOp: ((enqueued - began) * 1000) / queued,
     cancelUsPerOp: ((cancelled - enqueued) * 1000) / queued,
     totalMs: cancelled - began,
+    floorMs: abortFloorMs(queued),
   };
+}
+
+/** N promises that reject when their signal aborts, then every signal aborted: ms of CPU. */
+function abortFloorMs(queued: number): number {
+  const controllers = Array.from({ length: queued }, () => new AbortController());
+  const began = cpuMs();
+  const waits = controllers.map(({ signal }) =>
+    new Promise<void>((_, reject) => {
+      signal.addEventListener('abort', () => { reject(signal.reason as Error); }, { once: true });
+    }).catch(() => undefined),
+  );
+  for (const controller of controllers) controller.abort();
+  const ended = cpuMs();
+  void Promise.all(waits);
+  return ended - began;
 }
 
 export function budgetScale(sizes: readonly number[]): { readonly rows: readonly ScaleRow[] } {
@@ -45,8 +67,8 @@ export function budgetScale(sizes: readonly number[]): { readonly rows: readonly
 
 export function budgetScaleTable(rows: readonly ScaleRow[]): string {
   return table(
-    ['requests queued then cancelled', 'enqueue (µs/op)', 'cancel (µs/op)', 'total CPU (ms)'],
-    rows.map((row) => [row.queued.toLocaleString('en'), row.enqueueUsPerOp.toFixed(1), row.cancelUsPerOp.toFixed(1), row.totalMs.toFixed(0)]),
+    ['requests queued then cancelled', 'enqueue (µs/op)', 'cancel (µs/op)', 'total CPU (ms)', 'of which no budget could save (ms)'],
+    rows.map((row) => [row.queued.toLocaleString('en'), row.enqueueUsPerOp.toFixed(1), row.cancelUsPerOp.toFixed(1), row.totalMs.toFixed(0), row.floorMs.toFixed(0)]),
   );
 }
 

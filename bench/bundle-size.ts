@@ -18,6 +18,8 @@ export interface BundleSize {
   readonly gzippedBytes: number;
   /** Minified bytes per package (`flowstream` for the project's own code), largest first. */
   readonly byPackage: readonly { readonly name: string; readonly bytes: number }[];
+  /** Every module with bytes in the bundle (paths inside `node_modules/` from the package on, the project's own from `src/`), largest first. */
+  readonly modules: readonly { readonly path: string; readonly bytes: number }[];
 }
 
 function packageOf(path: string): string {
@@ -25,6 +27,13 @@ function packageOf(path: string): string {
   if (inside === undefined) return 'flowstream';
   const parts = inside.split('/');
   return parts[0]?.startsWith('@') === true ? `${parts[0]}/${parts[1] ?? ''}` : (parts[0] ?? inside);
+}
+
+function modulePath(path: string): string {
+  const [, inside] = path.split('node_modules/');
+  if (inside !== undefined) return inside;
+  const at = path.lastIndexOf('src/');
+  return at < 0 ? path : path.slice(at);
 }
 
 /** Bundles the minimal import in memory and measures it. */
@@ -51,6 +60,10 @@ export async function bundleSize(conditions: readonly string[] = []): Promise<Bu
     minifiedBytes: output.contents.byteLength,
     gzippedBytes: gzipSync(output.contents, { level: 9 }).byteLength,
     byPackage: [...totals].map(([name, bytes]) => ({ name, bytes })).sort((a, b) => b.bytes - a.bytes),
+    modules: Object.entries(meta.inputs)
+      .filter(([, input]) => input.bytesInOutput > 0)
+      .map(([path, input]) => ({ path: modulePath(path), bytes: input.bytesInOutput }))
+      .sort((a, b) => b.bytes - a.bytes),
   };
 }
 

@@ -362,7 +362,7 @@ export function createAccountBudget(options: AccountBudgetOptions & { readonly l
     waiters.delete(id);
     dispatch({ type: 'cancel', id });
     // Maybe the last read waiting here: the account hears that this process has none any more.
-    void ask();
+    if (shared !== undefined) void ask();
   }
 
   function drainedCheck(): void {
@@ -426,6 +426,36 @@ export function createAccountBudget(options: AccountBudgetOptions & { readonly l
     deadlineTimer?.unsubscribe();
   }
 
+  /** Queues a waiter; returns its handle. One function for every request: no closure per wait. */
+  function join(waiter: Waiter): number {
+    const id = nextId++;
+    waiters.set(id, waiter);
+    // The shared account is away: what cannot wait for it waits at most `unavailableAfterMs`.
+    if (shared !== undefined && !reachable && fairClassOf(waiter.ticket.priority) !== 'abort') {
+      giveUps.set(
+        id,
+        scheduler.schedule(() => {
+          const entry = held.find((other) => other.id === id);
+          if (entry !== undefined) unhold(entry);
+          else leaveQueue(id);
+          waiter.refuse(unavailableError(shared.unavailableAfterMs));
+          publish();
+          drainedCheck();
+        }, shared.unavailableAfterMs),
+      );
+    }
+    dispatch({ type: 'enqueue', id, ticket: waiter.ticket });
+    return id;
+  }
+
+  /** The waiter of handle `id` leaves (its signal aborted): out of the queue, or out of those held for the shared account. */
+  function withdraw(id: number): void {
+    const entry = shared === undefined ? undefined : held.find((other) => other.id === id);
+    if (entry !== undefined) unhold(entry);
+    else leaveQueue(id);
+    drainedCheck();
+  }
+
   const state$ = new Observable<BudgetState>((subscriber) => {
     subscriber.next(budgetState(core, now()));
     if (closed) {
@@ -442,31 +472,7 @@ export function createAccountBudget(options: AccountBudgetOptions & { readonly l
       // While `close()` still sends the aborts held (a shared account), an abort that comes joins them:
       // a process shutting down unsubscribes its runs after it asked the budget to close.
       if (closed || (closing !== undefined && fairClassOf(ticket.priority) !== 'abort')) return Promise.reject(closedError());
-      return waitForTurn(ticket, signal, (waiter) => {
-        const id = nextId++;
-        waiters.set(id, waiter);
-        // The shared account is away: what cannot wait for it waits at most `unavailableAfterMs`.
-        if (shared !== undefined && !reachable && fairClassOf(ticket.priority) !== 'abort') {
-          giveUps.set(
-            id,
-            scheduler.schedule(() => {
-              const entry = held.find((other) => other.id === id);
-              if (entry !== undefined) unhold(entry);
-              else leaveQueue(id);
-              waiter.refuse(unavailableError(shared.unavailableAfterMs));
-              publish();
-              drainedCheck();
-            }, shared.unavailableAfterMs),
-          );
-        }
-        dispatch({ type: 'enqueue', id, ticket });
-        return () => {
-          const entry = held.find((other) => other.id === id);
-          if (entry !== undefined) unhold(entry);
-          else leaveQueue(id);
-          drainedCheck();
-        };
-      });
+      return waitForTurn(ticket, signal, join, withdraw);
     },
     report(report: GateReport): void {
       dispatch({ type: 'report', report });
@@ -546,36 +552,57 @@ function unavailableError(afterMs: number): FlowstreamError {
 /** A request waiting for its turn: let go (`release`) or refused with an error. */
 export interface Waiter {
   readonly ticket: GateTicket;
-  readonly release: () => void;
-  readonly refuse: (error: Error) => void;
+  release(): void;
+  refuse(error: Error): void;
 }
 
 /**
- * A request's wait for the budget as a Promise, for every account budget alike (in memory, in
- * Redis): `join` queues the waiter and returns how to take it out again; aborting `signal` takes it
- * out and rejects with the signal's reason; the abort listener goes as soon as the wait ends.
+ * One wait, as one object: the waiter the budget queues and the listener of its signal's abort
+ * (`handleEvent`), so that a request waiting holds this object and its promise, not a closure per role.
  */
-export function waitForTurn(ticket: GateTicket, signal: AbortSignal | undefined, join: (waiter: Waiter) => () => void): Promise<void> {
+class Turn implements Waiter {
+  /** The budget's handle on it, once queued. */
+  id = -1;
+
+  constructor(
+    readonly ticket: GateTicket,
+    private readonly signal: AbortSignal | undefined,
+    private readonly resolve: () => void,
+    private readonly reject: (reason: unknown) => void,
+    private readonly withdraw: (id: number) => void,
+  ) {}
+
+  /** The signal aborted: the wait leaves the queue and rejects with the signal's reason. */
+  handleEvent(): void {
+    this.withdraw(this.id);
+    this.reject(this.signal?.reason);
+  }
+
+  release(): void {
+    this.signal?.removeEventListener('abort', this);
+    this.resolve();
+  }
+
+  refuse(error: Error): void {
+    this.signal?.removeEventListener('abort', this);
+    this.reject(error);
+  }
+}
+
+const ONCE: AddEventListenerOptions = { once: true };
+
+/**
+ * A request's wait for the budget as a Promise, for every account budget alike (in memory, in
+ * Redis): `join` queues the waiter and returns its handle, `withdraw` takes that handle out again;
+ * aborting `signal` withdraws it and rejects with the signal's reason; the abort listener goes as soon
+ * as the wait ends.
+ */
+export function waitForTurn(ticket: GateTicket, signal: AbortSignal | undefined, join: (waiter: Waiter) => number, withdraw: (id: number) => void): Promise<void> {
   if (signal?.aborted === true) return Promise.reject(signal.reason as Error);
   return new Promise<void>((resolve, reject) => {
-    let leave = (): void => undefined;
-    const onAbort = (): void => {
-      leave();
-      reject(signal?.reason as Error);
-    };
-    const settle = (): void => signal?.removeEventListener('abort', onAbort);
-    signal?.addEventListener('abort', onAbort, { once: true });
-    leave = join({
-      ticket,
-      release: () => {
-        settle();
-        resolve();
-      },
-      refuse: (error) => {
-        settle();
-        reject(error);
-      },
-    });
+    const turn = new Turn(ticket, signal, resolve, reject, withdraw);
+    signal?.addEventListener('abort', turn, ONCE);
+    turn.id = join(turn);
   });
 }
 

@@ -82,6 +82,8 @@ export function createMemoryLedger(): MemoryLedger {
   };
 }
 
+const NOTHING_FREED: readonly string[] = Object.freeze([]);
+
 /**
  * The account as the budget's scheduler asks it, in one process: the rule book over a synchronous
  * ledger's record, and this process's requests in flight (the anchor of every "until the window can
@@ -91,6 +93,8 @@ export class LedgerAccount {
   readonly inFlight = new InFlight();
   /** What the last report said, as the rule book takes it: a shared account is told the same. */
   lastAnswer: AccountAnswer | undefined;
+  #pruned: { readonly record: AccountRecord | undefined; readonly now: number } = { record: undefined, now: Number.NaN };
+  #ready: { readonly record: AccountRecord | undefined; readonly now: number; readonly at: Partial<Record<FairClass, number>> } = { record: undefined, now: Number.NaN, at: {} };
 
   constructor(
     readonly ledger: MemoryLedger,
@@ -107,14 +111,22 @@ export class LedgerAccount {
 
   /** Lets go of what `now` has made obsolete; returns the identical-start keys now free. */
   prune(now: number): readonly string[] {
-    return this.ledger.transact(now, (record, at) => {
+    // Records are values: the record this prune left, pruned again at the same instant, frees nothing.
+    // A burst (a deploy cancelling every run) steps the budget many times at one instant.
+    if (this.ledger.record === this.#pruned.record && now === this.#pruned.now) return NOTHING_FREED;
+    const freed = this.ledger.transact(now, (record, at) => {
       const next = pruned(record, at, this.config);
       return [next.record, next.freed];
     });
+    this.#pruned = { record: this.ledger.record, now };
+    return freed;
   }
 
+  /** When a request of `klass` may go: computed once per record, class and instant. */
   readyAt(klass: FairClass, now: number): number {
-    return readyAt(this.ledger.record, klass, now, this.config);
+    const record = this.ledger.record;
+    if (record !== this.#ready.record || now !== this.#ready.now) this.#ready = { record, now, at: {} };
+    return (this.#ready.at[klass] ??= readyAt(record, klass, now, this.config));
   }
 
   startRefusedUntil(now: number): number | undefined {

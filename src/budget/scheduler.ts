@@ -278,8 +278,8 @@ export class BudgetCore {
     const refused: Refusal[] = [];
     this.#prune(now);
     this.#apply(event, now, refused);
-    // An answer may free an identical start's key at once (a spacing of 0).
-    this.#offerFreed(this.account.prune(now));
+    // An answer may free an identical start's key at once (a spacing of 0); nothing else changes the record.
+    if (event.type === 'report') this.#offerFreed(this.account.prune(now));
     return this.#drain(now, refused);
   }
 

@@ -5,7 +5,8 @@ import type { CallOptions, ExecutionsApi, StartOptions } from './calls.js';
 import {
   abortSchema,
   executionOutputSchema,
-  executionSnapshotSchema,
+  snapshotDataSchema,
+  withRequestedId,
   generatedWorkflowSchema,
   startedExecutionSchema,
   uploadedFilesSchema,
@@ -322,7 +323,7 @@ export function createExecutionsApi(context: ExecutionsContext): ExecutionsApi {
           onSending,
         };
       }),
-    status: (executionId, options) => onExecution('status', 'get', executionId, executionSnapshotSchema, options),
+    status: (executionId, options) => onExecution('status', 'get', executionId, () => snapshotDataSchema, options).then((data) => withRequestedId(data, executionId)),
     output: (executionId, options) => onExecution('output', 'get', executionId, () => executionOutputSchema, options),
     abort: (executionId, options) => onExecution('abort', 'post', executionId, () => abortSchema, options),
   };

@@ -1,6 +1,5 @@
 // A namespace import, so that a bundler keeps only the zod functions used here.
 import * as z from 'zod/mini';
-import en from 'zod/v4/locales/en.js';
 import type {
   ExecutionOutput,
   ExecutionSnapshot,
@@ -28,12 +27,68 @@ import type {
  */
 
 /**
- * How every response is parsed: with zod's English messages, so that a `ResponseValidationError`
- * says what was expected (`Invalid input: expected string, received undefined`). zod/mini loads no
- * locale, and its issues would all read `Invalid input`; the messages go with each parse rather than
- * through `z.config`, which is global and would change the messages of the app's own zod.
+ * The message of an issue our schemas can raise, in the words of zod's English locale
+ * (`Invalid input: expected string, received undefined`), without the whole locale: its tables
+ * (string formats, sizes of maps and files) are for schemas the client does not have.
  */
-export const parseContext: z.core.ParseContext<z.core.$ZodIssue> = { error: en().localeError };
+function issueMessage(issue: z.core.$ZodRawIssue): string {
+  switch (issue.code) {
+    case 'invalid_type':
+      return `Invalid input: expected ${typeName(issue.expected, undefined)}, received ${typeName(receivedType(issue.input), issue.input)}`;
+    case 'invalid_value':
+      return issue.values.length === 1 ? `Invalid input: expected ${primitiveText(issue.values[0])}` : `Invalid option: expected one of ${issue.values.map(primitiveText).join('|')}`;
+    case 'too_small':
+      return issue.origin === 'string' || issue.origin === 'array'
+        ? `Too small: expected ${issue.origin} to have ${issue.inclusive === true ? '>=' : '>'}${issue.minimum.toString()} ${issue.origin === 'string' ? 'characters' : 'items'}`
+        : `Too small: expected ${issue.origin} to be ${issue.inclusive === true ? '>=' : '>'}${issue.minimum.toString()}`;
+    // Issues of schemas the client does not have (unions, formats, maxima, records, maps): the locale's generic text.
+    case 'too_big':
+    case 'invalid_format':
+    case 'not_multiple_of':
+    case 'unrecognized_keys':
+    case 'invalid_union':
+    case 'invalid_key':
+    case 'invalid_element':
+    case 'custom':
+      return 'Invalid input';
+    default:
+      return unexpectedIssue(issue);
+  }
+}
+
+function unexpectedIssue(issue: never): string {
+  return `Invalid input (${String((issue as { code?: unknown }).code)})`;
+}
+
+/** What a value is, as zod names it in an issue (`null`, `array`, `nan`, a class's name). */
+function receivedType(input: unknown): string {
+  if (typeof input === 'number') return Number.isNaN(input) ? 'nan' : 'number';
+  if (typeof input !== 'object') return typeof input;
+  if (input === null) return 'null';
+  if (Array.isArray(input)) return 'array';
+  const { constructor } = input as { constructor?: { name?: string } };
+  return Object.getPrototypeOf(input) !== Object.prototype && typeof constructor?.name === 'string' ? constructor.name : 'object';
+}
+
+/** A literal as an issue quotes it. */
+function primitiveText(value: unknown): string {
+  if (typeof value === 'bigint') return `${value.toString()}n`;
+  return typeof value === 'string' ? `"${value}"` : String(value);
+}
+
+/** A type's name as zod's English locale writes it. */
+function typeName(type: string, input: unknown): string {
+  if (type === 'number' && typeof input === 'number' && !Number.isFinite(input)) return String(input);
+  return type === 'nan' ? 'NaN' : type;
+}
+
+/**
+ * How every response is parsed: with English messages, so that a `ResponseValidationError` says what
+ * was expected (`Invalid input: expected string, received undefined`). zod/mini loads no locale, and
+ * its issues would all read `Invalid input`; the messages go with each parse rather than through
+ * `z.config`, which is global and would change the messages of the app's own zod.
+ */
+export const parseContext: z.core.ParseContext<z.core.$ZodIssue> = { error: issueMessage };
 
 const EXECUTION_STATUSES: ReadonlySet<string> = new Set<ExecutionStatus>(['init', 'executing', 'finish', 'failed']);
 const NODE_STATUSES: ReadonlySet<string> = new Set<NodeStatus>(['init', 'waiting', 'executing', 'finish', 'failed']);
@@ -199,23 +254,33 @@ const nodeExecutionSchema: z.ZodMiniType<NodeExecution> = z.pipe(
 /** The status payload's fields, built once: zod compiles an object schema at its first parse, so a schema made per call costs that every poll. */
 const snapshotPayloadSchema = z.object({ executionId: looseString, status: looseString, createdAt: looseString, nodeExecutions: z.nullish(z.array(nodeExecutionSchema)) });
 
+/** The status data as the service sent it: `executionId` may be missing (see `withRequestedId`). */
+export type SnapshotData = Omit<ExecutionSnapshot, 'executionId'> & { readonly executionId?: string };
+
 /**
- * `GET /openapi/workflow/{executionId}/status` data (service.md §4.1). `executionId` is optional in the
- * spec; the resource fills in the requested id when it is missing.
+ * `GET /openapi/workflow/{executionId}/status` data (service.md §4.1), one schema for every execution:
+ * `executionId` is optional in the spec, and `withRequestedId` fills in the requested id when it is
+ * missing. Not a schema per request: a run's next read waits in the budget holding its request.
  */
+export const snapshotDataSchema: z.ZodMiniType<SnapshotData> = z.pipe(
+  snapshotPayloadSchema,
+  z.transform(({ executionId, status, createdAt, nodeExecutions }) => {
+    const rawStatus = status ?? '';
+    return { ...defined({ executionId: executionId ?? undefined }), status: toExecutionStatus(rawStatus), rawStatus, ...defined({ createdAt }), nodes: nodeExecutions ?? [] };
+  }),
+);
+
+/** The snapshot of the execution asked for: the service's id, or the requested one when it sent none. */
+export function withRequestedId(data: SnapshotData, requestedId: string): ExecutionSnapshot {
+  const { executionId = requestedId, ...rest } = data;
+  return { executionId, ...rest };
+}
+
+/** `snapshotDataSchema` with the requested id filled in. */
 export function executionSnapshotSchema(requestedId: string): z.ZodMiniType<ExecutionSnapshot> {
   return z.pipe(
-    snapshotPayloadSchema,
-    z.transform(({ executionId, status, createdAt, nodeExecutions }) => {
-      const rawStatus = status ?? '';
-      return {
-        executionId: executionId ?? requestedId,
-        status: toExecutionStatus(rawStatus),
-        rawStatus,
-        ...defined({ createdAt }),
-        nodes: nodeExecutions ?? [],
-      };
-    }),
+    snapshotDataSchema,
+    z.transform((data) => withRequestedId(data, requestedId)),
   );
 }
 

@@ -423,9 +423,11 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
    * status and rate-limit headers, or no status when no whole answer came (a failure, the deadline,
    * an unsubscription). Leaving while it waits withdraws the request, unsent.
    */
-  const budget = (ticket: GateTicket, attempt: Observable<Answer>, tally: RequestTally | undefined): Observable<Answer> => {
-    if (gate === undefined) return attempt;
-    return new Observable<Answer>((subscriber) => {
+  const budget = <T>(ticket: GateTicket, attempt: () => Observable<Answer>, read: (answer: Answer) => T, tally: RequestTally | undefined): Observable<T> => {
+    if (gate === undefined) return attempt().pipe(map(read));
+    // The attempt is built once granted, and `read` applied here rather than by an operator after this
+    // stage: a request waiting in the budget (every run's next read) holds neither.
+    return new Observable<T>((subscriber) => {
       const waiting = new AbortController();
       let granted = false;
       let reported = false;
@@ -442,10 +444,17 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
           if (tally !== undefined) tally.budgetWaitMs += scheduler.now() - askedAt;
           if (subscriber.closed) report();
           else {
-            sending = attempt.subscribe({
+            sending = attempt().subscribe({
               next: (answer) => {
                 report(answer);
-                subscriber.next(answer);
+                let value: T;
+                try {
+                  value = read(answer);
+                } catch (error: unknown) {
+                  subscriber.error(error);
+                  return;
+                }
+                subscriber.next(value);
               },
               error: (error: unknown) => {
                 report();
@@ -493,9 +502,9 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
    */
   const attempt = <T>(spec: RequestSpec<T>, traced?: Traced): Observable<T> => {
     const ticket = ticketOf(spec);
-    const once = (exchange: Observable<Answer>): Observable<T> => budget(ticket, deadline(spec, exchange), traced?.tally).pipe(map((answer) => unwrap(answer, spec, redact)));
+    const once = (exchange: () => Observable<Answer>): Observable<T> => budget(ticket, () => deadline(spec, exchange()), (answer) => unwrap(answer, spec, redact), traced?.tally);
     const { onSending } = spec;
-    if (onSending === undefined) return once(fetchAnswer(spec, traced));
+    if (onSending === undefined) return once(() => fetchAnswer(spec, traced));
     return defer(() => {
       let sent = false;
       const exchange = defer(() => {
@@ -503,7 +512,7 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
         onSending(true);
         return fetchAnswer(spec, traced);
       });
-      return once(exchange).pipe(
+      return once(() => exchange).pipe(
         tap({
           error: () => {
             if (sent) onSending(false);
@@ -571,26 +580,43 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
         reject(signal.reason as Error);
         return;
       }
-      const onAbort = (): void => {
-        subscription.unsubscribe();
-        reject(signal?.reason as Error);
-      };
-      const settle = (): void => {
-        signal?.removeEventListener('abort', onAbort);
-      };
+      const pending = new PendingCall<T>(signal, resolve, reject);
       const described = priority === undefined && telemetryParent === undefined ? describe : () => ({ ...describe(), priority, telemetryParent });
-      const subscription = request(described).subscribe({
-        next: (value) => {
-          settle();
-          resolve(value);
-        },
-        error: (error: Error) => {
-          settle();
-          reject(error);
-        },
-      });
-      if (!subscription.closed) signal?.addEventListener('abort', onAbort, { once: true });
+      pending.subscription = request(described).subscribe(pending);
+      if (!pending.subscription.closed) signal?.addEventListener('abort', pending, ONCE);
     });
 
   return { request, call };
+}
+
+const ONCE: AddEventListenerOptions = { once: true };
+
+/**
+ * A call as a Promise while its request is on its way: the request's observer and the listener of the
+ * call's signal in one object (a run's next read waits in the budget holding it), not a closure each.
+ */
+class PendingCall<T> {
+  subscription: Subscription | undefined;
+
+  constructor(
+    private readonly signal: AbortSignal | undefined,
+    private readonly resolve: (value: T) => void,
+    private readonly reject: (reason: unknown) => void,
+  ) {}
+
+  /** The call's signal aborted: the request stops, and the call rejects with the signal's reason. */
+  handleEvent(): void {
+    this.subscription?.unsubscribe();
+    this.reject(this.signal?.reason);
+  }
+
+  next(value: T): void {
+    this.signal?.removeEventListener('abort', this);
+    this.resolve(value);
+  }
+
+  error(error: unknown): void {
+    this.signal?.removeEventListener('abort', this);
+    this.reject(error);
+  }
 }

@@ -86,11 +86,14 @@ describe('createRequestBudget', () => {
     const budget = createAccountBudget({ burst: 1 });
     await budget.acquire(ticket('status', 'busy'));
     const controller = new AbortController();
+    const addListener = vi.spyOn(controller.signal, 'addEventListener');
     const removeListener = vi.spyOn(controller.signal, 'removeEventListener');
     const request = track(budget.acquire(ticket('status', 'we-1'), controller.signal));
     await vi.advanceTimersByTimeAsync(1_000);
     expect(request.state()).toBe('sent');
-    expect(removeListener).toHaveBeenCalledWith('abort', expect.any(Function));
+    const [[type, listener] = []] = addListener.mock.calls;
+    expect(type).toBe('abort');
+    expect(removeListener).toHaveBeenCalledWith('abort', listener);
   });
 
   it('pauses after a 429 and resumes one request at a time', async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import en from 'zod/v4/locales/en.js';
 import { createRedactor } from '../../src/http/key-redaction.js';
-import { executionOutputSchema, executionSnapshotSchema, startedExecutionSchema, parseNodeError, workflowPlanSchema, workflowSummariesSchema } from '../../src/http/schemas.js';
+import { executionOutputSchema, executionSnapshotSchema, generatedWorkflowSchema, parseContext, startedExecutionSchema, parseNodeError, workflowPlanSchema, workflowSummariesSchema } from '../../src/http/schemas.js';
 import { unwrap } from '../../src/http/transport.js';
 
 describe('lenient schemas where the service is loose', () => {
@@ -93,6 +94,19 @@ describe('what a ResponseValidationError says', () => {
         ],
       }),
     );
+  });
+
+  it('words every issue of the client\'s schemas as zod\'s English locale does, without carrying the locale', () => {
+    const answers = [{ canvasId: 7 }, { canvasId: null }, { canvasId: [] }, { canvasId: Number.NaN }, { canvasId: new Date(0) }, { canvasId: 1n }, { canvasId: '' }, { canvasId: 'c-1', workflowPlan: 'x' }, {}];
+    const words = en().localeError;
+    for (const answer of answers) {
+      const ours = generatedWorkflowSchema.safeParse(answer, parseContext);
+      const zods = generatedWorkflowSchema.safeParse(answer, { error: words });
+      expect(ours.success).toBe(false);
+      expect(ours.error?.issues).toEqual(zods.error?.issues);
+    }
+    expect(parseContext.error?.({ code: 'invalid_value', values: ['a', 'b'], input: 'c' } as never)).toBe(words({ code: 'invalid_value', values: ['a', 'b'], input: 'c' } as never));
+    expect(parseContext.error?.({ code: 'invalid_value', values: [1], input: 2 } as never)).toBe(words({ code: 'invalid_value', values: [1], input: 2 } as never));
   });
 
   it('drops an unknown variable type instead of failing the plan', () => {
