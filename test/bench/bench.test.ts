@@ -140,6 +140,6 @@ describe('npm run bench, at its smallest', () => {
     expect(formatOverhead(results)).toContain('CPU per poll: inside a running watch');
     // The telemetry window traced its polls: a span per poll at least.
     expect(results.cpu.telemetrySpans).toBeGreaterThan(0);
-    expect(formatOverhead(results)).toContain('telemetry on (flowstream/otel)');
+    expect(formatOverhead(results)).toContain('telemetry on (flowstream/otel');
   });
 });

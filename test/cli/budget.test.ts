@@ -155,9 +155,10 @@ describe('flowstream budget --redis against a fleet', { timeout: 20_000 }, () =>
 
   it('in a terminal shows the meters and each process, and quits on q with the cursor restored, exit 0', async () => {
     const cli = flowstreamFromSourceInTerminal(['budget', '--redis', url(), '--account', 'acme-fleet', '--interval', '0.2']);
-    await cli.waitFor(/processes 3/u);
+    // A frame can reach the terminal in several writes: wait for its process lines, the last it draws.
+    await cli.waitFor(/100\/min {2}0 runs polling {2}lease /u);
+    expect(cli.stdout()).toMatch(/processes 3/u);
     expect(cli.stdout()).toMatch(/minute .* 6 used, 94 left of 100/u);
-    expect(cli.stdout()).toMatch(/100\/min {2}0 runs polling {2}lease /u);
     cli.child.stdin?.write('q');
     expect(await cli.exited(10_000)).toBe(0);
     expect(cli.stdout().slice(cli.stdout().lastIndexOf(`${ESC}[?25l`))).toContain(`${ESC}[?25h`);
