@@ -145,7 +145,8 @@ const ROWS: readonly Row[] = [
     steps: [
       { ask: 'reads', by: 'three', demand: 3, expect: 'granted' },
       { ask: 'reads', by: 'one', demand: 1, expect: 'granted' },
-      { ask: 'reads', by: 'one', demand: 1, expect: { wait: 4 * 1.1 * budgetLimits({ requestsPerMinute: 200, safetyMargin: 0, burst: 100 }).pacingIntervalMs } },
+      // The shares add up to the pacer's whole pace: 4 runs wait, the 1-run process reads every 4 intervals.
+      { ask: 'reads', by: 'one', demand: 1, expect: { wait: 4 * budgetLimits({ requestsPerMinute: 200, safetyMargin: 0, burst: 100 }).pacingIntervalMs } },
     ],
   },
   {
@@ -154,10 +155,20 @@ const ROWS: readonly Row[] = [
     steps: [{ ask: 'reads', by: 'b', demand: 20, expect: 'granted' }, { ask: 'reads', demand: 1, expect: 'granted' }, { ask: 'reads', demand: 1, expect: 'wait' }, { leave: 'b' }, { ask: 'reads', demand: 1, expect: 'granted' }],
   },
   {
-    name: 'a process killed with -9 is forgotten when its lease runs out',
+    name: 'a process killed with -9 lends its share to the others once it has missed its turns, long before its lease runs out',
     processes: { a: { requestsPerMinute: 200, safetyMargin: 0, burst: 100 }, b: { requestsPerMinute: 200, safetyMargin: 0, burst: 100 } },
-    // A process late for its turn keeps one turn of it: after a long spell, two reads, then its share.
-    steps: [{ ask: 'reads', by: 'b', demand: 20, expect: 'granted' }, { ask: 'reads', demand: 1, expect: 'granted' }, { at: LEASE_MS - 1 }, asks('reads', 2), { ask: 'reads', demand: 1, expect: 'wait' }, { at: 2 * LEASE_MS }, asks('reads', 5)],
+    // b's 20 runs take 20/21 of the pace; b reads no more. A process late for its turn keeps one turn
+    // of it: after a long spell, two reads, then its share. Once b is a whole burst of the pacer (100
+    // × 614 ms) past its turn, a reads at the account's pace, its lease (10 minutes) still running.
+    steps: [
+      { ask: 'reads', by: 'b', demand: 20, expect: 'granted' },
+      { ask: 'reads', demand: 1, expect: 'granted' },
+      { at: 30_000 },
+      asks('reads', 2),
+      { ask: 'reads', demand: 1, expect: 'wait' },
+      { at: 62_100 },
+      asks('reads', 5),
+    ],
   },
   {
     name: 'a process configured lower is held to its own pace',
