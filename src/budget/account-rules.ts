@@ -946,9 +946,11 @@ export function requested(
 }
 
 /**
- * The pace the account can give the runs' reads from `now` on, per minute: the minute's usable
- * count, or less when the day is tight — its sustainable pace plus what its bucket holds, spread
- * over the next quarter hour.
+ * The pace the account can give this process's runs' reads from `now` on, per minute: the minute's
+ * usable count, or less when the day is tight — its sustainable pace plus what its bucket holds,
+ * spread over the next quarter hour. A process sharing the account with others gets its share of
+ * either: the same part of the day's pace as of the minute's, so that a tight day slows every run of
+ * the fleet alike.
  *
  * @example
  * ```ts
@@ -958,9 +960,11 @@ export function requested(
 export function readsPerMinute(record: AccountRecord, now: number, config: AccountConfig): number {
   const limits = accountLimits(record, config);
   const bucket = dayBucketAt(record.dayBucket ?? FULL_DAY_BUCKET, now, limits);
+  const day = bucket.perMs * 60_000 + Math.max(0, bucket.tokens) / HEADROOM_HORIZON_MINUTES;
   const share = readShare(record, config, limits, now);
-  const usable = share === undefined || !share.sharing ? limits.usablePerMinute : Math.min(limits.usablePerMinute, 60_000 / share.intervalMs);
-  return Math.min(usable, bucket.perMs * 60_000 + Math.max(0, bucket.tokens) / HEADROOM_HORIZON_MINUTES);
+  if (share === undefined || !share.sharing) return Math.min(limits.usablePerMinute, day);
+  const part = Math.min(1, limits.pacingIntervalMs / share.intervalMs);
+  return Math.min(limits.usablePerMinute, 60_000 / share.intervalMs, day * part);
 }
 
 /** What is left of the day to polls and interactive calls at `now`: by our count, or the service's cap. */
