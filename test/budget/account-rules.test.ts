@@ -104,10 +104,10 @@ describe('the account\'s rule book', () => {
         });
         const perRun = demands.map((demand, index) => readsPerMinute(record, 1, configs[index]!) / demand);
         for (const pace of perRun) expect(pace).toBeCloseTo(perRun[0]!, 9);
-        // Together no faster than the account's reads: the minute's pacer, or the day's pace.
+        // Together what the account gives a process alone: the minute's usable count, or the day's pace.
         const account = readsPerMinute(record, 1, { options: { requestsPerDay } });
         const total = perRun.reduce((sum, pace, index) => sum + pace * demands[index]!, 0);
-        expect(total).toBeLessThanOrEqual(Math.min(account, 60_000 / budgetLimits({ requestsPerDay }).pacingIntervalMs) * (1 + 1e-9));
+        expect(total).toBeCloseTo(account, 9);
       }),
     );
   });
