@@ -769,8 +769,9 @@ export function afterSend(record: AccountRecord, klass: FairClass, startKey: str
   if (id !== undefined && entry !== undefined) {
     const own = ownLimits(next, config);
     const share = klass === 'reads' ? readShare(next, config, limits, now) : undefined;
-    // A process that came late for its turn (a busy machine, a timer fired late) keeps up to one turn of it.
-    const readTat = share === undefined ? entry.readTat : (entry.readTat === NEVER ? now : Math.max(entry.readTat, now - share.intervalMs)) + share.intervalMs;
+    // A process that came late for its turns (a busy machine, a timer fired late) keeps the turns it may
+    // miss before its share is lent: it catches up on them, at the pacer's pace, once its reads come.
+    const readTat = share === undefined ? entry.readTat : (entry.readTat === NEVER ? now : Math.max(entry.readTat, now - LEND_AFTER_TURNS * share.intervalMs)) + share.intervalMs;
     const ownTat = own.perMinute < limits.perMinute && klass !== 'abort' ? pacerAfterSend(entry.ownTat, now, own) : entry.ownTat;
     next = { ...next, processes: { ...next.processes, [id]: { ...entry, readTat, ownTat } } };
   }

@@ -171,6 +171,13 @@ const ROWS: readonly Row[] = [
     ],
   },
   {
+    name: 'a process late for its turns catches up on the two it may miss before its share is lent',
+    processes: { a: { requestsPerMinute: 200, safetyMargin: 0, burst: 100 }, b: { requestsPerMinute: 200, safetyMargin: 0, burst: 100 } },
+    // a's turn comes every 21 × 614 ms = 12,894 ms; at four turns it has missed three: it catches up on
+    // two of them besides the one due now, then waits for its share again.
+    steps: [{ ask: 'reads', by: 'b', demand: 20, expect: 'granted' }, { ask: 'reads', demand: 1, expect: 'granted' }, { at: 4 * 12_894 }, asks('reads', 3), { ask: 'reads', demand: 1, expect: { wait: 5 * 12_894 } }],
+  },
+  {
     name: 'a process configured lower is held to its own pace',
     processes: { fast: { requestsPerMinute: 100, burst: 20 }, slow: { requestsPerMinute: 30 } },
     steps: [{ ask: 'interactive', by: 'fast', expect: 'granted' }, asks('interactive', 5, 'granted', 'slow'), { ask: 'interactive', by: 'slow', expect: { wait: budgetLimits({ requestsPerMinute: 30 }).pacingIntervalMs } }, { ask: 'interactive', by: 'fast', expect: 'granted' }],
