@@ -36,8 +36,8 @@ export interface FleetCell {
  * The scenario of one cell. The account's minute is the service's (100 requests); its day is 100,000,
  * so that the day's burst (about 950 requests at the service's 10,000) does not end the minute's pace
  * before the fleet is measured. The runs work long enough for every run to be read a few times after
- * the last start (and after the end of a killed process's lease, 2 minutes): the start phase and a
- * read interval both grow with the fleet, about 0.75 s per run.
+ * the last start (and after a killed process's share has gone to the others): the start phase and a
+ * read interval both grow with the fleet, about 0.7 s per run.
  */
 export function scenarioOf(processes: number, variant: Variant, clock: ClockKind): FleetScenario {
   const sizes = SIZES[processes] ?? Array.from({ length: processes }, (_, index) => [5, 10, 20, 50][index % 4]!);
@@ -51,8 +51,9 @@ export function scenarioOf(processes: number, variant: Variant, clock: ClockKind
     case 'one joins late':
       return { ...base, joinLate: { runs: 20, afterMs: 20_000 }, workMs: workMs + 60_000 };
     case 'one killed -9':
-      // The process of 20 runs, once they have all started.
-      return { ...base, kill: { process: 2, afterMs: 10_000 }, workMs: workMs + 2 * 60_000 };
+      // The process of 20 runs, once they have all started; its share goes to the others once it has
+      // missed two of its turns (a few seconds), long before its lease (2 minutes) runs out.
+      return { ...base, kill: { process: 2, afterMs: 10_000 }, workMs: workMs + 60_000 };
   }
 }
 
