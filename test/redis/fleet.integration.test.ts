@@ -72,11 +72,12 @@ describe('one account budget for a fleet, in Redis: the account used whole, ever
   it(
     '4 processes in real time, one joining late and one killed -9: no 429, ≥ 85% of the account, spread ≤ ×1.3',
     async () => {
-      // 600 a minute: 9 reads a second at the pacer's pace, so that 30 runs (a read every 2 s at the
-      // fastest, service.md §6) keep the account busy and runs of 21 s are each read 3 times and more once the fleet has settled.
-      const outcome = await runFleet({ processes: [2, 4, 8, 16], joinLate: { runs: 6, afterMs: 500 }, kill: { process: 2, afterMs: 500 }, workMs: 21_000, perMinute: 600, perDay: 100_000 }, redis.socket);
+      // 600 a minute: 9 reads a second at the pacer's pace, so that the 22 runs left (a read every 2 s
+      // at the fastest, service.md §6) keep the account busy, each read every 2.4 s, 6 times and more
+      // once the fleet has settled.
+      const outcome = await runFleet({ processes: [2, 4, 8, 12], joinLate: { runs: 4, afterMs: 500 }, kill: { process: 2, afterMs: 500 }, workMs: 26_000, perMinute: 600, perDay: 100_000 }, redis.socket);
       console.info(describeOutcome('4 processes in real time', outcome));
-      expectFleet(outcome, 2 + 4 + 16 + 6, UTILISATION, FAIR_SPREAD);
+      expectFleet(outcome, 2 + 4 + 12 + 4, UTILISATION, FAIR_SPREAD);
     },
     120_000,
   );
@@ -85,7 +86,7 @@ describe('one account budget for a fleet, in Redis: the account used whole, ever
     async () => {
       // The day's 100,000 keep its pacing out of the minute's share being measured (at the service's
       // 10,000 the budget plans the day's burst over a quarter hour).
-      const outcome = await runFleet({ processes: [2, 3, 4, 5, 2, 3, 4, 5], joinLate: { runs: 3, afterMs: 5_000 }, kill: { process: 7, afterMs: 5_000 }, workMs: 200_000, perDay: 100_000, speed: SPEED }, redis.socket);
+      const outcome = await runFleet({ processes: [2, 3, 4, 5, 2, 3, 4, 5], joinLate: { runs: 3, afterMs: 5_000 }, kill: { process: 7, afterMs: 5_000 }, workMs: 180_000, perDay: 100_000, speed: SPEED }, redis.socket);
       console.info(describeOutcome(`8 processes at ${SPEED}×`, outcome));
       expectFleet(outcome, 23 + 3, ACCELERATED_UTILISATION, ACCELERATED_SPREAD);
     },
