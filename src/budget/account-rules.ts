@@ -654,10 +654,11 @@ function readShare(record: AccountRecord, config: AccountConfig, limits: BudgetL
   if (id === undefined) return undefined;
   const reading = Object.entries(record.processes).filter(([name, entry]) => entry.demand > 0 || name === id);
   const nominal = shareIntervals(reading, id, config, record, limits);
-  // A process is taking its turns while its next one is due less than a few of them ago; one that has
-  // not read yet is about to (its first read is on its way to a grant).
+  // A process is taking its turns while its next one was due, or it last asked the account (its lease
+  // renewed: a process that has not read yet, or waits for a slot), less than a few of them ago.
   const lendAfter = (name: string): number => Math.max(LEND_AFTER_TURNS * (nominal.get(name) ?? 0), limits.burst * limits.pacingIntervalMs);
-  const active = reading.filter(([name, entry]) => name === id || entry.readTat === NEVER || now - entry.readTat <= lendAfter(name));
+  const leaseMs = config.process?.leaseMs ?? 0;
+  const active = reading.filter(([name, entry]) => name === id || now - Math.max(entry.readTat, entry.until - leaseMs) <= lendAfter(name));
   const intervals = active.length === reading.length ? nominal : shareIntervals(active, id, config, record, limits);
   return { intervalMs: intervals.get(id) ?? limits.pacingIntervalMs, sharing: active.length > 1 };
 }

@@ -171,6 +171,25 @@ const ROWS: readonly Row[] = [
     ],
   },
   {
+    name: 'a process killed -9 before its first read was granted lends its share too',
+    processes: { a: { requestsPerMinute: 200, safetyMargin: 0, burst: 1 }, b: { requestsPerMinute: 200, safetyMargin: 0, burst: 1 } },
+    // b asks for its 20 runs' first read while the pacer (one per 310 ms) is spent, and is heard of no
+    // more: its share goes to a, which then reads at the pacer's pace — not, after catching up on two
+    // missed turns, every 21 × 310 ms.
+    steps: [
+      { ask: 'reads', demand: 1, expect: 'granted' },
+      { ask: 'reads', by: 'b', demand: 20, expect: 'wait' },
+      { at: 100_000 },
+      { ask: 'reads', demand: 1, expect: 'granted' },
+      { at: 100_310 },
+      { ask: 'reads', demand: 1, expect: 'granted' },
+      { at: 100_620 },
+      { ask: 'reads', demand: 1, expect: 'granted' },
+      { at: 100_930 },
+      { ask: 'reads', demand: 1, expect: 'granted' },
+    ],
+  },
+  {
     name: 'a process late for its turns catches up on the two it may miss before its share is lent',
     processes: { a: { requestsPerMinute: 200, safetyMargin: 0, burst: 100 }, b: { requestsPerMinute: 200, safetyMargin: 0, burst: 100 } },
     // a's turn comes every 21 × 614 ms = 12,894 ms; at four turns it has missed three: it catches up on
