@@ -73,6 +73,7 @@ describe('one account budget for a fleet, in Redis: the account used whole, ever
     },
     120_000,
   );
+
   it(
     '8 processes at the service\'s limits on an accelerated clock, one joining late and one killed -9: no 429, ≥ 85% of the account, spread ≤ ×1.3',
     async () => {
@@ -84,7 +85,6 @@ describe('one account budget for a fleet, in Redis: the account used whole, ever
     },
     120_000,
   );
-
 });
 
 describe('a fleet that loses Redis', () => {
