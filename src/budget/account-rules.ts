@@ -277,10 +277,11 @@ export type Verdict = { readonly verdict: 'granted' } | { readonly verdict: 'wai
 const HEADROOM_HORIZON_MINUTES = 15;
 
 /**
- * Slack of a process's share of the reads when several share the account: the shares add up to a
- * little less than the pacer's pace, so the processes seldom race for the same slot.
+ * How many of its turns a process with runs waiting to read may miss before its share of the reads is
+ * lent to the others (`readShare`): a turn or so is the jitter of a busy machine, more is a process
+ * that is not reading (killed, stalled, its runs not due).
  */
-const SHARE_SLACK = 1.1;
+const LEND_AFTER_TURNS = 2;
 
 /**
  * A record with nothing sent yet.
@@ -608,7 +609,7 @@ export function readyAt(record: AccountRecord, klass: FairClass, now: number, co
     case 'interactive':
       return pacedReadyAt(record, now, config, limits);
     case 'reads':
-      return Math.max(pacedReadyAt(record, now, config, limits), shareReadyAt(record, config, limits));
+      return Math.max(pacedReadyAt(record, now, config, limits), shareReadyAt(record, config, limits, now));
     default:
       return unreachable(klass);
   }
@@ -642,25 +643,42 @@ function minuteReadyAt(record: AccountRecord, now: number, config: AccountConfig
 /**
  * When several live processes have runs waiting to read, each process's reads get the share of the
  * pace its waiting runs make of the account's, so every run is read about as often whichever process
- * holds it. Returns the interval between this process's reads (kept up while it reads alone too, so
- * that its turns are known when another process comes), or `undefined` for a process alone in memory.
+ * holds it. The shares add up to the pacer's whole pace: a process that stops taking its turns (killed
+ * with -9, stalled, its runs no longer due) lends its share to the others once it has missed
+ * `LEND_AFTER_TURNS` of them, and takes it back with its next read. Returns the interval between this
+ * process's reads (kept up while it reads alone too, so that its turns are known when another process
+ * comes), or `undefined` for a process alone in memory.
  */
-function readShare(record: AccountRecord, config: AccountConfig, limits: BudgetLimits): { readonly intervalMs: number; readonly alone: boolean; readonly sharing: boolean } | undefined {
+function readShare(record: AccountRecord, config: AccountConfig, limits: BudgetLimits, now: number): { readonly intervalMs: number; readonly sharing: boolean } | undefined {
   const id = config.process?.id;
   if (id === undefined) return undefined;
-  const entries = Object.entries(record.processes).filter(([name, entry]) => entry.demand > 0 || name === id);
-  const pace = 1 / (SHARE_SLACK * limits.pacingIntervalMs);
-  // Processes held to a lower limit of their own take what it allows; the others share the rest by
-  // their demand (water-filling).
+  const reading = Object.entries(record.processes).filter(([name, entry]) => entry.demand > 0 || name === id);
+  const nominal = shareIntervals(reading, id, config, record, limits);
+  // A process is taking its turns while its next one was due, or it last asked the account (its lease
+  // renewed: a process that has not read yet, or waits for a slot), less than a few of them ago.
+  const lendAfter = (name: string): number => Math.max(LEND_AFTER_TURNS * (nominal.get(name) ?? 0), limits.burst * limits.pacingIntervalMs);
+  const leaseMs = config.process?.leaseMs ?? 0;
+  const active = reading.filter(([name, entry]) => name === id || now - Math.max(entry.readTat, entry.until - leaseMs) <= lendAfter(name));
+  const intervals = active.length === reading.length ? nominal : shareIntervals(active, id, config, record, limits);
+  return { intervalMs: intervals.get(id) ?? limits.pacingIntervalMs, sharing: active.length > 1 };
+}
+
+/**
+ * The interval between reads of each of `entries` when they share the pacer's pace by their runs
+ * waiting: processes held to a lower limit of their own take what it allows, the others share the rest
+ * by their demand (water-filling).
+ */
+function shareIntervals(entries: readonly (readonly [string, ProcessEntry])[], id: string, config: AccountConfig, record: AccountRecord, limits: BudgetLimits): ReadonlyMap<string, number> {
   const open = new Map(entries.map(([name, entry]) => [name, { weight: Math.max(1, entry.demand), cap: entry.perMinute < limits.perMinute ? 1 / limitsFor(config, entry.perMinute, record.serverLimits).pacingIntervalMs : Number.POSITIVE_INFINITY }]));
-  let left = pace;
+  const intervals = new Map<string, number>();
+  let left = 1 / limits.pacingIntervalMs;
   for (let settled = false; !settled; ) {
     settled = true;
     let weight = 0;
     for (const entry of open.values()) weight += entry.weight;
     for (const [name, entry] of open) {
       if ((left * entry.weight) / weight > entry.cap) {
-        if (name === id) return { intervalMs: 1 / entry.cap, alone: false, sharing: true };
+        intervals.set(name, 1 / entry.cap);
         left -= entry.cap;
         open.delete(name);
         settled = false;
@@ -670,17 +688,18 @@ function readShare(record: AccountRecord, config: AccountConfig, limits: BudgetL
   }
   let weight = 0;
   for (const entry of open.values()) weight += entry.weight;
-  const mine = open.get(id)?.weight ?? 1;
-  return { intervalMs: weight / (Math.max(left, 1e-12) * mine), alone: entries.length <= 1, sharing: entries.length > 1 };
+  for (const [name, entry] of open) intervals.set(name, weight / (Math.max(left, 1e-12) * entry.weight));
+  if (!intervals.has(id)) intervals.set(id, weight / Math.max(left, 1e-12));
+  return intervals;
 }
 
 /** When this process's share lets its next read go: only while other processes have runs waiting to read too. */
-function shareReadyAt(record: AccountRecord, config: AccountConfig, limits: BudgetLimits): number {
-  const share = readShare(record, config, limits);
+function shareReadyAt(record: AccountRecord, config: AccountConfig, limits: BudgetLimits, now: number): number {
+  const share = readShare(record, config, limits, now);
   const entry = config.process === undefined ? undefined : record.processes[config.process.id];
   if (share === undefined || !share.sharing || entry === undefined) return Number.NEGATIVE_INFINITY;
-  // A burst of its own would let a few-run process bank turns while the many-run ones wait.
-  return entry.readTat - ((share.alone ? limits.burst : 1) - 1) * share.intervalMs;
+  // No burst of its own: it would let a few-run process bank turns while the many-run ones wait.
+  return entry.readTat;
 }
 
 /**
@@ -750,9 +769,10 @@ export function afterSend(record: AccountRecord, klass: FairClass, startKey: str
   const entry = id === undefined ? undefined : next.processes[id];
   if (id !== undefined && entry !== undefined) {
     const own = ownLimits(next, config);
-    const share = klass === 'reads' ? readShare(next, config, limits) : undefined;
-    // A process that came late for its turn (a busy machine, a timer fired late) keeps up to one turn of it.
-    const readTat = share === undefined ? entry.readTat : (entry.readTat === NEVER ? now : Math.max(entry.readTat, now - share.intervalMs)) + share.intervalMs;
+    const share = klass === 'reads' ? readShare(next, config, limits, now) : undefined;
+    // A process that came late for its turns (a busy machine, a timer fired late) keeps the turns it may
+    // miss before its share is lent: it catches up on them, at the pacer's pace, once its reads come.
+    const readTat = share === undefined ? entry.readTat : (entry.readTat === NEVER ? now : Math.max(entry.readTat, now - LEND_AFTER_TURNS * share.intervalMs)) + share.intervalMs;
     const ownTat = own.perMinute < limits.perMinute && klass !== 'abort' ? pacerAfterSend(entry.ownTat, now, own) : entry.ownTat;
     next = { ...next, processes: { ...next.processes, [id]: { ...entry, readTat, ownTat } } };
   }
@@ -928,9 +948,13 @@ export function requested(
 }
 
 /**
- * The pace the account can give the runs' reads from `now` on, per minute: the minute's usable
- * count, or less when the day is tight — its sustainable pace plus what its bucket holds, spread
- * over the next quarter hour.
+ * The pace the account can give this process's runs' reads from `now` on, per minute: the minute's
+ * usable count, or less when the day is tight — its sustainable pace plus what its bucket holds,
+ * spread over the next quarter hour. A process sharing the account with others gets the part of it
+ * its share of the pacer makes, so that a tight day slows every run of the fleet alike. The usable
+ * count is a little more than the pacer sends when saturated (95 against 88 a minute by default): a
+ * run's read is due a little before its turn, so the turns, not the runs' wishes, pace the reads and
+ * none goes unused for a read that was not yet due.
  *
  * @example
  * ```ts
@@ -940,9 +964,10 @@ export function requested(
 export function readsPerMinute(record: AccountRecord, now: number, config: AccountConfig): number {
   const limits = accountLimits(record, config);
   const bucket = dayBucketAt(record.dayBucket ?? FULL_DAY_BUCKET, now, limits);
-  const share = readShare(record, config, limits);
-  const usable = share === undefined || !share.sharing ? limits.usablePerMinute : Math.min(limits.usablePerMinute, 60_000 / share.intervalMs);
-  return Math.min(usable, bucket.perMs * 60_000 + Math.max(0, bucket.tokens) / HEADROOM_HORIZON_MINUTES);
+  const day = bucket.perMs * 60_000 + Math.max(0, bucket.tokens) / HEADROOM_HORIZON_MINUTES;
+  const share = readShare(record, config, limits, now);
+  const part = share === undefined || !share.sharing ? 1 : Math.min(1, limits.pacingIntervalMs / share.intervalMs);
+  return part * Math.min(limits.usablePerMinute, day);
 }
 
 /** What is left of the day to polls and interactive calls at `now`: by our count, or the service's cap. */

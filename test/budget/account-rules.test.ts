@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { budgetLimits, newAccountRecord, readyAt, requested } from '../../src/budget/account-rules.js';
+import { budgetLimits, newAccountRecord, readsPerMinute, readyAt, requested } from '../../src/budget/account-rules.js';
 import type { AccountConfig, AccountRecord } from '../../src/budget/account-rules.js';
 import { FAIR_CLASSES } from '../../src/budget/fair-queue.js';
 import type { FairClass } from '../../src/budget/fair-queue.js';
@@ -92,5 +92,23 @@ describe('the account\'s rule book', () => {
     expect(sends.length).toBeGreaterThan(9_000);
     // 1,442 minutes of counts at most, two minutes of send times, the caps and marks: a few kilobytes.
     expect(JSON.stringify(record).length).toBeLessThan(12_000);
+  });
+
+  it('gives each process of a fleet the same part of a tight day\'s pace as of the minute\'s: every run of the fleet read alike', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 1, max: 60 }), { minLength: 2, maxLength: 6 }), fc.constantFrom(1_000, 10_000, 1_000_000), (demands, requestsPerDay) => {
+        const configs = demands.map((_, index): AccountConfig => ({ options: { requestsPerDay }, process: { id: `p${index}`, leaseMs: 124_000 } }));
+        let record = newAccountRecord('e');
+        demands.forEach((demand, index) => {
+          record = requested(record, { klass: 'reads', demand }, 0, configs[index]!).record;
+        });
+        const perRun = demands.map((demand, index) => readsPerMinute(record, 1, configs[index]!) / demand);
+        for (const pace of perRun) expect(pace).toBeCloseTo(perRun[0]!, 9);
+        // Together what the account gives a process alone: the minute's usable count, or the day's pace.
+        const account = readsPerMinute(record, 1, { options: { requestsPerDay } });
+        const total = perRun.reduce((sum, pace, index) => sum + pace * demands[index]!, 0);
+        expect(total).toBeCloseTo(account, 9);
+      }),
+    );
   });
 });

@@ -145,7 +145,8 @@ const ROWS: readonly Row[] = [
     steps: [
       { ask: 'reads', by: 'three', demand: 3, expect: 'granted' },
       { ask: 'reads', by: 'one', demand: 1, expect: 'granted' },
-      { ask: 'reads', by: 'one', demand: 1, expect: { wait: 4 * 1.1 * budgetLimits({ requestsPerMinute: 200, safetyMargin: 0, burst: 100 }).pacingIntervalMs } },
+      // The shares add up to the pacer's whole pace: 4 runs wait, the 1-run process reads every 4 intervals.
+      { ask: 'reads', by: 'one', demand: 1, expect: { wait: 4 * budgetLimits({ requestsPerMinute: 200, safetyMargin: 0, burst: 100 }).pacingIntervalMs } },
     ],
   },
   {
@@ -154,10 +155,46 @@ const ROWS: readonly Row[] = [
     steps: [{ ask: 'reads', by: 'b', demand: 20, expect: 'granted' }, { ask: 'reads', demand: 1, expect: 'granted' }, { ask: 'reads', demand: 1, expect: 'wait' }, { leave: 'b' }, { ask: 'reads', demand: 1, expect: 'granted' }],
   },
   {
-    name: 'a process killed with -9 is forgotten when its lease runs out',
+    name: 'a process killed with -9 lends its share to the others once it has missed its turns, long before its lease runs out',
     processes: { a: { requestsPerMinute: 200, safetyMargin: 0, burst: 100 }, b: { requestsPerMinute: 200, safetyMargin: 0, burst: 100 } },
-    // A process late for its turn keeps one turn of it: after a long spell, two reads, then its share.
-    steps: [{ ask: 'reads', by: 'b', demand: 20, expect: 'granted' }, { ask: 'reads', demand: 1, expect: 'granted' }, { at: LEASE_MS - 1 }, asks('reads', 2), { ask: 'reads', demand: 1, expect: 'wait' }, { at: 2 * LEASE_MS }, asks('reads', 5)],
+    // b's 20 runs take 20/21 of the pace; b reads no more. A process late for its turn keeps one turn
+    // of it: after a long spell, two reads, then its share. Once b is a whole burst of the pacer (100
+    // × 614 ms) past its turn, a reads at the account's pace, its lease (10 minutes) still running.
+    steps: [
+      { ask: 'reads', by: 'b', demand: 20, expect: 'granted' },
+      { ask: 'reads', demand: 1, expect: 'granted' },
+      { at: 30_000 },
+      asks('reads', 2),
+      { ask: 'reads', demand: 1, expect: 'wait' },
+      { at: 62_100 },
+      asks('reads', 5),
+    ],
+  },
+  {
+    name: 'a process killed -9 before its first read was granted lends its share too',
+    processes: { a: { requestsPerMinute: 200, safetyMargin: 0, burst: 1 }, b: { requestsPerMinute: 200, safetyMargin: 0, burst: 1 } },
+    // b asks for its 20 runs' first read while the pacer (one per 310 ms) is spent, and is heard of no
+    // more: its share goes to a, which then reads at the pacer's pace — not, after catching up on two
+    // missed turns, every 21 × 310 ms.
+    steps: [
+      { ask: 'reads', demand: 1, expect: 'granted' },
+      { ask: 'reads', by: 'b', demand: 20, expect: 'wait' },
+      { at: 100_000 },
+      { ask: 'reads', demand: 1, expect: 'granted' },
+      { at: 100_310 },
+      { ask: 'reads', demand: 1, expect: 'granted' },
+      { at: 100_620 },
+      { ask: 'reads', demand: 1, expect: 'granted' },
+      { at: 100_930 },
+      { ask: 'reads', demand: 1, expect: 'granted' },
+    ],
+  },
+  {
+    name: 'a process late for its turns catches up on the two it may miss before its share is lent',
+    processes: { a: { requestsPerMinute: 200, safetyMargin: 0, burst: 100 }, b: { requestsPerMinute: 200, safetyMargin: 0, burst: 100 } },
+    // a's turn comes every 21 × 614 ms = 12,894 ms; at four turns it has missed three: it catches up on
+    // two of them besides the one due now, then waits for its share again.
+    steps: [{ ask: 'reads', by: 'b', demand: 20, expect: 'granted' }, { ask: 'reads', demand: 1, expect: 'granted' }, { at: 4 * 12_894 }, asks('reads', 3), { ask: 'reads', demand: 1, expect: { wait: 5 * 12_894 } }],
   },
   {
     name: 'a process configured lower is held to its own pace',

@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { budgetLimits } from '../../src/budget/account-rules.js';
 import { clockScheduler, createEmulator, createScaledClock, type WorkflowDefinition } from '../../src/emulator/index.js';
 import { scrubbedEnv, startProcess, type RunningProcess } from '../cli/support/child-process.js';
 import { busiestWindow, fleetFigures, type FleetFigures, type LoggedRequest, type Span } from './fleet-figures.js';
@@ -9,7 +10,9 @@ import type { FleetWorkerConfig } from './fleet-worker.js';
  * its own client, all sharing the account's budget in a real redis-server, against the emulator with
  * the service's limits (service.md §2.1) on 127.0.0.1, on an accelerated clock that every process reads
  * alike or in real time. A process can join late and one can be killed with SIGKILL mid-run. The
- * fleet test runs it at small counts, `bench/fleet.ts` at full size.
+ * fleet test runs it at small counts, `bench/fleet.ts` at full size. Every process is spawned first
+ * and joins the account when told: the fleet together once all have loaded, the late one when its time
+ * comes (loading a process takes seconds of a busy machine, minutes of an accelerated clock).
  */
 export interface FleetScenario {
   /** Runs started at once by each process of the fleet, one entry per process. */
@@ -33,6 +36,12 @@ export interface FleetScenario {
    * day, 7 a minute. A larger day keeps the day's pacing out of the minute's share being measured.
    */
   readonly perDay?: number;
+  /**
+   * The account's requests per minute, for the emulator and the budget alike. Default the service's 100.
+   * In real time a larger minute fills a short test: runs are read every 2 s at the fastest (the
+   * service's own loop, service.md §6), so the account is used whole only with enough runs waiting.
+   */
+  readonly perMinute?: number;
 }
 
 export interface FleetOutcome {
@@ -56,14 +65,20 @@ export interface FleetOutcome {
   readonly busiestMinute: number;
   /** Requests for the killed process's executions that arrived more than a second after the kill. */
   readonly readsOfKilledAfterKill: number | undefined;
+  /**
+   * From the kill to the start of the steady span, emulator ms: until the killed process's share of
+   * the reads has gone to the others — it lends it once it has missed two of its turns (measured from
+   * the log before the kill), so four of them and a pacer's burst.
+   */
+  readonly takeoverMs: number | undefined;
   /** Real ms the scenario took, spawning included. */
   readonly realMs: number;
 }
 
-/** The account's rate the emulator enforces (service.md §2.1). */
+/** The account's rate the emulator enforces by default (service.md §2.1). */
 export const PER_MINUTE = 100;
-/** How long a killed process's share stays reserved: the Redis budget's lease (two minute windows), and a little more for its last grants to expire. */
-export const LEASE_MS = 2 * 60_000 + 5_000;
+/** How many of a killed process's turns the steady span waits for its share to be lent: it lends after missing two. */
+const TAKEOVER_TURNS = 4;
 const WORKER = fileURLToPath(new URL('fleet-worker.ts', import.meta.url));
 const CANVAS = 'c-fleet';
 
@@ -84,41 +99,65 @@ let accounts = 0;
 /**
  * Runs `scenario` on the redis-server at `socket` with an emulator of its own (a fresh account: its
  * minute and day windows start empty) and resolves once every process not killed has exited. The
- * steady span runs from the last start (and, when a process was killed, the end of its lease) to the
- * first end of a run that is still measured.
+ * steady span runs from one turn of every run after the last start (and, when a process was killed,
+ * the takeover of its share) to the first end of a run that is still measured.
  */
 export async function runFleet(scenario: FleetScenario, socket: string): Promise<FleetOutcome> {
   const began = performance.now();
+  const perMinute = scenario.perMinute ?? PER_MINUTE;
   const clock = createScaledClock(scenario.speed ?? 1);
-  const emulator = await createEmulator({ clock, samples: false, workflows: [workflowOf(scenario.workMs)], ...(scenario.perDay === undefined ? {} : { rateLimit: { perMinute: PER_MINUTE, perDay: scenario.perDay } }) });
+  const limited = scenario.perDay !== undefined || scenario.perMinute !== undefined;
+  const emulator = await createEmulator({ clock, samples: false, workflows: [workflowOf(scenario.workMs)], ...(limited ? { rateLimit: { perMinute, perDay: scenario.perDay ?? 10_000 } } : {}) });
   const scheduler = clockScheduler(clock);
   const account = `fleet-${process.pid}-${(accounts += 1)}`;
   const spawned: RunningProcess[] = [];
   const spawnWorker = (name: string, runs: number): RunningProcess => {
-    const config: FleetWorkerConfig = { socket, account, baseUrl: emulator.url, apiKey: emulator.apiKey, realStart: clock.realStart, canvasId: CANVAS, runs, name, output: scenario.output ?? 'final', ...(scenario.perDay === undefined ? {} : { perDay: scenario.perDay }), ...(scenario.speed === undefined ? {} : { speed: scenario.speed }) };
-    const worker = startProcess(process.execPath, ['--import', 'tsx', WORKER, JSON.stringify(config)], { env: scrubbedEnv(), cwd: process.cwd() });
+    const config: FleetWorkerConfig = {
+      socket,
+      account,
+      baseUrl: emulator.url,
+      apiKey: emulator.apiKey,
+      realStart: clock.realStart,
+      canvasId: CANVAS,
+      runs,
+      name,
+      output: scenario.output ?? 'final',
+      waitForGo: true,
+      ...(scenario.perMinute === undefined ? {} : { perMinute: scenario.perMinute }),
+      ...(scenario.perDay === undefined ? {} : { perDay: scenario.perDay }),
+      ...(scenario.speed === undefined ? {} : { speed: scenario.speed }),
+    };
+    const worker = startProcess(process.execPath, ['--import', 'tsx', WORKER, JSON.stringify(config)], { env: scrubbedEnv(), cwd: process.cwd(), stdin: 'pipe' });
     spawned.push(worker);
     return worker;
+  };
+  const go = (worker: RunningProcess): void => {
+    worker.child.stdin?.write('go\n');
   };
   const afterEmulatorMs = (ms: number): Promise<void> =>
     new Promise((resolve) => {
       scheduler.schedule(resolve, ms);
     });
-  // Real ms a worker may take: its runs' work, the late start, the lease and the starts, with room for a loaded machine.
+  // Real ms a worker may take: its runs' work, the late start and the starts, with room for a loaded machine.
   const exitWithinMs = ((scenario.workMs + (scenario.joinLate?.afterMs ?? 0) + 10 * 60_000) / (scenario.speed ?? 1)) * 2 + 60_000;
   try {
     const workers = scenario.processes.map((runs, index) => spawnWorker(`p${index}`, runs));
+    const { joinLate, kill } = scenario;
+    const lateWorker = joinLate === undefined ? undefined : spawnWorker('late', joinLate.runs);
+    await Promise.all(spawned.map((worker) => worker.waitFor(/^ready$/mu, 120_000)));
+    workers.forEach(go);
     // Every run of the process started (or failed, which the figures count). Each repetition takes one
     // such line and the other lines after it, never another such line: no backtracking blows up.
     const allStarted = (index: number): Promise<unknown> =>
       workers[index]!.waitFor(new RegExp(`(?:(?:started|failed) [^\\n]*\\n(?:(?!started |failed )[^\\n]*\\n)*){${scenario.processes[index]!}}`, 'u'), exitWithinMs);
-    const { joinLate, kill } = scenario;
     const late =
-      joinLate === undefined
+      joinLate === undefined || lateWorker === undefined
         ? undefined
         : Promise.all(workers.map((_, index) => allStarted(index)))
             .then(() => afterEmulatorMs(joinLate.afterMs))
-            .then(() => spawnWorker('late', joinLate.runs));
+            .then(() => {
+              go(lateWorker);
+            });
     // Awaited below; until then a failure of the kill must not leave its rejection unhandled.
     late?.catch(() => undefined);
     let killedAt: number | undefined;
@@ -129,7 +168,8 @@ export async function runFleet(scenario: FleetScenario, socket: string): Promise
       victim.child.kill('SIGKILL');
       killedAt = clock.now();
     }
-    const survivors = [...workers.filter((worker) => worker !== victim), ...(late === undefined ? [] : [await late])];
+    await late;
+    const survivors = [...workers.filter((worker) => worker !== victim), ...(lateWorker === undefined ? [] : [lateWorker])];
     const exitCodes = await Promise.all(survivors.map((worker) => worker.exited(exitWithinMs)));
     if (victim !== undefined) await victim.exited(exitWithinMs);
 
@@ -141,10 +181,11 @@ export async function runFleet(scenario: FleetScenario, socket: string): Promise
     const firstStart = Math.min(...starts.map((request) => request.emulatorTime));
     const lastStart = Math.max(...starts.map((request) => request.emulatorTime));
     const firstEnd = Math.min(...emulator.executions.list().filter((execution) => measuredIds.has(execution.executionId)).map((execution) => execution.settledAt ?? Infinity));
-    const steady: Span = { from: Math.max(lastStart, killedAt === undefined ? -Infinity : killedAt + LEASE_MS), to: firstEnd };
     const killedRuns = new Set(victim === undefined ? [] : startedBy(victim));
+    const takeoverMs = killedAt === undefined || kill === undefined ? undefined : takeoverOf(scenario, kill.process, perMinute);
+    const steady: Span = { from: Math.max(lastStart + settleOf(scenario, perMinute), killedAt === undefined || takeoverMs === undefined ? -Infinity : killedAt + takeoverMs), to: firstEnd };
     return {
-      figures: fleetFigures(requests, measured, steady, PER_MINUTE),
+      figures: fleetFigures(requests, measured, steady, perMinute),
       steadyMs: { from: steady.from - fleetStart, to: steady.to - fleetStart },
       exitCodes,
       runs: scenario.processes.reduce((sum, runs) => sum + runs, 0) + (scenario.joinLate?.runs ?? 0),
@@ -154,6 +195,7 @@ export async function runFleet(scenario: FleetScenario, socket: string): Promise
       readsWhileStarting: requests.filter((request) => (request.endpoint === 'status' || request.endpoint === 'output') && request.emulatorTime > firstStart && request.emulatorTime < lastStart).length,
       busiestMinute: busiestWindow(requests.map((request) => request.emulatorTime)),
       readsOfKilledAfterKill: killedAt === undefined ? undefined : requests.filter((request) => killedRuns.has(request.executionId ?? '') && request.emulatorTime > killedAt + 1_000).length,
+      takeoverMs,
       realMs: performance.now() - began,
     };
   } finally {
@@ -161,4 +203,25 @@ export async function runFleet(scenario: FleetScenario, socket: string): Promise
     for (const worker of spawned) if (worker.child.exitCode === null && worker.child.signalCode === null) worker.child.kill('SIGKILL');
     await emulator.close();
   }
+}
+
+/**
+ * How long after the last start the fleet is settled: one turn of every run at the account's pace (a
+ * run reads fast at first, service.md §3.2's ticks, and only then at its share).
+ */
+function settleOf(scenario: FleetScenario, perMinute: number): number {
+  const runs = scenario.processes.reduce((sum, count) => sum + count, 0) + (scenario.joinLate?.runs ?? 0);
+  return budgetLimits({ requestsPerMinute: perMinute }).pacingIntervalMs * runs;
+}
+
+/**
+ * How long after the kill the killed process's share has surely gone to the others: `TAKEOVER_TURNS`
+ * of its turns (the account's pacing interval times the fleet's runs over its own, the late process's
+ * counted: a turn at its longest) and a burst of the account's pacer.
+ */
+function takeoverOf(scenario: FleetScenario, killed: number, perMinute: number): number {
+  const limits = budgetLimits({ requestsPerMinute: perMinute });
+  const runs = scenario.processes.reduce((sum, count) => sum + count, 0) + (scenario.joinLate?.runs ?? 0);
+  const turnMs = (limits.pacingIntervalMs * runs) / Math.max(1, scenario.processes[killed] ?? 1);
+  return TAKEOVER_TURNS * turnMs + limits.burst * limits.pacingIntervalMs;
 }

@@ -2,9 +2,14 @@
  * One process of a fleet on one account (the fleet harness spawns several): a client whose budget is
  * the account's in Redis. On an accelerated clock (`speed` given) the client runs on the emulator's
  * clock (same speed and real start as the harness's emulator); without `speed` it runs in real time on
- * its default scheduler. It starts `runs` runs at once, prints `started <executionId>` for each (`failed <n>` for
- * one that failed) and `done` when all ended. Config: one JSON argument (see `FleetWorkerConfig`).
+ * its default scheduler. Once loaded it prints `ready` and waits for a line `go` on stdin — so that a
+ * fleet starts together however long each process took to load, and a late process joins the account
+ * when told, not when its loading ends (its budget is connected but takes no part in the account's
+ * shares until its first request). It starts `runs` runs at once, prints `started <executionId>` for each (`failed <n>` for one that failed) and `done` when all
+ * ended. Config: one JSON argument (see `FleetWorkerConfig`).
  */
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
 import { Redis } from 'ioredis';
 import { lastValueFrom, tap } from 'rxjs';
 import { createClient } from '../../src/client.js';
@@ -22,20 +27,40 @@ export interface FleetWorkerConfig {
   readonly canvasId: string;
   readonly runs: number;
   readonly name: string;
+  /** The account's minute, when not the service's 100. */
+  readonly perMinute?: number;
   /** The account's day, when not the service's 10,000. */
   readonly perDay?: number;
   /** The runs' output mode. Default `'stream'`, the client's. */
   readonly output?: 'stream' | 'final';
+  /** Wait for a line `go` on stdin before the first request (default: start the runs at once). */
+  readonly waitForGo?: boolean;
 }
 
 const config = JSON.parse(process.argv[2] ?? '{}') as FleetWorkerConfig;
 const redis = new Redis({ path: config.socket, maxRetriesPerRequest: null });
 const scheduler = config.speed === undefined ? undefined : clockScheduler(createScaledClock(config.speed, Date.now, config.realStart));
-const budget = createRedisBudget({ redis, account: config.account, ...(config.perDay === undefined ? {} : { requestsPerDay: config.perDay }), ...(config.speed === undefined ? {} : { timeScale: config.speed }), ...(scheduler === undefined ? {} : { scheduler }) });
+const budget = createRedisBudget({
+  redis,
+  account: config.account,
+  ...(config.perMinute === undefined ? {} : { requestsPerMinute: config.perMinute }),
+  ...(config.perDay === undefined ? {} : { requestsPerDay: config.perDay }),
+  ...(config.speed === undefined ? {} : { timeScale: config.speed }),
+  ...(scheduler === undefined ? {} : { scheduler }),
+});
 // A request's deadline is emulator time: on an accelerated clock the default 30 s are a couple of real
 // seconds, which a loaded machine's stalls can outlast, so the deadline is stretched there.
 const timing = scheduler === undefined ? {} : { scheduler, timeoutMs: 120_000 };
 const client = createClient({ apiKey: config.apiKey, baseUrl: config.baseUrl, budget, ...timing });
+if (config.waitForGo === true) {
+  const lines = createInterface({ input: process.stdin });
+  process.stdout.write('ready\n');
+  for (;;) {
+    const [line] = (await once(lines, 'line')) as [string];
+    if (line.trim() === 'go') break;
+  }
+  lines.close();
+}
 
 await Promise.all(
   Array.from({ length: config.runs }, (_, n) =>

@@ -7,24 +7,35 @@ import type { FleetWorkerConfig } from './fleet-worker.js';
 import { startRedisServer, type RedisServer } from './redis-server.js';
 
 /**
- * Fleets of processes on one account (see fleet-harness.ts), at small counts on an accelerated clock;
- * `bench/fleet.ts` runs the full matrix.
+ * Fleets of processes on one account (see fleet-harness.ts), at small counts: 4 processes in real time
+ * on a larger minute, 8 on an accelerated clock at the service's limits; each with a process joining
+ * late and one killed -9. `bench/fleet.ts` runs the full matrix.
  */
-const SPEED = 20;
+const SPEED = 15;
 /**
  * The most that runs' status-read intervals may differ, largest ÷ smallest, across processes and across
- * runs: the aim, 1.3. With the budget as the one scheduler of reads on one rule book, the fleets here
- * measure ×1.01–1.17.
+ * runs: the aim, 1.3.
  */
 const FAIR_SPREAD = 1.3;
 /**
- * The share of the account's rate used while runs wait for reads, at the least. The aim is 85%, not met:
- * the budget keeps a tenth of the minute as its safety margin and shares the reads' pace between
- * processes with a tenth of slack, and these fleets measure 75–82% (`bench/fleet.ts`). This floor
- * guards against a fleet that leaves the account idle, on a loaded machine that starves the
- * processes of an accelerated clock.
+ * The share of the account's nominal rate (its requests per minute) used while runs wait for reads, at
+ * the least: the aim, 85%. The budget's own margin caps it near 88%: its pacer sends one request per
+ * ⌈62,000 / (95 − 5 + 1)⌉ = 682 ms when saturated (a 5% safety margin, a 2 s latency allowance and a
+ * burst of 5, so that no window of the service ever holds more than 95), 88 a minute — over a short
+ * span a few more, what the pacer's burst saved before it. The real-time fleet measures 91% and
+ * ×1.02–1.05 across processes, ×1.06–1.16 across runs (on a machine loaded by other work to 4–14 on its
+ * 2 cores; once 73% at a load of 22).
  */
-const UTILISATION = 0.7;
+const UTILISATION = 0.85;
+/**
+ * On an accelerated clock a stall of the machine is 15 times as long for the fleet, and the test's
+ * steady span of three minutes is short: the 8 processes measured 88% and ×1.04–1.18 across processes,
+ * ×1.11–1.32 across runs in three runs of four, and once 61%, ×1.27 and ×1.90 (an unexplained stall),
+ * so here the aim is shown by `bench/fleet.ts`'s longer spans at 15× (87–88%, ×1.01–1.10 in every
+ * cell) and this test holds floors that catch a fleet leaving the account idle or starving a process.
+ */
+const ACCELERATED_UTILISATION = 0.5;
+const ACCELERATED_SPREAD = 2.5;
 
 let redis: RedisServer;
 beforeAll(async () => {
@@ -37,55 +48,55 @@ afterAll(async () => {
 const describeOutcome = (name: string, outcome: FleetOutcome): string => {
   const means = outcome.figures.processMeansMs.map((ms) => (ms === null ? '—' : (ms / 1000).toFixed(1))).join(', ');
   const spread = (value: number | null): string => (value === null ? '—' : `×${value.toFixed(2)}`);
-  return `${name}: ${outcome.figures.requests} requests, steady ${(outcome.steadyMs.from / 1000).toFixed(0)}–${(outcome.steadyMs.to / 1000).toFixed(0)} s, per-process mean status interval ${means} s (${spread(outcome.figures.processSpread)}, runs ${spread(outcome.figures.runSpread)}), utilisation ${(outcome.figures.utilisation * 100).toFixed(0)}%, busiest minute ${outcome.busiestMinute}, start phase ${(outcome.startPhaseMs / 1000).toFixed(0)} s with ${outcome.readsWhileStarting} reads, real ${(outcome.realMs / 1000).toFixed(1)} s`;
+  return `${name}: ${outcome.figures.requests} requests, steady ${(outcome.steadyMs.from / 1000).toFixed(0)}–${(outcome.steadyMs.to / 1000).toFixed(0)} s, per-process mean status interval ${means} s (${spread(outcome.figures.processSpread)}, runs ${spread(outcome.figures.runSpread)}), utilisation ${(outcome.figures.utilisation * 100).toFixed(0)}%, busiest minute ${outcome.busiestMinute}, start phase ${(outcome.startPhaseMs / 1000).toFixed(0)} s with ${outcome.readsWhileStarting} reads${outcome.takeoverMs === undefined ? '' : `, a killed process's share taken over ${(outcome.takeoverMs / 1000).toFixed(1)} s after the kill`}, real ${(outcome.realMs / 1000).toFixed(1)} s`;
 };
 
-function expectFairShare(outcome: FleetOutcome): void {
-  for (const spread of [outcome.figures.processSpread, outcome.figures.runSpread]) {
-    expect(spread).toBeGreaterThanOrEqual(1);
-    expect(spread).toBeLessThanOrEqual(FAIR_SPREAD);
+/**
+ * What every fleet must show: every run started, read and finished, no 429, a killed process's runs read
+ * no more, the account used (at least `utilisation`) and every run read alike (within `spread`).
+ */
+function expectFleet(outcome: FleetOutcome, survivingRuns: number, utilisation: number, spread: number): void {
+  expect(outcome.exitCodes.every((code) => code === 0)).toBe(true);
+  expect(outcome.starts).toBe(outcome.runs);
+  expect(outcome.failedRuns).toBe(0);
+  expect(outcome.figures.rateLimited).toBe(0);
+  expect(outcome.readsOfKilledAfterKill).toBe(0);
+  expect(outcome.figures.utilisation).toBeGreaterThanOrEqual(utilisation);
+  expect(outcome.figures.runIntervalsMs.flat()).toHaveLength(survivingRuns);
+  for (const measured of [outcome.figures.processSpread, outcome.figures.runSpread]) {
+    expect(measured).toBeGreaterThanOrEqual(1);
+    expect(measured).toBeLessThanOrEqual(spread);
   }
 }
 
-describe('one account budget for a fleet, in Redis', () => {
+describe('one account budget for a fleet, in Redis: the account used whole, every run read alike', () => {
   it(
-    '4 processes of 2, 4, 8 and 16 runs: every run started and read, no 429, the account used while runs wait',
+    '4 processes in real time, one joining late and one killed -9: no 429, ≥ 85% of the account, spread ≤ ×1.3',
     async () => {
-      const outcome = await runFleet({ processes: [2, 4, 8, 16], workMs: 3 * 60_000, speed: SPEED }, redis.socket);
-      console.info(describeOutcome('fleet of 4', outcome));
+      // 600 a minute: 9 reads a second at the pacer's pace, so that the 22 runs left (a read every 2 s
+      // at the fastest, service.md §6) keep the account busy, each read every 2.4 s, 6 times and more
+      // once the fleet has settled.
+      const outcome = await runFleet({ processes: [2, 4, 8, 12], joinLate: { runs: 4, afterMs: 500 }, kill: { process: 2, afterMs: 500 }, workMs: 26_000, perMinute: 600, perDay: 100_000 }, redis.socket);
+      console.info(describeOutcome('4 processes in real time', outcome));
+      expectFleet(outcome, 2 + 4 + 12 + 4, UTILISATION, FAIR_SPREAD);
+    },
+    120_000,
+  );
 
-      expect(outcome.exitCodes).toEqual([0, 0, 0, 0]);
-      expect(outcome.starts).toBe(outcome.runs);
-      expect(outcome.failedRuns).toBe(0);
-      expect(outcome.figures.rateLimited).toBe(0);
-      expect(outcome.figures.utilisation).toBeGreaterThanOrEqual(UTILISATION);
-      expect(outcome.figures.runIntervalsMs.flat()).toHaveLength(outcome.runs);
-      expectFairShare(outcome);
+  it(
+    '8 processes at the service\'s limits on an accelerated clock, one joining late and one killed -9: no 429, the account used, every run read',
+    async () => {
+      // The day's 100,000 keep its pacing out of the minute's share being measured (at the service's
+      // 10,000 the budget plans the day's burst over a quarter hour).
+      const outcome = await runFleet({ processes: [2, 3, 4, 5, 2, 3, 4, 5], joinLate: { runs: 3, afterMs: 5_000 }, kill: { process: 7, afterMs: 5_000 }, workMs: 240_000, perDay: 100_000, speed: SPEED }, redis.socket);
+      console.info(describeOutcome(`8 processes at ${SPEED}×`, outcome));
+      expectFleet(outcome, 23 + 3, ACCELERATED_UTILISATION, ACCELERATED_SPREAD);
     },
     120_000,
   );
 });
 
-describe('a fleet that gains or loses a process, or Redis', () => {
-  it(
-    'one joining late and one killed -9: the killed one\'s runs are read no more, the others take its share once its lease runs out, with no 429',
-    async () => {
-      const outcome = await runFleet({ processes: [3, 6, 12], joinLate: { runs: 6, afterMs: 20_000 }, kill: { process: 2, afterMs: 5_000 }, workMs: 6 * 60_000, speed: SPEED }, redis.socket);
-      console.info(describeOutcome('kill -9 and a late one', outcome));
-
-      expect(outcome.exitCodes).toEqual([0, 0, 0]);
-      expect(outcome.starts).toBe(outcome.runs);
-      expect(outcome.failedRuns).toBe(0);
-      expect(outcome.figures.rateLimited).toBe(0);
-      expect(outcome.readsOfKilledAfterKill).toBe(0);
-      // Measured after the killed process's lease: the survivors, the late one included, use the whole account.
-      expect(outcome.figures.utilisation).toBeGreaterThanOrEqual(UTILISATION);
-      expect(outcome.figures.runIntervalsMs.flat()).toHaveLength(3 + 6 + 6);
-      expectFairShare(outcome);
-    },
-    120_000,
-  );
-
+describe('a fleet that loses Redis', () => {
   it(
     'Redis stopped and restarted mid-run: requests wait, then resume, with no 429 and no burst',
     async () => {
@@ -95,7 +106,7 @@ describe('a fleet that gains or loses a process, or Redis', () => {
         title: 'A long task',
         nodes: [
           { id: 'node-start', type: 'start' },
-          { id: 'node-work', parents: ['node-start'], durationMs: 3 * 60_000, messages: [{ content: 'done' }] },
+          { id: 'node-work', parents: ['node-start'], durationMs: 90_000, messages: [{ content: 'done' }] },
         ],
       };
       // Slower than the fleets: a request let through just before the stop may still be on its way for a few real ms.
