@@ -45,7 +45,7 @@ export function eventStream(follow: FollowedExecution, resume: ResumePoint, timi
         // An id past the last event is from another numbering (a relay restarted, or one that had forgotten
         // the execution, for a viewer that did not say which follow its id is from): so is it.
         const lastSeq = follow.lastSeq;
-        if ((afterSeq === 0 && lastSeq > timing.snapshotAfter) || (afterSeq > lastSeq && lastSeq > 0)) {
+        if ((afterSeq === 0 && lastSeq > timing.snapshotAfter) || (afterSeq > lastSeq && lastSeq > 0) || !follow.holds(afterSeq)) {
           const { seq, state } = follow.snapshot();
           controller.enqueue(encoder.encode(snapshotFrame(seq, state)));
           place = seq;
@@ -57,6 +57,13 @@ export function eventStream(follow: FollowedExecution, resume: ResumePoint, timi
       },
       async pull(controller) {
         for (;;) {
+          if (!follow.holds(place)) {
+            // A viewer that fell behind what the follow keeps (a long, fast history read slowly) is brought
+            // to the state by a snapshot, then goes on from there: nothing it missed is left out.
+            const { seq, state } = follow.snapshot();
+            controller.enqueue(encoder.encode(snapshotFrame(seq, state)));
+            place = seq;
+          }
           const entries = follow.after(place);
           if (entries.length > 0) {
             for (const entry of entries) {

@@ -14,6 +14,8 @@ export type FollowEnd = { readonly kind: 'finished'; readonly result: RunResult 
 export interface FollowHooks {
   abort(executionId: string): Promise<void>;
   ended(follow: FollowedExecution): void;
+  /** How many of its latest events a follow keeps at least (and at most twice as many), for resuming viewers. */
+  readonly keepEvents: number;
 }
 
 /**
@@ -35,7 +37,7 @@ export class FollowedExecution {
 
   readonly #ownId: string = crypto.randomUUID();
   #hubLog: string | undefined;
-  readonly #log = new EventLog();
+  readonly #log: EventLog;
   /** The events folded as they come (O(1) each), for a late viewer's snapshot. */
   readonly #fold = new RunStateFold();
   readonly #hooks: FollowHooks;
@@ -52,6 +54,7 @@ export class FollowedExecution {
   constructor(executionId: string, events: Observable<RunEvent>, hooks: FollowHooks) {
     this.executionId = executionId;
     this.#hooks = hooks;
+    this.#log = new EventLog(hooks.keepEvents);
     this.#ready = new Promise((resolve) => {
       this.#markReady = resolve;
     });
@@ -81,9 +84,14 @@ export class FollowedExecution {
     return this.#end;
   }
 
-  /** The events after sequence number `afterSeq`, in order. */
+  /** The events after sequence number `afterSeq`, in order (see `holds`: a long history keeps only its latest). */
   after(afterSeq: number): readonly LoggedEvent[] {
     return this.#log.after(afterSeq);
+  }
+
+  /** Whether every event after `afterSeq` is still kept; a viewer from before them is given a `snapshot()`. */
+  holds(afterSeq: number): boolean {
+    return this.#log.holds(afterSeq);
   }
 
   /** The state the events so far add up to, and the sequence number of the last of them. */

@@ -78,6 +78,9 @@ export interface RunRelay {
   close(): void;
 }
 
+/** The fewest latest events a follow keeps for viewers resuming after an id (at most twice as many are held). */
+const KEEP_EVENTS = 1_000;
+
 const DEFAULTS = {
   keepFinishedMs: 60_000,
   heartbeatMs: 15_000,
@@ -124,6 +127,9 @@ export function createRunRelay(options: RunRelayOptions): RunRelay {
   let closed = false;
 
   const hooks = {
+    // A follow keeps at least the events a late viewer from the start would be given (`snapshotAfter`),
+    // and never fewer than KEEP_EVENTS for viewers resuming after a short drop.
+    keepEvents: Math.max(settings.snapshotAfter, KEEP_EVENTS),
     abort: (executionId: string) => client.executions.abort(executionId),
     ended: (follow: FollowedExecution) => {
       if (closed) return;
