@@ -394,6 +394,12 @@ class RedisFollow {
 
   /** Renews the lease held, or tries to take it over when it ran out: called three times per lease. */
   checkLease(): void {
+    if (!this.#opened && this.#followers > 0 && !this.#ended) {
+      // Its opening was refused: tried again now (it checks the lease once opened).
+      this.#opened = true;
+      void this.#open();
+      return;
+    }
     if (this.#leasing || this.#ended || this.followers === 0) return;
     this.#leasing = true;
     const { leaseMs, scheduler } = this.#context.settings;
@@ -491,6 +497,7 @@ class RedisFollow {
       opened = await commands.flowstreamHubOpen(this.#keys.state, this.#keys.events, newLogName(), DEFAULTS.liveMs);
     } catch (error) {
       this.#context.warn('the run hub could not open an execution', error);
+      this.#opened = false;
       return;
     }
     if (this.#ended || this.followers === 0) return;
