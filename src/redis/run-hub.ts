@@ -6,7 +6,7 @@ import { InvalidArgumentError } from '../errors/validation-errors.js';
 import { positive, positiveInteger } from '../http/options.js';
 import { safeLogger } from '../http/safe-logger.js';
 import type { RunEvent } from '../runs/events.js';
-import { atHubPlace, catchUpAt, newLogName, type RunHub } from '../runs/run-hub.js';
+import { atHubPlace, catchUpAt, leadThrough, newLogName, type RunHub } from '../runs/run-hub.js';
 import type { RunState } from '../runs/run-state.js';
 import { readingOf } from '../runs/run-state.js';
 import { RunStand } from '../runs/share-run.js';
@@ -235,39 +235,12 @@ export function createRedisRunHub(options: RedisRunHubOptions): RedisRunHub {
   return {
     follow: (executionId, start) => new Observable<RunEvent>((subscriber) => followOf(executionId).join(subscriber, start)),
     lead: (run) =>
-      new Observable<RunEvent>((subscriber) => {
-        let led: RedisFollow | undefined;
-        let decided = false;
-        const stop = (): void => {
-          led?.leadEnded();
-          led = undefined;
-        };
-        const subscription = run.subscribe({
-          next: (event) => {
-            if (!decided && event.type !== 'snapshot' && !closed) {
-              decided = true;
-              // An execution already followed here is not led twice: the run just goes on.
-              if (!follows.has(event.executionId)) {
-                led = followOf(event.executionId);
-                led.lead();
-              }
-            }
-            led?.offer(event);
-            subscriber.next(event);
-          },
-          error: (error: unknown) => {
-            stop();
-            subscriber.error(error);
-          },
-          complete: () => {
-            stop();
-            subscriber.complete();
-          },
-        });
-        return () => {
-          subscription.unsubscribe();
-          stop();
-        };
+      // An execution already followed here is not led twice: the run just goes on.
+      leadThrough(run, (executionId) => {
+        if (closed || follows.has(executionId)) return undefined;
+        const led = followOf(executionId);
+        led.lead();
+        return led;
       }),
     followers: (executionId) => follows.get(executionId)?.followers ?? 0,
     close: async () => {
