@@ -599,7 +599,7 @@ type StreamEntry = readonly [number, RunEvent];
  * of the hub's own wakes it when the set of executions changes, with no race: a wake sent before the
  * read is found by it.
  */
-class StreamReader {
+export class StreamReader {
   readonly #connection: Redis;
   /** Where wakes are sent from: not the blocked connection. */
   readonly #writer: Redis;
@@ -668,7 +668,8 @@ class StreamReader {
   async #run(): Promise<void> {
     let failures = 0;
     while (!this.#closed && this.#streams.size > 0) {
-      const streams = [...this.#streams];
+      const asked = new Map(this.#streams);
+      const streams = [...asked];
       let reply: unknown;
       try {
         reply = await this.#connection.call('XREAD', 'BLOCK', '0', 'STREAMS', this.#wakeKey, ...streams.map(([key]) => key), this.#wakeId, ...streams.map(([, stream]) => `0-${stream.after}`));
@@ -688,7 +689,8 @@ class StreamReader {
           continue;
         }
         const stream = this.#streams.get(key);
-        if (stream === undefined) continue;
+        // Followed afresh since the read was asked (from another place): the next read asks from its own.
+        if (stream === undefined || stream !== asked.get(key)) continue;
         const delivered: StreamEntry[] = [];
         for (const [id, fields] of entries) {
           const seq = Number(id.slice(id.indexOf('-') + 1));
