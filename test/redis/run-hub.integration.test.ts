@@ -186,7 +186,9 @@ describe('createRedisRunHub: one poll stream per execution across processes', ()
   }, 20_000);
 
   it('an execution Redis refused to open is opened again with the next check: its followers get every event once Redis takes the command', async () => {
-    const emulator = await createEmulator({ clock: createScaledClock(SPEED), rateLimit: false, samples: false, workflows: [WORKFLOW] });
+    // One short task: the test is about the opening, not the run.
+    const short: WorkflowDefinition = { ...WORKFLOW, nodes: [{ id: 'node-start', type: 'start' }, { id: 'node-a', parents: ['node-start'], durationMs: 2_000, messages: [{ content: 'alpha' }] }] };
+    const emulator = await createEmulator({ clock: createScaledClock(SPEED), rateLimit: false, samples: false, workflows: [short] });
     const account = `hub-${process.pid}-${(accounts += 1)}`;
     const redis = new Redis({ path: server.socket, maxRetriesPerRequest: null });
     const warnings: string[] = [];
