@@ -7,6 +7,7 @@ import { timerDelay } from './http/options.js';
 import { createAccountBudget, createDurationModel, isAccountBudget, type BudgetState } from './budget/index.js';
 import type { DurationModel } from './domain/durations.js';
 import type { ClientOptions as CoreClientOptions } from './domain/options.js';
+import { InvalidArgumentError } from './errors/validation-errors.js';
 import { createHttpClient, type HttpClient } from './http/index.js';
 import { safeLogger } from './http/safe-logger.js';
 import { createRuns, type RunHandles, type Runs } from './runs/create-runs.js';
@@ -148,6 +149,18 @@ export interface Client extends HttpClient, Runs, RunHandles {
   readonly telemetry: ClientTelemetry | undefined;
 }
 
+/** `ClientOptions.telemetry` checked: a hook with its three reporters, or none. */
+function telemetryHook(given: unknown): ClientTelemetry | undefined {
+  if (given === undefined) return undefined;
+  const hook = typeof given === 'object' && given !== null ? (given as Readonly<Record<string, unknown>>) : {};
+  if (!TELEMETRY_REPORTERS.every((name) => typeof hook[name] === 'function')) {
+    throw new InvalidArgumentError('telemetry', 'must be a telemetry hook with request, run and pipeline (e.g. createTelemetry() of flowstream/otel)');
+  }
+  return given as ClientTelemetry;
+}
+
+const TELEMETRY_REPORTERS = ['request', 'run', 'pipeline'] as const;
+
 /**
  * Creates a client. Every request it makes — plain calls, polls of every run, retries — shares one
  * request budget, so many concurrent runs never draw a 429 from the service; clients given the same
@@ -160,11 +173,11 @@ export interface Client extends HttpClient, Runs, RunHandles {
  * ```
  */
 export function createClient(options: ClientOptions): Client {
+  const telemetry = telemetryHook(options.telemetry);
   const scheduler = options.scheduler ?? asyncScheduler;
   const given = options.budget ?? {};
   // An account budget is shared as given; options make this client its own, on its clock.
   const budget = given === false ? undefined : isAccountBudget(given) ? given : createAccountBudget({ ...given, scheduler });
-  const { telemetry } = options;
   const http = createHttpClient({ ...options, scheduler, gate: budget });
   const logger = safeLogger(options.logger);
   // Learned durations: the client's own model, the budget's (the account's), or none.

@@ -48,6 +48,11 @@ describe('createClient', () => {
     expect(error).toMatchObject({ argument: 'budget.requestsPerMinute' });
   });
 
+  it('refuses a telemetry hook that is not one when it is created, not at the first request', () => {
+    expect(() => createClient({ ...options, telemetry: {} as never })).toThrow(expect.objectContaining({ name: 'InvalidArgumentError', argument: 'telemetry' }));
+    expect(() => createClient({ ...options, telemetry: { request: () => ({ end: () => undefined }) } as never })).toThrow(expect.objectContaining({ argument: 'telemetry' }));
+  });
+
   it('refuses bad polling bounds when it is created, not at the first run', () => {
     expect(() => createClient({ ...options, polling: { minMs: 2000, maxMs: 1000 } })).toThrow(expect.objectContaining({ name: 'InvalidArgumentError', argument: 'polling' }));
     expect(() => createClient({ ...options, polling: { maxMs: Number.POSITIVE_INFINITY } })).toThrow(expect.objectContaining({ argument: 'polling.maxMs' }));

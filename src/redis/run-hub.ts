@@ -6,7 +6,7 @@ import { InvalidArgumentError } from '../errors/validation-errors.js';
 import { positive, positiveInteger } from '../http/options.js';
 import { safeLogger } from '../http/safe-logger.js';
 import type { RunEvent } from '../runs/events.js';
-import { atHubPlace, catchUpAt, newLogName, type RunHub } from '../runs/run-hub.js';
+import { atHubPlace, catchUpAt, leadThrough, newLogName, type RunHub } from '../runs/run-hub.js';
 import type { RunState } from '../runs/run-state.js';
 import { readingOf } from '../runs/run-state.js';
 import { RunStand } from '../runs/share-run.js';
@@ -235,39 +235,12 @@ export function createRedisRunHub(options: RedisRunHubOptions): RedisRunHub {
   return {
     follow: (executionId, start) => new Observable<RunEvent>((subscriber) => followOf(executionId).join(subscriber, start)),
     lead: (run) =>
-      new Observable<RunEvent>((subscriber) => {
-        let led: RedisFollow | undefined;
-        let decided = false;
-        const stop = (): void => {
-          led?.leadEnded();
-          led = undefined;
-        };
-        const subscription = run.subscribe({
-          next: (event) => {
-            if (!decided && event.type !== 'snapshot' && !closed) {
-              decided = true;
-              // An execution already followed here is not led twice: the run just goes on.
-              if (!follows.has(event.executionId)) {
-                led = followOf(event.executionId);
-                led.lead();
-              }
-            }
-            led?.offer(event);
-            subscriber.next(event);
-          },
-          error: (error: unknown) => {
-            stop();
-            subscriber.error(error);
-          },
-          complete: () => {
-            stop();
-            subscriber.complete();
-          },
-        });
-        return () => {
-          subscription.unsubscribe();
-          stop();
-        };
+      // An execution already followed here is not led twice: the run just goes on.
+      leadThrough(run, (executionId) => {
+        if (closed || follows.has(executionId)) return undefined;
+        const led = followOf(executionId);
+        led.lead();
+        return led;
       }),
     followers: (executionId) => follows.get(executionId)?.followers ?? 0,
     close: async () => {
@@ -394,6 +367,12 @@ class RedisFollow {
 
   /** Renews the lease held, or tries to take it over when it ran out: called three times per lease. */
   checkLease(): void {
+    if (!this.#opened && this.#followers > 0 && !this.#ended) {
+      // Its opening was refused: tried again now (it checks the lease once opened).
+      this.#opened = true;
+      void this.#open();
+      return;
+    }
     if (this.#leasing || this.#ended || this.followers === 0) return;
     this.#leasing = true;
     const { leaseMs, scheduler } = this.#context.settings;
@@ -491,6 +470,7 @@ class RedisFollow {
       opened = await commands.flowstreamHubOpen(this.#keys.state, this.#keys.events, newLogName(), DEFAULTS.liveMs);
     } catch (error) {
       this.#context.warn('the run hub could not open an execution', error);
+      this.#opened = false;
       return;
     }
     if (this.#ended || this.followers === 0) return;
@@ -619,7 +599,7 @@ type StreamEntry = readonly [number, RunEvent];
  * of the hub's own wakes it when the set of executions changes, with no race: a wake sent before the
  * read is found by it.
  */
-class StreamReader {
+export class StreamReader {
   readonly #connection: Redis;
   /** Where wakes are sent from: not the blocked connection. */
   readonly #writer: Redis;
@@ -688,7 +668,8 @@ class StreamReader {
   async #run(): Promise<void> {
     let failures = 0;
     while (!this.#closed && this.#streams.size > 0) {
-      const streams = [...this.#streams];
+      const asked = new Map(this.#streams);
+      const streams = [...asked];
       let reply: unknown;
       try {
         reply = await this.#connection.call('XREAD', 'BLOCK', '0', 'STREAMS', this.#wakeKey, ...streams.map(([key]) => key), this.#wakeId, ...streams.map(([, stream]) => `0-${stream.after}`));
@@ -708,7 +689,8 @@ class StreamReader {
           continue;
         }
         const stream = this.#streams.get(key);
-        if (stream === undefined) continue;
+        // Followed afresh since the read was asked (from another place): the next read asks from its own.
+        if (stream === undefined || stream !== asked.get(key)) continue;
         const delivered: StreamEntry[] = [];
         for (const [id, fields] of entries) {
           const seq = Number(id.slice(id.indexOf('-') + 1));

@@ -82,6 +82,50 @@ export function catchUpAt(stand: RunStand, lastSeq: number, log: string): readon
   return events.map((event, index) => atHubPlace(event, { seq: Math.max(0, from + index), log }));
 }
 
+/** What a run leading an execution in a hub feeds: each of its events, and its stop. */
+export interface LedExecution {
+  offer(event: RunEvent): void;
+  leadEnded(): void;
+}
+
+/**
+ * `run` leading its execution in a hub (`RunHub.lead`): at its first event of an execution (not a
+ * `snapshot`), `take` gives what it leads, or nothing (the run just goes on); that hears each event,
+ * and once when the run stops — its end, its error or its unsubscription.
+ */
+export function leadThrough(run: Observable<RunEvent>, take: (executionId: string) => LedExecution | undefined): Observable<RunEvent> {
+  return new Observable<RunEvent>((subscriber) => {
+    let led: LedExecution | undefined;
+    let decided = false;
+    const stop = (): void => {
+      led?.leadEnded();
+      led = undefined;
+    };
+    const subscription = run.subscribe({
+      next: (event) => {
+        if (!decided && event.type !== 'snapshot') {
+          decided = true;
+          led = take(event.executionId);
+        }
+        led?.offer(event);
+        subscriber.next(event);
+      },
+      error: (error: unknown) => {
+        stop();
+        subscriber.error(error);
+      },
+      complete: () => {
+        stop();
+        subscriber.complete();
+      },
+    });
+    return () => {
+      subscription.unsubscribe();
+      stop();
+    };
+  });
+}
+
 /**
  * Creates an in-memory {@link RunHub}: the runs and watches of one process (or of every client given
  * it) share one poll stream per execution.
@@ -107,38 +151,12 @@ export function createRunHub(): RunHub {
   return {
     follow: (executionId, start) => new Observable<RunEvent>((subscriber) => entryOf(executionId).join(subscriber, start)),
     lead: (run) =>
-      new Observable<RunEvent>((subscriber) => {
-        let led: FollowedRun | undefined;
-        let decided = false;
-        const subscription = run.subscribe({
-          next: (event) => {
-            if (!decided && event.type !== 'snapshot') {
-              decided = true;
-              // An execution already followed here (by a poll) is not led twice: the run just goes on.
-              if (!executions.has(event.executionId)) {
-                led = entryOf(event.executionId);
-                led.lead();
-              }
-            }
-            led?.see(event);
-            subscriber.next(event);
-          },
-          error: (error: unknown) => {
-            led?.leadEnded();
-            led = undefined;
-            subscriber.error(error);
-          },
-          complete: () => {
-            led?.leadEnded();
-            led = undefined;
-            subscriber.complete();
-          },
-        });
-        return () => {
-          subscription.unsubscribe();
-          led?.leadEnded();
-          led = undefined;
-        };
+      // An execution already followed here (by a poll) is not led twice: the run just goes on.
+      leadThrough(run, (executionId) => {
+        if (executions.has(executionId)) return undefined;
+        const led = entryOf(executionId);
+        led.lead();
+        return led;
       }),
     followers: (executionId) => executions.get(executionId)?.followers ?? 0,
   };
@@ -197,7 +215,7 @@ class FollowedRun {
   }
 
   /** One event of the execution, from its leading run or its poll. */
-  see(event: RunEvent): void {
+  offer(event: RunEvent): void {
     this.#stand.see(event);
     this.#emit(event);
   }
@@ -232,7 +250,7 @@ class FollowedRun {
     return start().subscribe({
       next: (event) => {
         if (!catchingUp) {
-          this.see(event);
+          this.offer(event);
           return;
         }
         this.#stand.see(event);

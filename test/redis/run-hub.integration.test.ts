@@ -185,6 +185,39 @@ describe('createRedisRunHub: one poll stream per execution across processes', ()
     }
   }, 20_000);
 
+  it('an execution Redis refused to open is opened again with the next check: its followers get every event once Redis takes the command', async () => {
+    // One short task: the test is about the opening, not the run.
+    const short: WorkflowDefinition = { ...WORKFLOW, nodes: [{ id: 'node-start', type: 'start' }, { id: 'node-a', parents: ['node-start'], durationMs: 2_000, messages: [{ content: 'alpha' }] }] };
+    const emulator = await createEmulator({ clock: createScaledClock(SPEED), rateLimit: false, samples: false, workflows: [short] });
+    const account = `hub-${process.pid}-${(accounts += 1)}`;
+    const redis = new Redis({ path: server.socket, maxRetriesPerRequest: null });
+    const warnings: string[] = [];
+    const hub = createRedisRunHub({ redis, account, leaseMs: LEASE_MS, scheduler: emulator.scheduler, logger: { warn: (message) => warnings.push(message) } });
+    const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, scheduler: emulator.scheduler, budget: false, polling: POLLING, hub });
+    const afterEmulatorMs = (ms: number): Promise<void> =>
+      new Promise((resolve) => {
+        emulator.scheduler.schedule(resolve, ms);
+      });
+    try {
+      const [executionId] = await startExecutions(client, 1);
+      // The execution's state key of the wrong type: Redis refuses the hub's scripts on it.
+      const stateKey = `{fs:${account}:hub:${executionId}}:state`;
+      await redis.set(stateKey, 'not a hash');
+      const followed = follow(client, executionId);
+      while (!warnings.some((message) => message.includes('could not open'))) await afterEmulatorMs(100);
+      await redis.del(stateKey);
+      let timedOut = false;
+      await Promise.race([followed.done, afterEmulatorMs(60_000).then(() => (timedOut = true))]);
+      expect(timedOut).toBe(false);
+      expect(onceInOrder(followed.seen)).toBeUndefined();
+      expect(followed.seen.at(-1)?.event).toMatchObject({ type: 'finished', result: { status: 'finish' } });
+    } finally {
+      await hub.close();
+      redis.disconnect();
+      await emulator.close();
+    }
+  }, 20_000);
+
   it('while Redis is frozen, followers wait; once it answers, the events held meanwhile come, each once and in order', async () => {
     const emulator = await createEmulator({ clock: createScaledClock(SPEED), rateLimit: false, samples: false, workflows: [WORKFLOW] });
     const account = `hub-${process.pid}-${(accounts += 1)}`;
