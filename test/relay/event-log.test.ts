@@ -41,7 +41,7 @@ describe('a relay follow keeps only its latest events, and a viewer from before 
     const emulator = await createEmulator({ rateLimit: false, speed: 100 });
     try {
       const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, scheduler: emulator.scheduler, budget: false });
-      const events = await lastValueFrom(client.run('c-sample-linear', { failOnWorkflowError: false }).pipe(toArray()));
+      const events = await lastValueFrom(client.run('c-sample-linear').pipe(toArray()));
       expect(events.length).toBeGreaterThan(6);
       const source = new Subject<RunEvent>();
       const follow = new FollowedExecution('we-x', source, { abort: () => Promise.resolve(), ended: () => undefined, keepEvents: 2 });
