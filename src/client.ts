@@ -14,7 +14,7 @@ import { createRuns, type RunHandles, type Runs } from './runs/create-runs.js';
 import type { RunEvent } from './runs/events.js';
 import { createRunHub, type RunHub } from './runs/run-hub.js';
 import type { RunState } from './runs/run-state.js';
-import type { RunTelemetryHook } from './runs/run-telemetry.js';
+import type { RunTelemetryHook } from './runs/run-lifecycle.js';
 import type { RequestTelemetryHook } from './domain/telemetry.js';
 import type { PipelineTelemetryHook } from './pipeline/pipeline-telemetry.js';
 import { toAsyncIterable } from './runs/to-async-iterable.js';

@@ -3,7 +3,7 @@
 // The client
 export { createClient, type Client, type ClientOptions, type BudgetView, type StateEventsOptions, type ClientTelemetry, type TelemetryTarget } from './client.js';
 export type { RequestTelemetry, RequestTelemetryEnd, RequestTelemetryHook, RequestTelemetryStart } from './domain/telemetry.js';
-export type { RunTelemetry, RunTelemetryEnd, RunTelemetryHook, RunTelemetryStart } from './runs/run-telemetry.js';
+export type { RunTelemetry, RunTelemetryEnd, RunTelemetryHook, RunTelemetryStart } from './runs/run-lifecycle.js';
 export type {
   PipelineTelemetry,
   PipelineTelemetryEnd,
@@ -20,7 +20,7 @@ export { DEFAULTS, type RetryOptions, type TimeoutOptions, type PollInterval, ty
 export type { RunEvent, RunEventType, RunEventOf, StartedEvent, SnapshotEvent, StatusEvent, NodeEvent, MessageEvent, FileEvent, ConnectionEvent, FinishedEvent } from './runs/events.js';
 export type { RunInput, Runs, RunHandles } from './runs/create-runs.js';
 export type { RunHandle, StartRunOptions } from './runs/run-handle.js';
-export type { FailedBranches, RunOptions } from './runs/run-options.js';
+export type { FailedBranches, RunOptions } from './runs/run-lifecycle.js';
 export { checkVariablesAgainstPlan } from './runs/variables-against-plan.js';
 export { DEFAULT_POLL_INTERVAL } from './runs/poll-plan.js';
 export type { OutputMode } from './runs/poll-plan.js';

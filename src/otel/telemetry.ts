@@ -19,7 +19,7 @@ import { isFlowstreamError } from '../errors/index.js';
 import { PACKAGE_VERSION } from '../http/package-version.js';
 import type { PipelineTelemetry, PipelineTelemetryEnd, PipelineTelemetryStart, StepTelemetry, StepTelemetryEnd, StepTelemetryStart } from '../pipeline/pipeline-telemetry.js';
 import type { RunEvent } from '../runs/events.js';
-import type { RunTelemetry, RunTelemetryEnd, RunTelemetryStart } from '../runs/run-telemetry.js';
+import type { RunTelemetry, RunTelemetryEnd, RunTelemetryStart } from '../runs/run-lifecycle.js';
 import { detectionLatencies, type SeenTransitions } from './detection-latency.js';
 import { URL_TEMPLATES } from './url-templates.js';
 

@@ -1,7 +1,7 @@
 import type { SchedulerLike } from 'rxjs';
 import type { RunResult } from '../domain/model.js';
 import type { RunInput } from '../runs/create-runs.js';
-import type { RunOptions } from '../runs/run-options.js';
+import type { RunOptions } from '../runs/run-lifecycle.js';
 import type { CheckpointStore } from './checkpoint-store.js';
 import type { PipelineCheckpoint } from './pipeline-checkpoint.js';
 import type { PipelineTelemetryOptions } from './pipeline-telemetry.js';

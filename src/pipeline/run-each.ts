@@ -2,7 +2,7 @@ import { defer, from, map, mergeMap, type Observable, type ObservableInput } fro
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 import type { RunResult } from '../domain/model.js';
 import type { RunInput } from '../runs/create-runs.js';
-import type { RunOptions } from '../runs/run-options.js';
+import type { RunOptions } from '../runs/run-lifecycle.js';
 import { toRunResult } from '../runs/run-result.js';
 import { inInputOrder } from './in-input-order.js';
 import type { PipelineClient } from './pipeline-client.js';

@@ -3,7 +3,7 @@ import type { RunResult } from '../domain/model.js';
 import type { RunInput, Runs } from '../runs/create-runs.js';
 import type { RunEvent } from '../runs/events.js';
 import { fromAbortable } from '../runs/execution-source.js';
-import type { RunOptions } from '../runs/run-options.js';
+import type { RunOptions } from '../runs/run-lifecycle.js';
 
 /**
  * What a step's input function may use besides the results: a signal that aborts when the pipeline

@@ -1,7 +1,7 @@
 import { catchError, defer, type Observable, throwError } from 'rxjs';
 import { isWorkflowFailedError, WorkflowFailedError } from '../errors/run-errors.js';
 import type { RunEvent } from '../runs/events.js';
-import type { RunOptions } from '../runs/run-options.js';
+import type { RunOptions } from '../runs/run-lifecycle.js';
 import type { PipelineClient } from './pipeline-client.js';
 import type { PipelineStep, StepResults } from './pipeline-definition.js';
 import type { StepCheckpoint } from './pipeline-checkpoint.js';

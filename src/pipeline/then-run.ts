@@ -1,7 +1,7 @@
 import { concat, defer, EMPTY, type OperatorFunction, tap } from 'rxjs';
 import type { RunResult } from '../domain/model.js';
 import type { RunEvent } from '../runs/events.js';
-import type { RunOptions } from '../runs/run-options.js';
+import type { RunOptions } from '../runs/run-lifecycle.js';
 import type { PipelineClient } from './pipeline-client.js';
 import { retryFailedWorkflow } from './retry-failed-workflow.js';
 import { type ChainInput, runWithInput } from './step-input.js';

@@ -1,9 +1,8 @@
 import type { Observable, Subscription } from 'rxjs';
 import type { RunResult } from '../domain/model.js';
 import type { RunEvent } from '../runs/events.js';
-import { type RunStop, stoppedEnding } from '../runs/run-ending.js';
 import { hubPlaceOf } from '../runs/run-hub.js';
-import { type RunState, RunStateFold } from '../runs/run-state.js';
+import { type RunState, RunStateFold, type RunStop, stoppedEnding } from '../runs/run-state.js';
 import { FlowstreamError } from '../errors/flowstream-error.js';
 import { EventLog, type LoggedEvent } from './event-log.js';
 

@@ -6,10 +6,8 @@ import type { RunEvent } from './events.js';
 import { cadenceBounds } from './poll-plan.js';
 import { type ExecutionSource, observeExecutions, startExecution } from './execution-source.js';
 import { type RunHandle, startRunOver, type StartRunOptions } from './run-handle.js';
-import { notingPlan, runLifecycle } from './run-lifecycle.js';
-import { observedRun } from './run-telemetry.js';
+import { notingPlan, observedRun, outageMs, type RunOptions, type RunsDefaults, runLifecycle, runSettings } from './run-lifecycle.js';
 import { sharedWatch } from './shared-watch.js';
-import { outageMs, type RunOptions, type RunsDefaults, runSettings } from './run-options.js';
 
 /** The input of a run (service.md §5.4: always sent as the `variables` wrapper). */
 export interface RunInput {

@@ -1,7 +1,7 @@
 /** Reactive runs and their helpers: what the composition root and `src/index.ts` export. */
 export { createRuns, runsOver, type RunInput, type Runs, type RunHandles } from './create-runs.js';
 export type { RunHandle, StartRunOptions } from './run-handle.js';
-export type { FailedBranches, RunOptions, RunsDefaults } from './run-options.js';
+export type { FailedBranches, RunOptions, RunsDefaults } from './run-lifecycle.js';
 export { DEFAULT_POLL_INTERVAL, type PollInterval } from './poll-plan.js';
 export type { OutputMode } from './poll-plan.js';
 export type {

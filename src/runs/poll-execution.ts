@@ -9,7 +9,7 @@ import { afterFailure, type Outage, outlasted } from './outage.js';
 import type { CadenceBounds, OutputMode } from './poll-plan.js';
 import { initialPoll, type PollCommand, type PollInput, reducePoll } from './poll-plan.js';
 import { reducerShell } from './run-machine.js';
-import type { FailedBranches } from './run-options.js';
+import type { FailedBranches } from './run-lifecycle.js';
 
 /** One read's events, in order, and the task nodes (service.md §4.2) once an output read listed them. */
 export interface PollRead {

@@ -7,7 +7,7 @@ import type { RunEvent } from './events.js';
 import { announceHeldFiles, diffNodeStatuses, diffOutput, diffStatus, type DiffWarning, type ExecutionView, initialView, isExecutionOver, isNodeDone, runResultOf, type ViewDiff } from './execution-view.js';
 import { countRead, type EstimateOf, foreseeRead, learnedDurations, type LearnedDuration, NO_FORESIGHT, observeTransitions, type Foresight } from './foresight.js';
 import type { Step } from './run-machine.js';
-import type { FailedBranches } from './run-options.js';
+import type { FailedBranches } from './run-lifecycle.js';
 
 export interface PollRules {
   readonly executionId: string;

@@ -3,8 +3,8 @@ import { RunTimeoutError, WorkflowFailedError } from '../errors/run-errors.js';
 import type { FinishedEvent, RunEvent } from './events.js';
 import type { PollRead } from './poll-execution.js';
 import { isExecutionOver } from './execution-view.js';
-import { type RunStop, stoppedEnding, unstartedResult } from './run-ending.js';
-import type { FailedBranches } from './run-options.js';
+import { type RunStop, stoppedEnding, unstartedResult } from './run-state.js';
+import type { FailedBranches } from './run-lifecycle.js';
 
 /**
  * What a run handle asks of its run while it lasts. `cancel` and `timeout` abort the execution (or

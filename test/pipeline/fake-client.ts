@@ -5,7 +5,7 @@ import type { OutputFile, RunResult, UploadedFile } from '../../src/domain/model
 import type { PipelineClient } from '../../src/pipeline/pipeline-client.js';
 import type { RunInput } from '../../src/runs/create-runs.js';
 import type { RunEvent } from '../../src/runs/events.js';
-import type { RunOptions } from '../../src/runs/run-options.js';
+import type { RunOptions } from '../../src/runs/run-lifecycle.js';
 
 export function testScheduler(): TestScheduler {
   return new TestScheduler((actual, expected) => {

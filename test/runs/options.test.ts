@@ -1,7 +1,7 @@
 import { asyncScheduler } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { type OutputAloneQuestion, OUTPUT_SPACING_MS, type OutputQuestion, shouldReadOutput, shouldReadOutputAlone } from '../../src/runs/poll-plan.js';
-import { type RunOptions, runSettings } from '../../src/runs/run-options.js';
+import { type RunOptions, runSettings } from '../../src/runs/run-lifecycle.js';
 import { runsOver } from '../../src/runs/create-runs.js';
 import { scriptedSource } from './fixtures.js';
 

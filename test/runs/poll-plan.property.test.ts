@@ -5,7 +5,7 @@ import type { NodeStatus } from '../../src/domain/model.js';
 import type { RunEvent } from '../../src/runs/events.js';
 import { initialPoll, OUTPUT_SPACING_MS, type OutputMode, type PollCommand, type PollInput, reducePoll } from '../../src/runs/poll-plan.js';
 import { reducerShell } from '../../src/runs/run-machine.js';
-import type { FailedBranches } from '../../src/runs/run-options.js';
+import type { FailedBranches } from '../../src/runs/run-lifecycle.js';
 import { ExecutionModel, type Scenario, scenarioArb } from './execution-model.js';
 import { EXECUTION_ID } from './fixtures.js';
 
