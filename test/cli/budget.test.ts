@@ -7,6 +7,7 @@ import { createEmulator, createScaledClock, type Emulator } from '../../src/emul
 import type { WorkflowDefinition } from '../../src/emulator/workflows/definition.js';
 import { createClient, toRunState } from '../../src/index.js';
 import { createRedisBudget, createRedisRunHub, type RedisBudget } from '../../src/redis/index.js';
+import { hubStateKeyPattern } from '../../src/redis/run-hub.js';
 import type { BudgetView } from '../../src/cli/budget/budget-view.js';
 import { startRedisServer, type RedisServer } from '../redis/redis-server.js';
 import { flowstreamFromSourceInTerminal } from './support/source-cli.js';
@@ -223,6 +224,23 @@ describe('flowstream budget --redis with the fleet\'s Redis run hubs', { timeout
       await Promise.all(fleet.map(({ hub }) => hub.close()));
       for (const { connection } of fleet) connection.disconnect();
       await hubEmulator.close();
+    }
+  });
+
+  it('stops at 5,000 followed executions and says "at least"', async () => {
+    // The state keys of 5,001 finished executions, as a hub leaves them.
+    const connection = new Redis({ path: redis.socket });
+    const keys = Array.from({ length: 5_001 }, (_, n) => hubStateKeyPattern('acme-many').replace('*', `we-${n}`));
+    try {
+      const writes = connection.pipeline();
+      for (const key of keys) writes.hset(key, 'log', 'l', 'seq', '3', 'state', '{"status":"finish","nodes":[],"files":[]}', 'finished', '1');
+      await writes.exec();
+      const cli = await piped(['budget', '--redis', `redis+unix://${redis.socket}`, '--account', 'acme-many', '--count', '1']);
+      expect(cli.code).toBe(0);
+      expect(views(cli.stdout)[0]?.runs?.byState).toEqual({ counts: { init: 0, executing: 0, finish: 5_000, failed: 0, unknown: 0, unread: 0 }, atLeast: true });
+    } finally {
+      await connection.del(...keys);
+      connection.disconnect();
     }
   });
 });
