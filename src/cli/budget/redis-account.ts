@@ -37,9 +37,9 @@ function redisUnavailable(cause: unknown): FlowstreamError {
 }
 
 /**
- * The stored state of each execution whose state key matches `match`, read without writing: SCAN in
- * batches (a key may come twice), then one pipelined HMGET. A key that expired in between is left out
- * (it holds neither a state, a seq nor a log any more).
+ * The executions whose state key matches `match`, counted by the status their hub stored, read without
+ * writing: SCAN in batches (a key may come twice), then one pipelined HMGET. A key that expired in
+ * between is left out (it holds neither a state, a seq nor a log any more).
  */
 async function followedRuns(redis: Redis, match: string): Promise<RunsByState | null> {
   const keys = new Set<string>();
