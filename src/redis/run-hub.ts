@@ -156,6 +156,14 @@ function keysOf(account: string, executionId: string): { readonly lease: string;
 }
 
 /**
+ * The SCAN pattern of the state keys (see `keysOf`) of every execution `account`'s hubs follow: the
+ * hash of the `RunState` its events add up to. A checked account name holds no glob character.
+ */
+export function hubStateKeyPattern(account: string): string {
+  return `{fs:${account}:hub:*}:state`;
+}
+
+/**
  * Creates a {@link RunHub} in Redis: the runs and watches of every process of the account (and their
  * relays) share one poll stream per execution. One process holds a lease on each followed execution
  * and appends its events to a capped Redis Stream; followers in any process read that stream, so

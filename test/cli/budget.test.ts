@@ -1,9 +1,13 @@
 import { Writable } from 'node:stream';
+import { Redis } from 'ioredis';
+import type { Subscription } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/cli.js';
-import { createEmulator, type Emulator } from '../../src/emulator/index.js';
-import { createClient } from '../../src/index.js';
-import { createRedisBudget, type RedisBudget } from '../../src/redis/index.js';
+import { createEmulator, createScaledClock, type Emulator } from '../../src/emulator/index.js';
+import type { WorkflowDefinition } from '../../src/emulator/workflows/definition.js';
+import { createClient, toRunState } from '../../src/index.js';
+import { createRedisBudget, createRedisRunHub, type RedisBudget } from '../../src/redis/index.js';
+import { hubStateKeyPattern } from '../../src/redis/run-hub.js';
 import type { BudgetView } from '../../src/cli/budget/budget-view.js';
 import { startRedisServer, type RedisServer } from '../redis/redis-server.js';
 import { flowstreamFromSourceInTerminal } from './support/source-cli.js';
@@ -145,7 +149,7 @@ describe('flowstream budget --redis against a fleet', { timeout: 20_000 }, () =>
     const cli = await piped(['budget', '--redis', url(), '--account', 'acme-fleet', '--count', '2', '--interval', '0.1']);
     expect(cli.code).toBe(0);
     const [first, second] = views(cli.stdout);
-    expect(first).toMatchObject({ source: 'redis', account: 'acme-fleet', recorded: true, minute: { limit: 100, used: 6, remaining: 94 }, day: { used: 6 }, runs: { polling: 0 } });
+    expect(first).toMatchObject({ source: 'redis', account: 'acme-fleet', recorded: true, minute: { limit: 100, used: 6, remaining: 94 }, day: { used: 6 }, runs: { polling: 0, byState: null } });
     expect(first?.processes).toHaveLength(3);
     expect(first?.server.remainingPerMinute).toBeTypeOf('number');
     // Reading sends nothing and joins nothing: the second refresh sees the same account.
@@ -174,5 +178,69 @@ describe('flowstream budget --redis against a fleet', { timeout: 20_000 }, () =>
     const cli = await piped(['budget', '--redis', url()]);
     expect(cli.code).toBe(2);
     expect(cli.stderr).toContain('--redis and --account go together');
+  });
+});
+
+/** A task of `durationMs` after the start node, failing at its end when `fails`. */
+function oneTask(canvasId: string, durationMs: number, fails = false): WorkflowDefinition {
+  return {
+    canvasId,
+    nodes: [{ id: 'node-start', type: 'start' }, { id: 'node-task', parents: ['node-start'], durationMs, ...(fails ? { failure: { kind: 'error' as const, errors: ['boom'] } } : {}) }],
+  };
+}
+
+describe('flowstream budget --redis with the fleet\'s Redis run hubs', { timeout: 20_000 }, () => {
+  it('shows, piped, the executions two processes\' hubs follow, counted by state', async () => {
+    // The emulator's clock 25 times real time; the long task runs an emulator hour (over two real minutes).
+    const hubEmulator = await createEmulator({ clock: createScaledClock(25), rateLimit: false, samples: false, workflows: [oneTask('c-quick', 1_000), oneTask('c-fails', 1_000, true), oneTask('c-long', 3_600_000)] });
+    const account = 'acme-hubs';
+    const fleet = [0, 1].map(() => {
+      const connection = new Redis({ path: redis.socket, maxRetriesPerRequest: null });
+      connection.on('error', () => undefined);
+      const hub = createRedisRunHub({ redis: connection, account, scheduler: hubEmulator.scheduler });
+      const client = createClient({ apiKey: hubEmulator.apiKey, baseUrl: hubEmulator.url, fetch: hubEmulator.fetch, scheduler: hubEmulator.scheduler, budget: false, polling: { minMs: 1_000, maxMs: 1_000 }, hub });
+      return { connection, hub, client };
+    });
+    const [a, b] = fleet as [(typeof fleet)[number], (typeof fleet)[number]];
+    const subscriptions: Subscription[] = [];
+    /** Follows the execution in `process` until its state has `status`. */
+    const followUntil = (process: typeof a, executionId: string, status: string): Promise<void> =>
+      new Promise((resolve, reject) => {
+        subscriptions.push(process.client.watch(executionId, { failOnWorkflowError: false }).pipe(toRunState()).subscribe({
+          next: (state) => {
+            if (state.status === status) resolve();
+          },
+          error: reject,
+        }));
+      });
+    try {
+      const [quick, fails, long] = await Promise.all(['c-quick', 'c-fails', 'c-long'].map(async (canvasId) => (await a.client.executions.start(canvasId)).executionId));
+      await Promise.all([followUntil(a, quick!, 'finish'), followUntil(b, quick!, 'finish'), followUntil(a, fails!, 'failed'), followUntil(b, long!, 'executing')]);
+      const cli = await piped(['budget', '--redis', `redis+unix://${redis.socket}`, '--account', account, '--count', '1']);
+      expect(cli.code).toBe(0);
+      expect(views(cli.stdout)[0]?.runs?.byState).toEqual({ counts: { init: 0, executing: 1, finish: 1, failed: 1, unknown: 0, unread: 0 }, atLeast: false });
+    } finally {
+      for (const subscription of subscriptions) subscription.unsubscribe();
+      await Promise.all(fleet.map(({ hub }) => hub.close()));
+      for (const { connection } of fleet) connection.disconnect();
+      await hubEmulator.close();
+    }
+  });
+
+  it('stops at 5,000 followed executions and says "at least"', async () => {
+    // The state keys of 5,001 finished executions, as a hub leaves them.
+    const connection = new Redis({ path: redis.socket });
+    const keys = Array.from({ length: 5_001 }, (_, n) => hubStateKeyPattern('acme-many').replace('*', `we-${n}`));
+    try {
+      const writes = connection.pipeline();
+      for (const key of keys) writes.hset(key, 'log', 'l', 'seq', '3', 'state', '{"status":"finish","nodes":[],"files":[]}', 'finished', '1');
+      await writes.exec();
+      const cli = await piped(['budget', '--redis', `redis+unix://${redis.socket}`, '--account', 'acme-many', '--count', '1']);
+      expect(cli.code).toBe(0);
+      expect(views(cli.stdout)[0]?.runs?.byState).toEqual({ counts: { init: 0, executing: 0, finish: 5_000, failed: 0, unknown: 0, unread: 0 }, atLeast: true });
+    } finally {
+      await connection.del(...keys);
+      connection.disconnect();
+    }
   });
 });

@@ -2,6 +2,7 @@ import { cutToWidth, displayWidth } from '../format/display-width.js';
 import { formatDuration } from '../format/duration.js';
 import type { Paint } from '../format/paint.js';
 import type { BudgetView, Meter } from './budget-view.js';
+import type { FollowedStatus, RunsByState } from './runs-by-state.js';
 
 const BAR_WIDTH = 24;
 const count = new Intl.NumberFormat('en-US');
@@ -32,9 +33,20 @@ function runsPolling(runs: number): string {
   return `${count.format(runs)} ${runs === 1 ? 'run' : 'runs'} polling`;
 }
 
+/** How each status reads on the terminal, in the order shown. */
+const STATUS_WORDS: Readonly<Record<FollowedStatus, string>> = { init: 'init', executing: 'executing', finish: 'finished', failed: 'failed', unknown: 'unknown', unread: 'not read yet' };
+
+function byStateLine(byState: RunsByState | null, paint: Paint): string {
+  if (byState === null) return paint.dim('runs by state: none followed through a Redis run hub');
+  const shown = (Object.keys(STATUS_WORDS) as FollowedStatus[]).filter((status) => byState.counts[status] > 0);
+  const counts = shown.length === 0 ? '0' : shown.map((status) => `${count.format(byState.counts[status])} ${STATUS_WORDS[status]}`).join(' · ');
+  return `runs by state: ${byState.atLeast ? 'at least ' : ''}${counts}`;
+}
+
 /**
  * One frame of `flowstream budget` on a terminal: the minute and day meters, the service's last word,
- * what waits by class, the runs polling and the processes of the fleet, each line cut to `columns`.
+ * what waits by class, the runs polling and by state, and the processes of the fleet, each line cut
+ * to `columns`.
  */
 export function budgetFrame(view: BudgetView, paint: Paint, columns: number): string {
   const nowMs = Date.parse(view.at);
@@ -57,6 +69,7 @@ export function budgetFrame(view: BudgetView, paint: Paint, columns: number): st
     const unknown = classes.length < 4 ? paint.dim('  (the rest waits in each process\'s own queue)') : '';
     lines.push(`waiting  ${classes.map((name) => `${name} ${count.format(waiting[name] ?? 0)}`).join(' · ')}${unknown}`);
     lines.push(`runs     ${count.format(runs?.polling ?? 0)} polling`);
+    lines.push(byStateLine(runs?.byState ?? null, paint));
     lines.push(`processes ${count.format(processes.length)}`);
     for (const entry of processes) {
       const lease = formatDuration(Date.parse(entry.leaseEndsAt) - nowMs);

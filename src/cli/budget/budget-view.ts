@@ -1,6 +1,7 @@
 import { accountState } from '../../budget/account-budget.js';
 import { type AccountConfig, type AccountRecord, pruned } from '../../budget/account-rules.js';
 import type { BudgetState } from '../../index.js';
+import type { RunsByState } from './runs-by-state.js';
 
 /** A window's count: its limit, what was used of it and what is left. */
 export interface Meter {
@@ -47,8 +48,11 @@ export interface BudgetView {
   readonly pausedUntil?: string;
   /** Requests waiting for the budget, by class. */
   readonly waiting: { readonly abort: number | null; readonly start: number | null; readonly interactive: number | null; readonly reads: number | null };
-  /** Runs of the fleet with a read waiting. */
-  readonly runs: { readonly polling: number } | null;
+  /**
+   * Runs of the fleet: `polling`, those with a read waiting; `byState`, the executions its Redis run
+   * hubs follow by status (`null` when they follow none, or the fleet uses no Redis run hub).
+   */
+  readonly runs: { readonly polling: number; readonly byState: RunsByState | null } | null;
   readonly processes: readonly ProcessView[] | null;
 }
 
@@ -73,14 +77,15 @@ function serverOf(state: BudgetState): BudgetView['server'] {
 /**
  * The view of a fleet's account from its record in Redis at `now` (the account's clock): the
  * processes whose lease runs, what the rule book counts of the minute and the day, and the reads
- * each process has waiting. What waits in a process's own queue besides reads is not in Redis.
+ * each process has waiting, with the runs its Redis run hubs follow by state. What waits in a
+ * process's own queue besides reads is not in Redis.
  *
  * @example
  * ```ts
- * const view = viewOfRecord(record, now, 'acme-prod');
+ * const view = viewOfRecord(record, now, 'acme-prod', runsByState(states, true));
  * ```
  */
-export function viewOfRecord(stored: AccountRecord | undefined, now: number, account: string): BudgetView {
+export function viewOfRecord(stored: AccountRecord | undefined, now: number, account: string, byState: RunsByState | null): BudgetView {
   const record = stored === undefined ? undefined : pruned(stored, now, READER).record;
   const processes = Object.entries(record?.processes ?? {})
     .map(([id, entry]) => ({ id, perMinute: entry.perMinute, runsPolling: entry.demand, leaseEndsAt: iso(entry.until) }))
@@ -96,7 +101,7 @@ export function viewOfRecord(stored: AccountRecord | undefined, now: number, acc
     server: state === undefined ? {} : serverOf(state),
     ...(state?.pausedUntil === undefined ? {} : { pausedUntil: iso(state.pausedUntil) }),
     waiting: { abort: null, start: null, interactive: null, reads: polling },
-    runs: { polling },
+    runs: { polling, byState },
     processes,
   };
 }

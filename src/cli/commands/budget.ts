@@ -34,8 +34,9 @@ Sources:
                 refresh costs one request of the account: every ${SERVICE_INTERVAL_S} s by default.
   --redis URL --account NAME
                 the budget a fleet shares through flowstream/redis: the minute and the day as its
-                processes count them, the reads waiting, the runs polling and each live process
-                with its lease. Reads the record only: it sends nothing and does not join the fleet.
+                processes count them, the reads waiting, the runs polling, the runs its Redis run
+                hubs follow by state, and each live process with its lease. Reads only: it sends
+                nothing and does not join the fleet.
 
 On a terminal the view is redrawn in place (q or Ctrl-C quits, exit 0); piped, or with --json, it
 prints one JSON object per refresh (README "flowstream budget" describes its fields).
@@ -58,8 +59,8 @@ async function openSource(flags: BudgetFlags, context: CliContext): Promise<View
     const reader = await openRedisAccount(flags.redis, account);
     return {
       read: async () => {
-        const { record, now } = await reader.read();
-        return viewOfRecord(record, now, account);
+        const { record, now, runs } = await reader.read();
+        return viewOfRecord(record, now, account, runs);
       },
       close: () => reader.close(),
     };
