@@ -191,7 +191,7 @@ describe('the dashboard in Chromium, through the relay', () => {
       ['node-outline', '1. Context\n2. Findings\n3. Outlook'],
       ['node-write', 'The brief: the trend is real and growing.'],
     ]);
-  }, 60_000);
+  }, 20_000);
 
   it('cancels with a cancel token: cancelling until the service confirms, then aborted with the nodes’ real ends, one abort', async () => {
     const started = page.waitForResponse((response) => response.url().endsWith('/flowstream/runs'));
