@@ -7,6 +7,20 @@ import { defineConfig } from 'vitest/config';
  */
 const FLEETS = ['test/redis/fleet.integration.test.ts', 'test/bullmq/workers.integration.test.ts', 'test/soak/fault-soak.integration.test.ts', 'test/soak/fault-soak.outages.integration.test.ts'];
 
+/**
+ * Files that run one at a time after the parallel ones: the pages in Chromium (a page waits on its own
+ * real clock) and the integration tests whose real-time margins on an accelerated clock are the
+ * thinnest (many starts against one account's limit, a soak of 1,000 runs).
+ */
+const SERIAL = [
+  'test/browser/**/*.test.ts',
+  'test/budget/shared-budget.integration.test.ts',
+  'test/redis/mixed-limits.integration.test.ts',
+  'test/runs/soak.integration.test.ts',
+  'test/pipeline/examples.test.ts',
+  'test/http/client-secrets.test.ts',
+];
+
 export default defineConfig({
   test: {
     testTimeout: 20_000,
@@ -17,11 +31,21 @@ export default defineConfig({
         test: {
           name: 'flowstream',
           include: ['test/**/*.test.ts'],
-          exclude: FLEETS,
-          // One file at a time (vitest's default on 2 cores): with two, tests on accelerated clocks and
-          // real-time deadlines lose their timing on a loaded machine.
-          // The type tests (test/**/*.test-d.ts) are compiled by `npm run typecheck` (tsc over test/, first
-          // in `npm test`), where any of their assertions fails the build: no second tsc pass here.
+          exclude: [...FLEETS, ...SERIAL],
+          // Two files at a time on two cores: most of these wait on child processes, loopback and
+          // virtual time. Only test/cli/flowstream.test.ts runs the built command (dist/, which its
+          // `npm start` rebuilds); the packed-package test builds from a copy of the sources. The type tests (test/**/*.test-d.ts) are compiled by `npm run typecheck`
+          // (tsc over test/, first in `npm test`), where any of their assertions fails the build.
+          maxWorkers: 2,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'serial',
+          include: SERIAL,
+          fileParallelism: false,
+          sequence: { groupOrder: 1 },
         },
       },
       {
@@ -30,7 +54,7 @@ export default defineConfig({
           name: 'fleets',
           include: FLEETS,
           fileParallelism: false,
-          sequence: { groupOrder: 1 },
+          sequence: { groupOrder: 2 },
         },
       },
     ],

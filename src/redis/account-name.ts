@@ -26,3 +26,24 @@ export function accountTag(account: string): string {
 export function ledgerKey(account: string): string {
   return `${accountTag(account)}:ledger`;
 }
+
+/** An execution's keys in a run hub: one hash tag, so each script's keys sit in one cluster slot. */
+export interface HubKeys {
+  readonly lease: string;
+  readonly events: string;
+  readonly state: string;
+}
+
+/** The keys of execution `executionId` in `account`'s run hubs (`createRedisRunHub`). */
+export function hubKeys(account: string, executionId: string): HubKeys {
+  const tag = `{fs:${account}:hub:${executionId}}`;
+  return { lease: `${tag}:lease`, events: `${tag}:events`, state: `${tag}:state` };
+}
+
+/**
+ * The SCAN pattern of the state keys (see `hubKeys`) of every execution `account`'s hubs follow: the
+ * hash of the `RunState` its events add up to. A checked account name holds no glob character.
+ */
+export function hubStateKeyPattern(account: string): string {
+  return `{fs:${account}:hub:*}:state`;
+}

@@ -10,7 +10,7 @@ import { atHubPlace, catchUpAt, leadThrough, newLogName, type RunHub } from '../
 import type { RunState } from '../runs/run-state.js';
 import { readingOf } from '../runs/run-state.js';
 import { RunStand } from '../runs/share-run.js';
-import { checkAccountName } from './account-name.js';
+import { checkAccountName, hubKeys, type HubKeys } from './account-name.js';
 import { connectRedis, type RedisOption } from './connection.js';
 import { StreamedRun } from './streamed-run.js';
 
@@ -149,20 +149,6 @@ interface HubCommands {
   flowstreamHubAppend(lease: string, events: string, state: string, token: string, maxLen: number, liveMs: number, keepMs: number, snapshot: string, finished: string, ...appended: string[]): Promise<number>;
 }
 
-/** An execution's keys: one hash tag, so each script's keys sit in one cluster slot. */
-function keysOf(account: string, executionId: string): { readonly lease: string; readonly events: string; readonly state: string } {
-  const tag = `{fs:${account}:hub:${executionId}}`;
-  return { lease: `${tag}:lease`, events: `${tag}:events`, state: `${tag}:state` };
-}
-
-/**
- * The SCAN pattern of the state keys (see `keysOf`) of every execution `account`'s hubs follow: the
- * hash of the `RunState` its events add up to. A checked account name holds no glob character.
- */
-export function hubStateKeyPattern(account: string): string {
-  return `{fs:${account}:hub:*}:state`;
-}
-
 /**
  * Creates a {@link RunHub} in Redis: the runs and watches of every process of the account (and their
  * relays) share one poll stream per execution. One process holds a lease on each followed execution
@@ -293,7 +279,7 @@ const processToken = newLogName();
 class RedisFollow {
   readonly executionId: string;
   readonly #context: HubContext;
-  readonly #keys: ReturnType<typeof keysOf>;
+  readonly #keys: HubKeys;
   readonly #subject = new Subject<RunEvent>();
   #stand = new RunStand();
   #log = '';
@@ -312,7 +298,7 @@ class RedisFollow {
   constructor(executionId: string, context: HubContext) {
     this.executionId = executionId;
     this.#context = context;
-    this.#keys = keysOf(context.account, executionId);
+    this.#keys = hubKeys(context.account, executionId);
   }
 
   get followers(): number {
@@ -543,14 +529,14 @@ class RedisFollow {
 class StreamAppender {
   readonly #streamed: StreamedRun;
   readonly #token: string;
-  readonly #keys: ReturnType<typeof keysOf>;
+  readonly #keys: HubKeys;
   readonly #context: HubContext;
   readonly #lost: () => void;
   #batch: RunEvent[] = [];
   #chain: Promise<void> = Promise.resolve();
   #dead = false;
 
-  constructor(streamed: StreamedRun, token: string, keys: ReturnType<typeof keysOf>, context: HubContext, lost: () => void) {
+  constructor(streamed: StreamedRun, token: string, keys: HubKeys, context: HubContext, lost: () => void) {
     this.#streamed = streamed;
     this.#token = token;
     this.#keys = keys;

@@ -7,7 +7,7 @@ import { createEmulator, createScaledClock, type Emulator } from '../../src/emul
 import type { WorkflowDefinition } from '../../src/emulator/workflows/definition.js';
 import { createClient, toRunState } from '../../src/index.js';
 import { createRedisBudget, createRedisRunHub, type RedisBudget } from '../../src/redis/index.js';
-import { hubStateKeyPattern } from '../../src/redis/run-hub.js';
+import { hubStateKeyPattern } from '../../src/redis/account-name.js';
 import type { BudgetView } from '../../src/cli/budget/budget-view.js';
 import { startRedisServer, type RedisServer } from '../redis/redis-server.js';
 import { flowstreamFromSourceInTerminal } from './support/source-cli.js';

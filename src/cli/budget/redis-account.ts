@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { AccountRecord } from '../../budget/account-rules.js';
 import { FlowstreamError } from '../../errors/flowstream-error.js';
-import { checkAccountName, ledgerKey } from '../../redis/account-name.js';
+import { checkAccountName, hubStateKeyPattern, ledgerKey } from '../../redis/account-name.js';
 import { UsageError } from '../usage-error.js';
 import { type RunsByState, runsByState } from './runs-by-state.js';
 
@@ -83,7 +83,6 @@ export async function openRedisAccount(url: string, account: string): Promise<Re
   // Connection errors reach the read that meets them, not an unhandled error event.
   redis.on('error', () => undefined);
   // Loaded with ioredis, not before: the hub's module needs it.
-  const { hubStateKeyPattern } = await import('../../redis/run-hub.js');
   const key = ledgerKey(name);
   const states = hubStateKeyPattern(name);
   return {
