@@ -34,8 +34,9 @@ export default defineConfig({
           exclude: [...FLEETS, ...SERIAL],
           // Two files at a time on two cores: most of these wait on child processes, loopback and
           // virtual time. Only test/cli/flowstream.test.ts runs the built command (dist/, which its
-          // `npm start` rebuilds); the packed-package test builds from a copy of the sources. The type tests (test/**/*.test-d.ts) are compiled by `npm run typecheck`
-          // (tsc over test/, first in `npm test`), where any of their assertions fails the build.
+          // `npm start` rebuilds); the packed-package test builds from a copy of the sources.
+          // The type tests (test/**/*.test-d.ts) are compiled by `npm run typecheck` (tsc over
+          // test/, first in `npm test`), where any of their assertions fails the build.
           maxWorkers: 2,
         },
       },
