@@ -45,6 +45,12 @@ describe('flowstream types', () => {
     expect(result).toEqual({ code: 0, stdout: '', stderr: '' });
   });
 
+  it('--check takes a checkout\'s CRLF line ends for the same file', async () => {
+    const crlf = join(scratch, 'crlf.ts');
+    await writeFile(crlf, (await readFile(GENERATED, 'utf8')).replaceAll('\n', '\r\n'));
+    expect((await types(['--out', crlf, '--check', ...FIXTURE_FLAGS])).code).toBe(0);
+  });
+
   it('writes the same module for the same plans, every workflow of the account or the ids given', async () => {
     const out = join(scratch, 'workflows.ts');
     expect((await types(['--out', out, ...FIXTURE_FLAGS])).code).toBe(0);
@@ -84,6 +90,7 @@ describe('flowstream types', () => {
     expect(await types(['--check'])).toMatchObject({ code: 2, stderr: expect.stringContaining('--check compares with the file of --out') as unknown });
     expect((await types(['--out'])).code).toBe(2);
     expect((await types(['--bogus'])).code).toBe(2);
+    expect(await types(['--out', join(scratch, 'no-such-folder', 'types.ts')])).toMatchObject({ code: 2, stderr: expect.stringContaining('cannot write --out') as unknown });
     await writeFile(join(scratch, 'keep.ts'), 'mine\n');
     expect((await types(['c-typed-nope', '--out', join(scratch, 'keep.ts')])).code).toBe(3);
     expect(await readFile(join(scratch, 'keep.ts'), 'utf8')).toBe('mine\n');

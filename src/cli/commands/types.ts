@@ -26,13 +26,25 @@ async function typedWorkflows(client: Client, canvasIds: readonly string[]): Pro
   return workflows;
 }
 
-/** The file as it is on disk, or undefined when there is none. */
+function isMissingFile(error: unknown): boolean {
+  return error instanceof Error && 'code' in error && error.code === 'ENOENT';
+}
+
+/** The file as it is on disk (line ends as written here, whatever a checkout made of them), or undefined when there is none. */
 async function currentText(path: string): Promise<string | undefined> {
   try {
-    return await readFile(path, 'utf8');
+    return (await readFile(path, 'utf8')).replaceAll('\r\n', '\n');
   } catch (error) {
-    if (error instanceof Error && 'code' in error && error.code === 'ENOENT') return undefined;
-    throw error;
+    if (isMissingFile(error)) return undefined;
+    throw new UsageError(`cannot read --out ${path}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+async function writeModule(path: string, text: string): Promise<void> {
+  try {
+    await writeFile(path, text, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot write --out ${path}: ${error instanceof Error ? error.message : String(error)}`);
   }
 }
 
@@ -46,7 +58,7 @@ async function types(canvasIds: readonly string[], flags: TypesFlags, context: C
     return { kind: 'done' };
   }
   if (!flags.check) {
-    await writeFile(flags.out, text, 'utf8');
+    await writeModule(flags.out, text);
     return { kind: 'done' };
   }
   const current = await currentText(flags.out);
@@ -60,7 +72,7 @@ async function types(canvasIds: readonly string[], flags: TypesFlags, context: C
 /** `flowstream types [canvasId…] --out <file> [--check]`: TypeScript types of workflows' variables, by canvas id. */
 export function typesCommand(context: CliContext, report: (outcome: CommandOutcome) => void): Command {
   return withConnectionOptions(new Command('types'))
-    .description("write a TypeScript module typing the variables of client.run, startRun and pipeline steps by canvas id, from the workflows' plans")
+    .description("write a TypeScript module typing the variables of client.run, startRun, runEach and thenRun by canvas id, from the workflows' plans")
     .argument('[canvasId...]', 'the workflows to type (default: every workflow of the account)')
     .option('--out <file>', 'write the module to this file (default: print it)')
     .option('--check', 'write nothing: exit 0 when --out is current, 1 with a diff when a plan changed', false)
