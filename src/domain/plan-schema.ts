@@ -60,7 +60,7 @@ function valueSchema(variable: PlanVariable): VariableSchema {
   }
   if (variableType === 'string' || variableType === 'option') {
     const text = z.string({ error: (issue) => (required && isMissing(issue.input) ? REQUIRED : `must be text, not ${shown(issue.input)}`) });
-    return required ? text.check(z.regex(/\S/, { error: REQUIRED })) : text;
+    return required ? text.check(z.minLength(1, { error: REQUIRED }), z.refine((value) => value.trim() !== '', { error: REQUIRED })) : text;
   }
   // A kind this version does not know (or none): any value, as the service takes it (service.md §5.5).
   return required ? z.unknown().check(z.refine((value) => !isMissing(value), { error: REQUIRED })) : z.unknown();

@@ -77,7 +77,7 @@ describe('planSchema', () => {
       additionalProperties: false,
       required: ['topic', 'sources'],
       properties: {
-        topic: { type: 'string', pattern: '\\S' },
+        topic: { type: 'string', minLength: 1 },
         tone: { type: 'string', enum: ['formal', 'casual'] },
         attachment: { anyOf: [{ type: 'string', pattern: '^of_.*' }, { type: 'array', items: { type: 'string', pattern: '^of_.*' } }] },
         sources: { anyOf: [{ type: 'string' }, { type: 'array', minItems: 1 }] },
