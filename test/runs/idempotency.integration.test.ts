@@ -94,7 +94,8 @@ describe('RunOptions.idempotencyKey with the client’s store in memory', () => 
     client.run(CANVAS, {}, { idempotencyKey: 'k' }).subscribe((event) => {
       if (event.type === 'finished') result = event.result;
     });
-    const follower = client.run(CANVAS, {}, { idempotencyKey: 'k' }).subscribe();
+    // The key alone decides: a run with other variables follows the execution the key started.
+    const follower = client.run(CANVAS, { variables: { other: 'input' } }, { idempotencyKey: 'k' }).subscribe();
     await driveClock(clock, { until: () => emulator.executions.list()[0]?.status === 'executing' });
     follower.unsubscribe();
     await driveClock(clock, { until: () => result !== undefined });
@@ -140,7 +141,7 @@ describe('RunOptions.idempotencyKey with the client’s store in memory', () => 
     void Promise.all([first.result, second.result]).then((both) => (results = both));
     await driveClock(clock, { until: () => results !== undefined });
     expect(await second.executionId).toBe(await first.executionId);
-    expect(results?.[1]).toMatchObject({ executionId: await first.executionId, status: 'finish' });
+    expect(results?.[1]).toMatchObject({ executionId: await first.executionId, canvasId: CANVAS, status: 'finish' });
     expect(emulator.requests.list({ endpoint: 'run' })).toHaveLength(1);
   });
 
