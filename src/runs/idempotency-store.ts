@@ -175,11 +175,12 @@ export function createMemoryIdempotencyStore(options: MemoryIdempotencyStoreOpti
     return Promise.resolve();
   };
   return {
-    claim: (key, ttlMs, claimOptions = {}) => {
-      idempotencyKey(key);
-      idempotencyTtlMs(ttlMs);
-      const { signal } = claimOptions;
-      return new Promise<IdempotencyClaim>((resolve, reject) => {
+    claim: (key, ttlMs, claimOptions = {}) =>
+      new Promise<IdempotencyClaim>((resolve, reject) => {
+        // Thrown here, a bad key or TTL rejects the claim.
+        idempotencyKey(key);
+        idempotencyTtlMs(ttlMs);
+        const { signal } = claimOptions;
         const attempt = (): void => {
           if (signal?.aborted === true) {
             reject(signal.reason as Error);
@@ -220,8 +221,7 @@ export function createMemoryIdempotencyStore(options: MemoryIdempotencyStoreOpti
           }
         };
         attempt();
-      });
-    },
+      }),
     record: (key, token, executionId) =>
       settle(key, token, (claim) => {
         claim.executionId = executionId;
