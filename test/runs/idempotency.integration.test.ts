@@ -104,6 +104,37 @@ describe('RunOptions.idempotencyKey with the client’s store in memory', () => 
     expect(emulator.requests.list({ endpoint: 'abort' })).toHaveLength(0);
   });
 
+  it('a run left before its key was claimed gives the key back: the next runs with it share one execution', async () => {
+    const { clock, emulator, client } = await setup();
+    client.run(CANVAS, {}, { idempotencyKey: 'k' }).subscribe().unsubscribe();
+    const outcomes = await runAll(clock, [client.run(CANVAS, {}, { idempotencyKey: 'k' }), client.run(CANVAS, {}, { idempotencyKey: 'k' })]);
+    expect(outcomes.map((outcome) => resultOf(outcome)?.status)).toEqual(['finish', 'finish']);
+    expect(emulator.requests.list({ endpoint: 'run' })).toHaveLength(1);
+  });
+
+  it('a follower’s signal ends only its own run, waiting or following: it errors with the reason, and the execution goes on', async () => {
+    const { clock, emulator, client } = await setup();
+    const waiting = new AbortController();
+    const following = new AbortController();
+    let result: RunResult | undefined;
+    client.run(CANVAS, {}, { idempotencyKey: 'k' }).subscribe((event) => {
+      if (event.type === 'finished') result = event.result;
+    });
+    // Subscribed in the same task: both wait for the first run's start to answer.
+    const errors: unknown[] = [];
+    for (const controller of [waiting, following]) {
+      client.run(CANVAS, { variables: { other: 'input' } }, { idempotencyKey: 'k', signal: controller.signal }).subscribe({ error: (error: unknown) => errors.push(error) });
+    }
+    waiting.abort(new Error('left while waiting'));
+    await driveClock(clock, { until: () => emulator.executions.list()[0]?.status === 'executing' });
+    following.abort(new Error('left while following'));
+    await driveClock(clock, { until: () => result !== undefined });
+    expect(errors).toMatchObject([{ message: 'left while waiting' }, { message: 'left while following' }]);
+    expect(result).toMatchObject({ status: 'finish', endedBy: 'finish' });
+    expect(emulator.executions.list()).toHaveLength(1);
+    expect(emulator.requests.list({ endpoint: 'abort' })).toHaveLength(0);
+  });
+
   it('frees the key when the service refused the start, so the next run with it starts', async () => {
     const { clock, emulator, client } = await setup();
     emulator.faults.add({ kind: 'status', status: 400, endpoint: 'run', times: 1 });
