@@ -80,7 +80,8 @@ export interface RunOptions {
    * `run`, `startRun`: makes the start idempotent. The first run with the key starts the execution;
    * every later run with it, while the key lives (`idempotencyTtlMs` from that first claim), follows the
    * same execution instead of starting one — its events and result are the first's (a run that comes
-   * while the first's start is still on its way waits for its answer). Only the run that started the
+   * while the first's start is still on its way waits for its answer; `signal` ends that wait,
+   * `timeoutMs` counts from when it starts or follows). Only the run that started the
    * execution aborts it when left (`abortOnUnsubscribe`); a follower leaving leaves it running (a
    * follower's `cancel()` of `startRun`, an explicit request, does abort it). A start that surely
    * started nothing (never sent, or refused by the service) frees the key for the next run. A start
