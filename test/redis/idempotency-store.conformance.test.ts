@@ -50,21 +50,31 @@ const makers: Record<string, () => Subject> = {
   },
 };
 
-/** Resolves `claim`, moving the clock a poll at a time while it waits (a waiting Redis claim looks again every `pollMs`). */
-async function settled(clock: ManualClock, claim: Promise<IdempotencyClaim>, polls = 5): Promise<IdempotencyClaim> {
-  let outcome: IdempotencyClaim | undefined;
-  let failure: { readonly error: unknown } | undefined;
+/** Real ms a claim may take to answer on a loaded machine (readiness only: the outcome never depends on it). */
+const WITHIN_MS = 10_000;
+
+/**
+ * Resolves a claim that waits on another's start: while it waits, the clock moves to its next timer
+ * (a waiting Redis claim looks again every `pollMs`; the owner's lease is renewed every third of a lease).
+ */
+async function awaited(clock: ManualClock, claim: Promise<IdempotencyClaim>): Promise<IdempotencyClaim> {
+  let outcome: { readonly value: IdempotencyClaim } | { readonly error: unknown } | undefined;
   claim.then(
-    (value) => (outcome = value),
-    (error: unknown) => (failure = { error }),
+    (value) => (outcome = { value }),
+    (error: unknown) => (outcome = { error }),
   );
-  for (let poll = 0; poll <= polls; poll += 1) {
-    for (let turn = 0; turn < 20 && outcome === undefined && failure === undefined; turn += 1) await new Promise((resolve) => setImmediate(resolve));
-    if (failure !== undefined) throw failure.error;
-    if (outcome !== undefined) return outcome;
-    clock.advance(POLL_MS);
+  // Read through a function: the callbacks above set it, which narrowing cannot see.
+  const current = (): typeof outcome => outcome;
+  const deadline = Date.now() + WITHIN_MS;
+  while (current() === undefined && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const next = clock.nextTimerAt();
+    if (current() === undefined && next !== undefined) clock.advance(Math.max(0, next - clock.now()));
   }
-  throw new Error('the claim is still waiting');
+  const settled = current();
+  if (settled === undefined) throw new Error('the claim is still waiting');
+  if ('error' in settled) throw settled.error;
+  return settled.value;
 }
 
 async function started(claim: Promise<IdempotencyClaim>): Promise<string> {
@@ -81,7 +91,7 @@ describe.each(Object.keys(makers))('IdempotencyStore conformance: %s', (name) =>
     const token = await started(a.claim('k', TTL_MS));
     const waiting = b.claim('k', TTL_MS);
     await a.record('k', token, 'we-1');
-    expect(await settled(clock, waiting)).toEqual({ kind: 'follow', executionId: 'we-1' });
+    expect(await awaited(clock, waiting)).toEqual({ kind: 'follow', executionId: 'we-1' });
   });
 
   it('gives a released key to the next caller, one that was waiting included', async () => {
@@ -89,7 +99,7 @@ describe.each(Object.keys(makers))('IdempotencyStore conformance: %s', (name) =>
     const token = await started(a.claim('k', TTL_MS));
     const waiting = b.claim('k', TTL_MS);
     await a.release('k', token);
-    expect((await settled(clock, waiting)).kind).toBe('start');
+    expect((await awaited(clock, waiting)).kind).toBe('start');
   });
 
   it('answers in doubt for an abandoned key until it expires, with when it was claimed', async () => {
@@ -97,9 +107,9 @@ describe.each(Object.keys(makers))('IdempotencyStore conformance: %s', (name) =>
     const claimedAt = clock.now();
     const token = await started(a.claim('k', TTL_MS));
     await a.abandon('k', token);
-    expect(await settled(clock, b.claim('k', TTL_MS))).toEqual({ kind: 'in-doubt', claimedAt });
+    expect(await b.claim('k', TTL_MS)).toEqual({ kind: 'in-doubt', claimedAt });
     clock.advance(TTL_MS);
-    expect((await settled(clock, b.claim('k', TTL_MS))).kind).toBe('start');
+    expect((await b.claim('k', TTL_MS)).kind).toBe('start');
   });
 
   it('frees a recorded key after its TTL; its old owner can no longer write it', async () => {
@@ -107,13 +117,13 @@ describe.each(Object.keys(makers))('IdempotencyStore conformance: %s', (name) =>
     const old = await started(a.claim('k', TTL_MS));
     await a.record('k', old, 'we-1');
     clock.advance(TTL_MS - 1);
-    expect(await settled(clock, b.claim('k', TTL_MS))).toEqual({ kind: 'follow', executionId: 'we-1' });
+    expect(await b.claim('k', TTL_MS)).toEqual({ kind: 'follow', executionId: 'we-1' });
     clock.advance(1);
     const token = await started(b.claim('k', TTL_MS));
     await a.release('k', old);
     await a.record('k', old, 'we-stale');
     await b.record('k', token, 'we-2');
-    expect(await settled(clock, a.claim('k', TTL_MS))).toEqual({ kind: 'follow', executionId: 'we-2' });
+    expect(await a.claim('k', TTL_MS)).toEqual({ kind: 'follow', executionId: 'we-2' });
   });
 
   it('stops waiting when the signal aborts', async () => {
@@ -122,7 +132,7 @@ describe.each(Object.keys(makers))('IdempotencyStore conformance: %s', (name) =>
     const controller = new AbortController();
     const waiting = b.claim('k', TTL_MS, { signal: controller.signal });
     controller.abort(new Error('left'));
-    await expect(settled(clock, waiting)).rejects.toThrow('left');
+    await expect(awaited(clock, waiting)).rejects.toThrow('left');
   });
 
   it('refuses an empty key and a TTL that cannot be meant', async () => {
@@ -155,10 +165,16 @@ describe('createRedisIdempotencyStore: owners', () => {
         }, { timeout: 5_000, interval: 5 });
       }
       const waiting = other.claim('k', TTL_MS);
-      await expect(Promise.race([waiting, settled(clock, new Promise<never>(() => undefined), 2).catch(() => 'still waiting')])).resolves.toBe('still waiting');
+      let answer: IdempotencyClaim | undefined;
+      void waiting.then((value) => (answer = value));
+      // Its first look is answered `wait` (the owner's lease lives): it looks again after `pollMs`.
+      await vi.waitFor(() => {
+        expect(clock.nextTimerAt()).toBe(clock.now() + POLL_MS);
+      }, { timeout: WITHIN_MS, interval: 5 });
+      expect(answer).toBeUndefined();
       // The owner vanishes (no more renewals): within a lease the key is in doubt.
       await owner.close();
-      expect(await settled(clock, waiting, LEASE_MS / POLL_MS + 1)).toEqual({ kind: 'in-doubt', claimedAt });
+      expect(await awaited(clock, waiting)).toEqual({ kind: 'in-doubt', claimedAt });
     } finally {
       redis.disconnect();
     }
