@@ -1,9 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { asyncScheduler, interval, type SchedulerLike, type Subscription, timer } from 'rxjs';
 import type { Logger } from '../domain/model.js';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 import { timerDelay } from '../http/options.js';
-import { claimToken, idempotencyKey, idempotencyTtlMs, type IdempotencyClaim, type IdempotencyStore } from '../runs/idempotency-store.js';
+import { idempotencyKey, idempotencyTtlMs, type IdempotencyClaim, type IdempotencyStore } from '../runs/idempotency-store.js';
 import { checkAccountName, idempotencyKeyName } from './account-name.js';
 import { connectRedis, type RedisOption } from './connection.js';
 
@@ -191,7 +192,8 @@ export function createRedisIdempotencyStore(options: RedisIdempotencyStoreOption
       const { signal } = claimOptions;
       for (;;) {
         signal?.throwIfAborted();
-        const token = claimToken();
+        // Random: a claim taken over (expired, claimed again) can no longer be written by its old owner, whatever its process.
+        const token = randomUUID();
         const now = scheduler.now();
         const [kind, value = ''] = await commands.flowstreamIdempotencyClaim(name, token, now, now + ttlMs, now + leaseMs, ttlMs + 2 * leaseMs);
         switch (kind) {

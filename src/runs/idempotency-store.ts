@@ -112,11 +112,6 @@ export function idempotencyTtlMs(given: unknown): number {
   return timerDelay('idempotencyTtlMs', given);
 }
 
-/** A fencing token of one claim: random, so that a claim taken over can no longer be written by its old owner. */
-export function claimToken(): string {
-  return globalThis.crypto.randomUUID();
-}
-
 /**
  * Options of {@link createMemoryIdempotencyStore}.
  *
@@ -156,6 +151,8 @@ interface MemoryClaim {
 export function createMemoryIdempotencyStore(options: MemoryIdempotencyStoreOptions = {}): IdempotencyStore {
   const scheduler = options.scheduler ?? asyncScheduler;
   const claims = new Map<string, MemoryClaim>();
+  // Each claim's fencing token: within one process a count is unique (no secure context needed in a browser).
+  let claimed = 0;
   const stored = (claim: MemoryClaim | undefined): StoredClaim | undefined =>
     claim === undefined ? undefined : { ...claim, held: claim.executionId === undefined && !claim.abandoned };
   /** Drops expired settled claims from the oldest on: claims are kept in the order they were made. */
@@ -192,7 +189,7 @@ export function createMemoryIdempotencyStore(options: MemoryIdempotencyStoreOpti
           const decision = decideClaim(stored(claim), now);
           switch (decision.kind) {
             case 'start': {
-              const token = claimToken();
+              const token = String((claimed += 1));
               claims.delete(key);
               claims.set(key, { token, claimedAt: now, expiresAt: now + ttlMs, abandoned: false, waiting: new Set() });
               resolve({ kind: 'start', token });
