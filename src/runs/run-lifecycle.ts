@@ -78,18 +78,23 @@ export interface RunOptions {
   readonly outageMs?: number;
   /**
    * `run`, `startRun`: makes the start idempotent. The first run with the key starts the execution;
-   * every later run with it, while the key lives (`idempotencyTtlMs` from that first claim), follows the
-   * same execution instead of starting one — its events and result are the first's (a run that comes
-   * while the first's start is still on its way waits for its answer; `signal` ends that wait,
-   * `timeoutMs` counts from when it starts or follows). Only the run that started the
-   * execution aborts it when left (`abortOnUnsubscribe`); a follower leaving leaves it running (a
-   * follower's `cancel()` of `startRun`, an explicit request, does abort it). A start that surely
-   * started nothing (never sent, or refused by the service) frees the key for the next run. A start
-   * whose answer is lost — it may have reached the service — leaves the key in doubt: later runs with
-   * it error with `StartInDoubtError` until it expires, never starting a second execution. Keys live in
-   * the client's `idempotency` store: its own memory by default, `createRedisIdempotencyStore` of
-   * `flowstream/redis` for a fleet. Not the service's duplicate-run window (service.md §2.2), which
+   * every later run with it, while the key lives (`idempotencyTtlMs` from that first claim), follows
+   * the same execution instead of starting one — its events and result are the first's (a run that
+   * comes while the first's start is still on its way waits for its answer; `signal` ends that wait,
+   * `timeoutMs` counts from when it starts or follows). Only the run that started the execution aborts
+   * it when left (`abortOnUnsubscribe`, `signal`); a follower leaving leaves it running (a follower's
+   * explicit stops — its `timeoutMs`, a `startRun` handle's `cancel()` — do abort it). A start that
+   * surely started nothing (never sent, or refused by the service) frees the key for the next run. A
+   * start whose answer is lost — it may have reached the service — leaves the key in doubt: later runs
+   * with it error with `StartInDoubtError` until it expires, never starting a second execution. Keys
+   * live in the client's `idempotency` store: its own memory by default, `createRedisIdempotencyStore`
+   * of `flowstream/redis` for a fleet. Not the service's duplicate-run window (service.md §2.2), which
    * only refuses an identical start within a second.
+   *
+   * @example
+   * ```ts
+   * client.run('c-invoice', { variables: { invoiceId } }, { idempotencyKey: `invoice-${invoiceId}` });
+   * ```
    */
   readonly idempotencyKey?: string;
   /** How long an idempotency key lives from its first claim. Default 24 hours. */
