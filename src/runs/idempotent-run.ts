@@ -5,7 +5,7 @@ import { StartInDoubtError } from '../errors/start-in-doubt-error.js';
 import type { RunEvent } from './events.js';
 import type { StartProgress } from './execution-source.js';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
-import { idempotencyKey, idempotencyTtlMs, type IdempotencyStore } from './idempotency-store.js';
+import { type IdempotencyClaim, idempotencyKey, idempotencyTtlMs, type IdempotencyStore } from './idempotency-store.js';
 import { isBudgetUnavailable } from './outage.js';
 import { reducerShell, type Step } from './run-machine.js';
 
@@ -151,7 +151,10 @@ export function idempotentRun(
     else signal?.addEventListener('abort', onAbort, { once: true });
     let run: Subscription | undefined;
     let left = false;
-    store.claim(key, ttlMs, { signal: waiting.signal }).then(
+    // A store of the user's may throw rather than reject.
+    new Promise<IdempotencyClaim>((resolve) => {
+      resolve(store.claim(key, ttlMs, { signal: waiting.signal }));
+    }).then(
       (claim) => {
         signal?.removeEventListener('abort', onAbort);
         if (left) {
