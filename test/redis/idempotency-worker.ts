@@ -1,9 +1,10 @@
 /**
  * One process of a fleet starting runs with one idempotency key (the idempotency fleet test spawns
  * several): a client whose idempotency store is the account's in Redis. Once loaded it prints `ready`
- * and waits for a line `go` on stdin, so that the fleet's starts cross; then it runs `runs` runs with
- * the key at once, prints `result <executionId>` for each that finished (`error <code>` for one that
- * failed) and `done` when all ended. Config: one JSON argument (see `IdempotencyWorkerConfig`).
+ * and waits for its config, one line of JSON on stdin (see `IdempotencyWorkerConfig`) — so that a test
+ * spawns its processes before its emulator exists, and the fleet's starts cross; then it runs `runs`
+ * runs with the key at once, prints `result <executionId>` for each that finished (`error <code>` for
+ * one that failed) and `done` when all ended.
  */
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
@@ -24,16 +25,13 @@ export interface IdempotencyWorkerConfig {
   readonly pollMs: number;
 }
 
-const config = JSON.parse(process.argv[2] ?? '{}') as IdempotencyWorkerConfig;
-const idempotency = createRedisIdempotencyStore({ redis: `redis+unix://${config.socket}`, account: config.account, leaseMs: config.leaseMs, pollMs: config.pollMs });
-const client = createClient({ apiKey: config.apiKey, baseUrl: config.baseUrl, budget: false, polling: { minMs: 50, maxMs: 200 }, idempotency });
 const lines = createInterface({ input: process.stdin });
 process.stdout.write('ready\n');
-for (;;) {
-  const [line] = (await once(lines, 'line')) as [string];
-  if (line.trim() === 'go') break;
-}
+const [line] = (await once(lines, 'line')) as [string];
 lines.close();
+const config = JSON.parse(line) as IdempotencyWorkerConfig;
+const idempotency = createRedisIdempotencyStore({ redis: `redis+unix://${config.socket}`, account: config.account, leaseMs: config.leaseMs, pollMs: config.pollMs });
+const client = createClient({ apiKey: config.apiKey, baseUrl: config.baseUrl, budget: false, polling: { minMs: 50, maxMs: 200 }, idempotency });
 await Promise.all(
   Array.from({ length: config.runs }, async () => {
     try {

@@ -27,10 +27,14 @@ const WITHIN_MS = 60_000;
 let server: RedisServer;
 let accounts = 0;
 const nextAccount = (): string => `idempotency-${process.pid}-${(accounts += 1)}`;
+/** Every worker the file needs, spawned at once (loading one takes seconds): each waits for its config. */
+let workers: RunningProcess[] = [];
 beforeAll(async () => {
+  workers = Array.from({ length: 3 }, () => startProcess(process.execPath, ['--import', 'tsx', WORKER], { env: scrubbedEnv(), cwd: process.cwd(), stdin: 'pipe' }));
   server = await startRedisServer();
 });
 afterAll(async () => {
+  for (const worker of workers) worker.child.kill('SIGKILL');
   await server.close();
 });
 
@@ -38,29 +42,36 @@ async function emulatorOnLoopback(): Promise<Emulator> {
   return createEmulator({ clock: createScaledClock(SPEED), rateLimit: false, samples: false, workflows: [ONE_TASK] });
 }
 
-function spawnWorker(config: IdempotencyWorkerConfig): RunningProcess {
-  return startProcess(process.execPath, ['--import', 'tsx', WORKER, JSON.stringify(config)], { env: scrubbedEnv(), cwd: process.cwd(), stdin: 'pipe' });
+/** A worker spawned for the file, once it is loaded, given `config`: its runs start at once. */
+async function configured(worker: RunningProcess | undefined, config: IdempotencyWorkerConfig): Promise<RunningProcess> {
+  if (worker === undefined) throw new Error('no worker left');
+  await worker.waitFor(/^ready$/mu, WITHIN_MS);
+  worker.child.stdin?.write(`${JSON.stringify(config)}\n`);
+  return worker;
 }
 
 describe('createRedisIdempotencyStore: one key across processes', () => {
   it('20 concurrent runs with one key over 3 processes (two workers and this one) start one execution, and all 20 follow it', async () => {
     const emulator = await emulatorOnLoopback();
     const base = { socket: server.socket, account: nextAccount(), baseUrl: emulator.url, apiKey: emulator.apiKey, canvasId: CANVAS, key: 'order-42', leaseMs: 15_000, pollMs: 50 };
-    const workers = [7, 7].map((runs) => spawnWorker({ ...base, runs }));
+    const fleet = workers.slice(0, 2);
     const store = createRedisIdempotencyStore({ redis: `redis+unix://${server.socket}`, account: base.account, leaseMs: base.leaseMs, pollMs: base.pollMs });
     try {
       const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, budget: false, polling: { minMs: 50, maxMs: 200 }, idempotency: store });
-      await Promise.all(workers.map((worker) => worker.waitFor(/^ready$/mu, WITHIN_MS)));
-      for (const worker of workers) worker.child.stdin?.write('go\n');
+      await Promise.all(fleet.map((worker) => configured(worker, { ...base, runs: 7 })));
       const here = await Promise.all(Array.from({ length: 6 }, () => runResult(client.run(CANVAS, {}, { idempotencyKey: base.key }))));
-      await Promise.all(workers.map((worker) => worker.waitFor(/^done$/mu, WITHIN_MS)));
-      const lines = [...workers.flatMap((worker) => worker.stdout().split('\n').filter((line) => line.startsWith('result ') || line.startsWith('error '))), ...here.map((result) => `result ${result.executionId}`)];
+      const done = await Promise.all(
+        fleet.map(async (worker) => {
+          await worker.waitFor(/^done$/mu, WITHIN_MS);
+          return worker.stdout();
+        }),
+      );
+      const lines = [...done.flatMap((stdout) => stdout.split('\n').filter((line) => line.startsWith('result ') || line.startsWith('error '))), ...here.map((result) => `result ${result.executionId}`)];
       const executions = emulator.executions.list();
       expect(executions).toHaveLength(1);
       expect(emulator.requests.list({ endpoint: 'run' })).toHaveLength(1);
       expect(lines).toEqual(Array.from({ length: 20 }, () => `result ${executions[0]!.executionId}`));
     } finally {
-      for (const worker of workers) worker.child.kill('SIGKILL');
       await store.close();
       await emulator.close();
     }
@@ -72,11 +83,9 @@ describe('createRedisIdempotencyStore: one key across processes', () => {
     const held = emulator.faults.add({ kind: 'latency', ms: 1_000, endpoint: 'run', times: 1 });
     const account = nextAccount();
     const leaseMs = 500;
-    const owner = spawnWorker({ socket: server.socket, account, baseUrl: emulator.url, apiKey: emulator.apiKey, canvasId: CANVAS, key: 'order-43', runs: 1, leaseMs, pollMs: 50 });
     let store: RedisIdempotencyStore | undefined;
     try {
-      await owner.waitFor(/^ready$/mu, WITHIN_MS);
-      owner.child.stdin?.write('go\n');
+      const owner = await configured(workers[2], { socket: server.socket, account, baseUrl: emulator.url, apiKey: emulator.apiKey, canvasId: CANVAS, key: 'order-43', runs: 1, leaseMs, pollMs: 50 });
       // Readiness only: the start has reached the service and waits there.
       await vi.waitFor(() => {
         expect(held.hits).toBe(1);
@@ -96,7 +105,6 @@ describe('createRedisIdempotencyStore: one key across processes', () => {
       }, { timeout: WITHIN_MS, interval: 50 });
       expect(emulator.requests.list({ endpoint: 'run' })).toHaveLength(1);
     } finally {
-      owner.child.kill('SIGKILL');
       await store?.close();
       await emulator.close();
     }
