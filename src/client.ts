@@ -13,6 +13,7 @@ import { safeLogger } from './http/safe-logger.js';
 import { createRuns, type RunHandles, type Runs } from './runs/create-runs.js';
 import type { RunEvent } from './runs/events.js';
 import { createRunHub, type RunHub } from './runs/run-hub.js';
+import type { IdempotencyStore } from './runs/idempotency-store.js';
 import type { RunState } from './runs/run-state.js';
 import type { RunTelemetryHook } from './runs/run-lifecycle.js';
 import type { RequestTelemetryHook } from './domain/telemetry.js';
@@ -47,6 +48,18 @@ export interface ClientOptions extends CoreClientOptions {
    * ```
    */
   readonly telemetry?: ClientTelemetry;
+  /**
+   * Where runs with an `idempotencyKey` keep their keys. Default: this client's own memory. Give one
+   * store to several clients of an account to share keys in a process, or
+   * `createRedisIdempotencyStore()` of `flowstream/redis` to share them across a fleet.
+   *
+   * @example
+   * ```ts
+   * import { createRedisIdempotencyStore } from 'flowstream/redis';
+   * const client = createClient({ apiKey, baseUrl, idempotency: createRedisIdempotencyStore({ redis, account: 'acme-prod' }) });
+   * ```
+   */
+  readonly idempotency?: IdempotencyStore;
 }
 
 /**
@@ -193,6 +206,7 @@ export function createClient(options: ClientOptions): Client {
     hub,
     scheduler,
     ...(telemetry === undefined ? {} : { telemetry }),
+    ...(options.idempotency === undefined ? {} : { idempotency: options.idempotency }),
   }, http.workflows);
   telemetry?.attach?.({ budget });
   return Object.freeze({

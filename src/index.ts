@@ -35,6 +35,7 @@ export type { RunState, NodeState, MessageState, Reconnecting, TaskProgress } fr
 export { runResult } from './runs/run-result.js';
 export { shareRun } from './runs/share-run.js';
 export { createRunHub, type RunHub } from './runs/run-hub.js';
+export { type ClaimOptions, createMemoryIdempotencyStore, type IdempotencyClaim, type IdempotencyStore, type MemoryIdempotencyStoreOptions } from './runs/idempotency-store.js';
 export { toAsyncIterable } from './runs/to-async-iterable.js';
 export { fromAbortable } from './runs/execution-source.js';
 export { connectRun, type ConnectRunOptions } from './runs/connect-run.js';
@@ -139,6 +140,8 @@ export {
   isConcurrencyLimitError,
   StepInDoubtError,
   isStepInDoubtError,
+  StartInDoubtError,
+  isStartInDoubtError,
   WorkflowFailedError,
   RunTimeoutError,
   isWorkflowFailedError,

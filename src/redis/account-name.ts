@@ -47,3 +47,8 @@ export function hubKeys(account: string, executionId: string): HubKeys {
 export function hubStateKeyPattern(account: string): string {
   return `{fs:${account}:hub:*}:state`;
 }
+
+/** The hash of idempotency key `key` in `account` (`createRedisIdempotencyStore`): one key per claim, under the account's tag. */
+export function idempotencyKeyName(account: string, key: string): string {
+  return `${accountTag(account)}:idempotency:${key}`;
+}

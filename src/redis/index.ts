@@ -5,3 +5,4 @@ export type { RedisOption } from './connection.js';
 export { createRedisBudget, type RedisBudget, type RedisBudgetOptions } from './redis-budget.js';
 export { createRedisRunHub, type RedisRunHub, type RedisRunHubOptions } from './run-hub.js';
 export { createRedisDurations, type RedisDurations, type RedisDurationsOptions } from './durations.js';
+export { createRedisIdempotencyStore, type RedisIdempotencyStore, type RedisIdempotencyStoreOptions } from './idempotency-store.js';

@@ -9,6 +9,8 @@ import { type ExecutionSource, observeExecutions, startExecution } from './execu
 import { type RunHandle, startRunOver, type StartRunOptions } from './run-handle.js';
 import { notingPlan, observedRun, outageMs, type RunOptions, type RunsDefaults, runLifecycle, runSettings } from './run-lifecycle.js';
 import { sharedWatch } from './shared-watch.js';
+import { createMemoryIdempotencyStore, type IdempotencyStore } from './idempotency-store.js';
+import { idempotentRun, runIdempotency } from './idempotent-run.js';
 
 /** The input of a run (service.md §5.4: always sent as the `variables` wrapper). */
 export interface RunInput {
@@ -77,18 +79,31 @@ export function runsOver(source: ExecutionSource, defaults: RunsDefaults = {}): 
   // The client's `polling` and `outageMs` are checked once, here, so a bad one fails `createClient`, not every run.
   cadenceBounds(undefined, defaults.polling);
   if (defaults.outageMs !== undefined) outageMs(defaults.outageMs);
+  let idempotency = defaults.idempotency;
+  const idempotencyStore = (): IdempotencyStore => (idempotency ??= createMemoryIdempotencyStore(defaults.scheduler === undefined ? {} : { scheduler: defaults.scheduler }));
   return {
     run: (canvasId: string, input?: RunInput, options?: RunOptions) =>
       defer(() => {
         const given = objectArgument('input', input);
         const settings = objectArgument('options', options);
         const resolved = runSettings('run', settings, defaults);
+        const keyed = runIdempotency(settings, idempotencyStore, defaults.logger);
         const parent = settings.telemetryParent === undefined ? {} : { parent: settings.telemetryParent };
         return observedRun(defaults.telemetry, source, { kind: 'run', canvasId, ...parent }, resolved.scheduler, (traced) => {
           const planned = notingPlan(traced);
           const start = startExecution(planned.source, canvasId, given, settings.checkVariables === true);
-          const run = runLifecycle(traced, { kind: 'start', canvasId, start, plannedTasks: planned.tasks }, resolved);
-          return defaults.hub === undefined ? run : defaults.hub.lead(run);
+          const owned = (claimed: typeof start): Observable<RunEvent> => {
+            const run = runLifecycle(traced, { kind: 'start', canvasId, start: claimed, plannedTasks: planned.tasks }, resolved);
+            return defaults.hub === undefined ? run : defaults.hub.lead(run);
+          };
+          if (keyed === undefined) return owned(start);
+          // A follower never aborts the execution it did not start (`RunOptions.idempotencyKey`).
+          const followed = { ...resolved, abortOnUnsubscribe: false };
+          return idempotentRun(keyed, start, owned, (executionId) =>
+            defaults.hub === undefined
+              ? runLifecycle(traced, { kind: 'watch', executionId, canvasId }, followed)
+              : sharedWatch(traced, defaults.hub, executionId, followed, canvasId),
+          );
         });
       }),
     watch: (executionId, options) =>
@@ -101,7 +116,8 @@ export function runsOver(source: ExecutionSource, defaults: RunsDefaults = {}): 
           defaults.hub === undefined ? runLifecycle(traced, target, settings) : sharedWatch(traced, defaults.hub, executionId, settings),
         );
       }),
-    startRun: (canvasId: string, input?: RunInput, options?: StartRunOptions) => startRunOver(source, canvasId, objectArgument('input', input), objectArgument('options', options), defaults),
+    startRun: (canvasId: string, input?: RunInput, options?: StartRunOptions) =>
+      startRunOver(source, canvasId, objectArgument('input', input), objectArgument('options', options), defaults, idempotencyStore),
   };
 }
 

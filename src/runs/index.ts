@@ -27,3 +27,4 @@ export type { MessageState, NodeState, Reconnecting, RunState, TaskProgress } fr
 export { runResult } from './run-result.js';
 export { shareRun } from './share-run.js';
 export { toAsyncIterable } from './to-async-iterable.js';
+export { type ClaimOptions, createMemoryIdempotencyStore, type IdempotencyClaim, type IdempotencyStore, type MemoryIdempotencyStoreOptions } from './idempotency-store.js';

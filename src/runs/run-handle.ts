@@ -1,8 +1,10 @@
-import { concat, defer, EMPTY, from, type Observable, ReplaySubject, Subject, Subscription, tap, throwError, timer } from 'rxjs';
+import { concat, defer, EMPTY, from, type Observable, ReplaySubject, Subscription, tap, throwError, timer } from 'rxjs';
 import type { RunResult, Variables } from '../domain/model.js';
 import { timerDelay } from '../http/options.js';
 import { abortInBackground, type ExecutionSource, startExecution } from './execution-source.js';
 import type { RunEvent } from './events.js';
+import { createMemoryIdempotencyStore, type IdempotencyStore } from './idempotency-store.js';
+import { idempotentRun, runIdempotency } from './idempotent-run.js';
 import { notingPlan, observedRun, type RunOptions, type RunsDefaults, runLifecycle, runSettings } from './run-lifecycle.js';
 import type { RunControl } from './run-machine.js';
 import { INITIAL_RUN_STATE, type RunState } from './run-state.js';
@@ -98,6 +100,7 @@ export function startRunOver(
   input: { readonly variables?: Variables },
   options: StartRunOptions,
   defaults: RunsDefaults,
+  idempotencyStore: () => IdempotencyStore = () => defaults.idempotency ?? createMemoryIdempotencyStore(defaults.scheduler === undefined ? {} : { scheduler: defaults.scheduler }),
 ): RunHandle {
   const settings = runSettings('run', options, defaults);
   const { sampleStateMs } = options;
@@ -105,18 +108,22 @@ export function startRunOver(
   const { scheduler, timeoutMs, signal } = settings;
 
   // The handle's own `timeoutMs` and `signal` steer the run (below); the lifecycle never ends it on its own.
-  const control = new Subject<RunControl>();
+  // Replayed: with an idempotency key the lifecycle comes after the key's claim, and hears a `cancel()` made meanwhile.
+  const control = new ReplaySubject<RunControl>();
+  // The handle's `signal` cancels (below), rather than ending a wait for the key's claim.
+  const keyed = runIdempotency({ ...options, signal: undefined }, idempotencyStore, defaults.logger);
+  const steered = { ...settings, timeoutMs: undefined, signal: undefined, abortOnUnsubscribe: false };
   const parent = options.telemetryParent === undefined ? {} : { parent: options.telemetryParent };
   const run$ = observedRun(defaults.telemetry, source, { kind: 'run', canvasId, ...parent }, scheduler, (traced) => {
     const planned = notingPlan(traced);
-    const lifecycle = runLifecycle(
-      traced,
-      { kind: 'start', canvasId, start: startExecution(planned.source, canvasId, input, options.checkVariables === true), plannedTasks: planned.tasks },
-      { ...settings, timeoutMs: undefined, signal: undefined, abortOnUnsubscribe: false },
-      control,
-    );
-    // Offered to the hub: a watch of this execution in the same hub joins it instead of polling again.
-    return defaults.hub === undefined ? lifecycle : defaults.hub.lead(lifecycle);
+    const start = startExecution(planned.source, canvasId, input, options.checkVariables === true);
+    const owned = (claimed: typeof start): Observable<RunEvent> => {
+      const lifecycle = runLifecycle(traced, { kind: 'start', canvasId, start: claimed, plannedTasks: planned.tasks }, steered, control);
+      // Offered to the hub: a watch of this execution in the same hub joins it instead of polling again.
+      return defaults.hub === undefined ? lifecycle : defaults.hub.lead(lifecycle);
+    };
+    if (keyed === undefined) return owned(start);
+    return idempotentRun(keyed, start, owned, (executionId) => runLifecycle(traced, { kind: 'watch', executionId, canvasId }, steered, control));
   });
 
   const executionId = deferred<string>();

@@ -9,6 +9,7 @@ import { abortInBackground, type ExecutionSource, type StartProgress, waitOutUns
 import { withExecutionId } from './execution-error.js';
 import { pollExecution } from './poll-execution.js';
 import { type CadenceBounds, cadenceBounds, OUTPUT_MODES, type OutputMode, type PollInterval } from './poll-plan.js';
+import type { IdempotencyStore } from './idempotency-store.js';
 import type { RunHub } from './run-hub.js';
 import { initialRun, type LifecycleCommand, reduceRun, reducerShell, type RunControl, type RunRules } from './run-machine.js';
 import { RunReader, withReading } from './run-state.js';
@@ -76,6 +77,29 @@ export interface RunOptions {
    */
   readonly outageMs?: number;
   /**
+   * `run`, `startRun`: makes the start idempotent. The first run with the key starts the execution;
+   * every later run with it, while the key lives (`idempotencyTtlMs` from that first claim), follows
+   * the same execution instead of starting one — its events and result are the first's (a run that
+   * comes while the first's start is still on its way waits for its answer; `signal` ends that wait,
+   * `timeoutMs` counts from when it starts or follows). Only the run that started the execution aborts
+   * it when left (`abortOnUnsubscribe`, `signal`); a follower leaving leaves it running (a follower's
+   * explicit stops — its `timeoutMs`, a `startRun` handle's `cancel()` — do abort it). A start that
+   * surely started nothing (never sent, or refused by the service) frees the key for the next run. A
+   * start whose answer is lost — it may have reached the service — leaves the key in doubt: later runs
+   * with it error with `StartInDoubtError` until it expires, never starting a second execution. Keys
+   * live in the client's `idempotency` store: its own memory by default, `createRedisIdempotencyStore`
+   * of `flowstream/redis` for a fleet. Not the service's duplicate-run window (service.md §2.2), which
+   * only refuses an identical start within a second.
+   *
+   * @example
+   * ```ts
+   * client.run('c-invoice', { variables: { invoiceId } }, { idempotencyKey: `invoice-${invoiceId}` });
+   * ```
+   */
+  readonly idempotencyKey?: string;
+  /** How long an idempotency key lives from its first claim. Default 24 hours. */
+  readonly idempotencyTtlMs?: number;
+  /**
    * The parent of the run's telemetry, for the client's `telemetry` hook (with `flowstream/otel`, an
    * OpenTelemetry `Context`: the run's span goes under its span). Ignored without a hook.
    */
@@ -105,6 +129,8 @@ export interface RunsDefaults {
   readonly hub?: RunHub;
   /** Where every run reports its subscription, events and end (`ClientOptions.telemetry`). None: no telemetry work. */
   readonly telemetry?: RunTelemetryHook;
+  /** Where runs with an `idempotencyKey` keep it (`ClientOptions.idempotency`). None: a store in memory, made at the first such run. */
+  readonly idempotency?: IdempotencyStore;
 }
 
 /** Every option of one run, filled in. */
@@ -189,7 +215,8 @@ export type RunTarget =
       /** The workflow's task nodes, once the start read its plan (`checkVariables`; see {@link notingPlan}). */
       readonly plannedTasks?: () => readonly { readonly nodeId: string }[] | undefined;
     }
-  | { readonly kind: 'watch'; readonly executionId: string };
+  /** `canvasId`, when known (a run following the execution its idempotency key started), goes on its `started` event and result. */
+  | { readonly kind: 'watch'; readonly executionId: string; readonly canvasId?: string | undefined };
 
 /**
  * `source` with its plan reads noted: a start that checks its variables reads the workflow's plan

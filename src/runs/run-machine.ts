@@ -16,7 +16,7 @@ export type RunControl = 'cancel' | 'timeout' | 'detach';
 
 /** The rules of one run: where its execution comes from, and its settings that decide how it ends. */
 export interface RunRules {
-  readonly origin: { readonly kind: 'start'; readonly canvasId: string } | { readonly kind: 'watch'; readonly executionId: string };
+  readonly origin: { readonly kind: 'start'; readonly canvasId: string } | { readonly kind: 'watch'; readonly executionId: string; readonly canvasId?: string | undefined };
   readonly abortOnUnsubscribe: boolean;
   readonly failOnWorkflowError: boolean;
   readonly onFailedBranches: FailedBranches;
@@ -160,7 +160,7 @@ function follow(rules: RunRules, executionId: string, startedStatus: ExecutionSt
 }
 
 function canvasIdOf(rules: RunRules): string | undefined {
-  return rules.origin.kind === 'start' ? rules.origin.canvasId : undefined;
+  return rules.origin.canvasId;
 }
 
 function executionIdOf(phase: RunPhase): string | undefined {

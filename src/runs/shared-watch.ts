@@ -13,8 +13,8 @@ import { runLifecycle, type RunSettings } from './run-lifecycle.js';
  * only if nothing else in the hub follows it then. A watch with its own `timeoutMs`, `signal` or
  * `detach` ends on terms no other shares: it polls on its own.
  */
-export function sharedWatch(source: ExecutionSource, hub: RunHub, executionId: string, settings: RunSettings): Observable<RunEvent> {
-  const target = { kind: 'watch', executionId } as const;
+export function sharedWatch(source: ExecutionSource, hub: RunHub, executionId: string, settings: RunSettings, canvasId?: string): Observable<RunEvent> {
+  const target = { kind: 'watch', executionId, canvasId } as const;
   if (settings.timeoutMs !== undefined || settings.signal !== undefined || settings.detach !== undefined) return runLifecycle(source, target, settings);
   const shared = hub.follow(executionId, () => runLifecycle(source, target, { ...settings, abortOnUnsubscribe: false, failOnWorkflowError: false }));
   return new Observable<RunEvent>((subscriber) => {

@@ -1,0 +1,182 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { clockScheduler, createManualClock, type ManualClock } from '../../src/emulator/index.js';
+import { InvalidArgumentError } from '../../src/errors/validation-errors.js';
+import { createRedisIdempotencyStore, type RedisIdempotencyStore } from '../../src/redis/index.js';
+import { createMemoryIdempotencyStore, type IdempotencyClaim, type IdempotencyStore } from '../../src/runs/idempotency-store.js';
+import { startRedisServer, type RedisServer } from './redis-server.js';
+
+/*
+ * One suite holds every idempotency store to the contract (`IdempotencyStore`), on a manual clock:
+ * the store in memory and the one in a real redis-server.
+ */
+
+const TTL_MS = 60_000;
+const POLL_MS = 100;
+const LEASE_MS = 3_000;
+
+let server: RedisServer;
+const opened: RedisIdempotencyStore[] = [];
+let accounts = 0;
+beforeAll(async () => {
+  server = await startRedisServer();
+});
+afterAll(async () => {
+  await Promise.all(opened.splice(0).map((store) => store.close()));
+  await server.close();
+});
+
+interface Subject {
+  readonly clock: ManualClock;
+  /** Two handles on one store: two clients of the account (two processes, for Redis). */
+  readonly stores: readonly [IdempotencyStore, IdempotencyStore];
+}
+
+const makers: Record<string, () => Subject> = {
+  memory: () => {
+    const clock = createManualClock();
+    const store = createMemoryIdempotencyStore({ scheduler: clockScheduler(clock) });
+    return { clock, stores: [store, store] };
+  },
+  redis: () => {
+    const clock = createManualClock();
+    const account = `conformance-${process.pid}-${(accounts += 1)}`;
+    const make = (): RedisIdempotencyStore => {
+      const store = createRedisIdempotencyStore({ redis: `redis+unix://${server.socket}`, account, scheduler: clockScheduler(clock), pollMs: POLL_MS, leaseMs: LEASE_MS });
+      opened.push(store);
+      return store;
+    };
+    return { clock, stores: [make(), make()] };
+  },
+};
+
+/** Real ms a claim may take to answer on a loaded machine (readiness only: the outcome never depends on it). */
+const WITHIN_MS = 10_000;
+
+/**
+ * Resolves a claim that waits on another's start: while it waits, the clock moves to its next timer
+ * (a waiting Redis claim looks again every `pollMs`; the owner's lease is renewed every third of a lease).
+ */
+async function awaited(clock: ManualClock, claim: Promise<IdempotencyClaim>): Promise<IdempotencyClaim> {
+  let outcome: { readonly value: IdempotencyClaim } | { readonly error: unknown } | undefined;
+  claim.then(
+    (value) => (outcome = { value }),
+    (error: unknown) => (outcome = { error }),
+  );
+  // Read through a function: the callbacks above set it, which narrowing cannot see.
+  const current = (): typeof outcome => outcome;
+  const deadline = Date.now() + WITHIN_MS;
+  while (current() === undefined && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const next = clock.nextTimerAt();
+    if (current() === undefined && next !== undefined) clock.advance(Math.max(0, next - clock.now()));
+  }
+  const settled = current();
+  if (settled === undefined) throw new Error('the claim is still waiting');
+  if ('error' in settled) throw settled.error;
+  return settled.value;
+}
+
+async function started(claim: Promise<IdempotencyClaim>): Promise<string> {
+  const value = await claim;
+  if (value.kind !== 'start') throw new Error(`expected start, got ${value.kind}`);
+  return value.token;
+}
+
+describe.each(Object.keys(makers))('IdempotencyStore conformance: %s', (name) => {
+  const subject = (): Subject => makers[name]!();
+
+  it('hands a free key to one caller; a caller that comes while its start is on its way follows the execution it records', async () => {
+    const { clock, stores: [a, b] } = subject();
+    const token = await started(a.claim('k', TTL_MS));
+    const waiting = b.claim('k', TTL_MS);
+    await a.record('k', token, 'we-1');
+    expect(await awaited(clock, waiting)).toEqual({ kind: 'follow', executionId: 'we-1' });
+  });
+
+  it('gives a released key to the next caller, one that was waiting included', async () => {
+    const { clock, stores: [a, b] } = subject();
+    const token = await started(a.claim('k', TTL_MS));
+    const waiting = b.claim('k', TTL_MS);
+    await a.release('k', token);
+    expect((await awaited(clock, waiting)).kind).toBe('start');
+  });
+
+  it('answers in doubt for an abandoned key until it expires, with when it was claimed', async () => {
+    const { clock, stores: [a, b] } = subject();
+    const claimedAt = clock.now();
+    const token = await started(a.claim('k', TTL_MS));
+    await a.abandon('k', token);
+    expect(await b.claim('k', TTL_MS)).toEqual({ kind: 'in-doubt', claimedAt });
+    clock.advance(TTL_MS);
+    expect((await b.claim('k', TTL_MS)).kind).toBe('start');
+  });
+
+  it('frees a recorded key after its TTL; its old owner can no longer write it', async () => {
+    const { clock, stores: [a, b] } = subject();
+    const old = await started(a.claim('k', TTL_MS));
+    await a.record('k', old, 'we-1');
+    clock.advance(TTL_MS - 1);
+    expect(await b.claim('k', TTL_MS)).toEqual({ kind: 'follow', executionId: 'we-1' });
+    clock.advance(1);
+    const token = await started(b.claim('k', TTL_MS));
+    await a.release('k', old);
+    await a.record('k', old, 'we-stale');
+    await b.record('k', token, 'we-2');
+    expect(await a.claim('k', TTL_MS)).toEqual({ kind: 'follow', executionId: 'we-2' });
+  });
+
+  it('stops waiting when the signal aborts', async () => {
+    const { clock, stores: [a, b] } = subject();
+    await started(a.claim('k', TTL_MS));
+    const controller = new AbortController();
+    const waiting = b.claim('k', TTL_MS, { signal: controller.signal });
+    controller.abort(new Error('left'));
+    await expect(awaited(clock, waiting)).rejects.toThrow('left');
+  });
+
+  it('refuses an empty key and a TTL that cannot be meant', async () => {
+    const { stores: [a] } = subject();
+    await expect(a.claim('', TTL_MS)).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(a.claim('k', -1)).rejects.toBeInstanceOf(InvalidArgumentError);
+  });
+});
+
+describe('createRedisIdempotencyStore: owners', () => {
+  it('keeps a live owner’s claim past its lease (renewed), and answers in doubt once a vanished owner’s lease ran out', async () => {
+    const clock = createManualClock();
+    const account = `conformance-${process.pid}-${(accounts += 1)}`;
+    const make = (): RedisIdempotencyStore => {
+      const store = createRedisIdempotencyStore({ redis: `redis+unix://${server.socket}`, account, scheduler: clockScheduler(clock), pollMs: POLL_MS, leaseMs: LEASE_MS });
+      opened.push(store);
+      return store;
+    };
+    const [owner, other] = [make(), make()];
+    const redis = new Redis({ path: server.socket });
+    try {
+      const claimedAt = clock.now();
+      await started(owner.claim('k', TTL_MS));
+      // Two leases with the owner alive, a renewal at each third: the claim stays the owner's.
+      for (let renewal = 1; renewal <= 6; renewal += 1) {
+        clock.advance(LEASE_MS / 3);
+        const renewedTo = clock.now() + LEASE_MS;
+        await vi.waitFor(async () => {
+          expect(Number(await redis.hget(`{fs:${account}}:idempotency:k`, 'leaseUntil'))).toBe(renewedTo);
+        }, { timeout: 5_000, interval: 5 });
+      }
+      const waiting = other.claim('k', TTL_MS);
+      let answer: IdempotencyClaim | undefined;
+      void waiting.then((value) => (answer = value));
+      // Its first look is answered `wait` (the owner's lease lives): it looks again after `pollMs`.
+      await vi.waitFor(() => {
+        expect(clock.nextTimerAt()).toBe(clock.now() + POLL_MS);
+      }, { timeout: WITHIN_MS, interval: 5 });
+      expect(answer).toBeUndefined();
+      // The owner vanishes (no more renewals): within a lease the key is in doubt.
+      await owner.close();
+      expect(await awaited(clock, waiting)).toEqual({ kind: 'in-doubt', claimedAt });
+    } finally {
+      redis.disconnect();
+    }
+  });
+});
