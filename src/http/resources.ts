@@ -1,6 +1,7 @@
 import type * as z from 'zod/mini';
 import { InvalidArgumentError, objectArgument, pathSegment, ResponseValidationError } from '../errors/validation-errors.js';
 import type { GeneratedWorkflow, Logger, UploadedFile, Variables, WorkflowPlan, WorkflowSummary } from '../domain/model.js';
+import { planSchema, type PlanSchema } from '../domain/plan-schema.js';
 import type { CallOptions, ExecutionsApi, StartOptions } from './calls.js';
 import {
   abortSchema,
@@ -194,6 +195,17 @@ export interface WorkflowsApi {
   list(query?: ListQuery, options?: CallOptions): AsyncIterable<WorkflowSummary>;
   /** A workflow's plan: title, tasks and variables. */
   get(canvasId: string, options?: CallOptions): Promise<WorkflowPlan>;
+  /**
+   * The schema of a workflow's variables, from its plan (`planSchema(await get(canvasId))`): a zod/mini
+   * object schema, a Standard Schema, convertible to JSON Schema with zod's `z.toJSONSchema`.
+   *
+   * @example
+   * ```ts
+   * const schema = await client.workflows.schema('c-123');
+   * const checked = schema.safeParse(form);
+   * ```
+   */
+  schema(canvasId: string, options?: CallOptions): Promise<PlanSchema>;
 }
 
 const DEFAULT_PAGE_SIZE = 20;
@@ -242,11 +254,14 @@ export function createWorkflowsApi({ call }: Transport): WorkflowsApi {
     }
   }
 
+  const get = (canvasId: string, options?: CallOptions): Promise<WorkflowPlan> =>
+    call(options, () => ({ endpoint: 'detail', method: 'get', path: `openapi/workflows/${pathSegment('canvasId', canvasId)}`, schema: workflowPlanSchema }));
+
   return {
     search,
     list,
-    get: (canvasId: string, options?: CallOptions) =>
-      call(options, () => ({ endpoint: 'detail', method: 'get', path: `openapi/workflows/${pathSegment('canvasId', canvasId)}`, schema: workflowPlanSchema })),
+    get,
+    schema: async (canvasId: string, options?: CallOptions) => planSchema(await get(canvasId, options)),
   };
 }
 

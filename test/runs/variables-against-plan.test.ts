@@ -37,6 +37,8 @@ describe('checkVariablesAgainstPlan', () => {
     [{}, 'variables.topic', 'is required'],
     [{ topic: '  ' }, 'variables.topic', 'is required'],
     [{ topic: 'x', tone: 'rude' }, 'variables.tone', '"rude" is not one of its options: "formal", "casual"'],
+    [{ topic: 42 }, 'variables.topic', 'must be text, not 42'],
+    [{ topic: 'x', attachment: 'report.pdf' }, 'variables.attachment', '"report.pdf" is not a file key'],
   ] as const)('refuses %j, naming %s', (variables, argument, message) => {
     const error = refusal(variables);
     expect(isInvalidArgumentError(error)).toBe(true);
