@@ -4,9 +4,9 @@ import type { CallToolResult, ServerNotification, ServerRequest } from '@modelco
 import * as z from 'zod/mini';
 import type { Client } from '../client.js';
 import type { Variables, WorkflowPlan } from '../domain/model.js';
+import { planSchema } from '../domain/plan-schema.js';
 import { type SearchQuery, WORKFLOW_ORDERS } from '../http/resources.js';
 import { checkVariablesAgainstPlan } from '../runs/variables-against-plan.js';
-import { planInputSchema } from './plan-input.js';
 import { progressText } from './run-progress.js';
 import { errorToolResult, runToolResult } from './tool-result.js';
 import type { WorkflowTool } from './workflow-tools.js';
@@ -56,7 +56,7 @@ function describedPlan(canvasId: string, plan: WorkflowPlan): unknown {
     title: plan.title,
     tasks: plan.tasks.map(({ id, title, prompt, dependentTasks }) => ({ id, title, prompt, dependentTasks })),
     variables: plan.variables,
-    variablesSchema: z.toJSONSchema(planInputSchema(plan)),
+    variablesSchema: z.toJSONSchema(planSchema(plan)),
   };
 }
 
@@ -91,11 +91,6 @@ function runWorkflow(client: Client, canvasId: string, variables: Variables, cal
       },
     });
   });
-}
-
-/** The issues of a parse, one line each, as `variables.name: problem`. */
-function issuesText(error: z.core.$ZodError): string {
-  return error.issues.map((issue) => `${['variables', ...issue.path.map(String)].join('.')}: ${issue.message}`).join('\n');
 }
 
 /**
@@ -165,15 +160,13 @@ export async function createFlowstreamMcpServer(options: FlowstreamMcpServerOpti
       inputSchema: RUN_INPUT,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
-    async ({ canvasId, variables = {} }, call) => {
+    async ({ canvasId, variables: given = {} }, call) => {
+      // Parsed from the call's JSON: every value is a VariableValue.
+      const variables = given as Variables;
       try {
-        const plan = await client.workflows.get(canvasId, { signal: call.signal });
-        // The names first, with "did you mean"; then each value's type.
-        checkVariablesAgainstPlan(plan, variables as Variables);
-        const checked = planInputSchema(plan).safeParse(variables);
-        if (!checked.success) return errorToolResult(new Error(`The variables do not fit the plan of ${canvasId}:\n${issuesText(checked.error)}`));
-        // JSON from the caller, checked against the plan: every value is a VariableValue.
-        return await runWorkflow(client, canvasId, checked.data as Variables, call, log);
+        // A wrong run still costs credits: the variables are checked against the plan before it starts.
+        checkVariablesAgainstPlan(await client.workflows.get(canvasId, { signal: call.signal }), variables);
+        return await runWorkflow(client, canvasId, variables, call, log);
       } catch (error) {
         return errorToolResult(error);
       }
@@ -186,7 +179,7 @@ export async function createFlowstreamMcpServer(options: FlowstreamMcpServerOpti
       {
         title: workflow.title,
         description: workflow.description,
-        inputSchema: planInputSchema(workflow.plan),
+        inputSchema: planSchema(workflow.plan),
         annotations: { title: workflow.title, readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
       },
       // The SDK has checked the input against the plan's schema: every value is a VariableValue.
