@@ -81,7 +81,8 @@ describe('configured workflows', () => {
       { canvasId: 'c-1' },
       { canvasId: 'c-2', tool: 'two', description: 'Does two.' },
     ]);
-    expect(() => parseWorkflowToolFile({ workflows: [{ canvas: 'c-1' }] }, 'mcp.json')).toThrow(/^mcp\.json is not a flowstream mcp configuration/u);
+    expect(() => parseWorkflowToolFile({ workflows: ['c-1', { canvas: 'c-1' }] }, 'mcp.json')).toThrow(/^mcp\.json is not a flowstream mcp configuration[^\n]*\n {2}workflows\.1\.canvasId: expected a canvas id \(c-…\)\n {2}workflows\.1: unknown "canvas": a canvas id or an object has canvasId, tool and description$/u);
+    expect(() => parseWorkflowToolFile({ workflows: ['c 1'] }, 'mcp.json')).toThrow(/workflows\.0: a canvas id has no spaces or colons/u);
     expect(() => parseWorkflowToolFile([], 'mcp.json')).toThrow(/mcp\.json/u);
   });
 

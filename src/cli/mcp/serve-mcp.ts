@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { WorkflowPlan } from '../../domain/model.js';
+import { isNotFoundError } from '../../errors/index.js';
 import { createFlowstreamMcpServer } from '../../mcp/mcp-server.js';
 import { type WorkflowToolConfig, workflowTools } from '../../mcp/workflow-tools.js';
 import { connect } from '../connect.js';
@@ -48,7 +49,14 @@ export async function serveMcp(flags: McpFlags, context: CliContext): Promise<vo
   const client = connect({}, context);
   const plans = new Map<string, WorkflowPlan>();
   for (const { canvasId } of configs) {
-    if (!plans.has(canvasId)) plans.set(canvasId, await client.workflows.get(canvasId));
+    if (plans.has(canvasId)) continue;
+    try {
+      plans.set(canvasId, await client.workflows.get(canvasId));
+    } catch (error) {
+      // A workflow that is not there is a mistake in the configuration; any other failure is the service's.
+      if (isNotFoundError(error) && error.errCode !== undefined) throw new UsageError(`No workflow ${canvasId} in this account, so it cannot be served as a tool: check --workflow and --config (\`flowstream search\` lists the workflows).`);
+      throw error;
+    }
   }
   const workflows = workflowTools(configs, plans);
   const log = (line: string): void => {

@@ -2,18 +2,23 @@ import * as z from 'zod/mini';
 import type { WorkflowToolConfig } from '../../mcp/workflow-tools.js';
 import { UsageError } from '../usage-error.js';
 
-const CANVAS_ID = z.string().check(z.trim(), z.minLength(1, 'a canvas id cannot be empty'), z.regex(/^[^\s:]+$/u, 'a canvas id has no spaces or colons'));
+// Every message written out: zod/mini carries no locale of its own.
+const CANVAS_ID = z.string({ error: 'expected a canvas id (c-…)' }).check(z.trim(), z.minLength(1, 'a canvas id cannot be empty'), z.regex(/^[^\s:]+$/u, 'a canvas id has no spaces or colons'));
 
-const ENTRY = z.union([
-  CANVAS_ID,
-  z.strictObject({
+function unknownKeys(what: string, known: string): (issue: z.core.$ZodRawIssue) => string {
+  return (issue) => (issue.code === 'unrecognized_keys' ? `unknown ${issue.keys.map((key) => `"${key}"`).join(', ')}: ${what} has ${known}` : `expected ${what}`);
+}
+
+const ENTRY = z.strictObject(
+  {
     canvasId: CANVAS_ID,
-    tool: z.optional(z.string().check(z.trim(), z.minLength(1, 'a tool name cannot be empty'))),
-    description: z.optional(z.string()),
-  }),
-]);
+    tool: z.optional(z.string({ error: 'expected the tool\'s name' }).check(z.trim(), z.minLength(1, 'a tool name cannot be empty'))),
+    description: z.optional(z.string({ error: 'expected the tool\'s description' })),
+  },
+  { error: unknownKeys('a canvas id or an object', 'canvasId, tool and description') },
+);
 
-const FILE = z.strictObject({ workflows: z.array(ENTRY) });
+const FILE = z.strictObject({ workflows: z.array(z.unknown(), { error: 'expected a list of workflows' }) }, { error: unknownKeys('an object', '"workflows" alone') });
 
 /**
  * One `--workflow` value: `c-…` or `c-…:tool_name`.
@@ -47,13 +52,21 @@ function describeIssue(issue: z.core.$ZodIssue): string {
  * ```
  */
 export function parseWorkflowToolFile(json: unknown, source: string): WorkflowToolConfig[] {
-  const parsed = FILE.safeParse(json);
-  if (!parsed.success) {
-    throw new UsageError(`${source} is not a flowstream mcp configuration ({ "workflows": ["c-…", { "canvasId": "c-…", "tool": "name", "description": "…" }] }):\n${parsed.error.issues.map((issue) => `  ${describeIssue(issue)}`).join('\n')}`);
-  }
-  return parsed.data.workflows.map((entry) => {
-    if (typeof entry === 'string') return { canvasId: entry };
-    const { canvasId, tool, description } = entry;
+  const refuse = (issues: readonly z.core.$ZodIssue[], at: readonly PropertyKey[] = []): never => {
+    const lines = issues.map((issue) => `  ${describeIssue({ ...issue, path: [...at, ...issue.path] })}`);
+    throw new UsageError(`${source} is not a flowstream mcp configuration ({ "workflows": ["c-…", { "canvasId": "c-…", "tool": "name", "description": "…" }] }):\n${lines.join('\n')}`);
+  };
+  const file = FILE.safeParse(json);
+  if (!file.success) return refuse(file.error.issues);
+  // An entry is a canvas id or an object, each checked by its own schema: the error says what is wrong with it.
+  return file.data.workflows.map((entry, index) => {
+    if (typeof entry === 'string') {
+      const canvasId = CANVAS_ID.safeParse(entry);
+      return canvasId.success ? { canvasId: canvasId.data } : refuse(canvasId.error.issues, ['workflows', index]);
+    }
+    const checked = ENTRY.safeParse(entry);
+    if (!checked.success) return refuse(checked.error.issues, ['workflows', index]);
+    const { canvasId, tool, description } = checked.data;
     return { canvasId, ...(tool === undefined ? {} : { tool }), ...(description === undefined ? {} : { description }) };
   });
 }
