@@ -132,4 +132,23 @@ describe('flowstream mcp over stdio', { timeout: 30_000 }, () => {
     expect(emulator.requests.list({ endpoint: 'abort', executionId })).toHaveLength(1);
     expect(emulator.requests.list({ executionId }).length).toBe(reads);
   });
+
+  // Last: it ends the server.
+  it('aborts the runs still going, once, when the client closes the connection', async () => {
+    let executionId = '';
+    const executing = new Promise<void>((resolve) => {
+      client.callTool({ name: 'long_survey', arguments: {} }, undefined, {
+        onprogress: (notice) => {
+          executionId = /we-[a-z0-9]+/u.exec(notice.message ?? '')?.[0] ?? executionId;
+          if (notice.message === 'Survey: executing') resolve();
+        },
+      }).catch(() => undefined);
+    });
+    await executing;
+    // The host ends the server's stdin (and would SIGTERM it 2 s later): the server stops on its own.
+    await client.close();
+    expect(stderr).toContain('flowstream mcp: stopping (the client closed the connection)');
+    expect(emulator.requests.list({ endpoint: 'abort', executionId })).toHaveLength(1);
+    expect(emulator.executions.get(executionId)?.status).toBe('failed');
+  });
 });

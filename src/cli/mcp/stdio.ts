@@ -13,22 +13,33 @@ export async function serveStdio(server: McpServer, context: CliContext, stdin: 
   transport.onerror = (error) => {
     context.stderr.write(`flowstream mcp: ${error.message}\n`);
   };
-  let stop = (): void => undefined;
-  const stopped = new Promise<void>((resolve) => {
-    stop = resolve;
+  let stopListening = (): void => undefined;
+  const stopped = new Promise<string>((resolve) => {
+    // The SDK's transport does not watch for the end of stdin: the client going away ends the server here.
+    const ended = (): void => {
+      resolve('the client closed the connection');
+    };
+    const terminated = (): void => {
+      resolve('SIGTERM');
+    };
+    stdin.once('end', ended).once('close', ended);
+    process.once('SIGTERM', terminated);
+    transport.onclose = ended;
+    const stopInterrupt = context.interrupts(() => {
+      resolve('interrupted');
+    });
+    stopListening = () => {
+      stdin.off('end', ended).off('close', ended);
+      process.off('SIGTERM', terminated);
+      stopInterrupt();
+    };
   });
-  // The SDK's transport does not watch for the end of stdin: the client going away ends the server here.
-  stdin.once('end', stop).once('close', stop);
-  const stopInterrupt = context.interrupts(stop);
-  process.once('SIGTERM', stop);
-  transport.onclose = stop;
   try {
     await server.connect(transport);
-    await stopped;
+    // Closing the server aborts the tool calls in flight: their executions are aborted before the process ends.
+    context.stderr.write(`flowstream mcp: stopping (${await stopped})\n`);
   } finally {
-    stdin.off('end', stop).off('close', stop);
-    stopInterrupt();
-    process.off('SIGTERM', stop);
+    stopListening();
     await server.close();
   }
 }
