@@ -1,11 +1,13 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import { tap } from 'rxjs';
 import * as z from 'zod/mini';
 import type { Client } from '../client.js';
 import type { Variables, WorkflowPlan } from '../domain/model.js';
 import { planSchema } from '../domain/plan-schema.js';
 import { type SearchQuery, WORKFLOW_ORDERS } from '../http/resources.js';
+import { runResult } from '../runs/run-result.js';
 import { checkVariablesAgainstPlan } from '../runs/variables-against-plan.js';
 import { progressText } from './run-progress.js';
 import { errorToolResult, runToolResult } from './tool-result.js';
@@ -76,21 +78,14 @@ function runWorkflow(client: Client, canvasId: string, variables: Variables, cal
       log(`A progress notification was not sent: ${error instanceof Error ? error.message : String(error)}`);
     });
   };
-  return new Promise((resolve) => {
-    client.run(canvasId, { variables }, { failOnWorkflowError: false, signal: call.signal }).subscribe({
-      next: (event) => {
-        if (event.type === 'finished') {
-          resolve(runToolResult(event.result));
-          return;
-        }
-        const text = progressText(event);
-        if (text !== undefined) notify(text);
-      },
-      error: (error: unknown) => {
-        resolve(errorToolResult(error));
-      },
-    });
-  });
+  const run$ = client.run(canvasId, { variables }, { failOnWorkflowError: false, signal: call.signal }).pipe(
+    tap((event) => {
+      const text = progressText(event);
+      if (text !== undefined) notify(text);
+    }),
+  );
+  // A run that ends without its result (it always has one, or an error) rejects here too: nothing is left hanging.
+  return runResult(run$).then(runToolResult, errorToolResult);
 }
 
 /**
