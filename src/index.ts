@@ -23,6 +23,7 @@ export type { RunHandle, StartRunOptions } from './runs/run-handle.js';
 export type { FailedBranches, RunOptions } from './runs/run-lifecycle.js';
 export { checkVariablesAgainstPlan } from './runs/variables-against-plan.js';
 export { planSchema, type PlanSchema, type VariableSchema } from './domain/plan-schema.js';
+export type { Workflows, FileKey, CanvasId, WorkflowVariables, WorkflowInput, WorkflowArguments } from './domain/workflows.js';
 export { DEFAULT_POLL_INTERVAL } from './runs/poll-plan.js';
 export type { OutputMode } from './runs/poll-plan.js';
 export { ofType } from './runs/of-type.js';

@@ -13,6 +13,8 @@ export const EXIT_CODES = {
   ok: 0,
   /** A run ended `failed` or ran past `--timeout` (it was aborted). */
   workflowFailed: 1,
+  /** `flowstream types --check`: the file is not what the plans give now. */
+  outOfDate: 1,
   /** The command line or the configuration is wrong; nothing was sent. */
   usage: 2,
   /** The API or the connection to it failed. */
@@ -25,6 +27,7 @@ export const EXIT_CODES = {
 export type CommandOutcome =
   | { readonly kind: 'done' }
   | { readonly kind: 'workflow-failed' }
+  | { readonly kind: 'out-of-date' }
   | { readonly kind: 'interrupted' }
   | { readonly kind: 'error'; readonly error: unknown; readonly about?: ErrorSubject };
 
@@ -55,6 +58,8 @@ export function exitCodeFor(outcome: CommandOutcome): number {
       return EXIT_CODES.ok;
     case 'workflow-failed':
       return EXIT_CODES.workflowFailed;
+    case 'out-of-date':
+      return EXIT_CODES.outOfDate;
     case 'interrupted':
       return EXIT_CODES.interrupted;
     case 'error':

@@ -6,6 +6,7 @@ import { mcpCommand } from './commands/mcp.js';
 import { runCommand } from './commands/run.js';
 import { searchCommand } from './commands/search.js';
 import { showCommand } from './commands/show.js';
+import { typesCommand } from './commands/types.js';
 import { uploadCommand } from './commands/upload.js';
 import { watchCommand } from './commands/watch.js';
 import type { CliContext } from './context.js';
@@ -35,7 +36,7 @@ export function createProgram(context: CliContext, report: (outcome: CommandOutc
     })
     .showHelpAfterError('(add --help for usage)')
     .addHelpText('after', CONFIGURATION);
-  for (const make of [runCommand, watchCommand, searchCommand, showCommand, uploadCommand, generateCommand, budgetCommand, emulatorCommand, mcpCommand]) {
+  for (const make of [runCommand, watchCommand, searchCommand, showCommand, uploadCommand, generateCommand, budgetCommand, emulatorCommand, typesCommand, mcpCommand]) {
     // Subcommands made on their own inherit nothing: they too must throw instead of exiting, and write to the context.
     program.addCommand(make(context, report).copyInheritedSettings(program));
   }

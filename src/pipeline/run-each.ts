@@ -2,6 +2,7 @@ import { defer, from, map, mergeMap, type Observable, type ObservableInput } fro
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 import type { RunResult } from '../domain/model.js';
 import type { RunInput } from '../runs/create-runs.js';
+import type { CanvasId, WorkflowInput } from '../domain/workflows.js';
 import type { RunOptions } from '../runs/run-lifecycle.js';
 import { toRunResult } from '../runs/run-result.js';
 import { inInputOrder } from './in-input-order.js';
@@ -59,7 +60,7 @@ const EACH_DEFAULTS = { concurrency: 5, order: 'input', retry: 0 } as const;
  *   .subscribe(({ index, result }) => console.log(topics[index], outputText(result)));
  * ```
  */
-export function runEach(client: PipelineClient, canvasId: string, inputs: ObservableInput<RunInput>, options: RunEachOptions = {}): Observable<EachResult> {
+export function runEach<Id extends CanvasId>(client: PipelineClient, canvasId: Id, inputs: ObservableInput<WorkflowInput<Id>>, options: RunEachOptions = {}): Observable<EachResult> {
   const concurrency = options.concurrency ?? EACH_DEFAULTS.concurrency;
   const order = options.order ?? EACH_DEFAULTS.order;
   const retries = options.retry ?? EACH_DEFAULTS.retry;
@@ -71,7 +72,7 @@ export function runEach(client: PipelineClient, canvasId: string, inputs: Observ
     const results = from(inputs).pipe(
       mergeMap(
         (input, index) =>
-          client.run(canvasId, input, options.run).pipe(
+          client.run<string>(canvasId, input, options.run).pipe(
             toRunResult(),
             retrying,
             map((result): EachResult => ({ index, input, result })),

@@ -1,6 +1,7 @@
 import { last, type Observable, of, switchMap } from 'rxjs';
 import type { RunResult } from '../domain/model.js';
 import type { RunInput, Runs } from '../runs/create-runs.js';
+import type { WorkflowInput } from '../domain/workflows.js';
 import type { RunEvent } from '../runs/events.js';
 import { fromAbortable } from '../runs/execution-source.js';
 import type { RunOptions } from '../runs/run-lifecycle.js';
@@ -27,7 +28,7 @@ export interface StepContext {
  * const input: ChainInput = (result) => ({ variables: { text: outputText(result) } });
  * ```
  */
-export type ChainInput = (result: RunResult, context: StepContext) => RunInput | PromiseLike<RunInput>;
+export type ChainInput<Id extends string = string> = (result: RunResult, context: StepContext) => WorkflowInput<Id> | PromiseLike<WorkflowInput<Id>>;
 
 /**
  * A run whose input is built first, from earlier results: the input function gets a signal that

@@ -2,6 +2,7 @@ import { concat, defer, EMPTY, type OperatorFunction, tap } from 'rxjs';
 import type { RunResult } from '../domain/model.js';
 import type { RunEvent } from '../runs/events.js';
 import type { RunOptions } from '../runs/run-lifecycle.js';
+import type { CanvasId } from '../domain/workflows.js';
 import type { PipelineClient } from './pipeline-client.js';
 import { retryFailedWorkflow } from './retry-failed-workflow.js';
 import { type ChainInput, runWithInput } from './step-input.js';
@@ -44,7 +45,7 @@ export interface ThenRunOptions extends RunOptions {
  * );
  * ```
  */
-export function thenRun(client: PipelineClient, canvasId: string, input: ChainInput, options: ThenRunOptions = {}): OperatorFunction<RunEvent, RunEvent> {
+export function thenRun<Id extends CanvasId>(client: PipelineClient, canvasId: Id, input: ChainInput<Id>, options: ThenRunOptions = {}): OperatorFunction<RunEvent, RunEvent> {
   const { retry = 0, ...runOptions } = options;
   const retrying = retryFailedWorkflow<RunEvent>(retry);
   return (source) =>

@@ -1,6 +1,7 @@
 import { defer, type Observable } from 'rxjs';
 import type { ExecutionsApi } from '../http/calls.js';
 import type { Variables } from '../domain/model.js';
+import type { CanvasId, WorkflowArguments } from '../domain/workflows.js';
 import { objectArgument } from '../errors/validation-errors.js';
 import type { RunEvent } from './events.js';
 import { cadenceBounds } from './poll-plan.js';
@@ -26,7 +27,7 @@ export interface Runs {
    *   .subscribe((event) => process.stdout.write(event.delta));
    * ```
    */
-  run(canvasId: string, input?: RunInput, options?: RunOptions): Observable<RunEvent>;
+  run<Id extends CanvasId>(canvasId: Id, ...rest: WorkflowArguments<Id, RunOptions>): Observable<RunEvent>;
   /**
    * Follows an existing execution (from any client of the account, service.md §3.8). `started` comes
    * with the first status read. Unsubscribing leaves the execution running unless
@@ -65,7 +66,7 @@ export interface RunHandles {
    * const { endedBy, files } = await run.result;
    * ```
    */
-  startRun(canvasId: string, input?: RunInput, options?: StartRunOptions): RunHandle;
+  startRun<Id extends CanvasId>(canvasId: Id, ...rest: WorkflowArguments<Id, StartRunOptions>): RunHandle;
 }
 
 /**
@@ -77,7 +78,7 @@ export function runsOver(source: ExecutionSource, defaults: RunsDefaults = {}): 
   cadenceBounds(undefined, defaults.polling);
   if (defaults.outageMs !== undefined) outageMs(defaults.outageMs);
   return {
-    run: (canvasId, input, options) =>
+    run: (canvasId: string, input?: RunInput, options?: RunOptions) =>
       defer(() => {
         const given = objectArgument('input', input);
         const settings = objectArgument('options', options);
@@ -100,7 +101,7 @@ export function runsOver(source: ExecutionSource, defaults: RunsDefaults = {}): 
           defaults.hub === undefined ? runLifecycle(traced, target, settings) : sharedWatch(traced, defaults.hub, executionId, settings),
         );
       }),
-    startRun: (canvasId, input, options) => startRunOver(source, canvasId, objectArgument('input', input), objectArgument('options', options), defaults),
+    startRun: (canvasId: string, input?: RunInput, options?: StartRunOptions) => startRunOver(source, canvasId, objectArgument('input', input), objectArgument('options', options), defaults),
   };
 }
 

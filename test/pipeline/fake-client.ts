@@ -49,7 +49,7 @@ export function fakeClient(script: {
   const calls: Call[] = [];
   return {
     calls,
-    run: (canvasId, input = {}, options) => {
+    run: (canvasId: string, input: RunInput = {}, options?: RunOptions) => {
       calls.push({ kind: 'run', target: canvasId, input, ...(options === undefined ? {} : { options }) });
       if (script.run === undefined) throw new Error('unexpected run');
       return script.run(canvasId, input, calls.filter((call) => call.kind === 'run').length - 1);
