@@ -7,7 +7,7 @@ import { scrubbedEnv } from '../cli/support/child-process.js';
 import { eventually, LONG, MAIN, NOTES, ROOT } from './support.js';
 
 // `flowstream mcp` as an MCP host runs it: a child process speaking the protocol on stdin/stdout,
-// driven by the SDK's own client, against an emulator of this process on 127.0.0.1 (time 20×).
+// driven by the SDK's own client, against an emulator of this process on 127.0.0.1 (time 50×).
 
 let emulator: Emulator;
 let client: Client;
@@ -16,7 +16,7 @@ let stderr = '';
 const transportErrors: Error[] = [];
 
 beforeAll(async () => {
-  emulator = await createEmulator({ speed: 20, rateLimit: false, samples: false, workflows: [NOTES, LONG] });
+  emulator = await createEmulator({ speed: 50, rateLimit: false, samples: false, workflows: [NOTES, LONG] });
   transport = new StdioClientTransport({
     command: process.execPath,
     args: ['--import', 'tsx', MAIN, 'mcp', '--workflow', 'c-test-notes:notes', '--workflow', 'c-test-long'],
