@@ -30,6 +30,7 @@ afterAll(async () => {
   server.child.kill('SIGTERM');
   // SIGTERM stops the server: it closes its sessions and exits 0.
   expect(await server.exited()).toBe(0);
+  expect(server.stderr()).toContain('flowstream mcp: stopping (SIGTERM)');
   await emulator.close();
 });
 

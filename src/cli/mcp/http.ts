@@ -131,17 +131,25 @@ export async function serveHttp(options: HttpServeOptions, context: CliContext):
   const port = typeof address === 'object' && address !== null ? address.port : options.port;
   allowedHosts = [`${HOST}:${port}`, `localhost:${port}`];
   context.stderr.write(`flowstream mcp: listening on http://${HOST}:${port}${MCP_PATH} (Streamable HTTP)\n`);
-  if (options.token === undefined) context.stderr.write(`flowstream mcp: no FLOWSTREAM_MCP_TOKEN set; this session's token (send Authorization: Bearer <token>): ${token}\n`);
+  if (options.token === undefined) context.stderr.write(`flowstream mcp: no FLOWSTREAM_MCP_TOKEN set; the token of this server, until it stops (send Authorization: Bearer <token>): ${token}\n`);
 
-  let stop = (): void => undefined;
-  const stopped = new Promise<void>((resolve) => {
-    stop = resolve;
+  let stopListening = (): void => undefined;
+  const stopped = new Promise<string>((resolve) => {
+    const terminated = (): void => {
+      resolve('SIGTERM');
+    };
+    process.once('SIGTERM', terminated);
+    const stopInterrupt = context.interrupts(() => {
+      resolve('interrupted');
+    });
+    stopListening = () => {
+      process.off('SIGTERM', terminated);
+      stopInterrupt();
+    };
   });
-  const stopInterrupt = context.interrupts(stop);
-  process.once('SIGTERM', stop);
-  await stopped;
-  stopInterrupt();
-  process.off('SIGTERM', stop);
+  // Closing the sessions aborts the tool calls in flight: their executions are aborted before the process ends.
+  context.stderr.write(`flowstream mcp: stopping (${await stopped})\n`);
+  stopListening();
   const closing = new Promise<void>((resolve) => {
     http.close(() => {
       resolve();
