@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import type { WorkflowPlan } from '../../domain/model.js';
 import { isNotFoundError } from '../../errors/index.js';
 import { createFlowstreamMcpServer } from '../../mcp/mcp-server.js';
+import { GENERAL_TOOL_NAMES } from '../../mcp/tool-names.js';
 import { type WorkflowToolConfig, workflowTools } from '../../mcp/workflow-tools.js';
 import { connect } from '../connect.js';
 import type { CliContext } from '../context.js';
@@ -42,8 +43,10 @@ async function configuredWorkflows(flags: McpFlags): Promise<WorkflowToolConfig[
  * URL come from the environment only: an MCP client's configuration shows its command line.
  */
 export async function serveMcp(flags: McpFlags, context: CliContext): Promise<void> {
-  if ((context.env['FLOWSTREAM_API_KEY'] ?? '').trim() === '') {
-    throw new UsageError('No API key: set FLOWSTREAM_API_KEY in the environment of `flowstream mcp` (the `env` of the server in your MCP client\'s configuration). The key is never taken from the command line, which clients show.');
+  // Said here, not by the other commands' check, which offers --api-key and --base-url.
+  const unset = ['FLOWSTREAM_API_KEY', 'FLOWSTREAM_BASE_URL'].filter((name) => (context.env[name] ?? '').trim() === '');
+  if (unset.length > 0) {
+    throw new UsageError(`Set ${unset.join(' and ')} in the environment of \`flowstream mcp\` (the \`env\` of the server in your MCP client's configuration): the API key and address are never taken from the command line, which clients show.`);
   }
   const configs = await configuredWorkflows(flags);
   const client = connect({}, context);
@@ -63,10 +66,11 @@ export async function serveMcp(flags: McpFlags, context: CliContext): Promise<vo
     context.stderr.write(`flowstream mcp: ${line}\n`);
   };
   const newServer = () => createFlowstreamMcpServer({ client, workflows, version: packageVersion(), log });
-  const tools = ['search_workflows', 'get_workflow', 'run_workflow', ...workflows.map((tool) => `${tool.name} (${tool.canvasId})`)];
+  const tools = [...GENERAL_TOOL_NAMES, ...workflows.map((tool) => `${tool.name} (${tool.canvasId})`)];
   log(`tools: ${tools.join(', ')}`);
   if (flags.http) {
-    await serveHttp({ newServer, port: flags.port, token: context.env['FLOWSTREAM_MCP_TOKEN']?.trim() || undefined }, context);
+    const token = context.env['FLOWSTREAM_MCP_TOKEN']?.trim() ?? '';
+    await serveHttp({ newServer, port: flags.port, token: token === '' ? undefined : token }, context);
     return;
   }
   if (context.stdin === undefined) throw new UsageError('flowstream mcp over stdio needs a standard input.');
