@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from './support.js';
 import { runCli } from '../../src/cli/cli.js';
 import { createEmulator, type Emulator } from '../../src/emulator/index.js';
 
@@ -19,8 +20,10 @@ afterAll(async () => {
   await emulator.close();
 });
 
-async function mcp(args: readonly string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  const written = { stdout: '', stderr: '' };
+/** Where the test presses Ctrl-C: the listener the command registered, if one is registered. */
+const interrupt: { send?: (() => void) | undefined } = {};
+
+async function mcp(args: readonly string[], env: Record<string, string>, written = { stdout: '', stderr: '' }): Promise<{ code: number; stdout: string; stderr: string }> {
   const sink = (name: keyof typeof written) =>
     new Writable({
       write(chunk: Buffer, _encoding, done) {
@@ -28,7 +31,13 @@ async function mcp(args: readonly string[], env: Record<string, string>): Promis
         done();
       },
     }) as unknown as NodeJS.WriteStream;
-  const code = await runCli(['mcp', ...args], { env, stdout: sink('stdout'), stderr: sink('stderr'), interrupts: () => () => undefined });
+  const interrupts = (listener: () => void): (() => void) => {
+    interrupt.send = listener;
+    return () => {
+      interrupt.send = undefined;
+    };
+  };
+  const code = await runCli(['mcp', ...args], { env, stdout: sink('stdout'), stderr: sink('stderr'), interrupts });
   return { code, ...written };
 }
 
@@ -61,5 +70,29 @@ describe('flowstream mcp, configured wrong', () => {
     expect(stderr).toContain('workflows.1.tool: a tool name cannot be empty');
     await writeFile(file, '{ "workflows": [');
     expect((await mcp(['--config', file], { FLOWSTREAM_API_KEY: emulator.apiKey, FLOWSTREAM_BASE_URL: emulator.url })).stderr).toContain(`The configuration file ${file} is not JSON`);
+  });
+});
+
+describe('flowstream mcp --http without FLOWSTREAM_MCP_TOKEN', () => {
+  it('makes a token, prints it once to stderr, and takes requests that send it', async () => {
+    const written = { stdout: '', stderr: '' };
+    const serving = mcp(['--http', '--port', '0'], { FLOWSTREAM_API_KEY: emulator.apiKey, FLOWSTREAM_BASE_URL: emulator.url }, written);
+    await eventually(() => /Bearer <token>\): \S+\n/u.test(written.stderr));
+    const [, token = ''] = /Bearer <token>\): (\S+)\n/u.exec(written.stderr) ?? [];
+    const [, endpoint = ''] = /listening on (\S+)/u.exec(written.stderr) ?? [];
+    expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/u);
+    const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+    const post = (authorization: string) =>
+      fetch(endpoint, { method: 'POST', headers: { Authorization: authorization, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, body: JSON.stringify(initialize) });
+    const accepted = await post(`Bearer ${token}`);
+    expect(accepted.status).toBe(200);
+    expect(accepted.headers.get('mcp-session-id')).toMatch(/\S/u);
+    await accepted.body?.cancel();
+    expect((await post('Bearer')).status).toBe(401);
+    interrupt.send?.();
+    const { code } = await serving;
+    expect(code).toBe(0);
+    expect(written.stderr.split(token)).toHaveLength(2);
+    expect(written.stdout).toBe('');
   });
 });
