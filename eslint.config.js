@@ -88,6 +88,17 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: [...BROWSER_SAFE, NOT_THE_RELAY, NOT_REACT] }] },
   },
   {
+    // The MCP SDK is for `flowstream mcp` alone: the command's bundle hoists a module's static imports
+    // to its top, so a value import would load the SDK for every command. Types only; values by import().
+    files: ['src/cli/**', 'src/mcp/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['@modelcontextprotocol/*'], allowTypeImports: true, message: 'Load the MCP SDK with `await import()` where it is used: only `flowstream mcp` may load it.' }] },
+      ],
+    },
+  },
+  {
     files: ['src/emulator/**'],
     rules: {
       'no-restricted-imports': [

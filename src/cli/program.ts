@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { budgetCommand } from './commands/budget.js';
 import { emulatorCommand } from './commands/emulator.js';
 import { generateCommand } from './commands/generate.js';
+import { mcpCommand } from './commands/mcp.js';
 import { runCommand } from './commands/run.js';
 import { searchCommand } from './commands/search.js';
 import { showCommand } from './commands/show.js';
@@ -35,7 +36,7 @@ export function createProgram(context: CliContext, report: (outcome: CommandOutc
     })
     .showHelpAfterError('(add --help for usage)')
     .addHelpText('after', CONFIGURATION);
-  for (const make of [runCommand, watchCommand, searchCommand, showCommand, uploadCommand, generateCommand, budgetCommand, emulatorCommand, typesCommand]) {
+  for (const make of [runCommand, watchCommand, searchCommand, showCommand, uploadCommand, generateCommand, budgetCommand, emulatorCommand, typesCommand, mcpCommand]) {
     // Subcommands made on their own inherit nothing: they too must throw instead of exiting, and write to the context.
     program.addCommand(make(context, report).copyInheritedSettings(program));
   }

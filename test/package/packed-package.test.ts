@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEmulator } from '../../src/emulator/index.js';
-import { scrubbedEnv } from '../cli/support/child-process.js';
+import { scrubbedEnv, startProcess } from '../cli/support/child-process.js';
 
 // The package as a user gets it: `npm pack` (its `prepack` builds), the tarball installed into a new
 // project, imported by its public names, type-checked under both module resolutions users choose, and
@@ -142,19 +142,29 @@ describe('the packed package, installed into a new project', () => {
   }, 60_000);
   it('installs only what the library uses: the command\'s own packages are bundled into it, not dependencies', async () => {
     const manifest = JSON.parse(await readFile(join(project, 'node_modules', 'flowstream', 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
-    expect(Object.keys(manifest.dependencies ?? {}).sort()).toEqual(['ky', 'p-retry', 'zod']);
+    expect(Object.keys(manifest.dependencies ?? {}).sort()).toEqual(['@modelcontextprotocol/sdk', 'ky', 'p-retry', 'zod']);
     for (const name of ['commander', 'log-update', 'cli-spinners', 'get-east-asian-width']) expect(existsSync(join(project, 'node_modules', name)), name).toBe(false);
+    // The MCP SDK is for `flowstream mcp` alone: the bundled command imports it only where that command runs.
+    const command = await readFile(join(project, 'node_modules', 'flowstream', 'dist', 'cli', 'main.js'), 'utf8');
+    expect(command).not.toMatch(/^import\b[^;]*["']@modelcontextprotocol\//mu);
+    expect(command).toMatch(/\bimport\(["']@modelcontextprotocol\/sdk\/server\/mcp\.js["']\)/u);
   });
 
-  it('runs the installed flowstream command: its version, and one workflow on an emulator', async () => {
+  it('runs the installed flowstream command: its version, one workflow on an emulator, and the MCP server', async () => {
     const bin = join(project, 'node_modules', '.bin', 'flowstream');
     const version = await run(bin, ['--version'], { cwd: project, env: scrubbedEnv() });
     const { version: expected } = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string };
     expect(version.stdout.trim()).toBe(expected);
     const emulator = await createEmulator({ speed: 50, rateLimit: false });
     try {
-      const { stdout } = await run(bin, ['run', 'c-sample-linear', '--quiet'], { cwd: project, env: scrubbedEnv({ FLOWSTREAM_API_KEY: emulator.apiKey, FLOWSTREAM_BASE_URL: emulator.url }) });
+      const env = scrubbedEnv({ FLOWSTREAM_API_KEY: emulator.apiKey, FLOWSTREAM_BASE_URL: emulator.url });
+      const { stdout } = await run(bin, ['run', 'c-sample-linear', '--quiet'], { cwd: project, env });
       expect(stdout).toMatch(/^✔ Run finished in /mu);
+      // `flowstream mcp` loads the SDK from the installed dependencies, lists its tools, and stops at the end of its stdin (here at once).
+      const mcp = startProcess(bin, ['mcp', '--workflow', 'c-sample-linear'], { cwd: project, env });
+      expect(await mcp.exited()).toBe(0);
+      expect(mcp.stdout()).toBe('');
+      expect(mcp.stderr()).toContain('tools: search_workflows, get_workflow, run_workflow, research_brief_linear_chain (c-sample-linear)');
     } finally {
       await emulator.close();
     }

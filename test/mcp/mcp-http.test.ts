@@ -1,0 +1,82 @@
+import { request as httpRequest } from 'node:http';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEmulator, type Emulator } from '../../src/emulator/index.js';
+import { type RunningProcess, scrubbedEnv, startProcess } from '../cli/support/child-process.js';
+import { MAIN, NOTES, ROOT } from './support.js';
+
+// `flowstream mcp --http` as a child process on an ephemeral loopback port, driven by the SDK's own
+// Streamable HTTP client with the bearer token, against an emulator of this process (time 50×).
+
+const TOKEN = 'a-token-for-this-test-only';
+
+let emulator: Emulator;
+let server: RunningProcess;
+let endpoint = '';
+
+beforeAll(async () => {
+  emulator = await createEmulator({ speed: 50, rateLimit: false, samples: false, workflows: [NOTES] });
+  server = startProcess(process.execPath, ['--import', 'tsx', MAIN, 'mcp', '--http', '--port', '0', '--workflow', 'c-test-notes:notes'], {
+    env: scrubbedEnv({ FLOWSTREAM_API_KEY: emulator.apiKey, FLOWSTREAM_BASE_URL: emulator.url, FLOWSTREAM_MCP_TOKEN: TOKEN }),
+    cwd: ROOT,
+  });
+  const [, url = ''] = await server.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/u, 20_000);
+  endpoint = url;
+}, 30_000);
+
+afterAll(async () => {
+  server.child.kill('SIGTERM');
+  // SIGTERM stops the server: it closes its sessions and exits 0.
+  expect(await server.exited()).toBe(0);
+  expect(server.stderr()).toContain('flowstream mcp: stopping (SIGTERM)');
+  await emulator.close();
+});
+
+/** A request whose Host header this test chooses (fetch sets its own). */
+function postWithHost(host: string, body: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(endpoint, { method: 'POST', headers: { Host: host, Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' } }, (response) => {
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    });
+    request.once('error', reject);
+    request.end(body);
+  });
+}
+
+describe('flowstream mcp --http', { timeout: 30_000 }, () => {
+  it('refuses a request without the bearer token, with another one, or for another host', async () => {
+    const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+    const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
+    const without = await fetch(endpoint, { method: 'POST', headers, body: JSON.stringify(initialize) });
+    expect(without.status).toBe(401);
+    expect(without.headers.get('www-authenticate')).toBe('Bearer');
+    const wrong = await fetch(endpoint, { method: 'POST', headers: { ...headers, Authorization: 'Bearer not-the-token' }, body: JSON.stringify(initialize) });
+    expect(wrong.status).toBe(401);
+    // A page that rebinds its own name to 127.0.0.1 sends its name as Host.
+    expect(await postWithHost(`evil.example:${new URL(endpoint).port}`, JSON.stringify(initialize))).toBe(403);
+  });
+
+  it('serves the tools over Streamable HTTP with the token, progress notifications included', async () => {
+    const client = new Client({ name: 'flowstream-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(endpoint), { requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } } }));
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.find((tool) => tool.name === 'notes')?.inputSchema).toMatchObject({ required: ['topic'] });
+      const progress: Progress[] = [];
+      const result = await client.callTool({ name: 'notes', arguments: { topic: 'tides' } }, undefined, {
+        onprogress: (notice) => {
+          progress.push(notice);
+        },
+      }) as CallToolResult;
+      expect(result.isError).toBeUndefined();
+      expect(result.content).toContainEqual(expect.objectContaining({ type: 'resource_link', name: 'notes.md' }));
+      expect(progress.map((notice) => notice.message)).toContain('Write notes: finish');
+    } finally {
+      await client.close();
+    }
+    expect(server.stderr()).not.toContain(emulator.apiKey);
+  });
+});
