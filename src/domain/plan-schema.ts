@@ -41,6 +41,8 @@ export function unknownVariableProblem(name: string, names: readonly string[]): 
 
 /** An uploaded file's key: service.md §5.5 takes any string starting with `of_` for one. */
 const FILE_KEY_PREFIX = 'of_';
+/** As a pattern, not `z.startsWith`: its JSON Schema carries a `format` no validator knows (`starts_with`). */
+const FILE_KEY_PATTERN = /^of_/;
 
 /** The schema of one variable, before `required` makes it optional or not. */
 function valueSchema(variable: PlanVariable): VariableSchema {
@@ -48,7 +50,7 @@ function valueSchema(variable: PlanVariable): VariableSchema {
   if (variableType === 'resource') {
     const error = (issue: { readonly input?: unknown }): string =>
       required && isMissing(issue.input) ? REQUIRED : `${shown(issue.input)} is not a file key (\`${FILE_KEY_PREFIX}…\`, from files.upload) or a list of them`;
-    const fileKey = z.string({ error }).check(z.startsWith(FILE_KEY_PREFIX, { error }));
+    const fileKey = z.string({ error }).check(z.regex(FILE_KEY_PATTERN, { error }));
     // service.md §5.5: an array is a list of files when every element is a file key.
     const list = required ? z.array(fileKey, { error }).check(z.minLength(1, { error })) : z.array(fileKey, { error });
     return z.union([fileKey, list], { error });
