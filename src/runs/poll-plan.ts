@@ -257,7 +257,8 @@ function conclude(plan: PollPlan, diff: ViewDiff, facts: ReadFacts, random: numb
     minMs: rules.bounds.minMs,
     wishMs: foreseen?.waitMs ?? cadence.waitMs,
     maxMs: Math.max(rules.bounds.minMs, rules.bounds.maxMs),
-    ...(foreseen === undefined ? {} : { likelyAt: foreseen.dueAt }),
+    // The model's timing for a shorter share of the account, should the budget give the run one.
+    ...(foreseen === undefined ? {} : { likelyAt: foreseen.dueAt, atShare: (shareMs: number) => foreseeRead(foresight, executing, facts.now, rules.bounds, estimateOf, shareMs) ?? foreseen }),
     ...(certain ? { certain } : {}),
   };
   const next: PollPlan = {
