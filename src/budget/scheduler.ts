@@ -58,6 +58,20 @@ export function readDueAt(need: ReadNeed, fairMs: number | undefined, crowded = 
 }
 
 /**
+ * A need timed by learned durations, re-timed for the run's share of the account when that share is
+ * shorter than the need's maximum gap: the run may spend a read per `fairMs`, and its model places
+ * them where its change is likely (`ReadNeed.atShare`). Otherwise the need as the run timed it, for
+ * one read per its maximum gap.
+ */
+export function atShare(need: ReadNeed, fairMs: number | undefined): ReadNeed {
+  if (need.atShare === undefined || need.likelyAt === undefined || fairMs === undefined || !(fairMs > 0)) return need;
+  const shareMs = Math.max(need.minMs, FAIR_FLOOR_MS, fairMs);
+  if (shareMs >= need.maxMs) return need;
+  const timing = need.atShare(shareMs);
+  return { ...need, wishMs: timing.waitMs, likelyAt: timing.dueAt };
+}
+
+/**
  * How many turns of the round-robin (`fairMs` each) the read is put back: the time from its due moment
  * until its change has become likely, at most `MAX_DEFER_ROUNDS`; 0 for a flat model or a certain read.
  *
@@ -432,8 +446,9 @@ export class BudgetCore {
    * last read answers, so a run that wishes to wait loses no turn for it — and becomes choosable when
    * due. Its wait for the account counts from then.
    */
-  #hold(id: number, ticket: GateTicket, need: ReadNeed, now: number): void {
+  #hold(id: number, ticket: GateTicket, asked: ReadNeed, now: number): void {
     const fairMs = this.#fairMs(now);
+    const need = atShare(asked, fairMs);
     // A certain read would go ahead of the reads waiting: it waits for the tick that makes it certain.
     const dueAt = readDueAt(need, fairMs, this.queue.of('reads').size > 0);
     const order: ReadOrder = { certain: need.certain === true, defer: readDeferral(need, dueAt, fairMs) };

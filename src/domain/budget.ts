@@ -88,6 +88,12 @@ export interface ReadNeed {
    * change is as likely at any time (a flat model). On a tight budget the likelier reads go first.
    */
   readonly likelyAt?: number;
+  /**
+   * With `likelyAt`: where the run's learned durations put its read when the account gives it one
+   * read per `shareMs` (less than its `maxMs`): the wait after `since` and the moment the change has
+   * become likely, for that share.
+   */
+  readonly atShare?: (shareMs: number) => { readonly waitMs: number; readonly dueAt: number };
   /** The read can only find a change certain within a tick of the service (the run's end, a child's start): it goes at once. */
   readonly certain?: boolean;
 }

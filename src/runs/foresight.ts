@@ -108,12 +108,16 @@ export function countRead(foresight: Foresight, changed: boolean, now: number): 
  * Where the next read goes when the model knows every running node and when it started; `undefined`
  * (the cadence decides, exactly as without a model) otherwise: no node executing, a node running past
  * `OUTLIER_SIGMAS` beyond its median, or a run whose nodes have proved the model wrong.
- * The run's allowance is one read per the bounds' maximum, its quiet pace: the model spends as many
- * reads as the cadence would at rest, where changes are likely. Its longest wait is the bounds' maximum
- * (`FLOOR_INTERVALS` allowances caps the due time): a model that is wrong costs at most that wait.
+ * The run's allowance is one read per the bounds' maximum, its quiet pace, or per `shareMs` when the
+ * budget offers the run that shorter share of the account (`ReadNeed.atShare`): the model spends as
+ * many reads as the cadence would, where changes are likely. Its longest wait is `FLOOR_INTERVALS`
+ * allowances, never past the bounds' maximum (that many allowances also cap the due time): a model
+ * that is wrong costs at most that wait. With an allowance of the bounds' maximum itself, no wait can
+ * be longer than the allowance, so the reads are as even as the cadence's: the share is what lets the
+ * model save reads where a change is unlikely and spend them where it is likely.
  * When the budget is tight, the read's due time (`ReadTiming.dueAt`) ranks it among the others.
  */
-export function foreseeRead(foresight: Foresight, executing: readonly string[], now: number, bounds: CadenceBounds, estimateOf: EstimateOf): ReadTiming | undefined {
+export function foreseeRead(foresight: Foresight, executing: readonly string[], now: number, bounds: CadenceBounds, estimateOf: EstimateOf, shareMs?: number): ReadTiming | undefined {
   if (executing.length === 0 || foresight.waitingSince === undefined || !foresight.trusted) return undefined;
   const running: RunningNode[] = [];
   for (const nodeId of executing) {
@@ -123,7 +127,7 @@ export function foreseeRead(foresight: Foresight, executing: readonly string[], 
     if (startedAt === undefined || estimate === undefined || (now - startedAt > estimate.medianMs && beyond(estimate, now - startedAt))) return undefined;
     running.push({ startedAt, estimate });
   }
-  const allowanceMs = Math.max(1, bounds.maxMs);
+  const allowanceMs = Math.max(1, Math.min(bounds.maxMs, shareMs ?? bounds.maxMs));
   const floorMs = FLOOR_INTERVALS * allowanceMs;
   return timeNextRead({
     now,
@@ -133,7 +137,7 @@ export function foreseeRead(foresight: Foresight, executing: readonly string[], 
     readsSpent: foresight.readsSpent,
     minMs: bounds.minMs,
     // Never past the run's own bounds: polls are bounded by `pollInterval`.
-    maxMs: Math.max(bounds.minMs, bounds.maxMs),
+    maxMs: Math.max(bounds.minMs, Math.min(bounds.maxMs, floorMs)),
     floorMs,
   });
 }

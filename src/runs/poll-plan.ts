@@ -200,6 +200,7 @@ function statusAnswered(plan: PollPlan, snapshot: ExecutionSnapshot, now: number
     terminal,
     nodes: statusesOf(status.view),
     sinceLastOutputMs: sinceLastOutput(plan, now),
+    outputFinal: status.view.status === 'finish' && outputIsFinal(plan.view),
   });
   const nodeEnded = status.events.some((event) => event.type === 'node' && isNodeDone(event.status));
   const facts: ReadFacts = { now, changed: events.length > 0, output, nodeEnded, transitions: status.events, terminal };
@@ -257,7 +258,8 @@ function conclude(plan: PollPlan, diff: ViewDiff, facts: ReadFacts, random: numb
     minMs: rules.bounds.minMs,
     wishMs: foreseen?.waitMs ?? cadence.waitMs,
     maxMs: Math.max(rules.bounds.minMs, rules.bounds.maxMs),
-    ...(foreseen === undefined ? {} : { likelyAt: foreseen.dueAt }),
+    // The model's timing for a shorter share of the account, should the budget give the run one.
+    ...(foreseen === undefined ? {} : { likelyAt: foreseen.dueAt, atShare: (shareMs: number) => foreseeRead(foresight, executing, facts.now, rules.bounds, estimateOf, shareMs) ?? foreseen }),
     ...(certain ? { certain } : {}),
   };
   const next: PollPlan = {
@@ -316,17 +318,23 @@ export interface OutputQuestion {
   readonly nodes: readonly NodeStatus[];
   /** Time since the last output read; `undefined` when it was never read. */
   readonly sinceLastOutputMs: number | undefined;
+  /**
+   * The execution ended in `finish` and the last output read already holds its final output
+   * (`outputIsFinal`): the end reads nothing more.
+   */
+  readonly outputFinal?: boolean;
 }
 
 /**
  * Whether a status read goes on to read the output: only when it can have changed (service.md §2.5).
- * Always at the end, for the final messages and files. In `stream` mode also, spaced, while a node
+ * At the end, for the final messages and files, unless the last output read already showed them all
+ * (`outputFinal`): then the run's end is its one status read. In `stream` mode also, spaced, while a node
  * executes, but only when the next read cannot be the output alone (`shouldReadOutputAlone`: a node
  * failed or has a status we do not know); otherwise the text comes with that next read, one request
  * instead of two.
  */
 export function shouldReadOutput(question: OutputQuestion): boolean {
-  if (question.terminal) return true;
+  if (question.terminal) return question.outputFinal !== true;
   switch (question.mode) {
     case 'final':
       return false;
@@ -339,6 +347,17 @@ export function shouldReadOutput(question: OutputQuestion): boolean {
     default:
       return question.mode satisfies never;
   }
+}
+
+/**
+ * Whether the last output read holds the run's final output: it listed every task node (service.md
+ * §4.2) in `finish`, and every file it listed had its link. A finished node's messages are all there
+ * and never change again (§4.4), its files are listed once it is `finish` (§4.6), and only task nodes
+ * are in the output: another output read at the end would find nothing new. A streaming run whose
+ * output read alone saw the last node end (`shouldReadOutputAlone`) so ends with one status read.
+ */
+export function outputIsFinal(view: ExecutionView): boolean {
+  return view.outputNodes.length > 0 && view.outputNodes.every((node) => node.status === 'finish') && view.heldFiles.size === 0;
 }
 
 export interface OutputAloneQuestion {

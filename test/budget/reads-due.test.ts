@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { FairQueue, type ReadOrder } from '../../src/budget/fair-queue.js';
-import { MAX_DEFER_ROUNDS } from '../../src/budget/scheduler.js';
+import { atShare, FAIR_FLOOR_MS, MAX_DEFER_ROUNDS } from '../../src/budget/scheduler.js';
+import type { ReadNeed } from '../../src/domain/budget.js';
 import type { GateTicket } from '../../src/domain/requests.js';
 import { Simulation, ticket } from './simulation.js';
 
@@ -148,5 +149,37 @@ describe('the order of a run\'s reads', () => {
     expect(lateAt).toBeDefined();
     const before = sim.sent.filter((sent) => sent.at < lateAt! && sent.ticket.key !== 'we-late').map((sent) => Number(sent.ticket.key!.slice(3)));
     expect(Math.max(...before)).toBeLessThanOrEqual(6 + (MAX_DEFER_ROUNDS * 60_000) / 10_000);
+  });
+});
+
+describe('a need timed by learned durations, on an account that gives the run more than its quiet pace', () => {
+  const asked: number[] = [];
+  const modelled: ReadNeed = {
+    since: 0,
+    minMs: 500,
+    wishMs: 10_000,
+    maxMs: 10_000,
+    likelyAt: 25_000,
+    atShare: (shareMs) => {
+      asked.push(shareMs);
+      return { waitMs: shareMs / 2, dueAt: 3 * shareMs };
+    },
+  };
+
+  it('is re-timed by the run\'s model for its share, never under the 2 s floor', () => {
+    asked.length = 0;
+    expect(atShare(modelled, 6_000)).toMatchObject({ wishMs: 3_000, likelyAt: 18_000 });
+    expect(atShare(modelled, 500)).toMatchObject({ wishMs: FAIR_FLOOR_MS / 2, likelyAt: 3 * FAIR_FLOOR_MS });
+    expect(asked).toEqual([6_000, FAIR_FLOOR_MS]);
+  });
+
+  it('keeps the run\'s own timing when the share is no shorter than its maximum gap, or there is no account', () => {
+    asked.length = 0;
+    expect(atShare(modelled, 10_000)).toBe(modelled);
+    expect(atShare(modelled, 30_000)).toBe(modelled);
+    expect(atShare(modelled, undefined)).toBe(modelled);
+    const flat: ReadNeed = { since: 0, minMs: 500, wishMs: 10_000, maxMs: 10_000 };
+    expect(atShare(flat, 6_000)).toBe(flat);
+    expect(asked).toEqual([]);
   });
 });

@@ -1,6 +1,8 @@
 import { asyncScheduler } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { type OutputAloneQuestion, OUTPUT_SPACING_MS, type OutputQuestion, shouldReadOutput, shouldReadOutputAlone } from '../../src/runs/poll-plan.js';
+import { type OutputAloneQuestion, outputIsFinal, OUTPUT_SPACING_MS, type OutputQuestion, shouldReadOutput, shouldReadOutputAlone } from '../../src/runs/poll-plan.js';
+import { initialView } from '../../src/runs/execution-view.js';
+import type { OutputNode } from '../../src/domain/model.js';
 import { type RunOptions, runSettings } from '../../src/runs/run-lifecycle.js';
 import { runsOver } from '../../src/runs/create-runs.js';
 import { scriptedSource } from './fixtures.js';
@@ -12,6 +14,8 @@ describe('shouldReadOutput after a status read (service.md §2.5)', () => {
   it.each<[string, Partial<OutputQuestion>, boolean]>([
     ['at the end, in stream mode', { terminal: true }, true],
     ['at the end, in final mode', { terminal: true, mode: 'final' }, true],
+    ['not at the end when the last output read already holds the final output', { terminal: true, outputFinal: true }, false],
+    ['at the end when the last output read did not hold the final output', { terminal: true, outputFinal: false }, true],
     ['never before the end in final mode', { mode: 'final', nodes: failedBeside, sinceLastOutputMs: undefined }, false],
     ['not while a node executes and the next read can be the output alone', { nodes: ['executing'], sinceLastOutputMs: undefined }, false],
     ['while a node executes beside a failed one, when never read', { nodes: failedBeside, sinceLastOutputMs: undefined }, true],
@@ -20,6 +24,20 @@ describe('shouldReadOutput after a status read (service.md §2.5)', () => {
     ['not when nothing runs (a node that just ended is read with the next read, or at the end)', {}, false],
   ])('%s', (_name, question, expected) => {
     expect(shouldReadOutput({ ...quiet, ...question })).toBe(expected);
+  });
+});
+
+describe('outputIsFinal: the last output read holds the run\'s final output (service.md §4.2, §4.4, §4.6)', () => {
+  const task = (nodeId: string, status: OutputNode['status']): OutputNode => ({ nodeId, title: nodeId, status, rawStatus: status, messages: [] });
+  const view = (outputNodes: readonly OutputNode[], heldFiles: readonly number[] = []) => ({ ...initialView('we-1', 'executing'), outputNodes, heldFiles: new Set(heldFiles) });
+  it.each<[string, ReturnType<typeof view>, boolean]>([
+    ['when it showed every task node finished', view([task('n1', 'finish'), task('n2', 'finish')]), true],
+    ['not when the output was never read', view([]), false],
+    ['not while a task node still executes', view([task('n1', 'finish'), task('n2', 'executing')]), false],
+    ['not after a task node failed (a failed execution\'s other branches may go on, service.md §3.3)', view([task('n1', 'failed'), task('n2', 'finish')]), false],
+    ['not while a file waits for its link', view([task('n1', 'finish')], [0]), false],
+  ])('%s', (_name, given, expected) => {
+    expect(outputIsFinal(given)).toBe(expected);
   });
 });
 

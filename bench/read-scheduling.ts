@@ -1,0 +1,113 @@
+import { writeFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import { createDurationModel } from '../src/budget/duration-model.js';
+import { createManualClock, driveClock } from '../src/emulator/index.js';
+import { mulberry32 } from '../src/emulator/engine/seeded-random.js';
+import type { OutputMode } from '../src/runs/poll-plan.js';
+import { followWithFlowstream } from './harness/contenders.js';
+import { detectionOf } from './harness/report.js';
+import { Sightings } from './harness/sightings.js';
+import { summarize } from './harness/stats.js';
+import { openWorld } from './harness/world.js';
+import { learnedWorkflow, TEN_REPETITIONS, WARM_UP_RUNS } from './learned-durations.js';
+import { boundMs, MANY_RUNS_VARIANTS } from './many-runs.js';
+
+/**
+ * The read scheduler's figures on one manual clock, in seconds of real time instead of the minutes of
+ * `npm run bench`, the client's jitter seeded: the same numbers on any machine.
+ *
+ * - `many N stream|final`: many-runs.ts's N runs at once (default client, its model on): detection
+ *   latency p50 ÷ bound, p95, mean, and the run's end (the execution seen settled − its last node's end).
+ * - `run-end N stream|final`: the same with no model (run-end.ts's setting).
+ * - `learned N cv`: learned-durations.ts's warm rows with the minute's budget, flowstream with its model:
+ *   `TEN_REPETITIONS` batches of N after `WARM_UP_RUNS` runs and a day's rest.
+ *
+ * `npx tsx bench/read-scheduling.ts many 200 stream [log.json]`: the optional file gets every request
+ * (emulator time from the first start, endpoint, execution) and every change's latency, per run.
+ */
+
+const DEADLINE_MS = 30 * 60_000;
+
+async function manyRuns(runs: number, output: OutputMode, durations: boolean, log: string | undefined): Promise<void> {
+  const clock = createManualClock();
+  const world = await openWorld({ speed: 0, clock, workflows: MANY_RUNS_VARIANTS });
+  const random = Math.random;
+  Math.random = mulberry32(runs);
+  try {
+    const sightings = new Sightings();
+    const startedAt = clock.now();
+    let done = false;
+    const client = durations ? world.flowstream() : world.flowstream({}, { durations: false });
+    const following = followWithFlowstream(world, { canvasIds: MANY_RUNS_VARIANTS.map((workflow) => workflow.canvasId!), runs, deadlineMs: DEADLINE_MS, sightings }, output, client).finally(() => {
+      done = true;
+    });
+    await driveClock(clock, { until: () => done });
+    const { completed } = await following;
+    const executions = world.emulator.executions.list();
+    const seen = detectionOf(executions.flatMap((execution) => sightings.changes(execution)));
+    const ends = summarize(
+      executions.flatMap((execution) => {
+        const settle = sightings.changes(execution).find((change) => change.key === 'settle');
+        if (settle?.latencyMs === undefined) return [];
+        return [settle.at + settle.latencyMs - Math.max(...execution.nodes.map((node) => node.endedAt ?? 0))];
+      }),
+    );
+    const requests = world.requests();
+    const s = (ms: number | null): number | null => (ms === null ? null : Math.round(ms / 100) / 10);
+    const times = (ms: number | null): number | null => (ms === null ? null : Math.round((ms / boundMs(runs)) * 100) / 100);
+    console.log(JSON.stringify({ runs, output, model: durations, completed, requests: requests.byEndpoint, p50VsBound: times(seen.latencyMs.p50), p95: s(seen.latencyMs.p95), mean: s(seen.latencyMs.mean), runEnd: { p50VsBound: times(ends.p50), p50: s(ends.p50), p95: s(ends.p95) } }));
+    if (log !== undefined) {
+      const list = world.emulator.requests.list().map((request) => ({ t: request.emulatorTime - startedAt, endpoint: request.endpoint, executionId: request.executionId }));
+      writeFileSync(log, JSON.stringify({ requests: list, changes: executions.map((execution) => ({ executionId: execution.executionId, changes: sightings.changes(execution) })) }));
+    }
+  } finally {
+    Math.random = random;
+    await world.close();
+  }
+}
+
+async function learned(runs: number, cv: number): Promise<void> {
+  const changes: ReturnType<Sightings['changes']> = [];
+  let requests = 0;
+  for (let batch = 0; batch < TEN_REPETITIONS; batch += 1) {
+    const random = Math.random;
+    Math.random = mulberry32(runs * 1_000 + batch + Math.round(cv * 10));
+    const canvasId = `c-bench-learned-${String(batch)}`;
+    const clock = createManualClock();
+    const world = await openWorld({ speed: 0, clock, workflows: [learnedWorkflow(cv, canvasId)] });
+    try {
+      const client = world.flowstream({ dayBurst: 0.999 }, { durations: createDurationModel() });
+      const driven = async (work: Promise<unknown>): Promise<void> => {
+        let done = false;
+        const settled = work.finally(() => {
+          done = true;
+        });
+        await driveClock(clock, { until: () => done });
+        await settled;
+      };
+      await driven(followWithFlowstream(world, { canvasIds: [canvasId], runs: WARM_UP_RUNS, deadlineMs: DEADLINE_MS, sightings: new Sightings() }, 'final', client));
+      await driveClock(clock, { toTime: clock.now() + 24 * 60 * 60_000 });
+      const lastBefore = world.emulator.requests.list().at(-1)?.sequence ?? 0;
+      const measuredFrom = clock.now();
+      const sightings = new Sightings();
+      await driven(followWithFlowstream(world, { canvasIds: [canvasId], runs, deadlineMs: DEADLINE_MS, sightings, firstItem: WARM_UP_RUNS }, 'final', client));
+      changes.push(...world.emulator.executions.list().filter((execution) => execution.createdAt >= measuredFrom).flatMap((execution) => sightings.changes(execution)));
+      requests += world.emulator.requests.list({ after: lastBefore }).length;
+    } finally {
+      Math.random = random;
+      await world.close();
+    }
+  }
+  const seen = detectionOf(changes);
+  const p50 = seen.latencyMs.p50;
+  console.log(JSON.stringify({ runs, batches: TEN_REPETITIONS, cv, requests, seen: `${String(seen.seen)}/${String(seen.changes)}`, p50VsBound: p50 === null ? null : Math.round((p50 / boundMs(runs)) * 100) / 100 }));
+}
+
+const invokedDirectly = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
+if (invokedDirectly) {
+  const [scenario = 'many', size = '200', third = 'stream', log] = process.argv.slice(2);
+  const runs = Number(size);
+  if (scenario === 'learned') await learned(runs, Number(third));
+  else if (scenario === 'many' || scenario === 'run-end') await manyRuns(runs, third === 'final' ? 'final' : 'stream', scenario === 'many', log);
+  else throw new Error(`unknown scenario ${scenario}: many | run-end | learned`);
+}
