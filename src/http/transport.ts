@@ -7,7 +7,7 @@ import { isNetworkError, isResponseTooLargeError, isTimeoutError, NetworkError, 
 import { InvalidArgumentError, isResponseValidationError, objectArgument, ResponseValidationError } from '../errors/validation-errors.js';
 import { CALL_PRIORITIES, isRepeatable, priorityOf, type CallPriority, type Endpoint } from '../domain/endpoints.js';
 import type { RetryOptions } from '../domain/options.js';
-import type { GateTicket, RateLimitInfo } from '../domain/requests.js';
+import type { GateTicket, RateLimitInfo, RequestGate } from '../domain/requests.js';
 import type { RequestTelemetry, RequestTelemetryHook } from '../domain/telemetry.js';
 import type { CallOptions } from './calls.js';
 import { createRedactor, type Redactor } from './key-redaction.js';
@@ -428,7 +428,6 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
     // The attempt is built once granted, and `read` applied here rather than by an operator after this
     // stage: a request waiting in the budget (every run's next read) holds neither.
     return new Observable<T>((subscriber) => {
-      const waiting = new AbortController();
       let granted = false;
       let reported = false;
       let sending: Subscription | undefined;
@@ -438,7 +437,9 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
         gate.report({ ticket, httpStatus: answer?.status, rateLimit: answer?.rateLimit ?? {} });
       };
       const askedAt = tally === undefined ? 0 : scheduler.now();
-      gate.acquire(ticket, waiting.signal).then(
+      const leave = waitAtGate(
+        gate,
+        ticket,
         () => {
           granted = true;
           if (tally !== undefined) tally.budgetWaitMs += scheduler.now() - askedAt;
@@ -471,7 +472,7 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
         },
       );
       return () => {
-        if (!granted) waiting.abort();
+        if (!granted) leave();
         sending?.unsubscribe();
         if (granted) report();
       };
@@ -590,6 +591,32 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
 }
 
 const ONCE: AddEventListenerOptions = { once: true };
+
+/**
+ * Waits for `gate` to let `ticket` through, then calls `granted` (or `refused` with the error) in a
+ * microtask, as a Promise's reaction would be; returns how to leave while it waits. Through the gate's
+ * `wait` when it has one: a request waiting (every run's next read) then holds no Promise and no
+ * AbortController, and leaving fires no abort event.
+ */
+function waitAtGate(gate: RequestGate, ticket: GateTicket, granted: () => void, refused: (error: unknown) => void): () => void {
+  if (gate.wait === undefined) {
+    const waiting = new AbortController();
+    gate.acquire(ticket, waiting.signal).then(granted, refused);
+    return () => {
+      waiting.abort();
+    };
+  }
+  return gate.wait(ticket, {
+    release: () => {
+      queueMicrotask(granted);
+    },
+    refuse: (error) => {
+      queueMicrotask(() => {
+        refused(error);
+      });
+    },
+  });
+}
 
 /**
  * A call as a Promise while its request is on its way: the request's observer and the listener of the
