@@ -38,7 +38,7 @@ const STATUS: RequestSpec<unknown> = { endpoint: 'status', method: 'get', path: 
 export function queuedThenCancelled(queued: number): ScaleRow {
   const budget = createAccountBudget({ scheduler: clockScheduler(createManualClock()) });
   // The burst's few requests leave; their answers never come (unsubscribing aborts them).
-  const transport = createTransport('key', normalizeOptions({ apiKey: 'key', baseUrl: 'http://127.0.0.1:9/v1', fetch: () => new Promise<Response>(() => undefined), gate: budget, retry: { retries: 0 } }));
+  const transport = createTransport('key', normalizeOptions({ apiKey: 'key', baseUrl: 'http://127.0.0.1:9/v1', fetch: () => new Promise<Response>(() => undefined), gate: budget }));
   const began = cpuMs();
   const subscriptions = Array.from({ length: queued }, (_, index) => transport.request(() => ({ ...STATUS, key: `we-${index}` })).subscribe({ error: () => undefined }));
   const enqueued = cpuMs();
