@@ -354,9 +354,6 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
   const redact = createRedactor(apiKey);
   const headers = { ...userAgentHeader(), ...customHeaders(options.headers), authorization: `Bearer ${apiKey}` };
   const prefix = `${options.baseUrl}/`;
-  // Node loads its fetch implementation on the first use of these globals (tens of ms, more on a busy
-  // machine): read here, as the client is made, rather than inside the first request's deadline.
-  const { Request, Headers } = globalThis;
 
   /** One HTTP exchange, its body read within `maxResponseBytes`. */
   const exchange = async (spec: RequestSpec<unknown>, signal: AbortSignal, extraHeaders: Readonly<Record<string, string>> | undefined): Promise<Answer> => {
