@@ -21,7 +21,7 @@ export interface HttpClient {
 }
 
 /**
- * Creates the typed HTTP client: fetch with the base URL, `Authorization: Bearer`, a user
+ * Creates the typed HTTP client: one ky instance with the base URL, `Authorization: Bearer`, a user
  * agent and per-endpoint timeouts; every call is checked before sending, retried where safe, gated by
  * `options.gate`, validated by zod and failed with a typed error. The key is held in a closure only,
  * so neither the client nor its errors ever show it.

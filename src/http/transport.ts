@@ -1,3 +1,4 @@
+import ky, { type KyInstance } from 'ky';
 import { defer, map, Observable, retry, tap, throwError, timeout, timer, type SchedulerLike, type Subscriber, type Subscription, type Unsubscribable } from 'rxjs';
 import type * as z from 'zod/mini';
 import { errorFromAnswer, type FailureBody } from '../errors/error-factory.js';
@@ -339,8 +340,8 @@ export function decideRetry(input: RetryInput): RetryDecision {
 // --- the stages ---------------------------------------------------------------------------------------
 
 /**
- * Creates the client's request path. The API key lives only in this closure and in the headers of
- * the requests it sends, never on an object users can inspect.
+ * Creates the client's one ky instance and its request path. The API key lives only in this closure
+ * and in the ky instance's headers, never on an object users can inspect.
  *
  * @example
  * ```ts
@@ -352,29 +353,30 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
   const { gate, scheduler, logger, telemetry } = options;
   // The key must never appear in errors or logs: whatever the server sends is rid of it before anything reads it.
   const redact = createRedactor(apiKey);
-  const headers = { ...userAgentHeader(), ...customHeaders(options.headers), authorization: `Bearer ${apiKey}` };
-  const prefix = `${options.baseUrl}/`;
+  const http: KyInstance = ky.create({
+    prefixUrl: `${options.baseUrl}/`,
+    headers: { ...userAgentHeader(), ...customHeaders(options.headers), authorization: `Bearer ${apiKey}` },
+    retry: 0, // retries are the retry stage's
+    timeout: false, // the deadline stage's, which covers the body too
+    // A redirected API call is an error, never followed: fetch would carry the custom headers to the
+    // other origin, turn a POST start into a GET and take that origin's answer for the start.
+    redirect: 'manual',
+    throwHttpErrors: false, // every answer goes through the one error factory
+    ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+  });
 
   /** One HTTP exchange, its body read within `maxResponseBytes`. */
   const exchange = async (spec: RequestSpec<unknown>, signal: AbortSignal, extraHeaders: Readonly<Record<string, string>> | undefined): Promise<Answer> => {
-    // fetch itself: retries, deadlines and errors are the stages' (a wrapper such as ky would add its
-    // own signal, a clone of the request and a microtask per request, with each of its features off).
-    const query = spec.searchParams === undefined || Object.keys(spec.searchParams).length === 0 ? '' : `?${new URLSearchParams(Object.entries(spec.searchParams).map(([name, value]) => [name, String(value)])).toString()}`;
-    const sent = new Headers(headers);
-    if (extraHeaders !== undefined) for (const [name, value] of Object.entries(extraHeaders)) sent.set(name, value);
-    if (spec.json !== undefined) sent.set('content-type', 'application/json');
-    const request = new Request(`${prefix}${spec.path}${query}`, {
-      method: spec.method.toUpperCase(),
-      headers: sent,
+    const contentType = spec.json === undefined ? undefined : { 'content-type': 'application/json' };
+    const headers = extraHeaders === undefined ? contentType : { ...extraHeaders, ...contentType };
+    const response = await http(spec.path, {
+      method: spec.method,
       signal,
-      // A redirected API call is an error, never followed: fetch would carry the custom headers to the
-      // other origin, turn a POST start into a GET and take that origin's answer for the start.
-      redirect: 'manual',
+      ...(spec.searchParams === undefined ? {} : { searchParams: { ...spec.searchParams } }),
+      ...(headers === undefined ? {} : { headers }),
       ...(spec.json === undefined ? {} : { body: spec.json }),
       ...(spec.body === undefined ? {} : { body: spec.body }),
     });
-    // The given fetch, or the global one as it is when the request leaves.
-    const response = await (options.fetch ?? globalThis.fetch)(request);
     const rateLimit = readRateLimit(response.headers, scheduler.now());
     if (isRedirect(response)) {
       await response.body?.cancel().catch(() => undefined);
