@@ -79,7 +79,7 @@ console.log(`→ ${await writeResults('day-simulation', day)}`);
 await learnedDurationsReport();
 
 const scale = budgetScale([1_000, 5_000, 20_000]);
-console.log('\nBudget scale: requests queued in one budget, then all cancelled; CPU per operation (aim: 20,000 in under 0.5 s)\n');
+console.log('\nBudget scale: requests queued in one budget through the client\'s request path, then all cancelled by unsubscribing; CPU per operation (aim: 20,000 in under 0.5 s)\n');
 console.log(budgetScaleTable(scale.rows));
 const watchedRuns = await watchedWithBudget();
 console.log(`\n${watchedWithBudgetTable(watchedRuns)}  (aim: event-loop p99 ≤ 20 ms)`);

@@ -3,7 +3,7 @@ import type { Subscriber, Subscription } from 'rxjs';
 import type { AccountBudget, BudgetState, DayView } from '../domain/budget.js';
 import type { Logger } from '../domain/model.js';
 import type { AccountBudgetOptions, RequestBudgetOptions } from '../domain/options.js';
-import type { GateReport, GateTicket } from '../domain/requests.js';
+import type { GateReport, GateTicket, GateTurn } from '../domain/requests.js';
 import { RateLimitError } from '../errors/api-errors.js';
 import { FlowstreamError } from '../errors/flowstream-error.js';
 import { MAX_TIMER_MS } from '../http/options.js';
@@ -474,6 +474,17 @@ export function createAccountBudget(options: AccountBudgetOptions & { readonly l
       if (closed || (closing !== undefined && fairClassOf(ticket.priority) !== 'abort')) return Promise.reject(closedError());
       return waitForTurn(ticket, signal, join, withdraw);
     },
+    wait(ticket: GateTicket, turn: GateTurn): () => void {
+      if (closed || (closing !== undefined && fairClassOf(ticket.priority) !== 'abort')) {
+        turn.refuse(closedError());
+        return NO_WITHDRAWAL;
+      }
+      const waiting = new Waiting(ticket, turn);
+      const id = join(waiting);
+      return () => {
+        if (waiting.settle()) withdraw(id);
+      };
+    },
     report(report: GateReport): void {
       dispatch({ type: 'report', report });
       if (shared === undefined) return;
@@ -590,6 +601,37 @@ class Turn implements Waiter {
 }
 
 const ONCE: AddEventListenerOptions = { once: true };
+
+/**
+ * A request waiting through `wait`: its turn told once. Leaving costs no abort event, DOMException or
+ * Promise, which a wait on an AbortSignal does (thousands of runs' reads wait at once, and leave at
+ * once when their runs are unsubscribed).
+ */
+class Waiting implements Waiter {
+  #waiting = true;
+
+  constructor(
+    readonly ticket: GateTicket,
+    private readonly turn: GateTurn,
+  ) {}
+
+  /** Ends the wait; whether it was still waiting. */
+  settle(): boolean {
+    const was = this.#waiting;
+    this.#waiting = false;
+    return was;
+  }
+
+  release(): void {
+    if (this.settle()) this.turn.release();
+  }
+
+  refuse(error: Error): void {
+    if (this.settle()) this.turn.refuse(error);
+  }
+}
+
+const NO_WITHDRAWAL = (): void => undefined;
 
 /**
  * A request's wait for the budget as a Promise, for every account budget alike (in memory, in

@@ -71,6 +71,27 @@ export interface RequestGate {
    * the request waits, and the queued request is dropped at once.
    */
   acquire(ticket: GateTicket, signal?: AbortSignal): Promise<void>;
+  /**
+   * The same wait without a Promise or an AbortSignal: `turn` is told once, `release` when the request
+   * may be sent or `refuse` with the error; the function returned withdraws it while it waits (and
+   * does nothing after). Optional: a gate without it is waited on through `acquire`.
+   */
+  wait?(ticket: GateTicket, turn: GateTurn): () => void;
   /** Called once for every attempt that `acquire` let through, when its answer (or failure) is known. */
   report(report: GateReport): void;
+}
+
+/**
+ * A request waiting at a gate (`RequestGate.wait`). Either call may come before `wait` returns, or
+ * from inside the gate's own step: it notes the outcome and acts on it later (in a microtask, as a
+ * Promise's reaction would).
+ *
+ * @example
+ * ```ts
+ * const withdraw = gate.wait(ticket, { release: () => queueMicrotask(send), refuse: (error) => queueMicrotask(() => fail(error)) });
+ * ```
+ */
+export interface GateTurn {
+  release(): void;
+  refuse(error: Error): void;
 }

@@ -1,5 +1,5 @@
 import ky, { type KyInstance } from 'ky';
-import { defer, map, Observable, retry, tap, throwError, timeout, timer, type Subscription } from 'rxjs';
+import { defer, map, Observable, retry, tap, throwError, timeout, timer, type SchedulerLike, type Subscriber, type Subscription, type Unsubscribable } from 'rxjs';
 import type * as z from 'zod/mini';
 import { errorFromAnswer, type FailureBody } from '../errors/error-factory.js';
 import { isRateLimitError, isServerError } from '../errors/api-errors.js';
@@ -7,7 +7,7 @@ import { isNetworkError, isResponseTooLargeError, isTimeoutError, NetworkError, 
 import { InvalidArgumentError, isResponseValidationError, objectArgument, ResponseValidationError } from '../errors/validation-errors.js';
 import { CALL_PRIORITIES, isRepeatable, priorityOf, type CallPriority, type Endpoint } from '../domain/endpoints.js';
 import type { RetryOptions } from '../domain/options.js';
-import type { GateTicket, RateLimitInfo } from '../domain/requests.js';
+import type { GateTicket, GateTurn, RateLimitInfo, RequestGate } from '../domain/requests.js';
 import type { RequestTelemetry, RequestTelemetryHook } from '../domain/telemetry.js';
 import type { CallOptions } from './calls.js';
 import { createRedactor, type Redactor } from './key-redaction.js';
@@ -427,55 +427,7 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
     if (gate === undefined) return attempt().pipe(map(read));
     // The attempt is built once granted, and `read` applied here rather than by an operator after this
     // stage: a request waiting in the budget (every run's next read) holds neither.
-    return new Observable<T>((subscriber) => {
-      const waiting = new AbortController();
-      let granted = false;
-      let reported = false;
-      let sending: Subscription | undefined;
-      const report = (answer?: Answer): void => {
-        if (reported) return;
-        reported = true;
-        gate.report({ ticket, httpStatus: answer?.status, rateLimit: answer?.rateLimit ?? {} });
-      };
-      const askedAt = tally === undefined ? 0 : scheduler.now();
-      gate.acquire(ticket, waiting.signal).then(
-        () => {
-          granted = true;
-          if (tally !== undefined) tally.budgetWaitMs += scheduler.now() - askedAt;
-          if (subscriber.closed) report();
-          else {
-            sending = attempt().subscribe({
-              next: (answer) => {
-                report(answer);
-                let value: T;
-                try {
-                  value = read(answer);
-                } catch (error: unknown) {
-                  subscriber.error(error);
-                  return;
-                }
-                subscriber.next(value);
-              },
-              error: (error: unknown) => {
-                report();
-                subscriber.error(error);
-              },
-              complete: () => {
-                subscriber.complete();
-              },
-            });
-          }
-        },
-        (error: unknown) => {
-          subscriber.error(error);
-        },
-      );
-      return () => {
-        if (!granted) waiting.abort();
-        sending?.unsubscribe();
-        if (granted) report();
-      };
-    });
+    return new Observable<T>((subscriber) => new GateWait(gate, ticket, subscriber, attempt, read, tally, scheduler));
   };
 
   /**
@@ -590,6 +542,105 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
 }
 
 const ONCE: AddEventListenerOptions = { once: true };
+
+/**
+ * One attempt's passage through the budget, as one object: the turn the gate tells, then the attempt
+ * once granted, and the teardown of its subscription. It tells the gate the attempt's outcome: the
+ * answer's status and rate-limit headers, or no status when no whole answer came (a failure, the
+ * deadline, an unsubscription); leaving while it waits withdraws the request, unsent. Through the
+ * gate's `wait` when it has one, a request waiting (every run's next read) holds this object and no
+ * Promise, AbortController or closure of its own, and leaving fires no abort event.
+ */
+class GateWait<T> implements GateTurn, Unsubscribable {
+  #granted = false;
+  #reported = false;
+  #sending: Subscription | undefined;
+  readonly #askedAt: number;
+  readonly #leave: () => void;
+
+  constructor(
+    private readonly gate: RequestGate,
+    private readonly ticket: GateTicket,
+    private readonly subscriber: Subscriber<T>,
+    private readonly attempt: () => Observable<Answer>,
+    private readonly read: (answer: Answer) => T,
+    private readonly tally: RequestTally | undefined,
+    private readonly scheduler: SchedulerLike,
+  ) {
+    this.#askedAt = tally === undefined ? 0 : scheduler.now();
+    if (gate.wait !== undefined) {
+      this.#leave = gate.wait(ticket, this);
+      return;
+    }
+    const waiting = new AbortController();
+    gate.acquire(ticket, waiting.signal).then(
+      () => {
+        this.#send();
+      },
+      (error: unknown) => {
+        subscriber.error(error);
+      },
+    );
+    this.#leave = () => {
+      waiting.abort();
+    };
+  }
+
+  /** The gate's grant: the attempt goes in a microtask, as a Promise's reaction would (the gate may be mid-step). */
+  release(): void {
+    queueMicrotask(() => {
+      this.#send();
+    });
+  }
+
+  refuse(error: Error): void {
+    queueMicrotask(() => {
+      this.subscriber.error(error);
+    });
+  }
+
+  unsubscribe(): void {
+    if (!this.#granted) this.#leave();
+    this.#sending?.unsubscribe();
+    if (this.#granted) this.#report();
+  }
+
+  #report(answer?: Answer): void {
+    if (this.#reported) return;
+    this.#reported = true;
+    this.gate.report({ ticket: this.ticket, httpStatus: answer?.status, rateLimit: answer?.rateLimit ?? {} });
+  }
+
+  #send(): void {
+    this.#granted = true;
+    const { subscriber, tally } = this;
+    if (tally !== undefined) tally.budgetWaitMs += this.scheduler.now() - this.#askedAt;
+    if (subscriber.closed) {
+      this.#report();
+      return;
+    }
+    this.#sending = this.attempt().subscribe({
+      next: (answer) => {
+        this.#report(answer);
+        let value: T;
+        try {
+          value = this.read(answer);
+        } catch (error: unknown) {
+          subscriber.error(error);
+          return;
+        }
+        subscriber.next(value);
+      },
+      error: (error: unknown) => {
+        this.#report();
+        subscriber.error(error);
+      },
+      complete: () => {
+        subscriber.complete();
+      },
+    });
+  }
+}
 
 /**
  * A call as a Promise while its request is on its way: the request's observer and the listener of the

@@ -162,6 +162,7 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
 
   return {
     acquire: (ticket, signal) => budget.acquire(ticket, signal),
+    ...(budget.wait === undefined ? {} : { wait: budget.wait.bind(budget) }),
     report: (report) => {
       budget.report(report);
     },

@@ -96,6 +96,34 @@ describe('createRequestBudget', () => {
     expect(removeListener).toHaveBeenCalledWith('abort', listener);
   });
 
+  it('tells a request waiting without a signal its turn once, and withdraws it while it waits', async () => {
+    const budget = createAccountBudget({ burst: 1 });
+    const told: string[] = [];
+    const turn = (name: string): { release(): void; refuse(error: Error): void } => ({ release: () => told.push(`${name} sent`), refuse: (error) => told.push(`${name} refused: ${error.message}`) });
+    budget.wait!(ticket('status', 'we-1'), turn('first'));
+    // Under the limit it goes at once, within the call.
+    expect(told).toEqual(['first sent']);
+    const withdrawSecond = budget.wait!(ticket('status', 'we-2'), turn('second'));
+    const withdrawThird = budget.wait!(ticket('status', 'we-3'), turn('third'));
+    expect(budget.snapshot().queued.total).toBe(2);
+    withdrawSecond();
+    expect(budget.snapshot().queued.total).toBe(1);
+    expect(vi.getTimerCount()).toBe(1);
+    await vi.advanceTimersByTimeAsync(1_000);
+    // The third went in its turn; the second, withdrawn, was never told anything.
+    expect(told).toEqual(['first sent', 'third sent']);
+    // Withdrawing after the turn came changes nothing: the next request still waits its own.
+    withdrawThird();
+    withdrawSecond();
+    budget.wait!(ticket('status', 'we-4'), turn('fourth'));
+    expect(budget.snapshot().queued.total).toBe(1);
+    await budget.close();
+    expect(told).toEqual(['first sent', 'third sent', 'fourth refused: The request budget is closed']);
+    budget.wait!(ticket('status', 'we-5'), turn('fifth'));
+    expect(told.at(-1)).toBe('fifth refused: The request budget is closed');
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
   it('pauses after a 429 and resumes one request at a time', async () => {
     const budget = createAccountBudget();
     const rejected = ticket('status', 'we-0');

@@ -1,11 +1,16 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import * as z from 'zod/mini';
+import { createAccountBudget } from '../../src/budget/index.js';
 import { IndexedHeap } from '../../src/budget/fair-queue.js';
 import { createMemoryLedger } from '../../src/budget/ledger.js';
 import type { MemoryLedger } from '../../src/budget/ledger.js';
 import { BudgetCore } from '../../src/budget/scheduler.js';
 import type { Endpoint, RequestPriority } from '../../src/domain/endpoints.js';
 import type { GateTicket } from '../../src/domain/requests.js';
+import { clockScheduler, createManualClock } from '../../src/emulator/index.js';
+import { normalizeOptions } from '../../src/http/options.js';
+import { createTransport } from '../../src/http/transport.js';
 import { Simulation } from './simulation.js';
 
 /**
@@ -120,5 +125,34 @@ describe('the budget\'s cost per operation', () => {
     expect(core.queue.size).toBe(0);
     // A prune and the one send; before, every step applied the rules twice (4,000 changes here).
     expect(changes).toBeLessThanOrEqual(3);
+  });
+});
+
+describe('requests waiting in the budget, cancelled by unsubscribing', () => {
+  afterEach(() => {
+    vi.unstubAllGlobals();
+  });
+
+  it('hold no AbortController while they wait, and leave without an abort event', () => {
+    // Node builds an abort event and a DOMException per abort(): for thousands of runs' reads left at
+    // once (a deploy), most of the cost of leaving. A request owns a controller only once it is sent.
+    let controllers = 0;
+    vi.stubGlobal('AbortController', class extends AbortController {
+      constructor() {
+        super();
+        controllers += 1;
+      }
+    });
+    const n = 1_000;
+    const budget = createAccountBudget({ burst: 1, scheduler: clockScheduler(createManualClock()) });
+    const transport = createTransport('key', normalizeOptions({ apiKey: 'key', baseUrl: 'http://127.0.0.1:9/v1', fetch: () => new Promise<Response>(() => undefined), gate: budget }));
+    const subscriptions = Array.from({ length: n }, (_, index) =>
+      transport.request(() => ({ endpoint: 'status', method: 'get', path: `openapi/workflow/we-${index}/status`, key: `we-${index}`, schema: z.unknown() })).subscribe({ error: () => undefined }),
+    );
+    // The burst's one request was sent (its exchange owns a controller); every other one waits.
+    expect(budget.snapshot().queued.total).toBe(n - 1);
+    for (const subscription of subscriptions) subscription.unsubscribe();
+    expect(budget.snapshot().queued.total).toBe(0);
+    expect(controllers).toBeLessThanOrEqual(1);
   });
 });
