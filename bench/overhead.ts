@@ -2,15 +2,20 @@
  * Client overhead: with the budget disabled and the emulator in-process, 10,000 concurrent
  * watched runs in one process — memory per run, event-loop delay p99 — and the CPU of one status poll
  * through flowstream against a bare `fetch` + `JSON.parse` of the same payload, measured in the same run.
+ * Then telemetry's cost per poll: 3,000 of the same executions watched in interleaved windows on a
+ * client without a telemetry hook, one with `flowstream/otel` and no SDK, and one with the SDK (see
+ * {@link TelemetryComparison}), five rounds, each ratio taken within its round.
  *
  * `npm run bench` runs it last, in a process of its own with the garbage collector exposed, so that
- * memory is measured after a full collection; alone:
+ * memory is measured after a full collection (and each telemetry window begins after one); alone:
  *
  *     node --expose-gc --import tsx bench/overhead.ts
  *
  * (`npx tsx bench/overhead.ts` works too; memory is then read without forcing a collection, and the
- * table says so.) Prints a table and writes `bench/results/overhead.json`. About 3 minutes on 2 cores: the
- * watches run twice, the second time on a client with `flowstream/otel` telemetry (the SDK, in-memory export).
+ * table says so.) Prints a table and writes `bench/results/overhead.json`. About 8 minutes on 2 cores.
+ * A shorter run, through the environment (each an {@link OverheadOptions} field): `OVERHEAD_RUNS`,
+ * `OVERHEAD_POLL_MS`, `OVERHEAD_WINDOW_MS`, `OVERHEAD_TELEMETRY_ROUNDS`, `OVERHEAD_TELEMETRY_RUNS`,
+ * `OVERHEAD_TELEMETRY_POLL_MS`, `OVERHEAD_TELEMETRY_WINDOW_MS`; `OVERHEAD_DEBUG=1` prints progress.
  *
  * Every figure is taken in this run and the CPU figures are given as ratios to the baseline measured
  * beside them: absolute times depend on the machine, the ratios much less.
@@ -40,6 +45,18 @@ export interface OverheadOptions {
   readonly polls?: number;
   /** Rounds of that comparison, alternating the sides. Default 5. */
   readonly rounds?: number;
+  /**
+   * Rounds of the telemetry comparison: each round watches the same executions three times, one
+   * window per client (no hook, a hook without an SDK, the SDK), in an order that turns from round
+   * to round. Default 5.
+   */
+  readonly telemetryRounds?: number;
+  /** Watched runs in each telemetry window (the first of the started executions). Default 3,000 (at most `runs`). */
+  readonly telemetryRuns?: number;
+  /** Their fixed poll interval, ms: 3,000 runs every 10 s poll as often as 10,000 every 30 s. Default 10,000 (at most `pollMs`). */
+  readonly telemetryPollMs?: number;
+  /** Length of each telemetry window, ms. Default 10,000 (at most `windowMs`). */
+  readonly telemetryWindowMs?: number;
 }
 
 export interface OverheadResults {
@@ -76,23 +93,56 @@ export interface OverheadResults {
     readonly clientStatusRatio: number;
     /** watchPollUs / bareFetchJsonUs. */
     readonly watchPollRatio: number;
-    /**
-     * One poll inside a running watch of a client with `flowstream/otel` telemetry (the SDK's tracer
-     * and meter providers, a batch span processor exporting to memory, metrics collected once at the
-     * end): its own window, after the first.
-     */
-    readonly watchPollTelemetryUs: number;
-    /** watchPollTelemetryUs / watchPollUs: what telemetry costs per poll (aim ≤ 1.2). */
-    readonly telemetryRatio: number;
-    /** Spans the telemetry window ended. */
-    readonly telemetrySpans: number;
     /** What flowstream adds to a poll over the bare baseline, µs (watchPollUs − bareFetchJsonUs). */
     readonly flowstreamExtraUs: number;
     /** Polls the watches made in the window, and their rate. */
     readonly windowPolls: number;
     readonly pollsPerSecond: number;
   };
+  readonly telemetry: TelemetryComparison;
   readonly durationMs: number;
+}
+
+/**
+ * Telemetry's cost per poll, from interleaved windows: every round watches the same executions on
+ * three clients in turn, one window each, after a full collection — no telemetry hook at all, the
+ * `flowstream/otel` hook with no SDK registered (the API's no-op providers), and the hook over the SDK.
+ * Each round's ratios are to its own no-hook window, so drift (JIT, load on the machine) hits both sides.
+ */
+export interface TelemetryComparison {
+  readonly runs: number;
+  readonly pollMs: number;
+  readonly windowMs: number;
+  /** The windows in the order they ran. */
+  readonly windows: readonly TelemetryWindow[];
+  /** µs of CPU per poll, median over the rounds, per client. */
+  readonly absentUs: number;
+  readonly noSdkUs: number;
+  readonly sdkUs: number;
+  /** SDK ÷ no hook, per round (aim ≤ 1.2). */
+  readonly sdkRatio: Spread;
+  /** No SDK ÷ no hook, per round (aim: 1, zero cost when no SDK is registered). */
+  readonly noSdkRatio: Spread;
+}
+
+export type TelemetryClient = 'absent' | 'no-sdk' | 'sdk';
+
+export interface TelemetryWindow {
+  readonly round: number;
+  readonly client: TelemetryClient;
+  readonly polls: number;
+  readonly cpuUs: number;
+  readonly usPerPoll: number;
+  /** Spans the window ended (the SDK's windows only). */
+  readonly spans?: number;
+}
+
+/** Ratios over rounds: their median and range. */
+export interface Spread {
+  readonly median: number;
+  readonly min: number;
+  readonly max: number;
+  readonly rounds: readonly number[];
 }
 
 export interface Percentiles {
@@ -212,6 +262,73 @@ class OnDemandReader extends MetricReader {
   }
 }
 
+const TELEMETRY_CLIENTS: readonly TelemetryClient[] = ['absent', 'no-sdk', 'sdk'];
+
+function spread(ratios: readonly number[]): Spread {
+  return { median: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios), rounds: ratios };
+}
+
+/**
+ * Telemetry's cost per poll in interleaved windows (see {@link TelemetryComparison}). The SDK as it
+ * runs in production: a batch span processor (exporting to memory, emptied after each window) and a
+ * meter provider whose reader is collected after each window, as an exporter's would be on its timer.
+ * Nothing registers a global provider in this process, so the no-SDK hook gets the API's no-op ones.
+ */
+async function compareTelemetry(emulator: Emulator, ids: readonly string[], settings: { readonly pollMs: number; readonly windowMs: number; readonly rounds: number }): Promise<TelemetryComparison> {
+  const spans = new InMemorySpanExporter();
+  const tracerProvider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(spans)] });
+  const reader = new OnDemandReader();
+  const meterProvider = new MeterProvider({ readers: [reader] });
+  const base = { apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, budget: false } as const;
+  const clients: Readonly<Record<TelemetryClient, Client>> = {
+    absent: createClient(base),
+    'no-sdk': createClient({ ...base, telemetry: createTelemetry() }),
+    sdk: createClient({ ...base, telemetry: createTelemetry({ tracerProvider, meterProvider }) }),
+  };
+  const windows: TelemetryWindow[] = [];
+  try {
+    for (let round = 0; round < settings.rounds; round += 1) {
+      // The order turns each round (a b c, b c a, c a b): no client always comes first after a collection.
+      for (let turn = 0; turn < TELEMETRY_CLIENTS.length; turn += 1) {
+        const client = TELEMETRY_CLIENTS[(round + turn) % TELEMETRY_CLIENTS.length]!;
+        const subscriptions = await watchAll(clients[client], ids, settings.pollMs);
+        await collect();
+        spans.reset();
+        const window = await steadyWindow(emulator, settings.windowMs);
+        let ended: number | undefined;
+        if (client === 'sdk') {
+          await tracerProvider.forceFlush();
+          ended = spans.getFinishedSpans().length;
+          await reader.collect();
+        }
+        for (const subscription of subscriptions) subscription.unsubscribe();
+        await tracerProvider.forceFlush();
+        spans.reset();
+        windows.push({ round, client, polls: window.polls, cpuUs: window.cpuUs, usPerPoll: window.cpuUs / window.polls, ...(ended === undefined ? {} : { spans: ended }) });
+        progress(`telemetry round ${round + 1}, ${client}: ${(window.cpuUs / window.polls).toFixed(0)} µs per poll over ${window.polls} polls`);
+      }
+    }
+  } finally {
+    await tracerProvider.shutdown();
+    await meterProvider.shutdown();
+  }
+  const perPoll = (client: TelemetryClient): number[] => windows.filter((window) => window.client === client).map((window) => window.usPerPoll);
+  const absent = perPoll('absent');
+  const noSdk = perPoll('no-sdk');
+  const sdk = perPoll('sdk');
+  return {
+    runs: ids.length,
+    pollMs: settings.pollMs,
+    windowMs: settings.windowMs,
+    windows,
+    absentUs: median(absent),
+    noSdkUs: median(noSdk),
+    sdkUs: median(sdk),
+    sdkRatio: spread(sdk.map((us, round) => us / absent[round]!)),
+    noSdkRatio: spread(noSdk.map((us, round) => us / absent[round]!)),
+  };
+}
+
 /**
  * Measures the client's overhead; prints nothing. Parameters default to the figures the bench reports.
  *
@@ -226,6 +343,10 @@ export async function measureOverhead(options: OverheadOptions = {}): Promise<Ov
   const windowMs = options.windowMs ?? 30_000;
   const polls = Math.min(options.polls ?? 2_000, runs);
   const rounds = options.rounds ?? 5;
+  const telemetryRounds = options.telemetryRounds ?? 5;
+  const telemetryRuns = Math.min(options.telemetryRuns ?? 3_000, runs);
+  const telemetryPollMs = options.telemetryPollMs ?? Math.min(10_000, pollMs);
+  const telemetryWindowMs = options.telemetryWindowMs ?? Math.min(10_000, windowMs);
   const began = performance.now();
 
   const emulator: Emulator = await createEmulator({ listen: false, rateLimit: false, workflows: [LONG_RUNNING] });
@@ -293,30 +414,12 @@ export async function measureOverhead(options: OverheadOptions = {}): Promise<Ov
       console.error({ baselineHeapBytes, heapSamples, afterUnsubscribe: process.memoryUsage().heapUsed });
     }
 
-    // The same watches on a client with OpenTelemetry: a span per run and per poll, the metrics. The
-    // SDK as it runs in production (a batch span processor), exporting to memory. It starts as the
-    // first window did: after a full collection, so the first watches' garbage is not counted here.
-    await collect();
-    const spans = new InMemorySpanExporter();
-    const tracerProvider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(spans)] });
-    const reader = new OnDemandReader();
-    const meterProvider = new MeterProvider({ readers: [reader] });
-    const traced = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, budget: false, telemetry: createTelemetry({ tracerProvider, meterProvider }) });
-    const tracedSubscriptions = await watchAll(traced, ids, pollMs);
-    spans.reset();
-    const tracedWindow = await steadyWindow(emulator, windowMs);
-    await tracerProvider.forceFlush();
-    const telemetrySpans = spans.getFinishedSpans().length;
-    await reader.collect();
-    for (const subscription of tracedSubscriptions) subscription.unsubscribe();
-    await tracerProvider.shutdown();
-    await meterProvider.shutdown();
-    progress(`telemetry window: ${tracedWindow.polls} polls, ${telemetrySpans} spans`);
+    // Telemetry's cost: the same executions watched on three clients in turn, round after round.
+    const telemetry = await compareTelemetry(emulator, ids.slice(0, telemetryRuns), { pollMs: telemetryPollMs, windowMs: telemetryWindowMs, rounds: telemetryRounds });
 
     const bareFetchJsonUs = median(bareRounds);
     const clientStatusUs = median(clientRounds);
     const watchPollUs = window.cpuUs / windowPolls;
-    const watchPollTelemetryUs = tracedWindow.cpuUs / tracedWindow.polls;
     const watchingHeapBytes = median(heapSamples);
     return {
       runs,
@@ -338,13 +441,11 @@ export async function measureOverhead(options: OverheadOptions = {}): Promise<Ov
         watchPollUs,
         clientStatusRatio: clientStatusUs / bareFetchJsonUs,
         watchPollRatio: watchPollUs / bareFetchJsonUs,
-        watchPollTelemetryUs,
-        telemetryRatio: watchPollTelemetryUs / watchPollUs,
-        telemetrySpans,
         flowstreamExtraUs: watchPollUs - bareFetchJsonUs,
         windowPolls,
         pollsPerSecond: windowPolls / (window.elapsedMs / 1000),
       },
+      telemetry,
       durationMs: performance.now() - began,
     };
   } finally {
@@ -361,10 +462,11 @@ export async function measureOverhead(options: OverheadOptions = {}): Promise<Ov
  * ```
  */
 export function formatOverhead(results: OverheadResults): string {
-  const { memory, eventLoopDelay: loop, cpu } = results;
+  const { memory, eventLoopDelay: loop, cpu, telemetry } = results;
   const kib = (bytes: number): string => `${(bytes / 1024).toFixed(1)} KiB`;
   const ms = (value: number): string => `${value.toFixed(1)} ms`;
   const us = (value: number): string => `${value.toFixed(0)} µs`;
+  const ratio = (spread: Spread): string => `×${spread.median.toFixed(2)} (${spread.min.toFixed(2)}–${spread.max.toFixed(2)})`;
   const rows: [string, string][] = [
     ['watched runs (budget off, emulator in-process)', `${results.runs.toLocaleString('en')} polling every ${results.pollMs / 1000} s`],
     ['memory per run: heap used', `${kib(memory.heapBytesPerRun)}${results.gcExposed ? '' : ' (no --expose-gc: not collected first)'}`],
@@ -376,8 +478,14 @@ export function formatOverhead(results: OverheadResults): string {
     ['CPU per poll: client.executions.status', `${us(cpu.clientStatusUs)}  ×${cpu.clientStatusRatio.toFixed(2)}`],
     ['CPU per poll: inside a running watch', `${us(cpu.watchPollUs)}  ×${cpu.watchPollRatio.toFixed(2)}`],
     ['  flowstream over the baseline', `+${us(cpu.flowstreamExtraUs)} per poll`],
-    ['CPU per poll: inside a running watch, telemetry on (flowstream/otel, batch span processor, in-memory export)', `${us(cpu.watchPollTelemetryUs)}  ×${cpu.telemetryRatio.toFixed(2)} of telemetry off`],
     ['polls in the window', `${cpu.windowPolls.toLocaleString('en')} (${cpu.pollsPerSecond.toFixed(0)}/s over ${results.windowMs / 1000} s)`],
+    [
+      `telemetry: ${telemetry.windows.length / 3} rounds of three ${telemetry.windowMs / 1000} s windows, ${telemetry.runs.toLocaleString('en')} runs polling every ${telemetry.pollMs / 1000} s`,
+      'CPU per poll (median), ratio to no hook: median (min–max over rounds)',
+    ],
+    ['  no telemetry hook', us(telemetry.absentUs)],
+    ['  flowstream/otel, no SDK registered', `${us(telemetry.noSdkUs)}  ${ratio(telemetry.noSdkRatio)}`],
+    ['  flowstream/otel on the SDK (batch span processor, in-memory export)', `${us(telemetry.sdkUs)}  ${ratio(telemetry.sdkRatio)}`],
   ];
   const width = Math.max(...rows.map(([label]) => label.length));
   return rows.map(([label, value]) => `${label.padEnd(width)}  ${value}`).join('\n');
@@ -405,7 +513,14 @@ export async function main(options: OverheadOptions = {}): Promise<OverheadResul
 const invokedDirectly = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
 if (invokedDirectly) {
   const number = (name: string): number | undefined => (process.env[name] === undefined ? undefined : Number(process.env[name]));
-  const runs = number('OVERHEAD_RUNS');
-  const windowMs = number('OVERHEAD_WINDOW_MS');
-  await main({ ...(runs === undefined ? {} : { runs }), ...(windowMs === undefined ? {} : { windowMs }) });
+  const given = {
+    runs: number('OVERHEAD_RUNS'),
+    pollMs: number('OVERHEAD_POLL_MS'),
+    windowMs: number('OVERHEAD_WINDOW_MS'),
+    telemetryRounds: number('OVERHEAD_TELEMETRY_ROUNDS'),
+    telemetryRuns: number('OVERHEAD_TELEMETRY_RUNS'),
+    telemetryPollMs: number('OVERHEAD_TELEMETRY_POLL_MS'),
+    telemetryWindowMs: number('OVERHEAD_TELEMETRY_WINDOW_MS'),
+  };
+  await main(Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined)));
 }
