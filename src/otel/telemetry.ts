@@ -2,6 +2,8 @@ import {
   type Attributes,
   type Context,
   context,
+  type Counter,
+  type Histogram,
   isSpanContextValid,
   type MeterProvider,
   metrics,
@@ -73,6 +75,71 @@ function traceparent(span: Span): Readonly<Record<string, string>> | undefined {
   return { traceparent: `00-${spanContext.traceId}-${spanContext.spanId}-${(spanContext.traceFlags & 0xff).toString(16).padStart(2, '0')}` };
 }
 
+/** The attributes every request of one endpoint and budget class shares, spans' and metrics', made once. */
+interface RequestKind {
+  /** The span's attributes at its start: these, and the execution's id when the request is about one. */
+  spanAttributes(executionId: string | undefined): Attributes;
+  /** `flowstream.requests` by outcome. */
+  readonly byOutcome: Readonly<Record<RequestTelemetryEnd['outcome'], Attributes>>;
+  /** `flowstream.budget.wait`. */
+  readonly labels: Attributes;
+  /** `flowstream.rate_limited`. */
+  readonly endpoint: Attributes;
+}
+
+function requestKind(endpoint: Endpoint, priority: RequestPriority, method: RequestTelemetryStart['method']): RequestKind {
+  const template = URL_TEMPLATES[endpoint];
+  const shared: Attributes = Object.freeze({ 'http.request.method': method, 'url.template': template, 'flowstream.endpoint': endpoint, 'flowstream.budget.class': priority });
+  const labels = Object.freeze({ 'flowstream.endpoint': endpoint, 'flowstream.budget.class': priority });
+  const outcome = (name: RequestTelemetryEnd['outcome']): Attributes => Object.freeze({ ...labels, 'flowstream.outcome': name });
+  return {
+    // The SDK copies the attributes it is given, so the shared set can be handed over as it is.
+    spanAttributes: (executionId) =>
+      executionId === undefined
+        ? shared
+        : { 'http.request.method': method, 'url.template': template, 'flowstream.endpoint': endpoint, 'flowstream.budget.class': priority, 'flowstream.execution_id': executionId },
+    byOutcome: Object.freeze({ ok: outcome('ok'), error: outcome('error'), cancelled: outcome('cancelled') }),
+    labels,
+    endpoint: Object.freeze({ 'flowstream.endpoint': endpoint }),
+  };
+}
+
+interface RequestInstruments {
+  readonly requests: Counter;
+  readonly rateLimited: Counter;
+  readonly budgetWait: Histogram;
+}
+
+/** One request's span and what its end records: an object per request, no closure. */
+class RequestSpan implements RequestTelemetry {
+  readonly #span: Span;
+  readonly #kind: RequestKind;
+  readonly #instruments: RequestInstruments;
+  readonly headers?: Readonly<Record<string, string>>;
+
+  constructor(span: Span, kind: RequestKind, instruments: RequestInstruments, headers: Readonly<Record<string, string>> | undefined) {
+    this.#span = span;
+    this.#kind = kind;
+    this.#instruments = instruments;
+    if (headers !== undefined) this.headers = headers;
+  }
+
+  end(end: RequestTelemetryEnd): void {
+    const span = this.#span;
+    if (end.status !== undefined) span.setAttribute('http.response.status_code', end.status);
+    span.setAttribute('flowstream.retries', end.retries);
+    span.setAttribute('flowstream.budget.wait_ms', end.budgetWaitMs);
+    span.setAttribute('flowstream.outcome', end.outcome);
+    if (end.outcome === 'error') failed(span, end.error);
+    span.end(end.at);
+    const kind = this.#kind;
+    const { requests, rateLimited, budgetWait } = this.#instruments;
+    requests.add(1, kind.byOutcome[end.outcome]);
+    if (end.rateLimited > 0) rateLimited.add(end.rateLimited, kind.endpoint);
+    budgetWait.record(end.budgetWaitMs, kind.labels);
+  }
+}
+
 /**
  * Makes a client's telemetry hook from OpenTelemetry: give it to `createClient({ telemetry })`.
  *
@@ -136,43 +203,27 @@ export function createTelemetry(options: TelemetryOptions = {}): ClientTelemetry
     [waiting, remaining],
   );
 
-  // The metrics' attributes of each endpoint and class, made once: a poll should not build them anew.
-  const labelSets = new Map<string, { readonly labels: Attributes; readonly byOutcome: Readonly<Record<RequestTelemetryEnd['outcome'], Attributes>>; readonly endpoint: Attributes }>();
-  const labelsOf = (endpoint: Endpoint, priority: RequestPriority) => {
-    const key = `${endpoint} ${priority}`;
-    let found = labelSets.get(key);
-    if (found === undefined) {
-      const labels = { 'flowstream.endpoint': endpoint, 'flowstream.budget.class': priority };
-      const byOutcome = { ok: { ...labels, 'flowstream.outcome': 'ok' }, error: { ...labels, 'flowstream.outcome': 'error' }, cancelled: { ...labels, 'flowstream.outcome': 'cancelled' } };
-      found = { labels, byOutcome, endpoint: { 'flowstream.endpoint': endpoint } };
-      labelSets.set(key, found);
+  // What every request of one endpoint and class shares, made once: a poll builds no attribute set.
+  const kinds = new Map<Endpoint, Map<RequestPriority, RequestKind>>();
+  const kindOf = (endpoint: Endpoint, priority: RequestPriority, method: RequestTelemetryStart['method']): RequestKind => {
+    let byPriority = kinds.get(endpoint);
+    if (byPriority === undefined) {
+      byPriority = new Map();
+      kinds.set(endpoint, byPriority);
     }
-    return found;
+    let kind = byPriority.get(priority);
+    if (kind === undefined) {
+      kind = requestKind(endpoint, priority, method);
+      byPriority.set(priority, kind);
+    }
+    return kind;
   };
+  const instruments: RequestInstruments = { requests, rateLimited, budgetWait };
 
   const request = (start: RequestTelemetryStart): RequestTelemetry => {
-    const attributes: Attributes = {
-      'http.request.method': start.method,
-      'url.template': URL_TEMPLATES[start.endpoint],
-      'flowstream.endpoint': start.endpoint,
-      'flowstream.budget.class': start.priority,
-      ...(start.executionId === undefined ? {} : { 'flowstream.execution_id': start.executionId }),
-    };
-    const span = tracer.startSpan('flowstream.request', { kind: SpanKind.CLIENT, startTime: start.at, attributes }, parentContext(start.parent));
-    const headers = propagate ? traceparent(span) : undefined;
-    return {
-      ...(headers === undefined ? {} : { headers }),
-      end: (end: RequestTelemetryEnd) => {
-        if (end.status !== undefined) span.setAttribute('http.response.status_code', end.status);
-        span.setAttributes({ 'flowstream.retries': end.retries, 'flowstream.budget.wait_ms': end.budgetWaitMs, 'flowstream.outcome': end.outcome });
-        if (end.outcome === 'error') failed(span, end.error);
-        span.end(end.at);
-        const labels = labelsOf(start.endpoint, start.priority);
-        requests.add(1, labels.byOutcome[end.outcome]);
-        if (end.rateLimited > 0) rateLimited.add(end.rateLimited, labels.endpoint);
-        budgetWait.record(end.budgetWaitMs, labels.labels);
-      },
-    };
+    const kind = kindOf(start.endpoint, start.priority, start.method);
+    const span = tracer.startSpan('flowstream.request', { kind: SpanKind.CLIENT, startTime: start.at, attributes: kind.spanAttributes(start.executionId) }, parentContext(start.parent));
+    return new RequestSpan(span, kind, instruments, propagate ? traceparent(span) : undefined);
   };
 
   const run = (start: RunTelemetryStart): RunTelemetry => {
