@@ -15,14 +15,16 @@
  * table says so.) Prints a table and writes `bench/results/overhead.json`. About 8 minutes on 2 cores.
  * A shorter run, through the environment (each an {@link OverheadOptions} field): `OVERHEAD_RUNS`,
  * `OVERHEAD_POLL_MS`, `OVERHEAD_WINDOW_MS`, `OVERHEAD_TELEMETRY_ROUNDS`, `OVERHEAD_TELEMETRY_RUNS`,
- * `OVERHEAD_TELEMETRY_POLL_MS`, `OVERHEAD_TELEMETRY_WINDOW_MS`; `OVERHEAD_DEBUG=1` prints progress.
+ * `OVERHEAD_TELEMETRY_POLL_MS`, `OVERHEAD_TELEMETRY_WINDOW_MS`, `OVERHEAD_TELEMETRY_CALLS`;
+ * `OVERHEAD_DEBUG=1` prints progress.
  *
  * Every figure is taken in this run and the CPU figures are given as ratios to the baseline measured
  * beside them: absolute times depend on the machine, the ratios much less.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
+import { context, SpanKind, trace } from '@opentelemetry/api';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, BatchSpanProcessor, InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { Subscription } from 'rxjs';
@@ -57,6 +59,8 @@ export interface OverheadOptions {
   readonly telemetryPollMs?: number;
   /** Length of each telemetry window, ms. Default 10,000 (at most `windowMs`). */
   readonly telemetryWindowMs?: number;
+  /** Requests per side and round when the telemetry calls are timed alone (ten rounds). Default 20,000. */
+  readonly telemetryCalls?: number;
 }
 
 export interface OverheadResults {
@@ -123,6 +127,20 @@ export interface TelemetryComparison {
   readonly sdkRatio: Spread;
   /** No SDK ÷ no hook, per round (aim: 1, zero cost when no SDK is registered). */
   readonly noSdkRatio: Spread;
+  /** The telemetry calls of one request timed alone, no request made: what is the SDK's, what is ours. */
+  readonly perRequest: TelemetryCalls;
+}
+
+/**
+ * µs of CPU per request spent in telemetry calls alone, in a loop (median of rounds 3–10, sides
+ * alternating): the hook's `request` and `end`, against the same span (nine attributes), counter
+ * add and histogram record made straight through the OpenTelemetry API — the SDK's floor.
+ */
+export interface TelemetryCalls {
+  readonly hookUs: number;
+  readonly sdkFloorUs: number;
+  /** The hook with no SDK registered (the API's no-op providers). */
+  readonly noSdkHookUs: number;
 }
 
 export type TelemetryClient = 'absent' | 'no-sdk' | 'sdk';
@@ -133,6 +151,8 @@ export interface TelemetryWindow {
   readonly polls: number;
   readonly cpuUs: number;
   readonly usPerPoll: number;
+  /** Garbage-collection pauses in the window per poll, µs of real time (not CPU: a loaded machine inflates it). */
+  readonly gcUsPerPoll: number;
   /** Spans the window ended (the SDK's windows only). */
   readonly spans?: number;
 }
@@ -239,17 +259,23 @@ async function watchAll(client: Client, ids: readonly string[], pollMs: number):
 }
 
 /** The steady window: loop delay and CPU per poll, no forced collection in it. */
-async function steadyWindow(emulator: Emulator, windowMs: number): Promise<{ readonly delay: Percentiles; readonly cpuUs: number; readonly polls: number; readonly elapsedMs: number }> {
+async function steadyWindow(emulator: Emulator, windowMs: number): Promise<{ readonly delay: Percentiles; readonly cpuUs: number; readonly gcMs: number; readonly polls: number; readonly elapsedMs: number }> {
   emulator.requests.clear();
+  let gcMs = 0;
+  const collections = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) gcMs += entry.duration;
+  });
+  collections.observe({ entryTypes: ['gc'] });
   const cpuBefore = cpuMicros();
   const started = performance.now();
   const watching = await loopDelay(windowMs);
   const cpuUs = cpuMicros() - cpuBefore;
+  collections.disconnect();
   const elapsedMs = performance.now() - started;
   const polls = emulator.requests.list({ endpoint: 'status' }).length;
   const otherRequests = emulator.requests.list().length - polls;
   if (otherRequests !== 0) throw new Error(`expected only status polls in the window, saw ${otherRequests} other requests`);
-  return { delay: watching, cpuUs, polls, elapsedMs };
+  return { delay: watching, cpuUs, gcMs, polls, elapsedMs };
 }
 
 /** A metric reader collected on demand, as an exporter's would be on its own timer. */
@@ -274,7 +300,7 @@ function spread(ratios: readonly number[]): Spread {
  * meter provider whose reader is collected after each window, as an exporter's would be on its timer.
  * Nothing registers a global provider in this process, so the no-SDK hook gets the API's no-op ones.
  */
-async function compareTelemetry(emulator: Emulator, ids: readonly string[], settings: { readonly pollMs: number; readonly windowMs: number; readonly rounds: number }): Promise<TelemetryComparison> {
+async function compareTelemetry(emulator: Emulator, ids: readonly string[], settings: { readonly pollMs: number; readonly windowMs: number; readonly rounds: number; readonly calls: number }): Promise<TelemetryComparison> {
   const spans = new InMemorySpanExporter();
   const tracerProvider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(spans)] });
   const reader = new OnDemandReader();
@@ -304,7 +330,7 @@ async function compareTelemetry(emulator: Emulator, ids: readonly string[], sett
         for (const subscription of subscriptions) subscription.unsubscribe();
         await tracerProvider.forceFlush();
         spans.reset();
-        windows.push({ round, client, polls: window.polls, cpuUs: window.cpuUs, usPerPoll: window.cpuUs / window.polls, ...(ended === undefined ? {} : { spans: ended }) });
+        windows.push({ round, client, polls: window.polls, cpuUs: window.cpuUs, usPerPoll: window.cpuUs / window.polls, gcUsPerPoll: (window.gcMs * 1000) / window.polls, ...(ended === undefined ? {} : { spans: ended }) });
         progress(`telemetry round ${round + 1}, ${client}: ${(window.cpuUs / window.polls).toFixed(0)} µs per poll over ${window.polls} polls`);
       }
     }
@@ -326,7 +352,59 @@ async function compareTelemetry(emulator: Emulator, ids: readonly string[], sett
     sdkUs: median(sdk),
     sdkRatio: spread(sdk.map((us, round) => us / absent[round]!)),
     noSdkRatio: spread(noSdk.map((us, round) => us / absent[round]!)),
+    perRequest: await timeTelemetryCalls(settings.calls),
   };
+}
+
+/** {@link TelemetryCalls}: a status poll's telemetry under a run's span, each side `calls` times a round. */
+async function timeTelemetryCalls(calls: number): Promise<TelemetryCalls> {
+  const spans = new InMemorySpanExporter();
+  const tracerProvider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(spans)] });
+  const meterProvider = new MeterProvider({ readers: [new OnDemandReader()] });
+  const tracer = tracerProvider.getTracer('floor');
+  const meter = meterProvider.getMeter('floor');
+  const requests = meter.createCounter('requests');
+  const budgetWait = meter.createHistogram('budget.wait');
+  const parent = trace.setSpan(context.active(), tracer.startSpan('run'));
+  const executionId = 'we-0123456789abcdef';
+  const requestAttributes = { 'http.request.method': 'GET', 'url.template': 'openapi/workflow/{executionId}/status', 'flowstream.endpoint': 'status', 'flowstream.budget.class': 'status', 'flowstream.execution_id': executionId };
+  const labels = { 'flowstream.endpoint': 'status', 'flowstream.budget.class': 'status' };
+  const byOutcome = { ...labels, 'flowstream.outcome': 'ok' };
+  const throughHook = (telemetry: ReturnType<typeof createTelemetry>) => (): void => {
+    telemetry.request({ endpoint: 'status', method: 'GET', priority: 'status', executionId, parent, at: Date.now() }).end({ at: Date.now(), outcome: 'ok', status: 200, retries: 0, budgetWaitMs: 0, rateLimited: 0 });
+  };
+  const sides = {
+    hookUs: throughHook(createTelemetry({ tracerProvider, meterProvider })),
+    sdkFloorUs: (): void => {
+      const span = tracer.startSpan('flowstream.request', { kind: SpanKind.CLIENT, startTime: Date.now(), attributes: requestAttributes }, parent);
+      span.setAttribute('http.response.status_code', 200);
+      span.setAttribute('flowstream.retries', 0);
+      span.setAttribute('flowstream.budget.wait_ms', 0);
+      span.setAttribute('flowstream.outcome', 'ok');
+      span.end(Date.now());
+      requests.add(1, byOutcome);
+      budgetWait.record(0, labels);
+    },
+    noSdkHookUs: throughHook(createTelemetry()),
+  };
+  const rounds: Record<keyof typeof sides, number[]> = { hookUs: [], sdkFloorUs: [], noSdkHookUs: [] };
+  try {
+    for (let round = 0; round < 10; round += 1) {
+      for (const [side, call] of Object.entries(sides) as [keyof typeof sides, () => void][]) {
+        const before = cpuMicros();
+        for (let n = 0; n < calls; n += 1) call();
+        // The first two rounds warm the JIT up.
+        if (round >= 2) rounds[side].push((cpuMicros() - before) / calls);
+        await tracerProvider.forceFlush();
+        spans.reset();
+        gc?.();
+      }
+    }
+  } finally {
+    await tracerProvider.shutdown();
+    await meterProvider.shutdown();
+  }
+  return { hookUs: median(rounds.hookUs), sdkFloorUs: median(rounds.sdkFloorUs), noSdkHookUs: median(rounds.noSdkHookUs) };
 }
 
 /**
@@ -347,6 +425,7 @@ export async function measureOverhead(options: OverheadOptions = {}): Promise<Ov
   const telemetryRuns = Math.min(options.telemetryRuns ?? 3_000, runs);
   const telemetryPollMs = options.telemetryPollMs ?? Math.min(10_000, pollMs);
   const telemetryWindowMs = options.telemetryWindowMs ?? Math.min(10_000, windowMs);
+  const telemetryCalls = options.telemetryCalls ?? 20_000;
   const began = performance.now();
 
   const emulator: Emulator = await createEmulator({ listen: false, rateLimit: false, workflows: [LONG_RUNNING] });
@@ -399,10 +478,10 @@ export async function measureOverhead(options: OverheadOptions = {}): Promise<Ov
     const { delay: watching, polls: windowPolls } = window;
 
     progress(`window: ${windowPolls} polls`);
-    // Then memory: samples a few seconds apart, each after a full collection.
+    // Then memory: samples a few seconds apart (a poll interval apart when polls are faster), each after a full collection.
     const heapSamples: number[] = [];
     for (let sample = 0; sample < 4; sample += 1) {
-      await delay(2_000);
+      await delay(Math.min(2_000, pollMs));
       emulator.requests.clear();
       await collect();
       const usage = process.memoryUsage();
@@ -415,7 +494,7 @@ export async function measureOverhead(options: OverheadOptions = {}): Promise<Ov
     }
 
     // Telemetry's cost: the same executions watched on three clients in turn, round after round.
-    const telemetry = await compareTelemetry(emulator, ids.slice(0, telemetryRuns), { pollMs: telemetryPollMs, windowMs: telemetryWindowMs, rounds: telemetryRounds });
+    const telemetry = await compareTelemetry(emulator, ids.slice(0, telemetryRuns), { pollMs: telemetryPollMs, windowMs: telemetryWindowMs, rounds: telemetryRounds, calls: telemetryCalls });
 
     const bareFetchJsonUs = median(bareRounds);
     const clientStatusUs = median(clientRounds);
@@ -466,6 +545,8 @@ export function formatOverhead(results: OverheadResults): string {
   const kib = (bytes: number): string => `${(bytes / 1024).toFixed(1)} KiB`;
   const ms = (value: number): string => `${value.toFixed(1)} ms`;
   const us = (value: number): string => `${value.toFixed(0)} µs`;
+  const { perRequest } = telemetry;
+  const gcPerPoll = (client: TelemetryClient): number => median(telemetry.windows.filter((window) => window.client === client).map((window) => window.gcUsPerPoll));
   const ratio = (spread: Spread): string => `×${spread.median.toFixed(2)} (${spread.min.toFixed(2)}–${spread.max.toFixed(2)})`;
   const rows: [string, string][] = [
     ['watched runs (budget off, emulator in-process)', `${results.runs.toLocaleString('en')} polling every ${results.pollMs / 1000} s`],
@@ -486,6 +567,8 @@ export function formatOverhead(results: OverheadResults): string {
     ['  no telemetry hook', us(telemetry.absentUs)],
     ['  flowstream/otel, no SDK registered', `${us(telemetry.noSdkUs)}  ${ratio(telemetry.noSdkRatio)}`],
     ['  flowstream/otel on the SDK (batch span processor, in-memory export)', `${us(telemetry.sdkUs)}  ${ratio(telemetry.sdkRatio)}`],
+    ['  GC pauses per poll (median): no hook / no SDK / SDK', `${us(gcPerPoll('absent'))} / ${us(gcPerPoll('no-sdk'))} / ${us(gcPerPoll('sdk'))}`],
+    ['telemetry calls alone, per request: the hook on the SDK / the same calls straight to the SDK / the hook, no SDK', `${perRequest.hookUs.toFixed(1)} / ${perRequest.sdkFloorUs.toFixed(1)} / ${perRequest.noSdkHookUs.toFixed(1)} µs`],
   ];
   const width = Math.max(...rows.map(([label]) => label.length));
   return rows.map(([label, value]) => `${label.padEnd(width)}  ${value}`).join('\n');
@@ -521,6 +604,7 @@ if (invokedDirectly) {
     telemetryRuns: number('OVERHEAD_TELEMETRY_RUNS'),
     telemetryPollMs: number('OVERHEAD_TELEMETRY_POLL_MS'),
     telemetryWindowMs: number('OVERHEAD_TELEMETRY_WINDOW_MS'),
+    telemetryCalls: number('OVERHEAD_TELEMETRY_CALLS'),
   };
   await main(Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined)));
 }

@@ -126,7 +126,7 @@ describe('npm run bench, at its smallest', () => {
   });
 
   it('measures the client overhead of a few watched runs against a bare fetch + JSON.parse, every figure present', { timeout: 60_000 }, async () => {
-    const results = await measureOverhead({ runs: 50, pollMs: 200, windowMs: 1000, polls: 50, rounds: 1, telemetryRounds: 1, telemetryWindowMs: 400 });
+    const results = await measureOverhead({ runs: 50, pollMs: 200, windowMs: 1000, polls: 50, rounds: 1, telemetryRounds: 1, telemetryWindowMs: 400, telemetryCalls: 200 });
 
     expect(results.runs).toBe(50);
     expect(results.payloadBytes).toBeGreaterThan(0);
@@ -144,6 +144,7 @@ describe('npm run bench, at its smallest', () => {
     const sdkWindow = results.telemetry.windows.find((window) => window.client === 'sdk');
     expect(sdkWindow?.spans).toBeGreaterThanOrEqual(sdkWindow?.polls ?? Infinity);
     expect(results.telemetry.sdkRatio.median).toBeCloseTo(results.telemetry.sdkUs / results.telemetry.absentUs);
+    for (const figure of Object.values(results.telemetry.perRequest)) expect(Number.isFinite(figure) && figure > 0).toBe(true);
     expect(formatOverhead(results)).toContain('flowstream/otel on the SDK');
   });
 });
