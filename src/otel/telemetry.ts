@@ -22,7 +22,7 @@ import { PACKAGE_VERSION } from '../http/package-version.js';
 import type { PipelineTelemetry, PipelineTelemetryEnd, PipelineTelemetryStart, StepTelemetry, StepTelemetryEnd, StepTelemetryStart } from '../pipeline/pipeline-telemetry.js';
 import type { RunEvent } from '../runs/events.js';
 import type { RunTelemetry, RunTelemetryEnd, RunTelemetryStart } from '../runs/run-lifecycle.js';
-import { detectionLatencies, type SeenTransitions } from './detection-latency.js';
+import { type DetectionLatency, detectionLatencies, type SeenTransitions } from './detection-latency.js';
 import { URL_TEMPLATES } from './url-templates.js';
 
 /**
@@ -103,6 +103,11 @@ function requestKind(endpoint: Endpoint, priority: RequestPriority, method: Requ
     endpoint: Object.freeze({ 'flowstream.endpoint': endpoint }),
   };
 }
+
+const TRANSITION_LABELS: Readonly<Record<DetectionLatency['transition'], Attributes>> = {
+  start: Object.freeze({ 'flowstream.transition': 'start' }),
+  end: Object.freeze({ 'flowstream.transition': 'end' }),
+};
 
 interface RequestInstruments {
   readonly requests: Counter;
@@ -219,6 +224,16 @@ export function createTelemetry(options: TelemetryOptions = {}): ClientTelemetry
     return kind;
   };
   const instruments: RequestInstruments = { requests, rateLimited, budgetWait };
+  const runLabelSets = new Map<string, Attributes>();
+  const runLabels = (endedBy: string, kind: RunTelemetryStart['kind']): Attributes => {
+    const key = `${kind} ${endedBy}`;
+    let labels = runLabelSets.get(key);
+    if (labels === undefined) {
+      labels = Object.freeze({ 'flowstream.ended_by': endedBy, 'flowstream.run.kind': kind });
+      runLabelSets.set(key, labels);
+    }
+    return labels;
+  };
 
   const request = (start: RequestTelemetryStart): RequestTelemetry => {
     const kind = kindOf(start.endpoint, start.priority, start.method);
@@ -283,7 +298,7 @@ export function createTelemetry(options: TelemetryOptions = {}): ClientTelemetry
         case 'finished':
           endedBy = event.result.endedBy;
           span.setAttribute('flowstream.ended_by', endedBy);
-          for (const latency of detectionLatencies(seen, event.result.output)) detection.record(latency.ms, { 'flowstream.transition': latency.transition });
+          for (const latency of detectionLatencies(seen, event.result.output)) detection.record(latency.ms, TRANSITION_LABELS[latency.transition]);
           return;
         case 'snapshot':
         case 'status':
@@ -301,7 +316,7 @@ export function createTelemetry(options: TelemetryOptions = {}): ClientTelemetry
         span.setAttribute('flowstream.ended_by', by);
         if (end.outcome === 'error') failed(span, end.error);
         span.end(end.at);
-        runs.add(1, { 'flowstream.ended_by': by, 'flowstream.run.kind': start.kind });
+        runs.add(1, runLabels(by, start.kind));
       },
     };
   };
