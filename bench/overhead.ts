@@ -12,7 +12,7 @@
  *     node --expose-gc --import tsx bench/overhead.ts
  *
  * (`npx tsx bench/overhead.ts` works too; memory is then read without forcing a collection, and the
- * table says so.) Prints a table and writes `bench/results/overhead.json`. About 8 minutes on 2 cores.
+ * table says so.) Prints a table and writes `bench/results/overhead.json`. About 10 minutes on 2 cores, more when the machine is loaded.
  * A shorter run, through the environment (each an {@link OverheadOptions} field): `OVERHEAD_RUNS`,
  * `OVERHEAD_POLL_MS`, `OVERHEAD_WINDOW_MS`, `OVERHEAD_TELEMETRY_ROUNDS`, `OVERHEAD_TELEMETRY_RUNS`,
  * `OVERHEAD_TELEMETRY_POLL_MS`, `OVERHEAD_TELEMETRY_WINDOW_MS`, `OVERHEAD_TELEMETRY_CALLS`;
@@ -319,6 +319,8 @@ async function compareTelemetry(emulator: Emulator, ids: readonly string[], sett
         const client = TELEMETRY_CLIENTS[(round + turn) % TELEMETRY_CLIENTS.length]!;
         const subscriptions = await watchAll(clients[client], ids, settings.pollMs);
         await collect();
+        // Spans of the reads before the window, still in the batch processor, are exported now, not in it.
+        await tracerProvider.forceFlush();
         spans.reset();
         const window = await steadyWindow(emulator, settings.windowMs);
         let ended: number | undefined;

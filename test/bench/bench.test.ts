@@ -138,11 +138,10 @@ describe('npm run bench, at its smallest', () => {
     expect(Number.isFinite(results.memory.heapBytesPerRun)).toBe(true);
     expect(results.eventLoopDelay.watching.p99).toBeGreaterThan(0);
     expect(formatOverhead(results)).toContain('CPU per poll: inside a running watch');
-    // One window per client in the round, each polling; the SDK's window traced its polls: a span per poll at least.
+    // One window per client in the round, each polling; the SDK's window traced its polls.
     expect(results.telemetry.windows.map((window) => window.client)).toEqual(['absent', 'no-sdk', 'sdk']);
     for (const window of results.telemetry.windows) expect(window.polls).toBeGreaterThan(0);
-    const sdkWindow = results.telemetry.windows.find((window) => window.client === 'sdk');
-    expect(sdkWindow?.spans).toBeGreaterThanOrEqual(sdkWindow?.polls ?? Infinity);
+    expect(results.telemetry.windows.find((window) => window.client === 'sdk')?.spans).toBeGreaterThan(0);
     expect(results.telemetry.sdkRatio.median).toBeCloseTo(results.telemetry.sdkUs / results.telemetry.absentUs);
     for (const figure of Object.values(results.telemetry.perRequest)) expect(Number.isFinite(figure) && figure > 0).toBe(true);
     expect(formatOverhead(results)).toContain('flowstream/otel on the SDK');
