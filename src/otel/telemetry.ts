@@ -208,7 +208,8 @@ export function createTelemetry(options: TelemetryOptions = {}): ClientTelemetry
     [waiting, remaining],
   );
 
-  // What every request of one endpoint and class shares, made once: a poll builds no attribute set.
+  // What every request of one endpoint and class shares, made once: a poll builds no attribute set. An
+  // endpoint has one method (`ENDPOINTS`), so the first request's is every request's.
   const kinds = new Map<Endpoint, Map<RequestPriority, RequestKind>>();
   const kindOf = (endpoint: Endpoint, priority: RequestPriority, method: RequestTelemetryStart['method']): RequestKind => {
     let byPriority = kinds.get(endpoint);
