@@ -6,7 +6,7 @@
  * the emulator (in-process `fetch`, the service's limits: 100 requests per minute, 10,000 per day) on
  * an accelerated clock, the fault soak (`fault-soak.ts`: 1,000 runs through random outages of the
  * service and Redis, alone: `npx tsx bench/fault-soak.ts`), the run relay under 1,000 viewers
- * (`relay.ts`, in a process of its own), then the client's own overhead
+ * (`relay.ts`, in a process of its own), then the client's own overhead with telemetry off and on
  * (`overhead.ts`, real time). Every time printed
  * by the first two is emulator time; tables go to stdout, results to `bench/results/<scenario>.json`.
  */
@@ -118,7 +118,7 @@ await new Promise<void>((resolve, reject) => {
 
 // In a process of its own, with the garbage collector exposed so that memory is read after a full
 // collection, and no other scenario's emulators left in its heap or on its event loop.
-console.log('\nClient overhead: 10,000 watched runs in one process, the budget off, the emulator in-process\n');
+console.log('\nClient overhead: 10,000 watched runs in one process, the budget off, the emulator in-process; then telemetry off and on in interleaved windows\n');
 await new Promise<void>((resolve, reject) => {
   const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', fileURLToPath(new URL('overhead.ts', import.meta.url))], { stdio: 'inherit' });
   child.on('error', reject);

@@ -2,22 +2,29 @@
  * Client overhead: with the budget disabled and the emulator in-process, 10,000 concurrent
  * watched runs in one process — memory per run, event-loop delay p99 — and the CPU of one status poll
  * through flowstream against a bare `fetch` + `JSON.parse` of the same payload, measured in the same run.
+ * Then telemetry's cost per poll: 3,000 of the same executions watched in interleaved windows on a
+ * client without a telemetry hook, one with `flowstream/otel` and no SDK, and one with the SDK (see
+ * {@link TelemetryComparison}), five rounds, each ratio taken within its round.
  *
  * `npm run bench` runs it last, in a process of its own with the garbage collector exposed, so that
- * memory is measured after a full collection; alone:
+ * memory is measured after a full collection (and each telemetry window begins after one); alone:
  *
  *     node --expose-gc --import tsx bench/overhead.ts
  *
  * (`npx tsx bench/overhead.ts` works too; memory is then read without forcing a collection, and the
- * table says so.) Prints a table and writes `bench/results/overhead.json`. About 3 minutes on 2 cores: the
- * watches run twice, the second time on a client with `flowstream/otel` telemetry (the SDK, in-memory export).
+ * table says so.) Prints a table and writes `bench/results/overhead.json`. About 10 minutes on 2 cores, more when the machine is loaded.
+ * A shorter run, through the environment (each an {@link OverheadOptions} field): `OVERHEAD_RUNS`,
+ * `OVERHEAD_POLL_MS`, `OVERHEAD_WINDOW_MS`, `OVERHEAD_TELEMETRY_ROUNDS`, `OVERHEAD_TELEMETRY_RUNS`,
+ * `OVERHEAD_TELEMETRY_POLL_MS`, `OVERHEAD_TELEMETRY_WINDOW_MS`, `OVERHEAD_TELEMETRY_CALLS`;
+ * `OVERHEAD_DEBUG=1` prints progress.
  *
  * Every figure is taken in this run and the CPU figures are given as ratios to the baseline measured
  * beside them: absolute times depend on the machine, the ratios much less.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
+import { context, SpanKind, trace } from '@opentelemetry/api';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, BatchSpanProcessor, InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { Subscription } from 'rxjs';
@@ -40,6 +47,20 @@ export interface OverheadOptions {
   readonly polls?: number;
   /** Rounds of that comparison, alternating the sides. Default 5. */
   readonly rounds?: number;
+  /**
+   * Rounds of the telemetry comparison: each round watches the same executions three times, one
+   * window per client (no hook, a hook without an SDK, the SDK), in an order that turns from round
+   * to round. Default 5.
+   */
+  readonly telemetryRounds?: number;
+  /** Watched runs in each telemetry window (the first of the started executions). Default 3,000 (at most `runs`). */
+  readonly telemetryRuns?: number;
+  /** Their fixed poll interval, ms: 3,000 runs every 10 s poll as often as 10,000 every 30 s. Default 10,000 (at most `pollMs`). */
+  readonly telemetryPollMs?: number;
+  /** Length of each telemetry window, ms. Default 10,000 (at most `windowMs`). */
+  readonly telemetryWindowMs?: number;
+  /** Requests per side and round when the telemetry calls are timed alone (ten rounds). Default 20,000. */
+  readonly telemetryCalls?: number;
 }
 
 export interface OverheadResults {
@@ -76,23 +97,72 @@ export interface OverheadResults {
     readonly clientStatusRatio: number;
     /** watchPollUs / bareFetchJsonUs. */
     readonly watchPollRatio: number;
-    /**
-     * One poll inside a running watch of a client with `flowstream/otel` telemetry (the SDK's tracer
-     * and meter providers, a batch span processor exporting to memory, metrics collected once at the
-     * end): its own window, after the first.
-     */
-    readonly watchPollTelemetryUs: number;
-    /** watchPollTelemetryUs / watchPollUs: what telemetry costs per poll (aim ≤ 1.2). */
-    readonly telemetryRatio: number;
-    /** Spans the telemetry window ended. */
-    readonly telemetrySpans: number;
     /** What flowstream adds to a poll over the bare baseline, µs (watchPollUs − bareFetchJsonUs). */
     readonly flowstreamExtraUs: number;
     /** Polls the watches made in the window, and their rate. */
     readonly windowPolls: number;
     readonly pollsPerSecond: number;
   };
+  readonly telemetry: TelemetryComparison;
   readonly durationMs: number;
+}
+
+/**
+ * Telemetry's cost per poll, from interleaved windows: every round watches the same executions on
+ * three clients in turn, one window each, after a full collection — no telemetry hook at all, the
+ * `flowstream/otel` hook with no SDK registered (the API's no-op providers), and the hook over the SDK.
+ * Each round's ratios are to its own no-hook window, so drift (JIT, load on the machine) hits both sides.
+ */
+export interface TelemetryComparison {
+  readonly runs: number;
+  readonly pollMs: number;
+  readonly windowMs: number;
+  /** The windows in the order they ran. */
+  readonly windows: readonly TelemetryWindow[];
+  /** µs of CPU per poll, median over the rounds, per client. */
+  readonly absentUs: number;
+  readonly noSdkUs: number;
+  readonly sdkUs: number;
+  /** SDK ÷ no hook, per round (aim ≤ 1.2). */
+  readonly sdkRatio: Spread;
+  /** No SDK ÷ no hook, per round (aim: 1, zero cost when no SDK is registered). */
+  readonly noSdkRatio: Spread;
+  /** The telemetry calls of one request timed alone, no request made: what is the SDK's, what is ours. */
+  readonly perRequest: TelemetryCalls;
+}
+
+/**
+ * µs of CPU per request spent in telemetry calls alone, in a loop (median of rounds 3–10, sides
+ * alternating): the hook's `request` and `end`, against the same span (nine attributes), counter
+ * add and histogram record made straight through the OpenTelemetry API — the SDK's floor.
+ */
+export interface TelemetryCalls {
+  readonly hookUs: number;
+  readonly sdkFloorUs: number;
+  /** The hook with no SDK registered (the API's no-op providers). */
+  readonly noSdkHookUs: number;
+}
+
+export type TelemetryClient = 'absent' | 'no-sdk' | 'sdk';
+
+export interface TelemetryWindow {
+  readonly round: number;
+  readonly client: TelemetryClient;
+  readonly polls: number;
+  readonly cpuUs: number;
+  readonly usPerPoll: number;
+  /** Garbage-collection pauses in the window per poll, µs of real time (not CPU: a loaded machine inflates it). */
+  readonly gcUsPerPoll: number;
+  /** Spans the window ended (the SDK's windows only). */
+  readonly spans?: number;
+}
+
+/** Ratios over rounds: their median and range. */
+export interface Spread {
+  readonly median: number;
+  readonly min: number;
+  readonly max: number;
+  readonly rounds: readonly number[];
 }
 
 export interface Percentiles {
@@ -189,17 +259,23 @@ async function watchAll(client: Client, ids: readonly string[], pollMs: number):
 }
 
 /** The steady window: loop delay and CPU per poll, no forced collection in it. */
-async function steadyWindow(emulator: Emulator, windowMs: number): Promise<{ readonly delay: Percentiles; readonly cpuUs: number; readonly polls: number; readonly elapsedMs: number }> {
+async function steadyWindow(emulator: Emulator, windowMs: number): Promise<{ readonly delay: Percentiles; readonly cpuUs: number; readonly gcMs: number; readonly polls: number; readonly elapsedMs: number }> {
   emulator.requests.clear();
+  let gcMs = 0;
+  const collections = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) gcMs += entry.duration;
+  });
+  collections.observe({ entryTypes: ['gc'] });
   const cpuBefore = cpuMicros();
   const started = performance.now();
   const watching = await loopDelay(windowMs);
   const cpuUs = cpuMicros() - cpuBefore;
+  collections.disconnect();
   const elapsedMs = performance.now() - started;
   const polls = emulator.requests.list({ endpoint: 'status' }).length;
   const otherRequests = emulator.requests.list().length - polls;
   if (otherRequests !== 0) throw new Error(`expected only status polls in the window, saw ${otherRequests} other requests`);
-  return { delay: watching, cpuUs, polls, elapsedMs };
+  return { delay: watching, cpuUs, gcMs, polls, elapsedMs };
 }
 
 /** A metric reader collected on demand, as an exporter's would be on its own timer. */
@@ -210,6 +286,127 @@ class OnDemandReader extends MetricReader {
   protected override onShutdown(): Promise<void> {
     return Promise.resolve();
   }
+}
+
+const TELEMETRY_CLIENTS: readonly TelemetryClient[] = ['absent', 'no-sdk', 'sdk'];
+
+function spread(ratios: readonly number[]): Spread {
+  return { median: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios), rounds: ratios };
+}
+
+/**
+ * Telemetry's cost per poll in interleaved windows (see {@link TelemetryComparison}). The SDK as it
+ * runs in production: a batch span processor (exporting to memory, emptied after each window) and a
+ * meter provider whose reader is collected after each window, as an exporter's would be on its timer.
+ * Nothing registers a global provider in this process, so the no-SDK hook gets the API's no-op ones.
+ */
+async function compareTelemetry(emulator: Emulator, ids: readonly string[], settings: { readonly pollMs: number; readonly windowMs: number; readonly rounds: number; readonly calls: number }): Promise<TelemetryComparison> {
+  const spans = new InMemorySpanExporter();
+  const tracerProvider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(spans)] });
+  const reader = new OnDemandReader();
+  const meterProvider = new MeterProvider({ readers: [reader] });
+  const base = { apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, budget: false } as const;
+  const clients: Readonly<Record<TelemetryClient, Client>> = {
+    absent: createClient(base),
+    'no-sdk': createClient({ ...base, telemetry: createTelemetry() }),
+    sdk: createClient({ ...base, telemetry: createTelemetry({ tracerProvider, meterProvider }) }),
+  };
+  const windows: TelemetryWindow[] = [];
+  try {
+    for (let round = 0; round < settings.rounds; round += 1) {
+      // The order turns each round (a b c, b c a, c a b): no client always comes first after a collection.
+      for (let turn = 0; turn < TELEMETRY_CLIENTS.length; turn += 1) {
+        const client = TELEMETRY_CLIENTS[(round + turn) % TELEMETRY_CLIENTS.length]!;
+        const subscriptions = await watchAll(clients[client], ids, settings.pollMs);
+        await collect();
+        // Spans of the reads before the window, still in the batch processor, are exported now, not in it.
+        await tracerProvider.forceFlush();
+        spans.reset();
+        const window = await steadyWindow(emulator, settings.windowMs);
+        let ended: number | undefined;
+        if (client === 'sdk') {
+          await tracerProvider.forceFlush();
+          ended = spans.getFinishedSpans().length;
+          await reader.collect();
+        }
+        for (const subscription of subscriptions) subscription.unsubscribe();
+        await tracerProvider.forceFlush();
+        spans.reset();
+        windows.push({ round, client, polls: window.polls, cpuUs: window.cpuUs, usPerPoll: window.cpuUs / window.polls, gcUsPerPoll: (window.gcMs * 1000) / window.polls, ...(ended === undefined ? {} : { spans: ended }) });
+        progress(`telemetry round ${round + 1}, ${client}: ${(window.cpuUs / window.polls).toFixed(0)} µs per poll over ${window.polls} polls`);
+      }
+    }
+  } finally {
+    await tracerProvider.shutdown();
+    await meterProvider.shutdown();
+  }
+  const perPoll = (client: TelemetryClient): number[] => windows.filter((window) => window.client === client).map((window) => window.usPerPoll);
+  const absent = perPoll('absent');
+  const noSdk = perPoll('no-sdk');
+  const sdk = perPoll('sdk');
+  return {
+    runs: ids.length,
+    pollMs: settings.pollMs,
+    windowMs: settings.windowMs,
+    windows,
+    absentUs: median(absent),
+    noSdkUs: median(noSdk),
+    sdkUs: median(sdk),
+    sdkRatio: spread(sdk.map((us, round) => us / absent[round]!)),
+    noSdkRatio: spread(noSdk.map((us, round) => us / absent[round]!)),
+    perRequest: await timeTelemetryCalls(settings.calls),
+  };
+}
+
+/** {@link TelemetryCalls}: a status poll's telemetry under a run's span, each side `calls` times a round. */
+async function timeTelemetryCalls(calls: number): Promise<TelemetryCalls> {
+  const spans = new InMemorySpanExporter();
+  const tracerProvider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(spans)] });
+  const meterProvider = new MeterProvider({ readers: [new OnDemandReader()] });
+  const tracer = tracerProvider.getTracer('floor');
+  const meter = meterProvider.getMeter('floor');
+  const requests = meter.createCounter('requests');
+  const budgetWait = meter.createHistogram('budget.wait');
+  const parent = trace.setSpan(context.active(), tracer.startSpan('run'));
+  const executionId = 'we-0123456789abcdef';
+  const requestAttributes = { 'http.request.method': 'GET', 'url.template': 'openapi/workflow/{executionId}/status', 'flowstream.endpoint': 'status', 'flowstream.budget.class': 'status', 'flowstream.execution_id': executionId };
+  const labels = { 'flowstream.endpoint': 'status', 'flowstream.budget.class': 'status' };
+  const byOutcome = { ...labels, 'flowstream.outcome': 'ok' };
+  const throughHook = (telemetry: ReturnType<typeof createTelemetry>) => (): void => {
+    telemetry.request({ endpoint: 'status', method: 'GET', priority: 'status', executionId, parent, at: Date.now() }).end({ at: Date.now(), outcome: 'ok', status: 200, retries: 0, budgetWaitMs: 0, rateLimited: 0 });
+  };
+  const sides = {
+    hookUs: throughHook(createTelemetry({ tracerProvider, meterProvider })),
+    sdkFloorUs: (): void => {
+      const span = tracer.startSpan('flowstream.request', { kind: SpanKind.CLIENT, startTime: Date.now(), attributes: requestAttributes }, parent);
+      span.setAttribute('http.response.status_code', 200);
+      span.setAttribute('flowstream.retries', 0);
+      span.setAttribute('flowstream.budget.wait_ms', 0);
+      span.setAttribute('flowstream.outcome', 'ok');
+      span.end(Date.now());
+      requests.add(1, byOutcome);
+      budgetWait.record(0, labels);
+    },
+    noSdkHookUs: throughHook(createTelemetry()),
+  };
+  const rounds: Record<keyof typeof sides, number[]> = { hookUs: [], sdkFloorUs: [], noSdkHookUs: [] };
+  try {
+    for (let round = 0; round < 10; round += 1) {
+      for (const [side, call] of Object.entries(sides) as [keyof typeof sides, () => void][]) {
+        const before = cpuMicros();
+        for (let n = 0; n < calls; n += 1) call();
+        // The first two rounds warm the JIT up.
+        if (round >= 2) rounds[side].push((cpuMicros() - before) / calls);
+        await tracerProvider.forceFlush();
+        spans.reset();
+        gc?.();
+      }
+    }
+  } finally {
+    await tracerProvider.shutdown();
+    await meterProvider.shutdown();
+  }
+  return { hookUs: median(rounds.hookUs), sdkFloorUs: median(rounds.sdkFloorUs), noSdkHookUs: median(rounds.noSdkHookUs) };
 }
 
 /**
@@ -226,6 +423,11 @@ export async function measureOverhead(options: OverheadOptions = {}): Promise<Ov
   const windowMs = options.windowMs ?? 30_000;
   const polls = Math.min(options.polls ?? 2_000, runs);
   const rounds = options.rounds ?? 5;
+  const telemetryRounds = options.telemetryRounds ?? 5;
+  const telemetryRuns = Math.min(options.telemetryRuns ?? 3_000, runs);
+  const telemetryPollMs = options.telemetryPollMs ?? Math.min(10_000, pollMs);
+  const telemetryWindowMs = options.telemetryWindowMs ?? Math.min(10_000, windowMs);
+  const telemetryCalls = options.telemetryCalls ?? 20_000;
   const began = performance.now();
 
   const emulator: Emulator = await createEmulator({ listen: false, rateLimit: false, workflows: [LONG_RUNNING] });
@@ -278,10 +480,10 @@ export async function measureOverhead(options: OverheadOptions = {}): Promise<Ov
     const { delay: watching, polls: windowPolls } = window;
 
     progress(`window: ${windowPolls} polls`);
-    // Then memory: samples a few seconds apart, each after a full collection.
+    // Then memory: samples a few seconds apart (a poll interval apart when polls are faster), each after a full collection.
     const heapSamples: number[] = [];
     for (let sample = 0; sample < 4; sample += 1) {
-      await delay(2_000);
+      await delay(Math.min(2_000, pollMs));
       emulator.requests.clear();
       await collect();
       const usage = process.memoryUsage();
@@ -293,30 +495,12 @@ export async function measureOverhead(options: OverheadOptions = {}): Promise<Ov
       console.error({ baselineHeapBytes, heapSamples, afterUnsubscribe: process.memoryUsage().heapUsed });
     }
 
-    // The same watches on a client with OpenTelemetry: a span per run and per poll, the metrics. The
-    // SDK as it runs in production (a batch span processor), exporting to memory. It starts as the
-    // first window did: after a full collection, so the first watches' garbage is not counted here.
-    await collect();
-    const spans = new InMemorySpanExporter();
-    const tracerProvider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(spans)] });
-    const reader = new OnDemandReader();
-    const meterProvider = new MeterProvider({ readers: [reader] });
-    const traced = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, budget: false, telemetry: createTelemetry({ tracerProvider, meterProvider }) });
-    const tracedSubscriptions = await watchAll(traced, ids, pollMs);
-    spans.reset();
-    const tracedWindow = await steadyWindow(emulator, windowMs);
-    await tracerProvider.forceFlush();
-    const telemetrySpans = spans.getFinishedSpans().length;
-    await reader.collect();
-    for (const subscription of tracedSubscriptions) subscription.unsubscribe();
-    await tracerProvider.shutdown();
-    await meterProvider.shutdown();
-    progress(`telemetry window: ${tracedWindow.polls} polls, ${telemetrySpans} spans`);
+    // Telemetry's cost: the same executions watched on three clients in turn, round after round.
+    const telemetry = await compareTelemetry(emulator, ids.slice(0, telemetryRuns), { pollMs: telemetryPollMs, windowMs: telemetryWindowMs, rounds: telemetryRounds, calls: telemetryCalls });
 
     const bareFetchJsonUs = median(bareRounds);
     const clientStatusUs = median(clientRounds);
     const watchPollUs = window.cpuUs / windowPolls;
-    const watchPollTelemetryUs = tracedWindow.cpuUs / tracedWindow.polls;
     const watchingHeapBytes = median(heapSamples);
     return {
       runs,
@@ -338,13 +522,11 @@ export async function measureOverhead(options: OverheadOptions = {}): Promise<Ov
         watchPollUs,
         clientStatusRatio: clientStatusUs / bareFetchJsonUs,
         watchPollRatio: watchPollUs / bareFetchJsonUs,
-        watchPollTelemetryUs,
-        telemetryRatio: watchPollTelemetryUs / watchPollUs,
-        telemetrySpans,
         flowstreamExtraUs: watchPollUs - bareFetchJsonUs,
         windowPolls,
         pollsPerSecond: windowPolls / (window.elapsedMs / 1000),
       },
+      telemetry,
       durationMs: performance.now() - began,
     };
   } finally {
@@ -361,10 +543,13 @@ export async function measureOverhead(options: OverheadOptions = {}): Promise<Ov
  * ```
  */
 export function formatOverhead(results: OverheadResults): string {
-  const { memory, eventLoopDelay: loop, cpu } = results;
+  const { memory, eventLoopDelay: loop, cpu, telemetry } = results;
   const kib = (bytes: number): string => `${(bytes / 1024).toFixed(1)} KiB`;
   const ms = (value: number): string => `${value.toFixed(1)} ms`;
   const us = (value: number): string => `${value.toFixed(0)} µs`;
+  const { perRequest } = telemetry;
+  const gcPerPoll = (client: TelemetryClient): number => median(telemetry.windows.filter((window) => window.client === client).map((window) => window.gcUsPerPoll));
+  const ratio = (spread: Spread): string => `×${spread.median.toFixed(2)} (${spread.min.toFixed(2)}–${spread.max.toFixed(2)})`;
   const rows: [string, string][] = [
     ['watched runs (budget off, emulator in-process)', `${results.runs.toLocaleString('en')} polling every ${results.pollMs / 1000} s`],
     ['memory per run: heap used', `${kib(memory.heapBytesPerRun)}${results.gcExposed ? '' : ' (no --expose-gc: not collected first)'}`],
@@ -376,8 +561,16 @@ export function formatOverhead(results: OverheadResults): string {
     ['CPU per poll: client.executions.status', `${us(cpu.clientStatusUs)}  ×${cpu.clientStatusRatio.toFixed(2)}`],
     ['CPU per poll: inside a running watch', `${us(cpu.watchPollUs)}  ×${cpu.watchPollRatio.toFixed(2)}`],
     ['  flowstream over the baseline', `+${us(cpu.flowstreamExtraUs)} per poll`],
-    ['CPU per poll: inside a running watch, telemetry on (flowstream/otel, batch span processor, in-memory export)', `${us(cpu.watchPollTelemetryUs)}  ×${cpu.telemetryRatio.toFixed(2)} of telemetry off`],
     ['polls in the window', `${cpu.windowPolls.toLocaleString('en')} (${cpu.pollsPerSecond.toFixed(0)}/s over ${results.windowMs / 1000} s)`],
+    [
+      `telemetry: ${telemetry.windows.length / 3} rounds of three ${telemetry.windowMs / 1000} s windows, ${telemetry.runs.toLocaleString('en')} runs polling every ${telemetry.pollMs / 1000} s`,
+      'CPU per poll (median), ratio to no hook: median (min–max over rounds)',
+    ],
+    ['  no telemetry hook', us(telemetry.absentUs)],
+    ['  flowstream/otel, no SDK registered', `${us(telemetry.noSdkUs)}  ${ratio(telemetry.noSdkRatio)}`],
+    ['  flowstream/otel on the SDK (batch span processor, in-memory export)', `${us(telemetry.sdkUs)}  ${ratio(telemetry.sdkRatio)}`],
+    ['  GC pauses per poll (median): no hook / no SDK / SDK', `${us(gcPerPoll('absent'))} / ${us(gcPerPoll('no-sdk'))} / ${us(gcPerPoll('sdk'))}`],
+    ['telemetry calls alone, per request: the hook on the SDK / the same calls straight to the SDK / the hook, no SDK', `${perRequest.hookUs.toFixed(1)} / ${perRequest.sdkFloorUs.toFixed(1)} / ${perRequest.noSdkHookUs.toFixed(1)} µs`],
   ];
   const width = Math.max(...rows.map(([label]) => label.length));
   return rows.map(([label, value]) => `${label.padEnd(width)}  ${value}`).join('\n');
@@ -405,7 +598,15 @@ export async function main(options: OverheadOptions = {}): Promise<OverheadResul
 const invokedDirectly = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
 if (invokedDirectly) {
   const number = (name: string): number | undefined => (process.env[name] === undefined ? undefined : Number(process.env[name]));
-  const runs = number('OVERHEAD_RUNS');
-  const windowMs = number('OVERHEAD_WINDOW_MS');
-  await main({ ...(runs === undefined ? {} : { runs }), ...(windowMs === undefined ? {} : { windowMs }) });
+  const given = {
+    runs: number('OVERHEAD_RUNS'),
+    pollMs: number('OVERHEAD_POLL_MS'),
+    windowMs: number('OVERHEAD_WINDOW_MS'),
+    telemetryRounds: number('OVERHEAD_TELEMETRY_ROUNDS'),
+    telemetryRuns: number('OVERHEAD_TELEMETRY_RUNS'),
+    telemetryPollMs: number('OVERHEAD_TELEMETRY_POLL_MS'),
+    telemetryWindowMs: number('OVERHEAD_TELEMETRY_WINDOW_MS'),
+    telemetryCalls: number('OVERHEAD_TELEMETRY_CALLS'),
+  };
+  await main(Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined)));
 }

@@ -2,6 +2,8 @@ import {
   type Attributes,
   type Context,
   context,
+  type Counter,
+  type Histogram,
   isSpanContextValid,
   type MeterProvider,
   metrics,
@@ -20,7 +22,7 @@ import { PACKAGE_VERSION } from '../http/package-version.js';
 import type { PipelineTelemetry, PipelineTelemetryEnd, PipelineTelemetryStart, StepTelemetry, StepTelemetryEnd, StepTelemetryStart } from '../pipeline/pipeline-telemetry.js';
 import type { RunEvent } from '../runs/events.js';
 import type { RunTelemetry, RunTelemetryEnd, RunTelemetryStart } from '../runs/run-lifecycle.js';
-import { detectionLatencies, type SeenTransitions } from './detection-latency.js';
+import { type DetectionLatency, detectionLatencies, type SeenTransitions } from './detection-latency.js';
 import { URL_TEMPLATES } from './url-templates.js';
 
 /**
@@ -71,6 +73,76 @@ function traceparent(span: Span): Readonly<Record<string, string>> | undefined {
   const spanContext = span.spanContext();
   if (!isSpanContextValid(spanContext)) return undefined;
   return { traceparent: `00-${spanContext.traceId}-${spanContext.spanId}-${(spanContext.traceFlags & 0xff).toString(16).padStart(2, '0')}` };
+}
+
+/** The attributes every request of one endpoint and budget class shares, spans' and metrics', made once. */
+interface RequestKind {
+  /** The span's attributes at its start: these, and the execution's id when the request is about one. */
+  spanAttributes(executionId: string | undefined): Attributes;
+  /** `flowstream.requests` by outcome. */
+  readonly byOutcome: Readonly<Record<RequestTelemetryEnd['outcome'], Attributes>>;
+  /** `flowstream.budget.wait`. */
+  readonly labels: Attributes;
+  /** `flowstream.rate_limited`. */
+  readonly endpoint: Attributes;
+}
+
+function requestKind(endpoint: Endpoint, priority: RequestPriority, method: RequestTelemetryStart['method']): RequestKind {
+  const template = URL_TEMPLATES[endpoint];
+  const shared: Attributes = Object.freeze({ 'http.request.method': method, 'url.template': template, 'flowstream.endpoint': endpoint, 'flowstream.budget.class': priority });
+  const labels = Object.freeze({ 'flowstream.endpoint': endpoint, 'flowstream.budget.class': priority });
+  const outcome = (name: RequestTelemetryEnd['outcome']): Attributes => Object.freeze({ ...labels, 'flowstream.outcome': name });
+  return {
+    // The SDK copies the attributes it is given, so the shared set can be handed over as it is.
+    spanAttributes: (executionId) =>
+      executionId === undefined
+        ? shared
+        : { 'http.request.method': method, 'url.template': template, 'flowstream.endpoint': endpoint, 'flowstream.budget.class': priority, 'flowstream.execution_id': executionId },
+    byOutcome: Object.freeze({ ok: outcome('ok'), error: outcome('error'), cancelled: outcome('cancelled') }),
+    labels,
+    endpoint: Object.freeze({ 'flowstream.endpoint': endpoint }),
+  };
+}
+
+const TRANSITION_LABELS: Readonly<Record<DetectionLatency['transition'], Attributes>> = {
+  start: Object.freeze({ 'flowstream.transition': 'start' }),
+  end: Object.freeze({ 'flowstream.transition': 'end' }),
+};
+
+interface RequestInstruments {
+  readonly requests: Counter;
+  readonly rateLimited: Counter;
+  readonly budgetWait: Histogram;
+}
+
+/** One request's span and what its end records: an object per request, no closure. */
+class RequestSpan implements RequestTelemetry {
+  readonly #span: Span;
+  readonly #kind: RequestKind;
+  readonly #instruments: RequestInstruments;
+  readonly headers?: Readonly<Record<string, string>>;
+
+  constructor(span: Span, kind: RequestKind, instruments: RequestInstruments, headers: Readonly<Record<string, string>> | undefined) {
+    this.#span = span;
+    this.#kind = kind;
+    this.#instruments = instruments;
+    if (headers !== undefined) this.headers = headers;
+  }
+
+  end(end: RequestTelemetryEnd): void {
+    const span = this.#span;
+    if (end.status !== undefined) span.setAttribute('http.response.status_code', end.status);
+    span.setAttribute('flowstream.retries', end.retries);
+    span.setAttribute('flowstream.budget.wait_ms', end.budgetWaitMs);
+    span.setAttribute('flowstream.outcome', end.outcome);
+    if (end.outcome === 'error') failed(span, end.error);
+    span.end(end.at);
+    const kind = this.#kind;
+    const { requests, rateLimited, budgetWait } = this.#instruments;
+    requests.add(1, kind.byOutcome[end.outcome]);
+    if (end.rateLimited > 0) rateLimited.add(end.rateLimited, kind.endpoint);
+    budgetWait.record(end.budgetWaitMs, kind.labels);
+  }
 }
 
 /**
@@ -136,43 +208,38 @@ export function createTelemetry(options: TelemetryOptions = {}): ClientTelemetry
     [waiting, remaining],
   );
 
-  // The metrics' attributes of each endpoint and class, made once: a poll should not build them anew.
-  const labelSets = new Map<string, { readonly labels: Attributes; readonly byOutcome: Readonly<Record<RequestTelemetryEnd['outcome'], Attributes>>; readonly endpoint: Attributes }>();
-  const labelsOf = (endpoint: Endpoint, priority: RequestPriority) => {
-    const key = `${endpoint} ${priority}`;
-    let found = labelSets.get(key);
-    if (found === undefined) {
-      const labels = { 'flowstream.endpoint': endpoint, 'flowstream.budget.class': priority };
-      const byOutcome = { ok: { ...labels, 'flowstream.outcome': 'ok' }, error: { ...labels, 'flowstream.outcome': 'error' }, cancelled: { ...labels, 'flowstream.outcome': 'cancelled' } };
-      found = { labels, byOutcome, endpoint: { 'flowstream.endpoint': endpoint } };
-      labelSets.set(key, found);
+  // What every request of one endpoint and class shares, made once: a poll builds no attribute set. An
+  // endpoint has one method (`ENDPOINTS`), so the first request's is every request's.
+  const kinds = new Map<Endpoint, Map<RequestPriority, RequestKind>>();
+  const kindOf = (endpoint: Endpoint, priority: RequestPriority, method: RequestTelemetryStart['method']): RequestKind => {
+    let byPriority = kinds.get(endpoint);
+    if (byPriority === undefined) {
+      byPriority = new Map();
+      kinds.set(endpoint, byPriority);
     }
-    return found;
+    let kind = byPriority.get(priority);
+    if (kind === undefined) {
+      kind = requestKind(endpoint, priority, method);
+      byPriority.set(priority, kind);
+    }
+    return kind;
+  };
+  const instruments: RequestInstruments = { requests, rateLimited, budgetWait };
+  const runLabelSets = new Map<string, Attributes>();
+  const runLabels = (endedBy: string, kind: RunTelemetryStart['kind']): Attributes => {
+    const key = `${kind} ${endedBy}`;
+    let labels = runLabelSets.get(key);
+    if (labels === undefined) {
+      labels = Object.freeze({ 'flowstream.ended_by': endedBy, 'flowstream.run.kind': kind });
+      runLabelSets.set(key, labels);
+    }
+    return labels;
   };
 
   const request = (start: RequestTelemetryStart): RequestTelemetry => {
-    const attributes: Attributes = {
-      'http.request.method': start.method,
-      'url.template': URL_TEMPLATES[start.endpoint],
-      'flowstream.endpoint': start.endpoint,
-      'flowstream.budget.class': start.priority,
-      ...(start.executionId === undefined ? {} : { 'flowstream.execution_id': start.executionId }),
-    };
-    const span = tracer.startSpan('flowstream.request', { kind: SpanKind.CLIENT, startTime: start.at, attributes }, parentContext(start.parent));
-    const headers = propagate ? traceparent(span) : undefined;
-    return {
-      ...(headers === undefined ? {} : { headers }),
-      end: (end: RequestTelemetryEnd) => {
-        if (end.status !== undefined) span.setAttribute('http.response.status_code', end.status);
-        span.setAttributes({ 'flowstream.retries': end.retries, 'flowstream.budget.wait_ms': end.budgetWaitMs, 'flowstream.outcome': end.outcome });
-        if (end.outcome === 'error') failed(span, end.error);
-        span.end(end.at);
-        const labels = labelsOf(start.endpoint, start.priority);
-        requests.add(1, labels.byOutcome[end.outcome]);
-        if (end.rateLimited > 0) rateLimited.add(end.rateLimited, labels.endpoint);
-        budgetWait.record(end.budgetWaitMs, labels.labels);
-      },
-    };
+    const kind = kindOf(start.endpoint, start.priority, start.method);
+    const span = tracer.startSpan('flowstream.request', { kind: SpanKind.CLIENT, startTime: start.at, attributes: kind.spanAttributes(start.executionId) }, parentContext(start.parent));
+    return new RequestSpan(span, kind, instruments, propagate ? traceparent(span) : undefined);
   };
 
   const run = (start: RunTelemetryStart): RunTelemetry => {
@@ -232,7 +299,7 @@ export function createTelemetry(options: TelemetryOptions = {}): ClientTelemetry
         case 'finished':
           endedBy = event.result.endedBy;
           span.setAttribute('flowstream.ended_by', endedBy);
-          for (const latency of detectionLatencies(seen, event.result.output)) detection.record(latency.ms, { 'flowstream.transition': latency.transition });
+          for (const latency of detectionLatencies(seen, event.result.output)) detection.record(latency.ms, TRANSITION_LABELS[latency.transition]);
           return;
         case 'snapshot':
         case 'status':
@@ -250,7 +317,7 @@ export function createTelemetry(options: TelemetryOptions = {}): ClientTelemetry
         span.setAttribute('flowstream.ended_by', by);
         if (end.outcome === 'error') failed(span, end.error);
         span.end(end.at);
-        runs.add(1, { 'flowstream.ended_by': by, 'flowstream.run.kind': start.kind });
+        runs.add(1, runLabels(by, start.kind));
       },
     };
   };

@@ -126,20 +126,24 @@ describe('npm run bench, at its smallest', () => {
   });
 
   it('measures the client overhead of a few watched runs against a bare fetch + JSON.parse, every figure present', { timeout: 60_000 }, async () => {
-    const results = await measureOverhead({ runs: 50, pollMs: 200, windowMs: 1000, polls: 50, rounds: 1 });
+    const results = await measureOverhead({ runs: 50, pollMs: 200, windowMs: 1000, polls: 50, rounds: 1, telemetryRounds: 1, telemetryWindowMs: 400, telemetryCalls: 200 });
 
     expect(results.runs).toBe(50);
     expect(results.payloadBytes).toBeGreaterThan(0);
     expect(results.cpu.windowPolls).toBeGreaterThan(0);
-    for (const figure of [results.cpu.bareFetchJsonUs, results.cpu.clientStatusUs, results.cpu.watchPollUs, results.cpu.clientStatusRatio, results.cpu.watchPollRatio, results.cpu.watchPollTelemetryUs, results.cpu.telemetryRatio]) {
+    for (const figure of [results.cpu.bareFetchJsonUs, results.cpu.clientStatusUs, results.cpu.watchPollUs, results.cpu.clientStatusRatio, results.cpu.watchPollRatio, results.telemetry.absentUs, results.telemetry.noSdkUs, results.telemetry.sdkUs, results.telemetry.sdkRatio.median]) {
       expect(Number.isFinite(figure) && figure > 0).toBe(true);
     }
     expect(results.cpu.watchPollRatio).toBeCloseTo(results.cpu.watchPollUs / results.cpu.bareFetchJsonUs);
     expect(Number.isFinite(results.memory.heapBytesPerRun)).toBe(true);
     expect(results.eventLoopDelay.watching.p99).toBeGreaterThan(0);
     expect(formatOverhead(results)).toContain('CPU per poll: inside a running watch');
-    // The telemetry window traced its polls: a span per poll at least.
-    expect(results.cpu.telemetrySpans).toBeGreaterThan(0);
-    expect(formatOverhead(results)).toContain('telemetry on (flowstream/otel');
+    // One window per client in the round, each polling; the SDK's window traced its polls.
+    expect(results.telemetry.windows.map((window) => window.client)).toEqual(['absent', 'no-sdk', 'sdk']);
+    for (const window of results.telemetry.windows) expect(window.polls).toBeGreaterThan(0);
+    expect(results.telemetry.windows.find((window) => window.client === 'sdk')?.spans).toBeGreaterThan(0);
+    expect(results.telemetry.sdkRatio.median).toBeCloseTo(results.telemetry.sdkUs / results.telemetry.absentUs);
+    for (const figure of Object.values(results.telemetry.perRequest)) expect(Number.isFinite(figure) && figure > 0).toBe(true);
+    expect(formatOverhead(results)).toContain('flowstream/otel on the SDK');
   });
 });
