@@ -173,7 +173,8 @@ export interface StartMark {
 /**
  * A process of the account (several processes may share it through Redis): until when its lease
  * runs (one killed with -9 is forgotten after it), its configured limit per minute, how many runs it
- * has waiting to read, and the pacers of its share of the reads and of its own lower limit.
+ * has waiting to read, the pacers of its share of the reads and of its own lower limit, and until
+ * when a start or abort of it waits for the account's pace (`claimUntil`).
  *
  * @example
  * ```ts
@@ -187,6 +188,13 @@ export interface ProcessEntry {
   readonly demand: number;
   readonly readTat: number;
   readonly ownTat: number;
+  /**
+   * While a start or abort of this process waits for the account's pace: the slot it waits for, and a
+   * lease of `CLAIM_LEASE_INTERVALS` pacing intervals after it. The other processes' reads and
+   * interactive calls yield to it until then (`claimedUntil`); it goes when the start or abort is
+   * granted, or when the process asks for something lower (it has nothing higher waiting). Absent: none.
+   */
+  readonly claimUntil?: number;
 }
 
 /**
@@ -282,6 +290,13 @@ const HEADROOM_HORIZON_MINUTES = 15;
  * that is not reading (killed, stalled, its runs not due).
  */
 const LEND_AFTER_TURNS = 2;
+
+/**
+ * How long a waiting start's or abort's claim outlives the slot it waits for, in pacing intervals: the
+ * process asks again at that slot (its claim renewed while it keeps waiting, gone once it is granted);
+ * one that stalls or dies lets the others read again after this.
+ */
+const CLAIM_LEASE_INTERVALS = 2;
 
 /**
  * A record with nothing sent yet.
@@ -606,10 +621,12 @@ export function readyAt(record: AccountRecord, klass: FairClass, now: number, co
     // reserve; when even that is spent it is refused (`startRefusedUntil`), not kept waiting.
     case 'start':
       return Math.max(minuteReadyAt(record, now, config, limits), dayReadyAt(record, limits.startsPerDay, limits.dayWindowMs));
+    // Starts and aborts come before reads and interactive calls account-wide: those of this process
+    // wait while another process's start or abort waits for the pace (`claimedUntil`).
     case 'interactive':
-      return pacedReadyAt(record, now, config, limits);
+      return Math.max(pacedReadyAt(record, now, config, limits), claimedUntil(record, now, config));
     case 'reads':
-      return Math.max(pacedReadyAt(record, now, config, limits), shareReadyAt(record, config, limits, now));
+      return Math.max(pacedReadyAt(record, now, config, limits), shareReadyAt(record, config, limits, now), claimedUntil(record, now, config));
     default:
       return unreachable(klass);
   }
@@ -691,6 +708,45 @@ function shareIntervals(entries: readonly (readonly [string, ProcessEntry])[], i
   for (const [name, entry] of open) intervals.set(name, weight / (Math.max(left, 1e-12) * entry.weight));
   if (!intervals.has(id)) intervals.set(id, weight / Math.max(left, 1e-12));
   return intervals;
+}
+
+/**
+ * Until when another process of the account has a start or abort waiting for the account's pace
+ * (its `claimUntil`), or `-Infinity` when none has: this process's reads and interactive calls wait
+ * until then, so that no process's lower class takes the slot another's higher class waits for.
+ *
+ * @example
+ * ```ts
+ * claimedUntil(record, now, config); // -Infinity: no start waits elsewhere
+ * ```
+ */
+export function claimedUntil(record: AccountRecord, now: number, config: AccountConfig): number {
+  const id = config.process?.id;
+  if (id === undefined) return Number.NEGATIVE_INFINITY;
+  let until = Number.NEGATIVE_INFINITY;
+  for (const name in record.processes) {
+    const claim = record.processes[name]?.claimUntil;
+    if (name !== id && claim !== undefined && claim > now) until = Math.max(until, claim);
+  }
+  return until;
+}
+
+/**
+ * This process's claim after a request of `klass` got `verdict`: a start or abort told to wait for
+ * the account's pace (not for an identical start's spacing, not for the process's own lower limit)
+ * claims its slot and a lease after it; granted, or a lower class asked, the claim goes.
+ */
+function claimed(record: AccountRecord, klass: FairClass, paceAt: number, verdict: Verdict, now: number, config: AccountConfig): AccountRecord {
+  const id = config.process?.id;
+  const entry = id === undefined ? undefined : record.processes[id];
+  if (id === undefined || entry === undefined) return record;
+  const limits = accountLimits(record, config);
+  const urgent = klass === 'start' || klass === 'abort';
+  const waitsForPace = verdict.verdict === 'wait' && paceAt > now && paceAt >= verdict.at && ownLimits(record, config).perMinute >= limits.perMinute;
+  const claimUntil = urgent && waitsForPace ? paceAt + CLAIM_LEASE_INTERVALS * limits.pacingIntervalMs : undefined;
+  if (claimUntil === entry.claimUntil) return record;
+  const rest: ProcessEntry = { until: entry.until, perMinute: entry.perMinute, burst: entry.burst, demand: entry.demand, readTat: entry.readTat, ownTat: entry.ownTat };
+  return { ...record, processes: { ...record.processes, [id]: claimUntil === undefined ? rest : { ...rest, claimUntil } } };
 }
 
 /** When this process's share lets its next read go: only while other processes have runs waiting to read too. */
@@ -942,9 +998,14 @@ export function requested(
     const refusedUntil = startRefusedUntil(next, now, config);
     if (refusedUntil !== undefined) return { record: next, verdict: { verdict: 'refused', at: refusedUntil } };
   }
-  const at = Math.max(readyAt(next, request.klass, now, config), request.startKey === undefined ? Number.NEGATIVE_INFINITY : startReadyAt(next, request.startKey, config));
-  if (at > now) return { record: next, verdict: { verdict: 'wait', at } };
-  return { record: afterSend(next, request.klass, request.startKey, now, config), verdict: { verdict: 'granted' } };
+  const paceAt = readyAt(next, request.klass, now, config);
+  const at = Math.max(paceAt, request.startKey === undefined ? Number.NEGATIVE_INFINITY : startReadyAt(next, request.startKey, config));
+  if (at > now) {
+    const verdict: Verdict = { verdict: 'wait', at };
+    return { record: claimed(next, request.klass, paceAt, verdict, now, config), verdict };
+  }
+  const granted: Verdict = { verdict: 'granted' };
+  return { record: afterSend(claimed(next, request.klass, paceAt, granted, now, config), request.klass, request.startKey, now, config), verdict: granted };
 }
 
 /**

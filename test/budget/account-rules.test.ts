@@ -111,4 +111,56 @@ describe('the account\'s rule book', () => {
       }),
     );
   });
+
+  it('lets no other process read while a process\'s start waits for the account\'s pace, and holds its starts back no longer than the pace', () => {
+    fc.assert(
+      fc.property(
+        fc.record({
+          starts: fc.integer({ min: 1, max: 30 }),
+          startsFrom: fc.integer({ min: 0, max: 30_000 }),
+          readers: fc.array(fc.integer({ min: 1, max: 20 }), { minLength: 1, maxLength: 3 }),
+          // How late each process asks after its turn: a starting process within one pacing interval
+          // (its claim's lease is two), readers within three.
+          lateness: fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 50, maxLength: 50 }),
+        }),
+        ({ starts, startsFrom, readers, lateness }) => {
+          const T = budgetLimits().pacingIntervalMs;
+          const late = (index: number, most: number): number => (lateness[index % lateness.length] ?? 0) * most;
+          const configOf = (id: string): AccountConfig => ({ options: {}, process: { id, leaseMs: 124_000 } });
+          // Each process's next ask: the starter's next start, each reader's next read.
+          const next = new Map<string, number>([['s', startsFrom], ...readers.map((_, index) => [`r${index}`, 0] as const)]);
+          let record = newAccountRecord('e');
+          let left = starts;
+          let waitingSince: number | undefined;
+          let lastStartAt = startsFrom;
+          const readsWhileStartWaited: number[] = [];
+          for (let step = 0; left > 0 && step < 10_000; step++) {
+            const [id, now] = [...next].reduce((first, entry) => (entry[1] < first[1] ? entry : first));
+            const isStarter = id === 's';
+            const klass = isStarter ? 'start' : 'reads';
+            const demand = isStarter ? 0 : readers[Number(id.slice(1))]!;
+            const asked = requested(record, { klass, startKey: isStarter ? `c-${left} {}` : undefined, demand }, now, configOf(id));
+            record = asked.record;
+            if (asked.verdict.verdict === 'granted') {
+              if (isStarter) {
+                left -= 1;
+                waitingSince = undefined;
+                lastStartAt = now;
+              } else if (waitingSince !== undefined && now > waitingSince) readsWhileStartWaited.push(now);
+              next.set(id, now + late(step, isStarter ? T / 4 : T));
+            } else {
+              const at = asked.verdict.at;
+              if (isStarter) waitingSince ??= now;
+              next.set(id, Math.min(at, now + 5_000) + late(step, isStarter ? T : 3 * T));
+            }
+          }
+          expect(left).toBe(0);
+          expect(readsWhileStartWaited).toEqual([]);
+          // The starts take the pace's slots one after the other: no slower than the pace and each ask's lateness.
+          expect(lastStartAt).toBeLessThanOrEqual(startsFrom + (starts + 1) * 2 * T);
+        },
+      ),
+      { numRuns: 100 },
+    );
+  });
 });
