@@ -202,7 +202,10 @@ export function createAccountBudget(options: AccountBudgetOptions & { readonly l
   /**
    * The shared account's record, with what this process holds counted as sent, is the scheduler's
    * mirror. Its identical-start marks are by digest: the mirror has those of the keys this process
-   * used (another process's marks show in the shared account's verdict).
+   * used (another process's marks show in the shared account's verdict). A mark the mirror has and the
+   * shared record lacks (a start refused while the account was away never reached it; pruned there
+   * first; Redis lost the account) stays in the mirror until it expires there: the scheduler offers an
+   * identical start waiting in line when its key's mark expires, and one that vanished would never.
    */
   function adopt(record: AccountRecord): void {
     if (mirror === undefined || shared === undefined) return;
@@ -211,6 +214,7 @@ export function createAccountBudget(options: AccountBudgetOptions & { readonly l
       const startKey = startKeys.get(digest);
       if (startKey !== undefined) starts[startKey] = mark;
     }
+    for (const [startKey, mark] of Object.entries(mirror.record.starts)) starts[startKey] ??= mark;
     for (const digest of [...startKeys.keys()]) if (record.starts[digest] === undefined && !held.some((entry) => entry.startKey === startKeys.get(digest))) startKeys.delete(digest);
     let next: AccountRecord = { ...record, starts };
     for (const entry of held) next = afterSend(next, entry.klass, entry.startKey, Math.max(entry.at, next.at), shared.config);
