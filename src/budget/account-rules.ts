@@ -773,11 +773,16 @@ export function startReadyAt(record: AccountRecord, key: string, config: Account
   return mark.inFlight > 0 ? Number.POSITIVE_INFINITY : mark.at + accountLimits(record, config).duplicateStartSpacingMs;
 }
 
-/** When the next identical-start mark may be forgotten (a key freed), if any. */
+/**
+ * When the next identical-start mark may be forgotten (a key freed), if any: its spacing after its
+ * answer, or — a start on its way in a shared account, whose answer may never come here (another
+ * process sent it, or died) — a lease after it was sent, as `pruned` forgets it.
+ */
 export function nextMarkExpiryAt(record: AccountRecord, config: AccountConfig): number | undefined {
   const spacing = accountLimits(record, config).duplicateStartSpacingMs;
+  const lostAfter = config.process?.leaseMs ?? Number.POSITIVE_INFINITY;
   let next = Number.POSITIVE_INFINITY;
-  for (const mark of Object.values(record.starts)) if (mark.inFlight === 0) next = Math.min(next, mark.at + spacing);
+  for (const mark of Object.values(record.starts)) next = Math.min(next, mark.inFlight === 0 ? mark.at + spacing : mark.at + lostAfter);
   return Number.isFinite(next) ? next : undefined;
 }
 

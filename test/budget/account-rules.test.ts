@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { budgetLimits, newAccountRecord, readsPerMinute, readyAt, requested } from '../../src/budget/account-rules.js';
+import { budgetLimits, newAccountRecord, nextMarkExpiryAt, pruned, readsPerMinute, readyAt, requested } from '../../src/budget/account-rules.js';
 import type { AccountConfig, AccountRecord } from '../../src/budget/account-rules.js';
 import { FAIR_CLASSES } from '../../src/budget/fair-queue.js';
 import type { FairClass } from '../../src/budget/fair-queue.js';
@@ -162,5 +162,14 @@ describe('the account\'s rule book', () => {
       ),
       { numRuns: 100 },
     );
+  });
+
+  it('wakes for an identical start on its way in a shared account when its lease runs out, as pruning then forgets it: its answer may never come to this process', () => {
+    const shared: AccountConfig = { options: {}, process: { id: 'a', leaseMs: 124_000 } };
+    const { record } = requested(newAccountRecord('e'), { klass: 'start', startKey: 'c-1 {}', demand: 0 }, 1_000, shared);
+    expect(nextMarkExpiryAt(record, shared)).toBe(125_000);
+    expect(pruned(record, 125_000, shared).freed).toEqual(['c-1 {}']);
+    // Alone in memory, the answer always comes: no wake before it.
+    expect(nextMarkExpiryAt(requested(newAccountRecord('e'), { klass: 'start', startKey: 'c-1 {}', demand: 0 }, 1_000, { options: {} }).record, { options: {} })).toBeUndefined();
   });
 });
