@@ -22,7 +22,7 @@ import type { KeyCadence, Refusal, SchedulerEvent } from './scheduler.js';
  */
 export interface SharedAccount {
   readonly config: AccountConfig;
-  /** The verdict on one request of `klass` now (`demand`: this process's runs waiting to read), with the record after it and the account's time. */
+  /** The verdict on one request of `klass` now (`demand`: this process's runs waiting to read; for a start or abort, its starts and aborts waiting), with the record after it and the account's time. */
   request(klass: FairClass, demand: number, startKey: string | undefined): Promise<Verdict & { readonly now: number; readonly record: AccountRecord }>;
   report(answer: AccountAnswer): Promise<AccountRecord>;
   /** This process has nothing waiting, or leaves. */
@@ -226,6 +226,12 @@ export function createAccountBudget(options: AccountBudgetOptions & { readonly l
     return depths.status + depths.output + held.filter((entry) => entry.klass === 'reads').length;
   }
 
+  /** This process's starts and aborts waiting, here or for the shared account: what a start's or abort's claim on the account's pace counts. */
+  function urgent(): number {
+    const depths = core.queue.depths();
+    return depths.abort + depths.start + held.filter((entry) => entry.klass === 'abort' || entry.klass === 'start').length;
+  }
+
   /**
    * Asks the shared account for the first request held, one call at a time. With nothing held or
    * waiting, it withdraws this process's reads from the account — and while the account is away,
@@ -252,7 +258,7 @@ export function createAccountBudget(options: AccountBudgetOptions & { readonly l
       if (entry === undefined) await shared.leave();
       else {
         if (entry.klass === 'reads') declared = true;
-        answer = await shared.request(entry.klass, demand(), entry.startKey);
+        answer = await shared.request(entry.klass, entry.klass === 'abort' || entry.klass === 'start' ? urgent() : demand(), entry.startKey);
       }
     } catch {
       // The store refused the call (a client that gives up on commands while it is away): asked again soon.

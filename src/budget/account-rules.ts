@@ -189,10 +189,9 @@ export interface ProcessEntry {
   readonly readTat: number;
   readonly ownTat: number;
   /**
-   * While a start or abort of this process waits for the account's pace: the slot it waits for, and a
-   * lease of `CLAIM_LEASE_INTERVALS` pacing intervals after it. The other processes' reads and
-   * interactive calls yield to it until then (`claimedUntil`); it goes when the start or abort is
-   * granted, or when the process asks for something lower (it has nothing higher waiting). Absent: none.
+   * While starts or aborts of this process wait for the account's pace: the slot the next one waits
+   * for, and a lease of `CLAIM_LEASE_INTERVALS` pacing intervals after it (see `requested`). The other
+   * processes' reads and interactive calls yield to it until then (`claimedUntil`). Absent: none.
    */
   readonly claimUntil?: number;
 }
@@ -732,18 +731,14 @@ export function claimedUntil(record: AccountRecord, now: number, config: Account
 }
 
 /**
- * This process's claim after a request of `klass` got `verdict`: a start or abort told to wait for
- * the account's pace (not for an identical start's spacing, not for the process's own lower limit)
- * claims its slot and a lease after it; granted, or a lower class asked, the claim goes.
+ * This process's entry with its claim on the slot at `slotAt` (and a lease after it), or without one
+ * (`undefined`).
  */
-function claimed(record: AccountRecord, klass: FairClass, paceAt: number, verdict: Verdict, now: number, config: AccountConfig): AccountRecord {
+function claimed(record: AccountRecord, slotAt: number | undefined, config: AccountConfig): AccountRecord {
   const id = config.process?.id;
   const entry = id === undefined ? undefined : record.processes[id];
   if (id === undefined || entry === undefined) return record;
-  const limits = accountLimits(record, config);
-  const urgent = klass === 'start' || klass === 'abort';
-  const waitsForPace = verdict.verdict === 'wait' && paceAt > now && paceAt >= verdict.at && ownLimits(record, config).perMinute >= limits.perMinute;
-  const claimUntil = urgent && waitsForPace ? paceAt + CLAIM_LEASE_INTERVALS * limits.pacingIntervalMs : undefined;
+  const claimUntil = slotAt === undefined ? undefined : slotAt + CLAIM_LEASE_INTERVALS * accountLimits(record, config).pacingIntervalMs;
   if (claimUntil === entry.claimUntil) return record;
   const rest: ProcessEntry = { until: entry.until, perMinute: entry.perMinute, burst: entry.burst, demand: entry.demand, readTat: entry.readTat, ownTat: entry.ownTat };
   return { ...record, processes: { ...record.processes, [id]: claimUntil === undefined ? rest : { ...rest, claimUntil } } };
@@ -985,7 +980,13 @@ export function checkedEpoch(record: AccountRecord, knownEpoch: string | undefin
 /**
  * One request's turn, as a shared store takes it in one atomic step: the record pruned, this
  * process's lease and demand renewed, then the verdict — refused (a start the day cannot take),
- * wait until a time, or granted, the send counted.
+ * wait until a time, or granted, the send counted. `demand`: for reads, this process's runs waiting
+ * to read; for a start or abort, this process's starts and aborts waiting, this one included.
+ *
+ * A start or abort claims the account's slot it waits for (`ProcessEntry.claimUntil`): told to wait
+ * for the account's pace — not for an identical start's spacing, nor for its process's own lower
+ * limit — or granted with more of them waiting behind it (the next slot then). The other processes'
+ * reads and interactive calls yield to the claim; anything else this process asks ends it.
  *
  * @example
  * ```ts
@@ -1005,12 +1006,12 @@ export function requested(
   }
   const paceAt = readyAt(next, request.klass, now, config);
   const at = Math.max(paceAt, request.startKey === undefined ? Number.NEGATIVE_INFINITY : startReadyAt(next, request.startKey, config));
+  const claims = (request.klass === 'start' || request.klass === 'abort') && ownLimits(next, config).perMinute >= accountLimits(next, config).perMinute;
   if (at > now) {
-    const verdict: Verdict = { verdict: 'wait', at };
-    return { record: claimed(next, request.klass, paceAt, verdict, now, config), verdict };
+    return { record: claimed(next, claims && paceAt > now && paceAt >= at ? paceAt : undefined, config), verdict: { verdict: 'wait', at } };
   }
-  const granted: Verdict = { verdict: 'granted' };
-  return { record: afterSend(claimed(next, request.klass, paceAt, granted, now, config), request.klass, request.startKey, now, config), verdict: granted };
+  const sent = afterSend(next, request.klass, request.startKey, now, config);
+  return { record: claimed(sent, claims && request.demand > 1 ? Math.max(now, readyAt(sent, request.klass, now, config)) : undefined, config), verdict: { verdict: 'granted' } };
 }
 
 /**

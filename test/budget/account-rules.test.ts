@@ -112,7 +112,7 @@ describe('the account\'s rule book', () => {
     );
   });
 
-  it('lets no other process read while a process\'s start waits for the account\'s pace, and holds its starts back no longer than the pace', () => {
+  it('lets no other process read from a process\'s first start to its last while they wait for the account\'s pace, and holds its starts back no longer than the pace', () => {
     fc.assert(
       fc.property(
         fc.record({
@@ -131,27 +131,25 @@ describe('the account\'s rule book', () => {
           const next = new Map<string, number>([['s', startsFrom], ...readers.map((_, index) => [`r${index}`, 0] as const)]);
           let record = newAccountRecord('e');
           let left = starts;
-          let waitingSince: number | undefined;
+          let startsAskedAt: number | undefined;
           let lastStartAt = startsFrom;
           const readsWhileStartWaited: number[] = [];
           for (let step = 0; left > 0 && step < 10_000; step++) {
             const [id, now] = [...next].reduce((first, entry) => (entry[1] < first[1] ? entry : first));
             const isStarter = id === 's';
             const klass = isStarter ? 'start' : 'reads';
-            const demand = isStarter ? 0 : readers[Number(id.slice(1))]!;
+            const demand = isStarter ? left : readers[Number(id.slice(1))]!;
             const asked = requested(record, { klass, startKey: isStarter ? `c-${left} {}` : undefined, demand }, now, configOf(id));
             record = asked.record;
+            if (isStarter) startsAskedAt ??= now;
             if (asked.verdict.verdict === 'granted') {
               if (isStarter) {
                 left -= 1;
-                waitingSince = undefined;
                 lastStartAt = now;
-              } else if (waitingSince !== undefined && now > waitingSince) readsWhileStartWaited.push(now);
+              } else if (startsAskedAt !== undefined && now > startsAskedAt) readsWhileStartWaited.push(now);
               next.set(id, now + late(step, isStarter ? T / 4 : T));
             } else {
-              const at = asked.verdict.at;
-              if (isStarter) waitingSince ??= now;
-              next.set(id, Math.min(at, now + 5_000) + late(step, isStarter ? T : 3 * T));
+              next.set(id, Math.min(asked.verdict.at, now + 5_000) + late(step, isStarter ? T : 3 * T));
             }
           }
           expect(left).toBe(0);

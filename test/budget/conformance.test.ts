@@ -214,6 +214,11 @@ const ROWS: readonly Row[] = [
     steps: [asks('reads', 5), { ask: 'start', by: 'b', key: 's', expect: { wait: T } }, { ask: 'reads', expect: { wait: 3 * T } }, { ask: 'interactive', expect: { wait: 3 * T } }, { at: T }, { ask: 'start', by: 'b', key: 's', expect: 'granted' }, { ask: 'reads', expect: { wait: 2 * T } }],
   },
   {
+    name: 'a start granted with more of its process\'s starts waiting behind it claims the next slot for them',
+    processes: { a: {}, b: {} },
+    steps: [asks('reads', 4), { ask: 'start', by: 'b', key: 's-1', demand: 3, expect: 'granted' }, { ask: 'reads', expect: { wait: 3 * T } }, { at: T }, { ask: 'start', by: 'b', key: 's-2', demand: 2, expect: 'granted' }, { ask: 'start', by: 'b', key: 's-3', demand: 1, expect: { wait: 2 * T } }, { at: 2 * T }, { ask: 'start', by: 'b', key: 's-3', demand: 1, expect: 'granted' }, { ask: 'reads', expect: { wait: 3 * T } }],
+  },
+  {
     name: 'a waiting start\'s claim lapses when its process asks no more (stalled, killed): the others read after its lease',
     processes: { a: {}, b: {} },
     steps: [asks('reads', 5), { ask: 'start', by: 'b', key: 's', expect: { wait: T } }, { at: 2 * T }, { ask: 'reads', expect: { wait: 3 * T } }, { at: 3 * T }, { ask: 'reads', expect: 'granted' }],
