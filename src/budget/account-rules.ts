@@ -190,7 +190,7 @@ export interface ProcessEntry {
   readonly ownTat: number;
   /**
    * While starts or aborts of this process wait for the account's pace: the slot the next one waits
-   * for, and a lease of `CLAIM_LEASE_INTERVALS` pacing intervals after it (see `requested`). The other
+   * for, and a lease after it (the pacer's burst, see `requested`). The other
    * processes' reads and interactive calls yield to it until then (`claimedUntil`). Absent: none.
    */
   readonly claimUntil?: number;
@@ -291,11 +291,11 @@ const HEADROOM_HORIZON_MINUTES = 15;
 const LEND_AFTER_TURNS = 2;
 
 /**
- * How long a waiting start's or abort's claim outlives the slot it waits for, in pacing intervals: the
- * process asks again at that slot (its claim renewed while it keeps waiting, gone once it is granted);
- * one that stalls or dies lets the others read again after this.
+ * How long a start's or abort's claim outlives the slot it waits for: the pacer's burst. The process
+ * asks again at that slot (a busy machine's process a little late); one that stalls or dies lets the
+ * others read again after this, and the burst the pacer saved meanwhile gives them back those slots.
  */
-const CLAIM_LEASE_INTERVALS = 2;
+const claimLeaseMs = (limits: BudgetLimits): number => limits.burst * limits.pacingIntervalMs;
 
 /**
  * A record with nothing sent yet.
@@ -738,7 +738,7 @@ function claimed(record: AccountRecord, slotAt: number | undefined, config: Acco
   const id = config.process?.id;
   const entry = id === undefined ? undefined : record.processes[id];
   if (id === undefined || entry === undefined) return record;
-  const claimUntil = slotAt === undefined ? undefined : slotAt + CLAIM_LEASE_INTERVALS * accountLimits(record, config).pacingIntervalMs;
+  const claimUntil = slotAt === undefined ? undefined : slotAt + claimLeaseMs(accountLimits(record, config));
   if (claimUntil === entry.claimUntil) return record;
   const rest: ProcessEntry = { until: entry.until, perMinute: entry.perMinute, burst: entry.burst, demand: entry.demand, readTat: entry.readTat, ownTat: entry.ownTat };
   return { ...record, processes: { ...record.processes, [id]: claimUntil === undefined ? rest : { ...rest, claimUntil } } };

@@ -120,7 +120,7 @@ describe('the account\'s rule book', () => {
           startsFrom: fc.integer({ min: 0, max: 30_000 }),
           readers: fc.array(fc.integer({ min: 1, max: 20 }), { minLength: 1, maxLength: 3 }),
           // How late each process asks after its turn: a starting process within one pacing interval
-          // (its claim's lease is two), readers within three.
+          // (its claim's lease is the pacer's burst, five), readers within three.
           lateness: fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 50, maxLength: 50 }),
         }),
         ({ starts, startsFrom, readers, lateness }) => {
