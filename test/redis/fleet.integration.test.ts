@@ -30,7 +30,7 @@ const UTILISATION = 0.85;
 /**
  * On an accelerated clock a stall of the machine is 15 times as long for the fleet, and the test's
  * steady span is short. Its runs work 4 minutes from their start, and the span begins one turn of every
- * run after the last start (the late process's too) and, the killed process's share taken over: on a
+ * run after the last start (the late process's too), once the killed process's share is taken over. On a
  * busy machine each start's grant waits for a Redis round trip in real time, 15 times as long in the
  * fleet's, so the 31 starts took 53–143 s instead of 22 s and left a span of 80–170 s, 3 to 10 reads a
  * run. Seven runs at a load of 11–23 on the 2 cores measured 83–89% (once 70%, once 33% with half the
