@@ -158,7 +158,7 @@ describe('the account\'s rule book', () => {
           expect(lastStartAt).toBeLessThanOrEqual(startsFrom + (starts + 1) * 2 * T);
         },
       ),
-      { numRuns: 100 },
+      { numRuns: 50 },
     );
   });
 
