@@ -22,7 +22,7 @@ import type { KeyCadence, Refusal, SchedulerEvent } from './scheduler.js';
  */
 export interface SharedAccount {
   readonly config: AccountConfig;
-  /** The verdict on one request of `klass` now (`demand`: this process's runs waiting to read), with the record after it and the account's time. */
+  /** The verdict on one request of `klass` now (`demand`: this process's runs waiting to read; for a start or abort, its starts and aborts waiting), with the record after it and the account's time. */
   request(klass: FairClass, demand: number, startKey: string | undefined): Promise<Verdict & { readonly now: number; readonly record: AccountRecord }>;
   report(answer: AccountAnswer): Promise<AccountRecord>;
   /** This process has nothing waiting, or leaves. */
@@ -202,7 +202,10 @@ export function createAccountBudget(options: AccountBudgetOptions & { readonly l
   /**
    * The shared account's record, with what this process holds counted as sent, is the scheduler's
    * mirror. Its identical-start marks are by digest: the mirror has those of the keys this process
-   * used (another process's marks show in the shared account's verdict).
+   * used (another process's marks show in the shared account's verdict). A mark the mirror has and the
+   * shared record lacks (a start refused while the account was away never reached it; pruned there
+   * first; Redis lost the account) stays in the mirror until it expires there: the scheduler offers an
+   * identical start waiting in line when its key's mark expires, and one that vanished would never.
    */
   function adopt(record: AccountRecord): void {
     if (mirror === undefined || shared === undefined) return;
@@ -211,6 +214,7 @@ export function createAccountBudget(options: AccountBudgetOptions & { readonly l
       const startKey = startKeys.get(digest);
       if (startKey !== undefined) starts[startKey] = mark;
     }
+    for (const [startKey, mark] of Object.entries(mirror.record.starts)) starts[startKey] ??= mark;
     for (const digest of [...startKeys.keys()]) if (record.starts[digest] === undefined && !held.some((entry) => entry.startKey === startKeys.get(digest))) startKeys.delete(digest);
     let next: AccountRecord = { ...record, starts };
     for (const entry of held) next = afterSend(next, entry.klass, entry.startKey, Math.max(entry.at, next.at), shared.config);
@@ -220,6 +224,12 @@ export function createAccountBudget(options: AccountBudgetOptions & { readonly l
   function demand(): number {
     const depths = core.queue.depths();
     return depths.status + depths.output + held.filter((entry) => entry.klass === 'reads').length;
+  }
+
+  /** This process's starts and aborts waiting, here or for the shared account: what a start's or abort's claim on the account's pace counts. */
+  function urgent(): number {
+    const depths = core.queue.depths();
+    return depths.abort + depths.start + held.filter((entry) => entry.klass === 'abort' || entry.klass === 'start').length;
   }
 
   /**
@@ -248,7 +258,7 @@ export function createAccountBudget(options: AccountBudgetOptions & { readonly l
       if (entry === undefined) await shared.leave();
       else {
         if (entry.klass === 'reads') declared = true;
-        answer = await shared.request(entry.klass, demand(), entry.startKey);
+        answer = await shared.request(entry.klass, entry.klass === 'abort' || entry.klass === 'start' ? urgent() : demand(), entry.startKey);
       }
     } catch {
       // The store refused the call (a client that gives up on commands while it is away): asked again soon.

@@ -173,7 +173,8 @@ export interface StartMark {
 /**
  * A process of the account (several processes may share it through Redis): until when its lease
  * runs (one killed with -9 is forgotten after it), its configured limit per minute, how many runs it
- * has waiting to read, and the pacers of its share of the reads and of its own lower limit.
+ * has waiting to read, the pacers of its share of the reads and of its own lower limit, and until
+ * when a start or abort of it waits for the account's pace (`claimUntil`).
  *
  * @example
  * ```ts
@@ -187,6 +188,12 @@ export interface ProcessEntry {
   readonly demand: number;
   readonly readTat: number;
   readonly ownTat: number;
+  /**
+   * While starts or aborts of this process wait for the account's pace: the slot the next one waits
+   * for, and a lease after it (the pacer's burst, see `requested`). The other
+   * processes' reads and interactive calls yield to it until then (`claimedUntil`). Absent: none.
+   */
+  readonly claimUntil?: number;
 }
 
 /**
@@ -282,6 +289,13 @@ const HEADROOM_HORIZON_MINUTES = 15;
  * that is not reading (killed, stalled, its runs not due).
  */
 const LEND_AFTER_TURNS = 2;
+
+/**
+ * How long a start's or abort's claim outlives the slot it waits for: the pacer's burst. The process
+ * asks again at that slot (a busy machine's process a little late); one that stalls or dies lets the
+ * others read again after this, and the burst the pacer saved meanwhile gives them back those slots.
+ */
+const claimLeaseMs = (limits: BudgetLimits): number => limits.burst * limits.pacingIntervalMs;
 
 /**
  * A record with nothing sent yet.
@@ -606,10 +620,12 @@ export function readyAt(record: AccountRecord, klass: FairClass, now: number, co
     // reserve; when even that is spent it is refused (`startRefusedUntil`), not kept waiting.
     case 'start':
       return Math.max(minuteReadyAt(record, now, config, limits), dayReadyAt(record, limits.startsPerDay, limits.dayWindowMs));
+    // Starts and aborts come before reads and interactive calls account-wide: those of this process
+    // wait while another process's start or abort waits for the pace (`claimedUntil`).
     case 'interactive':
-      return pacedReadyAt(record, now, config, limits);
+      return Math.max(pacedReadyAt(record, now, config, limits), claimedUntil(record, now, config));
     case 'reads':
-      return Math.max(pacedReadyAt(record, now, config, limits), shareReadyAt(record, config, limits, now));
+      return Math.max(pacedReadyAt(record, now, config, limits), shareReadyAt(record, config, limits, now), claimedUntil(record, now, config));
     default:
       return unreachable(klass);
   }
@@ -693,6 +709,41 @@ function shareIntervals(entries: readonly (readonly [string, ProcessEntry])[], i
   return intervals;
 }
 
+/**
+ * Until when another process of the account has a start or abort waiting for the account's pace
+ * (its `claimUntil`), or `-Infinity` when none has: this process's reads and interactive calls wait
+ * until then, so that no process's lower class takes the slot another's higher class waits for.
+ *
+ * @example
+ * ```ts
+ * claimedUntil(record, now, config); // -Infinity: no start waits elsewhere
+ * ```
+ */
+export function claimedUntil(record: AccountRecord, now: number, config: AccountConfig): number {
+  const id = config.process?.id;
+  if (id === undefined) return Number.NEGATIVE_INFINITY;
+  let until = Number.NEGATIVE_INFINITY;
+  for (const name in record.processes) {
+    const claim = record.processes[name]?.claimUntil;
+    if (name !== id && claim !== undefined && claim > now) until = Math.max(until, claim);
+  }
+  return until;
+}
+
+/**
+ * This process's entry with its claim on the slot at `slotAt` (and a lease after it), or without one
+ * (`undefined`).
+ */
+function claimed(record: AccountRecord, slotAt: number | undefined, config: AccountConfig): AccountRecord {
+  const id = config.process?.id;
+  const entry = id === undefined ? undefined : record.processes[id];
+  if (id === undefined || entry === undefined) return record;
+  const claimUntil = slotAt === undefined ? undefined : slotAt + claimLeaseMs(accountLimits(record, config));
+  if (claimUntil === entry.claimUntil) return record;
+  const rest: ProcessEntry = { until: entry.until, perMinute: entry.perMinute, burst: entry.burst, demand: entry.demand, readTat: entry.readTat, ownTat: entry.ownTat };
+  return { ...record, processes: { ...record.processes, [id]: claimUntil === undefined ? rest : { ...rest, claimUntil } } };
+}
+
 /** When this process's share lets its next read go: only while other processes have runs waiting to read too. */
 function shareReadyAt(record: AccountRecord, config: AccountConfig, limits: BudgetLimits, now: number): number {
   const share = readShare(record, config, limits, now);
@@ -717,11 +768,16 @@ export function startReadyAt(record: AccountRecord, key: string, config: Account
   return mark.inFlight > 0 ? Number.POSITIVE_INFINITY : mark.at + accountLimits(record, config).duplicateStartSpacingMs;
 }
 
-/** When the next identical-start mark may be forgotten (a key freed), if any. */
+/**
+ * When the next identical-start mark may be forgotten (a key freed), if any: its spacing after its
+ * answer, or — a start on its way in a shared account, whose answer may never come here (another
+ * process sent it, or died) — a lease after it was sent, as `pruned` forgets it.
+ */
 export function nextMarkExpiryAt(record: AccountRecord, config: AccountConfig): number | undefined {
   const spacing = accountLimits(record, config).duplicateStartSpacingMs;
+  const lostAfter = config.process?.leaseMs ?? Number.POSITIVE_INFINITY;
   let next = Number.POSITIVE_INFINITY;
-  for (const mark of Object.values(record.starts)) if (mark.inFlight === 0) next = Math.min(next, mark.at + spacing);
+  for (const mark of Object.values(record.starts)) next = Math.min(next, mark.inFlight === 0 ? mark.at + spacing : mark.at + lostAfter);
   return Number.isFinite(next) ? next : undefined;
 }
 
@@ -924,7 +980,13 @@ export function checkedEpoch(record: AccountRecord, knownEpoch: string | undefin
 /**
  * One request's turn, as a shared store takes it in one atomic step: the record pruned, this
  * process's lease and demand renewed, then the verdict — refused (a start the day cannot take),
- * wait until a time, or granted, the send counted.
+ * wait until a time, or granted, the send counted. `demand`: for reads, this process's runs waiting
+ * to read; for a start or abort, this process's starts and aborts waiting, this one included.
+ *
+ * A start or abort claims the account's slot it waits for (`ProcessEntry.claimUntil`): told to wait
+ * for the account's pace — not for an identical start's spacing, nor for its process's own lower
+ * limit — or granted with more of them waiting behind it (the next slot then). The other processes'
+ * reads and interactive calls yield to the claim; anything else this process asks ends it.
  *
  * @example
  * ```ts
@@ -942,9 +1004,14 @@ export function requested(
     const refusedUntil = startRefusedUntil(next, now, config);
     if (refusedUntil !== undefined) return { record: next, verdict: { verdict: 'refused', at: refusedUntil } };
   }
-  const at = Math.max(readyAt(next, request.klass, now, config), request.startKey === undefined ? Number.NEGATIVE_INFINITY : startReadyAt(next, request.startKey, config));
-  if (at > now) return { record: next, verdict: { verdict: 'wait', at } };
-  return { record: afterSend(next, request.klass, request.startKey, now, config), verdict: { verdict: 'granted' } };
+  const paceAt = readyAt(next, request.klass, now, config);
+  const at = Math.max(paceAt, request.startKey === undefined ? Number.NEGATIVE_INFINITY : startReadyAt(next, request.startKey, config));
+  const claims = (request.klass === 'start' || request.klass === 'abort') && ownLimits(next, config).perMinute >= accountLimits(next, config).perMinute;
+  if (at > now) {
+    return { record: claimed(next, claims && paceAt > now && paceAt >= at ? paceAt : undefined, config), verdict: { verdict: 'wait', at } };
+  }
+  const sent = afterSend(next, request.klass, request.startKey, now, config);
+  return { record: claimed(sent, claims && request.demand > 1 ? Math.max(now, readyAt(sent, request.klass, now, config)) : undefined, config), verdict: { verdict: 'granted' } };
 }
 
 /**

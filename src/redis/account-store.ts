@@ -183,7 +183,7 @@ export class RedisAccountStore {
     this.ledger = new RedisLedger(redis, { account: options.account, config: options.config, timeScale: options.timeScale, onClockStep: options.onClockStep });
   }
 
-  /** May this process send one request of `kind` now? `demand`: its runs waiting to read. */
+  /** May this process send one request of `kind` now? `demand`: its runs waiting to read; for a start or abort, its starts and aborts waiting (`requested`). */
   grant(kind: GrantClass, demand: number, startKey?: string): Promise<Grant> {
     const klass: FairClass = kind === 'read' ? 'reads' : kind;
     const digest = this.#digest(startKey);

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { budgetLimits, newAccountRecord, readsPerMinute, readyAt, requested } from '../../src/budget/account-rules.js';
+import { budgetLimits, newAccountRecord, nextMarkExpiryAt, pruned, readsPerMinute, readyAt, requested } from '../../src/budget/account-rules.js';
 import type { AccountConfig, AccountRecord } from '../../src/budget/account-rules.js';
 import { FAIR_CLASSES } from '../../src/budget/fair-queue.js';
 import type { FairClass } from '../../src/budget/fair-queue.js';
@@ -110,5 +110,64 @@ describe('the account\'s rule book', () => {
         expect(total).toBeCloseTo(account, 9);
       }),
     );
+  });
+
+  it('lets no other process read from a process\'s first start to its last while they wait for the account\'s pace, and holds its starts back no longer than the pace', () => {
+    fc.assert(
+      fc.property(
+        fc.record({
+          starts: fc.integer({ min: 1, max: 30 }),
+          startsFrom: fc.integer({ min: 0, max: 30_000 }),
+          readers: fc.array(fc.integer({ min: 1, max: 20 }), { minLength: 1, maxLength: 3 }),
+          // How late each process asks after its turn: a starting process within one pacing interval
+          // (its claim's lease is the pacer's burst, five), readers within three.
+          lateness: fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 50, maxLength: 50 }),
+        }),
+        ({ starts, startsFrom, readers, lateness }) => {
+          const T = budgetLimits().pacingIntervalMs;
+          const late = (index: number, most: number): number => (lateness[index % lateness.length] ?? 0) * most;
+          const configOf = (id: string): AccountConfig => ({ options: {}, process: { id, leaseMs: 124_000 } });
+          // Each process's next ask: the starter's next start, each reader's next read.
+          const next = new Map<string, number>([['s', startsFrom], ...readers.map((_, index) => [`r${index}`, 0] as const)]);
+          let record = newAccountRecord('e');
+          let left = starts;
+          let startsAskedAt: number | undefined;
+          let lastStartAt = startsFrom;
+          const readsWhileStartWaited: number[] = [];
+          for (let step = 0; left > 0 && step < 10_000; step++) {
+            const [id, now] = [...next].reduce((first, entry) => (entry[1] < first[1] ? entry : first));
+            const isStarter = id === 's';
+            const klass = isStarter ? 'start' : 'reads';
+            const demand = isStarter ? left : readers[Number(id.slice(1))]!;
+            const asked = requested(record, { klass, startKey: isStarter ? `c-${left} {}` : undefined, demand }, now, configOf(id));
+            record = asked.record;
+            if (isStarter) startsAskedAt ??= now;
+            if (asked.verdict.verdict === 'granted') {
+              if (isStarter) {
+                left -= 1;
+                lastStartAt = now;
+              } else if (startsAskedAt !== undefined && now > startsAskedAt) readsWhileStartWaited.push(now);
+              next.set(id, now + late(step, isStarter ? T / 4 : T));
+            } else {
+              next.set(id, Math.min(asked.verdict.at, now + 5_000) + late(step, isStarter ? T : 3 * T));
+            }
+          }
+          expect(left).toBe(0);
+          expect(readsWhileStartWaited).toEqual([]);
+          // The starts take the pace's slots one after the other: no slower than the pace and each ask's lateness.
+          expect(lastStartAt).toBeLessThanOrEqual(startsFrom + (starts + 1) * 2 * T);
+        },
+      ),
+      { numRuns: 50 },
+    );
+  });
+
+  it('wakes for an identical start on its way in a shared account when its lease runs out, as pruning then forgets it: its answer may never come to this process', () => {
+    const shared: AccountConfig = { options: {}, process: { id: 'a', leaseMs: 124_000 } };
+    const { record } = requested(newAccountRecord('e'), { klass: 'start', startKey: 'c-1 {}', demand: 0 }, 1_000, shared);
+    expect(nextMarkExpiryAt(record, shared)).toBe(125_000);
+    expect(pruned(record, 125_000, shared).freed).toEqual(['c-1 {}']);
+    // Alone in memory, the answer always comes: no wake before it.
+    expect(nextMarkExpiryAt(requested(newAccountRecord('e'), { klass: 'start', startKey: 'c-1 {}', demand: 0 }, 1_000, { options: {} }).record, { options: {} })).toBeUndefined();
   });
 });

@@ -207,6 +207,40 @@ const ROWS: readonly Row[] = [
     steps: [{ ask: 'interactive', by: 'fast', expect: 'granted' }, { ask: 'interactive', by: 'slow', expect: 'granted' }, asks('interactive', 3, 'granted', 'fast'), { ask: 'interactive', by: 'fast', expect: { wait: T } }],
   },
   {
+    name: 'a start waiting for the pace in one process holds the other processes\' reads and interactive calls until its slot has gone, then they take the next',
+    processes: { a: {}, b: {} },
+    // b's start waits for the slot at T; a's reads and interactive calls yield to it (its claim: the
+    // slot and a lease of the pacer's burst, 5 intervals); once granted, the claim goes and a reads at the next slot.
+    steps: [asks('reads', 5), { ask: 'start', by: 'b', key: 's', expect: { wait: T } }, { ask: 'reads', expect: { wait: 6 * T } }, { ask: 'interactive', expect: { wait: 6 * T } }, { at: T }, { ask: 'start', by: 'b', key: 's', expect: 'granted' }, { ask: 'reads', expect: { wait: 2 * T } }],
+  },
+  {
+    name: 'a start granted with more of its process\'s starts waiting behind it claims the next slot for them',
+    processes: { a: {}, b: {} },
+    steps: [asks('reads', 4), { ask: 'start', by: 'b', key: 's-1', demand: 3, expect: 'granted' }, { ask: 'reads', expect: { wait: 6 * T } }, { at: T }, { ask: 'start', by: 'b', key: 's-2', demand: 2, expect: 'granted' }, { ask: 'start', by: 'b', key: 's-3', demand: 1, expect: { wait: 2 * T } }, { at: 2 * T }, { ask: 'start', by: 'b', key: 's-3', demand: 1, expect: 'granted' }, { ask: 'reads', expect: { wait: 3 * T } }],
+  },
+  {
+    name: 'a waiting start\'s claim lapses when its process asks no more (stalled, killed): the others read after its lease',
+    processes: { a: {}, b: {} },
+    steps: [asks('reads', 5), { ask: 'start', by: 'b', key: 's', expect: { wait: T } }, { at: 2 * T }, { ask: 'reads', expect: { wait: 6 * T } }, { at: 6 * T }, { ask: 'reads', expect: 'granted' }],
+  },
+  {
+    name: 'a process that asks for a read has no start waiting: its claim goes',
+    processes: { a: {}, b: {} },
+    steps: [asks('reads', 5), { ask: 'start', by: 'b', key: 's', expect: { wait: T } }, { ask: 'interactive', expect: { wait: 6 * T } }, { ask: 'reads', by: 'b', expect: { wait: T } }, { ask: 'interactive', expect: { wait: T } }],
+  },
+  {
+    name: 'a start waiting for an identical start\'s spacing, or for its process\'s own lower pace, holds no one',
+    processes: { a: {}, b: {}, slow: { requestsPerMinute: 30, burst: 1 } },
+    steps: [
+      { ask: 'start', by: 'b', key: 'c-1 {}', expect: 'granted' },
+      { ask: 'start', by: 'b', key: 'c-1 {}', expect: 'wait' },
+      { ask: 'reads', expect: 'granted' },
+      { ask: 'start', by: 'slow', key: 'c-2 {}', expect: 'granted' },
+      { ask: 'start', by: 'slow', key: 'c-3 {}', expect: 'wait' },
+      { ask: 'reads', expect: 'granted' },
+    ],
+  },
+  {
     name: 'the state counts the minute and the day, and what the day has left',
     steps: [asks('reads', 5), asks('abort', 3), { state: { usedThisMinute: 8, usedToday: 8, remainingThisMinute: 92, remainingToday: 9_992, nextSendAt: 4 * T } }, { at: 61_000 }, { state: { usedThisMinute: 0, usedToday: 8 } }],
   },

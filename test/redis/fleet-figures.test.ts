@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { busiestWindow, fleetFigures, type LoggedRequest, meanStatusInterval, spreadOf } from './fleet-figures.js';
+import { busiestWindow, fleetFigures, type LoggedRequest, meanStatusInterval, readsWhileStarting, spreadOf } from './fleet-figures.js';
 
 const status = (executionId: string, emulatorTime: number, code = 200): LoggedRequest => ({ endpoint: 'status', status: code, emulatorTime, executionId });
 const other = (endpoint: string, executionId: string | undefined, emulatorTime: number, code = 200): LoggedRequest => ({ endpoint, status: code, emulatorTime, executionId });
@@ -12,6 +12,13 @@ describe('the figures of a fleet, from the request log', () => {
     expect(meanStatusInterval(log, 'a', { from: 500, to: 10_000 })).toBe(4_000);
     // Fewer reads than asked for: no interval to speak of.
     expect(meanStatusInterval(log, 'b', { from: 0, to: 10_000 })).toBeUndefined();
+  });
+
+  it('counts the reads of one process sent while another was starting its runs, not its own nor those outside every start phase', () => {
+    // Process 0 starts a and b (0 s to 4 s); process 1 starts c at 5 s; process 2 (late) d and e from 10 s to 12 s.
+    const log = [other('run', 'a', 0), other('run', 'b', 4_000), other('run', 'c', 5_000), other('run', 'd', 10_000), other('run', 'e', 12_000)];
+    const reads = [status('a', 2_000), status('c', 6_000), status('a', 8_000), other('output', 'c', 11_000), status('a', 11_500), status('d', 11_000)];
+    expect(readsWhileStarting([...log, ...reads], [['a', 'b'], ['c'], ['d', 'e']])).toBe(2);
   });
 
   it('gives the spread of processes and of runs, the account\'s use over the span, and every 429', () => {

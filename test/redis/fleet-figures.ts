@@ -86,3 +86,24 @@ export function fleetFigures(requests: readonly LoggedRequest[], runsByProcess: 
     requests: requests.length,
   };
 }
+
+/**
+ * Reads of one process's executions sent strictly within another process's start phase (its first
+ * start to its last, by the emulator's clock). `started`: each process's execution ids.
+ */
+export function readsWhileStarting(requests: readonly LoggedRequest[], started: readonly (readonly string[])[]): number {
+  const owner = new Map<string, number>();
+  started.forEach((ids, index) => {
+    for (const id of ids) owner.set(id, index);
+  });
+  const phases = started.map((ids) => {
+    const own = new Set(ids);
+    const times = requests.filter((request) => request.endpoint === 'run' && own.has(request.executionId ?? '')).map((request) => request.emulatorTime);
+    return times.length === 0 ? undefined : { from: Math.min(...times), to: Math.max(...times) };
+  });
+  return requests.filter((request) => {
+    if (request.endpoint !== 'status' && request.endpoint !== 'output') return false;
+    const reader = owner.get(request.executionId ?? '');
+    return phases.some((phase, index) => phase !== undefined && index !== reader && request.emulatorTime > phase.from && request.emulatorTime < phase.to);
+  }).length;
+}

@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { budgetLimits } from '../../src/budget/account-rules.js';
 import { clockScheduler, createEmulator, createScaledClock, type WorkflowDefinition } from '../../src/emulator/index.js';
 import { scrubbedEnv, startProcess, type RunningProcess } from '../cli/support/child-process.js';
-import { busiestWindow, fleetFigures, type FleetFigures, type LoggedRequest, type Span } from './fleet-figures.js';
+import { busiestWindow, fleetFigures, readsWhileStarting, type FleetFigures, type LoggedRequest, type Span } from './fleet-figures.js';
 import type { FleetWorkerConfig } from './fleet-worker.js';
 
 /**
@@ -51,8 +51,9 @@ export interface FleetOutcome {
   /** From the first start to the last, emulator ms: the fleet's start phase. */
   readonly startPhaseMs: number;
   /**
-   * Reads (status and output) sent between the first start and the last: while a start of the account
-   * waited, none should have been (starts come before reads account-wide), but for the few in flight.
+   * Reads (status and output) of one process's runs sent while another process was starting its runs
+   * (from its first start to its last, the late process's and the killed one's included): starts come
+   * before reads account-wide, so none should have been but for the few already on their way.
    */
   readonly readsWhileStarting: number;
   /** Exit codes of the processes not killed, the late one last. */
@@ -192,7 +193,7 @@ export async function runFleet(scenario: FleetScenario, socket: string): Promise
       starts: starts.length,
       failedRuns: spawned.reduce((sum, worker) => sum + [...worker.stdout().matchAll(/^failed \d+$/gmu)].length, 0),
       startPhaseMs: lastStart - firstStart,
-      readsWhileStarting: requests.filter((request) => (request.endpoint === 'status' || request.endpoint === 'output') && request.emulatorTime > firstStart && request.emulatorTime < lastStart).length,
+      readsWhileStarting: readsWhileStarting(requests, spawned.map(startedBy)),
       busiestMinute: busiestWindow(requests.map((request) => request.emulatorTime)),
       readsOfKilledAfterKill: killedAt === undefined ? undefined : requests.filter((request) => killedRuns.has(request.executionId ?? '') && request.emulatorTime > killedAt + 1_000).length,
       takeoverMs,

@@ -15,7 +15,7 @@ import { type AppliedFault, driveFaults } from './fault-driver.js';
 import { DEFAULT_FAULT_SHAPE, faultSchedule, type FaultScheduleOptions, type FaultWindow } from './fault-schedule.js';
 import { runPlan, type RunPlanOptions } from './run-plan.js';
 import { auditSoak, violationLists, type AuditedRun, type RunEnding, type SoakAudit } from './soak-audit.js';
-import type { SoakClientConfig, SoakClientLine, SoakClientReport } from './soak-client.js';
+import type { OpenRun, SoakClientConfig, SoakClientLine, SoakClientReport } from './soak-client.js';
 
 const CLIENT = fileURLToPath(new URL('soak-client.ts', import.meta.url));
 const CANVAS = 'c-fault-soak';
@@ -67,6 +67,12 @@ export interface FaultSoakReport {
     readonly failedWithoutExecution: Readonly<Record<string, number>>;
     readonly abortsLost: { readonly neverSent: number; readonly refusedByOutage: number };
   };
+  /**
+   * When the client did not end by itself: the runs it had not ended, each with its last events, its
+   * active resources (`process.getActiveResourcesInfo()`), and the last requests the emulator received
+   * for those runs' executions.
+   */
+  readonly stuck?: { readonly open: readonly OpenRun[]; readonly resources: readonly string[]; readonly requests: readonly string[] };
   /** What the client process said at its end; undefined when it never got there. */
   readonly client: SoakClientReport | undefined;
   /** Whether the client process exited by itself, with code 0, once done. */
@@ -153,7 +159,11 @@ export async function runFaultSoak(options: FaultSoakOptions): Promise<FaultSoak
       exitCode = await client.exited(30_000);
       clientExited = true;
     } catch {
-      // Stuck: killed (by `exited`, or here); the report says so.
+      // Stuck: asked what it still waits for, then killed; the report says so.
+      if (client.child.exitCode === null && client.child.signalCode === null) {
+        client.child.kill('SIGUSR2');
+        await client.waitFor(/^soak \{"type":"stuck"/mu, 10_000).catch(() => undefined);
+      }
       client.child.kill('SIGKILL');
       await client.exited(10_000).catch(() => null);
     } finally {
@@ -163,9 +173,11 @@ export async function runFaultSoak(options: FaultSoakOptions): Promise<FaultSoak
     const lines = linesOf(client.stdout());
     const endings = new Map<string, RunEnding>();
     let report: SoakClientReport | undefined;
+    let stuck: { readonly open: readonly OpenRun[]; readonly resources: readonly string[] } | undefined;
     for (const line of lines) {
       if (line.type === 'run') endings.set(line.key, line.ending);
       if (line.type === 'report') report = line.report;
+      if (line.type === 'stuck') stuck = { open: line.open, resources: line.resources };
     }
     const firstErrors = lines
       .flatMap((line) => (line.type === 'run' && line.ending.kind === 'errored' ? [{ key: line.key, atMs: line.atMs, code: line.ending.error.code, endpoint: line.ending.error.endpoint, message: line.ending.error.message }] : []))
@@ -177,6 +189,13 @@ export async function runFaultSoak(options: FaultSoakOptions): Promise<FaultSoak
     });
     const aborts = emulator.requests.list({ endpoint: 'abort' }).map((request) => ({ executionId: request.executionId ?? '', answered: request.status === 200 }));
     const all = emulator.requests.list();
+    const requestsOf = (open: readonly OpenRun[]): string[] => {
+      const ids = new Set(executions.filter((execution) => open.some((run) => run.key === execution.runKey)).map((execution) => execution.executionId));
+      return all
+        .filter((request) => request.executionId !== undefined && ids.has(request.executionId))
+        .slice(-20)
+        .map((request) => `${String(request.emulatorTime - soakStart)} ${request.endpoint} ${request.executionId ?? ''} ${String(request.status)}${request.faults.length > 0 ? ' faulted' : ''}`);
+    };
     const audit = auditSoak(runs, executions, aborts);
     const codesOf = (keys: readonly string[]): Record<string, number> => {
       const counts: Record<string, number> = {};
@@ -206,6 +225,7 @@ export async function runFaultSoak(options: FaultSoakOptions): Promise<FaultSoak
         abortsLost: { neverSent: lostAbortsSent.filter((sent) => sent === 0).length, refusedByOutage: lostAbortsSent.filter((sent) => sent > 0).length },
       },
       client: report,
+      ...(stuck === undefined ? {} : { stuck: { ...stuck, requests: requestsOf(stuck.open) } }),
       clientExited: clientExited && exitCode === 0,
       clientExitCode: exitCode,
       clientStderr: client.stderr().slice(-4_000),

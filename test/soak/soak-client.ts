@@ -57,7 +57,15 @@ export type SoakClientLine =
   | { readonly type: 'ready'; readonly soakStart: number }
   /** `atMs`: emulator ms from `ready` to the run's end. */
   | { readonly type: 'run'; readonly key: string; readonly atMs: number; readonly ending: RunEnding }
-  | { readonly type: 'report'; readonly report: SoakClientReport };
+  | { readonly type: 'report'; readonly report: SoakClientReport }
+  /** On SIGUSR2 (the soak found the client stuck): the runs not ended yet, each with its last events, and what keeps the process alive. */
+  | { readonly type: 'stuck'; readonly open: readonly OpenRun[]; readonly resources: readonly string[] };
+
+/** A run not ended yet, with its last events (`type` and status), emulator ms from `ready`. */
+export interface OpenRun {
+  readonly key: string;
+  readonly events: readonly string[];
+}
 
 const say = (line: SoakClientLine): void => {
   process.stdout.write(`soak ${JSON.stringify(line)}\n`);
@@ -116,19 +124,29 @@ const after = (ms: number): Promise<void> =>
     }, Math.max(0, ms));
   });
 
+/** The runs not ended yet, with their last events: what a stuck soak reports. */
+const open = new Map<string, string[]>();
+const LAST_EVENTS = 12;
+
 /** Follows one run until it ends or its subscriber leaves, as the plan says. */
 function follow(run: PlannedRun): Promise<RunEnding> {
   return new Promise((resolve) => {
     let ending: RunEnding | undefined;
     let leave: Subscription | undefined;
+    const events: string[] = [];
+    open.set(run.key, events);
     const end = (value: RunEnding): void => {
       if (ending !== undefined) return;
       ending = value;
+      open.delete(run.key);
       leave?.unsubscribe();
       resolve(value);
     };
     const subscription = client.run(config.canvasId, { variables: { soak: run.key } }).subscribe({
       next: (event) => {
+        const detail = event.type === 'status' || event.type === 'node' || event.type === 'started' ? ` ${'nodeId' in event ? `${event.nodeId} ` : ''}${event.status}` : '';
+        events.push(`${String(clock.now() - soakStart)} ${event.type}${detail} ${event.executionId}`);
+        if (events.length > LAST_EVENTS) events.shift();
         if (event.type === 'finished') end({ kind: 'finished', executionId: event.executionId, status: event.result.status });
       },
       // A failed workflow errors after its `finished`, which already ended the run here.
@@ -162,6 +180,10 @@ async function budgetIdle(): Promise<boolean> {
   return false;
 }
 
+process.on('SIGUSR2', () => {
+  say({ type: 'stuck', open: [...open].map(([key, events]) => ({ key, events })), resources: process.getActiveResourcesInfo() });
+});
+
 const soakStart = clock.now();
 say({ type: 'ready', soakStart });
 let warm: Promise<number> | undefined;
@@ -182,3 +204,7 @@ const heapWarmBytes = (await warm) ?? 0;
 const heapEndBytes = await heapAfterCollection();
 await budget.close();
 say({ type: 'report', report: { heapWarmBytes, heapEndBytes, unhandled, idleAtEnd, runsTookMs } });
+// Nothing may keep the process alive now; if something does, it says what (this timer keeps nothing alive).
+setTimeout(() => {
+  say({ type: 'stuck', open: [], resources: process.getActiveResourcesInfo() });
+}, 2_000).unref();
