@@ -1,6 +1,6 @@
 import type { SchedulerLike } from 'rxjs';
 import type { RunResult } from '../domain/model.js';
-import type { WorkflowArguments, WorkflowInput } from '../domain/workflows.js';
+import type { WorkflowArguments, WorkflowInput, Workflows } from '../domain/workflows.js';
 import type { RunOptions } from '../runs/run-lifecycle.js';
 import type { CheckpointStore } from './checkpoint-store.js';
 import type { PipelineCheckpoint } from './pipeline-checkpoint.js';
@@ -30,7 +30,7 @@ export type StepResults<Name extends string> = Readonly<Partial<Record<Name, Run
  * };
  * ```
  */
-export interface PipelineStep<Name extends string, Id extends string = string> {
+export interface PipelineStep<Name extends string, out Id extends string = string> {
   readonly canvasId: Id;
   /** Steps that must finish successfully before this one starts. */
   readonly dependsOn?: readonly Name[];
@@ -53,8 +53,11 @@ export interface PipelineStep<Name extends string, Id extends string = string> {
  */
 export type StepCanvasIds<Name extends string> = { readonly [Step in Name]: string };
 
+/** The typed canvas ids whose workflow has a required variable. */
+type InputRequired = { [Id in Extract<keyof Workflows, string>]: undefined extends WorkflowArguments<Id, never>[0] ? never : Id }[Extract<keyof Workflows, string>];
+
 /** A step of a canvas id whose workflow has a required variable must say how to build its input. */
-type InputWhenRequired<Name extends string, Id extends string> = undefined extends WorkflowArguments<Id, never>[0] ? unknown : Required<Pick<PipelineStep<Name, Id>, 'input'>>;
+type InputWhenRequired<Name extends string, Id extends string> = Id extends InputRequired ? Required<Pick<PipelineStep<Name, Id>, 'input'>> : unknown;
 
 /**
  * A pipeline: named steps forming a DAG. Given only the step names, its steps take any canvas id and

@@ -2,7 +2,7 @@
 // `@ts-expect-error` above a line that compiles, fails the build.
 import type { Observable } from 'rxjs';
 import { describe, expectTypeOf, it } from 'vitest';
-import type { Client, FileKey, PipelineDefinition, PipelineEvent, RunEvent, RunResult, WorkflowVariables } from '../../src/index.js';
+import type { Client, FileKey, PipelineDefinition, PipelineEvent, PipelineStep, RunEvent, RunResult, WorkflowVariables } from '../../src/index.js';
 import { runEach, runPipeline, thenRun } from '../../src/index.js';
 import type {} from './workflows.generated.js';
 
@@ -115,6 +115,19 @@ describe('runs typed by canvas id (the module flowstream types wrote)', () => {
     runPipeline<'a'>(client, { steps: { a: { canvasId: 'c-typed-translate', input: () => ({ variables: { whatever: true } }) } } });
     const definition: PipelineDefinition<'a'> = { steps: { a: { canvasId: 'c-typed-translate' } } };
     expectTypeOf(runPipeline(client, definition)).toEqualTypeOf<Observable<PipelineEvent<'a'>>>();
+  });
+
+  it('takes a pipeline typed by canvas ids where a loose one is expected (the definitions of a worker)', () => {
+    const typed: PipelineDefinition<'translate', { translate: 'c-typed-translate' }> = {
+      steps: { translate: { canvasId: 'c-typed-translate', input: () => ({ variables: { language: 'fr' } }) } },
+    };
+    const loose: PipelineDefinition<string> = typed;
+    const step: PipelineStep<'translate'> = typed.steps.translate;
+    expectTypeOf(runPipeline(client, loose)).toEqualTypeOf<Observable<PipelineEvent<string>>>();
+    expectTypeOf(step.canvasId).toEqualTypeOf<string>();
+    // @ts-expect-error -- 'es' is not one of c-typed-translate's languages
+    const wrong: PipelineDefinition<'translate', { translate: 'c-typed-translate' }> = { steps: { translate: { canvasId: 'c-typed-translate', input: () => ({ variables: { language: 'es' } }) } } };
+    expectTypeOf(wrong).not.toBeNever();
   });
 
   it('stays loose for a canvas id the module does not have, and for a string', () => {
