@@ -64,6 +64,7 @@ export type {
   EachResult,
   PipelineDefinition,
   PipelineStep,
+  StepCanvasIds,
   PipelineOptions,
   StepResults,
   StepFailurePolicy,

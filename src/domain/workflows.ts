@@ -65,11 +65,13 @@ type OptionalOnly<Variables> = object extends Variables ? true : Variables exten
  * const input: WorkflowInput<'c-123'> = { variables: { topic: 'tides' } };
  * ```
  */
-export type WorkflowInput<Id extends string> = Id extends keyof Workflows
-  ? OptionalOnly<Workflows[Id]> extends true
-    ? { readonly variables?: Workflows[Id] }
-    : { readonly variables: Workflows[Id] }
-  : { readonly variables?: Variables };
+export type WorkflowInput<Id extends string> = Id extends keyof Workflows ? TypedInputs[Id] : { readonly variables?: Variables };
+
+// Looked up by canvas id (not a conditional on `Id` itself), so that the compiler sees an input of a
+// typed workflow as an input of any workflow: a step of a typed id is a step of a `string` id.
+type TypedInputs = {
+  readonly [Id in keyof Workflows]: OptionalOnly<Workflows[Id]> extends true ? { readonly variables?: Workflows[Id] } : { readonly variables: Workflows[Id] };
+};
 
 /**
  * The arguments after the canvas id of a call that starts a run: the input (required when the

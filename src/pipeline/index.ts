@@ -4,7 +4,7 @@ export { thenRun, type ThenRunOptions } from './then-run.js';
 export type { ChainInput, StepContext } from './step-input.js';
 export { runEach, type RunEachOptions, type EachResult } from './run-each.js';
 export { runPipeline } from './run-pipeline.js';
-export type { PipelineDefinition, PipelineStep, PipelineOptions, StepResults, StepFailurePolicy } from './pipeline-definition.js';
+export type { PipelineDefinition, PipelineStep, StepCanvasIds, PipelineOptions, StepResults, StepFailurePolicy } from './pipeline-definition.js';
 export type { PipelineEvent, StepEvent, CheckpointEvent, PipelineFinishedEvent, PipelineDetachedEvent, StepOutcome } from './pipeline-events.js';
 export { createMemoryCheckpointStore, type CheckpointStore, type CheckpointStoreEvent, type StoredPipeline } from './checkpoint-store.js';
 export type { PipelineCheckpoint, StepCheckpoint, StepCheckpointStatus } from './pipeline-checkpoint.js';

@@ -1,6 +1,6 @@
 import type { SchedulerLike } from 'rxjs';
 import type { RunResult } from '../domain/model.js';
-import type { RunInput } from '../runs/create-runs.js';
+import type { WorkflowArguments, WorkflowInput, Workflows } from '../domain/workflows.js';
 import type { RunOptions } from '../runs/run-lifecycle.js';
 import type { CheckpointStore } from './checkpoint-store.js';
 import type { PipelineCheckpoint } from './pipeline-checkpoint.js';
@@ -18,7 +18,9 @@ import type { StepContext } from './step-input.js';
 export type StepResults<Name extends string> = Readonly<Partial<Record<Name, RunResult>>>;
 
 /**
- * One step of a pipeline: a run of a workflow once its dependencies have finished.
+ * One step of a pipeline: a run of a workflow once its dependencies have finished. `Id` is the step's
+ * canvas id: for one of your typed workflows (`Workflows`) its `input` must return that workflow's
+ * variables; for any other canvas id (the default, `string`) any variables.
  *
  * @example
  * ```ts
@@ -28,12 +30,12 @@ export type StepResults<Name extends string> = Readonly<Partial<Record<Name, Run
  * };
  * ```
  */
-export interface PipelineStep<Name extends string> {
-  readonly canvasId: string;
+export interface PipelineStep<Name extends string, out Id extends string = string> {
+  readonly canvasId: Id;
   /** Steps that must finish successfully before this one starts. */
   readonly dependsOn?: readonly Name[];
   /** The run's input, from the results so far; may be async (e.g. `transferFiles`). Default: no variables. */
-  readonly input?: (results: StepResults<Name>, context: StepContext) => RunInput | PromiseLike<RunInput>;
+  readonly input?: (results: StepResults<Name>, context: StepContext) => WorkflowInput<Id> | PromiseLike<WorkflowInput<Id>>;
   /** Re-run the workflow up to this many times when it fails (default 0). */
   readonly retry?: number;
   /** Options of this step's run, over the pipeline's `run` options. `failOnWorkflowError` is always true here. */
@@ -41,15 +43,35 @@ export interface PipelineStep<Name extends string> {
 }
 
 /**
- * A pipeline: named steps forming a DAG.
+ * The canvas id of each step of a pipeline, by step name: what {@link runPipeline} infers from the
+ * steps it is given, so that each step's `input` is checked against its own workflow.
+ *
+ * @example
+ * ```ts
+ * const ids: StepCanvasIds<'research' | 'summary'> = { research: 'c-research', summary: 'c-summarise' };
+ * ```
+ */
+export type StepCanvasIds<Name extends string> = { readonly [Step in Name]: string };
+
+/** The typed canvas ids whose workflow has a required variable. */
+type InputRequired = { [Id in Extract<keyof Workflows, string>]: undefined extends WorkflowArguments<Id, never>[0] ? never : Id }[Extract<keyof Workflows, string>];
+
+/** A step of a canvas id whose workflow has a required variable must say how to build its input. */
+type InputWhenRequired<Name extends string, Id extends string> = Id extends InputRequired ? Required<Pick<PipelineStep<Name, Id>, 'input'>> : unknown;
+
+/**
+ * A pipeline: named steps forming a DAG. Given only the step names, its steps take any canvas id and
+ * any variables; {@link runPipeline} infers the canvas ids (`Ids`) of the steps written in its call
+ * and checks each step's input against its typed workflow.
  *
  * @example
  * ```ts
  * const definition: PipelineDefinition<'a' | 'b'> = { steps: { a: { canvasId: 'c-a' }, b: { canvasId: 'c-b', dependsOn: ['a'] } } };
  * ```
  */
-export interface PipelineDefinition<Name extends string> {
-  readonly steps: Readonly<Record<Name, PipelineStep<NoInfer<Name>>>>;
+export interface PipelineDefinition<Name extends string, Ids extends StepCanvasIds<Name> = StepCanvasIds<Name>> {
+  // Mapped over `Ids` so that a call infers each step's canvas id; the `Record` gives the step names.
+  readonly steps: { readonly [Step in keyof Ids]: PipelineStep<NoInfer<Name>, Ids[Step] & string> & InputWhenRequired<NoInfer<Name>, Ids[Step] & string> } & Readonly<Record<Name, unknown>>;
 }
 
 /**

@@ -5,7 +5,7 @@ import { StepInDoubtError } from '../errors/step-in-doubt-error.js';
 import type { CheckpointStore } from './checkpoint-store.js';
 import type { PipelineClient } from './pipeline-client.js';
 import { isResumable, type PipelineCheckpoint, type StepCheckpoint, withStep } from './pipeline-checkpoint.js';
-import type { PipelineDefinition, PipelineOptions, StepResults } from './pipeline-definition.js';
+import type { PipelineDefinition, PipelineOptions, StepCanvasIds, StepResults } from './pipeline-definition.js';
 import type { PipelineEvent, StepOutcome } from './pipeline-events.js';
 import { type PipelinePlan, planPipeline } from './pipeline-plan.js';
 import { isSettled, nextMoves, type StepPhase } from './pipeline-progress.js';
@@ -26,6 +26,9 @@ import { stepRun } from './step-run.js';
  *   `detach` leaves instead: nothing is aborted, the last checkpoint comes with `detached`.
  * - `resume` (or `checkpoints`, a store): steps recorded `running` or `finish` are followed with
  *   `watch`, not started again; a step recorded `starting` is in doubt (`inDoubt`).
+ * - With typed workflows (`Workflows`), each step's `input` is checked against the variables of its
+ *   own `canvasId`, inferred from the call; other canvas ids, and explicit step names
+ *   (`runPipeline<'a' | 'b'>(…)`), take any variables.
  * - A definition that is not a DAG (no steps, an unknown dependency, a cycle) or a checkpoint naming
  *   an unknown step throws `InvalidArgumentError` at once, before anything runs.
  *
@@ -43,23 +46,25 @@ import { stepRun } from './step-run.js';
  * });
  * ```
  */
-export function runPipeline<Name extends string>(
+export function runPipeline<Name extends string, Ids extends StepCanvasIds<Name> = StepCanvasIds<Name>>(
   client: PipelineClient,
-  definition: PipelineDefinition<Name>,
+  definition: PipelineDefinition<Name, Ids>,
   options: PipelineOptions = {},
 ): Observable<PipelineEvent<Name>> {
-  const plan = planPipeline(definition.steps);
+  // Past the call, where each step's input was checked against its workflow, every step runs alike.
+  const untyped = definition as PipelineDefinition<Name>;
+  const plan = planPipeline(untyped.steps);
   const stored = options.checkpoints;
   if (stored === undefined) {
-    const resume = checkedResume(definition, options.resume);
-    return defer(() => followPipeline(client, definition, plan, options, resume, undefined));
+    const resume = checkedResume(untyped, options.resume);
+    return defer(() => followPipeline(client, untyped, plan, options, resume, undefined));
   }
   // service.md §3.8: no way to list executions — the store's record is the only memory of what started.
   return defer(async () => {
     const token = await stored.store.claim(stored.pipelineId);
     const found = await stored.store.load(stored.pipelineId);
-    return { token, cancelled: found?.cancelRequested === true, resume: checkedResume(definition, found?.checkpoint ?? options.resume) };
-  }).pipe(switchMap(({ token, cancelled, resume }) => followPipeline(client, definition, plan, options, resume, { ...stored, token, cancelled })));
+    return { token, cancelled: found?.cancelRequested === true, resume: checkedResume(untyped, found?.checkpoint ?? options.resume) };
+  }).pipe(switchMap(({ token, cancelled, resume }) => followPipeline(client, untyped, plan, options, resume, { ...stored, token, cancelled })));
 }
 
 function checkedResume<Name extends string>(definition: PipelineDefinition<Name>, checkpoint: PipelineCheckpoint | undefined): Readonly<Partial<Record<Name, StepCheckpoint>>> {
