@@ -1,4 +1,4 @@
-import { lastValueFrom, take, toArray } from 'rxjs';
+import { lastValueFrom, type Observable, take, toArray } from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createEmulator, createManualClock, driveClock, type Emulator, type ManualClock, type Profile } from '../../src/emulator/index.js';
 import { isWorkflowFailedError } from '../../src/errors/run-errors.js';
@@ -45,6 +45,14 @@ function rebuild(events: readonly RunEvent[]) {
     if (event.type === 'file') files.push(event.file.name);
   }
   return { nodes, texts, files };
+}
+
+/** The first `count` events of `run$` on a manual clock, driven until they came; then `run$` is unsubscribed. */
+async function firstEvents(run$: Observable<RunEvent>, count: number, clock: ManualClock): Promise<RunEvent[]> {
+  let events: RunEvent[] | undefined;
+  void lastValueFrom(run$.pipe(take(count), toArray())).then((taken) => (events = taken));
+  await driveClock(clock, { until: () => events !== undefined });
+  return events ?? [];
 }
 
 /** service.md §3.2: a node moves init → executing → finish | failed, never back and never twice to one status. */
@@ -113,43 +121,43 @@ describe.each(PROFILES)('runs against the emulator, %s profile', (profile) => {
     expect(emulator.requests.list({ endpoint: 'abort' })).toEqual([]);
   });
 
+  // The abort tests below run on a manual clock: at speed 100 the whole run lasts 150 ms of real time,
+  // and on a loaded machine it could end before the abort landed (an abort then changes nothing, §3.5).
   it('aborts the execution exactly once when unsubscribed mid-run', async () => {
-    const { emulator, runs } = await setup(profile);
-    const [started] = await lastValueFrom(runs.run('c-sample-linear').pipe(take(3), toArray()));
+    const clock = createManualClock();
+    const { emulator, runs } = await setup(profile, clock);
+    const [started] = await firstEvents(runs.run('c-sample-linear'), 3, clock);
     const executionId = (started as Extract<RunEvent, { type: 'started' }>).executionId;
-    await vi.waitFor(() => {
-      expect(emulator.executions.get(executionId)?.status).toBe('failed');
-    });
+    await driveClock(clock, { until: () => emulator.executions.get(executionId)?.status === 'failed' });
     expect(emulator.requests.list({ endpoint: 'abort' })).toHaveLength(1);
     expect(emulator.executions.get(executionId)?.nodes.some((node) => node.errorMessage === 'Workflow aborted by user')).toBe(true);
   });
 
   it('aborts the execution once when unsubscribed while the start is in flight', async () => {
-    const { emulator, runs } = await setup(profile);
+    const clock = createManualClock();
+    const { emulator, runs } = await setup(profile, clock);
     emulator.faults.add({ kind: 'latency', ms: 30, endpoint: 'run', times: 1 });
     const seen: RunEvent[] = [];
     const subscription = runs.run('c-sample-linear').subscribe((event) => seen.push(event));
     subscription.unsubscribe();
+    // Real time passes for the start's injected latency only; the execution's clock stands still meanwhile.
     await vi.waitFor(() => {
       expect(emulator.requests.list({ endpoint: 'abort' })).toHaveLength(1);
     });
     const [execution] = emulator.executions.list();
-    await vi.waitFor(() => {
-      expect(emulator.executions.get(execution!.executionId)?.status).toBe('failed');
-    });
+    await driveClock(clock, { until: () => emulator.executions.get(execution!.executionId)?.status === 'failed' });
     expect(seen).toEqual([]);
     expect(emulator.requests.list({ endpoint: 'status' })).toEqual([]);
     expect(emulator.executions.get(execution!.executionId)?.nodes.some((node) => node.errorMessage === 'Workflow aborted by user')).toBe(true);
   });
 
   it('sends the abort again in the background when the service first answers it with a 5xx, and it lands', async () => {
-    const { emulator, runs } = await setup(profile);
+    const clock = createManualClock();
+    const { emulator, runs } = await setup(profile, clock);
     const fault = emulator.faults.add({ kind: 'status', status: 503, endpoint: 'abort', times: 2 });
-    const [started] = await lastValueFrom(runs.run('c-sample-linear').pipe(take(2), toArray()));
+    const [started] = await firstEvents(runs.run('c-sample-linear'), 2, clock);
     const executionId = (started as Extract<RunEvent, { type: 'started' }>).executionId;
-    await vi.waitFor(() => {
-      expect(emulator.executions.get(executionId)?.status).toBe('failed');
-    });
+    await driveClock(clock, { until: () => emulator.executions.get(executionId)?.status === 'failed' });
     expect(fault.hits).toBe(2);
     expect(emulator.requests.list({ endpoint: 'abort' }).map((request) => request.status)).toEqual([503, 503, 200]);
     expect(emulator.executions.get(executionId)?.nodes.some((node) => node.errorMessage === 'Workflow aborted by user')).toBe(true);
