@@ -1,6 +1,6 @@
-import { lastValueFrom, take, toArray } from 'rxjs';
+import { lastValueFrom, type Observable, take, toArray } from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createEmulator, type Emulator, type Profile } from '../../src/emulator/index.js';
+import { createEmulator, createManualClock, driveClock, type Emulator, type ManualClock, type Profile } from '../../src/emulator/index.js';
 import { isWorkflowFailedError } from '../../src/errors/run-errors.js';
 import { createHttpClient } from '../../src/http/client.js';
 import type { RunResult } from '../../src/domain/model.js';
@@ -15,17 +15,23 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((emulator) => emulator.close()));
 });
 
-/** The emulator 100× faster (its 1.5 s tick takes 15 ms), reached in-process, polled at 5–20 ms. */
-async function setup(profile: Profile): Promise<{ emulator: Emulator; runs: Runs }> {
-  const emulator = await createEmulator({ profile, speed: 100, rateLimit: false, listen: false });
+/**
+ * The emulator 100× faster (its 1.5 s tick takes 15 ms), reached in-process, polled at 5–20 ms. With
+ * `clock`, the emulator and the client both live on that manual clock instead (`driveClock` moves it),
+ * polled at 250 ms – 1 s of its time: for outcomes that hang on when a read lands.
+ */
+async function setup(profile: Profile, clock?: ManualClock): Promise<{ emulator: Emulator; runs: Runs }> {
+  const emulator = await createEmulator({ profile, ...(clock === undefined ? { speed: 100 } : { clock }), rateLimit: false, listen: false });
   open.push(emulator);
+  const scheduler = clock === undefined ? {} : { scheduler: emulator.scheduler };
   const http = createHttpClient({
     apiKey: emulator.apiKey,
     baseUrl: emulator.url,
     fetch: emulator.fetch,
     retry: { retries: 3, baseDelayMs: 1, maxDelayMs: 4, rateLimitWaitMs: 5, maxWaitMs: 1000 },
+    ...scheduler,
   });
-  return { emulator, runs: createRuns(http.executions, { polling: { minMs: 5, maxMs: 20 } }) };
+  return { emulator, runs: createRuns(http.executions, { polling: clock === undefined ? { minMs: 5, maxMs: 20 } : { minMs: 250, maxMs: 1000 }, ...scheduler }) };
 }
 
 /** What the events say the result is: nodes' last statuses, each message's text from its deltas, files. */
@@ -39,6 +45,14 @@ function rebuild(events: readonly RunEvent[]) {
     if (event.type === 'file') files.push(event.file.name);
   }
   return { nodes, texts, files };
+}
+
+/** The first `count` events of `run$` on a manual clock, driven until they came; then `run$` is unsubscribed. */
+async function firstEvents(run$: Observable<RunEvent>, count: number, clock: ManualClock): Promise<RunEvent[]> {
+  let events: RunEvent[] | undefined;
+  void lastValueFrom(run$.pipe(take(count), toArray())).then((taken) => (events = taken));
+  await driveClock(clock, { until: () => events !== undefined });
+  return events ?? [];
 }
 
 /** service.md §3.2: a node moves init → executing → finish | failed, never back and never twice to one status. */
@@ -85,59 +99,65 @@ describe.each(PROFILES)('runs against the emulator, %s profile', (profile) => {
   });
 
   it('fails with WorkflowFailedError while a sibling still runs; downstream stays init', async () => {
-    const { emulator, runs } = await setup(profile);
-    const error: unknown = await runResult(runs.run('c-sample-branch-failure')).then(
-      () => undefined,
-      (failure: unknown) => failure,
+    // The French branch fails at 4 s and the German one runs until 9 s: on a manual clock the failure is
+    // read within a second of emulator time, well inside that window, however slowly this machine answers.
+    const clock = createManualClock();
+    const { emulator, runs } = await setup(profile, clock);
+    let error: unknown;
+    void runResult(runs.run('c-sample-branch-failure')).then(
+      () => (error = new Error('the run finished')),
+      (failure: unknown) => (error = failure),
     );
+    await driveClock(clock, { until: () => error !== undefined });
     expect(isWorkflowFailedError(error)).toBe(true);
     if (!isWorkflowFailedError(error)) return;
     const { result } = error;
     expect(result.status).toBe('failed');
-    expect(result.failedNodes).toHaveLength(1);
-    expect(result.nodes.some((node) => node.status === 'executing')).toBe(true);
+    expect(result.failedNodes.map((node) => node.nodeId)).toEqual(['node-translate-fr']);
+    expect(result.nodes.filter((node) => node.status === 'executing').map((node) => node.nodeId)).toEqual(['node-translate-de']);
     expect(result.nodes.at(-1)?.status).toBe('init');
     expect(error.executionId).toBe(result.executionId);
+    expect(emulator.executions.get(result.executionId)?.nodes.find((node) => node.nodeId === 'node-translate-de')?.status).toBe('executing');
     expect(emulator.requests.list({ endpoint: 'abort' })).toEqual([]);
   });
 
+  // The abort tests below run on a manual clock: at speed 100 the whole run lasts 150 ms of real time,
+  // and on a loaded machine it could end before the abort landed (an abort then changes nothing, §3.5).
   it('aborts the execution exactly once when unsubscribed mid-run', async () => {
-    const { emulator, runs } = await setup(profile);
-    const [started] = await lastValueFrom(runs.run('c-sample-linear').pipe(take(3), toArray()));
+    const clock = createManualClock();
+    const { emulator, runs } = await setup(profile, clock);
+    const [started] = await firstEvents(runs.run('c-sample-linear'), 3, clock);
     const executionId = (started as Extract<RunEvent, { type: 'started' }>).executionId;
-    await vi.waitFor(() => {
-      expect(emulator.executions.get(executionId)?.status).toBe('failed');
-    });
+    await driveClock(clock, { until: () => emulator.executions.get(executionId)?.status === 'failed' });
     expect(emulator.requests.list({ endpoint: 'abort' })).toHaveLength(1);
     expect(emulator.executions.get(executionId)?.nodes.some((node) => node.errorMessage === 'Workflow aborted by user')).toBe(true);
   });
 
   it('aborts the execution once when unsubscribed while the start is in flight', async () => {
-    const { emulator, runs } = await setup(profile);
+    const clock = createManualClock();
+    const { emulator, runs } = await setup(profile, clock);
     emulator.faults.add({ kind: 'latency', ms: 30, endpoint: 'run', times: 1 });
     const seen: RunEvent[] = [];
     const subscription = runs.run('c-sample-linear').subscribe((event) => seen.push(event));
     subscription.unsubscribe();
+    // Real time passes for the start's injected latency only; the execution's clock stands still meanwhile.
     await vi.waitFor(() => {
       expect(emulator.requests.list({ endpoint: 'abort' })).toHaveLength(1);
     });
     const [execution] = emulator.executions.list();
-    await vi.waitFor(() => {
-      expect(emulator.executions.get(execution!.executionId)?.status).toBe('failed');
-    });
+    await driveClock(clock, { until: () => emulator.executions.get(execution!.executionId)?.status === 'failed' });
     expect(seen).toEqual([]);
     expect(emulator.requests.list({ endpoint: 'status' })).toEqual([]);
     expect(emulator.executions.get(execution!.executionId)?.nodes.some((node) => node.errorMessage === 'Workflow aborted by user')).toBe(true);
   });
 
   it('sends the abort again in the background when the service first answers it with a 5xx, and it lands', async () => {
-    const { emulator, runs } = await setup(profile);
+    const clock = createManualClock();
+    const { emulator, runs } = await setup(profile, clock);
     const fault = emulator.faults.add({ kind: 'status', status: 503, endpoint: 'abort', times: 2 });
-    const [started] = await lastValueFrom(runs.run('c-sample-linear').pipe(take(2), toArray()));
+    const [started] = await firstEvents(runs.run('c-sample-linear'), 2, clock);
     const executionId = (started as Extract<RunEvent, { type: 'started' }>).executionId;
-    await vi.waitFor(() => {
-      expect(emulator.executions.get(executionId)?.status).toBe('failed');
-    });
+    await driveClock(clock, { until: () => emulator.executions.get(executionId)?.status === 'failed' });
     expect(fault.hits).toBe(2);
     expect(emulator.requests.list({ endpoint: 'abort' }).map((request) => request.status)).toEqual([503, 503, 200]);
     expect(emulator.executions.get(executionId)?.nodes.some((node) => node.errorMessage === 'Workflow aborted by user')).toBe(true);

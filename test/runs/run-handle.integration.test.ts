@@ -2,7 +2,8 @@ import { filter, firstValueFrom } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SchedulerLike } from 'rxjs';
 import { type Client, createClient } from '../../src/client.js';
-import { clockScheduler, createEmulator, createManualClock, type Emulator } from '../../src/emulator/index.js';
+import { clockScheduler, createEmulator, createManualClock, driveClock, type Emulator } from '../../src/emulator/index.js';
+import type { RunResult } from '../../src/domain/model.js';
 import type { RunState } from '../../src/runs/run-state.js';
 
 const open: Emulator[] = [];
@@ -24,17 +25,27 @@ const standingTime = (): SchedulerLike => clockScheduler(createManualClock());
 
 describe('run handles against the emulator', () => {
   it('cancels a run while its first task executes: one abort, and the result says aborted (service.md §3.5)', async () => {
-    const { emulator, client } = await setup();
+    // Emulator time moves only when the client waits (`driveClock`): the research task's 6 s are read
+    // in the middle, however slowly this machine answers.
+    const clock = createManualClock();
+    const emulator = await createEmulator({ clock, rateLimit: false, listen: false });
+    open.push(emulator);
+    const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, budget: false, scheduler: emulator.scheduler });
     const run = client.startRun('c-sample-linear');
-    const working = await firstValueFrom(run.state.pipe(filter((state) => state.nodes.some((node) => node.status === 'executing'))));
+    let working: RunState | undefined;
+    run.state.pipe(filter((state) => state.nodes.some((node) => node.status === 'executing'))).subscribe((state) => (working ??= state));
+    await driveClock(clock, { until: () => working !== undefined });
     // The start node has no work: it is not counted (a fresh run once read 25 %).
-    expect(working.progress).toEqual({ succeeded: 0, failed: 0, done: 0, total: 3 });
-    const result = await run.cancel();
+    expect(working?.progress).toEqual({ succeeded: 0, failed: 0, done: 0, total: 3 });
+    expect(working?.nodes.find((node) => node.status === 'executing')?.nodeId).toBe('node-research');
+    let result: RunResult | undefined;
+    void run.cancel().then((value) => (result = value));
+    await driveClock(clock, { until: () => result !== undefined });
     expect(result).toMatchObject({ executionId: await run.executionId, status: 'failed', endedBy: 'aborted' });
-    expect(result.failedNodes.map((node) => node.error?.message)).toContain('Workflow aborted by user');
+    expect(result?.failedNodes.map((node) => node.error?.message)).toEqual(['Workflow aborted by user', 'Workflow aborted by user', 'Workflow aborted by user']);
     expect(emulator.requests.list({ endpoint: 'abort' })).toHaveLength(1);
     const final = await firstValueFrom(run.state.pipe(filter((state) => state.result !== undefined)));
-    expect(final).toMatchObject({ status: 'failed', result: { endedBy: 'aborted' } });
+    expect(final).toMatchObject({ status: 'failed', progress: { succeeded: 0, failed: 3, done: 3, total: 3 }, result: { endedBy: 'aborted' } });
   });
 
   it('withdraws a start still waiting for the budget: nothing is sent for it', async () => {
