@@ -183,6 +183,9 @@ describe('RunOptions.idempotencyKey with the client’s store in memory', () => 
     await expect(lastValueFrom(client.run(CANVAS, {}, { idempotencyKey: 'k', idempotencyTtlMs: -1 }))).rejects.toThrow(/idempotencyTtlMs/u);
     await expect(lastValueFrom(client.run(CANVAS, {}, { idempotencyTtlMs: 1_000 }))).rejects.toThrow(/needs an idempotencyKey/u);
     expect(() => client.startRun(CANVAS, {}, { idempotencyKey: 'x'.repeat(257) })).toThrow(InvalidArgumentError);
+    for (const idempotency of [{}, null, 'redis://127.0.0.1', { claim: () => undefined }]) {
+      expect(() => createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, idempotency: idempotency as never })).toThrow(/Invalid idempotency: must be an idempotency store/u);
+    }
     expect(emulator.requests.list({ endpoint: 'run' })).toHaveLength(0);
   });
 
