@@ -9,7 +9,7 @@ import { type ExecutionSource, observeExecutions, startExecution } from './execu
 import { type RunHandle, startRunOver, type StartRunOptions } from './run-handle.js';
 import { notingPlan, observedRun, outageMs, type RunOptions, type RunsDefaults, runLifecycle, runSettings } from './run-lifecycle.js';
 import { sharedWatch } from './shared-watch.js';
-import { createMemoryIdempotencyStore, type IdempotencyStore } from './idempotency-store.js';
+import { createMemoryIdempotencyStore, type IdempotencyStore, idempotencyStoreOption } from './idempotency-store.js';
 import { idempotentRun, runIdempotency } from './idempotent-run.js';
 
 /** The input of a run (service.md §5.4: always sent as the `variables` wrapper). */
@@ -79,7 +79,7 @@ export function runsOver(source: ExecutionSource, defaults: RunsDefaults = {}): 
   // The client's `polling` and `outageMs` are checked once, here, so a bad one fails `createClient`, not every run.
   cadenceBounds(undefined, defaults.polling);
   if (defaults.outageMs !== undefined) outageMs(defaults.outageMs);
-  let idempotency = defaults.idempotency;
+  let idempotency = defaults.idempotency === undefined ? undefined : idempotencyStoreOption(defaults.idempotency);
   const idempotencyStore = (): IdempotencyStore => (idempotency ??= createMemoryIdempotencyStore(defaults.scheduler === undefined ? {} : { scheduler: defaults.scheduler }));
   return {
     run: (canvasId: string, input?: RunInput, options?: RunOptions) =>

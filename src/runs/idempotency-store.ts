@@ -112,6 +112,14 @@ export function idempotencyTtlMs(given: unknown): number {
   return timerDelay('idempotencyTtlMs', given);
 }
 
+/** The client's `idempotency` option: a store, checked as the client is made rather than at a run's first claim. */
+export function idempotencyStoreOption(given: unknown): IdempotencyStore {
+  const store = (typeof given === 'object' && given !== null ? given : {}) as Partial<Record<keyof IdempotencyStore, unknown>>;
+  const missing = (['claim', 'record', 'release', 'abandon'] as const).filter((method) => typeof store[method] !== 'function');
+  if (missing.length > 0) throw new InvalidArgumentError('idempotency', `must be an idempotency store (createMemoryIdempotencyStore(), createRedisIdempotencyStore()): no ${missing.join(', ')} method`);
+  return given as IdempotencyStore;
+}
+
 /**
  * Options of {@link createMemoryIdempotencyStore}.
  *

@@ -155,8 +155,14 @@ export function idempotentRun(
     new Promise<IdempotencyClaim>((resolve) => {
       resolve(store.claim(key, ttlMs, { signal: waiting.signal }));
     }).then(
-      (claim) => {
+      (answer: unknown) => {
         signal?.removeEventListener('abort', onAbort);
+        // A store of the user's may answer anything: the run errors rather than never ending.
+        const claim = checkedClaim(answer);
+        if (claim instanceof Error) {
+          if (!left) subscriber.error(claim);
+          return;
+        }
         if (left) {
           if (claim.kind === 'start') store.release(key, claim.token).catch(settleFailed('release'));
           return;
@@ -207,6 +213,22 @@ export function idempotentRun(
       run?.unsubscribe();
     };
   });
+}
+
+/** A store's answer to a claim as {@link IdempotencyClaim} says it is, or the error of one that is not. */
+function checkedClaim(answer: unknown): IdempotencyClaim | InvalidArgumentError {
+  const claim = (typeof answer === 'object' && answer !== null ? answer : {}) as Partial<Record<'kind' | 'token' | 'executionId' | 'claimedAt', unknown>>;
+  if (claim.kind === 'start' && typeof claim.token === 'string') return { kind: 'start', token: claim.token };
+  if (claim.kind === 'follow' && typeof claim.executionId === 'string' && claim.executionId !== '') return { kind: 'follow', executionId: claim.executionId };
+  // A StartInDoubtError shows when the claim was made: a date.
+  if (claim.kind === 'in-doubt' && typeof claim.claimedAt === 'number' && !Number.isNaN(new Date(claim.claimedAt).getTime())) return { kind: 'in-doubt', claimedAt: claim.claimedAt };
+  let shown: string | undefined;
+  try {
+    shown = JSON.stringify(answer);
+  } catch {
+    shown = undefined;
+  }
+  return new InvalidArgumentError('idempotency', `the store answered a claim with ${shown ?? typeof answer}, which is none of { kind: 'start', token }, { kind: 'follow', executionId }, { kind: 'in-doubt', claimedAt }`);
 }
 
 /** One call of a claimed start, telling the claim its progress and how it ended. */

@@ -4,6 +4,7 @@ import { type Client, createClient } from '../../src/client.js';
 import { createEmulator, createManualClock, driveClock, type Emulator, type ManualClock, type WorkflowDefinition } from '../../src/emulator/index.js';
 import { isStartInDoubtError, StartInDoubtError } from '../../src/errors/start-in-doubt-error.js';
 import { InvalidArgumentError } from '../../src/errors/validation-errors.js';
+import type { IdempotencyClaim, IdempotencyStore } from '../../src/runs/idempotency-store.js';
 import type { RunResult } from '../../src/domain/model.js';
 import type { RunEvent } from '../../src/runs/events.js';
 
@@ -182,6 +183,29 @@ describe('RunOptions.idempotencyKey with the client’s store in memory', () => 
     await expect(lastValueFrom(client.run(CANVAS, {}, { idempotencyKey: 'k', idempotencyTtlMs: -1 }))).rejects.toThrow(/idempotencyTtlMs/u);
     await expect(lastValueFrom(client.run(CANVAS, {}, { idempotencyTtlMs: 1_000 }))).rejects.toThrow(/needs an idempotencyKey/u);
     expect(() => client.startRun(CANVAS, {}, { idempotencyKey: 'x'.repeat(257) })).toThrow(InvalidArgumentError);
+    for (const idempotency of [{}, null, 'redis://127.0.0.1', { claim: () => undefined }]) {
+      expect(() => createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, idempotency: idempotency as never })).toThrow(/Invalid idempotency: must be an idempotency store/u);
+    }
+    expect(emulator.requests.list({ endpoint: 'run' })).toHaveLength(0);
+  });
+
+  it('errors with InvalidArgumentError, starting nothing, when a store of the user’s answers a claim that is none', async () => {
+    const clock = createManualClock();
+    const emulator = await createEmulator({ clock, listen: false, samples: false, rateLimit: false, workflows: [ONE_TASK] });
+    open.push(emulator);
+    const answers: unknown[] = [{ kind: 'later' }, { kind: 'in-doubt', claimedAt: Number.NaN }, { kind: 'follow' }, null];
+    const store: IdempotencyStore = {
+      claim: () => Promise.resolve(answers.shift() as IdempotencyClaim),
+      record: () => Promise.resolve(),
+      release: () => Promise.resolve(),
+      abandon: () => Promise.resolve(),
+    };
+    const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, scheduler: emulator.scheduler, budget: false, idempotency: store });
+    const outcomes = await runAll(clock, [0, 1, 2, 3].map(() => client.run(CANVAS, {}, { idempotencyKey: 'k' })));
+    for (const outcome of outcomes) {
+      expect(outcome.error).toBeInstanceOf(InvalidArgumentError);
+      expect(outcome.error).toMatchObject({ argument: 'idempotency' });
+    }
     expect(emulator.requests.list({ endpoint: 'run' })).toHaveLength(0);
   });
 });
