@@ -84,7 +84,8 @@ describe('the day\'s reserve', () => {
       ),
       { numRuns: 40 },
     );
-  });
+    // CPU-bound simulations, about 5 s alone: a machine at load 20 runs them several times slower.
+  }, 60_000);
 });
 
 describe('a spent day', () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { clockScheduler, createManualClock, driveClock } from '../../src/emulator/index.js';
 import { isConflictError, isNotFoundError, isRateLimitError, isServerError } from '../../src/errors/api-errors.js';
 import { isNetworkError } from '../../src/errors/transport-errors.js';
 import { isResponseValidationError } from '../../src/errors/validation-errors.js';
@@ -119,8 +120,20 @@ describe('a start is never sent twice after it may have reached the server (serv
 
   it('fails a timeout once', async () => {
     const server = await startServer(() => undefined);
-    const error = await failure(clientFor(server.origin, { timeoutMs: { run: 50 } }).executions.start('c-1'));
+    // The deadline on a manual clock, run out only once the server has the start: the start may have begun.
+    const clock = createManualClock();
+    let attempts = 0;
+    const counting: typeof fetch = (input, init) => {
+      attempts += 1;
+      return fetch(input, init);
+    };
+    let error: unknown;
+    void failure(clientFor(server.origin, { timeoutMs: { run: 50 }, scheduler: clockScheduler(clock), fetch: counting }).executions.start('c-1')).then((failed) => (error = failed));
+    await expect.poll(() => server.requests.length).toBe(1);
+    // A retry would wait on this clock too: driven on until the start fails.
+    await driveClock(clock, { until: () => error !== undefined });
     expect(error).toMatchObject({ code: 'TIMEOUT', mayHaveStarted: true });
+    expect(attempts).toBe(1);
     expect(server.requests).toHaveLength(1);
   });
 

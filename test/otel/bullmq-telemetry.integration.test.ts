@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createPipelineQueue, createPipelineWorker, type PipelineQueueEvent } from '../../src/bullmq/index.js';
 import { createClient } from '../../src/client.js';
 import { createEmulator, type Emulator } from '../../src/emulator/index.js';
-import { task } from '../pipeline/harness.js';
+import { REQUEST_TIMEOUT_MS, task } from '../pipeline/harness.js';
 import { startRedisServer, type RedisServer } from '../redis/redis-server.js';
 import { childrenOf, parentOf, recordTelemetry, type Recorded } from './support.js';
 
@@ -28,7 +28,9 @@ describe('flowstream/otel with flowstream/bullmq', () => {
     closing.push(() => emulator.close());
     const recorded: Recorded = recordTelemetry();
     closing.push(() => recorded.close());
-    const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, scheduler: emulator.scheduler, polling: { minMs: 1_000, maxMs: 4_000 }, telemetry: recorded.telemetry });
+    // The default 30 s deadline is 0.3 s of real time at speed 100: a loaded machine's loopback answer
+    // passes it, and a start that timed out is not retried (it may have started), so the pipeline failed.
+    const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, scheduler: emulator.scheduler, polling: { minMs: 1_000, maxMs: 4_000 }, timeoutMs: REQUEST_TIMEOUT_MS, telemetry: recorded.telemetry });
     const connection = `redis+unix://${server.socket}`;
     const queue = createPipelineQueue({ connection, prefix: 'otel' });
     closing.push(() => queue.close());

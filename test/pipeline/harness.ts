@@ -26,7 +26,7 @@ export async function setup(workflows: readonly WorkflowDefinition[] = [], optio
  * 0.3 s of real time here, which a loaded machine's loopback answer can pass; no test here is about
  * deadlines.
  */
-const REQUEST_TIMEOUT_MS = 600_000;
+export const REQUEST_TIMEOUT_MS = 600_000;
 
 /** A client of the emulator over loopback (or through `fetch`), on the emulator's clock, polling every 1–4 s of emulator time. */
 export function clientOf(emulator: Emulator, fetch?: typeof globalThis.fetch): Client {

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { lastValueFrom, queueScheduler, Subject, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { createClient } from '../../src/client.js';
-import { createEmulator } from '../../src/emulator/index.js';
+import { createEmulator, createManualClock, driveClock } from '../../src/emulator/index.js';
 import { EventLog } from '../../src/relay/event-log.js';
 import { eventStream } from '../../src/relay/event-stream.js';
 import { FollowedExecution } from '../../src/relay/followed-execution.js';
@@ -37,11 +37,19 @@ describe('EventLog: a bounded history', () => {
 
 describe('a relay follow keeps only its latest events, and a viewer from before them gets a snapshot', () => {
   it('brings a viewer that fell behind the kept history, or resumes from before it, to the state with a snapshot: ids rising, none repeated, ending with the run\'s end', async () => {
-    // A real run's events, from the emulator.
-    const emulator = await createEmulator({ rateLimit: false, speed: 100 });
+    // A real run's events, from the emulator on a manual clock: no deadline passes while a loaded machine answers.
+    const clock = createManualClock();
+    const emulator = await createEmulator({ rateLimit: false, clock, listen: false });
     try {
-      const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, scheduler: emulator.scheduler, budget: false });
-      const events = await lastValueFrom(client.run('c-sample-linear').pipe(toArray()));
+      const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, scheduler: emulator.scheduler, budget: false });
+      const ran = lastValueFrom(client.run('c-sample-linear').pipe(toArray()));
+      let ended = false;
+      void ran.then(
+        () => (ended = true),
+        () => (ended = true),
+      );
+      await driveClock(clock, { until: () => ended });
+      const events = await ran;
       expect(events.length).toBeGreaterThan(6);
       const source = new Subject<RunEvent>();
       const follow = new FollowedExecution('we-x', source, { abort: () => Promise.resolve(), ended: () => undefined, keepEvents: 2 });

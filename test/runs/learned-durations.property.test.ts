@@ -68,7 +68,8 @@ describe('learned durations, on the poll reducer', () => {
       }),
       { numRuns: 3, seed: 20_261_126, endOnFailure: true },
     );
-  });
+    // 3 × 16 × 24 simulated runs, about 5 s alone: a machine at load 20 runs them several times slower.
+  }, 60_000);
 
   it('no run starves: with any model, no wait between reads passes the bounds\' maximum', () => {
     fc.assert(
