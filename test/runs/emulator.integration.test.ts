@@ -178,6 +178,23 @@ describe.each(PROFILES)('runs against the emulator, %s profile', (profile) => {
     expect(emulator.requests.list({ endpoint: 'abort' })).toEqual([]);
   });
 
+  it('does not call a run handle cancelled during its start unstarted when that start timed out: it may have started', async () => {
+    const clock = createManualClock();
+    const emulator = await createEmulator({ profile, clock, rateLimit: false, listen: false });
+    open.push(emulator);
+    const http = createHttpClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, scheduler: emulator.scheduler, timeoutMs: { run: 5_000 } });
+    const runs = createRuns(http.executions, { scheduler: emulator.scheduler });
+    const held = emulator.faults.add({ kind: 'latency', ms: 100, endpoint: 'run', times: 1 });
+    const handle = runs.startRun('c-sample-linear');
+    await vi.waitFor(() => {
+      expect(held.hits).toBe(1);
+    });
+    const cancelled = handle.cancel();
+    clock.advance(5_000);
+    await expect(cancelled).rejects.toSatisfy(isTimeoutError);
+    await expect(handle.executionId).rejects.toSatisfy(isTimeoutError);
+  });
+
   it('sends the abort again in the background when the service first answers it with a 5xx, and it lands', async () => {
     const clock = createManualClock();
     const { emulator, runs } = await setup(profile, clock);
