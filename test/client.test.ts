@@ -4,6 +4,7 @@ import type { SchedulerLike } from 'rxjs';
 import { createClient } from '../src/client.js';
 import { clockScheduler, createEmulator, createManualClock } from '../src/emulator/index.js';
 import { isInvalidArgumentError } from '../src/errors/validation-errors.js';
+import { isTimeoutError } from '../src/errors/transport-errors.js';
 
 const options = { apiKey: 'rf_00000000000000000000000000000000', baseUrl: 'http://127.0.0.1:1/v1' };
 
@@ -124,6 +125,19 @@ describe('createClient', () => {
     expect(sending).toEqual([true]);
     server.releaseAll();
     await expect(start).resolves.toMatchObject({ executionId: 'we-000000000000000000000001' });
+    expect(sending).toEqual([true]);
+  });
+
+  it('never says a start is no longer on its way when its request timed out without an answer: it may have started', async () => {
+    const server = heldFetch({ executionId: 'we-000000000000000000000001', status: 'running' });
+    const clock = manualTime();
+    const client = createClient({ ...options, fetch: server.fetch, budget: false, timeoutMs: { run: 1_000 }, scheduler: clock.scheduler });
+    const sending: boolean[] = [];
+    const start = client.executions.start('c-lost', {}, { onSending: (now) => sending.push(now) });
+    await settled();
+    clock.advance(1_000);
+    await expect(start).rejects.toSatisfy(isTimeoutError);
+    expect(server.calls()).toBe(1);
     expect(sending).toEqual([true]);
   });
 

@@ -29,11 +29,12 @@ export interface CallOptions {
 
 /**
  * Options of a start. `onSending` is told whether a request of the start is on its way: `true` as an
- * attempt leaves (the execution may exist from then on), `false` when that attempt failed and nothing
- * of the start is on its way any more (it waits to be sent again after a refusal that started
- * nothing, a 429, or the call is about to fail). While nothing is on its way, aborting `signal`
- * withdraws the start: no execution exists. The run layer uses it to abort a start that was sent, and
- * to withdraw one that was not.
+ * attempt leaves (the execution may exist from then on), `false` when that attempt failed having
+ * surely started nothing (the service refused it — a 429, after which it waits to be sent again, or
+ * another 4xx — or its connection was never made). An attempt that failed without such an answer (its
+ * timeout passed, its connection was lost, a 5xx) says nothing more: the execution may exist. While
+ * nothing is on its way, aborting `signal` withdraws the start: no execution exists. The run layer
+ * uses it to abort a start that was sent, and to withdraw one that was not.
  *
  * @example
  * ```ts

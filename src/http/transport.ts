@@ -2,7 +2,7 @@ import ky, { type KyInstance } from 'ky';
 import { defer, map, Observable, retry, tap, throwError, timeout, timer, type SchedulerLike, type Subscriber, type Subscription, type Unsubscribable } from 'rxjs';
 import type * as z from 'zod/mini';
 import { errorFromAnswer, type FailureBody } from '../errors/error-factory.js';
-import { isRateLimitError, isServerError } from '../errors/api-errors.js';
+import { isApiError, isRateLimitError, isServerError } from '../errors/api-errors.js';
 import { isNetworkError, isResponseTooLargeError, isTimeoutError, NetworkError, RedirectError, ResponseTooLargeError, TimeoutError } from '../errors/transport-errors.js';
 import { InvalidArgumentError, isResponseValidationError, objectArgument, ResponseValidationError } from '../errors/validation-errors.js';
 import { CALL_PRIORITIES, isRepeatable, priorityOf, type CallPriority, type Endpoint } from '../domain/endpoints.js';
@@ -322,8 +322,7 @@ export function decideRetry(input: RetryInput): RetryDecision {
   }
   // 3. Anything else may have reached the server: only repeatable requests go again (service.md §2.2),
   //    and a start whose connection was never made (refused, no such host), which reached nothing.
-  const reachedNothing = isNetworkError(error) && !error.connected;
-  if (!isRepeatable(endpoint) && !reachedNothing) return { retry: false, reason: `${endpoint} is not repeatable` };
+  if (!isRepeatable(endpoint) && !neverConnected(error)) return { retry: false, reason: `${endpoint} is not repeatable` };
   // 4. No answer: the connection failed or timed out.
   if (isNetworkError(error)) return { retry: true, delayMs: backoff(input), reason: 'network' };
   if (isTimeoutError(error)) return { retry: true, delayMs: backoff(input), reason: 'timeout' };
@@ -335,6 +334,20 @@ export function decideRetry(input: RetryInput): RetryDecision {
   if (isResponseValidationError(error) && error.reason === 'not-json') return { retry: true, delayMs: backoff(input), reason: 'unreadable body' };
   // 7. Everything else (4xx, not found, schema mismatch, bad arguments) fails the same way again.
   return { retry: false, reason: 'not retryable' };
+}
+
+function neverConnected(error: unknown): boolean {
+  return isNetworkError(error) && !error.connected;
+}
+
+/**
+ * Whether a failed start surely started nothing: the service answered it with a refusal (a 4xx or a
+ * business error that is not its own failure: a 429, an unknown canvas, the duplicate guard of
+ * service.md §2.2), or its connection was never made. No answer (a timeout, a connection lost on the
+ * way), a 5xx or an unreadable answer may come from a service that started the execution: in doubt.
+ */
+export function startedNothing(error: unknown): boolean {
+  return (isApiError(error) && !isServerError(error)) || neverConnected(error);
 }
 
 // --- the stages ---------------------------------------------------------------------------------------
@@ -450,7 +463,9 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
   /**
    * One attempt: through the budget, within the deadline, fetched, unwrapped. For a start, `onSending`
    * hears `true` as the exchange begins (from then on the execution may exist, even if the attempt
-   * fails) and `false` when that attempt failed, leaving nothing of it on its way.
+   * fails) and `false` when that attempt failed having surely started nothing ({@link startedNothing}).
+   * An attempt that failed in doubt (its deadline passed, its answer lost) leaves it `true`: the
+   * execution may exist.
    */
   const attempt = <T>(spec: RequestSpec<T>, traced?: Traced): Observable<T> => {
     const ticket = ticketOf(spec);
@@ -466,8 +481,8 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
       });
       return once(() => exchange).pipe(
         tap({
-          error: () => {
-            if (sent) onSending(false);
+          error: (error: unknown) => {
+            if (sent && startedNothing(error)) onSending(false);
           },
         }),
       );

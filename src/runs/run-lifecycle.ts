@@ -290,6 +290,12 @@ export function runLifecycle(source: ExecutionSource, target: RunTarget, setting
             dispatch({ type: 'abort-answered' });
           });
           return;
+        case 'start-in-doubt':
+          settings.logger?.warn('The start of a run that was left may have reached the service, but its answer was lost: its execution, if one was started, is not aborted', {
+            canvasId: target.kind === 'start' ? target.canvasId : undefined,
+            error: command.error,
+          });
+          return;
         case 'read-now':
           readNow.next();
           return;

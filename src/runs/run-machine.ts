@@ -1,5 +1,6 @@
 import type { ExecutionStatus, RunResult, StartedExecution } from '../domain/model.js';
 import { RunTimeoutError, WorkflowFailedError } from '../errors/run-errors.js';
+import { startedNothing } from '../http/transport.js';
 import type { FinishedEvent, RunEvent } from './events.js';
 import type { PollRead } from './poll-execution.js';
 import { isExecutionOver } from './execution-view.js';
@@ -43,7 +44,9 @@ export type LifecycleEvent =
 /**
  * What the run asks its shell to do. `drop-start` unsubscribes the start: the call is cancelled, and
  * while nothing of it is on its way no execution exists. `abort` is sent in the background, outside
- * the subscription; `read-now` cuts the poll's wait short.
+ * the subscription; `read-now` cuts the poll's wait short. `start-in-doubt`: a start let through after
+ * its run was left failed without an answer (its request timeout passed, its connection was lost): an
+ * execution may have started that nothing aborts, which the shell reports as a warning.
  */
 export type LifecycleCommand =
   | { readonly type: 'start' }
@@ -51,6 +54,7 @@ export type LifecycleCommand =
   | { readonly type: 'follow'; readonly executionId: string; readonly canvasId: string | undefined; readonly startedStatus: ExecutionStatus | undefined }
   | { readonly type: 'stop-following' }
   | { readonly type: 'abort'; readonly executionId: string }
+  | { readonly type: 'start-in-doubt'; readonly error: unknown }
   | { readonly type: 'read-now' }
   /** The events of one reading, and the task nodes an output read listed (`PollRead.tasks`). */
   | { readonly type: 'emit'; readonly events: readonly RunEvent[]; readonly tasks?: PollRead['tasks'] }
@@ -94,7 +98,8 @@ export function initialRun(rules: RunRules): RunMachine {
  * `failOnWorkflowError` is false; a failed request errors carrying the `executionId` and leaves the
  * execution alone. Leaving early (unsubscribe, `signal`, `timeoutMs`) aborts the execution once, in the
  * background; while the start is on its way it is let through (the execution may exist) and aborted
- * once its id arrives, with nothing more emitted. A start not sent yet (waiting in the request budget,
+ * once its id arrives, with nothing more emitted (its answer lost instead, the start is in doubt: reported,
+ * since an execution may run that nothing aborts). A start not sent yet (waiting in the request budget,
  * or to be sent again) is dropped instead: nothing to abort.
  */
 export function reduceRun(machine: RunMachine, event: LifecycleEvent): RunStep {
@@ -110,7 +115,9 @@ export function reduceRun(machine: RunMachine, event: LifecycleEvent): RunStep {
       return startAnswered(machine, event.execution);
     case 'start-failed':
       if (machine.phase.name === 'starting') return to(machine, CLOSED, { type: 'error', error: event.error });
-      return machine.phase.name === 'leaving' ? to(machine, CLOSED) : stay(machine);
+      if (machine.phase.name !== 'leaving') return stay(machine);
+      // Left while the start was on its way, and its answer is lost: the execution may exist, with no id to abort it by.
+      return startedNothing(event.error) ? to(machine, CLOSED) : to(machine, CLOSED, { type: 'start-in-doubt', error: event.error });
     case 'control':
       return steered(machine, event.control);
     case 'signal':

@@ -2,6 +2,7 @@ import { lastValueFrom, type Observable, take, toArray } from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createEmulator, createManualClock, driveClock, type Emulator, type ManualClock, type Profile } from '../../src/emulator/index.js';
 import { isWorkflowFailedError } from '../../src/errors/run-errors.js';
+import { isTimeoutError } from '../../src/errors/transport-errors.js';
 import { createHttpClient } from '../../src/http/client.js';
 import type { RunResult } from '../../src/domain/model.js';
 import { createRuns, type Runs } from '../../src/runs/create-runs.js';
@@ -149,6 +150,49 @@ describe.each(PROFILES)('runs against the emulator, %s profile', (profile) => {
     expect(seen).toEqual([]);
     expect(emulator.requests.list({ endpoint: 'status' })).toEqual([]);
     expect(emulator.executions.get(execution!.executionId)?.nodes.some((node) => node.errorMessage === 'Workflow aborted by user')).toBe(true);
+  });
+
+  it('reports a start in doubt when it was left on its way and its request timed out: the service may have started it', async () => {
+    const clock = createManualClock();
+    const emulator = await createEmulator({ profile, clock, rateLimit: false, listen: false });
+    open.push(emulator);
+    const warnings: { message: string; meta: Readonly<Record<string, unknown>> | undefined }[] = [];
+    const logger = { warn: (message: string, meta?: Readonly<Record<string, unknown>>) => warnings.push({ message, meta }) };
+    const http = createHttpClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, scheduler: emulator.scheduler, timeoutMs: { run: 5_000 } });
+    const runs = createRuns(http.executions, { scheduler: emulator.scheduler, logger });
+    // The start is held 100 ms of real time; meanwhile its 5 s request timeout passes on the emulator's clock.
+    const held = emulator.faults.add({ kind: 'latency', ms: 100, endpoint: 'run', times: 1 });
+    runs.run('c-sample-linear').subscribe().unsubscribe();
+    await vi.waitFor(() => {
+      expect(held.hits).toBe(1);
+    });
+    clock.advance(5_000);
+    // Like a real server, the emulator handles a request whose client gave up: the execution exists, with no id to abort it by.
+    await vi.waitFor(() => {
+      expect(emulator.executions.list()).toHaveLength(1);
+    });
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]?.message).toMatch(/may have reached the service/u);
+    expect(warnings[0]?.meta).toMatchObject({ canvasId: 'c-sample-linear' });
+    expect(isTimeoutError(warnings[0]?.meta?.['error'])).toBe(true);
+    expect(emulator.requests.list({ endpoint: 'abort' })).toEqual([]);
+  });
+
+  it('does not call a run handle cancelled during its start unstarted when that start timed out: it may have started', async () => {
+    const clock = createManualClock();
+    const emulator = await createEmulator({ profile, clock, rateLimit: false, listen: false });
+    open.push(emulator);
+    const http = createHttpClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, scheduler: emulator.scheduler, timeoutMs: { run: 5_000 } });
+    const runs = createRuns(http.executions, { scheduler: emulator.scheduler });
+    const held = emulator.faults.add({ kind: 'latency', ms: 100, endpoint: 'run', times: 1 });
+    const handle = runs.startRun('c-sample-linear');
+    await vi.waitFor(() => {
+      expect(held.hits).toBe(1);
+    });
+    const cancelled = handle.cancel();
+    clock.advance(5_000);
+    await expect(cancelled).rejects.toSatisfy(isTimeoutError);
+    await expect(handle.executionId).rejects.toSatisfy(isTimeoutError);
   });
 
   it('sends the abort again in the background when the service first answers it with a 5xx, and it lands', async () => {

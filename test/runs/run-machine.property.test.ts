@@ -89,8 +89,8 @@ function possible(world: World, setup: Setup): LifecycleEvent[] {
   return events;
 }
 
-/** What may still be asked once the subscriber has gone, or the run has ended: the abort, and letting go. */
-const CLEANUP: readonly LifecycleCommand['type'][] = ['abort', 'drop-start', 'stop-following'];
+/** What may still be asked once the subscriber has gone, or the run has ended: the abort, letting go, and a kept start's report. */
+const CLEANUP: readonly LifecycleCommand['type'][] = ['abort', 'drop-start', 'stop-following', 'start-in-doubt'];
 
 /**
  * Drives the machine through its shell with the events the choices pick, then lets the world settle:
@@ -126,7 +126,7 @@ function drive(setup: Setup, choices: readonly number[]): Trace {
   const perform = (command: LifecycleCommand): void => {
     commands.push({ command, after: reducing });
     // Teardown lets go (stop following, drop or keep the start, abort); after it, only the abort and letting go of a kept start.
-    if (afterTeardown && command.type !== 'abort' && command.type !== 'drop-start') brokenRule ??= `${command.type} after teardown`;
+    if (afterTeardown && command.type !== 'abort' && command.type !== 'drop-start' && command.type !== 'start-in-doubt') brokenRule ??= `${command.type} after teardown`;
     if ((reducing === 'unsubscribe' || world.ended) && !CLEANUP.includes(command.type)) brokenRule ??= `${command.type} after the subscriber left`;
     switch (command.type) {
       case 'start':
@@ -158,6 +158,9 @@ function drive(setup: Setup, choices: readonly number[]): Trace {
         // rxjs tears the subscription down as it ends: its listeners go, and the shell hears an unsubscribe.
         world.tornDown = true;
         dispatch({ type: 'unsubscribe' });
+        break;
+      case 'start-in-doubt':
+        if (reducing !== 'start-failed') brokenRule ??= `start-in-doubt after ${reducing}`;
         break;
       case 'read-now':
         break;
