@@ -3,6 +3,7 @@ import type { ClientOptions, RequestBudgetOptions } from '../../src/domain/optio
 import { createEmulator, type Emulator, type EndpointName, type ManualClock, type RequestFilter, type WorkflowDefinition } from '../../src/emulator/index.js';
 import { createHttpClient, type HttpClient } from '../../src/http/index.js';
 import type { Runs } from '../../src/runs/create-runs.js';
+import { REQUEST_TIMEOUT_MS } from '../../test/support/request-timeout.js';
 import { benchTime, type BenchTime } from './time.js';
 
 /**
@@ -44,11 +45,14 @@ export async function openWorld(options: { readonly speed: number; readonly work
   const emulator = await createEmulator({ ...pace, listen: false, samples: false, workflows: options.workflows });
   const time = benchTime(options.speed, emulator.scheduler);
   const connection = { apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch };
+  // On the accelerated clock a request's default 30 s deadline is 0.3 s of real time at speed 100, which a
+  // loaded machine can pass: a generous one there; the manual clock's worlds keep the default.
+  const deadline = options.clock === undefined ? { timeoutMs: REQUEST_TIMEOUT_MS } : {};
   return {
     emulator,
     time,
-    flowstream: (budget = {}, options = {}) => createClient({ ...options, ...connection, budget, scheduler: emulator.scheduler }),
-    plain: () => createHttpClient({ ...connection, retry: false, scheduler: emulator.scheduler }),
+    flowstream: (budget = {}, options = {}) => createClient({ ...deadline, ...options, ...connection, budget, scheduler: emulator.scheduler }),
+    plain: () => createHttpClient({ ...connection, retry: false, ...deadline, scheduler: emulator.scheduler }),
     requests: (filter = {}) => {
       const byEndpoint: Partial<Record<EndpointName, number>> = {};
       let rateLimited = 0;

@@ -3,6 +3,7 @@ import type { BudgetState } from '../../src/budget/index.js';
 import { createClient } from '../../src/client.js';
 import { createEmulator, type Emulator, type WorkflowDefinition } from '../../src/emulator/index.js';
 import { runResult } from '../../src/runs/run-result.js';
+import { REQUEST_TIMEOUT_MS } from '../support/request-timeout.js';
 
 /**
  * Emulator ms per real ms: the emulator's minute, its rate-limit window, lasts 3 real seconds, and the
@@ -65,6 +66,7 @@ describe('one client budget shared by 50 concurrent runs, on the emulator with i
       baseUrl: emulator.url,
       // The whole client on the emulator's clock: the default cadence, the budget's windows, every timer.
       scheduler: emulator.scheduler,
+      timeoutMs: REQUEST_TIMEOUT_MS,
     });
     const budget = client.budget!;
     // The process's first fetch loads the HTTP stack: warm it up so the runs' first requests travel as fast as the rest.

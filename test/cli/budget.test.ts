@@ -11,6 +11,7 @@ import { hubStateKeyPattern } from '../../src/redis/account-name.js';
 import type { BudgetView } from '../../src/cli/budget/budget-view.js';
 import { startRedisServer, type RedisServer } from '../redis/redis-server.js';
 import { flowstreamFromSourceInTerminal } from './support/source-cli.js';
+import { REQUEST_TIMEOUT_MS } from '../support/request-timeout.js';
 
 // `flowstream budget` as a user runs it (from source, spawned with only PATH, HOME and FLOWSTREAM_*),
 // against the emulator's rate limiter (service.md §2.1: 100 a minute, 10,000 a day, with headers) and
@@ -198,7 +199,7 @@ describe('flowstream budget --redis with the fleet\'s Redis run hubs', { timeout
       const connection = new Redis({ path: redis.socket, maxRetriesPerRequest: null });
       connection.on('error', () => undefined);
       const hub = createRedisRunHub({ redis: connection, account, scheduler: hubEmulator.scheduler });
-      const client = createClient({ apiKey: hubEmulator.apiKey, baseUrl: hubEmulator.url, fetch: hubEmulator.fetch, scheduler: hubEmulator.scheduler, budget: false, polling: { minMs: 1_000, maxMs: 1_000 }, hub });
+      const client = createClient({ apiKey: hubEmulator.apiKey, baseUrl: hubEmulator.url, fetch: hubEmulator.fetch, scheduler: hubEmulator.scheduler, budget: false, polling: { minMs: 1_000, maxMs: 1_000 }, timeoutMs: REQUEST_TIMEOUT_MS, hub });
       return { connection, hub, client };
     });
     const [a, b] = fleet as [(typeof fleet)[number], (typeof fleet)[number]];

@@ -3,7 +3,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createPipelineQueue, createPipelineWorker, type PipelineQueueEvent } from '../../src/bullmq/index.js';
 import { createClient } from '../../src/client.js';
 import { createEmulator, type Emulator } from '../../src/emulator/index.js';
-import { REQUEST_TIMEOUT_MS, task } from '../pipeline/harness.js';
+import { task } from '../pipeline/harness.js';
+import { REQUEST_TIMEOUT_MS } from '../support/request-timeout.js';
 import { startRedisServer, type RedisServer } from '../redis/redis-server.js';
 import { childrenOf, parentOf, recordTelemetry, type Recorded } from './support.js';
 

@@ -1,6 +1,7 @@
 import { afterEach } from 'vitest';
 import { type Client, createClient } from '../../src/client.js';
 import { createEmulator, type Emulator, type NodeDefinition, type WorkflowDefinition } from '../../src/emulator/index.js';
+import { REQUEST_TIMEOUT_MS } from '../support/request-timeout.js';
 
 /** Emulator ms per real ms: a 1.5 s status tick takes 15 ms, the rate-limit minute 600 ms. */
 export const SPEED = 100;
@@ -20,13 +21,6 @@ export async function setup(workflows: readonly WorkflowDefinition[] = [], optio
   open.push(emulator);
   return { emulator, client: clientOf(emulator) };
 }
-
-/**
- * A request's deadline in emulator ms: ten minutes, 6 s of real time at `SPEED`. The default 30 s is
- * 0.3 s of real time here, which a loaded machine's loopback answer can pass; no test here is about
- * deadlines.
- */
-export const REQUEST_TIMEOUT_MS = 600_000;
 
 /** A client of the emulator over loopback (or through `fetch`), on the emulator's clock, polling every 1–4 s of emulator time. */
 export function clientOf(emulator: Emulator, fetch?: typeof globalThis.fetch): Client {

@@ -5,6 +5,7 @@ import { createClient } from '../../src/client.js';
 import { createEmulator, type Emulator } from '../../src/emulator/index.js';
 import { createRedisBudget, type RedisBudget } from '../../src/redis/index.js';
 import { startRedisServer, type RedisServer } from './redis-server.js';
+import { REQUEST_TIMEOUT_MS } from '../support/request-timeout.js';
 
 /**
  * Runs left while the account's Redis is away: their aborts wait for it (an execution left running
@@ -54,6 +55,7 @@ async function startRuns(account: string): Promise<{ ids: string[]; subscription
     fetch: emulator.fetch,
     budget,
     scheduler: emulator.scheduler,
+    timeoutMs: REQUEST_TIMEOUT_MS,
     logger: { warn: (message, meta) => warnings.push({ message, meta }) },
   });
   const ids: string[] = [];

@@ -5,6 +5,7 @@ import { createClient } from '../../src/client.js';
 import { createEmulator, type Emulator } from '../../src/emulator/index.js';
 import { createRedisBudget, type RedisBudget } from '../../src/redis/index.js';
 import { startRedisServer, type RedisServer } from './redis-server.js';
+import { REQUEST_TIMEOUT_MS } from '../support/request-timeout.js';
 
 /**
  * Two processes of one account (here two budgets in one test process, each with its own connection
@@ -41,7 +42,7 @@ describe('processes of one account configured with different per-minute limits',
     const processes = [100, 30].map((requestsPerMinute) => {
       const redis = new Redis({ path: server.socket, maxRetriesPerRequest: null });
       const budget: RedisBudget = createRedisBudget({ redis, account: 'acct-mixed-limits', requestsPerMinute, timeScale: SPEED, scheduler: emulator.scheduler, durations: false });
-      const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, budget, scheduler: emulator.scheduler });
+      const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, budget, scheduler: emulator.scheduler, timeoutMs: REQUEST_TIMEOUT_MS });
       const ids = new Set<string>();
       const subscriptions: Subscription[] = Array.from({ length: RUNS }, (_, n) =>
         client.run('c-sample-timeout', { variables: { requestsPerMinute, n } }).subscribe({

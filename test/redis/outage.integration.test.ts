@@ -7,6 +7,7 @@ import { createRedisBudget } from '../../src/redis/index.js';
 import type { RunEvent } from '../../src/runs/events.js';
 import type { RunResult } from '../../src/domain/model.js';
 import { startRedisServer, type RedisServer } from './redis-server.js';
+import { REQUEST_TIMEOUT_MS } from '../support/request-timeout.js';
 
 /** Emulator time runs 20× faster than real time: a 2-minute run takes 6 s. */
 const SPEED = 20;
@@ -38,7 +39,7 @@ describe('runs through an outage of the Redis budget (a real redis-server, froze
     redis.on('error', () => undefined);
     // 20 s of emulator time: a second of real time.
     const budget = createRedisBudget({ redis, account: 'acct-outage', timeScale: SPEED, scheduler: emulator.scheduler, unavailableAfterMs: 20_000, durations: false });
-    const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, scheduler: emulator.scheduler, budget });
+    const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, scheduler: emulator.scheduler, budget, timeoutMs: REQUEST_TIMEOUT_MS });
     const events: RunEvent[][] = Array.from({ length: RUNS }, () => []);
     const outcomes: (RunResult | { error: unknown } | undefined)[] = Array.from({ length: RUNS }, () => undefined);
     for (let index = 0; index < RUNS; index += 1) {

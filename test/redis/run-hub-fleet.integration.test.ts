@@ -8,6 +8,7 @@ import { type RunningProcess, scrubbedEnv, startProcess } from '../cli/support/c
 import { onceInOrder, type SeenEvent } from './hub-events.js';
 import type { HubWorkerConfig } from './hub-worker.js';
 import { startRedisServer, type RedisServer } from './redis-server.js';
+import { REQUEST_TIMEOUT_MS } from '../support/request-timeout.js';
 
 const WORKER = fileURLToPath(new URL('hub-worker.ts', import.meta.url));
 const CANVAS = 'c-hub-fleet';
@@ -57,7 +58,7 @@ async function fleetOf(size: number, leaseMs: number): Promise<Fleet> {
   const config: HubWorkerConfig = { socket: server.socket, account, baseUrl: emulator.url, apiKey: emulator.apiKey, speed: SPEED, realStart: clock.realStart, leaseMs, pollMs: POLL_MS };
   const spawn = (given: HubWorkerConfig): RunningProcess => startProcess(process.execPath, ['--import', 'tsx', WORKER, JSON.stringify(given)], { env: scrubbedEnv(), cwd: process.cwd(), stdin: 'pipe' });
   const workers = Array.from({ length: size }, () => spawn(config));
-  const starter = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, scheduler: emulator.scheduler, budget: false });
+  const starter = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, scheduler: emulator.scheduler, budget: false, timeoutMs: REQUEST_TIMEOUT_MS });
   let started = 0;
   try {
     await Promise.all(workers.map((worker) => worker.waitFor(/^ready$/mu, WITHIN_MS)));

@@ -9,6 +9,7 @@ import { createRunTokens } from '../../src/relay/run-tokens.js';
 import type { RunEvent } from '../../src/runs/events.js';
 import { onceInOrder, type SeenEvent } from './hub-events.js';
 import { startRedisServer, type RedisServer } from './redis-server.js';
+import { REQUEST_TIMEOUT_MS } from '../support/request-timeout.js';
 
 const CANVAS = 'c-hub-relay';
 const WORKFLOW: WorkflowDefinition = {
@@ -35,7 +36,7 @@ function appProcess(emulator: Emulator, account: string): { readonly redis: Redi
   const redis = new Redis({ path: server.socket, maxRetriesPerRequest: null });
   redis.on('error', () => undefined);
   const hub = createRedisRunHub({ redis, account, leaseMs: 5_000, scheduler: emulator.scheduler });
-  const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, scheduler: emulator.scheduler, budget: false, polling: { minMs: 1_000, maxMs: 1_000 }, hub });
+  const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, scheduler: emulator.scheduler, budget: false, polling: { minMs: 1_000, maxMs: 1_000 }, timeoutMs: REQUEST_TIMEOUT_MS, hub });
   const relay = createRunRelay({ client, tokens: createRunTokens({ secret: SECRET, scheduler: emulator.scheduler }), scheduler: emulator.scheduler });
   return { redis, hub, relay };
 }
@@ -71,7 +72,7 @@ describe('relays of several processes on one Redis run hub', () => {
     const account = `hub-relay-${process.pid}`;
     const [first, second] = [appProcess(emulator, account), appProcess(emulator, account)];
     try {
-      const starter = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, scheduler: emulator.scheduler, budget: false });
+      const starter = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, scheduler: emulator.scheduler, budget: false, timeoutMs: REQUEST_TIMEOUT_MS });
       const { executionId } = await starter.executions.start(CANVAS);
       const token = await createRunTokens({ secret: SECRET, scheduler: emulator.scheduler }).sign({ executionId, scope: ['read'], ttlMs: 600_000 });
       const url = `http://relay.test/executions/${executionId}/events`;

@@ -10,6 +10,7 @@ import type { RunEvent } from '../../src/runs/events.js';
 import { hubPlaceOf } from '../../src/runs/run-hub.js';
 import { onceInOrder, type SeenEvent } from './hub-events.js';
 import { startRedisServer, type RedisServer } from './redis-server.js';
+import { REQUEST_TIMEOUT_MS } from '../support/request-timeout.js';
 
 const CANVAS = 'c-hub';
 /** Three tasks one after the other, each writing two messages: about 30 s of emulator time. */
@@ -53,7 +54,7 @@ function processOn(emulator: Emulator, account: string, leaseMs = LEASE_MS): { r
     sent += 1;
     return emulator.fetch(input, init);
   };
-  const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: counting, scheduler: emulator.scheduler, budget: false, polling: POLLING, hub });
+  const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: counting, scheduler: emulator.scheduler, budget: false, polling: POLLING, timeoutMs: REQUEST_TIMEOUT_MS, hub });
   return { redis, hub, client, requests: () => sent };
 }
 
@@ -94,7 +95,7 @@ describe('createRedisRunHub: one poll stream per execution across processes', ()
     const emulator = await createEmulator({ clock: createScaledClock(SPEED), rateLimit: false, samples: false, workflows: [WORKFLOW] });
     const account = `hub-${process.pid}-${(accounts += 1)}`;
     const [a, b] = [processOn(emulator, account, LONG_LEASE_MS), processOn(emulator, account, LONG_LEASE_MS)];
-    const alone = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, scheduler: emulator.scheduler, budget: false, polling: POLLING });
+    const alone = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, scheduler: emulator.scheduler, budget: false, polling: POLLING, timeoutMs: REQUEST_TIMEOUT_MS });
     try {
       const [lone, ...shared] = await startExecutions(alone, 3);
       const follows = shared.flatMap((executionId) => [follow(a.client, executionId), follow(b.client, executionId), follow(b.client, executionId)]);
@@ -122,7 +123,7 @@ describe('createRedisRunHub: one poll stream per execution across processes', ()
 
   it('when the lease holder dies (its connection cut, its poll gone), a follower in another process takes over within the lease, and misses or repeats nothing (property over kill points)', async () => {
     const emulator = await createEmulator({ clock: createScaledClock(SPEED), rateLimit: false, samples: false, workflows: [WORKFLOW] });
-    const starter = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, scheduler: emulator.scheduler, budget: false });
+    const starter = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, scheduler: emulator.scheduler, budget: false, timeoutMs: REQUEST_TIMEOUT_MS });
     const afterEmulatorMs = (ms: number): Promise<void> =>
       new Promise((resolve) => {
         emulator.scheduler.schedule(resolve, ms);
@@ -210,7 +211,7 @@ describe('createRedisRunHub: one poll stream per execution across processes', ()
     const redis = new Redis({ path: server.socket, maxRetriesPerRequest: null });
     const warnings: string[] = [];
     const hub = createRedisRunHub({ redis, account, leaseMs: LEASE_MS, scheduler: emulator.scheduler, logger: { warn: (message) => warnings.push(message) } });
-    const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, scheduler: emulator.scheduler, budget: false, polling: POLLING, hub });
+    const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, scheduler: emulator.scheduler, budget: false, polling: POLLING, timeoutMs: REQUEST_TIMEOUT_MS, hub });
     const afterEmulatorMs = (ms: number): Promise<void> =>
       new Promise((resolve) => {
         emulator.scheduler.schedule(resolve, ms);

@@ -9,6 +9,7 @@ import { createRunTokens, type RunTokens } from '../../src/relay/run-tokens.js';
 import { toNodeListener } from '../../src/relay/node-listener.js';
 import { connectRun, type ConnectRunOptions } from '../../src/runs/connect-run.js';
 import type { RunEvent } from '../../src/runs/events.js';
+import { REQUEST_TIMEOUT_MS } from '../support/request-timeout.js';
 
 export const SECRET = 'the relay test secret, thirty-two bytes or more';
 
@@ -32,7 +33,7 @@ export interface RelayWorld {
 /** `clock`: a manual clock instead of the 50× one, for counts that must not depend on the machine's speed (drive it with `driveClock`). */
 export async function relayWorld(options: Partial<RunRelayOptions> = {}, world: { readonly clock?: ManualClock } = {}): Promise<RelayWorld> {
   const emulator = await createEmulator({ rateLimit: false, ...(world.clock === undefined ? { speed: 50 } : { clock: world.clock }) });
-  const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, scheduler: emulator.scheduler, budget: false });
+  const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, scheduler: emulator.scheduler, budget: false, timeoutMs: REQUEST_TIMEOUT_MS });
   const tokens = createRunTokens({ secret: SECRET, scheduler: emulator.scheduler });
   const relay = createRunRelay({ client, tokens, basePath: '/flowstream', scheduler: emulator.scheduler, ...options });
   const server = createServer(toNodeListener(relay));

@@ -2,6 +2,7 @@ import type { Subscription } from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createClient } from '../../src/client.js';
 import { createEmulator, type Emulator } from '../../src/emulator/index.js';
+import { REQUEST_TIMEOUT_MS } from '../support/request-timeout.js';
 
 // cancel() on a saturated budget: 50 other runs poll on the emulator's service limits (100 requests a
 // minute, service.md §1), its clock 20× real time. The read that confirms the abort goes ahead of their
@@ -22,7 +23,7 @@ describe('cancel() on a saturated budget', () => {
   it('confirms within a few read slots of the abort landing, ahead of 50 other runs polling', async () => {
     emulator = await createEmulator({ speed: SPEED });
     const em = emulator;
-    const client = createClient({ apiKey: em.apiKey, baseUrl: em.url, fetch: em.fetch, scheduler: em.scheduler, logger: { warn: () => undefined } });
+    const client = createClient({ apiKey: em.apiKey, baseUrl: em.url, fetch: em.fetch, scheduler: em.scheduler, timeoutMs: REQUEST_TIMEOUT_MS, logger: { warn: () => undefined } });
     let others = 0;
     for (let index = 0; index < OTHERS; index += 1) {
       subscriptions.push(

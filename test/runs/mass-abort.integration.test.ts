@@ -2,6 +2,7 @@ import type { Subscription } from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createClient } from '../../src/client.js';
 import { createEmulator, type Emulator } from '../../src/emulator/index.js';
+import { REQUEST_TIMEOUT_MS } from '../support/request-timeout.js';
 
 // In an earlier version, 60 watches with abortOnUnsubscribe, unsubscribed at once on an account another client has
 // just used, left 16 executions running (the background abort gave up while the budget held it). Here
@@ -23,7 +24,7 @@ describe('a mass abort', () => {
     const started = await Promise.all(Array.from({ length: RUNS }, (_, index) => other.executions.start('c-sample-timeout', { variables: { n: index } })));
     const ids = started.map((execution) => execution.executionId);
 
-    const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, scheduler: emulator.scheduler });
+    const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, scheduler: emulator.scheduler, timeoutMs: REQUEST_TIMEOUT_MS });
     const subscriptions: Subscription[] = [];
     // One subscription per watch, each attached (its first status read) before all leave at once.
     await Promise.all(

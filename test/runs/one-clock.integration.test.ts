@@ -4,6 +4,7 @@ import { createClient } from '../../src/client.js';
 import { createEmulator, createManualClock, driveClock, type Emulator, type WorkflowDefinition } from '../../src/emulator/index.js';
 import { isRunTimeoutError } from '../../src/errors/run-errors.js';
 import type { RunEvent } from '../../src/runs/events.js';
+import { REQUEST_TIMEOUT_MS } from '../support/request-timeout.js';
 
 const open: Emulator[] = [];
 afterEach(async () => {
@@ -77,7 +78,7 @@ describe('one clock: a client on emulator.scheduler lives on emulator time end t
   it('errors with RunTimeoutError after 60 s of emulator time, 1.2 s of real time at speed 50', async () => {
     const emulator = await createEmulator({ speed: 50, listen: false });
     open.push(emulator);
-    const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, scheduler: emulator.scheduler });
+    const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, scheduler: emulator.scheduler, timeoutMs: REQUEST_TIMEOUT_MS });
     const startedAt = emulator.clock.now();
     const realStart = performance.now();
     const error = await new Promise<unknown>((resolve) => {
