@@ -85,7 +85,7 @@ export interface RedisIdempotencyStoreOptions {
   readonly pollMs?: number;
   /** The client's scheduler: the keys' and leases' clock and timers (every process of the account on the same clock). Default real time. */
   readonly scheduler?: SchedulerLike;
-  /** Where a lease that could not be renewed is told. Default: nowhere. */
+  /** Where a lease that could not be renewed, or a key that could not be recorded or released, is told. Default: nowhere. */
   readonly logger?: Logger;
 }
 
@@ -136,15 +136,17 @@ export function createRedisIdempotencyStore(options: RedisIdempotencyStoreOption
   }
   const commands = redis as Redis & IdempotencyCommands;
 
-  // The claims held here whose starts have not answered (hash → token): their leases are renewed on one timer.
-  const held = new Map<string, string>();
+  // The claims held here whose starts have not answered (hash → token, and the end of the lease Redis last
+  // confirmed): their leases are renewed on one timer.
+  const held = new Map<string, { readonly token: string; leaseUntil: number }>();
   let renewing: Subscription | undefined;
   const renew = (): void => {
     const leaseUntil = scheduler.now() + leaseMs;
-    for (const [name, token] of held) {
-      commands.flowstreamIdempotencySettle(name, token, 'renew', String(leaseUntil), 2 * leaseMs).then(
+    for (const [name, claim] of held) {
+      commands.flowstreamIdempotencySettle(name, claim.token, 'renew', String(leaseUntil), 2 * leaseMs).then(
         (done) => {
-          if (done === 0) letGo(name, token);
+          if (done === 0) letGo(name, claim.token);
+          else if (held.get(name) === claim) claim.leaseUntil = Math.max(claim.leaseUntil, leaseUntil);
         },
         (error: unknown) => {
           options.logger?.warn('flowstream: could not renew the lease of an idempotency key; trying again', { error: error instanceof Error ? error.message : String(error) });
@@ -152,22 +154,56 @@ export function createRedisIdempotencyStore(options: RedisIdempotencyStoreOption
       );
     }
   };
-  const hold = (name: string, token: string): void => {
-    held.set(name, token);
+  const hold = (name: string, token: string, leaseUntil: number): void => {
+    held.set(name, { token, leaseUntil });
     renewing ??= interval(leaseMs / RENEWALS_PER_LEASE, scheduler).subscribe(renew);
   };
   const letGo = (name: string, token: string): void => {
-    if (held.get(name) === token) held.delete(name);
+    if (held.get(name)?.token === token) held.delete(name);
     if (held.size > 0) return;
     renewing?.unsubscribe();
     renewing = undefined;
   };
+  // The waits between a settle's attempts, ended by close().
+  const retrying = new Set<() => void>();
+  /** Waits `pollMs` on the scheduler; false when the store closed first. */
+  const retryPause = (): Promise<boolean> =>
+    new Promise<boolean>((resolve) => {
+      const end = (goOn: boolean): void => {
+        retrying.delete(stop);
+        waiting.unsubscribe();
+        resolve(goOn);
+      };
+      const stop = (): void => { end(false); };
+      const waiting = timer(pollMs, scheduler).subscribe(() => { end(true); });
+      retrying.add(stop);
+    });
+  /**
+   * Records, releases or abandons a claim held here. Redis out of reach is tried again every `pollMs`
+   * while the claim's lease (still renewed meanwhile) holds: given up, a key whose execution is known
+   * would stay in doubt for its whole TTL. Once the lease may have run out, others may have found the
+   * key in doubt already, so the settle is given up and told.
+   */
   const settle = async (key: string, token: string, action: 'record' | 'release' | 'abandon', value = ''): Promise<void> => {
     const name = idempotencyKeyName(account, idempotencyKey(key));
+    // Bounded even while Redis renews the lease but refuses the settle: one lease from the first attempt.
+    const until = scheduler.now() + leaseMs;
     try {
-      await commands.flowstreamIdempotencySettle(name, token, action, value, 0);
+      for (;;) {
+        try {
+          await commands.flowstreamIdempotencySettle(name, token, action, value, 0);
+          return;
+        } catch (error) {
+          const claim = held.get(name);
+          const renewable = claim?.token === token && scheduler.now() < Math.min(claim.leaseUntil, until);
+          if (!renewable || !(await retryPause())) {
+            options.logger?.warn(`flowstream: could not ${action} an idempotency key in Redis; giving up`, { key, error: error instanceof Error ? error.message : String(error) });
+            throw error;
+          }
+        }
+      }
     } finally {
-      // Settled, or Redis could not be told: either way the lease is not renewed any more (a key not recorded falls in doubt).
+      // Settled, or given up: either way the lease is not renewed any more (a key not recorded falls in doubt).
       letGo(name, token);
     }
   };
@@ -198,7 +234,7 @@ export function createRedisIdempotencyStore(options: RedisIdempotencyStoreOption
         const [kind, value = ''] = await commands.flowstreamIdempotencyClaim(name, token, now, now + ttlMs, now + leaseMs, ttlMs + 2 * leaseMs);
         switch (kind) {
           case 'start':
-            hold(name, token);
+            hold(name, token, now + leaseMs);
             return { kind: 'start', token };
           case 'follow':
             return { kind: 'follow', executionId: value };
@@ -217,6 +253,7 @@ export function createRedisIdempotencyStore(options: RedisIdempotencyStoreOption
     release: (key, token) => settle(key, token, 'release'),
     abandon: (key, token) => settle(key, token, 'abandon'),
     close: async () => {
+      for (const stop of [...retrying]) stop();
       renewing?.unsubscribe();
       renewing = undefined;
       held.clear();
