@@ -28,6 +28,10 @@ function shown(value: unknown): string {
 
 const REQUIRED = 'is required by the workflow and was not given';
 
+/** The one variable name a zod object cannot hold: JavaScript's own `__proto__`. */
+const UNCHECKABLE_NAME = '__proto__';
+const UNCHECKABLE = 'is a variable name that cannot be checked or sent as a JavaScript object key: rename it in the workflow';
+
 /**
  * Why `name` is not a variable of a plan whose variables are `names`, with the nearest one it has
  * ("did you mean `topic`?") or the list of them.
@@ -73,7 +77,9 @@ function valueSchema(variable: PlanVariable): VariableSchema {
  * variable takes a string, an option variable one of its options, a file variable an uploaded file's
  * key (`of_…`) or a list of them; a required variable must be given (not blank), the others may be
  * left out; a name the plan does not have is refused, with the nearest one it has. A variable of a
- * kind this version does not know takes any value. The schema is a Standard Schema, and
+ * kind this version does not know takes any value. A plan with a variable named `__proto__`, which a
+ * JavaScript object cannot hold as a key, gives a schema that refuses every value at that name. The
+ * schema is a Standard Schema, and
  * `z.toJSONSchema(schema)` of zod gives its JSON Schema (for tools, forms, LLMs).
  *
  * @example
@@ -86,13 +92,14 @@ function valueSchema(variable: PlanVariable): VariableSchema {
  */
 export function planSchema(plan: { readonly variables: readonly PlanVariable[] }): PlanSchema {
   const names = plan.variables.map((variable) => variable.name);
-  const shape: Record<string, VariableSchema> = {};
-  for (const variable of plan.variables) {
-    const value = valueSchema(variable);
-    shape[variable.name] = variable.required ? value : z.optional(value);
-  }
-  return z.strictObject(shape, {
+  // Entries, not `shape[name] = …`: that assignment would set the prototype for `__proto__`, not a variable.
+  const shape: Record<string, VariableSchema> = Object.fromEntries(plan.variables.map((variable) => [variable.name, variable.required ? valueSchema(variable) : z.optional(valueSchema(variable))]));
+  const schema = z.strictObject(shape, {
     error: (issue) =>
       issue.code === 'unrecognized_keys' ? issue.keys.map((key) => `\`${key}\` ${unknownVariableProblem(key, names)}`).join('; ') : `must be an object of variables, not ${shown(issue.input)}`,
   });
+  // zod reads and writes a `__proto__` key as the prototype: it would neither check nor keep such a
+  // variable, so the schema refuses every value rather than let it pass unchecked.
+  if (!names.includes(UNCHECKABLE_NAME)) return schema;
+  return schema.check(z.refine(() => false, { error: UNCHECKABLE, path: [UNCHECKABLE_NAME], when: () => true }));
 }

@@ -57,6 +57,16 @@ describe('planSchema', () => {
     expect(checked.error?.issues).toContainEqual(expect.objectContaining({ code: 'unrecognized_keys', keys: ['topik'], message: expect.stringContaining('did you mean `topic`?') as unknown }));
   });
 
+  it('refuses every value of a plan with a variable named __proto__, at that name, rather than leave it unchecked', () => {
+    const schema = planSchema({ variables: [{ name: '__proto__', variableType: 'string', required: true }, { name: 'topic', variableType: 'string', required: false }] });
+    for (const variables of [{}, { topic: 'tides' }, JSON.parse('{"__proto__":"x"}') as unknown, JSON.parse('{"__proto__":5,"topic":"tides"}') as unknown]) {
+      const checked = schema.safeParse(variables);
+      expect(checked.success).toBe(false);
+      expect(checked.error?.issues).toContainEqual(expect.objectContaining({ path: ['__proto__'], message: expect.stringContaining('cannot be checked') as unknown }));
+    }
+    expect(z.toJSONSchema(schema)).toMatchObject({ required: ['__proto__'] });
+  });
+
   it('takes any value for a variable of a kind it does not know, but still requires a required one', () => {
     const schema = planSchema({ variables: [{ name: 'mystery', required: true }] });
     expect(schema.safeParse({ mystery: [1, { a: true }] }).success).toBe(true);
