@@ -81,7 +81,7 @@ export interface RedisIdempotencyStoreOptions {
    * its answer leaves the key in doubt once this has passed; until then other callers wait. Default 10 s.
    */
   readonly leaseMs?: number;
-  /** How often a caller waiting on another's start looks again. Default 200 ms. */
+  /** How often a caller waiting on another's start looks again, and an owner that could not reach Redis to record its start tries again. Default 200 ms. */
   readonly pollMs?: number;
   /** The client's scheduler: the keys' and leases' clock and timers (every process of the account on the same clock). Default real time. */
   readonly scheduler?: SchedulerLike;
