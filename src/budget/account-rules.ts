@@ -76,7 +76,9 @@ const DAY_MS = 86_400_000; // service.md §2.1: a fixed window of one day
  *
  * Defaults: U = 100 − 5% = 95, burst 5, W = 62 s → T = ⌈62,000 / 91⌉ = 682 ms, ≈ 88 sends per 60 s when
  * saturated (1.47/s against the ideal 1.67/s), at most 95 in any 62 s — 5 below the service's 100.
- * Under the limit a request waits for nothing: the bucket holds `burst` sends.
+ * Under the limit a request waits for nothing: the bucket holds `burst` sends. The burst is paid for
+ * in pace, so on a small account it is made smaller until the saturated pace is at least 85% of the
+ * limit (`minutePace`): at 7 a minute a burst of 5 would leave 3 sends per 62 s.
  *
  * The day: of 10,000, a reserve of 5% (500) is kept for aborts and starts; polls and interactive calls
  * stop at 9,500, starts at 9,750, aborts at 10,000 — in any window of a day and the latency allowance,
@@ -103,8 +105,8 @@ export function budgetLimits(options: RequestBudgetOptions = {}, server: ServerL
   const dayReserve = perDay - usablePerDay;
   const dayBurst = Math.max(1, Math.floor(usablePerDay * dayBurstShare));
   const dayWindowMs = DAY_MS + latencyAllowanceMs;
-  const burst = Math.min(positiveInteger('burst', options.burst ?? DEFAULTS.budget.burst), usablePerMinute);
   const minuteWindowMs = MINUTE_MS + latencyAllowanceMs;
+  const pace = minutePace({ perMinute, usablePerMinute, burst: positiveInteger('burst', options.burst ?? DEFAULTS.budget.burst), windowMs: minuteWindowMs });
   return {
     perMinute,
     perDay,
@@ -117,11 +119,47 @@ export function budgetLimits(options: RequestBudgetOptions = {}, server: ServerL
     dayReserve,
     startsPerDay: perDay - Math.ceil(dayReserve / 2),
     dayBurst,
-    burst,
-    pacingIntervalMs: Math.ceil(minuteWindowMs / (usablePerMinute - burst + 1)),
+    burst: pace.burst,
+    pacingIntervalMs: pace.intervalMs,
     duplicateStartSpacingMs: nonNegative('duplicateStartSpacingMs', options.duplicateStartSpacingMs ?? DEFAULTS.budget.duplicateStartSpacingMs),
     starvationLimit: positiveInteger('starvationLimit', options.starvationLimit ?? DEFAULTS.budget.starvationLimit),
   };
+}
+
+/**
+ * The share of the service's minute limit that a saturated pacer sends at least, whatever the burst
+ * asked for — unless the safety margin and the latency allowance leave less (`minutePace`).
+ */
+export const MIN_PACE_SHARE = 0.85;
+
+/**
+ * The minute's pacer (a GCRA, see `budgetLimits`) for a limit: the burst it holds and its interval.
+ *
+ * With `n = U − burst + 1` the interval is `T = ⌈W / n⌉`, so no window of length W holds more than U
+ * sends, wherever it starts; saturated, the pacer sends `60 s / T` a minute, about `n × 60 / 62`.
+ * Every send of the burst is one less of the steady pace, which costs a small account most of it
+ * (7 a minute with a burst of 5: 3 sends per 62 s). So the burst is the largest one, up to the one
+ * asked for, whose pace is at least `MIN_PACE_SHARE` (85%) of the service's limit: `T ≤ ⌊60 s / (0.85 × limit)⌋`.
+ * When even a burst of 1 cannot reach that (a large safety margin or latency allowance), the burst is 1
+ * and the pace is the most the margin allows: U sends per W (`T = ⌈W / U⌉`).
+ *
+ * @example
+ * ```ts
+ * minutePace({ perMinute: 100, usablePerMinute: 95, burst: 5, windowMs: 62_000 }); // { burst: 5, intervalMs: 682 }: 88 a minute
+ * minutePace({ perMinute: 7, usablePerMinute: 7, burst: 5, windowMs: 62_000 }); // { burst: 1, intervalMs: 8_858 }: 6.8 a minute
+ * ```
+ */
+export function minutePace(input: { readonly perMinute: number; readonly usablePerMinute: number; readonly burst: number; readonly windowMs: number }): {
+  readonly burst: number;
+  readonly intervalMs: number;
+} {
+  const usable = input.usablePerMinute;
+  // The longest interval that still sends MIN_PACE_SHARE of the limit in a minute of the service.
+  const longestIntervalMs = Math.floor(MINUTE_MS / (MIN_PACE_SHARE * input.perMinute));
+  // ⌈W / n⌉ ≤ longest ⟺ n ≥ W / longest: the fewest steady sends per window that keep the pace.
+  const fewestSteady = longestIntervalMs >= 1 ? Math.ceil(input.windowMs / longestIntervalMs) : Number.POSITIVE_INFINITY;
+  const burst = Math.max(1, Math.min(input.burst, usable, usable - fewestSteady + 1));
+  return { burst, intervalMs: Math.ceil(input.windowMs / (usable - burst + 1)) };
 }
 
 /** Budget options are named as `createClient` takes them: `budget.<name>`. */

@@ -92,7 +92,11 @@ export interface RequestBudgetOptions {
    * Default 0.1: 950 requests.
    */
   readonly dayBurst?: number;
-  /** How many requests may leave back to back after a quiet spell. Default 5. */
+  /**
+   * How many requests may leave back to back after a quiet spell. Default 5. Each one is paid for in
+   * pace, so on a small account it is lowered to what keeps the pace at 85% of the minute's limit:
+   * 1 at 7 a minute (one request every 8.9 s), 2 at 20 a minute.
+   */
   readonly burst?: number;
   /**
    * How far apart two requests' travel times to the service may be. The service counts arrivals, we

@@ -44,6 +44,10 @@ const T = DEFAULT.pacingIntervalMs; // 682
 const WINDOW = DEFAULT.minuteWindowMs; // 62,000
 const DAY = DEFAULT.dayWindowMs; // 86,402,000
 const SPACING = DEFAULT.duplicateStartSpacingMs; // 1,100
+/** A wide account whose pacer holds a burst of 100: its interval, 69 ms, and a turn of one run among 21. */
+const WIDE: RequestBudgetOptions = { requestsPerMinute: 1_000, safetyMargin: 0, burst: 100 };
+const WIDE_T = budgetLimits(WIDE).pacingIntervalMs;
+const WIDE_TURN = 21 * WIDE_T;
 
 const asks = (ask: FairClass, times: number, expect: Expect = 'granted', by?: string): Step => ({ ask, times, expect, ...(by === undefined ? {} : { by }) });
 
@@ -56,9 +60,9 @@ const ROWS: readonly Row[] = [
   { name: 'an abort is not paced: it goes past a spent burst', steps: [asks('reads', 5), asks('abort', 10)] },
   { name: 'aborts never exceed the service\'s 100 in any window of ours', steps: [asks('abort', 100), { ask: 'abort', expect: { wait: WINDOW } }] },
   {
-    name: 'paced requests never exceed the usable 95 in any window, whatever the burst',
+    name: 'a burst asked for is held to what keeps the pace at 85% of the limit: 8 of 95, then one per 62 s / 88',
     processes: { a: { burst: 95 } },
-    steps: [asks('interactive', 95), { ask: 'interactive', expect: { wait: WINDOW } }],
+    steps: [asks('interactive', 8), { ask: 'interactive', expect: { wait: Math.ceil(WINDOW / 88) } }],
   },
   // Aborts are not held to the pace, but they use it up: what follows them is paced after them.
   { name: 'aborts take their slots of the pace: what follows them is paced after them', steps: [asks('abort', 95), { ask: 'reads', expect: { wait: 91 * T } }] },
@@ -90,7 +94,7 @@ const ROWS: readonly Row[] = [
   },
   {
     name: 'the service\'s lower limit per minute is the account\'s (service.md §2.1)',
-    steps: [{ report: { status: 200, rateLimit: { limitPerMinute: 10 } } }, asks('reads', 5), { ask: 'reads', expect: { wait: Math.ceil(WINDOW / 6) } }, { state: { limitPerMinute: 10 } }],
+    steps: [{ report: { status: 200, rateLimit: { limitPerMinute: 10 } } }, asks('reads', 2), { ask: 'reads', expect: { wait: Math.ceil(WINDOW / 9) } }, { state: { limitPerMinute: 10 } }],
   },
   { name: 'a limit above the configured one changes nothing', steps: [{ report: { status: 200, rateLimit: { limitPerMinute: 1_000, limitPerDay: 50_000 } } }, asks('reads', 5), { ask: 'reads', expect: { wait: T } }, { state: { limitPerMinute: 100, limitPerDay: 10_000 } }] },
   {
@@ -131,12 +135,12 @@ const ROWS: readonly Row[] = [
   },
   {
     name: 'polls and interactive calls never take the day\'s reserve; starts take its first half, aborts the rest',
-    processes: { a: { requestsPerDay: 20, dayReserve: 0.5, dayBurst: 0.9, burst: 20 } },
+    processes: { a: { requestsPerMinute: 1_000, requestsPerDay: 20, dayReserve: 0.5, dayBurst: 0.9, burst: 20 } },
     steps: [asks('reads', 9), { ask: 'reads', expect: 'wait' }, { ask: 'interactive', expect: 'wait' }, asks('start', 6), { ask: 'start', key: 'late', expect: 'refused' }, asks('abort', 5), { ask: 'abort', expect: { wait: 60_000 + DAY } }],
   },
   {
     name: 'the day\'s bucket lets sporadic use go at the minute\'s pace, then the day\'s sustainable pace',
-    processes: { a: { requestsPerDay: 100, burst: 20 } },
+    processes: { a: { requestsPerMinute: 1_000, requestsPerDay: 100, burst: 20 } },
     steps: [asks('reads', 9), { ask: 'reads', expect: 'wait' }, { ask: 'abort', expect: 'granted' }, { state: { usedThisMinute: 10 } }],
   },
   {
@@ -156,17 +160,17 @@ const ROWS: readonly Row[] = [
   },
   {
     name: 'a process killed with -9 lends its share to the others once it has missed its turns, long before its lease runs out',
-    processes: { a: { requestsPerMinute: 200, safetyMargin: 0, burst: 100 }, b: { requestsPerMinute: 200, safetyMargin: 0, burst: 100 } },
+    processes: { a: WIDE, b: WIDE },
     // b's 20 runs take 20/21 of the pace; b reads no more. A process late for its turn keeps one turn
     // of it: after a long spell, two reads, then its share. Once b is a whole burst of the pacer (100
-    // × 614 ms) past its turn, a reads at the account's pace, its lease (10 minutes) still running.
+    // × 69 ms) past its turn, a reads at the account's pace, its lease (10 minutes) still running.
     steps: [
       { ask: 'reads', by: 'b', demand: 20, expect: 'granted' },
       { ask: 'reads', demand: 1, expect: 'granted' },
-      { at: 30_000 },
+      { at: Math.round(2.35 * WIDE_TURN) },
       asks('reads', 2),
       { ask: 'reads', demand: 1, expect: 'wait' },
-      { at: 62_100 },
+      { at: 100 * WIDE_T + 100 },
       asks('reads', 5),
     ],
   },
@@ -191,15 +195,15 @@ const ROWS: readonly Row[] = [
   },
   {
     name: 'a process late for its turns catches up on the two it may miss before its share is lent',
-    processes: { a: { requestsPerMinute: 200, safetyMargin: 0, burst: 100 }, b: { requestsPerMinute: 200, safetyMargin: 0, burst: 100 } },
-    // a's turn comes every 21 × 614 ms = 12,894 ms; at four turns it has missed three: it catches up on
+    processes: { a: WIDE, b: WIDE },
+    // a's turn comes every 21 × 69 ms = 1,449 ms; at four turns it has missed three: it catches up on
     // two of them besides the one due now, then waits for its share again.
-    steps: [{ ask: 'reads', by: 'b', demand: 20, expect: 'granted' }, { ask: 'reads', demand: 1, expect: 'granted' }, { at: 4 * 12_894 }, asks('reads', 3), { ask: 'reads', demand: 1, expect: { wait: 5 * 12_894 } }],
+    steps: [{ ask: 'reads', by: 'b', demand: 20, expect: 'granted' }, { ask: 'reads', demand: 1, expect: 'granted' }, { at: 4 * WIDE_TURN }, asks('reads', 3), { ask: 'reads', demand: 1, expect: { wait: 5 * WIDE_TURN } }],
   },
   {
     name: 'a process configured lower is held to its own pace',
     processes: { fast: { requestsPerMinute: 100, burst: 20 }, slow: { requestsPerMinute: 30 } },
-    steps: [{ ask: 'interactive', by: 'fast', expect: 'granted' }, asks('interactive', 5, 'granted', 'slow'), { ask: 'interactive', by: 'slow', expect: { wait: budgetLimits({ requestsPerMinute: 30 }).pacingIntervalMs } }, { ask: 'interactive', by: 'fast', expect: 'granted' }],
+    steps: [{ ask: 'interactive', by: 'fast', expect: 'granted' }, asks('interactive', budgetLimits({ requestsPerMinute: 30 }).burst, 'granted', 'slow'), { ask: 'interactive', by: 'slow', expect: { wait: budgetLimits({ requestsPerMinute: 30 }).pacingIntervalMs } }, { ask: 'interactive', by: 'fast', expect: 'granted' }],
   },
   {
     name: 'a process configured lower does not slow the account',
