@@ -139,9 +139,9 @@ export const MIN_PACE_SHARE = 0.85;
  * sends, wherever it starts; saturated, the pacer sends `60 s / T` a minute, about `n × 60 / 62`.
  * Every send of the burst is one less of the steady pace, which costs a small account most of it
  * (7 a minute with a burst of 5: 3 sends per 62 s). So the burst is the largest one, up to the one
- * asked for, whose pace is at least `MIN_PACE_SHARE` (85%) of the service's limit: `T ≤ ⌊60 s / (0.85 × limit)⌋`.
- * When even a burst of 1 cannot reach that (a large safety margin or latency allowance), the burst is 1
- * and the pace is the most the margin allows: U sends per W (`T = ⌈W / U⌉`).
+ * asked for, whose interval is at most `⌊60 s / (0.85 × limit)⌋` (`MIN_PACE_SHARE` of the service's
+ * limit a minute) — or, where the safety margin and the latency allowance leave less than that, at
+ * most `⌈W / U⌉`, the most they allow (then a burst of 1 at worst).
  *
  * @example
  * ```ts
@@ -154,10 +154,11 @@ export function minutePace(input: { readonly perMinute: number; readonly usableP
   readonly intervalMs: number;
 } {
   const usable = input.usablePerMinute;
-  // The longest interval that still sends MIN_PACE_SHARE of the limit in a minute of the service.
-  const longestIntervalMs = Math.floor(MINUTE_MS / (MIN_PACE_SHARE * input.perMinute));
-  // ⌈W / n⌉ ≤ longest ⟺ n ≥ W / longest: the fewest steady sends per window that keep the pace.
-  const fewestSteady = longestIntervalMs >= 1 ? Math.ceil(input.windowMs / longestIntervalMs) : Number.POSITIVE_INFINITY;
+  // The longest interval the pace may have: MIN_PACE_SHARE of the limit in a minute of the service,
+  // unless the usable count per window is less.
+  const longestIntervalMs = Math.max(Math.floor(MINUTE_MS / (MIN_PACE_SHARE * input.perMinute)), Math.ceil(input.windowMs / usable));
+  // ⌈W / n⌉ ≤ longest ⟺ n ≥ W / longest: the fewest steady sends per window that keep that pace.
+  const fewestSteady = Math.ceil(input.windowMs / longestIntervalMs);
   const burst = Math.max(1, Math.min(input.burst, usable, usable - fewestSteady + 1));
   return { burst, intervalMs: Math.ceil(input.windowMs / (usable - burst + 1)) };
 }

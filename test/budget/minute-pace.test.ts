@@ -6,13 +6,15 @@ import { RateLimiter } from '../../src/emulator/state/rate-limiter.js';
 
 const SERVICE_MINUTE_MS = 60_000;
 
-const settings = fc.record({
-  // Small accounts often, every size up to 10,000 a minute.
-  requestsPerMinute: fc.oneof(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 1, max: 10_000 })),
-  burst: fc.oneof(fc.integer({ min: 1, max: 10 }), fc.integer({ min: 1, max: 2_000 })),
-  safetyMargin: fc.constantFrom(0, 0.05, 0.2),
-  latencyAllowanceMs: fc.constantFrom(0, 2_000, 5_000),
-});
+/** Small accounts often, every size up to 10,000 a minute, and a few far larger ones when `huge`. */
+const settingsOf = (huge: boolean) =>
+  fc.record({
+    requestsPerMinute: fc.oneof(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 1, max: 10_000 }), fc.integer({ min: 1, max: huge ? 1_000_000 : 10_000 })),
+    burst: fc.oneof(fc.integer({ min: 1, max: 10 }), fc.integer({ min: 1, max: 2_000 })),
+    safetyMargin: fc.constantFrom(0, 0.05, 0.2),
+    latencyAllowanceMs: fc.constantFrom(0, 2_000, 5_000),
+  });
+const settings = settingsOf(true);
 
 /**
  * The pacer alone, as a ledger drives it: each spell asks for `count` sends after an idle `gap`, each
@@ -72,7 +74,7 @@ describe('the minute\'s pace', () => {
 
   it('sends at least 85% of the limit in every window of the service while requests wait, or all the safety margin allows', () => {
     fc.assert(
-      fc.property(settings, (options) => {
+      fc.property(settingsOf(false), (options) => {
         const limits = budgetLimits(options);
         // The most the margin allows: the usable count in every window of ours (service.md §2.1 and the latency allowance).
         const mostTheMarginAllows = SERVICE_MINUTE_MS / Math.ceil(limits.minuteWindowMs / limits.usablePerMinute);
@@ -106,8 +108,10 @@ describe('the minute\'s pace', () => {
         const asked = Math.min(options.burst, limits.usablePerMinute);
         expect(limits.burst).toBeLessThanOrEqual(asked);
         if (limits.burst < asked) {
+          // One more would lengthen the interval past both 85% of the limit and the most the margin allows.
           const larger = Math.ceil(limits.minuteWindowMs / (limits.usablePerMinute - limits.burst));
           expect(SERVICE_MINUTE_MS / larger).toBeLessThan(MIN_PACE_SHARE * limits.perMinute);
+          expect(larger).toBeGreaterThan(Math.ceil(limits.minuteWindowMs / limits.usablePerMinute));
         }
         expect(minutePace({ perMinute: limits.perMinute, usablePerMinute: limits.usablePerMinute, burst: options.burst, windowMs: limits.minuteWindowMs })).toEqual({
           burst: limits.burst,
@@ -120,6 +124,10 @@ describe('the minute\'s pace', () => {
 
   it('keeps the defaults: a burst of 5, one send per 682 ms', () => {
     expect(budgetLimits()).toMatchObject({ burst: 5, pacingIntervalMs: 682 });
+  });
+
+  it('keeps the burst asked for where whole milliseconds hold the pace anyway: an account of a million a minute', () => {
+    expect(budgetLimits({ requestsPerMinute: 1_000_000, burst: 20 })).toMatchObject({ burst: 20, pacingIntervalMs: 1 });
   });
 
   it('sustains at least 85% of the day\'s limit with the default reserve, however small the day', () => {
