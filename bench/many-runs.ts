@@ -47,6 +47,13 @@ export const boundMs = (runs: number): number => (runs / (2 * BUDGET_PER_SECOND)
 /** service.md §3.6: no execution outlives 30 minutes; nothing can change after that. */
 const DEADLINE_MS = 30 * 60_000;
 
+/**
+ * The N = 1 cell's runs, one after another: a run is 11 changes, too few for a median, so the cell
+ * follows this many, each alone on the account (the next starts once the last has been followed to
+ * its end), each by a client of its own as at every other N — as many changes as the N = 10 cell.
+ */
+export const RUNS_ALONE = 10;
+
 export interface ManyRunsOptions {
   readonly sizes: readonly number[];
   /** Emulator ms per real ms, at most: the fixed loops of large N run slower (see `speedFor`). */
@@ -69,8 +76,12 @@ export function speedFor(contender: Contender, runs: number, maxSpeed: number): 
 }
 
 export interface ManyRunsRow {
+  /** N: runs at once. */
   readonly runs: number;
+  /** How many times N runs were followed, one batch after another (`RUNS_ALONE` at N = 1, else 1). */
+  readonly rounds: number;
   readonly contender: string;
+  /** Of runs × rounds. */
   readonly completed: number;
   /** Runs the service's own tool would have completed: it ends a watch at its first error (service.md §6). */
   readonly completedWithoutError: number;
@@ -95,19 +106,30 @@ export interface ManyRunsResult {
 const FLOWSTREAM: readonly Contender[] = [FLOWSTREAM_STREAM, FLOWSTREAM_FINAL];
 const CONTENDERS: readonly Contender[] = [...FLOWSTREAM, LOOP_2S, LOOP_1S];
 
-async function measure(contender: Contender, runs: number, speed: number, workflows: readonly WorkflowDefinition[] = MANY_RUNS_VARIANTS): Promise<ManyRunsRow> {
+async function measure(contender: Contender, runs: number, speed: number, workflows: readonly WorkflowDefinition[] = MANY_RUNS_VARIANTS, rounds = 1): Promise<ManyRunsRow> {
   const world = await openWorld({ speed, workflows });
   try {
     const sightings = new Sightings();
     const startedAt = world.time.now();
     const canvasIds = workflows.map((workflow) => workflow.canvasId!);
-    const outcome = await contender.follow(world, { canvasIds, runs, deadlineMs: DEADLINE_MS, sightings });
+    let completed = 0;
+    let completedWithoutError = 0;
+    for (let round = 0; round < rounds; round++) {
+      // Round r's run i is run r × N + i of the cell: its own variables, and the variant it would have among N × rounds at once.
+      const firstItem = round * runs;
+      const rotated = canvasIds.map((_, index) => canvasIds[(firstItem + index) % canvasIds.length]!);
+      const outcome = await contender.follow(world, { canvasIds: rotated, runs, deadlineMs: DEADLINE_MS, sightings, firstItem });
+      completed += outcome.completed;
+      completedWithoutError += outcome.completedWithoutError;
+    }
     const elapsedMs = world.time.now() - startedAt;
     const seen = detection(world.emulator.executions.list(), sightings);
     return {
       runs,
+      rounds,
       contender: contender.name,
-      ...outcome,
+      completed,
+      completedWithoutError,
       requests: world.requests(),
       detection: seen,
       boundMs: boundMs(runs),
@@ -128,7 +150,7 @@ async function measure(contender: Contender, runs: number, speed: number, workfl
  * (`speedFor`).
  */
 export async function manyRuns(options: ManyRunsOptions): Promise<ManyRunsResult> {
-  const cell = (contender: Contender, runs: number): Promise<ManyRunsRow> => measure(contender, runs, speedFor(contender, runs, options.speed));
+  const cell = (contender: Contender, runs: number): Promise<ManyRunsRow> => measure(contender, runs, speedFor(contender, runs, options.speed), MANY_RUNS_VARIANTS, runs === 1 ? RUNS_ALONE : 1);
   const rows: ManyRunsRow[] = [];
   for (const runs of options.sizes) for (const contender of FLOWSTREAM) rows.push(await cell(contender, runs));
   for (const runs of options.sizes) rows.push(...(await Promise.all([LOOP_2S, LOOP_1S].map((contender) => cell(contender, runs)))));
@@ -157,10 +179,10 @@ export function manyRunsTable(result: ManyRunsResult): string {
   return table(
     MANY_RUNS_HEADERS,
     result.rows.map((row) => [
-      String(row.runs),
+      row.rounds > 1 ? `${String(row.runs)} (×${String(row.rounds)})` : String(row.runs),
       row.contender,
-      `${row.completed}/${row.runs}`,
-      `${row.completedWithoutError}/${row.runs}`,
+      `${row.completed}/${row.runs * row.rounds}`,
+      `${row.completedWithoutError}/${row.runs * row.rounds}`,
       String(row.requests.rateLimited),
       String(row.requests.total),
       String(row.requests.byEndpoint.run ?? 0),
