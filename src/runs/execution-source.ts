@@ -2,6 +2,7 @@ import { asyncScheduler, defer, map, Observable, type SchedulerLike, type Subscr
 import type { ExecutionOutput, ExecutionSnapshot, Logger, StartedExecution, Variables, WorkflowPlan } from '../domain/model.js';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 import type { CallOptions, ExecutionsApi } from '../http/calls.js';
+import { executionReads, type ReadPlacement } from '../http/resources.js';
 import { afterFailure, isBudgetUnavailable, type Outage, outlasted } from './outage.js';
 import { checkVariablesAgainstPlan } from './variables-against-plan.js';
 
@@ -118,8 +119,17 @@ export function withTelemetryParent(source: ExecutionSource, telemetryParent: un
   };
 }
 
-/** Puts an `ExecutionsApi` (Promises taking a signal) behind the Observable seam. */
+function placementOf(options: ReadOptions | undefined): ReadPlacement | undefined {
+  if (options === undefined) return undefined;
+  return { ...(options.urgent === true ? { priority: 'interactive' as const } : {}), ...parentOf(options) };
+}
+
+/**
+ * Puts an `ExecutionsApi` (Promises taking a signal) behind the Observable seam. The client's own
+ * API reads without them: a run's reads are its request path's Observables (`executionReads`).
+ */
 export function observeExecutions(api: ExecutionsApi, plans?: { get(canvasId: string, options?: CallOptions): Promise<WorkflowPlan> }): ExecutionSource {
+  const reads = executionReads(api);
   return {
     ...(plans === undefined ? {} : { plan: (canvasId: string, options?: TelemetryOptions) => fromAbortable((signal) => plans.get(canvasId, { signal, ...parentOf(options) })) }),
     start: (canvasId, input, options) =>
@@ -136,8 +146,8 @@ export function observeExecutions(api: ExecutionsApi, plans?: { get(canvasId: st
           .pipe(map((execution): StartProgress => ({ type: 'started', execution })))
           .subscribe(subscriber),
       ),
-    status: (executionId, options) => fromAbortable((signal) => api.status(executionId, readCallOptions(signal, options))),
-    output: (executionId, options) => fromAbortable((signal) => api.output(executionId, readCallOptions(signal, options))),
+    status: (executionId, options) => reads?.status(executionId, placementOf(options)) ?? fromAbortable((signal) => api.status(executionId, readCallOptions(signal, options))),
+    output: (executionId, options) => reads?.output(executionId, placementOf(options)) ?? fromAbortable((signal) => api.output(executionId, readCallOptions(signal, options))),
     abort: (executionId, options) => fromAbortable((signal) => api.abort(executionId, { signal, ...parentOf(options) })),
   };
 }
