@@ -19,7 +19,8 @@ function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
 /**
  * A call that takes an `AbortSignal` as a cold Observable, after rxjs `fromFetch`: each subscription
  * makes the call with its own signal, and unsubscribing before the answer aborts it. The run layer
- * puts every request behind this seam; pipelines put downloads, uploads and a step's input there.
+ * puts its starts and aborts behind this seam (and the reads of an `ExecutionsApi` of the caller's
+ * own); pipelines put downloads, uploads and a step's input there.
  * A call that answers at once (no Promise) emits synchronously, so pure inputs keep tests in virtual time.
  *
  * @example
