@@ -1,18 +1,20 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createAccountBudget } from '../src/budget/index.js';
-import * as z from 'zod/mini';
 import { createClient } from '../src/client.js';
 import { normalizeOptions } from '../src/http/options.js';
-import { createTransport, type RequestSpec } from '../src/http/transport.js';
+import { createExecutionsApi } from '../src/http/resources.js';
+import { createTransport } from '../src/http/transport.js';
+import { observeExecutions } from '../src/runs/execution-source.js';
 import { clockScheduler, createEmulator, createManualClock } from '../src/emulator/index.js';
 import { table } from './harness/report.js';
 
 /**
  * The budget's scale rows: N requests queued in one budget, then all cancelled (a service whose runs are
  * all unsubscribed at once, a deploy), on a clock that stands still so that only the budget's burst
- * leaves and everything else waits. Each request goes as the client sends a run's read: a status call
- * through the client's request path (retry → budget → deadline → fetch), cancelled by unsubscribing
- * it. CPU time per operation, in µs, from `process.cpuUsage`.
+ * leaves and everything else waits. Each request goes as a run sends its read: a status read of the
+ * run layer's source (`ExecutionSource.status`) over the client's executions API, through its request
+ * path (retry → budget → deadline → fetch), cancelled by unsubscribing it. CPU time per operation, in
+ * µs, from `process.cpuUsage`.
  */
 export interface ScaleRow {
   readonly queued: number;
@@ -33,14 +35,13 @@ const cpuMs = (): number => {
   return (usage.user + usage.system) / 1000;
 };
 
-const STATUS: RequestSpec<unknown> = { endpoint: 'status', method: 'get', path: 'openapi/workflow/we-0/status', schema: z.unknown() };
-
 export function queuedThenCancelled(queued: number): ScaleRow {
   const budget = createAccountBudget({ scheduler: clockScheduler(createManualClock()) });
   // The burst's few requests leave; their answers never come (unsubscribing aborts them).
   const transport = createTransport('key', normalizeOptions({ apiKey: 'key', baseUrl: 'http://127.0.0.1:9/v1', fetch: () => new Promise<Response>(() => undefined), gate: budget }));
+  const source = observeExecutions(createExecutionsApi({ transport, logger: undefined, uploadedKeys: new Set() }));
   const began = cpuMs();
-  const subscriptions = Array.from({ length: queued }, (_, index) => transport.request(() => ({ ...STATUS, key: `we-${index}` })).subscribe({ error: () => undefined }));
+  const subscriptions = Array.from({ length: queued }, (_, index) => source.status(`we-${index}`).subscribe({ error: () => undefined }));
   const enqueued = cpuMs();
   for (const subscription of subscriptions) subscription.unsubscribe();
   const cancelled = cpuMs();

@@ -1,45 +1,18 @@
 import { asyncScheduler, Observable } from 'rxjs';
-import type { Subscriber, Subscription } from 'rxjs';
+import type { SchedulerLike, Subscriber, Subscription } from 'rxjs';
 import type { AccountBudget, BudgetState, DayView } from '../domain/budget.js';
-import type { Logger } from '../domain/model.js';
 import type { AccountBudgetOptions, RequestBudgetOptions } from '../domain/options.js';
 import type { GateReport, GateTicket, GateTurn } from '../domain/requests.js';
 import { RateLimitError } from '../errors/api-errors.js';
 import { FlowstreamError } from '../errors/flowstream-error.js';
 import { MAX_TIMER_MS } from '../http/options.js';
-import { accountLimits, afterSend, dayBucketAt, dayBucketEmptyAt, FULL_DAY_BUCKET, identicalStartKey, pacedRemaining, readyAt, sentWithin } from './account-rules.js';
-import type { AccountAnswer, AccountConfig, AccountRecord, Verdict } from './account-rules.js';
+import { accountLimits, dayBucketAt, dayBucketEmptyAt, FULL_DAY_BUCKET, pacedRemaining, readyAt, sentWithin } from './account-rules.js';
+import type { AccountConfig, AccountRecord } from './account-rules.js';
 import { fairClassOf } from './fair-queue.js';
-import type { FairClass } from './fair-queue.js';
 import { createMemoryLedger } from './ledger.js';
 import type { MemoryLedger } from './ledger.js';
 import { BudgetCore } from './scheduler.js';
 import type { KeyCadence, Refusal, SchedulerEvent } from './scheduler.js';
-
-/**
- * An account kept in a store shared by several processes (Redis), asked asynchronously: this
- * process's config, and the rule book's steps as the store applies them atomically.
- */
-export interface SharedAccount {
-  readonly config: AccountConfig;
-  /** The verdict on one request of `klass` now (`demand`: this process's runs waiting to read; for a start or abort, its starts and aborts waiting), with the record after it and the account's time. */
-  request(klass: FairClass, demand: number, startKey: string | undefined): Promise<Verdict & { readonly now: number; readonly record: AccountRecord }>;
-  report(answer: AccountAnswer): Promise<AccountRecord>;
-  /** This process has nothing waiting, or leaves. */
-  leave(): Promise<AccountRecord>;
-  /** The key an identical start's mark has in the shared record (a digest: the body may hold secrets). */
-  markKey(startKey: string): string;
-  /** How long the store may take to answer before what cannot wait is told it is away. */
-  readonly unavailableAfterMs: number;
-  readonly logger?: Logger | undefined;
-}
-
-/** How long a request told to wait by the shared account waits at most before it asks again: other processes change the account too. */
-const RECHECK_MS = 5_000;
-/** How many times an answer is told to the shared account while it is away before the lease is left to free it. */
-const REPORT_ATTEMPTS = 10;
-/** How soon a request is asked again after the shared account could not be reached. */
-const UNREACHABLE_RETRY_MS = 1_000;
 
 export type { AccountBudget, AccountBudgetOptions };
 
@@ -58,7 +31,7 @@ export type { AccountBudget, AccountBudgetOptions };
  * budget.state$.subscribe((state) => console.log(`${state.day.used} used today, ${state.day.remaining} left`));
  * ```
  */
-export function createAccountBudget(options: AccountBudgetOptions & { readonly ledger?: MemoryLedger; readonly shared?: SharedAccount } = {}): AccountBudget {
+export function createAccountBudget(options: AccountBudgetOptions & { readonly ledger?: MemoryLedger; readonly shared?: SharedLink } = {}): AccountBudget {
   const { scheduler = asyncScheduler, durations, ledger, shared, ...numbers } = options;
   // The budget's clock. Real time is the wall clock, which may step back (NTP): the budget's time never does.
   let latest = Number.NEGATIVE_INFINITY;
@@ -68,16 +41,14 @@ export function createAccountBudget(options: AccountBudgetOptions & { readonly l
   };
   // The account's record and rules live behind the ledger; the queue, the waiters and the timer here.
   // With a shared account the scheduler decides on a mirror of its record, and each request it lets
-  // through is then asked of the shared account (`ask`) before it goes.
-  const mirror = shared === undefined ? ledger : createMemoryLedger();
-  const core = new BudgetCore(numbers, mirror, shared?.config.process);
+  // through is then held by the account's link (shared-account.ts) until the account grants it.
+  const mirror = shared === undefined ? undefined : createMemoryLedger();
+  const core = new BudgetCore(numbers, mirror ?? ledger, shared?.process);
   const waiters = new Map<number, Waiter>();
   const observers = new Set<Subscriber<BudgetState>>();
   let nextId = 0;
   let timer: { readonly handle: Subscription; readonly at: number } | undefined;
   let closed = false;
-  // Read through a function where TypeScript does not see close() setting it during an await.
-  const isClosed = (): boolean => closed;
   let publishing = false;
   let changes = 0;
   let published = 0;
@@ -89,8 +60,8 @@ export function createAccountBudget(options: AccountBudgetOptions & { readonly l
       const waiter = waiters.get(id);
       waiters.delete(id);
       if (waiter === undefined) continue;
-      if (shared === undefined) waiter.release();
-      else hold(id, waiter, at);
+      if (link === undefined) waiter.release();
+      else link.hold(id, waiter, at);
     }
     for (const refusal of result.refused) {
       const waiter = waiters.get(refusal.id);
@@ -136,333 +107,28 @@ export function createAccountBudget(options: AccountBudgetOptions & { readonly l
     }
   }
 
-  // ---- The shared account: requests let through by the scheduler, held until the account grants them.
-
-  interface Held {
-    readonly id: number;
-    readonly waiter: Waiter;
-    readonly klass: FairClass;
-    readonly startKey: string | undefined;
-    readonly at: number;
-  }
-  /** Let through by the scheduler, waiting for the shared account's grant: highest class first, then oldest. */
-  const held: Held[] = [];
-  /** When each request the shared account granted went: its answer's anchor (service.md §2.1). */
-  const grantedAt = new Map<GateTicket, number>();
-  /** One call to the shared account at a time, so an outage never piles calls up behind it. */
-  let asking = false;
-  /** Something was let through or left while the account was being asked: ask again at once. */
-  let changed = false;
-  const changedMeanwhile = (): boolean => changed;
-  let retry: Subscription | undefined;
-  let callDeadline: Subscription | undefined;
-  /** Whether the shared account answered the last call within `unavailableAfterMs`. */
-  let reachable = true;
-  const isReachable = (): boolean => reachable;
-  /** This process's reads are declared to the account (withdrawn once nothing waits). */
-  let declared = false;
-  /** Requests that came while the account was away: each is given up once it has waited `unavailableAfterMs`. */
-  const giveUps = new Map<number, Subscription>();
-  /**
-   * What the service's last count (its `X-RateLimit-Remaining-*` headers, service.md §2.1) leaves for
-   * this process: while the shared account is away no process of the account is granted anything, so
-   * this count is the account's; `close()` spends it on held aborts.
-   */
-  let serviceLeft: number | undefined;
-  let closing: Promise<void> | undefined;
-  /** Told when nothing waits or is held any more, while `close()` waits for the aborts. */
-  let drained: (() => void) | undefined;
-
-  function hold(id: number, waiter: Waiter, at: number): void {
-    const klass = fairClassOf(waiter.ticket.priority);
-    const rank = RANKS[klass];
-    const index = held.findIndex((other) => RANKS[other.klass] > rank);
-    const startKey = identicalStartKey(waiter.ticket);
-    remember(startKey);
-    held.splice(index < 0 ? held.length : index, 0, { id, waiter, klass, startKey, at });
-    changed = true;
-    void ask();
-  }
-
-  /** Takes `entry` out of the held ones; it was not sent, so the scheduler is told no answer will come. */
-  function unhold(entry: Held): void {
-    const index = held.indexOf(entry);
-    if (index >= 0) held.splice(index, 1);
-    giveUps.get(entry.id)?.unsubscribe();
-    giveUps.delete(entry.id);
-    dispatch({ type: 'report', report: { ticket: entry.waiter.ticket, httpStatus: undefined, rateLimit: {} } });
-  }
-
-  /** The identical-start keys this process used, by their key in the shared record. */
-  const startKeys = new Map<string, string>();
-  function remember(startKey: string | undefined): void {
-    if (shared !== undefined && startKey !== undefined) startKeys.set(shared.markKey(startKey), startKey);
-  }
-
-  /**
-   * The shared account's record, with what this process holds counted as sent, is the scheduler's
-   * mirror. Its identical-start marks are by digest: the mirror has those of the keys this process
-   * used (another process's marks show in the shared account's verdict). A mark the mirror has and the
-   * shared record lacks (a start refused while the account was away never reached it; pruned there
-   * first; Redis lost the account) stays in the mirror until it expires there: the scheduler offers an
-   * identical start waiting in line when its key's mark expires, and one that vanished would never.
-   */
-  function adopt(record: AccountRecord): void {
-    if (mirror === undefined || shared === undefined) return;
-    const starts: Record<string, AccountRecord['starts'][string]> = {};
-    for (const [digest, mark] of Object.entries(record.starts)) {
-      const startKey = startKeys.get(digest);
-      if (startKey !== undefined) starts[startKey] = mark;
-    }
-    for (const [startKey, mark] of Object.entries(mirror.record.starts)) starts[startKey] ??= mark;
-    for (const digest of [...startKeys.keys()]) if (record.starts[digest] === undefined && !held.some((entry) => entry.startKey === startKeys.get(digest))) startKeys.delete(digest);
-    let next: AccountRecord = { ...record, starts };
-    for (const entry of held) next = afterSend(next, entry.klass, entry.startKey, Math.max(entry.at, next.at), shared.config);
-    mirror.replace(next);
-  }
-
-  function demand(): number {
-    const depths = core.queue.depths();
-    return depths.status + depths.output + held.filter((entry) => entry.klass === 'reads').length;
-  }
-
-  /** This process's starts and aborts waiting, here or for the shared account: what a start's or abort's claim on the account's pace counts. */
-  function urgent(): number {
-    const depths = core.queue.depths();
-    return depths.abort + depths.start + held.filter((entry) => entry.klass === 'abort' || entry.klass === 'start').length;
-  }
-
-  /**
-   * Asks the shared account for the first request held, one call at a time. With nothing held or
-   * waiting, it withdraws this process's reads from the account — and while the account is away,
-   * that call is the one that finds it back.
-   */
-  async function ask(): Promise<void> {
-    if (shared === undefined || asking || closed) return;
-    const entry = held[0];
-    // With nothing held, the reads are withdrawn only once none waits here either (the scheduler lets
-    // them through at this process's share: between two of them this process keeps its turn).
-    if (entry === undefined && isReachable() && (!declared || demand() > 0)) return;
-    asking = true;
-    changed = false;
-    retry?.unsubscribe();
-    retry = undefined;
-    // The call is not abandoned at its deadline: it stays the one call on its way, and its answer
-    // (when the account is back) is used. Only what cannot wait is told that it is away. A process
-    // that stalled runs its timers before it reads the answers that came meanwhile: they get one turn.
-    callDeadline = scheduler.schedule(() => {
-      callDeadline = scheduler.schedule(unreachable, 0);
-    }, shared.unavailableAfterMs);
-    let answer: (Verdict & { readonly now: number; readonly record: AccountRecord }) | undefined;
-    try {
-      if (entry === undefined) await shared.leave();
-      else {
-        if (entry.klass === 'reads') declared = true;
-        answer = await shared.request(entry.klass, entry.klass === 'abort' || entry.klass === 'start' ? urgent() : demand(), entry.startKey);
-      }
-    } catch {
-      // The store refused the call (a client that gives up on commands while it is away): asked again soon.
-      endCallDeadline();
-      asking = false;
-      unreachable();
-      if (!isClosed()) retry = scheduler.schedule(() => void ask(), UNREACHABLE_RETRY_MS);
-      return;
-    }
-    endCallDeadline();
-    asking = false;
-    reachable = true;
-    // The account answers: what came while it was away waits as any request does.
-    for (const giveUp of giveUps.values()) giveUp.unsubscribe();
-    giveUps.clear();
-    if (isClosed()) return;
-    if (entry === undefined || answer === undefined) {
-      declared = false;
-      void ask();
-      return;
-    }
-    const stillHeld = held.includes(entry);
-    if (answer.verdict === 'granted') {
-      // The request goes if it is still held (it may have left meanwhile: the send it was granted is
-      // then counted and unused, never the other way round).
-      if (stillHeld) {
-        held.splice(held.indexOf(entry), 1);
-        grantedAt.set(entry.waiter.ticket, now());
-        if (serviceLeft !== undefined) serviceLeft -= 1;
-        entry.waiter.release();
-      }
-      adopt(answer.record);
-      // Left meanwhile: the account counts a send whose answer will never come. It is told so at once,
-      // or an identical start's mark would stay taken (for every process) until this process's lease ran out.
-      if (!stillHeld) tellShared({ sentAt: answer.now, inFlight: 0, httpStatus: undefined, rateLimit: {}, startKey: entry.startKey });
-    } else if (answer.verdict === 'refused') {
-      adopt(answer.record);
-      if (stillHeld) {
-        unhold(entry);
-        entry.waiter.refuse(dayIsSpent(entry.waiter.ticket, { id: entry.id, resetAt: answer.at }, answer.now));
-      }
-    } else {
-      adopt(answer.record);
-      // Another process's answer may free the account before then (an identical start answered, a
-      // cap lifted): asked again at least every few seconds; a request let through meanwhile at once.
-      if (!changedMeanwhile()) retry = scheduler.schedule(() => void ask(), Math.min(MAX_TIMER_MS, Math.max(0, Math.ceil(Math.min(answer.at - answer.now, RECHECK_MS)))));
-    }
-    dispatch({ type: 'wake' });
-    drainedCheck();
-    if (answer.verdict !== 'wait' || changedMeanwhile()) void ask();
-  }
-
-  /**
-   * Tells the shared account an answer (a 429 pauses every process, an identical start's mark is freed).
-   * While the store is away it is told again, every `UNREACHABLE_RETRY_MS`, up to `REPORT_ATTEMPTS`
-   * times; past that the process's lease frees what the answer would have, and the loss is logged.
-   */
-  const reportRetries = new Set<Subscription>();
-  function tellShared(answer: AccountAnswer, attempt = 1): void {
-    if (shared === undefined) return;
-    shared.report(answer).then(
-      (record) => {
-        adopt(record);
-        dispatch({ type: 'wake' });
-      },
-      (error: unknown) => {
-        if (isClosed()) return;
-        if (attempt >= REPORT_ATTEMPTS) {
-          shared.logger?.warn('flowstream: the shared request budget could not be told an answer; its lease will free what the answer would have', { httpStatus: answer.httpStatus, error });
-          return;
-        }
-        const again = scheduler.schedule(() => {
-          reportRetries.delete(again);
-          tellShared(answer, attempt + 1);
-        }, UNREACHABLE_RETRY_MS);
-        reportRetries.add(again);
-      },
-    );
-  }
-
-  function endCallDeadline(): void {
-    callDeadline?.unsubscribe();
-    callDeadline = undefined;
-  }
-
-  /**
-   * The shared account did not answer in time: fail closed — nothing is sent without its grant, and
-   * what cannot wait fails with a typed error rather than hang. Aborts wait for it (service.md §3.5:
-   * an execution left running spends credits), however long it is away.
-   */
-  function unreachable(): void {
-    if (shared === undefined) return;
-    reachable = false;
-    for (const entry of [...held]) {
-      if (entry.klass === 'abort') continue;
-      unhold(entry);
-      entry.waiter.refuse(unavailableError(shared.unavailableAfterMs));
-    }
-    for (const [id, waiter] of [...waiters]) {
-      if (fairClassOf(waiter.ticket.priority) === 'abort') continue;
-      leaveQueue(id);
-      waiter.refuse(unavailableError(shared.unavailableAfterMs));
-    }
-    publish();
-    drainedCheck();
-  }
-
   function leaveQueue(id: number): void {
-    giveUps.get(id)?.unsubscribe();
-    giveUps.delete(id);
     waiters.delete(id);
     dispatch({ type: 'cancel', id });
-    // Maybe the last read waiting here: the account hears that this process has none any more.
-    if (shared !== undefined) void ask();
+    link?.left(id);
   }
 
   function drainedCheck(): void {
-    if (waiters.size === 0 && held.length === 0) drained?.();
-  }
-
-  /**
-   * Leaves the shared account within `unavailableAfterMs`: held aborts get their grant until then;
-   * what is still held when the account is away goes on the service's own count, and each abort not
-   * sent is refused and logged with its execution id.
-   */
-  async function leaveShared(account: SharedAccount): Promise<void> {
-    for (const [id, waiter] of [...waiters]) {
-      if (fairClassOf(waiter.ticket.priority) === 'abort') continue;
-      leaveQueue(id);
-      waiter.refuse(closedError());
-    }
-    for (const entry of [...held]) {
-      if (entry.klass === 'abort') continue;
-      unhold(entry);
-      entry.waiter.refuse(closedError());
-    }
-    publish();
-    let deadlineTimer: Subscription | undefined;
-    const deadline = new Promise<void>((resolve) => {
-      deadlineTimer = scheduler.schedule(() => {
-        resolve();
-      }, account.unavailableAfterMs);
-    });
-    if (waiters.size > 0 || held.length > 0) {
-      await Promise.race([
-        deadline,
-        new Promise<void>((resolve) => {
-          drained = resolve;
-        }),
-      ]);
-      drained = undefined;
-    }
-    closed = true;
-    schedule(undefined, now());
-    retry?.unsubscribe();
-    for (const again of reportRetries) again.unsubscribe();
-    reportRetries.clear();
-    endCallDeadline();
-    const left = [...held.map((entry) => entry.waiter), ...waiters.values()];
-    held.length = 0;
-    waiters.clear();
-    for (const waiter of left) {
-      if (!isReachable() && serviceLeft !== undefined && serviceLeft > 0) {
-        serviceLeft -= 1;
-        waiter.release();
-        continue;
-      }
-      const executionId = waiter.ticket.key;
-      account.logger?.warn('flowstream: the request budget closed before this abort could be sent: the execution may still be running', { executionId, redis: isReachable() ? 'reachable' : 'unreachable' });
-      waiter.refuse(closedError(executionId));
-    }
-    for (const observer of [...observers]) observer.complete();
-    observers.clear();
-    if (isReachable()) await Promise.race([account.leave().catch(() => undefined), deadline]);
-    deadlineTimer?.unsubscribe();
+    link?.drainedCheck();
   }
 
   /** Queues a waiter; returns its handle. One function for every request: no closure per wait. */
   function join(waiter: Waiter): number {
     const id = nextId++;
     waiters.set(id, waiter);
-    // The shared account is away: what cannot wait for it waits at most `unavailableAfterMs`.
-    if (shared !== undefined && !reachable && fairClassOf(waiter.ticket.priority) !== 'abort') {
-      giveUps.set(
-        id,
-        scheduler.schedule(() => {
-          const entry = held.find((other) => other.id === id);
-          if (entry !== undefined) unhold(entry);
-          else leaveQueue(id);
-          waiter.refuse(unavailableError(shared.unavailableAfterMs));
-          publish();
-          drainedCheck();
-        }, shared.unavailableAfterMs),
-      );
-    }
+    link?.joined(id, waiter);
     dispatch({ type: 'enqueue', id, ticket: waiter.ticket });
     return id;
   }
 
   /** The waiter of handle `id` leaves (its signal aborted): out of the queue, or out of those held for the shared account. */
   function withdraw(id: number): void {
-    const entry = shared === undefined ? undefined : held.find((other) => other.id === id);
-    if (entry !== undefined) unhold(entry);
-    else leaveQueue(id);
+    if (link?.withdraw(id) !== true) leaveQueue(id);
     drainedCheck();
   }
 
@@ -476,16 +142,41 @@ export function createAccountBudget(options: AccountBudgetOptions & { readonly l
     return () => observers.delete(subscriber);
   });
 
+  const link =
+    shared === undefined || mirror === undefined
+      ? undefined
+      : shared.link({
+          scheduler,
+          core,
+          mirror,
+          waiters,
+          now,
+          dispatch,
+          publish,
+          leaveQueue,
+          get closed() {
+            return closed;
+          },
+          stop() {
+            closed = true;
+            schedule(undefined, now());
+          },
+          completeObservers() {
+            for (const observer of [...observers]) observer.complete();
+            observers.clear();
+          },
+        });
+
   return {
     acquire(ticket: GateTicket, signal?: AbortSignal): Promise<void> {
       if (signal?.aborted === true) return Promise.reject(signal.reason as Error);
       // While `close()` still sends the aborts held (a shared account), an abort that comes joins them:
       // a process shutting down unsubscribes its runs after it asked the budget to close.
-      if (closed || (closing !== undefined && fairClassOf(ticket.priority) !== 'abort')) return Promise.reject(closedError());
+      if (closed || (link?.closing === true && fairClassOf(ticket.priority) !== 'abort')) return Promise.reject(closedError());
       return waitForTurn(ticket, signal, join, withdraw);
     },
     wait(ticket: GateTicket, turn: GateTurn): () => void {
-      if (closed || (closing !== undefined && fairClassOf(ticket.priority) !== 'abort')) {
+      if (closed || (link?.closing === true && fairClassOf(ticket.priority) !== 'abort')) {
         turn.refuse(closedError());
         return NO_WITHDRAWAL;
       }
@@ -497,26 +188,14 @@ export function createAccountBudget(options: AccountBudgetOptions & { readonly l
     },
     report(report: GateReport): void {
       dispatch({ type: 'report', report });
-      if (shared === undefined) return;
-      const { rateLimit } = report;
-      const counts = [rateLimit.remainingPerMinute, rateLimit.remainingPerDay].filter((count) => count !== undefined);
-      if (counts.length > 0) serviceLeft = Math.min(...counts) - core.account.inFlight.size;
-      const answer = core.account.lastAnswer;
-      const sentAt = grantedAt.get(report.ticket);
-      grantedAt.delete(report.ticket);
-      if (answer === undefined) return;
-      remember(answer.startKey);
-      tellShared({ ...answer, sentAt: sentAt ?? answer.sentAt });
+      link?.reported(report);
     },
     snapshot: () => budgetState(core, now()),
     needRead: (key, need) => core.need(key, need),
     ...(durations === undefined ? {} : { durations }),
     state$,
     close(): Promise<void> {
-      if (shared !== undefined) {
-        closing ??= leaveShared(shared);
-        return closing;
-      }
+      if (link !== undefined) return link.close();
       if (closed) return Promise.resolve();
       closed = true;
       for (const [id, waiter] of [...waiters]) {
@@ -532,9 +211,6 @@ export function createAccountBudget(options: AccountBudgetOptions & { readonly l
   };
 }
 
-/** The order in which held requests are asked of a shared account. */
-const RANKS: Readonly<Record<FairClass, number>> = { abort: 0, start: 1, interactive: 2, reads: 3 };
-
 /**
  * Whether `budget` is an account budget (this one or another implementation, such as Redis's) rather
  * than the options to make one: `createClient({ budget })` takes either.
@@ -549,7 +225,7 @@ export function isAccountBudget(budget: RequestBudgetOptions | AccountBudget): b
 }
 
 /** A start the day can no longer take (service.md §2.1: 10,000 a day): refused before it is sent. */
-function dayIsSpent(ticket: GateTicket, refusal: Refusal, now: number): RateLimitError {
+export function dayIsSpent(ticket: GateTicket, refusal: Refusal, now: number): RateLimitError {
   const minutes = Math.max(1, Math.ceil((refusal.resetAt - now) / 60_000));
   return new RateLimitError({
     endpoint: ticket.endpoint,
@@ -561,13 +237,9 @@ function dayIsSpent(ticket: GateTicket, refusal: Refusal, now: number): RateLimi
   });
 }
 
-function closedError(executionId?: string): FlowstreamError {
-  if (executionId === undefined) return new FlowstreamError('The request budget is closed', 'BUDGET_CLOSED');
-  return new FlowstreamError(`The request budget closed before the abort of ${executionId} could be sent: the execution may still be running`, 'BUDGET_CLOSED');
-}
-
-function unavailableError(afterMs: number): FlowstreamError {
-  return new FlowstreamError(`Redis did not answer the request budget within ${afterMs} ms: nothing was sent`, 'BUDGET_UNAVAILABLE');
+/** A request refused because the budget is closed. */
+export function closedError(): FlowstreamError {
+  return new FlowstreamError('The request budget is closed', 'BUDGET_CLOSED');
 }
 
 /** A request waiting for its turn: let go (`release`) or refused with an error. */
@@ -575,6 +247,52 @@ export interface Waiter {
   readonly ticket: GateTicket;
   release(): void;
   refuse(error: Error): void;
+}
+
+/**
+ * An account kept elsewhere, as a budget takes it (`shareAccount` of shared-account.ts): the process's
+ * part in the account's record, and the link made over the budget's shell.
+ */
+export interface SharedLink {
+  readonly process: AccountConfig['process'];
+  link(shell: BudgetShell): AccountLink;
+}
+
+/** What an account's link sees and drives of the budget: its clock, scheduler, mirror and waiters, and its steps. */
+export interface BudgetShell {
+  readonly scheduler: SchedulerLike;
+  readonly core: BudgetCore;
+  /** The scheduler's copy of the account's record. */
+  readonly mirror: MemoryLedger;
+  /** The requests waiting in the queue, by handle. */
+  readonly waiters: Map<number, Waiter>;
+  readonly now: () => number;
+  readonly dispatch: (event: SchedulerEvent) => void;
+  readonly publish: () => void;
+  /** Takes the waiter of `id` out of the queue (the link hears it: `AccountLink.left`). */
+  readonly leaveQueue: (id: number) => void;
+  readonly closed: boolean;
+  /** Closes the budget: no timer any more, and nothing more is taken. */
+  stop(): void;
+  completeObservers(): void;
+}
+
+/** What a budget asks of an account's link, at each step of a request. */
+export interface AccountLink {
+  /** The scheduler let the waiter of `id` through: held until the account grants it. */
+  hold(id: number, waiter: Waiter, at: number): void;
+  /** A waiter joined the queue. */
+  joined(id: number, waiter: Waiter): void;
+  /** The waiter of `id` left the queue. */
+  left(id: number): void;
+  /** The waiter of `id` leaves: whether it was held (and is no more). */
+  withdraw(id: number): boolean;
+  reported(report: GateReport): void;
+  /** Tells whoever waits for the budget to drain when nothing waits or is held any more. */
+  drainedCheck(): void;
+  /** Whether the budget is closing: only aborts are still taken. */
+  readonly closing: boolean;
+  close(): Promise<void>;
 }
 
 /**

@@ -1,6 +1,7 @@
+import { map, type Observable } from 'rxjs';
 import type * as z from 'zod/mini';
 import { InvalidArgumentError, objectArgument, pathSegment, ResponseValidationError } from '../errors/validation-errors.js';
-import type { GeneratedWorkflow, Logger, UploadedFile, Variables, WorkflowPlan, WorkflowSummary } from '../domain/model.js';
+import type { ExecutionOutput, ExecutionSnapshot, GeneratedWorkflow, Logger, UploadedFile, Variables, WorkflowPlan, WorkflowSummary } from '../domain/model.js';
 import { planSchema, type PlanSchema } from '../domain/plan-schema.js';
 import type { CallOptions, ExecutionsApi, StartOptions } from './calls.js';
 import {
@@ -14,7 +15,7 @@ import {
   workflowPlanSchema,
   workflowSummariesSchema,
 } from './schemas.js';
-import type { Transport } from './transport.js';
+import type { RequestSpec, Transport } from './transport.js';
 import { toUploadParts, type UploadSource } from './upload-source.js';
 
 /**
@@ -302,22 +303,47 @@ function checkVariables(variables: unknown): asserts variables is Variables {
   }
 }
 
+/** How the run layer places one of its reads: its class in the budget and the parent of its telemetry (see `CallOptions`). */
+export interface ReadPlacement {
+  readonly priority?: CallOptions['priority'];
+  readonly telemetryParent?: unknown;
+}
+
+/**
+ * An execution's reads as Observables, for the run layer: one request per subscription, cancelled by
+ * unsubscribing — no AbortSignal, Promise or listener per read (thousands of runs each keep one
+ * waiting in the budget).
+ */
+export interface ExecutionReads {
+  status(executionId: string, placement?: ReadPlacement): Observable<ExecutionSnapshot>;
+  output(executionId: string, placement?: ReadPlacement): Observable<ExecutionOutput>;
+}
+
+/** The reads of each executions API this layer made (see {@link executionReads}). */
+const READS = new WeakMap<ExecutionsApi, ExecutionReads>();
+
+/**
+ * The Observable reads of `api` when this client's http layer made it, else `undefined` (an
+ * `ExecutionsApi` of the caller's own, read through its Promises).
+ */
+export function executionReads(api: ExecutionsApi): ExecutionReads | undefined {
+  return READS.get(api);
+}
+
 /**
  * The execution endpoints (spec §4.1–4.4): the {@link ExecutionsApi} seam the run layer polls through.
  * Errors of status/output/abort carry the `executionId`.
  */
 export function createExecutionsApi(context: ExecutionsContext): ExecutionsApi {
-  const { call } = context.transport;
-  /** One call on an existing execution: keyed by its id for the budget, its errors carry the id. */
-  const onExecution = <T>(
-    endpoint: 'status' | 'output' | 'abort',
-    method: 'get' | 'post',
-    executionId: string,
-    schema: (executionId: string) => z.ZodMiniType<T>,
-    options: CallOptions | undefined,
-  ): Promise<T> =>
-    call(options, () => ({ endpoint, method, path: `openapi/workflow/${pathSegment('executionId', executionId)}/${endpoint}`, key: executionId, executionId, schema: schema(executionId) }));
-  return {
+  const { call, request } = context.transport;
+  /** One request on an existing execution: keyed by its id for the budget, its errors carry the id. */
+  const onExecution =
+    <T>(endpoint: 'status' | 'output' | 'abort', method: 'get' | 'post', executionId: string, schema: z.ZodMiniType<T>) =>
+    () => ({ endpoint, method, path: `openapi/workflow/${pathSegment('executionId', executionId)}/${endpoint}`, key: executionId, executionId, schema });
+  /** A read placed as the run layer asks. */
+  const placed = <T>(describe: () => RequestSpec<T>, placement: ReadPlacement | undefined): Observable<T> =>
+    request(placement?.priority === undefined && placement?.telemetryParent === undefined ? describe : () => ({ ...describe(), priority: placement.priority, telemetryParent: placement.telemetryParent }));
+  const api: ExecutionsApi = {
     start: (canvasId: string, input?: { readonly variables?: Variables }, options?: StartOptions) =>
       call(options, () => {
         const segment = pathSegment('canvasId', canvasId);
@@ -338,10 +364,15 @@ export function createExecutionsApi(context: ExecutionsContext): ExecutionsApi {
           onSending,
         };
       }),
-    status: (executionId, options) => onExecution('status', 'get', executionId, () => snapshotDataSchema, options).then((data) => withRequestedId(data, executionId)),
-    output: (executionId, options) => onExecution('output', 'get', executionId, () => executionOutputSchema, options),
-    abort: (executionId, options) => onExecution('abort', 'post', executionId, () => abortSchema, options),
+    status: (executionId, options) => call(options, onExecution('status', 'get', executionId, snapshotDataSchema)).then((data) => withRequestedId(data, executionId)),
+    output: (executionId, options) => call(options, onExecution('output', 'get', executionId, executionOutputSchema)),
+    abort: (executionId, options) => call(options, onExecution('abort', 'post', executionId, abortSchema)),
   };
+  READS.set(api, {
+    status: (executionId, placement) => placed(onExecution('status', 'get', executionId, snapshotDataSchema), placement).pipe(map((data) => withRequestedId(data, executionId))),
+    output: (executionId, placement) => placed(onExecution('output', 'get', executionId, executionOutputSchema), placement),
+  });
+  return api;
 }
 
 // --- files (spec §4.7) ------------------------------------------------------------------------------

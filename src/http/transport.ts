@@ -1,11 +1,12 @@
 import ky, { type KyInstance } from 'ky';
-import { defer, map, Observable, retry, tap, throwError, timeout, timer, type SchedulerLike, type Subscriber, type Subscription, type Unsubscribable } from 'rxjs';
+import { defer, map, Observable, throwError, timeout, type Observer, type SchedulerLike, type Subscriber, type Subscription, type TeardownLogic, type Unsubscribable } from 'rxjs';
 import type * as z from 'zod/mini';
 import { errorFromAnswer, type FailureBody } from '../errors/error-factory.js';
 import { isApiError, isRateLimitError, isServerError } from '../errors/api-errors.js';
 import { isNetworkError, isResponseTooLargeError, isTimeoutError, NetworkError, RedirectError, ResponseTooLargeError, TimeoutError } from '../errors/transport-errors.js';
 import { InvalidArgumentError, isResponseValidationError, objectArgument, ResponseValidationError } from '../errors/validation-errors.js';
 import { CALL_PRIORITIES, isRepeatable, priorityOf, type CallPriority, type Endpoint } from '../domain/endpoints.js';
+import type { Logger } from '../domain/model.js';
 import type { RetryOptions } from '../domain/options.js';
 import type { GateTicket, GateTurn, RateLimitInfo, RequestGate } from '../domain/requests.js';
 import type { RequestTelemetry, RequestTelemetryHook } from '../domain/telemetry.js';
@@ -109,7 +110,10 @@ function callOptions(options: CallOptions | undefined): { readonly signal: Abort
 
 /** What the budget is told of a request. */
 function ticketOf(spec: RequestSpec<unknown>): GateTicket {
-  return { endpoint: spec.endpoint, priority: spec.priority ?? priorityOf(spec.endpoint), ...(spec.key === undefined ? {} : { key: spec.key }) };
+  const { endpoint, key } = spec;
+  const priority = spec.priority ?? priorityOf(endpoint);
+  // Built whole, not spread: every request makes one, every run's next read holds one while it waits.
+  return key === undefined ? { endpoint, priority } : { endpoint, priority, key };
 }
 
 /** What every error of a call carries. */
@@ -431,34 +435,24 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
     return attempt.pipe(timeout({ first: timeoutMs, scheduler, with: () => throwError(() => new TimeoutError({ ...contextOf(spec), timeoutMs })) }));
   };
 
+  /** One attempt's exchange: fetched within the endpoint's deadline. */
+  const send = (spec: RequestSpec<unknown>, traced: Traced | undefined): Observable<Answer> => deadline(spec, fetchAnswer(spec, traced));
+
+  /** unwrap: the answer as the endpoint's data, or its error, rid of the key. */
+  const read = <T>(answer: Answer, spec: RequestSpec<T>): T => unwrap(answer, spec, redact);
+
   /**
    * budget: every attempt, retries included, waits for the gate and tells it its outcome: the answer's
    * status and rate-limit headers, or no status when no whole answer came (a failure, the deadline,
-   * an unsubscription). Leaving while it waits withdraws the request, unsent.
+   * an unsubscription). Leaving while it waits withdraws the request, unsent. `exchange` is the
+   * attempt's exchange: {@link send}, or a start's, which tells `onSending`.
    */
-  const budget = <T>(ticket: GateTicket, attempt: () => Observable<Answer>, read: (answer: Answer) => T, tally: RequestTally | undefined): Observable<T> => {
-    if (gate === undefined) return attempt().pipe(map(read));
-    // The attempt is built once granted, and `read` applied here rather than by an operator after this
-    // stage: a request waiting in the budget (every run's next read) holds neither.
-    return new Observable<T>((subscriber) => new GateWait(gate, ticket, subscriber, attempt, read, tally, scheduler));
+  const budget = <T>(spec: RequestSpec<T>, observer: AttemptObserver<T>, traced: Traced | undefined, exchange: Exchange = send): Unsubscribable => {
+    if (gate === undefined) return exchange(spec, traced).pipe(map((answer) => read(answer, spec))).subscribe(observer);
+    // The exchange is made once granted, and the answer read here rather than by an operator after
+    // this stage: a request waiting in the budget (every run's next read) holds neither.
+    return new GateWait(gate, ticketOf(spec), spec, traced, observer, exchange, read, scheduler);
   };
-
-  /**
-   * retry: a failed attempt goes again when {@link decideRetry} says so, after its delay on the
-   * client's clock; otherwise its error is the call's.
-   */
-  const retried = <T>(spec: RequestSpec<T>, attempt: Observable<T>, tally?: RequestTally): Observable<T> =>
-    attempt.pipe(
-      retry({
-        delay: (error: unknown, attempts: number) => {
-          const decision = decideRetry({ endpoint: spec.endpoint, attempt: attempts, error, policy: options.retry, random: Math.random(), gated: gate !== undefined });
-          if (!decision.retry) return throwError(() => error);
-          if (tally !== undefined) tally.retries += 1;
-          logger?.debug?.(`flowstream: retrying ${spec.endpoint} in ${decision.delayMs} ms (${decision.reason})`, { endpoint: spec.endpoint, attempt: attempts });
-          return timer(decision.delayMs, scheduler);
-        },
-      }),
-    );
 
   /**
    * One attempt: through the budget, within the deadline, fetched, unwrapped. For a start, `onSending`
@@ -467,52 +461,63 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
    * An attempt that failed in doubt (its deadline passed, its answer lost) leaves it `true`: the
    * execution may exist.
    */
-  const attempt = <T>(spec: RequestSpec<T>, traced?: Traced): Observable<T> => {
-    const ticket = ticketOf(spec);
-    const once = (exchange: () => Observable<Answer>): Observable<T> => budget(ticket, () => deadline(spec, exchange()), (answer) => unwrap(answer, spec, redact), traced?.tally);
+  const attempt = <T>(spec: RequestSpec<T>, observer: AttemptObserver<T>, traced: Traced | undefined): Unsubscribable => {
     const { onSending } = spec;
-    if (onSending === undefined) return once(() => fetchAnswer(spec, traced));
-    return defer(() => {
-      let sent = false;
-      const exchange = defer(() => {
+    if (onSending === undefined) return budget(spec, observer, traced);
+    let sent = false;
+    const exchange: Exchange = () =>
+      defer(() => {
         sent = true;
         onSending(true);
-        return fetchAnswer(spec, traced);
+        return send(spec, traced);
       });
-      return once(() => exchange).pipe(
-        tap({
-          error: (error: unknown) => {
-            if (sent && startedNothing(error)) onSending(false);
-          },
-        }),
-      );
-    });
+    const told: AttemptObserver<T> = {
+      get closed() {
+        return observer.closed;
+      },
+      next: (value) => {
+        observer.next(value);
+      },
+      error: (error) => {
+        if (sent && startedNothing(error)) onSending(false);
+        observer.error(error);
+      },
+      complete: () => {
+        observer.complete();
+      },
+    };
+    return budget(spec, told, traced, exchange);
   };
+
+  /** What every request's retry stage ({@link Retrying}) shares. */
+  const path: RetryPath = { attempt, policy: options.retry, gated: gate !== undefined, scheduler, logger };
 
   /**
    * telemetry: the hook hears of the call as it is made and once as it ends — with data, an error, or
    * left — with what the attempts counted on their way (answers, budget waits, retries).
    */
-  const observed = <T>(spec: RequestSpec<T>, hook: RequestTelemetryHook): Observable<T> =>
-    new Observable<T>((subscriber) => {
-      const priority = ticketOf(spec).priority;
-      const observer = hook.request({
-        endpoint: spec.endpoint,
-        method: spec.method === 'get' ? 'GET' : 'POST',
-        priority,
-        ...(spec.executionId === undefined ? {} : { executionId: spec.executionId }),
-        ...(spec.telemetryParent === undefined ? {} : { parent: spec.telemetryParent }),
-        at: scheduler.now(),
-      });
-      const tally = new RequestTally();
-      let ended = false;
-      const end = (outcome: 'ok' | 'error' | 'cancelled', error?: unknown): void => {
-        if (ended) return;
-        ended = true;
-        const { retries, budgetWaitMs, rateLimited, status } = tally;
-        observer.end({ at: scheduler.now(), outcome, retries, budgetWaitMs, rateLimited, ...(status === undefined ? {} : { status }), ...(outcome === 'error' ? { error } : {}) });
-      };
-      const subscription = retried(spec, attempt(spec, { observer, tally }), tally).subscribe({
+  const observed = <T>(spec: RequestSpec<T>, hook: RequestTelemetryHook, subscriber: Subscriber<T>): TeardownLogic => {
+    const priority = ticketOf(spec).priority;
+    const observer = hook.request({
+      endpoint: spec.endpoint,
+      method: spec.method === 'get' ? 'GET' : 'POST',
+      priority,
+      ...(spec.executionId === undefined ? {} : { executionId: spec.executionId }),
+      ...(spec.telemetryParent === undefined ? {} : { parent: spec.telemetryParent }),
+      at: scheduler.now(),
+    });
+    const tally = new RequestTally();
+    let ended = false;
+    const end = (outcome: 'ok' | 'error' | 'cancelled', error?: unknown): void => {
+      if (ended) return;
+      ended = true;
+      const { retries, budgetWaitMs, rateLimited, status } = tally;
+      observer.end({ at: scheduler.now(), outcome, retries, budgetWaitMs, rateLimited, ...(status === undefined ? {} : { status }), ...(outcome === 'error' ? { error } : {}) });
+    };
+    const retrying = new Retrying(
+      path,
+      spec,
+      {
         next: (value) => {
           end('ok');
           subscriber.next(value);
@@ -524,18 +529,24 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
         complete: () => {
           subscriber.complete();
         },
-      });
-      return () => {
-        subscription.unsubscribe();
-        end('cancelled');
-      };
-    });
+      },
+      { observer, tally },
+    );
+    return () => {
+      retrying.unsubscribe();
+      end('cancelled');
+    };
+  };
 
-  /** The stages, in order: validate (the call described, its arguments checked, on subscription) → telemetry → retry → one attempt. */
+  /**
+   * The stages, in order: validate (the call described, its arguments checked, on subscription) →
+   * telemetry → retry → one attempt (budget → deadline → fetch → unwrap). A request without telemetry
+   * is its subscriber and one {@link Retrying}: no operator chain per subscription.
+   */
   const request = <T>(describe: () => RequestSpec<T>): Observable<T> =>
-    defer(() => {
+    new Observable<T>((subscriber) => {
       const spec = describe();
-      return telemetry === undefined ? retried(spec, attempt(spec)) : observed(spec, telemetry);
+      return telemetry === undefined ? new Retrying(path, spec, subscriber, undefined) : observed(spec, telemetry, subscriber);
     });
 
   /** A call as a Promise: the first value of its request, the call's signal unsubscribing it. */
@@ -558,8 +569,104 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
 
 const ONCE: AddEventListenerOptions = { once: true };
 
+/** One attempt's exchange of a request: its answer, read to its end, within the deadline. */
+type Exchange = (spec: RequestSpec<unknown>, traced: Traced | undefined) => Observable<Answer>;
+
+/** What hears one attempt: its value, its failure or its end; `closed` once nobody waits for it any more. */
+interface AttemptObserver<T> {
+  readonly closed: boolean;
+  next(value: T): void;
+  error(error: unknown): void;
+  complete(): void;
+}
+
+/** What every request's retry stage of one transport shares: how an attempt is made, and the rules of another. */
+interface RetryPath {
+  readonly attempt: <T>(spec: RequestSpec<T>, observer: AttemptObserver<T>, traced: Traced | undefined) => Unsubscribable;
+  readonly policy: Required<RetryOptions>;
+  /** Whether a gate holds every request after a 429 ({@link RetryInput.gated}). */
+  readonly gated: boolean;
+  readonly scheduler: SchedulerLike;
+  readonly logger: Logger | undefined;
+}
+
 /**
- * One attempt's passage through the budget, as one object: the turn the gate tells, then the attempt
+ * retry: one request's attempts, as one object. It makes an attempt and hears it; a failed attempt
+ * goes again when {@link decideRetry} says so, after its delay on the client's clock, otherwise its
+ * error is the request's. It is the attempts' observer and the request's teardown, so that a request
+ * waiting in the budget holds it and its subscriber, not an operator chain.
+ */
+class Retrying<T> implements AttemptObserver<T>, Unsubscribable {
+  /** Attempts that failed so far. */
+  #failed = 0;
+  /** Whether the current attempt is still heard: not once it failed or ended, or the request left. */
+  #live = false;
+  #current: Unsubscribable | undefined;
+  #pause: Subscription | undefined;
+
+  constructor(
+    private readonly path: RetryPath,
+    private readonly spec: RequestSpec<T>,
+    private readonly destination: Observer<T>,
+    private readonly traced: Traced | undefined,
+  ) {
+    this.#try();
+  }
+
+  get closed(): boolean {
+    return !this.#live;
+  }
+
+  next(value: T): void {
+    if (this.#live) this.destination.next(value);
+  }
+
+  error(error: unknown): void {
+    if (!this.#live) return;
+    this.#live = false;
+    this.#current?.unsubscribe();
+    this.#current = undefined;
+    this.#failed += 1;
+    const { spec, path, traced } = this;
+    const decision = decideRetry({ endpoint: spec.endpoint, attempt: this.#failed, error, policy: path.policy, random: Math.random(), gated: path.gated });
+    if (!decision.retry) {
+      this.destination.error(error);
+      return;
+    }
+    if (traced !== undefined) traced.tally.retries += 1;
+    path.logger?.debug?.(`flowstream: retrying ${spec.endpoint} in ${decision.delayMs} ms (${decision.reason})`, { endpoint: spec.endpoint, attempt: this.#failed });
+    this.#pause = path.scheduler.schedule(() => {
+      this.#pause = undefined;
+      this.#try();
+    }, decision.delayMs);
+  }
+
+  complete(): void {
+    if (!this.#live) return;
+    this.#live = false;
+    this.destination.complete();
+  }
+
+  unsubscribe(): void {
+    this.#live = false;
+    this.#current?.unsubscribe();
+    this.#current = undefined;
+    this.#pause?.unsubscribe();
+    this.#pause = undefined;
+  }
+
+  #try(): void {
+    const failed = this.#failed;
+    this.#live = true;
+    const current = this.path.attempt(this.spec, this, this.traced);
+    // An attempt that failed while it was being made is already done with (and maybe made again).
+    if (this.#failed === failed && !this.closed) this.#current = current;
+    else current.unsubscribe();
+  }
+}
+
+/**
+ * One attempt's passage through the budget, as one object: the turn the gate tells, then the exchange
  * once granted, and the teardown of its subscription. It tells the gate the attempt's outcome: the
  * answer's status and rate-limit headers, or no status when no whole answer came (a failure, the
  * deadline, an unsubscription); leaving while it waits withdraws the request, unsent. Through the
@@ -576,13 +683,14 @@ class GateWait<T> implements GateTurn, Unsubscribable {
   constructor(
     private readonly gate: RequestGate,
     private readonly ticket: GateTicket,
-    private readonly subscriber: Subscriber<T>,
-    private readonly attempt: () => Observable<Answer>,
-    private readonly read: (answer: Answer) => T,
-    private readonly tally: RequestTally | undefined,
+    private readonly spec: RequestSpec<T>,
+    private readonly traced: Traced | undefined,
+    private readonly observer: AttemptObserver<T>,
+    private readonly exchange: Exchange,
+    private readonly read: (answer: Answer, spec: RequestSpec<T>) => T,
     private readonly scheduler: SchedulerLike,
   ) {
-    this.#askedAt = tally === undefined ? 0 : scheduler.now();
+    this.#askedAt = traced === undefined ? 0 : scheduler.now();
     if (gate.wait !== undefined) {
       this.#leave = gate.wait(ticket, this);
       return;
@@ -593,7 +701,7 @@ class GateWait<T> implements GateTurn, Unsubscribable {
         this.#send();
       },
       (error: unknown) => {
-        subscriber.error(error);
+        observer.error(error);
       },
     );
     this.#leave = () => {
@@ -610,7 +718,7 @@ class GateWait<T> implements GateTurn, Unsubscribable {
 
   refuse(error: Error): void {
     queueMicrotask(() => {
-      this.subscriber.error(error);
+      this.observer.error(error);
     });
   }
 
@@ -628,30 +736,30 @@ class GateWait<T> implements GateTurn, Unsubscribable {
 
   #send(): void {
     this.#granted = true;
-    const { subscriber, tally } = this;
-    if (tally !== undefined) tally.budgetWaitMs += this.scheduler.now() - this.#askedAt;
-    if (subscriber.closed) {
+    const { observer, traced } = this;
+    if (traced !== undefined) traced.tally.budgetWaitMs += this.scheduler.now() - this.#askedAt;
+    if (observer.closed) {
       this.#report();
       return;
     }
-    this.#sending = this.attempt().subscribe({
+    this.#sending = this.exchange(this.spec, traced).subscribe({
       next: (answer) => {
         this.#report(answer);
         let value: T;
         try {
-          value = this.read(answer);
+          value = this.read(answer, this.spec);
         } catch (error: unknown) {
-          subscriber.error(error);
+          observer.error(error);
           return;
         }
-        subscriber.next(value);
+        observer.next(value);
       },
       error: (error: unknown) => {
         this.#report();
-        subscriber.error(error);
+        observer.error(error);
       },
       complete: () => {
-        subscriber.complete();
+        observer.complete();
       },
     });
   }

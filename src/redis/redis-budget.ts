@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { asyncScheduler, type SchedulerLike, type Subscription } from 'rxjs';
 import { createAccountBudget } from '../budget/account-budget.js';
+import { shareAccount } from '../budget/shared-account.js';
 import type { AccountConfig } from '../budget/account-rules.js';
 import { budgetLimits } from '../budget/account-rules.js';
 import type { AccountBudget } from '../domain/budget.js';
@@ -134,7 +135,7 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
   const budget = createAccountBudget({
     ...config.options,
     scheduler,
-    shared: {
+    shared: shareAccount({
       config,
       unavailableAfterMs,
       logger,
@@ -142,7 +143,7 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
       report: (answer) => store.report(answer),
       leave: () => store.leave(),
       markKey: (startKey) => store.markKey(startKey),
-    },
+    }),
   });
   let closing: Promise<void> | undefined;
 

@@ -87,7 +87,7 @@ export function runsOver(source: ExecutionSource, defaults: RunsDefaults = {}): 
         const given = objectArgument('input', input);
         const settings = objectArgument('options', options);
         const resolved = runSettings('run', settings, defaults);
-        const keyed = runIdempotency(settings, idempotencyStore, defaults.logger);
+        const keyed = settings.idempotencyKey === undefined ? undefined : runIdempotency(settings.idempotencyKey, settings, idempotencyStore, defaults.logger);
         const parent = settings.telemetryParent === undefined ? {} : { parent: settings.telemetryParent };
         return observedRun(defaults.telemetry, source, { kind: 'run', canvasId, ...parent }, resolved.scheduler, (traced) => {
           const planned = notingPlan(traced);

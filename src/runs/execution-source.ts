@@ -2,6 +2,7 @@ import { asyncScheduler, defer, map, Observable, type SchedulerLike, type Subscr
 import type { ExecutionOutput, ExecutionSnapshot, Logger, StartedExecution, Variables, WorkflowPlan } from '../domain/model.js';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 import type { CallOptions, ExecutionsApi } from '../http/calls.js';
+import { executionReads, type ReadPlacement } from '../http/resources.js';
 import { afterFailure, isBudgetUnavailable, type Outage, outlasted } from './outage.js';
 import { checkVariablesAgainstPlan } from './variables-against-plan.js';
 
@@ -18,7 +19,8 @@ function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
 /**
  * A call that takes an `AbortSignal` as a cold Observable, after rxjs `fromFetch`: each subscription
  * makes the call with its own signal, and unsubscribing before the answer aborts it. The run layer
- * puts every request behind this seam; pipelines put downloads, uploads and a step's input there.
+ * puts its starts and aborts behind this seam (and the reads of an `ExecutionsApi` of the caller's
+ * own); pipelines put downloads, uploads and a step's input there.
  * A call that answers at once (no Promise) emits synchronously, so pure inputs keep tests in virtual time.
  *
  * @example
@@ -118,8 +120,17 @@ export function withTelemetryParent(source: ExecutionSource, telemetryParent: un
   };
 }
 
-/** Puts an `ExecutionsApi` (Promises taking a signal) behind the Observable seam. */
+function placementOf(options: ReadOptions | undefined): ReadPlacement | undefined {
+  if (options === undefined) return undefined;
+  return { ...(options.urgent === true ? { priority: 'interactive' as const } : {}), ...parentOf(options) };
+}
+
+/**
+ * Puts an `ExecutionsApi` (Promises taking a signal) behind the Observable seam. The client's own
+ * API reads without them: a run's reads are its request path's Observables (`executionReads`).
+ */
 export function observeExecutions(api: ExecutionsApi, plans?: { get(canvasId: string, options?: CallOptions): Promise<WorkflowPlan> }): ExecutionSource {
+  const reads = executionReads(api);
   return {
     ...(plans === undefined ? {} : { plan: (canvasId: string, options?: TelemetryOptions) => fromAbortable((signal) => plans.get(canvasId, { signal, ...parentOf(options) })) }),
     start: (canvasId, input, options) =>
@@ -136,8 +147,8 @@ export function observeExecutions(api: ExecutionsApi, plans?: { get(canvasId: st
           .pipe(map((execution): StartProgress => ({ type: 'started', execution })))
           .subscribe(subscriber),
       ),
-    status: (executionId, options) => fromAbortable((signal) => api.status(executionId, readCallOptions(signal, options))),
-    output: (executionId, options) => fromAbortable((signal) => api.output(executionId, readCallOptions(signal, options))),
+    status: (executionId, options) => reads?.status(executionId, placementOf(options)) ?? fromAbortable((signal) => api.status(executionId, readCallOptions(signal, options))),
+    output: (executionId, options) => reads?.output(executionId, placementOf(options)) ?? fromAbortable((signal) => api.output(executionId, readCallOptions(signal, options))),
     abort: (executionId, options) => fromAbortable((signal) => api.abort(executionId, { signal, ...parentOf(options) })),
   };
 }

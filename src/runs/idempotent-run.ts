@@ -100,20 +100,16 @@ export function startFailure(error: unknown, sent: boolean): StartFailure {
 export const DEFAULT_IDEMPOTENCY_TTL_MS = 24 * 60 * 60_000;
 
 /**
- * A run's idempotency from its options, checked (`InvalidArgumentError` for a key or lifetime that
- * cannot be meant), or `undefined` without a key. `store` is asked for only when there is one.
+ * A run's idempotency from its key and options, checked (`InvalidArgumentError` for a key or lifetime
+ * that cannot be meant). Made only for a run given a key: `store` is asked for then.
  */
 export function runIdempotency(
-  options: { readonly idempotencyKey?: string; readonly idempotencyTtlMs?: number; readonly signal?: AbortSignal | undefined },
+  key: string,
+  options: { readonly idempotencyTtlMs?: number; readonly signal?: AbortSignal | undefined },
   store: () => IdempotencyStore,
   logger: Logger | undefined,
-): RunIdempotency | undefined {
-  const { idempotencyKey: key, idempotencyTtlMs: ttlMs } = options;
-  if (key === undefined) {
-    if (ttlMs !== undefined) throw new InvalidArgumentError('idempotencyTtlMs', 'needs an idempotencyKey');
-    return undefined;
-  }
-  return { store: store(), key: idempotencyKey(key), ttlMs: idempotencyTtlMs(ttlMs ?? DEFAULT_IDEMPOTENCY_TTL_MS), signal: options.signal, logger };
+): RunIdempotency {
+  return { store: store(), key: idempotencyKey(key), ttlMs: idempotencyTtlMs(options.idempotencyTtlMs ?? DEFAULT_IDEMPOTENCY_TTL_MS), signal: options.signal, logger };
 }
 
 /** The idempotency of one run: its store, key and lifetime (`RunOptions.idempotencyKey`, `idempotencyTtlMs`). */

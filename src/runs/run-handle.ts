@@ -111,7 +111,7 @@ export function startRunOver(
   // Replayed: with an idempotency key the lifecycle comes after the key's claim, and hears a `cancel()` made meanwhile.
   const control = new ReplaySubject<RunControl>();
   // The handle's `signal` cancels (below), rather than ending a wait for the key's claim.
-  const keyed = runIdempotency({ ...options, signal: undefined }, idempotencyStore, defaults.logger);
+  const keyed = options.idempotencyKey === undefined ? undefined : runIdempotency(options.idempotencyKey, { ...options, signal: undefined }, idempotencyStore, defaults.logger);
   const steered = { ...settings, timeoutMs: undefined, signal: undefined, abortOnUnsubscribe: false };
   const parent = options.telemetryParent === undefined ? {} : { parent: options.telemetryParent };
   const run$ = observedRun(defaults.telemetry, source, { kind: 'run', canvasId, ...parent }, scheduler, (traced) => {

@@ -176,8 +176,9 @@ export function outageMs(value: unknown): number {
 
 /**
  * Fills in a run's options from the client's defaults; `kind` decides `abortOnUnsubscribe`. A value
- * that cannot be meant (a negative `timeoutMs`, an `output` that is neither mode) is an
- * `InvalidArgumentError`, not a guess.
+ * that cannot be meant (a negative `timeoutMs`, an `output` that is neither mode, a run's
+ * `idempotencyTtlMs` without an `idempotencyKey`) is an `InvalidArgumentError`, not a guess. A key is
+ * checked by the run that uses it (idempotent-run.ts): a run without one never loads that code.
  */
 export function runSettings(kind: 'run' | 'watch', options: RunOptions = {}, defaults: RunsDefaults = {}): RunSettings {
   const { timeoutMs, output = 'stream' } = options;
@@ -185,7 +186,7 @@ export function runSettings(kind: 'run' | 'watch', options: RunOptions = {}, def
   // Typed as a mode, but a JavaScript caller can pass anything.
   const given: unknown = output;
   if (!OUTPUT_MODES.includes(given)) throw new InvalidArgumentError('output', `must be 'stream' or 'final' (got ${String(given)})`);
-  return {
+  const settings: RunSettings = {
     bounds: cadenceBounds(options.pollInterval, defaults.polling),
     timeoutMs,
     output,
@@ -201,6 +202,8 @@ export function runSettings(kind: 'run' | 'watch', options: RunOptions = {}, def
     durations: defaults.durations,
     logger: defaults.logger,
   };
+  if (kind === 'run' && options.idempotencyKey === undefined && options.idempotencyTtlMs !== undefined) throw new InvalidArgumentError('idempotencyTtlMs', 'needs an idempotencyKey');
+  return settings;
 }
 
 // --- a run's lifecycle ---------------------------------------------------------------------------

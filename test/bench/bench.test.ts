@@ -50,6 +50,10 @@ describe('npm run bench, at its smallest', () => {
     // Not even one locale: the client words its few kinds of issue itself.
     expect(size.modules.filter((module) => module.path.startsWith('zod/v4/locales/'))).toEqual([]);
     expect(size.minifiedBytes).toBeLessThan(200 * 1024);
+    // The budget in memory alone: the shared account's protocol (only `createRedisBudget` links it in,
+    // budget/shared-account.ts) is no part of a minimal client. It was 8.6 KB of account-budget.ts.
+    expect(size.modules.map((module) => module.path)).not.toContain('src/budget/shared-account.ts');
+    expect(size.modules.find((module) => module.path === 'src/budget/account-budget.ts')!.bytes).toBeLessThan(6 * 1024);
     expect(cells(bundleSizeTable([size]))[0]).toEqual([...BUNDLE_SIZE_HEADERS]);
   });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createAccountBudget, type SharedAccount } from '../../src/budget/account-budget.js';
+import { createAccountBudget } from '../../src/budget/account-budget.js';
+import { shareAccount, type SharedAccount } from '../../src/budget/shared-account.js';
 import { afterReport, type AccountConfig, type AccountRecord, left, newAccountRecord, requested } from '../../src/budget/account-rules.js';
 import { clockScheduler, createManualClock, driveClock } from '../../src/emulator/index.js';
 
@@ -46,7 +47,7 @@ describe('a shared account and a request that left while it was asked', () => {
     const scheduler = clockScheduler(clock);
     const config: AccountConfig = { options: { requestsPerMinute: 100, requestsPerDay: 10_000 }, process: { id: 'p1', leaseMs: 124_000 } };
     const account = slowSharedAccount(config, () => clock.now());
-    const budget = createAccountBudget({ ...config.options, scheduler, shared: account.shared });
+    const budget = createAccountBudget({ ...config.options, scheduler, shared: shareAccount(account.shared) });
     const ticket = { endpoint: 'run', priority: 'start', key: 'c-1\n{}' } as const;
     const leaving = new AbortController();
     const first = budget.acquire(ticket, leaving.signal).then(
@@ -75,7 +76,7 @@ describe('a shared account and a request that left while it was asked', () => {
     const scheduler = clockScheduler(clock);
     const config: AccountConfig = { options: { requestsPerMinute: 100, requestsPerDay: 10_000 }, process: { id: 'p1', leaseMs: 124_000 } };
     const account = slowSharedAccount(config, () => clock.now());
-    const budget = createAccountBudget({ ...config.options, scheduler, shared: account.shared });
+    const budget = createAccountBudget({ ...config.options, scheduler, shared: shareAccount(account.shared) });
     const granted: string[] = [];
     const abort = (executionId: string): Promise<void> =>
       budget.acquire({ endpoint: 'abort', priority: 'abort', key: executionId }).then(() => {
