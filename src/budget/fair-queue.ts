@@ -164,8 +164,8 @@ function waitedLonger(a: QueuedRequest, b: QueuedRequest): boolean {
  * in a round of hundreds of runs started together, most of them ending within one round, each end cut
  * in ahead of all the others and the round took half as long again — every other run's next read came
  * that much later (200 runs streaming: p95 219 s, 195 s spaced so; 158 s with no cut-in, but then
- * each run's end waits a round). The reads of one run's end that follow each other (its status, then
- * the output read that completes it) count as one.
+ * each run's end waits a round). A run's cut-in that comes next after its own, no read of the turns
+ * between (its status, then the output read that completes its end), is not spaced from it.
  */
 const WAITING_PER_TURN_READ = 50;
 

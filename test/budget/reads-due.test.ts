@@ -158,6 +158,25 @@ describe('the order of a run\'s reads', () => {
     // 20 runs: every end right after the read that found it.
     const few = round(20, 30);
     expect(few.cutIns).toEqual(Array.from({ length: 30 }, (_, grant) => grant % 3 === 1));
+    // Among 200 waiting, the output read that completes a run's end goes right after its status read.
+    const queue = new FairQueue();
+    let id = 0;
+    for (let run = 0; run < 200; run += 1) queue.offer(queue.enqueue(id++, read(`we-${String(run)}`), 0, flat));
+    const serve = (): string => {
+      const next = queue.of('reads').next()!;
+      queue.served(next);
+      queue.remove(next.id);
+      return `${next.ticket.key!} ${next.ticket.endpoint}${next.cutsIn ? ' cut in' : ''}`;
+    };
+    expect(serve()).toBe('we-0 status');
+    queue.offer(queue.enqueue(id++, read('we-0'), 0, { certain: true, defer: 0 }));
+    expect(serve()).toBe('we-0 status cut in');
+    queue.offer(queue.enqueue(id++, { endpoint: 'output', priority: 'output', key: 'we-0' }, 0, { certain: true, defer: 0 }));
+    expect(serve()).toBe('we-0 output cut in');
+    // Another run's end is spaced from it: three reads of the turns first.
+    expect(serve()).toBe('we-1 status');
+    queue.offer(queue.enqueue(id, read('we-1'), 0, { certain: true, defer: 0 }));
+    expect([serve(), serve(), serve()]).toEqual(['we-2 status', 'we-3 status', 'we-1 status cut in']);
   });
 
   it('serves a deferred read in its own turn once its deferral has passed: runs arriving all the time do not pass it for ever', () => {
