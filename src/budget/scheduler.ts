@@ -19,7 +19,8 @@ export type { KeyCadence, ReadNeed };
  * run whose change is as likely at any time reads at its share — never faster than the service's own
  * 2 s loop. Once due, it waits its turn in the reads class: round-robin by run (fair-queue.ts), a read
  * whose change is not yet likely deferred by up to `MAX_DEFER_ROUNDS` turns, and a read certain to find
- * a change goes first — once per turn of the round-robin, so that it spends the run's own turn.
+ * a change goes first — once per turn of the round-robin, so that it spends the run's own turn, and
+ * spaced from other runs' when hundreds of reads wait, so that a round in which many runs end keeps going.
  */
 
 /** service.md §6: the service's own tool reads every 2 s; spare budget never polls a quiet run faster. */

@@ -125,6 +125,60 @@ describe('the order of a run\'s reads', () => {
     expect(cutIns).toEqual([true, true, false]);
   });
 
+  it('keeps a round of many runs going while half of them end in it: their ends cut in spaced, a lone end among a few runs at once', () => {
+    /**
+     * `runs` runs' reads wait in one turn. As a run's read is served it asks its next: every other
+     * run's read found its end, and its next read is certain; the others read on in the next turn.
+     * Returns, per grant of the first `grants`, whether it cut in, and the grant of the turn's last read.
+     */
+    const round = (runs: number, grants: number): { readonly cutIns: boolean[]; readonly lastOfTurn: number } => {
+      const queue = new FairQueue();
+      let id = 0;
+      for (let run = 0; run < runs; run += 1) queue.offer(queue.enqueue(id++, read(`we-${String(run)}`), 0, flat));
+      const cutIns: boolean[] = [];
+      let lastOfTurn = -1;
+      while (cutIns.length < grants) {
+        const entry = queue.of('reads').next()!;
+        queue.served(entry);
+        queue.remove(entry.id);
+        cutIns.push(entry.cutsIn);
+        if (entry.cutsIn) continue;
+        if (entry.tag === 0) lastOfTurn = cutIns.length - 1;
+        const ends = entry.tag === 0 && Number(entry.ticket.key!.slice(3)) % 2 === 0;
+        queue.offer(queue.enqueue(id++, read(entry.ticket.key!), 0, ends ? { certain: true, defer: 0 } : flat));
+      }
+      return { cutIns, lastOfTurn };
+    };
+    // 200 runs, 100 of them ending: each end went ahead of the turn, and its last read was the 300th grant.
+    const many = round(200, 400);
+    expect(many.cutIns.filter(Boolean)).toHaveLength(100);
+    expect(many.lastOfTurn).toBeLessThan(290);
+    // Spaced, not put off: between two ends, one read of the turns per 50 of them waiting (about 200: three).
+    expect(many.cutIns.slice(0, 10)).toEqual([false, true, false, false, false, true, false, false, false, true]);
+    // 20 runs: every end right after the read that found it.
+    const few = round(20, 30);
+    expect(few.cutIns).toEqual(Array.from({ length: 30 }, (_, grant) => grant % 3 === 1));
+    // Among 200 waiting, the output read that completes a run's end goes right after its status read.
+    const queue = new FairQueue();
+    let id = 0;
+    for (let run = 0; run < 200; run += 1) queue.offer(queue.enqueue(id++, read(`we-${String(run)}`), 0, flat));
+    const serve = (): string => {
+      const next = queue.of('reads').next()!;
+      queue.served(next);
+      queue.remove(next.id);
+      return `${next.ticket.key!} ${next.ticket.endpoint}${next.cutsIn ? ' cut in' : ''}`;
+    };
+    expect(serve()).toBe('we-0 status');
+    queue.offer(queue.enqueue(id++, read('we-0'), 0, { certain: true, defer: 0 }));
+    expect(serve()).toBe('we-0 status cut in');
+    queue.offer(queue.enqueue(id++, { endpoint: 'output', priority: 'output', key: 'we-0' }, 0, { certain: true, defer: 0 }));
+    expect(serve()).toBe('we-0 output cut in');
+    // Another run's end is spaced from it: three reads of the turns first.
+    expect(serve()).toBe('we-1 status');
+    queue.offer(queue.enqueue(id, read('we-1'), 0, { certain: true, defer: 0 }));
+    expect([serve(), serve(), serve()]).toEqual(['we-2 status', 'we-3 status', 'we-1 status cut in']);
+  });
+
   it('serves a deferred read in its own turn once its deferral has passed: runs arriving all the time do not pass it for ever', () => {
     // About one read every 31 s once the minute's first reads have gone.
     const sim = new Simulation({ requestsPerMinute: 6 });
