@@ -16,7 +16,10 @@
  * A shorter run, through the environment (each an {@link OverheadOptions} field): `OVERHEAD_RUNS`,
  * `OVERHEAD_POLL_MS`, `OVERHEAD_WINDOW_MS`, `OVERHEAD_TELEMETRY_ROUNDS`, `OVERHEAD_TELEMETRY_RUNS`,
  * `OVERHEAD_TELEMETRY_POLL_MS`, `OVERHEAD_TELEMETRY_WINDOW_MS`, `OVERHEAD_TELEMETRY_CALLS`;
- * `OVERHEAD_DEBUG=1` prints progress.
+ * `OVERHEAD_DEBUG=1` prints progress. The heap per run alone (no CPU, loop delay or telemetry figures,
+ * nothing written; `OVERHEAD_RUNS` and `OVERHEAD_POLL_MS` apply), a few minutes:
+ *
+ *     OVERHEAD_MEMORY_ONLY=1 node --expose-gc --import tsx bench/overhead.ts
  *
  * Every figure is taken in this run and the CPU figures are given as ratios to the baseline measured
  * beside them: absolute times depend on the machine, the ratios much less.
@@ -288,6 +291,61 @@ class OnDemandReader extends MetricReader {
   }
 }
 
+/** Every execution started up front (distinct inputs: identical starts within 1 s are refused, service.md §2.2). */
+async function startExecutions(client: Client, runs: number): Promise<string[]> {
+  const ids: string[] = [];
+  await inBatches(
+    Array.from({ length: runs }, (_, n) => n),
+    200,
+    async (n) => {
+      ids.push((await client.executions.start(CANVAS, { variables: { n } })).executionId);
+    },
+  );
+  return ids;
+}
+
+/** Heap used in four samples a few seconds apart (a poll interval apart when polls are faster), each after a full collection. */
+async function sampleHeap(emulator: Emulator, pollMs: number): Promise<number[]> {
+  const samples: number[] = [];
+  for (let sample = 0; sample < 4; sample += 1) {
+    await delay(Math.min(2_000, pollMs));
+    emulator.requests.clear();
+    await collect();
+    samples.push(process.memoryUsage().heapUsed);
+  }
+  return samples;
+}
+
+/**
+ * The memory part of {@link measureOverhead} alone: heap per watched run, measured the same way
+ * (baseline with the executions started and nothing watching them, then every run watched and past
+ * its first read), without the poll-cost rounds, the steady window or the telemetry windows.
+ */
+export async function measureHeapPerRun(options: Pick<OverheadOptions, 'runs' | 'pollMs'> = {}): Promise<Pick<OverheadResults, 'runs' | 'pollMs' | 'gcExposed' | 'node' | 'memory'>> {
+  const runs = options.runs ?? 10_000;
+  const pollMs = options.pollMs ?? 30_000;
+  const emulator: Emulator = await createEmulator({ listen: false, rateLimit: false, workflows: [LONG_RUNNING] });
+  try {
+    const client: Client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, budget: false });
+    const ids = await startExecutions(client, runs);
+    emulator.requests.clear();
+    await collect();
+    const baselineHeapBytes = process.memoryUsage().heapUsed;
+    const subscriptions = await watchAll(client, ids, pollMs);
+    const watchingHeapBytes = median(await sampleHeap(emulator, pollMs));
+    for (const subscription of subscriptions) subscription.unsubscribe();
+    return {
+      runs,
+      pollMs,
+      gcExposed: gc !== undefined,
+      node: process.version,
+      memory: { baselineHeapBytes, watchingHeapBytes, heapBytesPerRun: (watchingHeapBytes - baselineHeapBytes) / runs },
+    };
+  } finally {
+    await emulator.close();
+  }
+}
+
 const TELEMETRY_CLIENTS: readonly TelemetryClient[] = ['absent', 'no-sdk', 'sdk'];
 
 function spread(ratios: readonly number[]): Spread {
@@ -434,15 +492,7 @@ export async function measureOverhead(options: OverheadOptions = {}): Promise<Ov
   try {
     const client: Client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, budget: false });
 
-    // Every execution started up front (distinct inputs: identical starts within 1 s are refused, service.md §2.2).
-    const ids: string[] = [];
-    await inBatches(
-      Array.from({ length: runs }, (_, n) => n),
-      200,
-      async (n) => {
-        ids.push((await client.executions.start(CANVAS, { variables: { n } })).executionId);
-      },
-    );
+    const ids = await startExecutions(client, runs);
     progress(`started ${ids.length}`);
     const statusUrl = (id: string): string => `${emulator.url}/openapi/workflow/${id}/status`;
     const headers = { Authorization: `Bearer ${emulator.apiKey}` };
@@ -480,15 +530,7 @@ export async function measureOverhead(options: OverheadOptions = {}): Promise<Ov
     const { delay: watching, polls: windowPolls } = window;
 
     progress(`window: ${windowPolls} polls`);
-    // Then memory: samples a few seconds apart (a poll interval apart when polls are faster), each after a full collection.
-    const heapSamples: number[] = [];
-    for (let sample = 0; sample < 4; sample += 1) {
-      await delay(Math.min(2_000, pollMs));
-      emulator.requests.clear();
-      await collect();
-      const usage = process.memoryUsage();
-      heapSamples.push(usage.heapUsed);
-    }
+    const heapSamples = await sampleHeap(emulator, pollMs);
     for (const subscription of subscriptions) subscription.unsubscribe();
     if (process.env['OVERHEAD_DEBUG'] !== undefined) {
       await collect();
@@ -608,5 +650,12 @@ if (invokedDirectly) {
     telemetryWindowMs: number('OVERHEAD_TELEMETRY_WINDOW_MS'),
     telemetryCalls: number('OVERHEAD_TELEMETRY_CALLS'),
   };
-  await main(Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined)));
+  const options = Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined));
+  if (process.env['OVERHEAD_MEMORY_ONLY'] === undefined) await main(options);
+  else {
+    const { runs, pollMs, gcExposed, memory } = await measureHeapPerRun(options);
+    const perRun = `${(memory.heapBytesPerRun / 1024).toFixed(1)} KiB`;
+    console.log(`${runs} watched runs (polls every ${pollMs / 1000} s): heap per run ${perRun}${gcExposed ? '' : ' (no --expose-gc: not collected first)'}`);
+    console.log(JSON.stringify(memory));
+  }
 }

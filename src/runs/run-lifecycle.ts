@@ -273,7 +273,7 @@ export function runLifecycle(source: ExecutionSource, target: RunTarget, setting
           return;
         case 'follow':
           if (subscriber.closed) return;
-          following = pollExecution(source, { ...settings, executionId: command.executionId, canvasId: command.canvasId, startedStatus: command.startedStatus, readNow }).subscribe({
+          following = pollExecution(source, { executionId: command.executionId, ...settings, canvasId: command.canvasId, startedStatus: command.startedStatus, readNow }).subscribe({
             next: (read) => {
               dispatch({ type: 'poll-read', read });
             },

@@ -139,8 +139,8 @@ interface NodeEntry {
   error: NodeError | undefined;
   /** Seen at work (see `NodeState.task`); the output's list of tasks, once read, overrides it. */
   seenWorking: boolean;
-  /** In first-seen order; a message's new text keeps its place. */
-  readonly messages: Map<string, MessageState>;
+  /** In first-seen order; a message's new text keeps its place. Made with the node's first message: most nodes have none. */
+  messages: Map<string, MessageState> | undefined;
   /** The node's state as last built, dropped when the node changes: unchanged nodes keep their object. */
   built: NodeState | undefined;
 }
@@ -261,7 +261,7 @@ export class RunStateFold {
         status: node.status,
         error: node.error,
         seenWorking: node.task,
-        messages: new Map(node.messages.map((message) => [message.messageId, message])),
+        messages: node.messages.length === 0 ? undefined : new Map(node.messages.map((message) => [message.messageId, message])),
         built: undefined,
       });
     }
@@ -278,15 +278,16 @@ export class RunStateFold {
       status: event.status,
       error: event.error,
       seenWorking: (known?.seenWorking ?? false) || seenWorking,
-      messages: known?.messages ?? new Map<string, MessageState>(),
+      messages: known?.messages,
       built: undefined,
     });
   }
 
   #applyMessage(event: MessageEvent): void {
     // Messages follow their node's event; a message of a node not seen yet still gets a place.
-    const entry = this.#nodes.get(event.nodeId) ?? { nodeId: event.nodeId, title: undefined, status: 'unknown', error: undefined, seenWorking: true, messages: new Map<string, MessageState>(), built: undefined };
+    const entry = this.#nodes.get(event.nodeId) ?? { nodeId: event.nodeId, title: undefined, status: 'unknown', error: undefined, seenWorking: true, messages: undefined, built: undefined };
     this.#nodes.set(event.nodeId, entry);
+    entry.messages ??= new Map<string, MessageState>();
     entry.messages.set(event.messageId, { messageId: event.messageId, role: event.role, content: event.content, reasoningContent: event.reasoningContent });
     entry.seenWorking = true;
     entry.built = undefined;
@@ -324,7 +325,7 @@ export class RunStateFold {
 
   #built(entry: NodeEntry): NodeState {
     if (entry.built !== undefined) return entry.built;
-    const messages = [...entry.messages.values()];
+    const messages = entry.messages === undefined ? [] : [...entry.messages.values()];
     entry.built = {
       nodeId: entry.nodeId,
       ...(entry.title === undefined ? {} : { title: entry.title }),
@@ -352,17 +353,8 @@ export class RunStateFold {
     }
     // Known tasks count before they show (a plan's, before the first read).
     if (this.#tasks !== undefined) total = this.#tasks.size;
-    return {
-      ...(this.#executionId === undefined ? {} : { executionId: this.#executionId }),
-      ...(this.#canvasId === undefined ? {} : { canvasId: this.#canvasId }),
-      ...(this.#status === undefined ? {} : { status: this.#status }),
-      nodes,
-      files: [...this.#files],
-      progress: { succeeded, failed, done: succeeded + failed, total },
-      elapsedMs: 0,
-      ...(this.#result === undefined ? {} : { result: this.#result }),
-      ...(this.#reconnecting === undefined ? {} : { reconnecting: this.#reconnecting }),
-    };
+    const fields = { executionId: this.#executionId, canvasId: this.#canvasId, status: this.#status, result: this.#result, reconnecting: this.#reconnecting };
+    return assembleState(fields, nodes, [...this.#files], { succeeded, failed, done: succeeded + failed, total }, 0);
   }
 }
 
@@ -407,14 +399,53 @@ function observeTimes(times: Map<string, NodeTimes>, event: RunEvent, now: numbe
  * Each node's `elapsedMs` at `now`: the service's times once the result has them (service.md §4.2),
  * else the observed ones (a running node's grows with `now`).
  */
-function withNodeTimes(state: RunState, observed: ReadonlyMap<string, NodeTimes>, now: number): RunState {
+function nodesWithTimes(state: RunState, observed: ReadonlyMap<string, NodeTimes>, now: number): readonly NodeState[] {
   const reported = new Map(state.result?.output.map((entry) => [entry.nodeId, durationOf(serviceNodeTimes(entry))]));
-  const nodes = state.nodes.map((node) => {
+  return state.nodes.map((node) => {
     const seen = observed.get(node.nodeId);
     const elapsedMs = reported.get(node.nodeId) ?? (seen?.startedAt === undefined ? undefined : (seen.endedAt ?? now) - seen.startedAt);
-    return elapsedMs === undefined ? node : { ...node, elapsedMs };
+    return elapsedMs === undefined ? node : timedNode(node, elapsedMs);
   });
-  return { ...state, nodes };
+}
+
+/**
+ * `node` with its `elapsedMs`. Not `{ ...node, elapsedMs }`: V8 gives every object made by a literal
+ * that begins with a spread a hidden class of its own, some 300 bytes that a watched run would hold
+ * for each of its running nodes.
+ */
+function timedNode(node: NodeState, elapsedMs: number): NodeState {
+  return {
+    nodeId: node.nodeId,
+    ...(node.title === undefined ? {} : { title: node.title }),
+    status: node.status,
+    ...(node.error === undefined ? {} : { error: node.error }),
+    messages: node.messages,
+    text: node.text,
+    task: node.task,
+    elapsedMs,
+  };
+}
+
+type Writable<T> = { -readonly [K in keyof T]: T[K] };
+
+/** The fields of a {@link RunState} besides its nodes, files, progress and time; each absent when undefined. */
+type StateFields = { readonly [K in 'executionId' | 'canvasId' | 'status' | 'result' | 'cancelling' | 'reconnecting']?: RunState[K] | undefined };
+
+/**
+ * A state, its fields in their order, set one by one on a fresh object: a literal that begins with a
+ * spread (`{ ...(id === undefined ? {} : { executionId: id }), nodes, … }`) gets a V8 hidden class of
+ * its own, some 300 bytes that a watched run would hold with each state it keeps.
+ */
+function assembleState(fields: StateFields, nodes: readonly NodeState[], files: readonly OutputFile[], progress: TaskProgress, elapsedMs: number): RunState {
+  const head: Writable<Partial<RunState>> = {};
+  if (fields.executionId !== undefined) head.executionId = fields.executionId;
+  if (fields.canvasId !== undefined) head.canvasId = fields.canvasId;
+  if (fields.status !== undefined) head.status = fields.status;
+  const state: Writable<RunState> = Object.assign(head, { nodes, files, progress, elapsedMs });
+  if (fields.result !== undefined) state.result = fields.result;
+  if (fields.cancelling !== undefined) state.cancelling = fields.cancelling;
+  if (fields.reconnecting !== undefined) state.reconnecting = fields.reconnecting;
+  return state;
 }
 
 /**
@@ -451,6 +482,7 @@ export class RunReader {
     }
     if (tasks !== undefined) this.#fold.knowTasks(tasks, 'output');
     this.#seq += 1;
-    return { seq: this.#seq, state: { ...withNodeTimes(this.#fold.state, this.#times, now), elapsedMs: now - this.#since }, events };
+    const state = this.#fold.state;
+    return { seq: this.#seq, state: assembleState(state, nodesWithTimes(state, this.#times, now), state.files, state.progress, now - this.#since), events };
   }
 }

@@ -33,7 +33,8 @@ export class RunStand {
     const reading = readingOf(event);
     if (reading !== undefined) {
       // A reading is complete with its last event.
-      if (event === reading.events.at(-1)) this.#reading = reading;
+      // Its place and state only: the reading's events are the past a newcomer never gets.
+      if (event === reading.events.at(-1)) this.#reading = { seq: reading.seq, state: reading.state };
       this.#fold = undefined;
       return;
     }
