@@ -160,17 +160,21 @@ describe.each(PROFILES)('runs against the emulator, %s profile', (profile) => {
     const logger = { warn: (message: string, meta?: Readonly<Record<string, unknown>>) => warnings.push({ message, meta }) };
     const http = createHttpClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, scheduler: emulator.scheduler, timeoutMs: { run: 5_000 } });
     const runs = createRuns(http.executions, { scheduler: emulator.scheduler, logger });
-    // The start is held 100 ms of real time; meanwhile its 5 s request timeout passes on the emulator's clock.
-    const held = emulator.faults.add({ kind: 'latency', ms: 100, endpoint: 'run', times: 1 });
+    // The start is held 2 s of real time; meanwhile its 5 s request timeout passes on the emulator's clock.
+    // (Held for long enough that a loaded machine still times the request out before the hold ends.)
+    const held = emulator.faults.add({ kind: 'latency', ms: 2_000, endpoint: 'run', times: 1 });
     runs.run('c-sample-linear').subscribe().unsubscribe();
     await vi.waitFor(() => {
       expect(held.hits).toBe(1);
     });
     clock.advance(5_000);
     // Like a real server, the emulator handles a request whose client gave up: the execution exists, with no id to abort it by.
-    await vi.waitFor(() => {
-      expect(emulator.executions.list()).toHaveLength(1);
-    });
+    await vi.waitFor(
+      () => {
+        expect(emulator.executions.list()).toHaveLength(1);
+      },
+      { timeout: 10_000 },
+    );
     expect(warnings).toHaveLength(1);
     expect(warnings[0]?.message).toMatch(/may have reached the service/u);
     expect(warnings[0]?.meta).toMatchObject({ canvasId: 'c-sample-linear' });
@@ -184,7 +188,8 @@ describe.each(PROFILES)('runs against the emulator, %s profile', (profile) => {
     open.push(emulator);
     const http = createHttpClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, scheduler: emulator.scheduler, timeoutMs: { run: 5_000 } });
     const runs = createRuns(http.executions, { scheduler: emulator.scheduler });
-    const held = emulator.faults.add({ kind: 'latency', ms: 100, endpoint: 'run', times: 1 });
+    // Held in real time well past the emulator's 5 s that time the start out (closing the emulator cuts it short).
+    const held = emulator.faults.add({ kind: 'latency', ms: 2_000, endpoint: 'run', times: 1 });
     const handle = runs.startRun('c-sample-linear');
     await vi.waitFor(() => {
       expect(held.hits).toBe(1);
