@@ -1,6 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import pRetry from 'p-retry';
 import { afterReport, checkedEpoch, left, newAccountRecord, requested } from '../budget/account-rules.js';
 import type { AccountConfig, AccountRecord, Verdict } from '../budget/account-rules.js';
 import type { FairClass } from '../budget/fair-queue.js';
@@ -21,20 +20,29 @@ return { fields[1] or '0', fields[2] or '', fields[3] or '', time[1], time[2] }
 
 /**
  * Writes the record if nobody wrote it since it was read (compare-and-set on its version), with the
- * Redis time of the write and the record's expiry.
+ * Redis time of the write and the record's expiry; when another process wrote first, returns what the
+ * read script would, so that the change is made again without another round trip.
  * KEYS: the record's hash. ARGV: the version read, the record's JSON, Redis time (ms), expiry (ms).
- * Returns 1 when written, 0 when another process wrote first.
+ * Returns { 1 } when written, else { 0, version, json, written at, seconds, microseconds }.
  */
 const WRITE_SCRIPT = `
-if (redis.call('HGET', KEYS[1], 'v') or '0') ~= ARGV[1] then return 0 end
+local version = redis.call('HGET', KEYS[1], 'v') or '0'
+if version ~= ARGV[1] then
+  local fields = redis.call('HMGET', KEYS[1], 'r', 't')
+  local time = redis.call('TIME')
+  return { 0, version, fields[1] or '', fields[2] or '', time[1], time[2] }
+end
 redis.call('HSET', KEYS[1], 'v', tostring(tonumber(ARGV[1]) + 1), 'r', ARGV[2], 't', ARGV[3])
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
-return 1
+return { 1 }
 `;
 
+/** The record as a script read it: its version, JSON ('' when absent), Redis time of its last write, and Redis `TIME`. */
+type Stored = readonly [version: string, json: string, writtenAt: string, seconds: string, microseconds: string];
+
 interface ScriptCommands {
-  flowstreamLedgerRead(key: string): Promise<[string, string, string, string, string]>;
-  flowstreamLedgerWrite(key: string, version: string, json: string, redisMs: number, expireMs: number): Promise<number>;
+  flowstreamLedgerRead(key: string): Promise<Stored>;
+  flowstreamLedgerWrite(key: string, version: string, json: string, redisMs: number, expireMs: number): Promise<[1] | [0, ...Stored]>;
 }
 
 /**
@@ -94,38 +102,35 @@ export class RedisLedger implements AccountLedger {
   }
 
   /**
-   * One change of the record, made again at once (p-retry drives the loop, no wait: the record was just
-   * written) each time another process wrote first, at most `MAX_CONFLICTS` times in a row; past that it
-   * fails `BUDGET_UNAVAILABLE`, which the budget takes as Redis not answering (it asks again later).
-   * Any other failure (Redis away) is not retried here.
+   * One change of the record, made again at once each time another process wrote first (the write
+   * that found the conflict brings the record back: one round trip a conflict), at most
+   * `MAX_CONFLICTS` times in a row; past that it fails `BUDGET_UNAVAILABLE`, which the budget takes as
+   * Redis not answering (it asks again later). Any other failure (Redis away) is not retried here.
    */
-  transact<T>(now: number, change: AccountChange<T>): Promise<T> {
-    return pRetry(() => this.#attempt(now, change), {
-      retries: MAX_CONFLICTS,
-      minTimeout: 0,
-      maxTimeout: 0,
-      shouldRetry: ({ error }) => error instanceof LedgerConflict,
-    }).catch((error: unknown) => {
-      if (!(error instanceof LedgerConflict)) throw error;
-      throw new FlowstreamError(`The account's record in Redis was changed by another process ${MAX_CONFLICTS + 1} times in a row: nothing was decided`, 'BUDGET_UNAVAILABLE');
-    });
+  async transact<T>(now: number, change: AccountChange<T>): Promise<T> {
+    let stored = await this.#redis.flowstreamLedgerRead(this.#key);
+    for (let conflicts = 0; ; ) {
+      const [version, json, writtenAt, seconds, micros] = stored;
+      const redisMs = Number(seconds) * 1_000 + Math.floor(Number(micros) / 1_000);
+      const record = json === '' ? undefined : (JSON.parse(json) as AccountRecord);
+      const [next, result] = this.#changed(now, change, record ?? newAccountRecord(`${redisMs}-${randomUUID()}`), record === undefined ? undefined : Number(writtenAt), redisMs);
+      const written = await this.#redis.flowstreamLedgerWrite(this.#key, version, JSON.stringify(next), redisMs, RECORD_TTL_MS);
+      if (written[0] === 1) {
+        this.#epoch = next.epoch;
+        return result;
+      }
+      this.conflicts += 1;
+      conflicts += 1;
+      if (conflicts > MAX_CONFLICTS) throw new FlowstreamError(`The account's record in Redis was changed by another process ${MAX_CONFLICTS + 1} times in a row: nothing was decided`, 'BUDGET_UNAVAILABLE');
+      stored = written.slice(1) as unknown as Stored;
+    }
   }
 
-  async #attempt<T>(now: number, change: AccountChange<T>): Promise<T> {
-    const [version, json, writtenAt, seconds, micros] = await this.#redis.flowstreamLedgerRead(this.#key);
-    const redisMs = Number(seconds) * 1_000 + Math.floor(Number(micros) / 1_000);
-    const stored = json === '' ? undefined : (JSON.parse(json) as AccountRecord);
-    const record = stored ?? newAccountRecord(`${redisMs}-${randomUUID()}`);
-    const at = Math.max(record.at, this.#guarded(now, record, stored === undefined ? undefined : Number(writtenAt), redisMs));
+  /** `change` applied to `record` at this process's time, guarded by Redis's (`writtenAt`: when the record was last written, Redis ms). */
+  #changed<T>(now: number, change: AccountChange<T>, record: AccountRecord, writtenAt: number | undefined, redisMs: number): [AccountRecord, T] {
+    const at = Math.max(record.at, this.#guarded(now, record, writtenAt, redisMs));
     const [changed, result] = change(checkedEpoch(record, this.#epoch, at, this.#options.config), at);
-    const next = changed.at >= at ? changed : { ...changed, at };
-    const written = await this.#redis.flowstreamLedgerWrite(this.#key, version, JSON.stringify(next), redisMs, RECORD_TTL_MS);
-    if (written === 1) {
-      this.#epoch = next.epoch;
-      return result;
-    }
-    this.conflicts += 1;
-    throw new LedgerConflict();
+    return [changed.at >= at ? changed : { ...changed, at }, result];
   }
 
   /** `now`, or the latest time Redis's clock allows when this process's clock has stepped ahead. */
@@ -144,9 +149,6 @@ export class RedisLedger implements AccountLedger {
 
 /** Conflicts in a row after which a change gives up: 8 processes contending meet about 4 per change. */
 const MAX_CONFLICTS = 64;
-
-/** Another process wrote the record between this one's read and write. */
-class LedgerConflict extends Error {}
 
 /** The class of a request as the account sees it: a run's status and output reads are one (`read`). */
 export type GrantClass = 'abort' | 'start' | 'interactive' | 'read';

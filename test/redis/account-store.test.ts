@@ -239,6 +239,19 @@ describe('the Redis ledger\'s compare-and-set', () => {
     expect(ledger.conflicts).toBe(3);
   });
 
+  it('makes a change again in one round trip a conflict: the write that met it brings the record back', async () => {
+    const ledger = new RedisLedger(redis, { account: 'acct-cas-trips', config });
+    await ledger.transact(now, (record, at) => [record, at]);
+    const scriptCalls = async (): Promise<number> => {
+      const stats = await redis.info('commandstats');
+      return [...stats.matchAll(/^cmdstat_(?:evalsha|eval):calls=(\d+)/gmu)].reduce((sum, match) => sum + Number(match[1]), 0);
+    };
+    const before = await scriptCalls();
+    await expect(ledger.transact(now, contended('acct-cas-trips', 3))).resolves.toBe(now);
+    // One read, then a write per attempt: 3 conflicted, the 4th written.
+    expect((await scriptCalls()) - before).toBe(1 + 4);
+  });
+
   it('gives up with BUDGET_UNAVAILABLE after 65 conflicts in a row rather than spin for ever', async () => {
     const ledger = new RedisLedger(redis, { account: 'acct-cas-spin', config });
     await expect(ledger.transact(now, contended('acct-cas-spin', Number.POSITIVE_INFINITY))).rejects.toMatchObject({ code: 'BUDGET_UNAVAILABLE' });
