@@ -63,6 +63,12 @@ export interface RedisLedgerOptions {
   readonly account: string;
   readonly config: AccountConfig;
   readonly timeScale?: number | undefined;
+  /**
+   * This process's clock. When given, each attempt of a change is judged at its time once the record
+   * has been read (never before the `now` it was asked at): a change that waited for Redis or met
+   * conflicts is not counted at the time it was asked, which can be long before its request leaves.
+   */
+  readonly clock?: (() => number) | undefined;
   /** Told once when a process's clock ran ahead of the account's by more than Redis's time allows. */
   readonly onClockStep?: ((aheadMs: number) => void) | undefined;
 }
@@ -113,7 +119,8 @@ export class RedisLedger implements AccountLedger {
       const [version, json, writtenAt, seconds, micros] = stored;
       const redisMs = Number(seconds) * 1_000 + Math.floor(Number(micros) / 1_000);
       const record = json === '' ? undefined : (JSON.parse(json) as AccountRecord);
-      const [next, result] = this.#changed(now, change, record ?? newAccountRecord(`${redisMs}-${randomUUID()}`), record === undefined ? undefined : Number(writtenAt), redisMs);
+      const asked = this.#options.clock === undefined ? now : Math.max(now, this.#options.clock());
+      const [next, result] = this.#changed(asked, change, record ?? newAccountRecord(`${redisMs}-${randomUUID()}`), record === undefined ? undefined : Number(writtenAt), redisMs);
       const written = await this.#redis.flowstreamLedgerWrite(this.#key, version, JSON.stringify(next), redisMs, RECORD_TTL_MS);
       if (written[0] === 1) {
         this.#epoch = next.epoch;
@@ -182,7 +189,7 @@ export class RedisAccountStore {
     this.#config = options.config;
     this.#account = options.account;
     this.#clock = options.clock;
-    this.ledger = new RedisLedger(redis, { account: options.account, config: options.config, timeScale: options.timeScale, onClockStep: options.onClockStep });
+    this.ledger = new RedisLedger(redis, { account: options.account, config: options.config, clock: options.clock, timeScale: options.timeScale, onClockStep: options.onClockStep });
   }
 
   /** May this process send one request of `kind` now? `demand`: its runs waiting to read; for a start or abort, its starts and aborts waiting (`requested`). */
