@@ -84,7 +84,7 @@ describe('one account budget for a fleet, in Redis: the account used whole, ever
     async () => {
       // The day's 100,000 keep its pacing out of the minute's share being measured (at the service's
       // 10,000 the budget plans the day's burst over a quarter hour). At a load of 10–20 on the 2 cores
-      // twelve runs of it measured 87–88%, ×1.00–1.12 across processes and ×1.02–1.20 across runs, and
+      // thirteen runs of it measured 87–88%, ×1.00–1.12 across processes and ×1.02–1.20 across runs, and
       // one 72% (×1.23, ×1.55), its cause not seen (nothing of that run was kept). At 15× it fell
       // to 61–62% in about one run in three, and the runs of the processes holding most were read least:
       // each grant's compare-and-set in Redis took up to 1.7 s real with 3 to 4 conflicts, and the
