@@ -21,20 +21,29 @@ return { fields[1] or '0', fields[2] or '', fields[3] or '', time[1], time[2] }
 
 /**
  * Writes the record if nobody wrote it since it was read (compare-and-set on its version), with the
- * Redis time of the write and the record's expiry.
+ * Redis time of the write and the record's expiry; when another process wrote first, returns what the
+ * read script would, so that the change is made again without another round trip.
  * KEYS: the record's hash. ARGV: the version read, the record's JSON, Redis time (ms), expiry (ms).
- * Returns 1 when written, 0 when another process wrote first.
+ * Returns { 1 } when written, else { 0, version, json, written at, seconds, microseconds }.
  */
 const WRITE_SCRIPT = `
-if (redis.call('HGET', KEYS[1], 'v') or '0') ~= ARGV[1] then return 0 end
+local version = redis.call('HGET', KEYS[1], 'v') or '0'
+if version ~= ARGV[1] then
+  local fields = redis.call('HMGET', KEYS[1], 'r', 't')
+  local time = redis.call('TIME')
+  return { 0, version, fields[1] or '', fields[2] or '', time[1], time[2] }
+end
 redis.call('HSET', KEYS[1], 'v', tostring(tonumber(ARGV[1]) + 1), 'r', ARGV[2], 't', ARGV[3])
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
-return 1
+return { 1 }
 `;
 
+/** The record as a script read it: its version, JSON ('' when absent), Redis time of its last write, and Redis `TIME`. */
+type Stored = readonly [version: string, json: string, writtenAt: string, seconds: string, microseconds: string];
+
 interface ScriptCommands {
-  flowstreamLedgerRead(key: string): Promise<[string, string, string, string, string]>;
-  flowstreamLedgerWrite(key: string, version: string, json: string, redisMs: number, expireMs: number): Promise<number>;
+  flowstreamLedgerRead(key: string): Promise<Stored>;
+  flowstreamLedgerWrite(key: string, version: string, json: string, redisMs: number, expireMs: number): Promise<[1] | [0, ...Stored]>;
 }
 
 /**
@@ -55,6 +64,12 @@ export interface RedisLedgerOptions {
   readonly account: string;
   readonly config: AccountConfig;
   readonly timeScale?: number | undefined;
+  /**
+   * This process's clock. When given, each attempt of a change is judged at its time once the record
+   * has been read (never before the `now` it was asked at): a change that waited for Redis or met
+   * conflicts is not counted at the time it was asked, which can be long before its request leaves.
+   */
+  readonly clock?: (() => number) | undefined;
   /** Told once when a process's clock ran ahead of the account's by more than Redis's time allows. */
   readonly onClockStep?: ((aheadMs: number) => void) | undefined;
 }
@@ -94,38 +109,41 @@ export class RedisLedger implements AccountLedger {
   }
 
   /**
-   * One change of the record, made again at once (p-retry drives the loop, no wait: the record was just
-   * written) each time another process wrote first, at most `MAX_CONFLICTS` times in a row; past that it
-   * fails `BUDGET_UNAVAILABLE`, which the budget takes as Redis not answering (it asks again later).
-   * Any other failure (Redis away) is not retried here.
+   * One change of the record, made again at once each time another process wrote first (the write
+   * that found the conflict brings the record back: one round trip a conflict; p-retry drives the
+   * loop, no wait), at most `MAX_CONFLICTS` times in a row; past that it fails `BUDGET_UNAVAILABLE`,
+   * which the budget takes as Redis not answering (it asks again later). Any other failure (Redis away)
+   * is not retried here.
    */
   transact<T>(now: number, change: AccountChange<T>): Promise<T> {
-    return pRetry(() => this.#attempt(now, change), {
-      retries: MAX_CONFLICTS,
-      minTimeout: 0,
-      maxTimeout: 0,
-      shouldRetry: ({ error }) => error instanceof LedgerConflict,
-    }).catch((error: unknown) => {
+    let stored: Stored | undefined;
+    const attempt = async (): Promise<T> => {
+      stored ??= await this.#redis.flowstreamLedgerRead(this.#key);
+      const [version, json, writtenAt, seconds, micros] = stored;
+      const redisMs = Number(seconds) * 1_000 + Math.floor(Number(micros) / 1_000);
+      const record = json === '' ? undefined : (JSON.parse(json) as AccountRecord);
+      const asked = this.#options.clock === undefined ? now : Math.max(now, this.#options.clock());
+      const [next, result] = this.#changed(asked, change, record ?? newAccountRecord(`${redisMs}-${randomUUID()}`), record === undefined ? undefined : Number(writtenAt), redisMs);
+      const written = await this.#redis.flowstreamLedgerWrite(this.#key, version, JSON.stringify(next), redisMs, RECORD_TTL_MS);
+      if (written[0] === 1) {
+        this.#epoch = next.epoch;
+        return result;
+      }
+      this.conflicts += 1;
+      stored = written.slice(1) as unknown as Stored;
+      throw new LedgerConflict();
+    };
+    return pRetry(attempt, { retries: MAX_CONFLICTS, minTimeout: 0, maxTimeout: 0, shouldRetry: ({ error }) => error instanceof LedgerConflict }).catch((error: unknown) => {
       if (!(error instanceof LedgerConflict)) throw error;
       throw new FlowstreamError(`The account's record in Redis was changed by another process ${MAX_CONFLICTS + 1} times in a row: nothing was decided`, 'BUDGET_UNAVAILABLE');
     });
   }
 
-  async #attempt<T>(now: number, change: AccountChange<T>): Promise<T> {
-    const [version, json, writtenAt, seconds, micros] = await this.#redis.flowstreamLedgerRead(this.#key);
-    const redisMs = Number(seconds) * 1_000 + Math.floor(Number(micros) / 1_000);
-    const stored = json === '' ? undefined : (JSON.parse(json) as AccountRecord);
-    const record = stored ?? newAccountRecord(`${redisMs}-${randomUUID()}`);
-    const at = Math.max(record.at, this.#guarded(now, record, stored === undefined ? undefined : Number(writtenAt), redisMs));
+  /** `change` applied to `record` at this process's time, guarded by Redis's (`writtenAt`: when the record was last written, Redis ms). */
+  #changed<T>(now: number, change: AccountChange<T>, record: AccountRecord, writtenAt: number | undefined, redisMs: number): [AccountRecord, T] {
+    const at = Math.max(record.at, this.#guarded(now, record, writtenAt, redisMs));
     const [changed, result] = change(checkedEpoch(record, this.#epoch, at, this.#options.config), at);
-    const next = changed.at >= at ? changed : { ...changed, at };
-    const written = await this.#redis.flowstreamLedgerWrite(this.#key, version, JSON.stringify(next), redisMs, RECORD_TTL_MS);
-    if (written === 1) {
-      this.#epoch = next.epoch;
-      return result;
-    }
-    this.conflicts += 1;
-    throw new LedgerConflict();
+    return [changed.at >= at ? changed : { ...changed, at }, result];
   }
 
   /** `now`, or the latest time Redis's clock allows when this process's clock has stepped ahead. */
@@ -180,7 +198,7 @@ export class RedisAccountStore {
     this.#config = options.config;
     this.#account = options.account;
     this.#clock = options.clock;
-    this.ledger = new RedisLedger(redis, { account: options.account, config: options.config, timeScale: options.timeScale, onClockStep: options.onClockStep });
+    this.ledger = new RedisLedger(redis, { account: options.account, config: options.config, clock: options.clock, timeScale: options.timeScale, onClockStep: options.onClockStep });
   }
 
   /** May this process send one request of `kind` now? `demand`: its runs waiting to read; for a start or abort, its starts and aborts waiting (`requested`). */

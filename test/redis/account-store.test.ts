@@ -240,6 +240,42 @@ describe('the Redis ledger\'s compare-and-set', () => {
     expect(ledger.conflicts).toBe(3);
   });
 
+  it('makes a change again in one round trip a conflict: the write that met it brings the record back', async () => {
+    const ledger = new RedisLedger(redis, { account: 'acct-cas-trips', config });
+    await ledger.transact(now, (record, at) => [record, at]);
+    const scriptCalls = async (): Promise<number> => {
+      const stats = await redis.info('commandstats');
+      return [...stats.matchAll(/^cmdstat_(?:evalsha|eval):calls=(\d+)/gmu)].reduce((sum, match) => sum + Number(match[1]), 0);
+    };
+    const before = await scriptCalls();
+    await expect(ledger.transact(now, contended('acct-cas-trips', 3))).resolves.toBe(now);
+    // One read, then a write per attempt: 3 conflicted, the 4th written.
+    expect((await scriptCalls()) - before).toBe(1 + 4);
+  });
+
+  it('judges each attempt at the clock\'s time once the record is read, not at the time the change was asked', async () => {
+    let clock = now;
+    const ledger = new RedisLedger(redis, { account: 'acct-cas-clock', config, clock: () => clock });
+    const judgedAt: number[] = [];
+    const change = contended('acct-cas-clock', 2);
+    await ledger.transact(now, (record, at) => {
+      judgedAt.push(at);
+      // The clock moves on while the attempt is on its way to Redis.
+      clock += 3_000;
+      return change(record, at);
+    });
+    expect(judgedAt).toEqual([now, now + 3_000, now + 6_000]);
+  });
+
+  it('counts a grant when Redis answers, not when it was asked: a grant that waited for a slow Redis is judged later', async () => {
+    let clock = now;
+    const account = new RedisAccountStore(redis, { account: 'acct-slow-redis', config: { options: {}, process: { id: 'p', leaseMs: 10_000 } }, clock: () => clock });
+    const grant = account.grant('read', 1);
+    // The clock moves on before Redis has answered.
+    clock += 4_000;
+    expect(await grant).toMatchObject({ verdict: 'granted', now: now + 4_000 });
+  });
+
   it('gives up with BUDGET_UNAVAILABLE after 65 conflicts in a row rather than spin for ever', async () => {
     const ledger = new RedisLedger(redis, { account: 'acct-cas-spin', config });
     await expect(ledger.transact(now, contended('acct-cas-spin', Number.POSITIVE_INFINITY))).rejects.toMatchObject({ code: 'BUDGET_UNAVAILABLE' });

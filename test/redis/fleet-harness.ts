@@ -174,7 +174,8 @@ export async function runFleet(scenario: FleetScenario, socket: string): Promise
     const exitCodes = await Promise.all(survivors.map((worker) => worker.exited(exitWithinMs)));
     if (victim !== undefined) await victim.exited(exitWithinMs);
 
-    const requests: LoggedRequest[] = emulator.requests.list();
+    // Each process's warm-up request, answered 401, is not the account's (see fleet-worker.ts).
+    const requests: LoggedRequest[] = emulator.requests.list().filter((request) => request.status !== 401);
     const starts = requests.filter((request) => request.endpoint === 'run');
     const measured = survivors.map(startedBy);
     const measuredIds = new Set(measured.flat());

@@ -11,7 +11,12 @@ import { startRedisServer, type RedisServer } from './redis-server.js';
  * on a larger minute, 8 on an accelerated clock at the service's limits; each with a process joining
  * late and one killed -9. `bench/fleet.ts` runs the full matrix.
  */
-const SPEED = 15;
+/**
+ * The accelerated fleet's clock: 6 times real time. A stall of the machine, and the time from a grant
+ * to its request's arrival, are that many times as long for the fleet; at 6× a loaded machine's few
+ * hundred ms stay within the budget's latency allowance (2 s), at 15× they did not (see the test).
+ */
+const SPEED = 6;
 /**
  * The most that runs' status-read intervals may differ, largest ÷ smallest, across processes and across
  * runs: the aim, 1.3.
@@ -27,19 +32,6 @@ const FAIR_SPREAD = 1.3;
  * 2 cores; once 73% at a load of 22).
  */
 const UTILISATION = 0.85;
-/**
- * On an accelerated clock a stall of the machine is 15 times as long for the fleet, and the test's
- * steady span is short. Its runs work 4 minutes from their start, and the span begins one turn of every
- * run after the last start (the late process's too), once the killed process's share is taken over. On a
- * busy machine each start's grant waits for a Redis round trip in real time, 15 times as long in the
- * fleet's, so the 31 starts took 53–143 s instead of 22 s and left a span of 80–170 s, 3 to 10 reads a
- * run. Seven runs at a load of 11–23 on the 2 cores measured 83–89% (once 70%, once 33% with half the
- * processes' runs read fewer than 3 times in a span of 97 s), ×1.12–1.34 across processes and ×1.19–1.58
- * across runs, no 429; the aim held once, at the lightest load. So the aim is shown by `bench/fleet.ts`'s longer spans of more runs at 15× (86–88%,
- * ×1.00–1.12; at that load once 76% in the late joiner's cell, whose span was 148 s) and this test holds floors that catch a fleet leaving the account idle or starving a process.
- */
-const ACCELERATED_UTILISATION = 0.5;
-const ACCELERATED_SPREAD = 2.5;
 
 let redis: RedisServer;
 beforeAll(async () => {
@@ -88,13 +80,20 @@ describe('one account budget for a fleet, in Redis: the account used whole, ever
   );
 
   it(
-    '8 processes at the service\'s limits on an accelerated clock, one joining late and one killed -9: no 429, the account used, every run read',
+    `8 processes at the service's limits on a ${SPEED}× clock, one joining late and one killed -9: no 429, ≥ 85% of the account, spread ≤ ×1.3`,
     async () => {
       // The day's 100,000 keep its pacing out of the minute's share being measured (at the service's
-      // 10,000 the budget plans the day's burst over a quarter hour).
-      const outcome = await runFleet({ processes: [2, 3, 4, 5, 2, 3, 4, 5], joinLate: { runs: 3, afterMs: 5_000 }, kill: { process: 7, afterMs: 5_000 }, workMs: 240_000, perDay: 100_000, speed: SPEED }, redis.socket);
+      // 10,000 the budget plans the day's burst over a quarter hour). At a load of 10–20 on the 2 cores
+      // thirteen runs of it measured 87–88%, ×1.00–1.12 across processes and ×1.02–1.20 across runs, and
+      // one 72% (×1.23, ×1.55), its cause not seen (nothing of that run was kept). At 15× it fell
+      // to 61–62% in about one run in three, and the runs of the processes holding most were read least:
+      // each grant's compare-and-set in Redis took up to 1.7 s real with 3 to 4 conflicts, and the
+      // fleet's first requests reached the service seconds of its time after the budget had counted
+      // them, so that its first window counted more than the budget did and left less than the
+      // reserve: every process then waited out the service's window, a minute with nothing sent.
+      const outcome = await runFleet({ processes: [2, 3, 4, 5, 2, 3, 4, 5], joinLate: { runs: 3, afterMs: 5_000 }, kill: { process: 7, afterMs: 5_000 }, workMs: 180_000, perDay: 100_000, speed: SPEED }, redis.socket);
       console.info(describeOutcome(`8 processes at ${SPEED}×`, outcome));
-      expectFleet(outcome, 23 + 3, ACCELERATED_UTILISATION, ACCELERATED_SPREAD);
+      expectFleet(outcome, 23 + 3, UTILISATION, FAIR_SPREAD);
     },
     120_000,
   );
