@@ -206,8 +206,10 @@ export function connectRun(url: string | URL, options: ConnectRunOptions): Obser
       if (connection !== controller || stopped || paused) return;
       connection = undefined;
       attempts += 1;
-      failingSince ??= scheduler.now();
-      if (executionId !== undefined) subscriber.next({ type: 'connection', executionId, reconnecting: { attempts, failingForMs: scheduler.now() - failingSince, error: why } });
+      // One reading of the clock: on a running clock two could differ, and the first failure's would not read 0.
+      const now = scheduler.now();
+      failingSince ??= now;
+      if (executionId !== undefined) subscriber.next({ type: 'connection', executionId, reconnecting: { attempts, failingForMs: now - failingSince, error: why } });
       waiting = timer(reconnectDelay(retryMs, attempts, maxReconnectMs, Math.random()), scheduler).subscribe(connect);
     };
 

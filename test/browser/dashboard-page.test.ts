@@ -84,12 +84,14 @@ describe('the dashboard in Chromium, through the relay', () => {
   /** Runs the workflow titled `title` and answers its card and execution id. */
   async function run(title: string): Promise<{ card: ReturnType<Page['locator']>; executionId: string }> {
     await page.getByLabel('Workflow', { exact: true }).selectOption({ label: title });
-    const before = await page.getByTestId('run').count();
+    const executions = emulator!.executions.list().length;
     await page.getByRole('button', { name: 'Run' }).click();
-    // The card comes at once; the start goes through the server's budget, which may pace it: time moves until the card has its execution.
-    await stepUntil(async () => (await page.getByTestId('run').count()) > before);
+    // The start goes through the server's budget, which may pace it: time moves until the service has
+    // the execution, and no further — the page then learns its id with the clock standing still, so a
+    // slow page does not let the run go on meanwhile.
+    await stepUntil(() => emulator!.executions.list().length > executions);
     const card = page.getByTestId('run').first();
-    await stepUntil(async () => ((await card.getAttribute('data-execution-id')) ?? '') !== '');
+    await expect.poll(async () => (await card.getAttribute('data-execution-id')) ?? '', { timeout: WAIT_MS }).not.toBe('');
     return { card, executionId: (await card.getAttribute('data-execution-id')) ?? '' };
   }
 
