@@ -17,7 +17,9 @@ import { boundMs, MANY_RUNS_VARIANTS } from './many-runs.js';
  * `npm run bench`, the client's jitter seeded: the same numbers on any machine.
  *
  * - `many N stream|final`: many-runs.ts's N runs at once (default client, its model on): detection
- *   latency p50 ÷ bound, p95, mean, and the run's end (the execution seen settled − its last node's end).
+ *   latency p50 ÷ bound, p95, mean, the run's end (the execution seen settled − its last node's end) and
+ *   its `finished` (the answer to its last read − its last node's end: in `final` mode the output read
+ *   after the end, which the result waits on).
  * - `run-end N stream|final`: the same with no model (run-end.ts's setting).
  * - `learned N cv`: learned-durations.ts's warm rows with the minute's budget, flowstream with its model:
  *   `TEN_REPETITIONS` batches of N after `WARM_UP_RUNS` runs and a day's rest.
@@ -52,10 +54,20 @@ async function manyRuns(runs: number, output: OutputMode, durations: boolean, lo
         return [settle.at + settle.latencyMs - Math.max(...execution.nodes.map((node) => node.endedAt ?? 0))];
       }),
     );
+    // The run's `finished` event comes with the answer to its last read (the output read after the
+    // end in `final` mode): on the manual clock the answer is at the request's own emulator time.
+    const lastReadAt = new Map<string, number>();
+    for (const request of world.emulator.requests.list()) if (request.executionId !== undefined) lastReadAt.set(request.executionId, request.emulatorTime);
+    const finished = summarize(
+      executions.flatMap((execution) => {
+        const at = lastReadAt.get(execution.executionId);
+        return at === undefined || execution.settledAt === undefined ? [] : [at - Math.max(...execution.nodes.map((node) => node.endedAt ?? 0))];
+      }),
+    );
     const requests = world.requests();
     const s = (ms: number | null): number | null => (ms === null ? null : Math.round(ms / 100) / 10);
     const times = (ms: number | null): number | null => (ms === null ? null : Math.round((ms / boundMs(runs)) * 100) / 100);
-    console.log(JSON.stringify({ runs, output, model: durations, completed, requests: requests.byEndpoint, p50VsBound: times(seen.latencyMs.p50), p95: s(seen.latencyMs.p95), mean: s(seen.latencyMs.mean), runEnd: { p50VsBound: times(ends.p50), p50: s(ends.p50), p95: s(ends.p95) } }));
+    console.log(JSON.stringify({ runs, output, model: durations, completed, requests: requests.byEndpoint, p50VsBound: times(seen.latencyMs.p50), p95: s(seen.latencyMs.p95), mean: s(seen.latencyMs.mean), runEnd: { p50VsBound: times(ends.p50), p50: s(ends.p50), p95: s(ends.p95) }, finished: { p50VsBound: times(finished.p50), p50: s(finished.p50), p95: s(finished.p95) } }));
     if (log !== undefined) {
       const list = world.emulator.requests.list().map((request) => ({ t: request.emulatorTime - startedAt, endpoint: request.endpoint, executionId: request.executionId }));
       writeFileSync(log, JSON.stringify({ requests: list, changes: executions.map((execution) => ({ executionId: execution.executionId, changes: sightings.changes(execution) })) }));
