@@ -25,7 +25,8 @@ import { boundMs, MANY_RUNS_VARIANTS } from './many-runs.js';
  *   `TEN_REPETITIONS` batches of N after `WARM_UP_RUNS` runs and a day's rest.
  *
  * `npx tsx bench/read-scheduling.ts many 200 stream [log.json]`: the optional file gets every request
- * (emulator time from the first start, endpoint, execution) and every change's latency, per run.
+ * (emulator time from the first start, endpoint, execution) and every change's latency, per run;
+ * `learned 10 0.3 [log.json]` the same per measured batch, times from the batch's first start.
  */
 
 const DEADLINE_MS = 30 * 60_000;
@@ -78,8 +79,9 @@ async function manyRuns(runs: number, output: OutputMode, durations: boolean, lo
   }
 }
 
-async function learned(runs: number, cv: number): Promise<void> {
+async function learned(runs: number, cv: number, log: string | undefined): Promise<void> {
   const changes: ReturnType<Sightings['changes']> = [];
+  const logged: unknown[] = [];
   let requests = 0;
   for (let batch = 0; batch < TEN_REPETITIONS; batch += 1) {
     const random = Math.random;
@@ -104,7 +106,16 @@ async function learned(runs: number, cv: number): Promise<void> {
       const sightings = new Sightings();
       await driven(followWithFlowstream(world, { canvasIds: [canvasId], runs, deadlineMs: DEADLINE_MS, sightings, firstItem: WARM_UP_RUNS }, 'final', client));
       changes.push(...world.emulator.executions.list().filter((execution) => execution.createdAt >= measuredFrom).flatMap((execution) => sightings.changes(execution)));
-      requests += world.emulator.requests.list({ after: lastBefore }).length;
+      const measured = world.emulator.requests.list({ after: lastBefore });
+      requests += measured.length;
+      if (log !== undefined) {
+        const executions = world.emulator.executions.list().filter((execution) => execution.createdAt >= measuredFrom);
+        logged.push({
+          batch,
+          requests: measured.map((request) => ({ t: request.emulatorTime - measuredFrom, endpoint: request.endpoint, executionId: request.executionId })),
+          changes: executions.map((execution) => ({ executionId: execution.executionId, changes: sightings.changes(execution).map((change) => ({ ...change, at: change.at - measuredFrom })) })),
+        });
+      }
     } finally {
       Math.random = random;
       await world.close();
@@ -112,6 +123,7 @@ async function learned(runs: number, cv: number): Promise<void> {
   }
   const seen = detectionOf(changes);
   const p50 = seen.latencyMs.p50;
+  if (log !== undefined) writeFileSync(log, JSON.stringify(logged));
   console.log(JSON.stringify({ runs, batches: TEN_REPETITIONS, cv, requests, seen: `${String(seen.seen)}/${String(seen.changes)}`, p50VsBound: p50 === null ? null : Math.round((p50 / boundMs(runs)) * 100) / 100 }));
 }
 
@@ -119,7 +131,7 @@ const invokedDirectly = process.argv[1] !== undefined && import.meta.url === pat
 if (invokedDirectly) {
   const [scenario = 'many', size = '200', third = 'stream', log] = process.argv.slice(2);
   const runs = Number(size);
-  if (scenario === 'learned') await learned(runs, Number(third));
+  if (scenario === 'learned') await learned(runs, Number(third), log);
   else if (scenario === 'many' || scenario === 'run-end') await manyRuns(runs, third === 'final' ? 'final' : 'stream', scenario === 'many', log);
   else throw new Error(`unknown scenario ${scenario}: many | run-end | learned`);
 }
