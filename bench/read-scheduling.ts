@@ -17,13 +17,16 @@ import { boundMs, MANY_RUNS_VARIANTS } from './many-runs.js';
  * `npm run bench`, the client's jitter seeded: the same numbers on any machine.
  *
  * - `many N stream|final`: many-runs.ts's N runs at once (default client, its model on): detection
- *   latency p50 ÷ bound, p95, mean, and the run's end (the execution seen settled − its last node's end).
+ *   latency p50 ÷ bound, p95, mean, the run's end (the execution seen settled − its last node's end) and
+ *   its `finished` (the answer to its last read − its last node's end: in `final` mode the output read
+ *   after the end, which the result waits on).
  * - `run-end N stream|final`: the same with no model (run-end.ts's setting).
  * - `learned N cv`: learned-durations.ts's warm rows with the minute's budget, flowstream with its model:
  *   `TEN_REPETITIONS` batches of N after `WARM_UP_RUNS` runs and a day's rest.
  *
  * `npx tsx bench/read-scheduling.ts many 200 stream [log.json]`: the optional file gets every request
- * (emulator time from the first start, endpoint, execution) and every change's latency, per run.
+ * (emulator time from the first start, endpoint, execution) and every change's latency, per run;
+ * `learned 10 0.3 [log.json]` the same per measured batch, times from the batch's first start.
  */
 
 const DEADLINE_MS = 30 * 60_000;
@@ -52,10 +55,20 @@ async function manyRuns(runs: number, output: OutputMode, durations: boolean, lo
         return [settle.at + settle.latencyMs - Math.max(...execution.nodes.map((node) => node.endedAt ?? 0))];
       }),
     );
+    // The run's `finished` event comes with the answer to its last read (the output read after the
+    // end in `final` mode): on the manual clock the answer is at the request's own emulator time.
+    const lastReadAt = new Map<string, number>();
+    for (const request of world.emulator.requests.list()) if (request.executionId !== undefined) lastReadAt.set(request.executionId, request.emulatorTime);
+    const finished = summarize(
+      executions.flatMap((execution) => {
+        const at = lastReadAt.get(execution.executionId);
+        return at === undefined || execution.settledAt === undefined ? [] : [at - Math.max(...execution.nodes.map((node) => node.endedAt ?? 0))];
+      }),
+    );
     const requests = world.requests();
     const s = (ms: number | null): number | null => (ms === null ? null : Math.round(ms / 100) / 10);
     const times = (ms: number | null): number | null => (ms === null ? null : Math.round((ms / boundMs(runs)) * 100) / 100);
-    console.log(JSON.stringify({ runs, output, model: durations, completed, requests: requests.byEndpoint, p50VsBound: times(seen.latencyMs.p50), p95: s(seen.latencyMs.p95), mean: s(seen.latencyMs.mean), runEnd: { p50VsBound: times(ends.p50), p50: s(ends.p50), p95: s(ends.p95) } }));
+    console.log(JSON.stringify({ runs, output, model: durations, completed, requests: requests.byEndpoint, p50VsBound: times(seen.latencyMs.p50), p95: s(seen.latencyMs.p95), mean: s(seen.latencyMs.mean), runEnd: { p50VsBound: times(ends.p50), p50: s(ends.p50), p95: s(ends.p95) }, finished: { p50VsBound: times(finished.p50), p50: s(finished.p50), p95: s(finished.p95) } }));
     if (log !== undefined) {
       const list = world.emulator.requests.list().map((request) => ({ t: request.emulatorTime - startedAt, endpoint: request.endpoint, executionId: request.executionId }));
       writeFileSync(log, JSON.stringify({ requests: list, changes: executions.map((execution) => ({ executionId: execution.executionId, changes: sightings.changes(execution) })) }));
@@ -66,8 +79,9 @@ async function manyRuns(runs: number, output: OutputMode, durations: boolean, lo
   }
 }
 
-async function learned(runs: number, cv: number): Promise<void> {
+async function learned(runs: number, cv: number, log: string | undefined): Promise<void> {
   const changes: ReturnType<Sightings['changes']> = [];
+  const logged: unknown[] = [];
   let requests = 0;
   for (let batch = 0; batch < TEN_REPETITIONS; batch += 1) {
     const random = Math.random;
@@ -92,7 +106,16 @@ async function learned(runs: number, cv: number): Promise<void> {
       const sightings = new Sightings();
       await driven(followWithFlowstream(world, { canvasIds: [canvasId], runs, deadlineMs: DEADLINE_MS, sightings, firstItem: WARM_UP_RUNS }, 'final', client));
       changes.push(...world.emulator.executions.list().filter((execution) => execution.createdAt >= measuredFrom).flatMap((execution) => sightings.changes(execution)));
-      requests += world.emulator.requests.list({ after: lastBefore }).length;
+      const measured = world.emulator.requests.list({ after: lastBefore });
+      requests += measured.length;
+      if (log !== undefined) {
+        const executions = world.emulator.executions.list().filter((execution) => execution.createdAt >= measuredFrom);
+        logged.push({
+          batch,
+          requests: measured.map((request) => ({ t: request.emulatorTime - measuredFrom, endpoint: request.endpoint, executionId: request.executionId })),
+          changes: executions.map((execution) => ({ executionId: execution.executionId, changes: sightings.changes(execution).map((change) => ({ ...change, at: change.at - measuredFrom })) })),
+        });
+      }
     } finally {
       Math.random = random;
       await world.close();
@@ -100,6 +123,7 @@ async function learned(runs: number, cv: number): Promise<void> {
   }
   const seen = detectionOf(changes);
   const p50 = seen.latencyMs.p50;
+  if (log !== undefined) writeFileSync(log, JSON.stringify(logged));
   console.log(JSON.stringify({ runs, batches: TEN_REPETITIONS, cv, requests, seen: `${String(seen.seen)}/${String(seen.changes)}`, p50VsBound: p50 === null ? null : Math.round((p50 / boundMs(runs)) * 100) / 100 }));
 }
 
@@ -107,7 +131,7 @@ const invokedDirectly = process.argv[1] !== undefined && import.meta.url === pat
 if (invokedDirectly) {
   const [scenario = 'many', size = '200', third = 'stream', log] = process.argv.slice(2);
   const runs = Number(size);
-  if (scenario === 'learned') await learned(runs, Number(third));
+  if (scenario === 'learned') await learned(runs, Number(third), log);
   else if (scenario === 'many' || scenario === 'run-end') await manyRuns(runs, third === 'final' ? 'final' : 'stream', scenario === 'many', log);
   else throw new Error(`unknown scenario ${scenario}: many | run-end | learned`);
 }
