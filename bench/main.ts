@@ -13,7 +13,6 @@
 import { spawn } from 'node:child_process';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { budgetScale, budgetScaleTable, watchedWithBudget, watchedWithBudgetTable } from './budget-scale.js';
 import { bundleSize, bundleSizeTable } from './bundle-size.js';
 import { daySimulation, daySimulationTable, FLOWSTREAM_DAY, FLOWSTREAM_DAY_UNPACED, LOOP_2S_DAY } from './day-simulation.js';
 import { faultSoakBench } from './fault-soak.js';
@@ -24,6 +23,18 @@ import { writeResults } from './harness/report.js';
 import { learnedDurationsReport } from './learned-durations.js';
 import { manyRuns, manyRunsTable, phaseSweep, phaseSweepTable } from './many-runs.js';
 import { singleRun, singleRunTable } from './single-run.js';
+
+/** Runs `file` of bench/ in a process of its own, the garbage collector exposed; it prints its own table and writes its results. */
+function runBenchFile(file: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', fileURLToPath(new URL(file, import.meta.url))], { stdio: 'inherit' });
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      if (code === 0) resolve();
+      else reject(new Error(`bench/${file} exited with ${String(code)}`));
+    });
+  });
+}
 
 const SINGLE_RUN = { repetitions: 12, speed: 5 };
 const MANY_RUNS = { sizes: [1, 10, 50, 200], speed: 20 };
@@ -78,12 +89,9 @@ console.log(`→ ${await writeResults('day-simulation', day)}`);
 
 await learnedDurationsReport();
 
-const scale = budgetScale([1_000, 5_000, 20_000]);
-console.log('\nBudget scale: requests queued in one budget through the client\'s request path, then all cancelled by unsubscribing; CPU per operation (aim: 20,000 in under 0.5 s)\n');
-console.log(budgetScaleTable(scale.rows));
-const watchedRuns = await watchedWithBudget();
-console.log(`\n${watchedWithBudgetTable(watchedRuns)}  (aim: event-loop p99 ≤ 20 ms)`);
-console.log(`→ ${await writeResults('budget-scale', { ...scale, watchedWithBudget: watchedRuns })}`);
+// In a process of its own with the garbage collector exposed, like the relay and the overhead below:
+// the CPU of 20,000 queued requests is the library's, not the collection of other scenarios' garbage.
+await runBenchFile('budget-scale.ts');
 
 const large = await largeAnswers();
 console.log('\nLarge answers: one output or status answer of many files or nodes, worked through at once (wall time = the event loop held), and a run handle on a workflow of many nodes\n');
@@ -107,25 +115,11 @@ await faultSoakBench();
 
 // The run relay under 1,000 viewers (about a minute), in a process of its own with the garbage
 // collector exposed: its heap per viewer is read after a full collection. It prints its own table.
-await new Promise<void>((resolve, reject) => {
-  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', fileURLToPath(new URL('relay.ts', import.meta.url))], { stdio: 'inherit' });
-  child.on('error', reject);
-  child.on('exit', (code) => {
-    if (code === 0) resolve();
-    else reject(new Error(`bench/relay.ts exited with ${String(code)}`));
-  });
-});
+await runBenchFile('relay.ts');
 
 // In a process of its own, with the garbage collector exposed so that memory is read after a full
 // collection, and no other scenario's emulators left in its heap or on its event loop.
 console.log('\nClient overhead: 10,000 watched runs in one process, the budget off, the emulator in-process; then telemetry off and on in interleaved windows\n');
-await new Promise<void>((resolve, reject) => {
-  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', fileURLToPath(new URL('overhead.ts', import.meta.url))], { stdio: 'inherit' });
-  child.on('error', reject);
-  child.on('exit', (code) => {
-    if (code === 0) resolve();
-    else reject(new Error(`bench/overhead.ts exited with ${String(code)}`));
-  });
-});
+await runBenchFile('overhead.ts');
 
 console.log(`\nbench took ${((performance.now() - began) / 1000).toFixed(0)} s of real time`);
