@@ -428,6 +428,18 @@ function timedNode(node: NodeState, elapsedMs: number): NodeState {
 
 type Writable<T> = { -readonly [K in keyof T]: T[K] };
 
+/**
+ * `timedNode` and `assembleState` write every field by name: these fail to compile when `NodeState` or
+ * `RunState` gains a field that they would drop.
+ */
+type Covers<Type, Written extends keyof Type> = [Exclude<keyof Type, Written>] extends [never] ? true : false;
+type Holds<Check extends true> = Check;
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- a check at compile time, nothing to run
+type FieldsWritten = [
+  Holds<Covers<NodeState, 'nodeId' | 'title' | 'status' | 'error' | 'messages' | 'text' | 'task' | 'elapsedMs'>>,
+  Holds<Covers<RunState, keyof StateFields | 'nodes' | 'files' | 'progress' | 'elapsedMs'>>,
+];
+
 /** The fields of a {@link RunState} besides its nodes, files, progress and time; each absent when undefined. */
 type StateFields = { readonly [K in 'executionId' | 'canvasId' | 'status' | 'result' | 'cancelling' | 'reconnecting']?: RunState[K] | undefined };
 
