@@ -1,4 +1,4 @@
-import { defer, map, startWith, Subject } from 'rxjs';
+import { map, Observable, Subject } from 'rxjs';
 import type { DurationEstimate, DurationModel, DurationsView, NodeDurations } from '../domain/durations.js';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 
@@ -250,7 +250,10 @@ export function createDurationModel(options: DurationModelOptions = {}): Duratio
       if (nodes.length > 0) changes.next();
     },
     snapshot,
-    state$: defer(() => changes.pipe(startWith(undefined), map(snapshot))),
+    state$: new Observable<DurationsView>((subscriber) => {
+      subscriber.next(snapshot());
+      return changes.pipe(map(snapshot)).subscribe(subscriber);
+    }),
   };
   if (options.from !== undefined) model.import(options.from);
   return model;

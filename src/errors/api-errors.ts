@@ -252,7 +252,7 @@ export class ServerError extends ApiError {
  * if (isApiError(error)) console.log(error.code);
  * ```
  */
-export const isApiError = guardFor(ApiError);
+export const isApiError = /* @__PURE__ */ guardFor(ApiError);
 /**
  * True for a {@link AuthenticationError} from any realm (`instanceof` fails across realms).
  *
@@ -261,7 +261,7 @@ export const isApiError = guardFor(ApiError);
  * if (isAuthenticationError(error)) console.log(error.code);
  * ```
  */
-export const isAuthenticationError = guardFor(AuthenticationError);
+export const isAuthenticationError = /* @__PURE__ */ guardFor(AuthenticationError);
 /**
  * True for a {@link PermissionError} from any realm (`instanceof` fails across realms).
  *
@@ -270,7 +270,7 @@ export const isAuthenticationError = guardFor(AuthenticationError);
  * if (isPermissionError(error)) console.log(error.code);
  * ```
  */
-export const isPermissionError = guardFor(PermissionError);
+export const isPermissionError = /* @__PURE__ */ guardFor(PermissionError);
 /**
  * True for a {@link InsufficientCreditsError} from any realm (`instanceof` fails across realms).
  *
@@ -279,7 +279,7 @@ export const isPermissionError = guardFor(PermissionError);
  * if (isInsufficientCreditsError(error)) console.log(error.code);
  * ```
  */
-export const isInsufficientCreditsError = guardFor(InsufficientCreditsError);
+export const isInsufficientCreditsError = /* @__PURE__ */ guardFor(InsufficientCreditsError);
 /**
  * True for a {@link NotFoundError} from any realm (`instanceof` fails across realms).
  *
@@ -288,7 +288,7 @@ export const isInsufficientCreditsError = guardFor(InsufficientCreditsError);
  * if (isNotFoundError(error)) console.log(error.code);
  * ```
  */
-export const isNotFoundError = guardFor(NotFoundError);
+export const isNotFoundError = /* @__PURE__ */ guardFor(NotFoundError);
 /**
  * True for a {@link ConflictError} from any realm (`instanceof` fails across realms).
  *
@@ -297,7 +297,7 @@ export const isNotFoundError = guardFor(NotFoundError);
  * if (isConflictError(error)) console.log(error.code);
  * ```
  */
-export const isConflictError = guardFor(ConflictError);
+export const isConflictError = /* @__PURE__ */ guardFor(ConflictError);
 /**
  * True for a {@link InvalidRequestError} from any realm (`instanceof` fails across realms).
  *
@@ -306,7 +306,7 @@ export const isConflictError = guardFor(ConflictError);
  * if (isInvalidRequestError(error)) console.log(error.code);
  * ```
  */
-export const isInvalidRequestError = guardFor(InvalidRequestError);
+export const isInvalidRequestError = /* @__PURE__ */ guardFor(InvalidRequestError);
 /**
  * True for a {@link PayloadTooLargeError} from any realm (`instanceof` fails across realms).
  *
@@ -315,7 +315,7 @@ export const isInvalidRequestError = guardFor(InvalidRequestError);
  * if (isPayloadTooLargeError(error)) console.log(error.code);
  * ```
  */
-export const isPayloadTooLargeError = guardFor(PayloadTooLargeError);
+export const isPayloadTooLargeError = /* @__PURE__ */ guardFor(PayloadTooLargeError);
 /**
  * True for a {@link RateLimitError} from any realm (`instanceof` fails across realms).
  *
@@ -324,7 +324,7 @@ export const isPayloadTooLargeError = guardFor(PayloadTooLargeError);
  * if (isRateLimitError(error)) console.log(error.code);
  * ```
  */
-export const isRateLimitError = guardFor(RateLimitError);
+export const isRateLimitError = /* @__PURE__ */ guardFor(RateLimitError);
 /**
  * True for a {@link ServerError} from any realm (`instanceof` fails across realms).
  *
@@ -333,4 +333,4 @@ export const isRateLimitError = guardFor(RateLimitError);
  * if (isServerError(error)) console.log(error.code);
  * ```
  */
-export const isServerError = guardFor(ServerError);
+export const isServerError = /* @__PURE__ */ guardFor(ServerError);

@@ -32,4 +32,4 @@ export class ConcurrencyLimitError extends FlowstreamError {
  * if (isConcurrencyLimitError(error)) console.log(error.key, error.limit);
  * ```
  */
-export const isConcurrencyLimitError = guardFor(ConcurrencyLimitError);
+export const isConcurrencyLimitError = /* @__PURE__ */ guardFor(ConcurrencyLimitError);

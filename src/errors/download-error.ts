@@ -51,4 +51,4 @@ export class DownloadError extends FlowstreamError {
  * if (isDownloadError(error)) console.log(error.url, error.status);
  * ```
  */
-export const isDownloadError = guardFor(DownloadError);
+export const isDownloadError = /* @__PURE__ */ guardFor(DownloadError);

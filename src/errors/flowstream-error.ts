@@ -80,4 +80,4 @@ export function guardFor<T extends FlowstreamError>(errorClass: (abstract new (.
  * if (isFlowstreamError(error)) console.log(error.code);
  * ```
  */
-export const isFlowstreamError = guardFor(FlowstreamError);
+export const isFlowstreamError = /* @__PURE__ */ guardFor(FlowstreamError);

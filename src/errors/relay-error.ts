@@ -31,4 +31,4 @@ export class RelayError extends FlowstreamError {
  * if (isRelayError(error)) console.log(error.status, error.reason);
  * ```
  */
-export const isRelayError = guardFor(RelayError);
+export const isRelayError = /* @__PURE__ */ guardFor(RelayError);

@@ -62,7 +62,7 @@ export class RunTimeoutError extends FlowstreamError {
  * if (isWorkflowFailedError(error)) console.log(error.result.failedNodes);
  * ```
  */
-export const isWorkflowFailedError = guardFor(WorkflowFailedError);
+export const isWorkflowFailedError = /* @__PURE__ */ guardFor(WorkflowFailedError);
 /**
  * True for a {@link RunTimeoutError} from any realm.
  *
@@ -71,4 +71,4 @@ export const isWorkflowFailedError = guardFor(WorkflowFailedError);
  * if (isRunTimeoutError(error)) console.log(error.timeoutMs);
  * ```
  */
-export const isRunTimeoutError = guardFor(RunTimeoutError);
+export const isRunTimeoutError = /* @__PURE__ */ guardFor(RunTimeoutError);

@@ -41,4 +41,4 @@ export class StartInDoubtError extends FlowstreamError {
  * if (isStartInDoubtError(error)) console.log(error.key, error.claimedAt);
  * ```
  */
-export const isStartInDoubtError = guardFor(StartInDoubtError);
+export const isStartInDoubtError = /* @__PURE__ */ guardFor(StartInDoubtError);

@@ -42,4 +42,4 @@ export class StepInDoubtError extends FlowstreamError {
  * if (isStepInDoubtError(error)) console.log(error.step, error.attemptedAt);
  * ```
  */
-export const isStepInDoubtError = guardFor(StepInDoubtError);
+export const isStepInDoubtError = /* @__PURE__ */ guardFor(StepInDoubtError);

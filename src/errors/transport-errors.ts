@@ -114,7 +114,7 @@ export class TimeoutError extends FlowstreamError {
  * if (isNetworkError(error)) console.log(error.endpoint);
  * ```
  */
-export const isNetworkError = guardFor(NetworkError);
+export const isNetworkError = /* @__PURE__ */ guardFor(NetworkError);
 
 /**
  * True for a {@link TimeoutError} from any realm.
@@ -124,7 +124,7 @@ export const isNetworkError = guardFor(NetworkError);
  * if (isTimeoutError(error)) console.log(error.timeoutMs);
  * ```
  */
-export const isTimeoutError = guardFor(TimeoutError);
+export const isTimeoutError = /* @__PURE__ */ guardFor(TimeoutError);
 
 /**
  * An API answer larger than `maxResponseBytes` once decoded: cut off unread, so that a hostile or
@@ -161,7 +161,7 @@ export class ResponseTooLargeError extends FlowstreamError {
  * if (isResponseTooLargeError(error)) console.log(error.maxBytes);
  * ```
  */
-export const isResponseTooLargeError = guardFor(ResponseTooLargeError);
+export const isResponseTooLargeError = /* @__PURE__ */ guardFor(ResponseTooLargeError);
 
 /**
  * The API answered with a redirect. API calls never follow one: following would send the custom
@@ -202,4 +202,4 @@ export class RedirectError extends FlowstreamError {
  * if (isRedirectError(error)) console.log(error.status, error.location);
  * ```
  */
-export const isRedirectError = guardFor(RedirectError);
+export const isRedirectError = /* @__PURE__ */ guardFor(RedirectError);

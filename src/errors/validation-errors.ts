@@ -134,7 +134,7 @@ export function pathSegment(argument: string, id: unknown): string {
  * if (isResponseValidationError(error)) console.log(error.issues);
  * ```
  */
-export const isResponseValidationError = guardFor(ResponseValidationError);
+export const isResponseValidationError = /* @__PURE__ */ guardFor(ResponseValidationError);
 
 /**
  * True for an {@link InvalidArgumentError} from any realm.
@@ -144,4 +144,4 @@ export const isResponseValidationError = guardFor(ResponseValidationError);
  * if (isInvalidArgumentError(error)) console.log(error.argument);
  * ```
  */
-export const isInvalidArgumentError = guardFor(InvalidArgumentError);
+export const isInvalidArgumentError = /* @__PURE__ */ guardFor(InvalidArgumentError);

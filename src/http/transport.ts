@@ -1,5 +1,5 @@
 import ky, { type KyInstance } from 'ky';
-import { defer, map, Observable, throwError, timeout, type Observer, type SchedulerLike, type Subscriber, type Subscription, type TeardownLogic, type Unsubscribable } from 'rxjs';
+import { defer, map, Observable, type Observer, type SchedulerLike, type Subscriber, type Subscription, type TeardownLogic, type Unsubscribable } from 'rxjs';
 import type * as z from 'zod/mini';
 import { errorFromAnswer, type FailureBody } from '../errors/error-factory.js';
 import { isApiError, isRateLimitError, isServerError } from '../errors/api-errors.js';
@@ -430,10 +430,32 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
    * deadline: the endpoint's timeout covers the answer AND its body (a body that stalls would
    * otherwise hang the call, and a run's polling, for ever); when it passes, the exchange is aborted.
    */
-  const deadline = (spec: RequestSpec<unknown>, attempt: Observable<Answer>): Observable<Answer> => {
-    const timeoutMs = options.timeouts[spec.endpoint];
-    return attempt.pipe(timeout({ first: timeoutMs, scheduler, with: () => throwError(() => new TimeoutError({ ...contextOf(spec), timeoutMs })) }));
-  };
+  const deadline = (spec: RequestSpec<unknown>, attempt: Observable<Answer>): Observable<Answer> =>
+    new Observable<Answer>((subscriber) => {
+      const timeoutMs = options.timeouts[spec.endpoint];
+      // The timer is set first, as the exchange may answer at once (its `next` then clears it); it fires
+      // on the scheduler, always after this function, so the exchange it stops exists by then.
+      const timer = scheduler.schedule(() => {
+        exchange.unsubscribe();
+        subscriber.error(new TimeoutError({ ...contextOf(spec), timeoutMs }));
+      }, timeoutMs);
+      const exchange = attempt.subscribe({
+        next: (answer) => {
+          timer.unsubscribe();
+          subscriber.next(answer);
+        },
+        error: (error: unknown) => {
+          subscriber.error(error);
+        },
+        complete: () => {
+          subscriber.complete();
+        },
+      });
+      return () => {
+        timer.unsubscribe();
+        exchange.unsubscribe();
+      };
+    });
 
   /** One attempt's exchange: fetched within the endpoint's deadline. */
   const send = (spec: RequestSpec<unknown>, traced: Traced | undefined): Observable<Answer> => deadline(spec, fetchAnswer(spec, traced));

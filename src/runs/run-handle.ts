@@ -1,4 +1,4 @@
-import { concat, defer, EMPTY, from, type Observable, ReplaySubject, Subscription, tap, throwError, timer } from 'rxjs';
+import { defer, Observable, ReplaySubject, Subscription, tap, timer } from 'rxjs';
 import type { RunResult, Variables } from '../domain/model.js';
 import { timerDelay } from '../http/options.js';
 import { abortInBackground, type ExecutionSource, startExecution } from './execution-source.js';
@@ -142,7 +142,14 @@ export function startRunOver(
     }
     // Followed once and over (an error, or detached): a newcomer gets how it stood and how it ended, never a new run.
     const ending = ended;
-    return concat(from(seen.catchUp()), ending === undefined || ending === 'completed' ? EMPTY : throwError(() => ending.error));
+    return new Observable<RunEvent>((subscriber) => {
+      for (const event of seen.catchUp()) {
+        if (subscriber.closed) return;
+        subscriber.next(event);
+      }
+      if (ending === undefined || ending === 'completed') subscriber.complete();
+      else subscriber.error(ending.error);
+    });
   }).pipe(shareRun());
 
   const steering = new Subscription();
