@@ -63,6 +63,7 @@ function kindsOf(errorClass: typeof FlowstreamError): readonly string[] {
 }
 
 // One guard per class, looking for the class's `kind` in the brand rather than using `instanceof`, which fails across realms.
+// Each is made as `/* @__PURE__ */ guardFor(X)`: making one has no side effect, so a bundler drops those an app never calls.
 export function guardFor<T extends FlowstreamError>(errorClass: (abstract new (...args: never[]) => T) & { readonly kind: string }): (value: unknown) => value is T {
   const kind = errorClass.kind;
   return (value: unknown): value is T => {
