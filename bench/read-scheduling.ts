@@ -25,7 +25,8 @@ import { boundMs, MANY_RUNS_VARIANTS } from './many-runs.js';
  *   `TEN_REPETITIONS` batches of N after `WARM_UP_RUNS` runs and a day's rest.
  *
  * `npx tsx bench/read-scheduling.ts many 200 stream [log.json]`: the optional file gets every request
- * (emulator time from the first start, endpoint, execution) and every change's latency, per run;
+ * (emulator time from the first start, endpoint, execution) and every change (its time from the first
+ * start, its latency), per run — `bench/read-log.ts` reads it;
  * `learned 10 0.3 [log.json]` the same per measured batch, times from the batch's first start.
  */
 
@@ -71,7 +72,8 @@ async function manyRuns(runs: number, output: OutputMode, durations: boolean, lo
     console.log(JSON.stringify({ runs, output, model: durations, completed, requests: requests.byEndpoint, p50VsBound: times(seen.latencyMs.p50), p95: s(seen.latencyMs.p95), mean: s(seen.latencyMs.mean), runEnd: { p50VsBound: times(ends.p50), p50: s(ends.p50), p95: s(ends.p95) }, finished: { p50VsBound: times(finished.p50), p50: s(finished.p50), p95: s(finished.p95) } }));
     if (log !== undefined) {
       const list = world.emulator.requests.list().map((request) => ({ t: request.emulatorTime - startedAt, endpoint: request.endpoint, executionId: request.executionId }));
-      writeFileSync(log, JSON.stringify({ requests: list, changes: executions.map((execution) => ({ executionId: execution.executionId, changes: sightings.changes(execution) })) }));
+      const changes = executions.map((execution) => ({ executionId: execution.executionId, changes: sightings.changes(execution).map((change) => ({ ...change, at: change.at - startedAt })) }));
+      writeFileSync(log, JSON.stringify({ requests: list, changes }));
     }
   } finally {
     Math.random = random;
