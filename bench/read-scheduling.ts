@@ -4,13 +4,13 @@ import { createDurationModel } from '../src/budget/duration-model.js';
 import { createManualClock, driveClock } from '../src/emulator/index.js';
 import { mulberry32 } from '../src/emulator/engine/seeded-random.js';
 import type { OutputMode } from '../src/runs/poll-plan.js';
-import { followWithFlowstream } from './harness/contenders.js';
-import { detectionOf } from './harness/report.js';
+import { FLOWSTREAM_FINAL, FLOWSTREAM_STREAM, followWithFlowstream, LOOP_2S } from './harness/contenders.js';
+import { detection, detectionOf } from './harness/report.js';
 import { Sightings } from './harness/sightings.js';
 import { summarize } from './harness/stats.js';
 import { openWorld } from './harness/world.js';
 import { learnedWorkflow, TEN_REPETITIONS, WARM_UP_RUNS } from './learned-durations.js';
-import { boundMs, MANY_RUNS_VARIANTS } from './many-runs.js';
+import { boundMs, MANY_RUNS_VARIANTS, RUNS_ALONE } from './many-runs.js';
 
 /**
  * The read scheduler's figures on one manual clock, in seconds of real time instead of the minutes of
@@ -23,6 +23,8 @@ import { boundMs, MANY_RUNS_VARIANTS } from './many-runs.js';
  * - `run-end N stream|final`: the same with no model (run-end.ts's setting).
  * - `learned N cv`: learned-durations.ts's warm rows with the minute's budget, flowstream with its model:
  *   `TEN_REPETITIONS` batches of N after `WARM_UP_RUNS` runs and a day's rest.
+ * - `alone`: many-runs.ts's N = 1 cell, `RUNS_ALONE` runs one after another, each alone on the account
+ *   and by a client of its own, for flowstream (stream, final) and the 2 s loop: p50 ÷ bound and mean.
  *
  * `npx tsx bench/read-scheduling.ts many 200 stream [log.json]`: the optional file gets every request
  * (emulator time from the first start, endpoint, execution) and every change (its time from the first
@@ -129,11 +131,43 @@ async function learned(runs: number, cv: number, log: string | undefined): Promi
   console.log(JSON.stringify({ runs, batches: TEN_REPETITIONS, cv, requests, seen: `${String(seen.seen)}/${String(seen.changes)}`, p50VsBound: p50 === null ? null : Math.round((p50 / boundMs(runs)) * 100) / 100 }));
 }
 
+async function alone(): Promise<void> {
+  const canvasIds = MANY_RUNS_VARIANTS.map((workflow) => workflow.canvasId!);
+  for (const contender of [FLOWSTREAM_STREAM, FLOWSTREAM_FINAL, LOOP_2S]) {
+    const random = Math.random;
+    Math.random = mulberry32(RUNS_ALONE);
+    const clock = createManualClock();
+    const world = await openWorld({ speed: 0, clock, workflows: MANY_RUNS_VARIANTS });
+    try {
+      const sightings = new Sightings();
+      let completed = 0;
+      for (let round = 0; round < RUNS_ALONE; round += 1) {
+        // As many-runs.ts's cell: round r's run follows the variant it would have among the cell's runs at once.
+        const rotated = canvasIds.map((_, index) => canvasIds[(round + index) % canvasIds.length]!);
+        let done = false;
+        const following = contender.follow(world, { canvasIds: rotated, runs: 1, deadlineMs: DEADLINE_MS, sightings, firstItem: round }).finally(() => {
+          done = true;
+        });
+        await driveClock(clock, { until: () => done });
+        completed += (await following).completed;
+      }
+      const seen = detection(world.emulator.executions.list(), sightings);
+      const ms = (value: number | null): number | null => (value === null ? null : Math.round(value));
+      const p50 = seen.latencyMs.p50;
+      console.log(JSON.stringify({ contender: contender.name, completed, requests: world.requests().byEndpoint, seen: `${String(seen.seen)}/${String(seen.changes)}`, p50VsBound: p50 === null ? null : Math.round((p50 / boundMs(1)) * 100) / 100, p50: ms(p50), mean: ms(seen.latencyMs.mean) }));
+    } finally {
+      Math.random = random;
+      await world.close();
+    }
+  }
+}
+
 const invokedDirectly = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
 if (invokedDirectly) {
   const [scenario = 'many', size = '200', third = 'stream', log] = process.argv.slice(2);
   const runs = Number(size);
   if (scenario === 'learned') await learned(runs, Number(third), log);
+  else if (scenario === 'alone') await alone();
   else if (scenario === 'many' || scenario === 'run-end') await manyRuns(runs, third === 'final' ? 'final' : 'stream', scenario === 'many', log);
-  else throw new Error(`unknown scenario ${scenario}: many | run-end | learned`);
+  else throw new Error(`unknown scenario ${scenario}: many | run-end | learned | alone`);
 }

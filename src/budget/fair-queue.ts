@@ -113,6 +113,8 @@ export interface QueuedRequest {
   place: number;
   /** A read certain to find a change, in its run's own turn: it goes ahead of the class's turns. */
   readonly cutsIn: boolean;
+  /** A read its run's model timed for the run's share of the account, placed in the class's current turn (`ReadOrder.atShare`). */
+  readonly atShare: boolean;
   /** Position in the class's heap by turn (tag, then arrival); −1 while out of it. */
   turnSlot: number;
   /** Position in the class's heap by age (enqueuedAt, then arrival); −1 while out of it. */
@@ -127,8 +129,8 @@ export interface QueuedRequest {
  * const entry = queuedRequest(1, ticket, now, arrivals++, tag, tag, false);
  * ```
  */
-export function queuedRequest(id: number, ticket: GateTicket, enqueuedAt: number, arrival: number, tag: number, rank: number, cutsIn: boolean): QueuedRequest {
-  return { id, ticket, enqueuedAt, arrival, tag, rank, place: arrival, cutsIn, turnSlot: -1, ageSlot: -1 };
+export function queuedRequest(id: number, ticket: GateTicket, enqueuedAt: number, arrival: number, tag: number, rank: number, cutsIn: boolean, atShare = false): QueuedRequest {
+  return { id, ticket, enqueuedAt, arrival, tag, rank, place: arrival, cutsIn, atShare, turnSlot: -1, ageSlot: -1 };
 }
 
 /**
@@ -349,11 +351,13 @@ const CUT_IN_TURNS = 2;
 
 /**
  * How a read's need places it in its class (scheduler.ts): `certain`, it may go ahead of the turns;
- * `defer`, the turns it is put back.
+ * `defer`, the turns it is put back; `atShare`, its run's model timed it for the run's share of the
+ * account (`atShare` in scheduler.ts): it takes the class's current turn, not the turn after its run's last.
  */
 export interface ReadOrder {
   readonly certain: boolean;
   readonly defer: number;
+  readonly atShare?: boolean;
 }
 
 /**
@@ -374,6 +378,15 @@ export interface ReadOrder {
  * turns (`CUT_IN_TURNS`), spaced from another run's by reads of the turns when many wait
  * (`WAITING_PER_TURN_READ`), and without moving the class's turn: its flow keeps the turn it took, so
  * the run's next read comes that much later.
+ *
+ * When the account gives each run a share shorter than its maximum gap, a run's model times its reads
+ * for that share (`ReadOrder.atShare`): such a read takes the class's current turn, not the turn after
+ * its run's last, placed in it as far as the turn has gone (its tag a fraction past the turn's), and
+ * the turn ends once as many have been served as runs in the class. The model already spends the
+ * run's share — few reads while its change is unlikely, many where it is likely — and counting those
+ * reads in turns as well put the run whose change was coming behind every run whose change was not,
+ * each of its dense reads a turn later. A run has one read waiting at a time, so these reads still go
+ * about one per run per round, in the order they asked, the less likely deferred.
  */
 export class FairQueue {
   readonly #classes: Readonly<Record<FairClass, ClassQueue>> = {
@@ -395,6 +408,8 @@ export class FairQueue {
   readonly #idle: Readonly<Record<FairClass, IndexedHeap<'slot', Flow>>> = { abort: idleHeap(), start: idleHeap(), interactive: idleHeap(), reads: idleHeap() };
   /** Per class, the tag of the last request served: the class's virtual time. */
   readonly #clocks: Record<FairClass, number> = { abort: 0, start: 0, interactive: 0, reads: 0 };
+  /** Per class, how far its current turn has gone in reads placed in it (`ReadOrder.atShare`): a turn is a read of every run. */
+  readonly #progress: Record<FairClass, number> = { abort: 0, start: 0, interactive: 0, reads: 0 };
   readonly #depths: Record<RequestPriority, number> = { abort: 0, start: 0, interactive: 0, status: 0, output: 0 };
   #arrivals = 0;
 
@@ -430,13 +445,13 @@ export class FairQueue {
       flow = flows.get(ticket.key);
       if (flow === undefined) flows.set(ticket.key, (flow = { key: ticket.key, klass, last: clock - 1, waiting: 0, cutFrom: undefined, slot: -1 }));
       else this.#idle[klass].remove(flow);
-      tag = Math.max(clock, flow.last + 1);
+      tag = order?.atShare === true ? clock + this.#progress[klass] : Math.max(clock, flow.last + 1);
     }
     const cutFrom = flow?.cutFrom ?? tag;
     const cutsIn = order?.certain === true && tag < cutFrom + CUT_IN_TURNS;
-    const entry = queuedRequest(id, ticket, now, this.#arrivals++, tag, tag + (order?.defer ?? 0), cutsIn);
+    const entry = queuedRequest(id, ticket, now, this.#arrivals++, tag, tag + (order?.defer ?? 0), cutsIn, order?.atShare === true);
     if (flow !== undefined) {
-      flow.last = entry.tag;
+      flow.last = entry.atShare ? Math.max(flow.last, clock) : entry.tag;
       flow.cutFrom = cutsIn ? cutFrom : undefined;
       flow.waiting += 1;
     }
@@ -484,13 +499,23 @@ export class FairQueue {
   /**
    * Moves the class's virtual time to the turn of a request that was sent — unless it cut in: a read
    * that went ahead of the turns does not end the turn of those it overtook — and counts it for the
-   * spacing of cut-ins (`WAITING_PER_TURN_READ`).
+   * spacing of cut-ins (`WAITING_PER_TURN_READ`). A read placed in the current turn (`ReadOrder.atShare`)
+   * is one run's read of that turn: the turn ends once there have been as many as runs in the class.
    */
   served(entry: QueuedRequest): void {
     const klass = fairClassOf(entry.ticket.priority);
     this.#classes[klass].served(entry);
     if (entry.cutsIn) return;
-    this.#clocks[klass] = Math.max(this.#clocks[klass], entry.tag);
+    if (entry.atShare) {
+      this.#progress[klass] += 1 / Math.max(1, this.#flows[klass].size);
+      if (this.#progress[klass] >= 1) {
+        this.#progress[klass] -= 1;
+        this.#clocks[klass] += 1;
+      }
+    } else if (entry.tag > this.#clocks[klass]) {
+      this.#clocks[klass] = entry.tag;
+      this.#progress[klass] = 0;
+    }
     // Flows whose last turn is now past are forgotten.
     const idle = this.#idle[klass];
     for (let flow = idle.peek(); flow !== undefined && flow.last < this.#clocks[klass]; flow = idle.peek()) this.#forget(flow);

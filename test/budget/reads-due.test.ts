@@ -237,3 +237,43 @@ describe('a need timed by learned durations, on an account that gives the run mo
     expect(asked).toEqual([]);
   });
 });
+
+describe('reads timed by learned durations on a saturated account', () => {
+  it('serves the run whose change has become likely as its model spaces its reads, though it read in the turns before', () => {
+    // Six runs on a minute's budget of 60: each run's share is a read every 6 s or so, under its 10 s maximum gap.
+    const sim = new Simulation({ requestsPerMinute: 60, burst: 1 });
+    const waits: number[] = [];
+    const asked = new Map<number, { readonly key: string; readonly dueAt: number }>();
+    // The run whose change is coming reads every 2 s; the others' changes are minutes off, so they read
+    // at their share and their reads are put back by the turns until their change is likely.
+    const ask = (key: string): void => {
+      const since = sim.now;
+      const likely = key === 'we-likely';
+      sim.core.need(key, {
+        since,
+        minMs: 500,
+        wishMs: 10_000,
+        maxMs: 10_000,
+        likelyAt: since + 10_000,
+        atShare: (shareMs) => (likely ? { waitMs: 2_000, dueAt: since + 2_000 } : { waitMs: shareMs, dueAt: since + 3 * shareMs }),
+      });
+      asked.set(sim.enqueue(ticket('status', key)), { key, dueAt: since + (likely ? 2_000 : 0) });
+    };
+    for (let run = 0; run < 5; run += 1) ask(`we-${String(run)}`);
+    ask('we-likely');
+    let seen = 0;
+    while (sim.now < 3 * 60_000) {
+      sim.advanceBy(100);
+      for (const sent of sim.sent.slice(seen)) {
+        const read = asked.get(sent.id)!;
+        if (read.key === 'we-likely' && sent.at > 60_000) waits.push(sent.at - read.dueAt);
+        sim.report(sent.ticket);
+        ask(read.key);
+      }
+      seen = sim.sent.length;
+    }
+    // Past the first minute's burst, every read of the likely run goes within a send of its due time.
+    expect(waits.length).toBeGreaterThan(20);
+    expect(Math.max(...waits)).toBeLessThanOrEqual(1_100);
+  });
+});
