@@ -3,6 +3,7 @@ import { budgetLimits } from '../../src/budget/account-rules.js';
 import { clockScheduler, createEmulator, createScaledClock, type WorkflowDefinition } from '../../src/emulator/index.js';
 import { scrubbedEnv, startProcess, type RunningProcess } from '../cli/support/child-process.js';
 import { busiestWindow, fleetFigures, readsWhileStarting, type FleetFigures, type LoggedRequest, type Span } from './fleet-figures.js';
+import { type BundledScripts, bundleScripts } from '../support/bundled-scripts.js';
 import type { FleetWorkerConfig } from './fleet-worker.js';
 
 /**
@@ -74,6 +75,11 @@ export interface FleetOutcome {
   readonly takeoverMs: number | undefined;
   /** Real ms the scenario took, spawning included. */
   readonly realMs: number;
+  /**
+   * Per process not killed (the late one last), how late its event loop ran while its runs went on,
+   * real ms: the 99th percentile and the most. A loaded machine shows here first.
+   */
+  readonly loopDelayMs: readonly { readonly p99: number; readonly max: number }[];
 }
 
 /** The account's rate the emulator enforces by default (service.md §2.1). */
@@ -97,13 +103,22 @@ const startedBy = (worker: RunningProcess): string[] => [...worker.stdout().matc
 
 let accounts = 0;
 
+/** fleet-worker.ts bundled once: `node <path> <config>` runs a process of a fleet (see `runFleet`). */
+export async function bundleFleetWorker(): Promise<BundledScripts<'worker'>> {
+  return bundleScripts({ worker: 'test/redis/fleet-worker.ts' });
+}
+
+/** Node's arguments before a worker's config: the bundled script, or the source through tsx. */
+export const workerCommand = (workerScript: string | undefined): string[] => (workerScript === undefined ? ['--import', 'tsx', WORKER] : [workerScript]);
+
 /**
  * Runs `scenario` on the redis-server at `socket` with an emulator of its own (a fresh account: its
  * minute and day windows start empty) and resolves once every process not killed has exited. The
  * steady span runs from one turn of every run after the last start (and, when a process was killed,
- * the takeover of its share) to the first end of a run that is still measured.
+ * the takeover of its share) to the first end of a run that is still measured. `workerScript`: fleet-worker.ts
+ * bundled (`bundleFleetWorker`), which each process loads faster; absent, each compiles it with tsx.
  */
-export async function runFleet(scenario: FleetScenario, socket: string): Promise<FleetOutcome> {
+export async function runFleet(scenario: FleetScenario, socket: string, workerScript?: string): Promise<FleetOutcome> {
   const began = performance.now();
   const perMinute = scenario.perMinute ?? PER_MINUTE;
   const clock = createScaledClock(scenario.speed ?? 1);
@@ -128,7 +143,7 @@ export async function runFleet(scenario: FleetScenario, socket: string): Promise
       ...(scenario.perDay === undefined ? {} : { perDay: scenario.perDay }),
       ...(scenario.speed === undefined ? {} : { speed: scenario.speed }),
     };
-    const worker = startProcess(process.execPath, ['--import', 'tsx', WORKER, JSON.stringify(config)], { env: scrubbedEnv(), cwd: process.cwd(), stdin: 'pipe' });
+    const worker = startProcess(process.execPath, [...workerCommand(workerScript), JSON.stringify(config)], { env: scrubbedEnv(), cwd: process.cwd(), stdin: 'pipe' });
     spawned.push(worker);
     return worker;
   };
@@ -199,12 +214,19 @@ export async function runFleet(scenario: FleetScenario, socket: string): Promise
       readsOfKilledAfterKill: killedAt === undefined ? undefined : requests.filter((request) => killedRuns.has(request.executionId ?? '') && request.emulatorTime > killedAt + 1_000).length,
       takeoverMs,
       realMs: performance.now() - began,
+      loopDelayMs: survivors.map(loopDelayOf),
     };
   } finally {
     // A scenario that failed midway leaves no process behind.
     for (const worker of spawned) if (worker.child.exitCode === null && worker.child.signalCode === null) worker.child.kill('SIGKILL');
     await emulator.close();
   }
+}
+
+/** What a worker printed of its event loop's delay (see fleet-worker.ts); NaN if it printed nothing. */
+function loopDelayOf(worker: RunningProcess): { readonly p99: number; readonly max: number } {
+  const match = /^loop \d+ (\d+) (\d+)$/mu.exec(worker.stdout());
+  return { p99: Number(match?.[1] ?? Number.NaN), max: Number(match?.[2] ?? Number.NaN) };
 }
 
 /**
