@@ -1,4 +1,33 @@
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
+/**
+ * The files that take longest (tens of seconds each: they build the package, spawn the command, the
+ * examples and worker processes), longest first. Among the two workers' files they start first, so
+ * that the workers end together instead of one running a long file alone at the end. Vitest orders by
+ * the last run's durations when it has them (its cache in node_modules), which a fresh clone has not:
+ * it would then start them in the file system's order, possibly last.
+ */
+const LONGEST = ['test/cli/flowstream.test.ts', 'test/bench/bench.test.ts', 'test/package/packed-package.test.ts', 'test/examples/examples.test.ts', 'test/bullmq/pipeline-workers-example.test.ts'];
+
+/** Vitest's order (project by project, in group order), with `LONGEST` first within each project. */
+class LongestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const rank = (file: TestSpecification): number => {
+      const index = LONGEST.findIndex((path) => file.moduleId.endsWith(path));
+      return index === -1 ? LONGEST.length : index;
+    };
+    const sorted = await super.sort(files);
+    // Vitest's order keeps each project's files together: reorder within each run of one project only.
+    const runs: TestSpecification[][] = [];
+    for (const file of sorted) {
+      const last = runs.at(-1);
+      if (last?.[0]?.project.name === file.project.name) last.push(file);
+      else runs.push([file]);
+    }
+    return runs.flatMap((run) => run.map((file, index) => ({ file, index })).sort((a, b) => rank(a.file) - rank(b.file) || a.index - b.index).map(({ file }) => file));
+  }
+}
 
 /**
  * Tests that run fleets of child processes against one account (a real redis-server, the emulator on
@@ -25,6 +54,7 @@ export default defineConfig({
   test: {
     testTimeout: 20_000,
     hookTimeout: 20_000,
+    sequence: { sequencer: LongestFirst },
     projects: [
       {
         extends: true,
