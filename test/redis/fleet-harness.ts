@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { budgetLimits } from '../../src/budget/account-rules.js';
 import { clockScheduler, createEmulator, createScaledClock, type WorkflowDefinition } from '../../src/emulator/index.js';
 import { scrubbedEnv, startProcess, type RunningProcess } from '../cli/support/child-process.js';
-import { busiestWindow, fleetFigures, readsWhileStarting, type FleetFigures, type LoggedRequest, type Span } from './fleet-figures.js';
+import { busiestWindow, fleetFigures, longestQuiet, readsWhileStarting, type FleetFigures, type LoggedRequest, type Span } from './fleet-figures.js';
 import { type BundledScripts, bundleScripts } from '../support/bundled-scripts.js';
 import type { FleetWorkerConfig } from './fleet-worker.js';
 
@@ -65,6 +65,8 @@ export interface FleetOutcome {
   readonly failedRuns: number;
   /** The most requests the service received in any minute of its time. */
   readonly busiestMinute: number;
+  /** The longest time in the steady span with no request, emulator ms, `from` counted from the fleet's first request. */
+  readonly longestQuietMs: { readonly from: number; readonly ms: number };
   /** Requests for the killed process's executions that arrived more than a second after the kill. */
   readonly readsOfKilledAfterKill: number | undefined;
   /**
@@ -201,6 +203,8 @@ export async function runFleet(scenario: FleetScenario, socket: string, workerSc
     const killedRuns = new Set(victim === undefined ? [] : startedBy(victim));
     const takeoverMs = killedAt === undefined || kill === undefined ? undefined : takeoverOf(scenario, kill.process, perMinute);
     const steady: Span = { from: Math.max(lastStart + settleOf(scenario, perMinute), killedAt === undefined || takeoverMs === undefined ? -Infinity : killedAt + takeoverMs), to: firstEnd };
+    const quietest = longestQuiet(requests.map((request) => request.emulatorTime), steady);
+    const quiet = { from: quietest.from - fleetStart, ms: quietest.ms };
     return {
       figures: fleetFigures(requests, measured, steady, perMinute),
       steadyMs: { from: steady.from - fleetStart, to: steady.to - fleetStart },
@@ -211,6 +215,7 @@ export async function runFleet(scenario: FleetScenario, socket: string, workerSc
       startPhaseMs: lastStart - firstStart,
       readsWhileStarting: readsWhileStarting(requests, spawned.map(startedBy)),
       busiestMinute: busiestWindow(requests.map((request) => request.emulatorTime)),
+      longestQuietMs: quiet,
       readsOfKilledAfterKill: killedAt === undefined ? undefined : requests.filter((request) => killedRuns.has(request.executionId ?? '') && request.emulatorTime > killedAt + 1_000).length,
       takeoverMs,
       realMs: performance.now() - began,
