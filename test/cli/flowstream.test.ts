@@ -458,7 +458,8 @@ describe('--help', { timeout: 60_000 }, () => {
 });
 
 // The two demos run at once (each mostly waits on its emulator's clock): the second runs the
-// dist/cli/start.js that the first's `npm start` built, once that build is done.
+// dist/cli/start.js that the first's `npm start` built, once that build is done (its time includes
+// that wait, so it has the first's timeout).
 describe.concurrent('npm start', { timeout: 60_000 }, () => {
   let builtCommand: () => void = () => undefined;
   const built = new Promise<void>((resolve) => {
@@ -507,5 +508,5 @@ describe.concurrent('npm start', { timeout: 60_000 }, () => {
     } finally {
       service.close();
     }
-  }, 60_000);
+  }, 150_000);
 });
