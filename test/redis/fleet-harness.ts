@@ -1,3 +1,4 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { budgetLimits } from '../../src/budget/account-rules.js';
 import { clockScheduler, createEmulator, createScaledClock, type WorkflowDefinition } from '../../src/emulator/index.js';
@@ -82,6 +83,8 @@ export interface FleetOutcome {
    * real ms: the 99th percentile and the most. A loaded machine shows here first.
    */
   readonly loopDelayMs: readonly { readonly p99: number; readonly max: number }[];
+  /** The same of this process, the emulator's (it stamps each request's arrival), while the fleet ran. */
+  readonly emulatorLoopDelayMs: { readonly p99: number; readonly max: number };
 }
 
 /** The account's rate the emulator enforces by default (service.md §2.1). */
@@ -157,12 +160,14 @@ export async function runFleet(scenario: FleetScenario, socket: string, workerSc
       scheduler.schedule(resolve, ms);
     });
   // Real ms a worker may take: its runs' work, the late start and the starts, with room for a loaded machine.
+  const emulatorLoop = monitorEventLoopDelay({ resolution: 10 });
   const exitWithinMs = ((scenario.workMs + (scenario.joinLate?.afterMs ?? 0) + 10 * 60_000) / (scenario.speed ?? 1)) * 2 + 60_000;
   try {
     const workers = scenario.processes.map((runs, index) => spawnWorker(`p${index}`, runs));
     const { joinLate, kill } = scenario;
     const lateWorker = joinLate === undefined ? undefined : spawnWorker('late', joinLate.runs);
     await Promise.all(spawned.map((worker) => worker.waitFor(/^ready$/mu, 120_000)));
+    emulatorLoop.enable();
     workers.forEach(go);
     // Every run of the process started (or failed, which the figures count). Each repetition takes one
     // such line and the other lines after it, never another such line: no backtracking blows up.
@@ -190,6 +195,7 @@ export async function runFleet(scenario: FleetScenario, socket: string, workerSc
     const survivors = [...workers.filter((worker) => worker !== victim), ...(lateWorker === undefined ? [] : [lateWorker])];
     const exitCodes = await Promise.all(survivors.map((worker) => worker.exited(exitWithinMs)));
     if (victim !== undefined) await victim.exited(exitWithinMs);
+    emulatorLoop.disable();
 
     // Each process's warm-up request, answered 401, is not the account's (see fleet-worker.ts).
     const requests: LoggedRequest[] = emulator.requests.list().filter((request) => request.status !== 401);
@@ -220,8 +226,10 @@ export async function runFleet(scenario: FleetScenario, socket: string, workerSc
       takeoverMs,
       realMs: performance.now() - began,
       loopDelayMs: survivors.map(loopDelayOf),
+      emulatorLoopDelayMs: { p99: Math.round(emulatorLoop.percentile(99) / 1e6), max: Math.round(emulatorLoop.max / 1e6) },
     };
   } finally {
+    emulatorLoop.disable();
     // A scenario that failed midway leaves no process behind.
     for (const worker of spawned) if (worker.child.exitCode === null && worker.child.signalCode === null) worker.child.kill('SIGKILL');
     await emulator.close();
