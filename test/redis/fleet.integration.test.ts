@@ -91,7 +91,7 @@ describe('one account budget for a fleet, in Redis: the account used whole, ever
       // The day's 100,000 keep its pacing out of the minute's share being measured (at the service's
       // 10,000 the budget plans the day's burst over a quarter hour). At a load of 10–20 on the 2 cores
       // thirteen runs of it measured 87–88%, ×1.00–1.12 across processes and ×1.02–1.20 across runs, and
-      // one 72% (×1.23, ×1.55). At a load of 7–14, 4 of 16 runs missed (51%, 67%, 51%, 51%); the last
+      // one 72% (×1.23, ×1.55). At a load of 7–15, 4 of 22 runs missed (51%, 67%, 51%, 51%); the last
       // two, their request logs kept, showed one cause: the start phase's requests arrived clumped (13 in five seconds
       // at 10–15 s, 7–8 in every other five), their processes' event loops having stalled up to
       // 0.74 s real, 4.4 s of this clock, past the budget's 2 s latency allowance; the service's first
