@@ -1,13 +1,11 @@
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 import { expect } from 'vitest';
 import { createPipelineQueue, type PipelineQueue, type PipelineQueueEvent, type PipelineResult } from '../../src/bullmq/index.js';
 import { createEmulator, createScaledClock, type Emulator, type WorkflowDefinition } from '../../src/emulator/index.js';
 import type { StepCheckpoint } from '../../src/pipeline/pipeline-checkpoint.js';
 import { type RunningProcess, scrubbedEnv, startProcess } from '../cli/support/child-process.js';
 import { startRedisServer, type RedisServer } from '../redis/redis-server.js';
+import { bundleScripts } from '../support/bundled-scripts.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const REAL_TIMEOUT_MS = 5_000;
@@ -60,27 +58,12 @@ export interface ProcessScripts {
 }
 
 /**
- * Bundles worker-process.ts and cancel-process.ts once (esbuild, as tsx compiles them), so that each
- * process starts from JavaScript instead of compiling the sources again with `--import tsx`. Packages stay
- * imports: the bundles are written inside the repository's node_modules, where Node finds them.
+ * Bundles worker-process.ts and cancel-process.ts once (see bundleScripts), so that each process starts
+ * from JavaScript instead of compiling the sources again with `--import tsx`.
  */
 export async function bundleProcessScripts(): Promise<ProcessScripts> {
-  const cache = join(ROOT, 'node_modules', '.cache');
-  await mkdir(cache, { recursive: true });
-  const outdir = await mkdtemp(join(cache, 'flowstream-fleet-'));
-  await build({
-    absWorkingDir: ROOT,
-    entryPoints: { worker: 'test/bullmq/worker-process.ts', canceller: 'test/bullmq/cancel-process.ts' },
-    outdir,
-    outExtension: { '.js': '.mjs' },
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    packages: 'external',
-    logLevel: 'warning',
-  });
-  return { worker: join(outdir, 'worker.mjs'), canceller: join(outdir, 'canceller.mjs'), close: () => rm(outdir, { recursive: true, force: true }) };
+  const { paths, close } = await bundleScripts({ worker: 'test/bullmq/worker-process.ts', canceller: 'test/bullmq/cancel-process.ts' });
+  return { ...paths, close };
 }
 
 let fleets = 0;

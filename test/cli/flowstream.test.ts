@@ -457,9 +457,21 @@ describe('--help', { timeout: 60_000 }, () => {
   });
 });
 
-describe('npm start', { timeout: 60_000 }, () => {
+// The two demos run at once (each mostly waits on its emulator's clock): the second runs the
+// dist/cli/start.js that the first's `npm start` built, once that build is done (its time includes
+// that wait, so it has the first's timeout).
+describe.concurrent('npm start', { timeout: 60_000 }, () => {
+  let builtCommand: () => void = () => undefined;
+  const built = new Promise<void>((resolve) => {
+    builtCommand = resolve;
+  });
+
   it('builds, runs the demo pipeline with live progress, prints the outputs and files, and exits 0', async () => {
     const demo = startProcess('npm', ['start'], { env: scrubbedEnv(), cwd: ROOT });
+    // The demo's first line comes once the build is done (or the build failed: then the other test finds no new build to run).
+    void Promise.race([demo.waitFor(/^flowstream demo — /mu, 120_000), demo.exited(120_000)])
+      .catch(() => undefined)
+      .then(builtCommand);
     expect(await demo.exited(120_000)).toBe(0);
     const out = demo.stdout();
     expect(out).toMatch(/flowstream demo — an embedded emulator at http:\/\/127\.0\.0\.1:\d+\/v1/u);
@@ -474,6 +486,7 @@ describe('npm start', { timeout: 60_000 }, () => {
   }, 150_000);
 
   it('with FLOWSTREAM_* set, explains how to run against the service without calling it', async () => {
+    await built;
     let requests = 0;
     const service = createServer((_request, response) => {
       requests += 1;
@@ -495,5 +508,5 @@ describe('npm start', { timeout: 60_000 }, () => {
     } finally {
       service.close();
     }
-  }, 60_000);
+  }, 150_000);
 });

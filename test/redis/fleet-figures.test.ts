@@ -1,11 +1,17 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { busiestWindow, fleetFigures, type LoggedRequest, meanStatusInterval, readsWhileStarting, spreadOf } from './fleet-figures.js';
+import { busiestWindow, fleetFigures, type LoggedRequest, longestQuiet, meanStatusInterval, readsWhileStarting, spreadOf } from './fleet-figures.js';
 
 const status = (executionId: string, emulatorTime: number, code = 200): LoggedRequest => ({ endpoint: 'status', status: code, emulatorTime, executionId });
 const other = (endpoint: string, executionId: string | undefined, emulatorTime: number, code = 200): LoggedRequest => ({ endpoint, status: code, emulatorTime, executionId });
 
 describe('the figures of a fleet, from the request log', () => {
+  it('finds the longest time without a request inside the span, its edges counted, the times outside it not', () => {
+    expect(longestQuiet([5_000, 1_000, 2_000, 70_000, 80_000, 200_000], { from: 0, to: 90_000 })).toEqual({ from: 5_000, ms: 65_000 });
+    expect(longestQuiet([1_000, 2_000], { from: 0, to: 60_000 })).toEqual({ from: 2_000, ms: 58_000 });
+    expect(longestQuiet([], { from: 10_000, to: 20_000 })).toEqual({ from: 10_000, ms: 10_000 });
+  });
+
   it('averages the gaps between one run\'s status reads inside the span, ignoring its other requests and other runs', () => {
     const log = [status('a', 0), status('a', 1_000), other('output', 'a', 1_500), status('b', 1_600), status('a', 4_000), status('a', 9_000)];
     expect(meanStatusInterval(log, 'a', { from: 0, to: 9_000 })).toBe(2_000);

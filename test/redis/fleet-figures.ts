@@ -67,6 +67,22 @@ export function busiestWindow(times: readonly number[], windowMs = 60_000): numb
 }
 
 /**
+ * The longest time between two requests (or from the span's start to the first, or from the last to
+ * its end) within `span`: `ms` long from `from`. A fleet that stops sending for a whole window (the
+ * service's count higher than the budget's, so that every process waits the window out) shows here.
+ */
+export function longestQuiet(times: readonly number[], span: Span): { readonly from: number; readonly ms: number } {
+  const inSpan = times.filter((time) => time >= span.from && time < span.to).sort((a, b) => a - b);
+  const edges = [span.from, ...inSpan, span.to];
+  let longest = { from: span.from, ms: 0 };
+  for (let index = 1; index < edges.length; index += 1) {
+    const ms = edges[index]! - edges[index - 1]!;
+    if (ms > longest.ms) longest = { from: edges[index - 1]!, ms };
+  }
+  return longest;
+}
+
+/**
  * The figures of a fleet: `runsByProcess` lists each process's execution ids (a process killed or
  * left out of the fairness figures simply is not listed); `steady` is the span in which every run
  * listed is alive and waiting for reads; `perMinute` is the account's rate.

@@ -1,8 +1,10 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { budgetLimits } from '../../src/budget/account-rules.js';
 import { clockScheduler, createEmulator, createScaledClock, type WorkflowDefinition } from '../../src/emulator/index.js';
 import { scrubbedEnv, startProcess, type RunningProcess } from '../cli/support/child-process.js';
-import { busiestWindow, fleetFigures, readsWhileStarting, type FleetFigures, type LoggedRequest, type Span } from './fleet-figures.js';
+import { busiestWindow, fleetFigures, longestQuiet, readsWhileStarting, type FleetFigures, type LoggedRequest, type Span } from './fleet-figures.js';
+import { type BundledScripts, bundleScripts } from '../support/bundled-scripts.js';
 import type { FleetWorkerConfig } from './fleet-worker.js';
 
 /**
@@ -64,6 +66,8 @@ export interface FleetOutcome {
   readonly failedRuns: number;
   /** The most requests the service received in any minute of its time. */
   readonly busiestMinute: number;
+  /** The longest time in the steady span with no request, emulator ms, `from` counted from the fleet's first request. */
+  readonly longestQuietMs: { readonly from: number; readonly ms: number };
   /** Requests for the killed process's executions that arrived more than a second after the kill. */
   readonly readsOfKilledAfterKill: number | undefined;
   /**
@@ -74,6 +78,13 @@ export interface FleetOutcome {
   readonly takeoverMs: number | undefined;
   /** Real ms the scenario took, spawning included. */
   readonly realMs: number;
+  /**
+   * Per process not killed (the late one last), how late its event loop ran while its runs went on,
+   * real ms: the 99th percentile and the most. A loaded machine shows here first.
+   */
+  readonly loopDelayMs: readonly { readonly p99: number; readonly max: number }[];
+  /** The same of this process, the emulator's (it stamps each request's arrival), while the fleet ran. */
+  readonly emulatorLoopDelayMs: { readonly p99: number; readonly max: number };
 }
 
 /** The account's rate the emulator enforces by default (service.md §2.1). */
@@ -97,13 +108,22 @@ const startedBy = (worker: RunningProcess): string[] => [...worker.stdout().matc
 
 let accounts = 0;
 
+/** fleet-worker.ts bundled once: `node <path> <config>` runs a process of a fleet (see `runFleet`). */
+export async function bundleFleetWorker(): Promise<BundledScripts<'worker'>> {
+  return bundleScripts({ worker: 'test/redis/fleet-worker.ts' });
+}
+
+/** Node's arguments before a worker's config: the bundled script, or the source through tsx. */
+export const workerCommand = (workerScript: string | undefined): string[] => (workerScript === undefined ? ['--import', 'tsx', WORKER] : [workerScript]);
+
 /**
  * Runs `scenario` on the redis-server at `socket` with an emulator of its own (a fresh account: its
  * minute and day windows start empty) and resolves once every process not killed has exited. The
  * steady span runs from one turn of every run after the last start (and, when a process was killed,
- * the takeover of its share) to the first end of a run that is still measured.
+ * the takeover of its share) to the first end of a run that is still measured. `workerScript`: fleet-worker.ts
+ * bundled (`bundleFleetWorker`), which each process loads faster; absent, each compiles it with tsx.
  */
-export async function runFleet(scenario: FleetScenario, socket: string): Promise<FleetOutcome> {
+export async function runFleet(scenario: FleetScenario, socket: string, workerScript?: string): Promise<FleetOutcome> {
   const began = performance.now();
   const perMinute = scenario.perMinute ?? PER_MINUTE;
   const clock = createScaledClock(scenario.speed ?? 1);
@@ -128,7 +148,7 @@ export async function runFleet(scenario: FleetScenario, socket: string): Promise
       ...(scenario.perDay === undefined ? {} : { perDay: scenario.perDay }),
       ...(scenario.speed === undefined ? {} : { speed: scenario.speed }),
     };
-    const worker = startProcess(process.execPath, ['--import', 'tsx', WORKER, JSON.stringify(config)], { env: scrubbedEnv(), cwd: process.cwd(), stdin: 'pipe' });
+    const worker = startProcess(process.execPath, [...workerCommand(workerScript), JSON.stringify(config)], { env: scrubbedEnv(), cwd: process.cwd(), stdin: 'pipe' });
     spawned.push(worker);
     return worker;
   };
@@ -140,12 +160,14 @@ export async function runFleet(scenario: FleetScenario, socket: string): Promise
       scheduler.schedule(resolve, ms);
     });
   // Real ms a worker may take: its runs' work, the late start and the starts, with room for a loaded machine.
+  const emulatorLoop = monitorEventLoopDelay({ resolution: 10 });
   const exitWithinMs = ((scenario.workMs + (scenario.joinLate?.afterMs ?? 0) + 10 * 60_000) / (scenario.speed ?? 1)) * 2 + 60_000;
   try {
     const workers = scenario.processes.map((runs, index) => spawnWorker(`p${index}`, runs));
     const { joinLate, kill } = scenario;
     const lateWorker = joinLate === undefined ? undefined : spawnWorker('late', joinLate.runs);
     await Promise.all(spawned.map((worker) => worker.waitFor(/^ready$/mu, 120_000)));
+    emulatorLoop.enable();
     workers.forEach(go);
     // Every run of the process started (or failed, which the figures count). Each repetition takes one
     // such line and the other lines after it, never another such line: no backtracking blows up.
@@ -173,6 +195,7 @@ export async function runFleet(scenario: FleetScenario, socket: string): Promise
     const survivors = [...workers.filter((worker) => worker !== victim), ...(lateWorker === undefined ? [] : [lateWorker])];
     const exitCodes = await Promise.all(survivors.map((worker) => worker.exited(exitWithinMs)));
     if (victim !== undefined) await victim.exited(exitWithinMs);
+    emulatorLoop.disable();
 
     // Each process's warm-up request, answered 401, is not the account's (see fleet-worker.ts).
     const requests: LoggedRequest[] = emulator.requests.list().filter((request) => request.status !== 401);
@@ -186,6 +209,8 @@ export async function runFleet(scenario: FleetScenario, socket: string): Promise
     const killedRuns = new Set(victim === undefined ? [] : startedBy(victim));
     const takeoverMs = killedAt === undefined || kill === undefined ? undefined : takeoverOf(scenario, kill.process, perMinute);
     const steady: Span = { from: Math.max(lastStart + settleOf(scenario, perMinute), killedAt === undefined || takeoverMs === undefined ? -Infinity : killedAt + takeoverMs), to: firstEnd };
+    const quietest = longestQuiet(requests.map((request) => request.emulatorTime), steady);
+    const quiet = { from: quietest.from - fleetStart, ms: quietest.ms };
     return {
       figures: fleetFigures(requests, measured, steady, perMinute),
       steadyMs: { from: steady.from - fleetStart, to: steady.to - fleetStart },
@@ -196,15 +221,25 @@ export async function runFleet(scenario: FleetScenario, socket: string): Promise
       startPhaseMs: lastStart - firstStart,
       readsWhileStarting: readsWhileStarting(requests, spawned.map(startedBy)),
       busiestMinute: busiestWindow(requests.map((request) => request.emulatorTime)),
+      longestQuietMs: quiet,
       readsOfKilledAfterKill: killedAt === undefined ? undefined : requests.filter((request) => killedRuns.has(request.executionId ?? '') && request.emulatorTime > killedAt + 1_000).length,
       takeoverMs,
       realMs: performance.now() - began,
+      loopDelayMs: survivors.map(loopDelayOf),
+      emulatorLoopDelayMs: { p99: Math.round(emulatorLoop.percentile(99) / 1e6), max: Math.round(emulatorLoop.max / 1e6) },
     };
   } finally {
+    emulatorLoop.disable();
     // A scenario that failed midway leaves no process behind.
     for (const worker of spawned) if (worker.child.exitCode === null && worker.child.signalCode === null) worker.child.kill('SIGKILL');
     await emulator.close();
   }
+}
+
+/** What a worker printed of its event loop's delay (see fleet-worker.ts); NaN if it printed nothing. */
+function loopDelayOf(worker: RunningProcess): { readonly p99: number; readonly max: number } {
+  const match = /^loop \d+ (\d+) (\d+)$/mu.exec(worker.stdout());
+  return { p99: Number(match?.[1] ?? Number.NaN), max: Number(match?.[2] ?? Number.NaN) };
 }
 
 /**

@@ -6,9 +6,11 @@
  * fleet starts together however long each process took to load, and a late process joins the account
  * when told, not when its loading ends (its budget is connected but takes no part in the account's
  * shares until its first request). It starts `runs` runs at once, prints `started <executionId>` for each (`failed <n>` for one that failed) and `done` when all
- * ended. Config: one JSON argument (see `FleetWorkerConfig`).
+ * ended, after `loop <p50> <p99> <max>`: how late its event loop ran, real ms, from its start to its end (a
+ * process starved of the CPU keeps its turns late). Config: one JSON argument (see `FleetWorkerConfig`).
  */
 import { once } from 'node:events';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { Redis } from 'ioredis';
 import { lastValueFrom, tap } from 'rxjs';
@@ -68,6 +70,8 @@ if (config.waitForGo === true) {
   lines.close();
 }
 
+const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+loopDelay.enable();
 await Promise.all(
   Array.from({ length: config.runs }, (_, n) =>
     lastValueFrom(
@@ -82,6 +86,9 @@ await Promise.all(
     }),
   ),
 );
+loopDelay.disable();
+const delayMs = (ns: number): string => (ns / 1e6).toFixed(0);
+process.stdout.write(`loop ${delayMs(loopDelay.percentile(50))} ${delayMs(loopDelay.percentile(99))} ${delayMs(loopDelay.max)}\n`);
 await budget.close();
 redis.disconnect();
 process.stdout.write('done\n');
