@@ -67,17 +67,23 @@ export interface ExecutionView {
   readonly reported: ReadonlySet<string>;
 }
 
+// Shared by every view that has none: a view is never changed in place (each read copies what it
+// changes), and most runs hold no message, held file or odd answer for long, or ever.
+const NO_MESSAGES: ReadonlyMap<string, MessageView> = new Map();
+const NO_INDEXES: ReadonlySet<number> = new Set();
+const NO_KEYS: ReadonlySet<string> = new Set();
+
 /** The view before any poll; `status` is what the start answered, when there was one. */
 export function initialView(executionId: string, status?: ExecutionStatus): ExecutionView {
   return {
     executionId,
     status,
     nodes: new Map(),
-    messages: new Map(),
+    messages: NO_MESSAGES,
     outputNodes: [],
     files: [],
-    heldFiles: new Set(),
-    reported: new Set(),
+    heldFiles: NO_INDEXES,
+    reported: NO_KEYS,
   };
 }
 
@@ -205,18 +211,24 @@ export interface ViewDiff {
  */
 class WarningLog {
   readonly warnings: DiffWarning[] = [];
-  readonly #reported: Set<string>;
+  #reported: ReadonlySet<string>;
+  /** The view's set was copied: it is this log's to add to. */
+  #copied = false;
 
   constructor(reported: ReadonlySet<string>) {
-    this.#reported = new Set(reported);
+    this.#reported = reported;
   }
 
   once(key: string, message: string, meta: Readonly<Record<string, unknown>>): void {
     if (this.#reported.has(key)) return;
-    this.#reported.add(key);
+    const reported = this.#copied ? (this.#reported as Set<string>) : new Set(this.#reported);
+    reported.add(key);
+    this.#reported = reported;
+    this.#copied = true;
     this.warnings.push({ message, meta });
   }
 
+  /** The keys reported so far: the view's own set when nothing new was. */
   get reported(): ReadonlySet<string> {
     return this.#reported;
   }
@@ -411,7 +423,7 @@ export function announceHeldFiles(view: ExecutionView): ViewDiff {
     const file = view.files[index];
     return file === undefined ? [] : [{ type: 'file' as const, executionId: view.executionId, file }];
   });
-  return { view: { ...view, heldFiles: new Set() }, events, warnings: [] };
+  return { view: { ...view, heldFiles: NO_INDEXES }, events, warnings: [] };
 }
 
 /**

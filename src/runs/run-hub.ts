@@ -1,4 +1,4 @@
-import { asapScheduler, Observable, Subject, type Subscriber, type Subscription, type TeardownLogic } from 'rxjs';
+import { asapScheduler, Observable, type Observer, Subject, type Subscriber, type Subscription, type TeardownLogic } from 'rxjs';
 import type { RunEvent } from './events.js';
 import { readingOf } from './run-state.js';
 import { RunStand } from './share-run.js';
@@ -176,6 +176,8 @@ class FollowedRun {
   #poll: Subscription | undefined;
   /** The poll's unsubscription once the last follower left, held until the current task is over. */
   #leaving: Subscription | undefined;
+  /** A resumed poll's first reading is still coming (see `#startPoll`). */
+  #catchingUp = false;
 
   constructor(forget: () => void) {
     this.#forget = forget;
@@ -245,30 +247,51 @@ class FollowedRun {
    * as one `snapshot` of the state it reads.
    */
   #startPoll(start: () => Observable<RunEvent>, resuming = false): Subscription {
-    let catchingUp = resuming;
+    this.#catchingUp = resuming;
     if (resuming) this.#stand = new RunStand();
-    return start().subscribe({
-      next: (event) => {
-        if (!catchingUp) {
-          this.offer(event);
-          return;
-        }
-        this.#stand.see(event);
-        const reading = readingOf(event);
-        if (reading !== undefined && event !== reading.events.at(-1)) return;
-        catchingUp = false;
-        // A resumed poll's catch-up is news to the followers: it takes the next places in the sequence.
-        for (const caughtUp of this.#stand.catchUp()) this.#emit(caughtUp);
-      },
-      error: (error: unknown) => {
-        // Forgotten first: a follower coming after the error starts a new poll.
-        this.#forget();
-        this.#subject.error(error);
-      },
-      complete: () => {
-        this.#forget();
-        this.#subject.complete();
-      },
-    });
+    return start().subscribe(new PollFeed(this));
+  }
+
+  /** One event of the poll. */
+  polled(event: RunEvent): void {
+    if (!this.#catchingUp) {
+      this.offer(event);
+      return;
+    }
+    this.#stand.see(event);
+    const reading = readingOf(event);
+    if (reading !== undefined && event !== reading.events.at(-1)) return;
+    this.#catchingUp = false;
+    // A resumed poll's catch-up is news to the followers: it takes the next places in the sequence.
+    for (const caughtUp of this.#stand.catchUp()) this.#emit(caughtUp);
+  }
+
+  /** The poll errored, or completed (`error` undefined): the followers' stream ends as it did. */
+  pollEnded(failed: { readonly error: unknown } | undefined): void {
+    // Forgotten first: a follower coming after the error starts a new poll.
+    this.#forget();
+    if (failed === undefined) this.#subject.complete();
+    else this.#subject.error(failed.error);
+  }
+}
+
+/** A followed execution's poll, heard by it: one small object per poll rather than three closures. */
+class PollFeed implements Observer<RunEvent> {
+  readonly #followed: FollowedRun;
+
+  constructor(followed: FollowedRun) {
+    this.#followed = followed;
+  }
+
+  next(event: RunEvent): void {
+    this.#followed.polled(event);
+  }
+
+  error(error: unknown): void {
+    this.#followed.pollEnded({ error });
+  }
+
+  complete(): void {
+    this.#followed.pollEnded(undefined);
   }
 }
