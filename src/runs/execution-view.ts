@@ -251,32 +251,45 @@ function nodeOf({ nodeId, status, rawStatus, title, error }: NodeExecution): Nod
   return { nodeId, status, rawStatus, ...(title === undefined ? {} : { title }), ...(error === undefined ? {} : { error }) };
 }
 
-/** Moves the `listed` nodes forward in `nodes`, pushing one event per node that moved. */
-function moveNodes(executionId: string, nodes: Map<string, NodeExecution>, listed: readonly NodeExecution[], log: WarningLog, events: RunEvent[]): void {
-  for (const node of listed.map(nodeOf)) {
-    const known = nodes.get(node.nodeId);
-    if (node.status === 'unknown') {
-      log.once(`node:${node.nodeId}:${node.rawStatus}`, 'Unknown node status', { executionId, nodeId: node.nodeId, status: node.rawStatus });
+/**
+ * The `listed` nodes moved forward from `known`, pushing one event per node that moved: `known` itself
+ * when no node changed (a quiet read copies nothing).
+ */
+function moveNodes(executionId: string, known: ReadonlyMap<string, NodeExecution>, listed: readonly NodeExecution[], log: WarningLog, events: RunEvent[]): ReadonlyMap<string, NodeExecution> {
+  let moved: Map<string, NodeExecution> | undefined;
+  const set = (node: NodeExecution): void => {
+    (moved ??= new Map(known)).set(node.nodeId, node);
+  };
+  for (const listing of listed) {
+    const was = (moved ?? known).get(listing.nodeId);
+    if (listing.status === 'unknown') {
+      log.once(`node:${listing.nodeId}:${listing.rawStatus}`, 'Unknown node status', { executionId, nodeId: listing.nodeId, status: listing.rawStatus });
     }
-    if (known === undefined) {
-      nodes.set(node.nodeId, node);
+    if (was === undefined) {
+      const node = nodeOf(listing);
+      set(node);
       events.push(nodeEvent(executionId, node, undefined));
-    } else if (nodeRank(node.status) > nodeRank(known.status)) {
-      nodes.set(node.nodeId, node);
-      events.push(nodeEvent(executionId, node, known));
-    } else if (node.status === known.status) {
+    } else if (nodeRank(listing.status) > nodeRank(was.status)) {
+      const node = nodeOf(listing);
+      set(node);
+      events.push(nodeEvent(executionId, node, was));
+    } else if (listing.status === was.status) {
       // Same status: keep the fresher title and error without an event; an answer that lacks one (an
-      // output node's error may be `null`, service.md §4.2, §4.3) does not take it away.
-      nodes.set(node.nodeId, { ...node, ...(node.title === undefined && known.title !== undefined ? { title: known.title } : {}), ...(node.error === undefined && known.error !== undefined ? { error: known.error } : {}) });
-    } else if (node.status !== 'unknown') {
-      log.once(`regress:${node.nodeId}:${known.status}:${node.status}`, 'Ignored a node status that went backwards', {
+      // output node's error may be `null`, service.md §4.2, §4.3) does not take it away. Nothing fresher: the node stays as it was.
+      const title = listing.title ?? was.title;
+      const error = listing.error ?? was.error;
+      if (listing.rawStatus === was.rawStatus && title === was.title && error === was.error) continue;
+      set({ ...nodeOf(listing), ...(title === undefined ? {} : { title }), ...(error === undefined ? {} : { error }) });
+    } else if (listing.status !== 'unknown') {
+      log.once(`regress:${listing.nodeId}:${was.status}:${listing.status}`, 'Ignored a node status that went backwards', {
         executionId,
-        nodeId: node.nodeId,
-        from: known.status,
-        to: node.status,
+        nodeId: listing.nodeId,
+        from: was.status,
+        to: listing.status,
       });
     }
   }
+  return moved ?? known;
 }
 
 /**
@@ -300,8 +313,7 @@ export function diffStatus(view: ExecutionView, snapshot: ExecutionSnapshot): Vi
     status = snapshot.status;
   }
 
-  const nodes = new Map(view.nodes);
-  moveNodes(executionId, nodes, snapshot.nodes, log, events);
+  const nodes = moveNodes(executionId, view.nodes, snapshot.nodes, log, events);
   return { view: { ...view, status, nodes, reported: log.reported }, events, warnings: log.warnings };
 }
 
@@ -314,8 +326,7 @@ export function diffStatus(view: ExecutionView, snapshot: ExecutionSnapshot): Vi
 export function diffNodeStatuses(view: ExecutionView, listed: readonly NodeExecution[]): ViewDiff {
   const log = new WarningLog(view.reported);
   const events: RunEvent[] = [];
-  const nodes = new Map(view.nodes);
-  moveNodes(view.executionId, nodes, listed, log, events);
+  const nodes = moveNodes(view.executionId, view.nodes, listed, log, events);
   return { view: { ...view, nodes, reported: log.reported }, events, warnings: log.warnings };
 }
 
@@ -349,8 +360,7 @@ export function diffOutput(view: ExecutionView, output: ExecutionOutput): ViewDi
   const events: RunEvent[] = [];
   const { executionId } = view;
 
-  const nodes = new Map(view.nodes);
-  moveNodes(executionId, nodes, output.output, log, events);
+  const nodes = moveNodes(executionId, view.nodes, output.output, log, events);
 
   const messages = new Map(view.messages);
   for (const node of output.output) {
