@@ -1,4 +1,4 @@
-import { asapScheduler, Observable, type Observer, Subject, type Subscriber, type Subscription, type TeardownLogic } from 'rxjs';
+import { asapScheduler, Observable, type Observer, type Subscriber, type Subscription, type TeardownLogic } from 'rxjs';
 import type { RunEvent } from './events.js';
 import { readingOf } from './run-state.js';
 import { RunStand } from './share-run.js';
@@ -168,9 +168,12 @@ class FollowedRun {
   /** This follow's sequence of the execution: its name, and the place of its last event. */
   readonly #log = newLogName();
   #seq = 0;
-  readonly #subject = new Subject<RunEvent>();
+  /**
+   * Those following, in the order they came: replaced on every join and leave, never changed in place,
+   * so an event goes to those following when it came (as a Subject does, without its subscriptions).
+   */
+  #following: readonly Subscriber<RunEvent>[] = [];
   readonly #forget: () => void;
-  #followers = 0;
   #led = false;
   #start: (() => Observable<RunEvent>) | undefined;
   #poll: Subscription | undefined;
@@ -184,7 +187,7 @@ class FollowedRun {
   }
 
   get followers(): number {
-    return this.#followers + (this.#led ? 1 : 0);
+    return this.#following.length + (this.#led ? 1 : 0);
   }
 
   join(subscriber: Subscriber<RunEvent>, start: () => Observable<RunEvent>): TeardownLogic {
@@ -192,14 +195,12 @@ class FollowedRun {
     for (const event of catchUpAt(this.#stand, this.#seq, this.#log)) subscriber.next(event);
     // A follower that had enough of the snapshot (`take(1)`) never joins.
     if (subscriber.closed) return undefined;
-    this.#followers += 1;
+    this.#following = [...this.#following, subscriber];
     this.#leaving?.unsubscribe();
     this.#leaving = undefined;
-    const joined = this.#subject.subscribe(subscriber);
     if (!this.#led) this.#poll ??= this.#startPoll(start);
     return () => {
-      joined.unsubscribe();
-      this.#followers -= 1;
+      this.#following = this.#following.filter((other) => other !== subscriber);
       if (this.followers > 0) return;
       this.#leaving ??= asapScheduler.schedule(() => {
         this.#leaving = undefined;
@@ -225,7 +226,8 @@ class FollowedRun {
   /** Gives `event` the next place in this follow's sequence, and to the followers. */
   #emit(event: RunEvent): void {
     this.#seq += 1;
-    this.#subject.next(atHubPlace(event, { seq: this.#seq, log: this.#log }));
+    const placed = atHubPlace(event, { seq: this.#seq, log: this.#log });
+    for (const follower of this.#following) follower.next(placed);
   }
 
   /** The leading run stopped: over with its `finished`; else those still following go on with a poll. */
@@ -233,9 +235,9 @@ class FollowedRun {
     if (!this.#led) return;
     this.#led = false;
     const start = this.#start;
-    if (this.#stand.finished !== undefined || this.#followers === 0 || start === undefined) {
+    if (this.#stand.finished !== undefined || this.#following.length === 0 || start === undefined) {
       this.#forget();
-      this.#subject.complete();
+      this.#end(undefined);
       return;
     }
     this.#poll = this.#startPoll(start, true);
@@ -270,8 +272,17 @@ class FollowedRun {
   pollEnded(failed: { readonly error: unknown } | undefined): void {
     // Forgotten first: a follower coming after the error starts a new poll.
     this.#forget();
-    if (failed === undefined) this.#subject.complete();
-    else this.#subject.error(failed.error);
+    this.#end(failed);
+  }
+
+  /** The followers' stream ends: completed, or with the error `failed` carries. */
+  #end(failed: { readonly error: unknown } | undefined): void {
+    const following = this.#following;
+    this.#following = [];
+    for (const follower of following) {
+      if (failed === undefined) follower.complete();
+      else follower.error(failed.error);
+    }
   }
 }
 
