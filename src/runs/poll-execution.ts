@@ -1,4 +1,4 @@
-import { map, Observable, type SchedulerLike, type Subscription } from 'rxjs';
+import { Observable, type SchedulerLike, type Subscription } from 'rxjs';
 import { readDueAt } from '../budget/scheduler.js';
 import type { ReadNeed } from '../domain/budget.js';
 import type { DurationModel } from '../domain/durations.js';
@@ -103,40 +103,40 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
         pending?.unsubscribe();
         pending = answer(read, input);
       };
-      return read()
-        .pipe(map((value) => input(value, scheduler.now(), settings.random())))
-        .subscribe({
-          next: (event) => {
-            inFlight = undefined;
-            if (outage !== undefined) {
-              outage = undefined;
-              connection(undefined);
-            }
-            dispatch(event);
-          },
-          error: (error: unknown) => {
-            inFlight = undefined;
-            const now = scheduler.now();
-            const step = afterFailure(outage, error, now, settings.random(), settings.outageMs ?? 0);
-            if (step.kind === 'give-up') {
-              subscriber.error(step.outage === undefined ? error : outlasted(error, step.outage, now));
-              return;
-            }
-            outage = step.outage;
-            connection({ attempts: outage.attempts, failingForMs: now - outage.since, error: outage.error });
-            // The subscriber may have left on that event.
-            if (subscriber.closed) return;
-            // The same read again, after the wait: the plan still waits on its answer. Kept apart from
-            // `pending`, which a read that failed at once is about to be assigned.
-            const retry = (): void => {
-              again?.unsubscribe();
-              again = undefined;
-              pending = answer(read, input);
-            };
-            again = scheduler.schedule(retry, step.delayMs);
-            retryNow = retry;
-          },
-        });
+      // The answer taken in by `next` itself, not a `map`: an Observable and a subscriber fewer per read.
+      return read().subscribe({
+        next: (value) => {
+          const event = input(value, scheduler.now(), settings.random());
+          inFlight = undefined;
+          if (outage !== undefined) {
+            outage = undefined;
+            connection(undefined);
+          }
+          dispatch(event);
+        },
+        error: (error: unknown) => {
+          inFlight = undefined;
+          const now = scheduler.now();
+          const step = afterFailure(outage, error, now, settings.random(), settings.outageMs ?? 0);
+          if (step.kind === 'give-up') {
+            subscriber.error(step.outage === undefined ? error : outlasted(error, step.outage, now));
+            return;
+          }
+          outage = step.outage;
+          connection({ attempts: outage.attempts, failingForMs: now - outage.since, error: outage.error });
+          // The subscriber may have left on that event.
+          if (subscriber.closed) return;
+          // The same read again, after the wait: the plan still waits on its answer. Kept apart from
+          // `pending`, which a read that failed at once is about to be assigned.
+          const retry = (): void => {
+            again?.unsubscribe();
+            again = undefined;
+            pending = answer(read, input);
+          };
+          again = scheduler.schedule(retry, step.delayMs);
+          retryNow = retry;
+        },
+      });
     };
 
     // Read when the read is made, so that one asked again after the abort goes as urgent.
