@@ -67,17 +67,23 @@ export interface ExecutionView {
   readonly reported: ReadonlySet<string>;
 }
 
+// Shared by every view that has none: a view is never changed in place (each read copies what it
+// changes), and most runs hold no message, held file or odd answer for long, or ever.
+const NO_MESSAGES: ReadonlyMap<string, MessageView> = new Map();
+const NO_INDEXES: ReadonlySet<number> = new Set();
+const NO_KEYS: ReadonlySet<string> = new Set();
+
 /** The view before any poll; `status` is what the start answered, when there was one. */
 export function initialView(executionId: string, status?: ExecutionStatus): ExecutionView {
   return {
     executionId,
     status,
     nodes: new Map(),
-    messages: new Map(),
+    messages: NO_MESSAGES,
     outputNodes: [],
     files: [],
-    heldFiles: new Set(),
-    reported: new Set(),
+    heldFiles: NO_INDEXES,
+    reported: NO_KEYS,
   };
 }
 
@@ -205,18 +211,24 @@ export interface ViewDiff {
  */
 class WarningLog {
   readonly warnings: DiffWarning[] = [];
-  readonly #reported: Set<string>;
+  #reported: ReadonlySet<string>;
+  /** The view's set was copied: it is this log's to add to. */
+  #copied = false;
 
   constructor(reported: ReadonlySet<string>) {
-    this.#reported = new Set(reported);
+    this.#reported = reported;
   }
 
   once(key: string, message: string, meta: Readonly<Record<string, unknown>>): void {
     if (this.#reported.has(key)) return;
-    this.#reported.add(key);
+    const reported = this.#copied ? (this.#reported as Set<string>) : new Set(this.#reported);
+    reported.add(key);
+    this.#reported = reported;
+    this.#copied = true;
     this.warnings.push({ message, meta });
   }
 
+  /** The keys reported so far: the view's own set when nothing new was. */
   get reported(): ReadonlySet<string> {
     return this.#reported;
   }
@@ -239,32 +251,45 @@ function nodeOf({ nodeId, status, rawStatus, title, error }: NodeExecution): Nod
   return { nodeId, status, rawStatus, ...(title === undefined ? {} : { title }), ...(error === undefined ? {} : { error }) };
 }
 
-/** Moves the `listed` nodes forward in `nodes`, pushing one event per node that moved. */
-function moveNodes(executionId: string, nodes: Map<string, NodeExecution>, listed: readonly NodeExecution[], log: WarningLog, events: RunEvent[]): void {
-  for (const node of listed.map(nodeOf)) {
-    const known = nodes.get(node.nodeId);
-    if (node.status === 'unknown') {
-      log.once(`node:${node.nodeId}:${node.rawStatus}`, 'Unknown node status', { executionId, nodeId: node.nodeId, status: node.rawStatus });
+/**
+ * The `listed` nodes moved forward from `known`, pushing one event per node that moved: `known` itself
+ * when no node changed (a quiet read copies nothing).
+ */
+function moveNodes(executionId: string, known: ReadonlyMap<string, NodeExecution>, listed: readonly NodeExecution[], log: WarningLog, events: RunEvent[]): ReadonlyMap<string, NodeExecution> {
+  let moved: Map<string, NodeExecution> | undefined;
+  const set = (node: NodeExecution): void => {
+    (moved ??= new Map(known)).set(node.nodeId, node);
+  };
+  for (const listing of listed) {
+    const was = (moved ?? known).get(listing.nodeId);
+    if (listing.status === 'unknown') {
+      log.once(`node:${listing.nodeId}:${listing.rawStatus}`, 'Unknown node status', { executionId, nodeId: listing.nodeId, status: listing.rawStatus });
     }
-    if (known === undefined) {
-      nodes.set(node.nodeId, node);
+    if (was === undefined) {
+      const node = nodeOf(listing);
+      set(node);
       events.push(nodeEvent(executionId, node, undefined));
-    } else if (nodeRank(node.status) > nodeRank(known.status)) {
-      nodes.set(node.nodeId, node);
-      events.push(nodeEvent(executionId, node, known));
-    } else if (node.status === known.status) {
+    } else if (nodeRank(listing.status) > nodeRank(was.status)) {
+      const node = nodeOf(listing);
+      set(node);
+      events.push(nodeEvent(executionId, node, was));
+    } else if (listing.status === was.status) {
       // Same status: keep the fresher title and error without an event; an answer that lacks one (an
-      // output node's error may be `null`, service.md §4.2, §4.3) does not take it away.
-      nodes.set(node.nodeId, { ...node, ...(node.title === undefined && known.title !== undefined ? { title: known.title } : {}), ...(node.error === undefined && known.error !== undefined ? { error: known.error } : {}) });
-    } else if (node.status !== 'unknown') {
-      log.once(`regress:${node.nodeId}:${known.status}:${node.status}`, 'Ignored a node status that went backwards', {
+      // output node's error may be `null`, service.md §4.2, §4.3) does not take it away. Nothing fresher: the node stays as it was.
+      const title = listing.title ?? was.title;
+      const error = listing.error ?? was.error;
+      if (listing.rawStatus === was.rawStatus && title === was.title && error === was.error) continue;
+      set({ ...nodeOf(listing), ...(title === undefined ? {} : { title }), ...(error === undefined ? {} : { error }) });
+    } else if (listing.status !== 'unknown') {
+      log.once(`regress:${listing.nodeId}:${was.status}:${listing.status}`, 'Ignored a node status that went backwards', {
         executionId,
-        nodeId: node.nodeId,
-        from: known.status,
-        to: node.status,
+        nodeId: listing.nodeId,
+        from: was.status,
+        to: listing.status,
       });
     }
   }
+  return moved ?? known;
 }
 
 /**
@@ -288,8 +313,7 @@ export function diffStatus(view: ExecutionView, snapshot: ExecutionSnapshot): Vi
     status = snapshot.status;
   }
 
-  const nodes = new Map(view.nodes);
-  moveNodes(executionId, nodes, snapshot.nodes, log, events);
+  const nodes = moveNodes(executionId, view.nodes, snapshot.nodes, log, events);
   return { view: { ...view, status, nodes, reported: log.reported }, events, warnings: log.warnings };
 }
 
@@ -302,8 +326,7 @@ export function diffStatus(view: ExecutionView, snapshot: ExecutionSnapshot): Vi
 export function diffNodeStatuses(view: ExecutionView, listed: readonly NodeExecution[]): ViewDiff {
   const log = new WarningLog(view.reported);
   const events: RunEvent[] = [];
-  const nodes = new Map(view.nodes);
-  moveNodes(view.executionId, nodes, listed, log, events);
+  const nodes = moveNodes(view.executionId, view.nodes, listed, log, events);
   return { view: { ...view, nodes, reported: log.reported }, events, warnings: log.warnings };
 }
 
@@ -337,8 +360,7 @@ export function diffOutput(view: ExecutionView, output: ExecutionOutput): ViewDi
   const events: RunEvent[] = [];
   const { executionId } = view;
 
-  const nodes = new Map(view.nodes);
-  moveNodes(executionId, nodes, output.output, log, events);
+  const nodes = moveNodes(executionId, view.nodes, output.output, log, events);
 
   const messages = new Map(view.messages);
   for (const node of output.output) {
@@ -411,7 +433,7 @@ export function announceHeldFiles(view: ExecutionView): ViewDiff {
     const file = view.files[index];
     return file === undefined ? [] : [{ type: 'file' as const, executionId: view.executionId, file }];
   });
-  return { view: { ...view, heldFiles: new Set() }, events, warnings: [] };
+  return { view: { ...view, heldFiles: NO_INDEXES }, events, warnings: [] };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { map, Observable, type SchedulerLike, Subscription, timer } from 'rxjs';
+import { Observable, type SchedulerLike, type Subscription } from 'rxjs';
 import { readDueAt } from '../budget/scheduler.js';
 import type { ReadNeed } from '../domain/budget.js';
 import type { DurationModel } from '../domain/durations.js';
@@ -44,10 +44,28 @@ export interface PollSettings {
    * urgent (`ReadOptions.urgent`), ahead of other runs' in the request budget, and a read still waiting
    * in it is asked again as urgent: someone waits on the abort's confirmation.
    */
-  readonly readNow?: Observable<void> | undefined;
+  readonly readNow?: ReadNow | undefined;
   readonly onFailedBranches?: FailedBranches;
   /** How long an outage is read through (`RunOptions.outageMs`); default: none, the first failed read errors. */
   readonly outageMs?: number | undefined;
+}
+
+/**
+ * A run's way to tell its poll to read now (`PollSettings.readNow`): the poll listens while it lasts.
+ * A plain callback, not a `Subject`: every watched run holds one, and most never use it.
+ */
+export class ReadNow {
+  #listener: (() => void) | undefined;
+
+  /** The poll's listener, or `undefined` once the poll is over. */
+  listen(listener: (() => void) | undefined): void {
+    this.#listener = listener;
+  }
+
+  /** Tells the poll, if one listens. */
+  readNow(): void {
+    this.#listener?.();
+  }
 }
 
 /**
@@ -64,7 +82,6 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
   // Learned durations: estimates of this run's workflow; a watch that does not know its canvas has none.
   const estimateOf = canvasId === undefined || durations === undefined ? undefined : (nodeId: string) => durations.estimate(canvasId, nodeId);
   return new Observable<PollRead>((subscriber) => {
-    const owned = new Subscription();
     // The one timer, or the one read, the plan is waiting on.
     let pending: Subscription | undefined;
     // The outage the reads are going through, if they are failing, and the wait before the next attempt.
@@ -86,40 +103,40 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
         pending?.unsubscribe();
         pending = answer(read, input);
       };
-      return read()
-        .pipe(map((value) => input(value, scheduler.now(), settings.random())))
-        .subscribe({
-          next: (event) => {
-            inFlight = undefined;
-            if (outage !== undefined) {
-              outage = undefined;
-              connection(undefined);
-            }
-            dispatch(event);
-          },
-          error: (error: unknown) => {
-            inFlight = undefined;
-            const now = scheduler.now();
-            const step = afterFailure(outage, error, now, settings.random(), settings.outageMs ?? 0);
-            if (step.kind === 'give-up') {
-              subscriber.error(step.outage === undefined ? error : outlasted(error, step.outage, now));
-              return;
-            }
-            outage = step.outage;
-            connection({ attempts: outage.attempts, failingForMs: now - outage.since, error: outage.error });
-            // The subscriber may have left on that event.
-            if (subscriber.closed) return;
-            // The same read again, after the wait: the plan still waits on its answer. Kept apart from
-            // `pending`, which a read that failed at once is about to be assigned.
-            const retry = (): void => {
-              again?.unsubscribe();
-              again = undefined;
-              pending = answer(read, input);
-            };
-            again = timer(step.delayMs, scheduler).subscribe(retry);
-            retryNow = retry;
-          },
-        });
+      // The answer taken in by `next` itself, not a `map`: an Observable and a subscriber fewer per read.
+      return read().subscribe({
+        next: (value) => {
+          const event = input(value, scheduler.now(), settings.random());
+          inFlight = undefined;
+          if (outage !== undefined) {
+            outage = undefined;
+            connection(undefined);
+          }
+          dispatch(event);
+        },
+        error: (error: unknown) => {
+          inFlight = undefined;
+          const now = scheduler.now();
+          const step = afterFailure(outage, error, now, settings.random(), settings.outageMs ?? 0);
+          if (step.kind === 'give-up') {
+            subscriber.error(step.outage === undefined ? error : outlasted(error, step.outage, now));
+            return;
+          }
+          outage = step.outage;
+          connection({ attempts: outage.attempts, failingForMs: now - outage.since, error: outage.error });
+          // The subscriber may have left on that event.
+          if (subscriber.closed) return;
+          // The same read again, after the wait: the plan still waits on its answer. Kept apart from
+          // `pending`, which a read that failed at once is about to be assigned.
+          const retry = (): void => {
+            again?.unsubscribe();
+            again = undefined;
+            pending = answer(read, input);
+          };
+          again = scheduler.schedule(retry, step.delayMs);
+          retryNow = retry;
+        },
+      });
     };
 
     // Read when the read is made, so that one asked again after the abort goes as urgent.
@@ -139,9 +156,10 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
             dispatch({ type: 'wake', at: Math.max(scheduler.now(), dueAt) });
             return;
           }
-          pending = timer(Math.max(0, dueAt - scheduler.now()), scheduler).subscribe(() => {
+          // The scheduler's own action, not `timer()`: no Observable and subscriber made per wait.
+          pending = scheduler.schedule(() => {
             dispatch({ type: 'wake', at: scheduler.now() });
-          });
+          }, Math.max(0, dueAt - scheduler.now()));
           return;
         }
         case 'read':
@@ -180,22 +198,18 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
     const rules = { executionId, canvasId, bounds: settings.bounds, output: settings.output, onFailedBranches: settings.onFailedBranches ?? 'leave', estimateOf };
     const dispatch = reducerShell(reducePoll, initialPoll(rules, settings.startedStatus), perform);
     dispatch({ type: 'begin', at: scheduler.now() });
-    if (settings.readNow !== undefined) {
-      owned.add(
-        settings.readNow.subscribe(() => {
-          urgent = true;
-          if (again !== undefined && !again.closed) retryNow?.();
-          // A read waiting (in the request budget, likely behind other runs' reads): the same read, asked
-          // again as urgent; it was asked before the abort, so its answer could not confirm it anyway.
-          else {
-            inFlight?.();
-            dispatch({ type: 'poke' });
-          }
-        }),
-      );
-    }
+    settings.readNow?.listen(() => {
+      urgent = true;
+      if (again !== undefined && !again.closed) retryNow?.();
+      // A read waiting (in the request budget, likely behind other runs' reads): the same read, asked
+      // again as urgent; it was asked before the abort, so its answer could not confirm it anyway.
+      else {
+        inFlight?.();
+        dispatch({ type: 'poke' });
+      }
+    });
     return () => {
-      owned.unsubscribe();
+      settings.readNow?.listen(undefined);
       pending?.unsubscribe();
       again?.unsubscribe();
       withdrawNeed?.();

@@ -1,4 +1,4 @@
-import { asapScheduler, Observable, Subject, type Subscriber, type Subscription, type TeardownLogic } from 'rxjs';
+import { asapScheduler, Observable, type Observer, type Subscriber, type Subscription, type TeardownLogic } from 'rxjs';
 import type { RunEvent } from './events.js';
 import { readingOf } from './run-state.js';
 import { RunStand } from './share-run.js';
@@ -168,21 +168,26 @@ class FollowedRun {
   /** This follow's sequence of the execution: its name, and the place of its last event. */
   readonly #log = newLogName();
   #seq = 0;
-  readonly #subject = new Subject<RunEvent>();
+  /**
+   * Those following, in the order they came: replaced on every join and leave, never changed in place,
+   * so an event goes to those following when it came (as a Subject does, without its subscriptions).
+   */
+  #following: readonly Subscriber<RunEvent>[] = [];
   readonly #forget: () => void;
-  #followers = 0;
   #led = false;
   #start: (() => Observable<RunEvent>) | undefined;
   #poll: Subscription | undefined;
   /** The poll's unsubscription once the last follower left, held until the current task is over. */
   #leaving: Subscription | undefined;
+  /** A resumed poll's first reading is still coming (see `#startPoll`). */
+  #catchingUp = false;
 
   constructor(forget: () => void) {
     this.#forget = forget;
   }
 
   get followers(): number {
-    return this.#followers + (this.#led ? 1 : 0);
+    return this.#following.length + (this.#led ? 1 : 0);
   }
 
   join(subscriber: Subscriber<RunEvent>, start: () => Observable<RunEvent>): TeardownLogic {
@@ -190,14 +195,12 @@ class FollowedRun {
     for (const event of catchUpAt(this.#stand, this.#seq, this.#log)) subscriber.next(event);
     // A follower that had enough of the snapshot (`take(1)`) never joins.
     if (subscriber.closed) return undefined;
-    this.#followers += 1;
+    this.#following = [...this.#following, subscriber];
     this.#leaving?.unsubscribe();
     this.#leaving = undefined;
-    const joined = this.#subject.subscribe(subscriber);
     if (!this.#led) this.#poll ??= this.#startPoll(start);
     return () => {
-      joined.unsubscribe();
-      this.#followers -= 1;
+      this.#following = this.#following.filter((other) => other !== subscriber);
       if (this.followers > 0) return;
       this.#leaving ??= asapScheduler.schedule(() => {
         this.#leaving = undefined;
@@ -223,7 +226,8 @@ class FollowedRun {
   /** Gives `event` the next place in this follow's sequence, and to the followers. */
   #emit(event: RunEvent): void {
     this.#seq += 1;
-    this.#subject.next(atHubPlace(event, { seq: this.#seq, log: this.#log }));
+    const placed = atHubPlace(event, { seq: this.#seq, log: this.#log });
+    for (const follower of this.#following) follower.next(placed);
   }
 
   /** The leading run stopped: over with its `finished`; else those still following go on with a poll. */
@@ -231,9 +235,9 @@ class FollowedRun {
     if (!this.#led) return;
     this.#led = false;
     const start = this.#start;
-    if (this.#stand.finished !== undefined || this.#followers === 0 || start === undefined) {
+    if (this.#stand.finished !== undefined || this.#following.length === 0 || start === undefined) {
       this.#forget();
-      this.#subject.complete();
+      this.#end(undefined);
       return;
     }
     this.#poll = this.#startPoll(start, true);
@@ -245,30 +249,60 @@ class FollowedRun {
    * as one `snapshot` of the state it reads.
    */
   #startPoll(start: () => Observable<RunEvent>, resuming = false): Subscription {
-    let catchingUp = resuming;
+    this.#catchingUp = resuming;
     if (resuming) this.#stand = new RunStand();
-    return start().subscribe({
-      next: (event) => {
-        if (!catchingUp) {
-          this.offer(event);
-          return;
-        }
-        this.#stand.see(event);
-        const reading = readingOf(event);
-        if (reading !== undefined && event !== reading.events.at(-1)) return;
-        catchingUp = false;
-        // A resumed poll's catch-up is news to the followers: it takes the next places in the sequence.
-        for (const caughtUp of this.#stand.catchUp()) this.#emit(caughtUp);
-      },
-      error: (error: unknown) => {
-        // Forgotten first: a follower coming after the error starts a new poll.
-        this.#forget();
-        this.#subject.error(error);
-      },
-      complete: () => {
-        this.#forget();
-        this.#subject.complete();
-      },
-    });
+    return start().subscribe(new PollFeed(this));
+  }
+
+  /** One event of the poll. */
+  polled(event: RunEvent): void {
+    if (!this.#catchingUp) {
+      this.offer(event);
+      return;
+    }
+    this.#stand.see(event);
+    const reading = readingOf(event);
+    if (reading !== undefined && event !== reading.events.at(-1)) return;
+    this.#catchingUp = false;
+    // A resumed poll's catch-up is news to the followers: it takes the next places in the sequence.
+    for (const caughtUp of this.#stand.catchUp()) this.#emit(caughtUp);
+  }
+
+  /** The poll errored, or completed (`error` undefined): the followers' stream ends as it did. */
+  pollEnded(failed: { readonly error: unknown } | undefined): void {
+    // Forgotten first: a follower coming after the error starts a new poll.
+    this.#forget();
+    this.#end(failed);
+  }
+
+  /** The followers' stream ends: completed, or with the error `failed` carries. */
+  #end(failed: { readonly error: unknown } | undefined): void {
+    const following = this.#following;
+    this.#following = [];
+    for (const follower of following) {
+      if (failed === undefined) follower.complete();
+      else follower.error(failed.error);
+    }
+  }
+}
+
+/** A followed execution's poll, heard by it: one small object per poll rather than three closures. */
+class PollFeed implements Observer<RunEvent> {
+  readonly #followed: FollowedRun;
+
+  constructor(followed: FollowedRun) {
+    this.#followed = followed;
+  }
+
+  next(event: RunEvent): void {
+    this.#followed.polled(event);
+  }
+
+  error(error: unknown): void {
+    this.#followed.pollEnded({ error });
+  }
+
+  complete(): void {
+    this.#followed.pollEnded(undefined);
   }
 }

@@ -1,4 +1,4 @@
-import { asyncScheduler, Observable, type SchedulerLike, Subject, Subscription, tap, timer } from 'rxjs';
+import { asyncScheduler, Observable, type Observer, type SchedulerLike, Subscription, tap, timer } from 'rxjs';
 import type { ReadNeed } from '../domain/budget.js';
 import type { DurationModel } from '../domain/durations.js';
 import type { Logger, WorkflowPlan } from '../domain/model.js';
@@ -7,11 +7,11 @@ import { InvalidArgumentError } from '../errors/validation-errors.js';
 import { timerDelay } from '../http/options.js';
 import { abortInBackground, type ExecutionSource, type StartProgress, waitOutUnsentStart, withTelemetryParent } from './execution-source.js';
 import { withExecutionId } from './execution-error.js';
-import { pollExecution } from './poll-execution.js';
+import { pollExecution, type PollRead, ReadNow } from './poll-execution.js';
 import { type CadenceBounds, cadenceBounds, OUTPUT_MODES, type OutputMode, type PollInterval } from './poll-plan.js';
 import type { IdempotencyStore } from './idempotency-store.js';
 import type { RunHub } from './run-hub.js';
-import { initialRun, type LifecycleCommand, reduceRun, reducerShell, type RunControl, type RunRules } from './run-machine.js';
+import { initialRun, type LifecycleCommand, type LifecycleEvent, reduceRun, reducerShell, type RunControl, type RunRules } from './run-machine.js';
 import { RunReader, withReading } from './run-state.js';
 import type { RunEvent } from './events.js';
 
@@ -248,11 +248,15 @@ export function notingPlan(source: ExecutionSource): { readonly source: Executio
 export function runLifecycle(source: ExecutionSource, target: RunTarget, settings: RunSettings, control?: Observable<RunControl>): Observable<RunEvent> {
   return new Observable<RunEvent>((subscriber) => {
     const reader = new RunReader(settings.scheduler);
-    const listening = new Subscription();
+    // The signals', the deadline's and the control's subscriptions; most runs have none.
+    let listening: Subscription | undefined;
+    const listen = (teardown: Subscription | (() => void)): void => {
+      (listening ??= new Subscription()).add(teardown);
+    };
     let starting: Subscription | undefined;
     let following: Subscription | undefined;
     // Cuts the poll's wait short once an abort answered.
-    const readNow = new Subject<void>();
+    const readNow = new ReadNow();
 
     const perform = (command: LifecycleCommand): void => {
       switch (command.type) {
@@ -273,17 +277,23 @@ export function runLifecycle(source: ExecutionSource, target: RunTarget, setting
           return;
         case 'follow':
           if (subscriber.closed) return;
-          following = pollExecution(source, { executionId: command.executionId, ...settings, canvasId: command.canvasId, startedStatus: command.startedStatus, readNow }).subscribe({
-            next: (read) => {
-              dispatch({ type: 'poll-read', read });
-            },
-            error: (error: unknown) => {
-              dispatch({ type: 'poll-error', error });
-            },
-            complete: () => {
-              dispatch({ type: 'poll-complete' });
-            },
-          });
+          following = pollExecution(source, {
+            // Field by field, not `...settings`: a literal with a spread in it gets a shape of its own
+            // and its fields out of the object, held by every watched run.
+            executionId: command.executionId,
+            canvasId: command.canvasId,
+            startedStatus: command.startedStatus,
+            bounds: settings.bounds,
+            output: settings.output,
+            scheduler: settings.scheduler,
+            random: settings.random,
+            durations: settings.durations,
+            needRead: settings.needRead,
+            logger: settings.logger,
+            readNow,
+            onFailedBranches: settings.onFailedBranches,
+            outageMs: settings.outageMs,
+          }).subscribe(new PollHeard(dispatch));
           return;
         case 'stop-following':
           following?.unsubscribe();
@@ -300,7 +310,7 @@ export function runLifecycle(source: ExecutionSource, target: RunTarget, setting
           });
           return;
         case 'read-now':
-          readNow.next();
+          readNow.readNow();
           return;
         case 'emit': {
           const planned = target.kind === 'start' ? target.plannedTasks?.() : undefined;
@@ -339,12 +349,12 @@ export function runLifecycle(source: ExecutionSource, target: RunTarget, setting
         dispatch({ type: 'signal', reason: signal.reason });
       };
       signal.addEventListener('abort', onAbort, { once: true });
-      listening.add(() => {
+      listen(() => {
         signal.removeEventListener('abort', onAbort);
       });
     }
     if (timeoutMs !== undefined) {
-      listening.add(
+      listen(
         timer(timeoutMs, settings.scheduler).subscribe(() => {
           dispatch({ type: 'deadline' });
         }),
@@ -358,22 +368,46 @@ export function runLifecycle(source: ExecutionSource, target: RunTarget, setting
         dispatch({ type: 'control', control: 'detach' });
       };
       detach.addEventListener('abort', onDetach, { once: true });
-      listening.add(() => {
+      listen(() => {
         detach.removeEventListener('abort', onDetach);
       });
     }
     if (control !== undefined) {
-      listening.add(
+      listen(
         control.subscribe((order) => {
           dispatch({ type: 'control', control: order });
         }),
       );
     }
     return () => {
-      listening.unsubscribe();
+      listening?.unsubscribe();
       dispatch({ type: 'unsubscribe' });
     };
   });
+}
+
+/**
+ * The poll's reads, its error and its end, told to the run's machine: methods of one object rather
+ * than three closures, since every watched run holds its poll's observer.
+ */
+class PollHeard implements Observer<PollRead> {
+  readonly #dispatch: (event: LifecycleEvent) => void;
+
+  constructor(dispatch: (event: LifecycleEvent) => void) {
+    this.#dispatch = dispatch;
+  }
+
+  next(read: PollRead): void {
+    this.#dispatch({ type: 'poll-read', read });
+  }
+
+  error(error: unknown): void {
+    this.#dispatch({ type: 'poll-error', error });
+  }
+
+  complete(): void {
+    this.#dispatch({ type: 'poll-complete' });
+  }
 }
 
 // --- a run as a telemetry hook sees it -----------------------------------------------------------

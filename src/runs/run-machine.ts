@@ -299,18 +299,23 @@ export function reducerShell<State, Event, Command>(
   perform: (command: Command) => void,
 ): (event: Event) => void {
   let state = initial;
-  const queue: Event[] = [];
+  // Events raised while commands are performed, made when the first one is: a run holds two shells
+  // for its whole life, and an array once pushed to keeps room for 16 more.
+  let queue: Event[] | undefined;
   let performing = false;
   return (event) => {
-    queue.push(event);
-    if (performing) return;
+    if (performing || queue !== undefined) {
+      (queue ??= []).push(event);
+      if (performing) return;
+    }
     performing = true;
     try {
-      for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+      for (let next = queue === undefined ? event : queue.shift(); next !== undefined; next = queue?.shift()) {
         const step = reduce(state, next);
         state = step.state;
         for (const command of step.commands) perform(command);
       }
+      queue = undefined;
     } finally {
       performing = false;
     }

@@ -239,6 +239,14 @@ export class RunStateFold {
     return this.#state;
   }
 
+  /**
+   * The same state, not kept by the fold when it was not built yet: for a reader that keeps its own
+   * (`RunReader`), so that a watched run holds one state, not two.
+   */
+  builtState(): RunState {
+    return this.#state ?? this.#build();
+  }
+
   #isTask(entry: NodeEntry): boolean {
     return this.#tasks === undefined ? entry.seenWorking : this.#tasks.has(entry.nodeId);
   }
@@ -400,10 +408,10 @@ function observeTimes(times: Map<string, NodeTimes>, event: RunEvent, now: numbe
  * else the observed ones (a running node's grows with `now`).
  */
 function nodesWithTimes(state: RunState, observed: ReadonlyMap<string, NodeTimes>, now: number): readonly NodeState[] {
-  const reported = new Map(state.result?.output.map((entry) => [entry.nodeId, durationOf(serviceNodeTimes(entry))]));
+  const reported = state.result === undefined ? undefined : new Map(state.result.output.map((entry) => [entry.nodeId, durationOf(serviceNodeTimes(entry))]));
   return state.nodes.map((node) => {
     const seen = observed.get(node.nodeId);
-    const elapsedMs = reported.get(node.nodeId) ?? (seen?.startedAt === undefined ? undefined : (seen.endedAt ?? now) - seen.startedAt);
+    const elapsedMs = reported?.get(node.nodeId) ?? (seen?.startedAt === undefined ? undefined : (seen.endedAt ?? now) - seen.startedAt);
     return elapsedMs === undefined ? node : timedNode(node, elapsedMs);
   });
 }
@@ -494,7 +502,7 @@ export class RunReader {
     }
     if (tasks !== undefined) this.#fold.knowTasks(tasks, 'output');
     this.#seq += 1;
-    const state = this.#fold.state;
+    const state = this.#fold.builtState();
     return { seq: this.#seq, state: assembleState(state, nodesWithTimes(state, this.#times, now), state.files, state.progress, now - this.#since), events };
   }
 }

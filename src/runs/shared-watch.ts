@@ -1,4 +1,4 @@
-import { Observable } from 'rxjs';
+import { Observable, type Observer, type Subscriber } from 'rxjs';
 import { WorkflowFailedError } from '../errors/run-errors.js';
 import type { RunEvent } from './events.js';
 import { abortInBackground, type ExecutionSource } from './execution-source.js';
@@ -18,26 +18,43 @@ export function sharedWatch(source: ExecutionSource, hub: RunHub, executionId: s
   if (settings.timeoutMs !== undefined || settings.signal !== undefined || settings.detach !== undefined) return runLifecycle(source, target, settings);
   const shared = hub.follow(executionId, () => runLifecycle(source, target, { ...settings, abortOnUnsubscribe: false, failOnWorkflowError: false }));
   return new Observable<RunEvent>((subscriber) => {
-    // Finished, errored or completed: the execution is not this watch's to abort any more.
-    let over = false;
-    const subscription = shared.subscribe({
-      next: (event) => {
-        if (event.type === 'finished') over = true;
-        subscriber.next(event);
-        if (event.type === 'finished' && settings.failOnWorkflowError && event.result.endedBy === 'failed') subscriber.error(new WorkflowFailedError(event.result));
-      },
-      error: (error: unknown) => {
-        over = true;
-        subscriber.error(error);
-      },
-      complete: () => {
-        over = true;
-        subscriber.complete();
-      },
-    });
+    const watch = new WatchOfShared(subscriber, settings.failOnWorkflowError);
+    const subscription = shared.subscribe(watch);
     return () => {
       subscription.unsubscribe();
-      if (settings.abortOnUnsubscribe && !over && hub.followers(executionId) === 0) abortInBackground(source, executionId, settings);
+      if (settings.abortOnUnsubscribe && !watch.over && hub.followers(executionId) === 0) abortInBackground(source, executionId, settings);
     };
   });
+}
+
+/**
+ * One watch of the shared stream, passing its events on, with its own ending: an object with methods
+ * rather than three closures, since every watched run holds it.
+ */
+class WatchOfShared implements Observer<RunEvent> {
+  /** Finished, errored or completed: the execution is not this watch's to abort any more. */
+  over = false;
+  readonly #subscriber: Subscriber<RunEvent>;
+  readonly #failOnWorkflowError: boolean;
+
+  constructor(subscriber: Subscriber<RunEvent>, failOnWorkflowError: boolean) {
+    this.#subscriber = subscriber;
+    this.#failOnWorkflowError = failOnWorkflowError;
+  }
+
+  next(event: RunEvent): void {
+    if (event.type === 'finished') this.over = true;
+    this.#subscriber.next(event);
+    if (event.type === 'finished' && this.#failOnWorkflowError && event.result.endedBy === 'failed') this.#subscriber.error(new WorkflowFailedError(event.result));
+  }
+
+  error(error: unknown): void {
+    this.over = true;
+    this.#subscriber.error(error);
+  }
+
+  complete(): void {
+    this.over = true;
+    this.#subscriber.complete();
+  }
 }

@@ -22,6 +22,19 @@ describe('diffStatus', () => {
     ]);
   });
 
+  it('a read that changes nothing keeps the view it was compared with: a watched run copies no node map or set per quiet poll', () => {
+    const first = diffStatus(initialView(EXECUTION_ID), snapshot('executing', [node('a', 'executing'), node('b', 'init')]));
+    const quiet = diffStatus(first.view, snapshot('executing', [node('a', 'executing'), node('b', 'init')]));
+    expect(quiet.events).toEqual([]);
+    expect(quiet.view.nodes).toBe(first.view.nodes);
+    expect(quiet.view.reported).toBe(first.view.reported);
+    // A fresher title is no change of status, but the view takes it in.
+    const retitled = diffStatus(quiet.view, snapshot('executing', [{ ...node('a', 'executing'), title: 'Search again' }, node('b', 'init')]));
+    expect(retitled.events).toEqual([]);
+    expect(retitled.view.nodes.get('a')?.title).toBe('Search again');
+    expect(first.view.nodes.get('a')?.title).toBe('Title a');
+  });
+
   it('ignores a node going backwards and logs it once', () => {
     const first = diffStatus(initialView(EXECUTION_ID), snapshot('executing', [node('n1', 'finish')]));
     const stale = diffStatus(first.view, snapshot('executing', [node('n1', 'executing')]));
