@@ -352,7 +352,7 @@ const CUT_IN_TURNS = 2;
 /**
  * How a read's need places it in its class (scheduler.ts): `certain`, it may go ahead of the turns;
  * `defer`, the turns it is put back; `atShare`, its run's model timed it for the run's share of the
- * account (`atShare` in scheduler.ts): it takes the class's current turn, not the turn after its run's last.
+ * account (`atShare` in scheduler.ts) and its change is likely when due: it takes the class's current turn, not the turn after its run's last.
  */
 export interface ReadOrder {
   readonly certain: boolean;
@@ -380,13 +380,13 @@ export interface ReadOrder {
  * the run's next read comes that much later.
  *
  * When the account gives each run a share shorter than its maximum gap, a run's model times its reads
- * for that share (`ReadOrder.atShare`): such a read takes the class's current turn, not the turn after
+ * for that share, and a read so timed whose change is likely when due (`ReadOrder.atShare`) takes the class's current turn, not the turn after
  * its run's last, placed in it as far as the turn has gone (its tag a fraction past the turn's), and
  * the turn ends once as many have been served as runs in the class. The model already spends the
  * run's share — few reads while its change is unlikely, many where it is likely — and counting those
  * reads in turns as well put the run whose change was coming behind every run whose change was not,
  * each of its dense reads a turn later. A run has one read waiting at a time, so these reads still go
- * about one per run per round, in the order they asked, the less likely deferred.
+ * about one per run per round, in the order they asked; the less likely keep their run's turn, deferred.
  */
 export class FairQueue {
   readonly #classes: Readonly<Record<FairClass, ClassQueue>> = {
