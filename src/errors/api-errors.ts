@@ -15,11 +15,11 @@ export interface ApiErrorDetails {
   /** The HTTP status; 200 for business errors sent in a `success:false` envelope (service.md §1.2). */
   readonly status: number;
   /** The envelope's `errCode` (`E1021`, `CANVAS_NOT_FOUND`, …). */
-  readonly errCode?: string;
+  readonly errCode?: string | undefined;
   /** The envelope's `errMsg`, or the framework body's `message`, or the bare text of the body. */
-  readonly errMsg?: string;
-  readonly traceId?: string;
-  readonly executionId?: string;
+  readonly errMsg?: string | undefined;
+  readonly traceId?: string | undefined;
+  readonly executionId?: string | undefined;
   readonly cause?: unknown;
 }
 
@@ -49,10 +49,7 @@ export class ApiError extends FlowstreamError {
   readonly traceId?: string;
 
   constructor(details: ApiErrorDetails, code = 'API_ERROR', lead = 'API request failed') {
-    super(describe(details, lead), code, {
-      ...(details.cause === undefined ? {} : { cause: details.cause }),
-      ...(details.executionId === undefined ? {} : { executionId: details.executionId }),
-    });
+    super(describe(details, lead), code, details);
     this.endpoint = details.endpoint;
     this.status = details.status;
     if (details.errCode !== undefined) this.errCode = details.errCode;
@@ -158,7 +155,7 @@ export class InvalidRequestError extends ApiError {
 
   readonly modelResponse?: string;
 
-  constructor(details: ApiErrorDetails & { readonly modelResponse?: string }) {
+  constructor(details: ApiErrorDetails & { readonly modelResponse?: string | undefined }) {
     super(details, 'INVALID_REQUEST', 'Invalid request');
     if (details.modelResponse !== undefined) this.modelResponse = details.modelResponse;
   }
@@ -211,7 +208,7 @@ export class RateLimitError extends ApiError {
   /** When that window can have reset at the latest, in ms on the client's clock, when known. */
   readonly resetAt?: number;
 
-  constructor(details: ApiErrorDetails & { readonly rateLimit: RateLimitInfo; readonly scope?: RateLimitScope; readonly resetAt?: number }) {
+  constructor(details: ApiErrorDetails & { readonly rateLimit: RateLimitInfo; readonly scope?: RateLimitScope | undefined; readonly resetAt?: number | undefined }) {
     super(details, 'RATE_LIMITED', 'Rate limit exceeded');
     this.rateLimit = details.rateLimit;
     if (details.scope !== undefined) this.scope = details.scope;
@@ -236,7 +233,7 @@ export class ServerError extends ApiError {
   /** `Retry-After` of the answer, when the server sent one. */
   readonly retryAfterMs?: number;
 
-  constructor(details: ApiErrorDetails & { readonly retryAfterMs?: number }) {
+  constructor(details: ApiErrorDetails & { readonly retryAfterMs?: number | undefined }) {
     const mayHaveStarted = details.endpoint === 'run';
     super(details, 'SERVER_ERROR', mayHaveStarted ? 'Server error (the execution may have started)' : 'Server error');
     this.mayHaveStarted = mayHaveStarted;

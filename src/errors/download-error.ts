@@ -35,7 +35,7 @@ export class DownloadError extends FlowstreamError {
           : details.status === undefined
             ? ''
             : ` with HTTP ${details.status}`;
-    super(`Download of ${details.url} failed${why}`, 'DOWNLOAD_FAILED', details.cause === undefined ? {} : { cause: details.cause });
+    super(`Download of ${details.url} failed${why}`, 'DOWNLOAD_FAILED', { cause: details.cause });
     this.url = details.url;
     if (details.status !== undefined) this.status = details.status;
     if (details.reason !== undefined) this.reason = details.reason;

@@ -27,95 +27,89 @@ export interface FailedAnswer {
   readonly executionId?: string;
 }
 
-/** What an answer says went wrong; the code table and the status table name one, the class table builds its error. */
-type FailureKind = 'auth' | 'permission' | 'credits' | 'notFound' | 'conflict' | 'invalid' | 'tooLarge' | 'rateLimit' | 'server';
+/**
+ * Everything a failed answer tells, whichever class it becomes: each class keeps the fields it carries
+ * (`modelResponse` an invalid request, the counters and the spent window a rate limit, `Retry-After` a
+ * server error) and ignores the others.
+ */
+type AnswerDetails = ApiErrorDetails & {
+  readonly modelResponse?: string | undefined;
+  readonly rateLimit: RateLimitInfo;
+  readonly scope?: RateLimitScope | undefined;
+  readonly retryAfterMs?: number | undefined;
+};
+
+/** An error class an answer can become. */
+type ApiErrorClass = new (details: AnswerDetails) => ApiError;
+
+/** Every "… not found" code of the spec: E1000 canvas, E1021 execution, E1012 upload file, … */
+const NOT_FOUND_CODES = ['E1000', 'E1002', 'E1003', 'E1004', 'E1005', 'E1006', 'E1007', 'E1008', 'E1009', 'E1011', 'E1012', 'E1013', 'E1014',
+  'E1015', 'E1016', 'E1017', 'E1018', 'E1020', 'E1021', 'E1022', 'E1023', 'E1024'];
 
 /**
  * Codes whose meaning does not depend on the HTTP status they came with. Business errors arrive as
  * HTTP 200 (service.md §1.2), so this table is read first and the code wins over the status.
  * Exported for the table test only.
  */
-export const KIND_BY_CODE: Readonly<Record<string, FailureKind>> = {
+export const CLASS_BY_CODE: Readonly<Record<string, ApiErrorClass>> = {
   // Spec §7.3, codes with a stated status.
-  CANVAS_NOT_FOUND: 'notFound',
-  WEBHOOK_NOT_FOUND: 'notFound',
-  INSUFFICIENT_CREDITS: 'credits',
-  INVALID_REQUEST_BODY: 'invalid',
-  WEBHOOK_DISABLED: 'permission',
-  WEBHOOK_RATE_LIMITED: 'rateLimit',
+  CANVAS_NOT_FOUND: NotFoundError,
+  WEBHOOK_NOT_FOUND: NotFoundError,
+  INSUFFICIENT_CREDITS: InsufficientCreditsError,
+  INVALID_REQUEST_BODY: InvalidRequestError,
+  WEBHOOK_DISABLED: PermissionError,
+  WEBHOOK_RATE_LIMITED: RateLimitError,
   // Spec §7.3, E-codes; E0000 is "any unexpected server fault" (service.md §1.2).
-  E0000: 'server',
-  E0001: 'server',
-  E0003: 'invalid',
-  E0004: 'auth',
-  E0010: 'rateLimit',
-  E0012: 'auth',
-  E2002: 'credits',
-  E2004: 'tooLarge',
-  E2005: 'tooLarge',
-  // Every "… not found" code of the spec: E1000 canvas, E1021 execution, E1012 upload file, …
-  ...Object.fromEntries(
-    ['E1000', 'E1002', 'E1003', 'E1004', 'E1005', 'E1006', 'E1007', 'E1008', 'E1009', 'E1011', 'E1012', 'E1013', 'E1014',
-      'E1015', 'E1016', 'E1017', 'E1018', 'E1020', 'E1021', 'E1022', 'E1023', 'E1024'].map((code) => [code, 'notFound' as const]),
-  ),
+  E0000: ServerError,
+  E0001: ServerError,
+  E0003: InvalidRequestError,
+  E0004: AuthenticationError,
+  E0010: RateLimitError,
+  E0012: AuthenticationError,
+  E2002: InsufficientCreditsError,
+  E2004: PayloadTooLargeError,
+  E2005: PayloadTooLargeError,
+  ...Object.fromEntries(NOT_FOUND_CODES.map((code) => [code, NotFoundError])),
 };
 
 /**
  * HTTP statuses, read when the body has no known code: framework bodies and proxies keep their
- * status (service.md §1.3). Any other 5xx is a server fault ({@link kindOfStatus}). Exported for the
+ * status (service.md §1.3). Any other 5xx is a server fault ({@link classOfStatus}). Exported for the
  * table test only.
  */
-export const KIND_BY_STATUS: Readonly<Partial<Record<number, FailureKind>>> = {
-  400: 'invalid',
-  401: 'auth',
-  402: 'credits',
-  403: 'permission',
-  404: 'notFound',
-  409: 'conflict',
-  413: 'tooLarge',
-  429: 'rateLimit',
+export const CLASS_BY_STATUS: Readonly<Partial<Record<number, ApiErrorClass>>> = {
+  400: InvalidRequestError,
+  401: AuthenticationError,
+  402: InsufficientCreditsError,
+  403: PermissionError,
+  404: NotFoundError,
+  409: ConflictError,
+  413: PayloadTooLargeError,
+  429: RateLimitError,
 };
 
 // Own rows only: the server picks the code, and `constructor` or `__proto__` must not find Object.prototype's.
-function kindOfCode(errCode: string | undefined): FailureKind | undefined {
-  return errCode !== undefined && Object.hasOwn(KIND_BY_CODE, errCode) ? KIND_BY_CODE[errCode] : undefined;
+function classOfCode(errCode: string | undefined): ApiErrorClass | undefined {
+  return errCode !== undefined && Object.hasOwn(CLASS_BY_CODE, errCode) ? CLASS_BY_CODE[errCode] : undefined;
 }
 
 // The status table, plus the one range rule it cannot hold: every 5xx is the service failing.
-function kindOfStatus(status: number): FailureKind | undefined {
-  return KIND_BY_STATUS[status] ?? (status >= 500 ? 'server' : undefined);
+function classOfStatus(status: number): ApiErrorClass | undefined {
+  return CLASS_BY_STATUS[status] ?? (status >= 500 ? ServerError : undefined);
 }
-
-/** What some classes carry beyond {@link ApiErrorDetails}, read from the body or the answer's headers. */
-interface FailureExtras {
-  readonly modelResponse?: string;
-  readonly rateLimit: RateLimitInfo;
-}
-
-/** The class each kind becomes; a kind with no row does not compile. */
-const ERROR_BY_KIND: { readonly [K in FailureKind]: (details: ApiErrorDetails, extras: FailureExtras) => ApiError } = {
-  auth: (details) => new AuthenticationError(details),
-  permission: (details) => new PermissionError(details),
-  credits: (details) => new InsufficientCreditsError(details),
-  notFound: (details) => new NotFoundError(details),
-  conflict: (details) => new ConflictError(details),
-  invalid: (details, { modelResponse }) => new InvalidRequestError({ ...details, ...(modelResponse === undefined ? {} : { modelResponse }) }),
-  tooLarge: (details) => new PayloadTooLargeError(details),
-  rateLimit: (details, { rateLimit }) => new RateLimitError({ ...details, rateLimit, ...spentScope(rateLimit) }),
-  server: (details, { rateLimit }) => new ServerError({ ...details, ...(rateLimit.retryAfterMs === undefined ? {} : { retryAfterMs: rateLimit.retryAfterMs }) }),
-};
 
 /** The window the service's headers show spent (service.md §2.1: 0 remaining), the day first: it lasts longer. */
-function spentScope(rateLimit: RateLimitInfo): { readonly scope?: RateLimitScope } {
-  if (rateLimit.remainingPerDay === 0) return { scope: 'day' };
-  return rateLimit.remainingPerMinute === 0 ? { scope: 'minute' } : {};
+function spentScope(rateLimit: RateLimitInfo): RateLimitScope | undefined {
+  if (rateLimit.remainingPerDay === 0) return 'day';
+  return rateLimit.remainingPerMinute === 0 ? 'minute' : undefined;
 }
 
+/** What a failed answer's body says; a field it does not have is undefined. */
 interface FailureFacts {
-  readonly errCode?: string;
-  readonly errMsg?: string;
-  readonly traceId?: string;
-  readonly modelResponse?: string;
+  readonly errCode?: string | undefined;
+  readonly errMsg?: string | undefined;
+  readonly traceId?: string | undefined;
+  readonly modelResponse?: string | undefined;
 }
 
 function stringField(record: Readonly<Record<string, unknown>>, key: string): string | undefined {
@@ -137,31 +131,27 @@ function readFacts(body: FailureBody): FailureFacts {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return {};
   const record = value as Readonly<Record<string, unknown>>;
   if (record['success'] === false) {
-    const errCode = stringField(record, 'errCode');
-    const errMsg = stringField(record, 'errMsg');
-    const traceId = stringField(record, 'traceId');
-    return { ...(errCode === undefined ? {} : { errCode }), ...(errMsg === undefined ? {} : { errMsg }), ...(traceId === undefined ? {} : { traceId }) };
+    return { errCode: stringField(record, 'errCode'), errMsg: stringField(record, 'errMsg'), traceId: stringField(record, 'traceId') };
   }
   // Framework body {statusCode, message, error, modelResponse?}; Nest validation sends `message` as a list.
   const message = record['message'];
   const errMsg = Array.isArray(message) ? message.filter((m): m is string => typeof m === 'string').join('; ') : stringField(record, 'message');
-  const modelResponse = stringField(record, 'modelResponse');
-  return { ...(errMsg === undefined ? {} : { errMsg }), ...(modelResponse === undefined ? {} : { modelResponse }) };
+  return { errMsg, modelResponse: stringField(record, 'modelResponse') };
 }
 
-// The one place where HTTP statuses and error codes become classes: code table, then status table, then class table.
+// The one place where HTTP statuses and error codes become classes: the code table first (a business
+// error comes as HTTP 200, service.md §1.2), then the status table; neither knows it: a plain ApiError.
 export function errorFromAnswer(answer: FailedAnswer): ApiError {
   const facts = readFacts(answer.body);
-  const details: ApiErrorDetails = {
+  const rateLimit = answer.rateLimit ?? {};
+  const errorClass = classOfCode(facts.errCode) ?? classOfStatus(answer.status) ?? ApiError;
+  return new errorClass({
+    ...facts,
     endpoint: answer.endpoint,
     status: answer.status,
-    ...(facts.errCode === undefined ? {} : { errCode: facts.errCode }),
-    ...(facts.errMsg === undefined ? {} : { errMsg: facts.errMsg }),
-    ...(facts.traceId === undefined ? {} : { traceId: facts.traceId }),
-    ...(answer.executionId === undefined ? {} : { executionId: answer.executionId }),
-  };
-  // The code first (a business error comes as HTTP 200, service.md §1.2), then the status; neither known: a plain ApiError.
-  const kind = kindOfCode(facts.errCode) ?? kindOfStatus(answer.status);
-  if (kind === undefined) return new ApiError(details);
-  return ERROR_BY_KIND[kind](details, { rateLimit: answer.rateLimit ?? {}, ...(facts.modelResponse === undefined ? {} : { modelResponse: facts.modelResponse }) });
+    executionId: answer.executionId,
+    rateLimit,
+    scope: spentScope(rateLimit),
+    retryAfterMs: rateLimit.retryAfterMs,
+  });
 }

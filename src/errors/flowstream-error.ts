@@ -16,7 +16,7 @@ const KINDS = Symbol.for('flowstream.error.kinds');
 export interface FlowstreamErrorOptions {
   readonly cause?: unknown;
   /** The execution the failure belongs to, when one is known: the caller can `watch()` it later. */
-  readonly executionId?: string;
+  readonly executionId?: string | undefined;
 }
 
 /**

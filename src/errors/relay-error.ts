@@ -17,7 +17,7 @@ export class RelayError extends FlowstreamError {
   readonly reason: string;
 
   constructor(status: number, reason: string, message: string, options: { readonly executionId?: string } = {}) {
-    super(`Relay answered ${status} (${reason}): ${message}`, 'RELAY_ERROR', options.executionId === undefined ? {} : { executionId: options.executionId });
+    super(`Relay answered ${status} (${reason}): ${message}`, 'RELAY_ERROR', options);
     this.status = status;
     this.reason = reason;
   }

@@ -48,7 +48,7 @@ export class RunTimeoutError extends FlowstreamError {
     super(
       `Run did not finish within ${timeoutMs} ms${executionId === undefined ? '' : ` (execution ${executionId} was aborted)`}`,
       'RUN_TIMEOUT',
-      executionId === undefined ? {} : { executionId },
+      { executionId },
     );
     this.timeoutMs = timeoutMs;
   }

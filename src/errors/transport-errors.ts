@@ -11,7 +11,7 @@ import { FlowstreamError, guardFor } from './flowstream-error.js';
  */
 export interface TransportErrorDetails {
   readonly endpoint: Endpoint;
-  readonly executionId?: string;
+  readonly executionId?: string | undefined;
   readonly cause?: unknown;
 }
 
@@ -69,10 +69,7 @@ export class NetworkError extends FlowstreamError {
   constructor(details: TransportErrorDetails) {
     const connected = !neverConnected(details.cause);
     const started = mayHaveStarted(details.endpoint) && connected;
-    super(`Network error on ${details.endpoint}${started ? MAY_HAVE_STARTED : ''}`, 'NETWORK_ERROR', {
-      ...(details.cause === undefined ? {} : { cause: details.cause }),
-      ...(details.executionId === undefined ? {} : { executionId: details.executionId }),
-    });
+    super(`Network error on ${details.endpoint}${started ? MAY_HAVE_STARTED : ''}`, 'NETWORK_ERROR', details);
     this.endpoint = details.endpoint;
     this.mayHaveStarted = started;
     this.connected = connected;
@@ -97,9 +94,7 @@ export class TimeoutError extends FlowstreamError {
 
   constructor(details: TransportErrorDetails & { readonly timeoutMs: number }) {
     const started = mayHaveStarted(details.endpoint);
-    super(`${details.endpoint} timed out after ${details.timeoutMs} ms${started ? MAY_HAVE_STARTED : ''}`, 'TIMEOUT', {
-      ...(details.executionId === undefined ? {} : { executionId: details.executionId }),
-    });
+    super(`${details.endpoint} timed out after ${details.timeoutMs} ms${started ? MAY_HAVE_STARTED : ''}`, 'TIMEOUT', { executionId: details.executionId });
     this.endpoint = details.endpoint;
     this.timeoutMs = details.timeoutMs;
     this.mayHaveStarted = started;
@@ -144,9 +139,7 @@ export class ResponseTooLargeError extends FlowstreamError {
 
   constructor(details: TransportErrorDetails & { readonly maxBytes: number }) {
     const started = mayHaveStarted(details.endpoint);
-    super(`The answer to ${details.endpoint} is larger than ${details.maxBytes} bytes (maxResponseBytes)${started ? MAY_HAVE_STARTED : ''}`, 'RESPONSE_TOO_LARGE', {
-      ...(details.executionId === undefined ? {} : { executionId: details.executionId }),
-    });
+    super(`The answer to ${details.endpoint} is larger than ${details.maxBytes} bytes (maxResponseBytes)${started ? MAY_HAVE_STARTED : ''}`, 'RESPONSE_TOO_LARGE', { executionId: details.executionId });
     this.endpoint = details.endpoint;
     this.maxBytes = details.maxBytes;
     this.mayHaveStarted = started;
@@ -184,9 +177,7 @@ export class RedirectError extends FlowstreamError {
   constructor(details: TransportErrorDetails & { readonly status: number; readonly location: string }) {
     const started = mayHaveStarted(details.endpoint);
     const to = details.location === '' ? '' : ` to ${details.location}`;
-    super(`The API answered ${details.endpoint} with a redirect (HTTP ${details.status})${to}, which flowstream does not follow: check baseUrl${started ? MAY_HAVE_STARTED : ''}`, 'UNEXPECTED_REDIRECT', {
-      ...(details.executionId === undefined ? {} : { executionId: details.executionId }),
-    });
+    super(`The API answered ${details.endpoint} with a redirect (HTTP ${details.status})${to}, which flowstream does not follow: check baseUrl${started ? MAY_HAVE_STARTED : ''}`, 'UNEXPECTED_REDIRECT', { executionId: details.executionId });
     this.endpoint = details.endpoint;
     this.status = details.status;
     this.location = details.location;

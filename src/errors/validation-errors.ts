@@ -38,7 +38,7 @@ export class ResponseValidationError extends FlowstreamError {
     readonly endpoint: Endpoint;
     readonly reason: 'not-json' | 'schema';
     readonly issues?: readonly ResponseIssue[];
-    readonly executionId?: string;
+    readonly executionId?: string | undefined;
   }) {
     const issues = details.issues ?? [];
     const listed = issues
@@ -47,9 +47,7 @@ export class ResponseValidationError extends FlowstreamError {
       .join('; ');
     const what = details.reason === 'not-json' ? 'is not JSON' : `does not match the schema (${listed})`;
     const started = details.endpoint === 'run' ? '; the execution may have started' : '';
-    super(`The ${details.endpoint} response ${what}${started}`, 'RESPONSE_VALIDATION', {
-      ...(details.executionId === undefined ? {} : { executionId: details.executionId }),
-    });
+    super(`The ${details.endpoint} response ${what}${started}`, 'RESPONSE_VALIDATION', details);
     this.endpoint = details.endpoint;
     this.reason = details.reason;
     this.issues = issues;

@@ -12,7 +12,7 @@ import {
   ServerError,
 } from '../../src/errors/api-errors.js';
 import type { Endpoint } from '../../src/domain/endpoints.js';
-import { errorFromAnswer, KIND_BY_CODE, KIND_BY_STATUS, type FailureBody } from '../../src/errors/error-factory.js';
+import { errorFromAnswer, CLASS_BY_CODE, CLASS_BY_STATUS, type FailureBody } from '../../src/errors/error-factory.js';
 
 const envelope = (errCode: string, errMsg = 'text'): FailureBody => ({ kind: 'json', value: { success: false, errCode, errMsg, traceId: 't-1' } });
 const nest = (statusCode: number, message: string, error: string): FailureBody => ({ kind: 'json', value: { statusCode, message, error } });
@@ -121,7 +121,7 @@ function expectClass(error: ApiError, [errorClass, code]: Expected): void {
 describe('the status table', () => {
   it('has a row in this test for each of its rows, and no other below 500', () => {
     const listed = byStatus.filter(([status, errorClass]) => status < 500 && errorClass !== ApiError).map(([status]) => status);
-    expect(listed.sort((a, b) => a - b)).toEqual(Object.keys(KIND_BY_STATUS).map(Number).sort((a, b) => a - b));
+    expect(listed.sort((a, b) => a - b)).toEqual(Object.keys(CLASS_BY_STATUS).map(Number).sort((a, b) => a - b));
   });
 
   it.each(byStatus)('HTTP %i without a code → %o', (status, ...expected) => {
@@ -132,7 +132,7 @@ describe('the status table', () => {
 
 describe('the code table', () => {
   it('has a row in this test for each of its rows, and no other', () => {
-    expect(Object.keys(byCode).sort()).toEqual(Object.keys(KIND_BY_CODE).sort());
+    expect(Object.keys(byCode).sort()).toEqual(Object.keys(CLASS_BY_CODE).sort());
   });
 
   // service.md §1.2: business errors come as HTTP 200, and a spec-faithful server may send a status
