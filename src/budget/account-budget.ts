@@ -34,7 +34,7 @@ export type { AccountBudget, AccountBudgetOptions };
 export function createAccountBudget(options: AccountBudgetOptions & { readonly ledger?: MemoryLedger; readonly shared?: SharedLink } = {}): AccountBudget {
   const { scheduler = asyncScheduler, durations, ledger, shared, ...numbers } = options;
   // The budget's clock. Real time is the wall clock, which may step back (NTP): the budget's time never does.
-  let latest = Number.NEGATIVE_INFINITY;
+  let latest = -Infinity;
   const now = (): number => {
     latest = Math.max(latest, scheduler.now());
     return latest;
@@ -302,29 +302,38 @@ export interface AccountLink {
 class Turn implements Waiter {
   /** The budget's handle on it, once queued. */
   id = -1;
+  readonly #signal: AbortSignal | undefined;
+  readonly #resolve: () => void;
+  readonly #reject: (reason: unknown) => void;
+  readonly #withdraw: (id: number) => void;
 
   constructor(
     readonly ticket: GateTicket,
-    private readonly signal: AbortSignal | undefined,
-    private readonly resolve: () => void,
-    private readonly reject: (reason: unknown) => void,
-    private readonly withdraw: (id: number) => void,
-  ) {}
+    signal: AbortSignal | undefined,
+    resolve: () => void,
+    reject: (reason: unknown) => void,
+    withdraw: (id: number) => void,
+  ) {
+    this.#signal = signal;
+    this.#resolve = resolve;
+    this.#reject = reject;
+    this.#withdraw = withdraw;
+  }
 
   /** The signal aborted: the wait leaves the queue and rejects with the signal's reason. */
   handleEvent(): void {
-    this.withdraw(this.id);
-    this.reject(this.signal?.reason);
+    this.#withdraw(this.id);
+    this.#reject(this.#signal?.reason);
   }
 
   release(): void {
-    this.signal?.removeEventListener('abort', this);
-    this.resolve();
+    this.#signal?.removeEventListener('abort', this);
+    this.#resolve();
   }
 
   refuse(error: Error): void {
-    this.signal?.removeEventListener('abort', this);
-    this.reject(error);
+    this.#signal?.removeEventListener('abort', this);
+    this.#reject(error);
   }
 }
 
@@ -337,11 +346,14 @@ const ONCE: AddEventListenerOptions = { once: true };
  */
 class Waiting implements Waiter {
   #waiting = true;
+  readonly #turn: GateTurn;
 
   constructor(
     readonly ticket: GateTicket,
-    private readonly turn: GateTurn,
-  ) {}
+    turn: GateTurn,
+  ) {
+    this.#turn = turn;
+  }
 
   /** Ends the wait; whether it was still waiting. */
   settle(): boolean {
@@ -351,11 +363,11 @@ class Waiting implements Waiter {
   }
 
   release(): void {
-    if (this.settle()) this.turn.release();
+    if (this.settle()) this.#turn.release();
   }
 
   refuse(error: Error): void {
-    if (this.settle()) this.turn.refuse(error);
+    if (this.settle()) this.#turn.refuse(error);
   }
 }
 
@@ -449,7 +461,7 @@ function dayView(record: AccountRecord, config: AccountConfig, used: number, now
   const limits = accountLimits(record, config);
   const dayCap = record.dayCap !== null && now < record.dayCap.until ? record.dayCap : undefined;
   const ourRemaining = limits.perDay - sentWithin(record, now, limits.dayWindowMs, config);
-  const remaining = Math.max(0, Math.min(ourRemaining, dayCap?.hardAllowance ?? Number.POSITIVE_INFINITY));
+  const remaining = Math.max(0, Math.min(ourRemaining, dayCap?.hardAllowance ?? Infinity));
   const bucket = dayBucketAt(record.dayBucket ?? FULL_DAY_BUCKET, now, limits);
   const exhaustedAt = dayBucketEmptyAt(record.dayBucket ?? FULL_DAY_BUCKET, now, sentWithin(record, now, HOUR_MS, config), limits);
   return {

@@ -94,8 +94,8 @@ const DAY_MS = 86_400_000; // service.md §2.1: a fixed window of one day
 export function budgetLimits(options: RequestBudgetOptions = {}, server: ServerLimits = {}): BudgetLimits {
   const configuredPerMinute = positiveInteger('requestsPerMinute', options.requestsPerMinute ?? DEFAULTS.budget.requestsPerMinute);
   const configuredPerDay = positiveInteger('requestsPerDay', options.requestsPerDay ?? DEFAULTS.budget.requestsPerDay);
-  const perMinute = Math.min(configuredPerMinute, server.perMinute ?? Number.POSITIVE_INFINITY);
-  const perDay = Math.min(configuredPerDay, server.perDay ?? Number.POSITIVE_INFINITY);
+  const perMinute = Math.min(configuredPerMinute, server.perMinute ?? Infinity);
+  const perDay = Math.min(configuredPerDay, server.perDay ?? Infinity);
   const safetyMargin = share('safetyMargin', options.safetyMargin ?? DEFAULTS.budget.safetyMargin);
   const dayReserveShare = share('dayReserve', options.dayReserve ?? DEFAULTS.budget.dayReserve);
   const dayBurstShare = share('dayBurst', options.dayBurst ?? DEFAULTS.budget.dayBurst);
@@ -447,7 +447,7 @@ function countWithin(times: readonly number[], now: number, windowMs: number): n
 /** When one more send fits a window of `windowMs` holding at most `limit`: once the `limit`-th latest has left it. */
 function recentReadyAt(times: readonly number[], limit: number, windowMs: number): number {
   const blocking = times[times.length - limit];
-  return limit >= 1 && blocking !== undefined ? blocking + windowMs : Number.NEGATIVE_INFINITY;
+  return limit >= 1 && blocking !== undefined ? blocking + windowMs : -Infinity;
 }
 
 /** The latest time a send of bucket `index` of the record may have been made. */
@@ -500,10 +500,10 @@ export function dayWithin(record: AccountRecord, now: number, windowMs: number):
 
 /** When one more send fits the day window holding at most `limit`: once the `limit`-th latest has left. */
 function dayReadyAt(record: AccountRecord, limit: number, windowMs: number): number {
-  if (limit < 1) return Number.POSITIVE_INFINITY;
+  if (limit < 1) return Infinity;
   const cumulative = cumulativeOf(record);
   const total = dayTotal(record);
-  if (total < limit) return Number.NEGATIVE_INFINITY;
+  if (total < limit) return -Infinity;
   // The bucket of the limit-th latest send: the last one whose sends from it on number at least `limit`,
   // i.e. the last index with cumulative[index − 1] <= total − limit.
   let low = 0;
@@ -567,7 +567,7 @@ function repaceDay(record: AccountRecord, now: number, limits: BudgetLimits): Ac
   };
   const ours = sustainableRate({ remaining: limits.usablePerDay - (total - leftBy(now)), leftBy, now, windowMs });
   const { dayCap } = record;
-  const theirs = dayCap !== null && now < dayCap.until ? dayCap.allowance / (dayCap.until - now) : Number.POSITIVE_INFINITY;
+  const theirs = dayCap !== null && now < dayCap.until ? dayCap.allowance / (dayCap.until - now) : Infinity;
   return { ...record, dayBucket: dayBucketRefilledAt(record.dayBucket ?? FULL_DAY_BUCKET, now, Math.min(ours, theirs), limits) };
 }
 
@@ -589,7 +589,7 @@ function catchUpIdleDay(record: AccountRecord, now: number, limits: BudgetLimits
   const from = record.dayBucket.at;
   const slotMs = limits.dayWindowMs / DAY_SLOTS;
   let next = record;
-  for (let slot = 1; (next.dayBucket?.tokens ?? Number.POSITIVE_INFINITY) < limits.dayBurst && next.dayCounts.length > 0 && from + slot * slotMs < now; slot++) {
+  for (let slot = 1; (next.dayBucket?.tokens ?? Infinity) < limits.dayBurst && next.dayCounts.length > 0 && from + slot * slotMs < now; slot++) {
     next = pruneDay(next, from + slot * slotMs, limits);
   }
   return next;
@@ -615,7 +615,7 @@ export function pruned(record: AccountRecord, now: number, config: AccountConfig
   if (keepFrom < next.recent.length) next = { ...next, recent: next.recent.slice(next.recent.length - keepFrom) };
   if (next.minuteCap !== null && now >= next.minuteCap.until) next = { ...next, minuteCap: null };
   const freed: string[] = [];
-  const lostAfter = config.process?.leaseMs ?? Number.POSITIVE_INFINITY;
+  const lostAfter = config.process?.leaseMs ?? Infinity;
   for (const key in next.starts) {
     const mark = next.starts[key];
     if (mark === undefined) continue;
@@ -656,10 +656,10 @@ export function readyAt(record: AccountRecord, klass: FairClass, now: number, co
     // A start is paced like a poll within the minute, and may take the first half of the day's
     // reserve; when even that is spent it is refused (`startRefusedUntil`), not kept waiting.
     case 'start':
-      return Math.max(minuteReadyAt(record, now, limits), dayReadyAt(record, limits.startsPerDay, limits.dayWindowMs), config.process?.readyAt(record, klass, now, config, limits) ?? Number.NEGATIVE_INFINITY);
+      return Math.max(minuteReadyAt(record, now, limits), dayReadyAt(record, limits.startsPerDay, limits.dayWindowMs), config.process?.readyAt(record, klass, now, config, limits) ?? -Infinity);
     case 'interactive':
     case 'reads':
-      return Math.max(pacedReadyAt(record, now, limits), config.process?.readyAt(record, klass, now, config, limits) ?? Number.NEGATIVE_INFINITY);
+      return Math.max(pacedReadyAt(record, now, limits), config.process?.readyAt(record, klass, now, config, limits) ?? -Infinity);
     default:
       return unreachable(klass);
   }
@@ -698,8 +698,8 @@ function minuteReadyAt(record: AccountRecord, now: number, limits: BudgetLimits)
  */
 export function startReadyAt(record: AccountRecord, key: string, config: AccountConfig): number {
   const mark = record.starts[key];
-  if (mark === undefined) return Number.NEGATIVE_INFINITY;
-  return mark.inFlight > 0 ? Number.POSITIVE_INFINITY : mark.at + accountLimits(record, config).duplicateStartSpacingMs;
+  if (mark === undefined) return -Infinity;
+  return mark.inFlight > 0 ? Infinity : mark.at + accountLimits(record, config).duplicateStartSpacingMs;
 }
 
 /**
@@ -709,8 +709,8 @@ export function startReadyAt(record: AccountRecord, key: string, config: Account
  */
 export function nextMarkExpiryAt(record: AccountRecord, config: AccountConfig): number | undefined {
   const spacing = accountLimits(record, config).duplicateStartSpacingMs;
-  const lostAfter = config.process?.leaseMs ?? Number.POSITIVE_INFINITY;
-  let next = Number.POSITIVE_INFINITY;
+  const lostAfter = config.process?.leaseMs ?? Infinity;
+  let next = Infinity;
   for (const mark of Object.values(record.starts)) next = Math.min(next, mark.inFlight === 0 ? mark.at + spacing : mark.at + lostAfter);
   return Number.isFinite(next) ? next : undefined;
 }
@@ -727,7 +727,7 @@ export function nextMarkExpiryAt(record: AccountRecord, config: AccountConfig): 
 export function startRefusedUntil(record: AccountRecord, now: number, config: AccountConfig): number | undefined {
   const limits = accountLimits(record, config);
   const byCount = dayReadyAt(record, limits.startsPerDay, limits.dayWindowMs);
-  const byServer = capStartRefusedUntil(record.dayCap ?? undefined, now, limits.perDay - limits.startsPerDay) ?? Number.NEGATIVE_INFINITY;
+  const byServer = capStartRefusedUntil(record.dayCap ?? undefined, now, limits.perDay - limits.startsPerDay) ?? -Infinity;
   const until = Math.max(byCount, byServer);
   return until > now ? until : undefined;
 }
@@ -919,7 +919,7 @@ export type Pacer = number;
  * pacerReadyAt(IDLE_PACER, limits); // -Infinity: send at once
  * ```
  */
-export const IDLE_PACER: Pacer = Number.NEGATIVE_INFINITY;
+export const IDLE_PACER: Pacer = -Infinity;
 
 /**
  * When the next send conforms: `burst − 1` intervals before the theoretical arrival time.
@@ -1052,7 +1052,7 @@ export function serverCap(input: ServerCapInput): ServerCap {
  * ```
  */
 export function capReadyAt(cap: ServerCap | undefined, now: number): number {
-  if (cap === undefined || now >= cap.until) return Number.NEGATIVE_INFINITY;
+  if (cap === undefined || now >= cap.until) return -Infinity;
   return cap.allowance > 0 ? cap.notBefore : (cap.look?.at ?? cap.until);
 }
 
@@ -1065,7 +1065,7 @@ export function capReadyAt(cap: ServerCap | undefined, now: number): number {
  * ```
  */
 export function capAbortReadyAt(cap: ServerCap | undefined, now: number): number {
-  if (cap === undefined || now >= cap.until || cap.hardAllowance > 0) return Number.NEGATIVE_INFINITY;
+  if (cap === undefined || now >= cap.until || cap.hardAllowance > 0) return -Infinity;
   return cap.look?.at ?? cap.until;
 }
 
@@ -1147,7 +1147,7 @@ export interface DayBucket {
  * dayBucketReadyAt(FULL_DAY_BUCKET, now, limits); // -Infinity: send at once
  * ```
  */
-export const FULL_DAY_BUCKET: DayBucket = { tokens: Number.POSITIVE_INFINITY, at: Number.NEGATIVE_INFINITY, perMs: 0 };
+export const FULL_DAY_BUCKET: DayBucket = { tokens: Infinity, at: -Infinity, perMs: 0 };
 
 /**
  * The day window cut into this many slots when finding the sustainable rate: 15 minutes each, so
@@ -1169,7 +1169,7 @@ export const DAY_SLOTS = 96;
 export function sustainableRate(input: { readonly remaining: number; readonly leftBy: (at: number) => number; readonly now: number; readonly windowMs: number }): number {
   if (input.remaining <= 0) return 0;
   const slotMs = input.windowMs / DAY_SLOTS;
-  let rate = Number.POSITIVE_INFINITY;
+  let rate = Infinity;
   for (let slot = 1; slot <= DAY_SLOTS; slot++) {
     const freed = input.leftBy(input.now + (slot - 1) * slotMs);
     rate = Math.min(rate, (input.remaining + freed) / (slot * slotMs));
@@ -1214,7 +1214,7 @@ export function dayBucketRefilledAt(bucket: DayBucket, now: number, perMs: numbe
 export function dayBucketReadyAt(bucket: DayBucket, now: number, limits: BudgetLimits): number {
   const { tokens, perMs } = dayBucketAt(bucket, now, limits);
   // A token refilled in pieces can miss 1 by a rounding error: that is a whole token.
-  if (tokens >= 1 - 1e-9 || perMs <= 0) return Number.NEGATIVE_INFINITY;
+  if (tokens >= 1 - 1e-9 || perMs <= 0) return -Infinity;
   return now + (1 - tokens) / perMs;
 }
 

@@ -9,11 +9,13 @@ import type { GateTicket } from '../domain/requests.js';
  */
 export class IndexedHeap<K extends string, T extends Record<K, number>> {
   readonly #items: T[] = [];
+  readonly #slot: K;
+  readonly #before: (a: T, b: T) => boolean;
 
-  constructor(
-    private readonly slot: K,
-    private readonly before: (a: T, b: T) => boolean,
-  ) {}
+  constructor(slot: K, before: (a: T, b: T) => boolean) {
+    this.#slot = slot;
+    this.#before = before;
+  }
 
   get size(): number {
     return this.#items.length;
@@ -36,10 +38,10 @@ export class IndexedHeap<K extends string, T extends Record<K, number>> {
 
   /** Takes `item` out wherever it sits; false when it is not in this heap. */
   remove(item: T): boolean {
-    const index = item[this.slot];
+    const index = item[this.#slot];
     if (this.#items[index] !== item) return false;
     const last = this.#items.pop();
-    (item as Record<K, number>)[this.slot] = -1;
+    (item as Record<K, number>)[this.#slot] = -1;
     if (last !== undefined && last !== item) this.#fill(index, last);
     return true;
   }
@@ -55,7 +57,7 @@ export class IndexedHeap<K extends string, T extends Record<K, number>> {
     let index = start;
     for (let left = 2 * index + 1, child = items[left]; child !== undefined; left = 2 * index + 1, child = items[left]) {
       const right = items[left + 1];
-      const rightFirst = right !== undefined && this.before(right, child);
+      const rightFirst = right !== undefined && this.#before(right, child);
       this.#place(rightFirst ? right : child, index);
       index = rightFirst ? left + 1 : left;
     }
@@ -70,7 +72,7 @@ export class IndexedHeap<K extends string, T extends Record<K, number>> {
     while (index > 0) {
       const parentIndex = (index - 1) >>> 1;
       const parent = this.#items[parentIndex];
-      if (parent === undefined || !this.before(item, parent)) break;
+      if (parent === undefined || !this.#before(item, parent)) break;
       this.#place(parent, index);
       index = parentIndex;
     }
@@ -79,7 +81,7 @@ export class IndexedHeap<K extends string, T extends Record<K, number>> {
 
   #place(item: T, index: number): void {
     this.#items[index] = item;
-    (item as Record<K, number>)[this.slot] = index;
+    (item as Record<K, number>)[this.#slot] = index;
   }
 }
 
@@ -182,7 +184,7 @@ class ClassQueue {
   readonly #turns = new IndexedHeap<'turnSlot', QueuedRequest>('turnSlot', comesFirst);
   readonly #byAge = new IndexedHeap<'ageSlot', QueuedRequest>('ageSlot', waitedLonger);
   /** Reads of the turns served since the last cut-in (as many as may go when none has cut in yet). */
-  #turnReadsSinceCutIn = Number.POSITIVE_INFINITY;
+  #turnReadsSinceCutIn = Infinity;
   /** The key of the last read that cut in. */
   #lastCutIn: string | undefined;
 

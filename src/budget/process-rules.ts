@@ -57,10 +57,10 @@ export class SharedProcess implements AccountProcess {
     const own = ownLimits(record, config);
     const entry = record.processes[this.id];
     return Math.max(
-      own.perMinute < limits.perMinute && entry !== undefined ? pacerReadyAt(entry.ownTat, own) : Number.NEGATIVE_INFINITY,
-      klass === 'reads' ? shareReadyAt(record, this, config, limits, now) : Number.NEGATIVE_INFINITY,
+      own.perMinute < limits.perMinute && entry !== undefined ? pacerReadyAt(entry.ownTat, own) : -Infinity,
+      klass === 'reads' ? shareReadyAt(record, this, config, limits, now) : -Infinity,
       // Starts and aborts come before reads and interactive calls account-wide.
-      klass === 'start' ? Number.NEGATIVE_INFINITY : claimedUntil(record, this.id, now),
+      klass === 'start' ? -Infinity : claimedUntil(record, this.id, now),
     );
   }
 
@@ -114,7 +114,7 @@ function readShare(record: AccountRecord, process: AccountProcess, config: Accou
  * by their demand (water-filling).
  */
 function shareIntervals(entries: readonly (readonly [string, ProcessEntry])[], id: string, config: AccountConfig, record: AccountRecord, limits: BudgetLimits): ReadonlyMap<string, number> {
-  const open = new Map(entries.map(([name, entry]) => [name, { weight: Math.max(1, entry.demand), cap: entry.perMinute < limits.perMinute ? 1 / limitsFor(config, entry.perMinute, record.serverLimits).pacingIntervalMs : Number.POSITIVE_INFINITY }]));
+  const open = new Map(entries.map(([name, entry]) => [name, { weight: Math.max(1, entry.demand), cap: entry.perMinute < limits.perMinute ? 1 / limitsFor(config, entry.perMinute, record.serverLimits).pacingIntervalMs : Infinity }]));
   const intervals = new Map<string, number>();
   let left = 1 / limits.pacingIntervalMs;
   for (let settled = false; !settled; ) {
@@ -144,7 +144,7 @@ function shareIntervals(entries: readonly (readonly [string, ProcessEntry])[], i
  * then, so that no process's lower class takes the slot another's higher class waits for.
  */
 function claimedUntil(record: AccountRecord, id: string, now: number): number {
-  let until = Number.NEGATIVE_INFINITY;
+  let until = -Infinity;
   for (const name in record.processes) {
     const claim = record.processes[name]?.claimUntil;
     if (name !== id && claim !== undefined && claim > now) until = Math.max(until, claim);
@@ -169,7 +169,7 @@ function claimed(record: AccountRecord, slotAt: number | undefined, config: Acco
 /** When this process's share lets its next read go: only while other processes have runs waiting to read too. */
 function shareReadyAt(record: AccountRecord, process: AccountProcess, config: AccountConfig, limits: BudgetLimits, now: number): number {
   const entry = record.processes[process.id];
-  if (entry === undefined || !readShare(record, process, config, limits, now).sharing) return Number.NEGATIVE_INFINITY;
+  if (entry === undefined || !readShare(record, process, config, limits, now).sharing) return -Infinity;
   // No burst of its own: it would let a few-run process bank turns while the many-run ones wait.
   return entry.readTat;
 }
@@ -251,7 +251,7 @@ export function requested(
     if (refusedUntil !== undefined) return { record: next, verdict: { verdict: 'refused', at: refusedUntil } };
   }
   const paceAt = readyAt(next, request.klass, now, config);
-  const at = Math.max(paceAt, request.startKey === undefined ? Number.NEGATIVE_INFINITY : startReadyAt(next, request.startKey, config));
+  const at = Math.max(paceAt, request.startKey === undefined ? -Infinity : startReadyAt(next, request.startKey, config));
   const claims = (request.klass === 'start' || request.klass === 'abort') && ownLimits(next, config).perMinute >= accountLimits(next, config).perMinute;
   if (at > now) {
     return { record: claimed(next, claims && paceAt > now && paceAt >= at ? paceAt : undefined, config), verdict: { verdict: 'wait', at } };

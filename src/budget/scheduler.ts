@@ -54,7 +54,7 @@ export function readDueAt(need: ReadNeed, fairMs: number | undefined, crowded = 
   const wishMs = Math.min(Math.max(minMs, maxMs), Math.max(minMs, need.wishMs));
   if (need.certain === true) return since + (crowded ? Math.max(wishMs, Math.min(maxMs, SERVICE_TICK_MS)) : wishMs);
   const flat = need.likelyAt === undefined;
-  const shareMs = flat && fairMs !== undefined && fairMs > 0 ? Math.max(minMs, FAIR_FLOOR_MS, fairMs) : Number.POSITIVE_INFINITY;
+  const shareMs = flat && fairMs !== undefined && fairMs > 0 ? Math.max(minMs, FAIR_FLOOR_MS, fairMs) : Infinity;
   return since + Math.min(wishMs, shareMs);
 }
 
@@ -105,8 +105,11 @@ export class KeyCadences {
   readonly #byLastPoll = new Map<string, number>();
   readonly #busy = new Map<string, number>();
   #record: Readonly<Record<string, KeyCadence>> | undefined;
+  readonly #idleMs: number;
 
-  constructor(private readonly idleMs: number) {}
+  constructor(idleMs: number) {
+    this.#idleMs = idleMs;
+  }
 
   /** A request of `ticket`'s key was queued or sent (`+1`), or left the queue or was answered (`−1`). */
   busy(ticket: GateTicket, delta: 1 | -1, now: number): void {
@@ -120,7 +123,7 @@ export class KeyCadences {
     this.#busy.delete(key);
     // Idle and busy when pruned: forgotten now that nothing of it is left.
     const cadence = this.#cadences.get(key);
-    if (cadence !== undefined && !this.#byLastPoll.has(key) && cadence.lastSentAt + this.idleMs <= now) this.#forget(key);
+    if (cadence !== undefined && !this.#byLastPoll.has(key) && cadence.lastSentAt + this.#idleMs <= now) this.#forget(key);
   }
 
   /**
@@ -142,7 +145,7 @@ export class KeyCadences {
   /** Forgets the keys idle for `idleMs` with nothing queued or in flight. */
   prune(now: number): void {
     for (const [key, lastSentAt] of this.#byLastPoll) {
-      if (lastSentAt + this.idleMs > now) return;
+      if (lastSentAt + this.#idleMs > now) return;
       this.#byLastPoll.delete(key);
       if (!this.#busy.has(key)) this.#forget(key);
     }
@@ -345,7 +348,7 @@ export class BudgetCore {
     for (;;) {
       this.#refuseStarts(now, refused);
       const heads: ClassHead[] = [];
-      let wakeAt = Number.POSITIVE_INFINITY;
+      let wakeAt = Infinity;
       for (const klass of FAIR_CLASSES) {
         const head = this.#head(klass, now);
         if (head === undefined) continue;
@@ -356,8 +359,8 @@ export class BudgetCore {
       const [first, ...rest] = heads;
       if (first === undefined) {
         // Identical starts waiting in line go when their key's spacing has passed; held reads when due.
-        const expiry = this.queue.size > 0 ? (this.account.nextMarkExpiryAt() ?? Number.POSITIVE_INFINITY) : Number.POSITIVE_INFINITY;
-        wakeAt = Math.min(wakeAt, expiry, this.#held.peek()?.dueAt ?? Number.POSITIVE_INFINITY);
+        const expiry = this.queue.size > 0 ? (this.account.nextMarkExpiryAt() ?? Infinity) : Infinity;
+        wakeAt = Math.min(wakeAt, expiry, this.#held.peek()?.dueAt ?? Infinity);
         return { released, refused, wakeAt: Number.isFinite(wakeAt) ? wakeAt : undefined };
       }
       const { chosen, bypassed } = chooseNext([first, ...rest], this.#bypassed, this.account.limits.starvationLimit);
