@@ -2,7 +2,7 @@ import type { ServerView } from '../domain/budget.js';
 import { DEFAULTS, type RequestBudgetOptions } from '../domain/options.js';
 import type { GateTicket, RateLimitInfo } from '../domain/requests.js';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
-import { nonNegative as finiteNonNegative, positiveInteger as wholePositive } from '../http/options.js';
+import { nonNegative, positiveInteger } from '../http/options.js';
 import type { FairClass } from './fair-queue.js';
 
 export type { RequestBudgetOptions };
@@ -92,21 +92,23 @@ const DAY_MS = 86_400_000; // service.md §2.1: a fixed window of one day
  * ```
  */
 export function budgetLimits(options: RequestBudgetOptions = {}, server: ServerLimits = {}): BudgetLimits {
-  const configuredPerMinute = positiveInteger('requestsPerMinute', options.requestsPerMinute ?? DEFAULTS.budget.requestsPerMinute);
-  const configuredPerDay = positiveInteger('requestsPerDay', options.requestsPerDay ?? DEFAULTS.budget.requestsPerDay);
+  // Each option as given or by default, checked and named as `createClient` takes it: `budget.<name>`.
+  const option = (name: keyof RequestBudgetOptions, check: (name: string, value: number) => number): number => check(`budget.${name}`, options[name] ?? DEFAULTS.budget[name]);
+  const configuredPerMinute = option('requestsPerMinute', positiveInteger);
+  const configuredPerDay = option('requestsPerDay', positiveInteger);
   const perMinute = Math.min(configuredPerMinute, server.perMinute ?? Infinity);
   const perDay = Math.min(configuredPerDay, server.perDay ?? Infinity);
-  const safetyMargin = share('safetyMargin', options.safetyMargin ?? DEFAULTS.budget.safetyMargin);
-  const dayReserveShare = share('dayReserve', options.dayReserve ?? DEFAULTS.budget.dayReserve);
-  const dayBurstShare = share('dayBurst', options.dayBurst ?? DEFAULTS.budget.dayBurst);
-  const latencyAllowanceMs = nonNegative('latencyAllowanceMs', options.latencyAllowanceMs ?? DEFAULTS.budget.latencyAllowanceMs);
+  const safetyMargin = option('safetyMargin', share);
+  const dayReserveShare = option('dayReserve', share);
+  const dayBurstShare = option('dayBurst', share);
+  const latencyAllowanceMs = option('latencyAllowanceMs', nonNegative);
   const usablePerMinute = Math.max(1, perMinute - Math.floor(perMinute * safetyMargin));
   const usablePerDay = Math.max(1, perDay - Math.floor(perDay * dayReserveShare));
   const dayReserve = perDay - usablePerDay;
   const dayBurst = Math.max(1, Math.floor(usablePerDay * dayBurstShare));
   const dayWindowMs = DAY_MS + latencyAllowanceMs;
   const minuteWindowMs = MINUTE_MS + latencyAllowanceMs;
-  const pace = minutePace({ perMinute, usablePerMinute, burst: positiveInteger('burst', options.burst ?? DEFAULTS.budget.burst), windowMs: minuteWindowMs });
+  const pace = minutePace({ perMinute, usablePerMinute, burst: option('burst', positiveInteger), windowMs: minuteWindowMs });
   return {
     perMinute,
     perDay,
@@ -121,8 +123,8 @@ export function budgetLimits(options: RequestBudgetOptions = {}, server: ServerL
     dayBurst,
     burst: pace.burst,
     pacingIntervalMs: pace.intervalMs,
-    duplicateStartSpacingMs: nonNegative('duplicateStartSpacingMs', options.duplicateStartSpacingMs ?? DEFAULTS.budget.duplicateStartSpacingMs),
-    starvationLimit: positiveInteger('starvationLimit', options.starvationLimit ?? DEFAULTS.budget.starvationLimit),
+    duplicateStartSpacingMs: option('duplicateStartSpacingMs', nonNegative),
+    starvationLimit: option('starvationLimit', positiveInteger),
   };
 }
 
@@ -163,17 +165,9 @@ export function minutePace(input: { readonly perMinute: number; readonly usableP
   return { burst, intervalMs: Math.ceil(input.windowMs / (usable - burst + 1)) };
 }
 
-/** Budget options are named as `createClient` takes them: `budget.<name>`. */
-function positiveInteger(name: string, value: number): number {
-  return wholePositive(`budget.${name}`, value);
-}
-
-function nonNegative(name: string, value: number): number {
-  return finiteNonNegative(`budget.${name}`, value);
-}
-
+/** A share of a limit: from 0 up to, not including, the whole. */
 function share(name: string, value: number): number {
-  if (!(value >= 0 && value < 1)) throw new InvalidArgumentError(`budget.${name}`, `must be in [0, 1), got ${value}`);
+  if (!(value >= 0 && value < 1)) throw new InvalidArgumentError(name, `must be in [0, 1), got ${value}`);
   return value;
 }
 
