@@ -254,18 +254,4 @@ export function createDurationModel(options: DurationModelOptions = {}): Duratio
   return model;
 }
 
-/**
- * True for a `DurationModel` (what `createClient({ durations })` takes), by shape.
- *
- * @example
- * ```ts
- * isDurationModel(createDurationModel()); // true
- * ```
- */
-export function isDurationModel(value: unknown): value is DurationModel {
-  if (typeof value !== 'object' || value === null) return false;
-  const candidate = value as Partial<Record<keyof DurationModel, unknown>>;
-  return typeof candidate.estimate === 'function' && typeof candidate.record === 'function' && typeof candidate.toJSON === 'function';
-}
-
 export type { DurationEstimate, DurationModel, DurationsJson, DurationsView, NodeDurations } from '../domain/durations.js';
