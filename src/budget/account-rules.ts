@@ -176,7 +176,9 @@ function share(name: string, value: number): number {
  * as one small JSON record, and the account's rules as pure functions over it — `(record, event, now,
  * config) → record'` and questions such as "when may a request of this class go". The same functions
  * run in memory and against Redis (where a ledger reads the record, applies them and writes it back
- * atomically): the rules are written once.
+ * atomically): the rules are written once. What only an account shared by several processes has (each
+ * process's share of the reads, its own lower limit, its starts' claims, its lease) is the rule book's
+ * chapter in process-rules.ts, which these functions apply for the process their config names.
  *
  * The record stays small however busy the day: the minute's sends as times (at most two windows of
  * them, a few hundred), the day's as counts per minute (at most 1,442 numbers), the service's caps,
@@ -223,8 +225,8 @@ export interface ProcessEntry {
   readonly ownTat: number;
   /**
    * While starts or aborts of this process wait for the account's pace: the slot the next one waits
-   * for, and a lease after it (the pacer's burst, see `requested`). The other
-   * processes' reads and interactive calls yield to it until then (`claimedUntil`). Absent: none.
+   * for, and a lease after it (the pacer's burst, see `requested` in process-rules.ts). The other
+   * processes' reads and interactive calls yield to it until then. Absent: none.
    */
   readonly claimUntil?: number;
 }
