@@ -6,7 +6,7 @@ import type { GateReport, GateTicket, GateTurn } from '../domain/requests.js';
 import { RateLimitError } from '../errors/api-errors.js';
 import { FlowstreamError } from '../errors/flowstream-error.js';
 import { MAX_TIMER_MS } from '../http/options.js';
-import { accountLimits, dayBucketAt, dayBucketEmptyAt, FULL_DAY_BUCKET, pacedRemaining, readyAt, sentWithin } from './account-rules.js';
+import { accountLimits, DAY_MS, dayBucketAt, dayBucketEmptyAt, FULL_DAY_BUCKET, MINUTE_MS, pacedRemaining, readyAt, sentWithin } from './account-rules.js';
 import type { AccountConfig, AccountRecord } from './account-rules.js';
 import { fairClassOf } from './fair-queue.js';
 import { createMemoryLedger } from './ledger.js';
@@ -436,8 +436,8 @@ export function budgetState(core: BudgetCore, now: number): BudgetState {
  */
 export function accountState(record: AccountRecord, config: AccountConfig, now: number, local: LocalView): BudgetState {
   const limits = accountLimits(record, config);
-  const usedThisMinute = sentWithin(record, now, limits.serviceMinuteMs, config);
-  const usedToday = sentWithin(record, now, limits.serviceDayMs, config);
+  const usedThisMinute = sentWithin(record, now, MINUTE_MS, config);
+  const usedToday = sentWithin(record, now, DAY_MS, config);
   return {
     at: now,
     limitPerMinute: limits.perMinute,

@@ -21,9 +21,6 @@ export interface BudgetLimits {
   /** The service's limits (service.md §2.1). */
   readonly perMinute: number;
   readonly perDay: number;
-  /** The service's fixed windows (service.md §2.1). */
-  readonly serviceMinuteMs: number;
-  readonly serviceDayMs: number;
   /** Our windows: the service's plus the latency allowance. */
   readonly minuteWindowMs: number;
   readonly dayWindowMs: number;
@@ -57,8 +54,9 @@ export interface ServerLimits {
   readonly perDay?: number;
 }
 
-const MINUTE_MS = 60_000; // service.md §2.1: a fixed window of one minute
-const DAY_MS = 86_400_000; // service.md §2.1: a fixed window of one day
+/** The service's fixed windows (service.md §2.1): a minute and a day. */
+export const MINUTE_MS = 60_000;
+export const DAY_MS = 86_400_000;
 
 /**
  * Derives the scheduler's numbers from the options, validating them (an `InvalidArgumentError` names
@@ -112,8 +110,6 @@ export function budgetLimits(options: RequestBudgetOptions = {}, server: ServerL
   return {
     perMinute,
     perDay,
-    serviceMinuteMs: MINUTE_MS,
-    serviceDayMs: DAY_MS,
     minuteWindowMs,
     dayWindowMs,
     usablePerMinute,
