@@ -117,6 +117,16 @@ export function createAccountBudget(options: AccountBudgetOptions & { readonly l
     link?.drainedCheck();
   }
 
+  /** Whether `ticket` is still taken: not once closed; while `close()` still sends the aborts held (a shared account), an abort that comes joins them (a process shutting down unsubscribes its runs after it asked the budget to close). */
+  function takes(ticket: GateTicket): boolean {
+    return !closed && (link?.closing !== true || fairClassOf(ticket.priority) === 'abort');
+  }
+
+  function completeObservers(): void {
+    for (const observer of [...observers]) observer.complete();
+    observers.clear();
+  }
+
   /** Queues a waiter; returns its handle. One function for every request: no closure per wait. */
   function join(waiter: Waiter): number {
     const id = nextId++;
@@ -161,22 +171,17 @@ export function createAccountBudget(options: AccountBudgetOptions & { readonly l
             closed = true;
             schedule(undefined, now());
           },
-          completeObservers() {
-            for (const observer of [...observers]) observer.complete();
-            observers.clear();
-          },
+          completeObservers,
         });
 
   return {
     acquire(ticket: GateTicket, signal?: AbortSignal): Promise<void> {
       if (signal?.aborted === true) return Promise.reject(signal.reason as Error);
-      // While `close()` still sends the aborts held (a shared account), an abort that comes joins them:
-      // a process shutting down unsubscribes its runs after it asked the budget to close.
-      if (closed || (link?.closing === true && fairClassOf(ticket.priority) !== 'abort')) return Promise.reject(closedError());
+      if (!takes(ticket)) return Promise.reject(closedError());
       return waitForTurn(ticket, signal, join, withdraw);
     },
     wait(ticket: GateTicket, turn: GateTurn): () => void {
-      if (closed || (link?.closing === true && fairClassOf(ticket.priority) !== 'abort')) {
+      if (!takes(ticket)) {
         turn.refuse(closedError());
         return NO_WITHDRAWAL;
       }
@@ -204,8 +209,7 @@ export function createAccountBudget(options: AccountBudgetOptions & { readonly l
         dispatch({ type: 'cancel', id });
       }
       schedule(undefined, now());
-      for (const observer of [...observers]) observer.complete();
-      observers.clear();
+      completeObservers();
       return Promise.resolve();
     },
   };
