@@ -93,8 +93,13 @@ export class LedgerAccount {
   readonly inFlight = new InFlight();
   /** What the last report said, as the rule book takes it: a shared account is told the same. */
   lastAnswer: AccountAnswer | undefined;
-  #pruned: { readonly record: AccountRecord | undefined; readonly now: number } = { record: undefined, now: Number.NaN };
-  #ready: { readonly record: AccountRecord | undefined; readonly now: number; readonly at: Partial<Record<FairClass, number>> } = { record: undefined, now: Number.NaN, at: {} };
+  /** The record the last prune left, and its instant. */
+  #prunedRecord: AccountRecord | undefined;
+  #prunedAt = Number.NaN;
+  /** When each class may go, for one record and instant. */
+  #readyRecord: AccountRecord | undefined;
+  #readyNow = Number.NaN;
+  #readyAt: Partial<Record<FairClass, number>> = {};
 
   readonly #ledger: MemoryLedger;
 
@@ -117,20 +122,25 @@ export class LedgerAccount {
   prune(now: number): readonly string[] {
     // Records are values: the record this prune left, pruned again at the same instant, frees nothing.
     // A burst (a deploy cancelling every run) steps the budget many times at one instant.
-    if (this.#ledger.record === this.#pruned.record && now === this.#pruned.now) return NOTHING_FREED;
+    if (this.#ledger.record === this.#prunedRecord && now === this.#prunedAt) return NOTHING_FREED;
     const freed = this.#ledger.transact(now, (record, at) => {
       const next = pruned(record, at, this.config);
       return [next.record, next.freed];
     });
-    this.#pruned = { record: this.#ledger.record, now };
+    this.#prunedRecord = this.#ledger.record;
+    this.#prunedAt = now;
     return freed;
   }
 
   /** When a request of `klass` may go: computed once per record, class and instant. */
   readyAt(klass: FairClass, now: number): number {
     const record = this.#ledger.record;
-    if (record !== this.#ready.record || now !== this.#ready.now) this.#ready = { record, now, at: {} };
-    return (this.#ready.at[klass] ??= readyAt(record, klass, now, this.config));
+    if (record !== this.#readyRecord || now !== this.#readyNow) {
+      this.#readyRecord = record;
+      this.#readyNow = now;
+      this.#readyAt = {};
+    }
+    return (this.#readyAt[klass] ??= readyAt(record, klass, now, this.config));
   }
 
   startRefusedUntil(now: number): number | undefined {
