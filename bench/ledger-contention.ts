@@ -10,6 +10,7 @@ import { Redis } from 'ioredis';
 import { RedisAccountStore } from '../src/redis/account-store.js';
 import { startRedisServer } from '../test/redis/redis-server.js';
 import { table, writeResults } from './harness/report.js';
+import { SharedProcess } from '../src/budget/process-rules.js';
 
 const DURATION_MS = 3_000;
 
@@ -24,7 +25,7 @@ export interface ContentionRow {
 
 async function contend(socket: string, processes: number, account: string): Promise<ContentionRow> {
   const clients = Array.from({ length: processes }, () => new Redis({ path: socket, maxRetriesPerRequest: null }));
-  const stores = clients.map((client, index) => new RedisAccountStore(client, { account, config: { options: {}, process: { id: `p-${index}`, leaseMs: 124_000 } }, clock: Date.now, timeScale: 1 }));
+  const stores = clients.map((client, index) => new RedisAccountStore(client, { account, config: { options: {}, process: new SharedProcess(`p-${index}`, 124_000) }, clock: Date.now, timeScale: 1 }));
   const latencies: number[] = [];
   let granted = 0;
   const end = performance.now() + DURATION_MS;

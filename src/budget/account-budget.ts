@@ -6,7 +6,7 @@ import type { GateReport, GateTicket, GateTurn } from '../domain/requests.js';
 import { RateLimitError } from '../errors/api-errors.js';
 import { FlowstreamError } from '../errors/flowstream-error.js';
 import { MAX_TIMER_MS } from '../http/options.js';
-import { accountLimits, dayBucketAt, dayBucketEmptyAt, FULL_DAY_BUCKET, pacedRemaining, readyAt, sentWithin } from './account-rules.js';
+import { accountLimits, DAY_MS, dayBucketAt, dayBucketEmptyAt, FULL_DAY_BUCKET, MINUTE_MS, pacedRemaining, readyAt, sentWithin } from './account-rules.js';
 import type { AccountConfig, AccountRecord } from './account-rules.js';
 import { fairClassOf } from './fair-queue.js';
 import { createMemoryLedger } from './ledger.js';
@@ -34,7 +34,7 @@ export type { AccountBudget, AccountBudgetOptions };
 export function createAccountBudget(options: AccountBudgetOptions & { readonly ledger?: MemoryLedger; readonly shared?: SharedLink } = {}): AccountBudget {
   const { scheduler = asyncScheduler, durations, ledger, shared, ...numbers } = options;
   // The budget's clock. Real time is the wall clock, which may step back (NTP): the budget's time never does.
-  let latest = Number.NEGATIVE_INFINITY;
+  let latest = -Infinity;
   const now = (): number => {
     latest = Math.max(latest, scheduler.now());
     return latest;
@@ -117,6 +117,16 @@ export function createAccountBudget(options: AccountBudgetOptions & { readonly l
     link?.drainedCheck();
   }
 
+  /** Whether `ticket` is still taken: not once closed; while `close()` still sends the aborts held (a shared account), an abort that comes joins them (a process shutting down unsubscribes its runs after it asked the budget to close). */
+  function takes(ticket: GateTicket): boolean {
+    return !closed && (link?.closing !== true || fairClassOf(ticket.priority) === 'abort');
+  }
+
+  function completeObservers(): void {
+    for (const observer of [...observers]) observer.complete();
+    observers.clear();
+  }
+
   /** Queues a waiter; returns its handle. One function for every request: no closure per wait. */
   function join(waiter: Waiter): number {
     const id = nextId++;
@@ -161,22 +171,17 @@ export function createAccountBudget(options: AccountBudgetOptions & { readonly l
             closed = true;
             schedule(undefined, now());
           },
-          completeObservers() {
-            for (const observer of [...observers]) observer.complete();
-            observers.clear();
-          },
+          completeObservers,
         });
 
   return {
     acquire(ticket: GateTicket, signal?: AbortSignal): Promise<void> {
       if (signal?.aborted === true) return Promise.reject(signal.reason as Error);
-      // While `close()` still sends the aborts held (a shared account), an abort that comes joins them:
-      // a process shutting down unsubscribes its runs after it asked the budget to close.
-      if (closed || (link?.closing === true && fairClassOf(ticket.priority) !== 'abort')) return Promise.reject(closedError());
+      if (!takes(ticket)) return Promise.reject(closedError());
       return waitForTurn(ticket, signal, join, withdraw);
     },
     wait(ticket: GateTicket, turn: GateTurn): () => void {
-      if (closed || (link?.closing === true && fairClassOf(ticket.priority) !== 'abort')) {
+      if (!takes(ticket)) {
         turn.refuse(closedError());
         return NO_WITHDRAWAL;
       }
@@ -204,8 +209,7 @@ export function createAccountBudget(options: AccountBudgetOptions & { readonly l
         dispatch({ type: 'cancel', id });
       }
       schedule(undefined, now());
-      for (const observer of [...observers]) observer.complete();
-      observers.clear();
+      completeObservers();
       return Promise.resolve();
     },
   };
@@ -302,29 +306,38 @@ export interface AccountLink {
 class Turn implements Waiter {
   /** The budget's handle on it, once queued. */
   id = -1;
+  readonly #signal: AbortSignal | undefined;
+  readonly #resolve: () => void;
+  readonly #reject: (reason: unknown) => void;
+  readonly #withdraw: (id: number) => void;
 
   constructor(
     readonly ticket: GateTicket,
-    private readonly signal: AbortSignal | undefined,
-    private readonly resolve: () => void,
-    private readonly reject: (reason: unknown) => void,
-    private readonly withdraw: (id: number) => void,
-  ) {}
+    signal: AbortSignal | undefined,
+    resolve: () => void,
+    reject: (reason: unknown) => void,
+    withdraw: (id: number) => void,
+  ) {
+    this.#signal = signal;
+    this.#resolve = resolve;
+    this.#reject = reject;
+    this.#withdraw = withdraw;
+  }
 
   /** The signal aborted: the wait leaves the queue and rejects with the signal's reason. */
   handleEvent(): void {
-    this.withdraw(this.id);
-    this.reject(this.signal?.reason);
+    this.#withdraw(this.id);
+    this.#reject(this.#signal?.reason);
   }
 
   release(): void {
-    this.signal?.removeEventListener('abort', this);
-    this.resolve();
+    this.#signal?.removeEventListener('abort', this);
+    this.#resolve();
   }
 
   refuse(error: Error): void {
-    this.signal?.removeEventListener('abort', this);
-    this.reject(error);
+    this.#signal?.removeEventListener('abort', this);
+    this.#reject(error);
   }
 }
 
@@ -337,11 +350,14 @@ const ONCE: AddEventListenerOptions = { once: true };
  */
 class Waiting implements Waiter {
   #waiting = true;
+  readonly #turn: GateTurn;
 
   constructor(
     readonly ticket: GateTicket,
-    private readonly turn: GateTurn,
-  ) {}
+    turn: GateTurn,
+  ) {
+    this.#turn = turn;
+  }
 
   /** Ends the wait; whether it was still waiting. */
   settle(): boolean {
@@ -351,11 +367,11 @@ class Waiting implements Waiter {
   }
 
   release(): void {
-    if (this.settle()) this.turn.release();
+    if (this.settle()) this.#turn.release();
   }
 
   refuse(error: Error): void {
-    if (this.settle()) this.turn.refuse(error);
+    if (this.settle()) this.#turn.refuse(error);
   }
 }
 
@@ -424,8 +440,8 @@ export function budgetState(core: BudgetCore, now: number): BudgetState {
  */
 export function accountState(record: AccountRecord, config: AccountConfig, now: number, local: LocalView): BudgetState {
   const limits = accountLimits(record, config);
-  const usedThisMinute = sentWithin(record, now, limits.serviceMinuteMs, config);
-  const usedToday = sentWithin(record, now, limits.serviceDayMs, config);
+  const usedThisMinute = sentWithin(record, now, MINUTE_MS, config);
+  const usedToday = sentWithin(record, now, DAY_MS, config);
   return {
     at: now,
     limitPerMinute: limits.perMinute,
@@ -449,7 +465,7 @@ function dayView(record: AccountRecord, config: AccountConfig, used: number, now
   const limits = accountLimits(record, config);
   const dayCap = record.dayCap !== null && now < record.dayCap.until ? record.dayCap : undefined;
   const ourRemaining = limits.perDay - sentWithin(record, now, limits.dayWindowMs, config);
-  const remaining = Math.max(0, Math.min(ourRemaining, dayCap?.hardAllowance ?? Number.POSITIVE_INFINITY));
+  const remaining = Math.max(0, Math.min(ourRemaining, dayCap?.hardAllowance ?? Infinity));
   const bucket = dayBucketAt(record.dayBucket ?? FULL_DAY_BUCKET, now, limits);
   const exhaustedAt = dayBucketEmptyAt(record.dayBucket ?? FULL_DAY_BUCKET, now, sentWithin(record, now, HOUR_MS, config), limits);
   return {

@@ -2,7 +2,7 @@ import type { ServerView } from '../domain/budget.js';
 import { DEFAULTS, type RequestBudgetOptions } from '../domain/options.js';
 import type { GateTicket, RateLimitInfo } from '../domain/requests.js';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
-import { nonNegative as finiteNonNegative, positiveInteger as wholePositive } from '../http/options.js';
+import { nonNegative, positiveInteger } from '../http/options.js';
 import type { FairClass } from './fair-queue.js';
 
 export type { RequestBudgetOptions };
@@ -21,9 +21,6 @@ export interface BudgetLimits {
   /** The service's limits (service.md §2.1). */
   readonly perMinute: number;
   readonly perDay: number;
-  /** The service's fixed windows (service.md §2.1). */
-  readonly serviceMinuteMs: number;
-  readonly serviceDayMs: number;
   /** Our windows: the service's plus the latency allowance. */
   readonly minuteWindowMs: number;
   readonly dayWindowMs: number;
@@ -57,8 +54,9 @@ export interface ServerLimits {
   readonly perDay?: number;
 }
 
-const MINUTE_MS = 60_000; // service.md §2.1: a fixed window of one minute
-const DAY_MS = 86_400_000; // service.md §2.1: a fixed window of one day
+/** The service's fixed windows (service.md §2.1): a minute and a day. */
+export const MINUTE_MS = 60_000;
+export const DAY_MS = 86_400_000;
 
 /**
  * Derives the scheduler's numbers from the options, validating them (an `InvalidArgumentError` names
@@ -92,26 +90,26 @@ const DAY_MS = 86_400_000; // service.md §2.1: a fixed window of one day
  * ```
  */
 export function budgetLimits(options: RequestBudgetOptions = {}, server: ServerLimits = {}): BudgetLimits {
-  const configuredPerMinute = positiveInteger('requestsPerMinute', options.requestsPerMinute ?? DEFAULTS.budget.requestsPerMinute);
-  const configuredPerDay = positiveInteger('requestsPerDay', options.requestsPerDay ?? DEFAULTS.budget.requestsPerDay);
-  const perMinute = Math.min(configuredPerMinute, server.perMinute ?? Number.POSITIVE_INFINITY);
-  const perDay = Math.min(configuredPerDay, server.perDay ?? Number.POSITIVE_INFINITY);
-  const safetyMargin = share('safetyMargin', options.safetyMargin ?? DEFAULTS.budget.safetyMargin);
-  const dayReserveShare = share('dayReserve', options.dayReserve ?? DEFAULTS.budget.dayReserve);
-  const dayBurstShare = share('dayBurst', options.dayBurst ?? DEFAULTS.budget.dayBurst);
-  const latencyAllowanceMs = nonNegative('latencyAllowanceMs', options.latencyAllowanceMs ?? DEFAULTS.budget.latencyAllowanceMs);
+  // Each option as given or by default, checked and named as `createClient` takes it: `budget.<name>`.
+  const option = (name: keyof RequestBudgetOptions, check: (name: string, value: number) => number): number => check(`budget.${name}`, options[name] ?? DEFAULTS.budget[name]);
+  const configuredPerMinute = option('requestsPerMinute', positiveInteger);
+  const configuredPerDay = option('requestsPerDay', positiveInteger);
+  const perMinute = Math.min(configuredPerMinute, server.perMinute ?? Infinity);
+  const perDay = Math.min(configuredPerDay, server.perDay ?? Infinity);
+  const safetyMargin = option('safetyMargin', share);
+  const dayReserveShare = option('dayReserve', share);
+  const dayBurstShare = option('dayBurst', share);
+  const latencyAllowanceMs = option('latencyAllowanceMs', nonNegative);
   const usablePerMinute = Math.max(1, perMinute - Math.floor(perMinute * safetyMargin));
   const usablePerDay = Math.max(1, perDay - Math.floor(perDay * dayReserveShare));
   const dayReserve = perDay - usablePerDay;
   const dayBurst = Math.max(1, Math.floor(usablePerDay * dayBurstShare));
   const dayWindowMs = DAY_MS + latencyAllowanceMs;
   const minuteWindowMs = MINUTE_MS + latencyAllowanceMs;
-  const pace = minutePace({ perMinute, usablePerMinute, burst: positiveInteger('burst', options.burst ?? DEFAULTS.budget.burst), windowMs: minuteWindowMs });
+  const pace = minutePace({ perMinute, usablePerMinute, burst: option('burst', positiveInteger), windowMs: minuteWindowMs });
   return {
     perMinute,
     perDay,
-    serviceMinuteMs: MINUTE_MS,
-    serviceDayMs: DAY_MS,
     minuteWindowMs,
     dayWindowMs,
     usablePerMinute,
@@ -121,8 +119,8 @@ export function budgetLimits(options: RequestBudgetOptions = {}, server: ServerL
     dayBurst,
     burst: pace.burst,
     pacingIntervalMs: pace.intervalMs,
-    duplicateStartSpacingMs: nonNegative('duplicateStartSpacingMs', options.duplicateStartSpacingMs ?? DEFAULTS.budget.duplicateStartSpacingMs),
-    starvationLimit: positiveInteger('starvationLimit', options.starvationLimit ?? DEFAULTS.budget.starvationLimit),
+    duplicateStartSpacingMs: option('duplicateStartSpacingMs', nonNegative),
+    starvationLimit: option('starvationLimit', positiveInteger),
   };
 }
 
@@ -163,17 +161,9 @@ export function minutePace(input: { readonly perMinute: number; readonly usableP
   return { burst, intervalMs: Math.ceil(input.windowMs / (usable - burst + 1)) };
 }
 
-/** Budget options are named as `createClient` takes them: `budget.<name>`. */
-function positiveInteger(name: string, value: number): number {
-  return wholePositive(`budget.${name}`, value);
-}
-
-function nonNegative(name: string, value: number): number {
-  return finiteNonNegative(`budget.${name}`, value);
-}
-
+/** A share of a limit: from 0 up to, not including, the whole. */
 function share(name: string, value: number): number {
-  if (!(value >= 0 && value < 1)) throw new InvalidArgumentError(`budget.${name}`, `must be in [0, 1), got ${value}`);
+  if (!(value >= 0 && value < 1)) throw new InvalidArgumentError(name, `must be in [0, 1), got ${value}`);
   return value;
 }
 
@@ -182,7 +172,9 @@ function share(name: string, value: number): number {
  * as one small JSON record, and the account's rules as pure functions over it — `(record, event, now,
  * config) → record'` and questions such as "when may a request of this class go". The same functions
  * run in memory and against Redis (where a ledger reads the record, applies them and writes it back
- * atomically): the rules are written once.
+ * atomically): the rules are written once. What only an account shared by several processes has (each
+ * process's share of the reads, its own lower limit, its starts' claims, its lease) is the rule book's
+ * chapter in process-rules.ts, which these functions apply for the process their config names.
  *
  * The record stays small however busy the day: the minute's sends as times (at most two windows of
  * them, a few hundred), the day's as counts per minute (at most 1,442 numbers), the service's caps,
@@ -229,8 +221,8 @@ export interface ProcessEntry {
   readonly ownTat: number;
   /**
    * While starts or aborts of this process wait for the account's pace: the slot the next one waits
-   * for, and a lease after it (the pacer's burst, see `requested`). The other
-   * processes' reads and interactive calls yield to it until then (`claimedUntil`). Absent: none.
+   * for, and a lease after it (the pacer's burst, see `requested` in process-rules.ts). The other
+   * processes' reads and interactive calls yield to it until then. Absent: none.
    */
   readonly claimUntil?: number;
 }
@@ -279,17 +271,33 @@ export interface AccountRecord {
 }
 
 /**
- * How one process applies the rules: its configured numbers and, when the account is shared, its id
- * and lease.
+ * How one process applies the rules: its configured numbers and, when the account is shared, the
+ * process (`SharedProcess` of process-rules.ts).
  *
  * @example
  * ```ts
- * const config: AccountConfig = { options: { requestsPerMinute: 60 }, process: { id: 'p-1', leaseMs: 124_000 } };
+ * const config: AccountConfig = { options: { requestsPerMinute: 60 } };
  * ```
  */
 export interface AccountConfig {
   readonly options: RequestBudgetOptions;
-  readonly process?: { readonly id: string; readonly leaseMs: number };
+  readonly process?: AccountProcess;
+}
+
+/**
+ * A process of an account that several processes share (through Redis): its id and lease, and the
+ * rules only such an account has, which the rule book's functions apply on its behalf. A budget alone
+ * in memory has none, so it never loads them (process-rules.ts).
+ */
+export interface AccountProcess {
+  readonly id: string;
+  readonly leaseMs: number;
+  /** When a request of `klass` of this process may go as far as the other processes go: its own lower limit, its share of the reads, their starts' and aborts' claims. */
+  readyAt(record: AccountRecord, klass: Exclude<FairClass, 'abort'>, now: number, config: AccountConfig, limits: BudgetLimits): number;
+  /** The part of the account's pace for reads that this process's reads get, from 0 to 1. */
+  readsShare(record: AccountRecord, now: number, config: AccountConfig, limits: BudgetLimits): number;
+  /** The record after this process sent a request of `klass` at `now`: its own pacers moved on. */
+  afterSend(record: AccountRecord, klass: FairClass, now: number, config: AccountConfig, limits: BudgetLimits): AccountRecord;
 }
 
 /**
@@ -321,20 +329,6 @@ export type Verdict = { readonly verdict: 'granted' } | { readonly verdict: 'wai
 
 /** Over how many minutes the day bucket's tokens are planned to be spent when runs poll (`readsPerMinute`). */
 const HEADROOM_HORIZON_MINUTES = 15;
-
-/**
- * How many of its turns a process with runs waiting to read may miss before its share of the reads is
- * lent to the others (`readShare`): a turn or so is the jitter of a busy machine, more is a process
- * that is not reading (killed, stalled, its runs not due).
- */
-const LEND_AFTER_TURNS = 2;
-
-/**
- * How long a start's or abort's claim outlives the slot it waits for: the pacer's burst. The process
- * asks again at that slot (a busy machine's process a little late); one that stalls or dies lets the
- * others read again after this, and the burst the pacer saved meanwhile gives them back those slots.
- */
-const claimLeaseMs = (limits: BudgetLimits): number => limits.burst * limits.pacingIntervalMs;
 
 /**
  * A record with nothing sent yet.
@@ -384,7 +378,7 @@ const limitsCache = new WeakMap<AccountConfig, WeakMap<ServerLimits, Map<number 
 
 /**
  * The limits in force: the configured ones (the highest of the account's live processes: the
- * account is paced by it, a process configured lower is held to its own by `ownLimits`), lowered by
+ * account is paced by it, a process configured lower is held to its own, process-rules.ts), lowered by
  * the service's own when its headers named lower ones.
  *
  * @example
@@ -402,16 +396,12 @@ export function accountLimits(record: AccountRecord, config: AccountConfig): Bud
   return limitsFor(config, perMinute, record.serverLimits, burst);
 }
 
-/** This process's own limits: its configured numbers, lowered by the service's. */
-export function ownLimits(record: AccountRecord, config: AccountConfig): BudgetLimits {
-  return limitsFor(config, configuredPerMinute(config), record.serverLimits);
-}
-
-function configuredPerMinute(config: AccountConfig): number {
+export function configuredPerMinute(config: AccountConfig): number {
   return config.options.requestsPerMinute ?? DEFAULTS.budget.requestsPerMinute;
 }
 
-function limitsFor(config: AccountConfig, perMinute: number, server: ServerLimits, burst = config.options.burst): BudgetLimits {
+/** The limits of `config` at `perMinute` (and `burst`), lowered by the service's: made once per config, service limits and rate. */
+export function limitsFor(config: AccountConfig, perMinute: number, server: ServerLimits, burst = config.options.burst): BudgetLimits {
   let byServer = limitsCache.get(config);
   if (byServer === undefined) {
     byServer = new WeakMap();
@@ -449,7 +439,7 @@ function countWithin(times: readonly number[], now: number, windowMs: number): n
 /** When one more send fits a window of `windowMs` holding at most `limit`: once the `limit`-th latest has left it. */
 function recentReadyAt(times: readonly number[], limit: number, windowMs: number): number {
   const blocking = times[times.length - limit];
-  return limit >= 1 && blocking !== undefined ? blocking + windowMs : Number.NEGATIVE_INFINITY;
+  return limit >= 1 && blocking !== undefined ? blocking + windowMs : -Infinity;
 }
 
 /** The latest time a send of bucket `index` of the record may have been made. */
@@ -502,10 +492,10 @@ export function dayWithin(record: AccountRecord, now: number, windowMs: number):
 
 /** When one more send fits the day window holding at most `limit`: once the `limit`-th latest has left. */
 function dayReadyAt(record: AccountRecord, limit: number, windowMs: number): number {
-  if (limit < 1) return Number.POSITIVE_INFINITY;
+  if (limit < 1) return Infinity;
   const cumulative = cumulativeOf(record);
   const total = dayTotal(record);
-  if (total < limit) return Number.NEGATIVE_INFINITY;
+  if (total < limit) return -Infinity;
   // The bucket of the limit-th latest send: the last one whose sends from it on number at least `limit`,
   // i.e. the last index with cumulative[index − 1] <= total − limit.
   let low = 0;
@@ -569,7 +559,7 @@ function repaceDay(record: AccountRecord, now: number, limits: BudgetLimits): Ac
   };
   const ours = sustainableRate({ remaining: limits.usablePerDay - (total - leftBy(now)), leftBy, now, windowMs });
   const { dayCap } = record;
-  const theirs = dayCap !== null && now < dayCap.until ? dayCap.allowance / (dayCap.until - now) : Number.POSITIVE_INFINITY;
+  const theirs = dayCap !== null && now < dayCap.until ? dayCap.allowance / (dayCap.until - now) : Infinity;
   return { ...record, dayBucket: dayBucketRefilledAt(record.dayBucket ?? FULL_DAY_BUCKET, now, Math.min(ours, theirs), limits) };
 }
 
@@ -591,7 +581,7 @@ function catchUpIdleDay(record: AccountRecord, now: number, limits: BudgetLimits
   const from = record.dayBucket.at;
   const slotMs = limits.dayWindowMs / DAY_SLOTS;
   let next = record;
-  for (let slot = 1; (next.dayBucket?.tokens ?? Number.POSITIVE_INFINITY) < limits.dayBurst && next.dayCounts.length > 0 && from + slot * slotMs < now; slot++) {
+  for (let slot = 1; (next.dayBucket?.tokens ?? Infinity) < limits.dayBurst && next.dayCounts.length > 0 && from + slot * slotMs < now; slot++) {
     next = pruneDay(next, from + slot * slotMs, limits);
   }
   return next;
@@ -617,7 +607,7 @@ export function pruned(record: AccountRecord, now: number, config: AccountConfig
   if (keepFrom < next.recent.length) next = { ...next, recent: next.recent.slice(next.recent.length - keepFrom) };
   if (next.minuteCap !== null && now >= next.minuteCap.until) next = { ...next, minuteCap: null };
   const freed: string[] = [];
-  const lostAfter = config.process?.leaseMs ?? Number.POSITIVE_INFINITY;
+  const lostAfter = config.process?.leaseMs ?? Infinity;
   for (const key in next.starts) {
     const mark = next.starts[key];
     if (mark === undefined) continue;
@@ -658,138 +648,35 @@ export function readyAt(record: AccountRecord, klass: FairClass, now: number, co
     // A start is paced like a poll within the minute, and may take the first half of the day's
     // reserve; when even that is spent it is refused (`startRefusedUntil`), not kept waiting.
     case 'start':
-      return Math.max(minuteReadyAt(record, now, config, limits), dayReadyAt(record, limits.startsPerDay, limits.dayWindowMs));
-    // Starts and aborts come before reads and interactive calls account-wide: those of this process
-    // wait while another process's start or abort waits for the pace (`claimedUntil`).
+      return Math.max(minuteReadyAt(record, now, limits), dayReadyAt(record, limits.startsPerDay, limits.dayWindowMs), config.process?.readyAt(record, klass, now, config, limits) ?? -Infinity);
     case 'interactive':
-      return Math.max(pacedReadyAt(record, now, config, limits), claimedUntil(record, now, config));
     case 'reads':
-      return Math.max(pacedReadyAt(record, now, config, limits), shareReadyAt(record, config, limits, now), claimedUntil(record, now, config));
+      return Math.max(pacedReadyAt(record, now, limits), config.process?.readyAt(record, klass, now, config, limits) ?? -Infinity);
     default:
       return unreachable(klass);
   }
 }
 
 /** When polls and interactive calls may go: the minute's limits, the day's count, its bucket and the service's cap. */
-function pacedReadyAt(record: AccountRecord, now: number, config: AccountConfig, limits: BudgetLimits): number {
+function pacedReadyAt(record: AccountRecord, now: number, limits: BudgetLimits): number {
   return Math.max(
-    minuteReadyAt(record, now, config, limits),
+    minuteReadyAt(record, now, limits),
     capReadyAt(record.dayCap ?? undefined, now),
     dayReadyAt(record, limits.usablePerDay, limits.dayWindowMs),
     dayBucketReadyAt(record.dayBucket ?? FULL_DAY_BUCKET, now, limits),
   );
 }
 
-/** The minute's limits for everything paced: the pacer (and this process's own, when lower), a 429's pause, the service's cap, our count. */
-function minuteReadyAt(record: AccountRecord, now: number, config: AccountConfig, limits: BudgetLimits): number {
-  const own = ownLimits(record, config);
-  const entry = config.process === undefined ? undefined : record.processes[config.process.id];
+/** The minute's limits for everything paced: the pacer, a 429's pause, the service's cap, our count. */
+function minuteReadyAt(record: AccountRecord, now: number, limits: BudgetLimits): number {
   return Math.max(
     pacerReadyAt(record.tat, limits),
-    own.perMinute < limits.perMinute && entry !== undefined ? pacerReadyAt(entry.ownTat, own) : Number.NEGATIVE_INFINITY,
     record.pausedUntil,
     capReadyAt(record.minuteCap ?? undefined, now),
     // The pacer bounds every minute-long window of paced sends; aborts are not paced, so every
     // window is also bounded by counting (service.md §2.1).
     recentReadyAt(record.recent, limits.usablePerMinute, limits.minuteWindowMs),
   );
-}
-
-/**
- * When several live processes have runs waiting to read, each process's reads get the share of the
- * pace its waiting runs make of the account's, so every run is read about as often whichever process
- * holds it. The shares add up to the pacer's whole pace: a process that stops taking its turns (killed
- * with -9, stalled, its runs no longer due) lends its share to the others once it has missed
- * `LEND_AFTER_TURNS` of them, and takes it back with its next read. Returns the interval between this
- * process's reads (kept up while it reads alone too, so that its turns are known when another process
- * comes), or `undefined` for a process alone in memory.
- */
-function readShare(record: AccountRecord, config: AccountConfig, limits: BudgetLimits, now: number): { readonly intervalMs: number; readonly sharing: boolean } | undefined {
-  const id = config.process?.id;
-  if (id === undefined) return undefined;
-  const reading = Object.entries(record.processes).filter(([name, entry]) => entry.demand > 0 || name === id);
-  const nominal = shareIntervals(reading, id, config, record, limits);
-  // A process is taking its turns while its next one was due, or it last asked the account (its lease
-  // renewed: a process that has not read yet, or waits for a slot), less than a few of them ago.
-  const lendAfter = (name: string): number => Math.max(LEND_AFTER_TURNS * (nominal.get(name) ?? 0), limits.burst * limits.pacingIntervalMs);
-  const leaseMs = config.process?.leaseMs ?? 0;
-  const active = reading.filter(([name, entry]) => name === id || now - Math.max(entry.readTat, entry.until - leaseMs) <= lendAfter(name));
-  const intervals = active.length === reading.length ? nominal : shareIntervals(active, id, config, record, limits);
-  return { intervalMs: intervals.get(id) ?? limits.pacingIntervalMs, sharing: active.length > 1 };
-}
-
-/**
- * The interval between reads of each of `entries` when they share the pacer's pace by their runs
- * waiting: processes held to a lower limit of their own take what it allows, the others share the rest
- * by their demand (water-filling).
- */
-function shareIntervals(entries: readonly (readonly [string, ProcessEntry])[], id: string, config: AccountConfig, record: AccountRecord, limits: BudgetLimits): ReadonlyMap<string, number> {
-  const open = new Map(entries.map(([name, entry]) => [name, { weight: Math.max(1, entry.demand), cap: entry.perMinute < limits.perMinute ? 1 / limitsFor(config, entry.perMinute, record.serverLimits).pacingIntervalMs : Number.POSITIVE_INFINITY }]));
-  const intervals = new Map<string, number>();
-  let left = 1 / limits.pacingIntervalMs;
-  for (let settled = false; !settled; ) {
-    settled = true;
-    let weight = 0;
-    for (const entry of open.values()) weight += entry.weight;
-    for (const [name, entry] of open) {
-      if ((left * entry.weight) / weight > entry.cap) {
-        intervals.set(name, 1 / entry.cap);
-        left -= entry.cap;
-        open.delete(name);
-        settled = false;
-        break;
-      }
-    }
-  }
-  let weight = 0;
-  for (const entry of open.values()) weight += entry.weight;
-  for (const [name, entry] of open) intervals.set(name, weight / (Math.max(left, 1e-12) * entry.weight));
-  if (!intervals.has(id)) intervals.set(id, weight / Math.max(left, 1e-12));
-  return intervals;
-}
-
-/**
- * Until when another process of the account has a start or abort waiting for the account's pace
- * (its `claimUntil`), or `-Infinity` when none has: this process's reads and interactive calls wait
- * until then, so that no process's lower class takes the slot another's higher class waits for.
- *
- * @example
- * ```ts
- * claimedUntil(record, now, config); // -Infinity: no start waits elsewhere
- * ```
- */
-export function claimedUntil(record: AccountRecord, now: number, config: AccountConfig): number {
-  const id = config.process?.id;
-  if (id === undefined) return Number.NEGATIVE_INFINITY;
-  let until = Number.NEGATIVE_INFINITY;
-  for (const name in record.processes) {
-    const claim = record.processes[name]?.claimUntil;
-    if (name !== id && claim !== undefined && claim > now) until = Math.max(until, claim);
-  }
-  return until;
-}
-
-/**
- * This process's entry with its claim on the slot at `slotAt` (and a lease after it), or without one
- * (`undefined`).
- */
-function claimed(record: AccountRecord, slotAt: number | undefined, config: AccountConfig): AccountRecord {
-  const id = config.process?.id;
-  const entry = id === undefined ? undefined : record.processes[id];
-  if (id === undefined || entry === undefined) return record;
-  const claimUntil = slotAt === undefined ? undefined : slotAt + claimLeaseMs(accountLimits(record, config));
-  if (claimUntil === entry.claimUntil) return record;
-  const rest: ProcessEntry = { until: entry.until, perMinute: entry.perMinute, burst: entry.burst, demand: entry.demand, readTat: entry.readTat, ownTat: entry.ownTat };
-  return { ...record, processes: { ...record.processes, [id]: claimUntil === undefined ? rest : { ...rest, claimUntil } } };
-}
-
-/** When this process's share lets its next read go: only while other processes have runs waiting to read too. */
-function shareReadyAt(record: AccountRecord, config: AccountConfig, limits: BudgetLimits, now: number): number {
-  const share = readShare(record, config, limits, now);
-  const entry = config.process === undefined ? undefined : record.processes[config.process.id];
-  if (share === undefined || !share.sharing || entry === undefined) return Number.NEGATIVE_INFINITY;
-  // No burst of its own: it would let a few-run process bank turns while the many-run ones wait.
-  return entry.readTat;
 }
 
 /**
@@ -803,8 +690,8 @@ function shareReadyAt(record: AccountRecord, config: AccountConfig, limits: Budg
  */
 export function startReadyAt(record: AccountRecord, key: string, config: AccountConfig): number {
   const mark = record.starts[key];
-  if (mark === undefined) return Number.NEGATIVE_INFINITY;
-  return mark.inFlight > 0 ? Number.POSITIVE_INFINITY : mark.at + accountLimits(record, config).duplicateStartSpacingMs;
+  if (mark === undefined) return -Infinity;
+  return mark.inFlight > 0 ? Infinity : mark.at + accountLimits(record, config).duplicateStartSpacingMs;
 }
 
 /**
@@ -814,8 +701,8 @@ export function startReadyAt(record: AccountRecord, key: string, config: Account
  */
 export function nextMarkExpiryAt(record: AccountRecord, config: AccountConfig): number | undefined {
   const spacing = accountLimits(record, config).duplicateStartSpacingMs;
-  const lostAfter = config.process?.leaseMs ?? Number.POSITIVE_INFINITY;
-  let next = Number.POSITIVE_INFINITY;
+  const lostAfter = config.process?.leaseMs ?? Infinity;
+  let next = Infinity;
   for (const mark of Object.values(record.starts)) next = Math.min(next, mark.inFlight === 0 ? mark.at + spacing : mark.at + lostAfter);
   return Number.isFinite(next) ? next : undefined;
 }
@@ -832,7 +719,7 @@ export function nextMarkExpiryAt(record: AccountRecord, config: AccountConfig): 
 export function startRefusedUntil(record: AccountRecord, now: number, config: AccountConfig): number | undefined {
   const limits = accountLimits(record, config);
   const byCount = dayReadyAt(record, limits.startsPerDay, limits.dayWindowMs);
-  const byServer = capStartRefusedUntil(record.dayCap ?? undefined, now, limits.perDay - limits.startsPerDay) ?? Number.NEGATIVE_INFINITY;
+  const byServer = capStartRefusedUntil(record.dayCap ?? undefined, now, limits.perDay - limits.startsPerDay) ?? -Infinity;
   const until = Math.max(byCount, byServer);
   return until > now ? until : undefined;
 }
@@ -860,18 +747,7 @@ export function afterSend(record: AccountRecord, klass: FairClass, startKey: str
   };
   next = repaceDay(next, now, limits);
   if (startKey !== undefined) next = marked(next, startKey, now, 'sent');
-  const id = config.process?.id;
-  const entry = id === undefined ? undefined : next.processes[id];
-  if (id !== undefined && entry !== undefined) {
-    const own = ownLimits(next, config);
-    const share = klass === 'reads' ? readShare(next, config, limits, now) : undefined;
-    // A process that came late for its turns (a busy machine, a timer fired late) keeps the turns it may
-    // miss before its share is lent: it catches up on them, at the pacer's pace, once its reads come.
-    const readTat = share === undefined ? entry.readTat : (entry.readTat === NEVER ? now : Math.max(entry.readTat, now - LEND_AFTER_TURNS * share.intervalMs)) + share.intervalMs;
-    const ownTat = own.perMinute < limits.perMinute && klass !== 'abort' ? pacerAfterSend(entry.ownTat, now, own) : entry.ownTat;
-    next = { ...next, processes: { ...next.processes, [id]: { ...entry, readTat, ownTat } } };
-  }
-  return next;
+  return config.process?.afterSend(next, klass, now, config, limits) ?? next;
 }
 
 function marked(record: AccountRecord, key: string, now: number, event: 'sent' | 'answered'): AccountRecord {
@@ -968,92 +844,6 @@ function serverView(previous: ServerView, rateLimit: RateLimitInfo, now: number)
 }
 
 /**
- * The record with this process's lease renewed (and its runs waiting to read, when `demand` is
- * given); unchanged for a process alone in memory.
- *
- * @example
- * ```ts
- * record = joined(record, now, config, 4);
- * ```
- */
-export function joined(record: AccountRecord, now: number, config: AccountConfig, demand?: number): AccountRecord {
-  const process = config.process;
-  if (process === undefined) return record;
-  const own = ownLimits(record, config);
-  const entry = record.processes[process.id] ?? { until: now, perMinute: own.perMinute, burst: own.burst, demand: 0, readTat: NEVER, ownTat: NEVER };
-  const renewed = { ...entry, until: now + process.leaseMs, perMinute: configuredPerMinute(config), burst: config.options.burst ?? own.burst, demand: demand ?? entry.demand };
-  return { ...record, at: Math.max(record.at, now), processes: { ...record.processes, [process.id]: renewed } };
-}
-
-/**
- * The record without this process: its share of the reads goes to the others at once.
- *
- * @example
- * ```ts
- * record = left(record, config);
- * ```
- */
-export function left(record: AccountRecord, config: AccountConfig): AccountRecord {
-  const id = config.process?.id;
-  if (id === undefined || record.processes[id] === undefined) return record;
-  return { ...record, processes: without(record.processes, [id]) };
-}
-
-/**
- * A process that knew the record by another epoch sees that the store lost the account (a restart
- * without persistence): what was sent in this window is unknown, so nothing goes for a window rather
- * than a burst into a window the service still counts. Once per record.
- *
- * @example
- * ```ts
- * record = checkedEpoch(record, knownEpoch, now, config);
- * ```
- */
-export function checkedEpoch(record: AccountRecord, knownEpoch: string | undefined, now: number, config: AccountConfig): AccountRecord {
-  if (knownEpoch === undefined || knownEpoch === record.epoch || record.lossSeen) return record;
-  const limits = accountLimits(record, config);
-  const pausedUntil = Math.max(record.pausedUntil, now + limits.minuteWindowMs);
-  return { ...record, lossSeen: true, pausedUntil, tat: pacerResumingAt(record.tat, pausedUntil, limits) };
-}
-
-/**
- * One request's turn, as a shared store takes it in one atomic step: the record pruned, this
- * process's lease and demand renewed, then the verdict — refused (a start the day cannot take),
- * wait until a time, or granted, the send counted. `demand`: for reads, this process's runs waiting
- * to read; for a start or abort, this process's starts and aborts waiting, this one included.
- *
- * A start or abort claims the account's slot it waits for (`ProcessEntry.claimUntil`): told to wait
- * for the account's pace — not for an identical start's spacing, nor for its process's own lower
- * limit — or granted with more of them waiting behind it (the next slot then). The other processes'
- * reads and interactive calls yield to the claim; anything else this process asks ends it.
- *
- * @example
- * ```ts
- * const { record: next, verdict } = requested(record, { klass: 'reads', demand: 3 }, now, config);
- * ```
- */
-export function requested(
-  record: AccountRecord,
-  request: { readonly klass: FairClass; readonly startKey?: string | undefined; readonly demand: number },
-  now: number,
-  config: AccountConfig,
-): { readonly record: AccountRecord; readonly verdict: Verdict } {
-  const next = joined(pruned(record, now, config).record, now, config, request.klass === 'reads' ? request.demand : undefined);
-  if (request.klass === 'start') {
-    const refusedUntil = startRefusedUntil(next, now, config);
-    if (refusedUntil !== undefined) return { record: next, verdict: { verdict: 'refused', at: refusedUntil } };
-  }
-  const paceAt = readyAt(next, request.klass, now, config);
-  const at = Math.max(paceAt, request.startKey === undefined ? Number.NEGATIVE_INFINITY : startReadyAt(next, request.startKey, config));
-  const claims = (request.klass === 'start' || request.klass === 'abort') && ownLimits(next, config).perMinute >= accountLimits(next, config).perMinute;
-  if (at > now) {
-    return { record: claimed(next, claims && paceAt > now && paceAt >= at ? paceAt : undefined, config), verdict: { verdict: 'wait', at } };
-  }
-  const sent = afterSend(next, request.klass, request.startKey, now, config);
-  return { record: claimed(sent, claims && request.demand > 1 ? Math.max(now, readyAt(sent, request.klass, now, config)) : undefined, config), verdict: { verdict: 'granted' } };
-}
-
-/**
  * The pace the account can give this process's runs' reads from `now` on, per minute: the minute's
  * usable count, or less when the day is tight — its sustainable pace plus what its bucket holds,
  * spread over the next quarter hour. A process sharing the account with others gets the part of it
@@ -1071,9 +861,7 @@ export function readsPerMinute(record: AccountRecord, now: number, config: Accou
   const limits = accountLimits(record, config);
   const bucket = dayBucketAt(record.dayBucket ?? FULL_DAY_BUCKET, now, limits);
   const day = bucket.perMs * 60_000 + Math.max(0, bucket.tokens) / HEADROOM_HORIZON_MINUTES;
-  const share = readShare(record, config, limits, now);
-  const part = share === undefined || !share.sharing ? 1 : Math.min(1, limits.pacingIntervalMs / share.intervalMs);
-  return part * Math.min(limits.usablePerMinute, day);
+  return (config.process?.readsShare(record, now, config, limits) ?? 1) * Math.min(limits.usablePerMinute, day);
 }
 
 /** What is left of the day to polls and interactive calls at `now`: by our count, or the service's cap. */
@@ -1090,7 +878,7 @@ export function sentWithin(record: AccountRecord, now: number, windowMs: number,
 }
 
 /** `entries` without `keys`. */
-function without<T>(entries: Readonly<Record<string, T>>, keys: readonly string[]): Readonly<Record<string, T>> {
+export function without<T>(entries: Readonly<Record<string, T>>, keys: readonly string[]): Readonly<Record<string, T>> {
   const gone = new Set(keys);
   return Object.fromEntries(Object.entries(entries).filter(([key]) => !gone.has(key)));
 }
@@ -1123,7 +911,7 @@ export type Pacer = number;
  * pacerReadyAt(IDLE_PACER, limits); // -Infinity: send at once
  * ```
  */
-export const IDLE_PACER: Pacer = Number.NEGATIVE_INFINITY;
+export const IDLE_PACER: Pacer = -Infinity;
 
 /**
  * When the next send conforms: `burst − 1` intervals before the theoretical arrival time.
@@ -1256,7 +1044,7 @@ export function serverCap(input: ServerCapInput): ServerCap {
  * ```
  */
 export function capReadyAt(cap: ServerCap | undefined, now: number): number {
-  if (cap === undefined || now >= cap.until) return Number.NEGATIVE_INFINITY;
+  if (cap === undefined || now >= cap.until) return -Infinity;
   return cap.allowance > 0 ? cap.notBefore : (cap.look?.at ?? cap.until);
 }
 
@@ -1269,7 +1057,7 @@ export function capReadyAt(cap: ServerCap | undefined, now: number): number {
  * ```
  */
 export function capAbortReadyAt(cap: ServerCap | undefined, now: number): number {
-  if (cap === undefined || now >= cap.until || cap.hardAllowance > 0) return Number.NEGATIVE_INFINITY;
+  if (cap === undefined || now >= cap.until || cap.hardAllowance > 0) return -Infinity;
   return cap.look?.at ?? cap.until;
 }
 
@@ -1351,7 +1139,7 @@ export interface DayBucket {
  * dayBucketReadyAt(FULL_DAY_BUCKET, now, limits); // -Infinity: send at once
  * ```
  */
-export const FULL_DAY_BUCKET: DayBucket = { tokens: Number.POSITIVE_INFINITY, at: Number.NEGATIVE_INFINITY, perMs: 0 };
+export const FULL_DAY_BUCKET: DayBucket = { tokens: Infinity, at: -Infinity, perMs: 0 };
 
 /**
  * The day window cut into this many slots when finding the sustainable rate: 15 minutes each, so
@@ -1373,7 +1161,7 @@ export const DAY_SLOTS = 96;
 export function sustainableRate(input: { readonly remaining: number; readonly leftBy: (at: number) => number; readonly now: number; readonly windowMs: number }): number {
   if (input.remaining <= 0) return 0;
   const slotMs = input.windowMs / DAY_SLOTS;
-  let rate = Number.POSITIVE_INFINITY;
+  let rate = Infinity;
   for (let slot = 1; slot <= DAY_SLOTS; slot++) {
     const freed = input.leftBy(input.now + (slot - 1) * slotMs);
     rate = Math.min(rate, (input.remaining + freed) / (slot * slotMs));
@@ -1418,7 +1206,7 @@ export function dayBucketRefilledAt(bucket: DayBucket, now: number, perMs: numbe
 export function dayBucketReadyAt(bucket: DayBucket, now: number, limits: BudgetLimits): number {
   const { tokens, perMs } = dayBucketAt(bucket, now, limits);
   // A token refilled in pieces can miss 1 by a rounding error: that is a whole token.
-  if (tokens >= 1 - 1e-9 || perMs <= 0) return Number.NEGATIVE_INFINITY;
+  if (tokens >= 1 - 1e-9 || perMs <= 0) return -Infinity;
   return now + (1 - tokens) / perMs;
 }
 

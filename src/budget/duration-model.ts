@@ -1,6 +1,7 @@
 import { map, Observable, Subject } from 'rxjs';
 import type { DurationEstimate, DurationModel, DurationsView, NodeDurations } from '../domain/durations.js';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
+import { positiveInteger } from '../http/options.js';
 
 /**
  * Options of `createDurationModel`.
@@ -89,12 +90,6 @@ export function estimateDuration(samplesMs: readonly number[]): DurationEstimate
 /** What the model takes as a duration: a store of samples (flowstream/redis) keeps no other. */
 export function isDuration(ms: unknown): ms is number {
   return typeof ms === 'number' && Number.isFinite(ms) && ms >= 0 && ms <= LONGEST_MS;
-}
-
-function positiveInteger(name: string, value: number | undefined, fallback: number): number {
-  const chosen = value ?? fallback;
-  if (!Number.isSafeInteger(chosen) || chosen < 1) throw new InvalidArgumentError(name, `must be a positive integer (got ${String(chosen)})`);
-  return chosen;
 }
 
 /** One node's samples and, once computed, its estimate (dropped at every new sample). */
@@ -189,9 +184,9 @@ export function readDurationsJson(json: unknown): readonly NodeDurations[] {
  * ```
  */
 export function createDurationModel(options: DurationModelOptions = {}): DurationModel {
-  const maxNodes = positiveInteger('maxNodes', options.maxNodes, DURATION_MODEL_DEFAULTS.maxNodes);
-  const window = positiveInteger('window', options.window, DURATION_MODEL_DEFAULTS.window);
-  const minSamples = positiveInteger('minSamples', options.minSamples, DURATION_MODEL_DEFAULTS.minSamples);
+  const maxNodes = positiveInteger('maxNodes', options.maxNodes ?? DURATION_MODEL_DEFAULTS.maxNodes);
+  const window = positiveInteger('window', options.window ?? DURATION_MODEL_DEFAULTS.window);
+  const minSamples = positiveInteger('minSamples', options.minSamples ?? DURATION_MODEL_DEFAULTS.minSamples);
   // A Map keeps insertion order: re-inserting on use makes its first entry the least recently used.
   const entries = new Map<string, Entry>();
   const changes = new Subject<void>();
@@ -257,20 +252,6 @@ export function createDurationModel(options: DurationModelOptions = {}): Duratio
   };
   if (options.from !== undefined) model.import(options.from);
   return model;
-}
-
-/**
- * True for a `DurationModel` (what `createClient({ durations })` takes), by shape.
- *
- * @example
- * ```ts
- * isDurationModel(createDurationModel()); // true
- * ```
- */
-export function isDurationModel(value: unknown): value is DurationModel {
-  if (typeof value !== 'object' || value === null) return false;
-  const candidate = value as Partial<Record<keyof DurationModel, unknown>>;
-  return typeof candidate.estimate === 'function' && typeof candidate.record === 'function' && typeof candidate.toJSON === 'function';
 }
 
 export type { DurationEstimate, DurationModel, DurationsJson, DurationsView, NodeDurations } from '../domain/durations.js';

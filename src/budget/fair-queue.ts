@@ -9,11 +9,13 @@ import type { GateTicket } from '../domain/requests.js';
  */
 export class IndexedHeap<K extends string, T extends Record<K, number>> {
   readonly #items: T[] = [];
+  readonly #slot: K;
+  readonly #before: (a: T, b: T) => boolean;
 
-  constructor(
-    private readonly slot: K,
-    private readonly before: (a: T, b: T) => boolean,
-  ) {}
+  constructor(slot: K, before: (a: T, b: T) => boolean) {
+    this.#slot = slot;
+    this.#before = before;
+  }
 
   get size(): number {
     return this.#items.length;
@@ -36,10 +38,10 @@ export class IndexedHeap<K extends string, T extends Record<K, number>> {
 
   /** Takes `item` out wherever it sits; false when it is not in this heap. */
   remove(item: T): boolean {
-    const index = item[this.slot];
+    const index = item[this.#slot];
     if (this.#items[index] !== item) return false;
     const last = this.#items.pop();
-    (item as Record<K, number>)[this.slot] = -1;
+    (item as Record<K, number>)[this.#slot] = -1;
     if (last !== undefined && last !== item) this.#fill(index, last);
     return true;
   }
@@ -55,7 +57,7 @@ export class IndexedHeap<K extends string, T extends Record<K, number>> {
     let index = start;
     for (let left = 2 * index + 1, child = items[left]; child !== undefined; left = 2 * index + 1, child = items[left]) {
       const right = items[left + 1];
-      const rightFirst = right !== undefined && this.before(right, child);
+      const rightFirst = right !== undefined && this.#before(right, child);
       this.#place(rightFirst ? right : child, index);
       index = rightFirst ? left + 1 : left;
     }
@@ -70,7 +72,7 @@ export class IndexedHeap<K extends string, T extends Record<K, number>> {
     while (index > 0) {
       const parentIndex = (index - 1) >>> 1;
       const parent = this.#items[parentIndex];
-      if (parent === undefined || !this.before(item, parent)) break;
+      if (parent === undefined || !this.#before(item, parent)) break;
       this.#place(parent, index);
       index = parentIndex;
     }
@@ -79,7 +81,7 @@ export class IndexedHeap<K extends string, T extends Record<K, number>> {
 
   #place(item: T, index: number): void {
     this.#items[index] = item;
-    (item as Record<K, number>)[this.slot] = index;
+    (item as Record<K, number>)[this.#slot] = index;
   }
 }
 
@@ -172,9 +174,10 @@ function waitedLonger(a: QueuedRequest, b: QueuedRequest): boolean {
 const WAITING_PER_TURN_READ = 50;
 
 /**
- * The requests of one class that may be chosen, in three orders at once: the reads that cut in and the
- * class's turns (whom the class serves next), and age (whom the starvation guard lets through). Add,
- * remove and the heads in O(log n) / O(1).
+ * One class of the fair queue (see `FairQueue`): its flows and its virtual time, and the requests
+ * that may be chosen, in three orders at once: the reads that cut in and the class's turns (whom the
+ * class serves next), and age (whom the starvation guard lets through). Add, remove and the heads in
+ * O(log n) / O(1).
  */
 class ClassQueue {
   /** An entry is in one of these two, by its `cutsIn`; both keep its position in `turnSlot`. */
@@ -182,9 +185,57 @@ class ClassQueue {
   readonly #turns = new IndexedHeap<'turnSlot', QueuedRequest>('turnSlot', comesFirst);
   readonly #byAge = new IndexedHeap<'ageSlot', QueuedRequest>('ageSlot', waitedLonger);
   /** Reads of the turns served since the last cut-in (as many as may go when none has cut in yet). */
-  #turnReadsSinceCutIn = Number.POSITIVE_INFINITY;
+  #turnReadsSinceCutIn = Infinity;
   /** The key of the last read that cut in. */
   #lastCutIn: string | undefined;
+  /** The flows by key. */
+  readonly #flows = new Map<string, Flow>();
+  /**
+   * Flows with nothing waiting that had a turn in the class's current one or later, by tag. At most
+   * `MAX_IDLE_FLOWS` (a class whose keys never come back — aborts, starts — would otherwise keep one
+   * per key while its turn does not move): past that the oldest is forgotten, and its next request
+   * takes the class's current turn a turn early.
+   */
+  readonly #idle = new IndexedHeap<'slot', Flow>('slot', (a, b) => a.last < b.last);
+  /** The tag of the last request served: the class's virtual time. */
+  #clock = 0;
+  /** How far its current turn has gone in reads placed in it (`ReadOrder.atShare`): a turn is a read of every run. */
+  #progress = 0;
+
+  /** How many flows are remembered (waiting or idle): bounded by those waiting plus `MAX_IDLE_FLOWS`. */
+  get flowCount(): number {
+    return this.#flows.size;
+  }
+
+  /** A new request of this class with its fair tag (see `FairQueue.enqueue`), its flow told; not choosable until added. */
+  register(id: number, ticket: GateTicket, now: number, arrival: number, order: ReadOrder | undefined): QueuedRequest {
+    const clock = this.#clock;
+    let tag = clock;
+    let flow: Flow | undefined;
+    if (ticket.key !== undefined) {
+      flow = this.#flows.get(ticket.key);
+      if (flow === undefined) this.#flows.set(ticket.key, (flow = { key: ticket.key, last: clock - 1, waiting: 0, cutFrom: undefined, slot: -1 }));
+      else this.#idle.remove(flow);
+      tag = order?.atShare === true ? clock + this.#progress : Math.max(clock, flow.last + 1);
+    }
+    const cutFrom = flow?.cutFrom ?? tag;
+    const cutsIn = order?.certain === true && tag < cutFrom + CUT_IN_TURNS;
+    const entry = queuedRequest(id, ticket, now, arrival, tag, tag + (order?.defer ?? 0), cutsIn, order?.atShare === true);
+    if (flow !== undefined) {
+      flow.last = entry.atShare ? Math.max(flow.last, clock) : entry.tag;
+      flow.cutFrom = cutsIn ? cutFrom : undefined;
+      flow.waiting += 1;
+    }
+    return entry;
+  }
+
+  /** Takes `entry` out of the class (it was sent, or it left): out of the heaps, and its flow told. */
+  unregister(entry: QueuedRequest): void {
+    this.remove(entry);
+    const key = entry.ticket.key;
+    const flow = key === undefined ? undefined : this.#flows.get(key);
+    if (flow !== undefined && --flow.waiting === 0) this.#rest(flow);
+  }
 
   get size(): number {
     return this.#cutIns.size + this.#turns.size;
@@ -218,12 +269,45 @@ class ClassQueue {
     return (entry.cutsIn ? this.#cutIns : this.#turns).remove(entry);
   }
 
-  /** `entry` of this class was sent: counts the turn reads between cut-ins. */
+  /** `entry` of this class was sent: see `FairQueue.served`. */
   served(entry: QueuedRequest): void {
     if (entry.cutsIn) {
       this.#turnReadsSinceCutIn = 0;
       this.#lastCutIn = entry.ticket.key;
-    } else this.#turnReadsSinceCutIn += 1;
+      return;
+    }
+    this.#turnReadsSinceCutIn += 1;
+    if (entry.atShare) {
+      this.#progress += 1 / Math.max(1, this.#flows.size);
+      if (this.#progress >= 1) {
+        this.#progress -= 1;
+        this.#clock += 1;
+      }
+    } else if (entry.tag > this.#clock) {
+      this.#clock = entry.tag;
+      this.#progress = 0;
+    }
+    // Flows whose last turn is now past are forgotten.
+    for (let flow = this.#idle.peek(); flow !== undefined && flow.last < this.#clock; flow = this.#idle.peek()) this.#forget(flow);
+  }
+
+  #forget(flow: Flow): void {
+    this.#idle.remove(flow);
+    this.#flows.delete(flow.key);
+  }
+
+  /**
+   * A flow with nothing waiting is forgotten once its last turn is past: its next request takes the
+   * class's current turn. Until then it is kept, so that its next request comes in the turn after.
+   */
+  #rest(flow: Flow): void {
+    if (flow.last < this.#clock) {
+      this.#flows.delete(flow.key);
+      return;
+    }
+    this.#idle.push(flow);
+    const oldest = this.#idle.peek();
+    if (this.#idle.size > MAX_IDLE_FLOWS && oldest !== undefined) this.#forget(oldest);
   }
 }
 
@@ -332,7 +416,6 @@ export function chooseNext(heads: readonly [ClassHead, ...ClassHead[]], bypassed
  */
 interface Flow {
   readonly key: string;
-  readonly klass: FairClass;
   last: number;
   waiting: number;
   cutFrom: number | undefined;
@@ -396,20 +479,6 @@ export class FairQueue {
     reads: new ClassQueue(),
   };
   readonly #entries = new Map<number, QueuedRequest>();
-  /** Per class, the flows by key. */
-  readonly #flows: Readonly<Record<FairClass, Map<string, Flow>>> = { abort: new Map(), start: new Map(), interactive: new Map(), reads: new Map() };
-  /**
-   * Per class, flows with nothing waiting that had a turn in the class's current one or later, by tag.
-   * Per class, so that serving one class forgets its own flows only as its own turns pass; at most
-   * `MAX_IDLE_FLOWS` each (a class whose keys never come back — aborts, starts — would otherwise keep one
-   * per key while its turn does not move): past that the oldest is forgotten, and its next request takes
-   * the class's current turn a turn early.
-   */
-  readonly #idle: Readonly<Record<FairClass, IndexedHeap<'slot', Flow>>> = { abort: idleHeap(), start: idleHeap(), interactive: idleHeap(), reads: idleHeap() };
-  /** Per class, the tag of the last request served: the class's virtual time. */
-  readonly #clocks: Record<FairClass, number> = { abort: 0, start: 0, interactive: 0, reads: 0 };
-  /** Per class, how far its current turn has gone in reads placed in it (`ReadOrder.atShare`): a turn is a read of every run. */
-  readonly #progress: Record<FairClass, number> = { abort: 0, start: 0, interactive: 0, reads: 0 };
   readonly #depths: Record<RequestPriority, number> = { abort: 0, start: 0, interactive: 0, status: 0, output: 0 };
   #arrivals = 0;
 
@@ -436,25 +505,7 @@ export class FairQueue {
    * `order`: a run's read placed by its need.
    */
   enqueue(id: number, ticket: GateTicket, now: number, order?: ReadOrder): QueuedRequest {
-    const klass = fairClassOf(ticket.priority);
-    const clock = this.#clocks[klass];
-    let tag = clock;
-    let flow: Flow | undefined;
-    if (ticket.key !== undefined) {
-      const flows = this.#flows[klass];
-      flow = flows.get(ticket.key);
-      if (flow === undefined) flows.set(ticket.key, (flow = { key: ticket.key, klass, last: clock - 1, waiting: 0, cutFrom: undefined, slot: -1 }));
-      else this.#idle[klass].remove(flow);
-      tag = order?.atShare === true ? clock + this.#progress[klass] : Math.max(clock, flow.last + 1);
-    }
-    const cutFrom = flow?.cutFrom ?? tag;
-    const cutsIn = order?.certain === true && tag < cutFrom + CUT_IN_TURNS;
-    const entry = queuedRequest(id, ticket, now, this.#arrivals++, tag, tag + (order?.defer ?? 0), cutsIn, order?.atShare === true);
-    if (flow !== undefined) {
-      flow.last = entry.atShare ? Math.max(flow.last, clock) : entry.tag;
-      flow.cutFrom = cutsIn ? cutFrom : undefined;
-      flow.waiting += 1;
-    }
+    const entry = this.#classes[fairClassOf(ticket.priority)].register(id, ticket, now, this.#arrivals++, order);
     this.#entries.set(id, entry);
     this.#depths[ticket.priority] += 1;
     return entry;
@@ -485,14 +536,8 @@ export class FairQueue {
     const entry = this.#entries.get(id);
     if (entry === undefined) return undefined;
     this.#entries.delete(id);
-    const klass = fairClassOf(entry.ticket.priority);
-    this.#classes[klass].remove(entry);
+    this.#classes[fairClassOf(entry.ticket.priority)].unregister(entry);
     this.#depths[entry.ticket.priority] -= 1;
-    const key = entry.ticket.key;
-    if (key !== undefined) {
-      const flow = this.#flows[klass].get(key);
-      if (flow !== undefined && --flow.waiting === 0) this.#rest(flow);
-    }
     return entry;
   }
 
@@ -503,56 +548,17 @@ export class FairQueue {
    * is one run's read of that turn: the turn ends once there have been as many as runs in the class.
    */
   served(entry: QueuedRequest): void {
-    const klass = fairClassOf(entry.ticket.priority);
-    this.#classes[klass].served(entry);
-    if (entry.cutsIn) return;
-    if (entry.atShare) {
-      this.#progress[klass] += 1 / Math.max(1, this.#flows[klass].size);
-      if (this.#progress[klass] >= 1) {
-        this.#progress[klass] -= 1;
-        this.#clocks[klass] += 1;
-      }
-    } else if (entry.tag > this.#clocks[klass]) {
-      this.#clocks[klass] = entry.tag;
-      this.#progress[klass] = 0;
-    }
-    // Flows whose last turn is now past are forgotten.
-    const idle = this.#idle[klass];
-    for (let flow = idle.peek(); flow !== undefined && flow.last < this.#clocks[klass]; flow = idle.peek()) this.#forget(flow);
+    this.#classes[fairClassOf(entry.ticket.priority)].served(entry);
   }
 
   /** How many flows of `klass` are remembered (waiting or idle): bounded by those waiting plus `MAX_IDLE_FLOWS`. */
   flowCount(klass: FairClass): number {
-    return this.#flows[klass].size;
-  }
-
-  #forget(flow: Flow): void {
-    this.#idle[flow.klass].remove(flow);
-    this.#flows[flow.klass].delete(flow.key);
-  }
-
-  /**
-   * A flow with nothing waiting is forgotten once its last turn is past: its next request takes the
-   * class's current turn. Until then it is kept, so that its next request comes in the turn after.
-   */
-  #rest(flow: Flow): void {
-    if (flow.last < this.#clocks[flow.klass]) {
-      this.#flows[flow.klass].delete(flow.key);
-      return;
-    }
-    const idle = this.#idle[flow.klass];
-    idle.push(flow);
-    const oldest = idle.peek();
-    if (idle.size > MAX_IDLE_FLOWS && oldest !== undefined) this.#forget(oldest);
+    return this.#classes[klass].flowCount;
   }
 }
 
-/** Idle flows remembered per class at most (see `FairQueue`'s `#idle`). */
+/** Idle flows remembered per class at most (see `ClassQueue`'s `#idle`). */
 const MAX_IDLE_FLOWS = 1_024;
-
-function idleHeap(): IndexedHeap<'slot', Flow> {
-  return new IndexedHeap<'slot', Flow>('slot', (a, b) => a.last < b.last);
-}
 
 function unreachable(value: never): never {
   throw new Error(`Unexpected request priority: ${String(value)}`);

@@ -2,12 +2,11 @@
 // the public surface need. The scheduler's pieces stay internal to this folder.
 export { createAccountBudget, isAccountBudget } from './account-budget.js';
 export type { AccountBudget, AccountBudgetOptions } from './account-budget.js';
-export { budgetLimits } from './account-rules.js';
 export { createMemoryLedger } from './ledger.js';
 export type { AccountLedger, MemoryLedger } from './ledger.js';
 export type { BudgetLimits, RequestBudgetOptions } from './account-rules.js';
 export type { BudgetState, DayView } from './account-budget.js';
 export type { KeyCadence } from './scheduler.js';
 export type { ReadNeed, ServerView } from '../domain/budget.js';
-export { createDurationModel, estimateDuration, isDurationModel } from './duration-model.js';
+export { createDurationModel } from './duration-model.js';
 export type { DurationModelOptions } from './duration-model.js';

@@ -93,63 +93,77 @@ export class LedgerAccount {
   readonly inFlight = new InFlight();
   /** What the last report said, as the rule book takes it: a shared account is told the same. */
   lastAnswer: AccountAnswer | undefined;
-  #pruned: { readonly record: AccountRecord | undefined; readonly now: number } = { record: undefined, now: Number.NaN };
-  #ready: { readonly record: AccountRecord | undefined; readonly now: number; readonly at: Partial<Record<FairClass, number>> } = { record: undefined, now: Number.NaN, at: {} };
+  /** The record the last prune left, and its instant. */
+  #prunedRecord: AccountRecord | undefined;
+  #prunedAt = Number.NaN;
+  /** When each class may go, for one record and instant. */
+  #readyRecord: AccountRecord | undefined;
+  #readyNow = Number.NaN;
+  #readyAt: Partial<Record<FairClass, number>> = {};
+
+  readonly #ledger: MemoryLedger;
 
   constructor(
-    readonly ledger: MemoryLedger,
+    ledger: MemoryLedger,
     readonly config: AccountConfig,
-  ) {}
+  ) {
+    this.#ledger = ledger;
+  }
 
   get record(): AccountRecord {
-    return this.ledger.record;
+    return this.#ledger.record;
   }
 
   get limits(): BudgetLimits {
-    return accountLimits(this.ledger.record, this.config);
+    return accountLimits(this.#ledger.record, this.config);
   }
 
   /** Lets go of what `now` has made obsolete; returns the identical-start keys now free. */
   prune(now: number): readonly string[] {
     // Records are values: the record this prune left, pruned again at the same instant, frees nothing.
     // A burst (a deploy cancelling every run) steps the budget many times at one instant.
-    if (this.ledger.record === this.#pruned.record && now === this.#pruned.now) return NOTHING_FREED;
-    const freed = this.ledger.transact(now, (record, at) => {
+    if (this.#ledger.record === this.#prunedRecord && now === this.#prunedAt) return NOTHING_FREED;
+    const freed = this.#ledger.transact(now, (record, at) => {
       const next = pruned(record, at, this.config);
       return [next.record, next.freed];
     });
-    this.#pruned = { record: this.ledger.record, now };
+    this.#prunedRecord = this.#ledger.record;
+    this.#prunedAt = now;
     return freed;
   }
 
   /** When a request of `klass` may go: computed once per record, class and instant. */
   readyAt(klass: FairClass, now: number): number {
-    const record = this.ledger.record;
-    if (record !== this.#ready.record || now !== this.#ready.now) this.#ready = { record, now, at: {} };
-    return (this.#ready.at[klass] ??= readyAt(record, klass, now, this.config));
+    const record = this.#ledger.record;
+    if (record !== this.#readyRecord || now !== this.#readyNow) {
+      this.#readyRecord = record;
+      this.#readyNow = now;
+      this.#readyAt = {};
+    }
+    return (this.#readyAt[klass] ??= readyAt(record, klass, now, this.config));
   }
 
   startRefusedUntil(now: number): number | undefined {
-    return startRefusedUntil(this.ledger.record, now, this.config);
+    return startRefusedUntil(this.#ledger.record, now, this.config);
   }
 
   /** When an identical start of `key` may go. */
   startReadyAt(key: string): number {
-    return startReadyAt(this.ledger.record, key, this.config);
+    return startReadyAt(this.#ledger.record, key, this.config);
   }
 
   nextMarkExpiryAt(): number | undefined {
-    return nextMarkExpiryAt(this.ledger.record, this.config);
+    return nextMarkExpiryAt(this.#ledger.record, this.config);
   }
 
   readsPerMinute(now: number): number {
-    return readsPerMinute(this.ledger.record, now, this.config);
+    return readsPerMinute(this.#ledger.record, now, this.config);
   }
 
   /** `ticket` was let through at `now`. */
   sent(ticket: GateTicket, now: number): void {
     this.inFlight.add(ticket, now);
-    this.ledger.transact(now, (record, at) => [afterSend(record, fairClassOf(ticket.priority), identicalStartKey(ticket), at, this.config), undefined]);
+    this.#ledger.transact(now, (record, at) => [afterSend(record, fairClassOf(ticket.priority), identicalStartKey(ticket), at, this.config), undefined]);
   }
 
   /** An attempt's answer (or failure) arrived at `now`; returns whether it matched a request in flight. */
@@ -157,7 +171,7 @@ export class LedgerAccount {
     const sentAt = this.inFlight.settle(report.ticket);
     const answer = { sentAt, inFlight: this.inFlight.size, httpStatus: report.httpStatus, rateLimit: report.rateLimit, startKey: identicalStartKey(report.ticket) };
     this.lastAnswer = answer;
-    this.ledger.transact(now, (record, at) => [afterReport(record, answer, at, this.config), undefined]);
+    this.#ledger.transact(now, (record, at) => [afterReport(record, answer, at, this.config), undefined]);
     return sentAt !== undefined;
   }
 }

@@ -54,7 +54,7 @@ export function readDueAt(need: ReadNeed, fairMs: number | undefined, crowded = 
   const wishMs = Math.min(Math.max(minMs, maxMs), Math.max(minMs, need.wishMs));
   if (need.certain === true) return since + (crowded ? Math.max(wishMs, Math.min(maxMs, SERVICE_TICK_MS)) : wishMs);
   const flat = need.likelyAt === undefined;
-  const shareMs = flat && fairMs !== undefined && fairMs > 0 ? Math.max(minMs, FAIR_FLOOR_MS, fairMs) : Number.POSITIVE_INFINITY;
+  const shareMs = flat && fairMs !== undefined && fairMs > 0 ? Math.max(minMs, FAIR_FLOOR_MS, fairMs) : Infinity;
   return since + Math.min(wishMs, shareMs);
 }
 
@@ -105,8 +105,11 @@ export class KeyCadences {
   readonly #byLastPoll = new Map<string, number>();
   readonly #busy = new Map<string, number>();
   #record: Readonly<Record<string, KeyCadence>> | undefined;
+  readonly #idleMs: number;
 
-  constructor(private readonly idleMs: number) {}
+  constructor(idleMs: number) {
+    this.#idleMs = idleMs;
+  }
 
   /** A request of `ticket`'s key was queued or sent (`+1`), or left the queue or was answered (`−1`). */
   busy(ticket: GateTicket, delta: 1 | -1, now: number): void {
@@ -120,7 +123,7 @@ export class KeyCadences {
     this.#busy.delete(key);
     // Idle and busy when pruned: forgotten now that nothing of it is left.
     const cadence = this.#cadences.get(key);
-    if (cadence !== undefined && !this.#byLastPoll.has(key) && cadence.lastSentAt + this.idleMs <= now) this.#forget(key);
+    if (cadence !== undefined && !this.#byLastPoll.has(key) && cadence.lastSentAt + this.#idleMs <= now) this.#forget(key);
   }
 
   /**
@@ -142,7 +145,7 @@ export class KeyCadences {
   /** Forgets the keys idle for `idleMs` with nothing queued or in flight. */
   prune(now: number): void {
     for (const [key, lastSentAt] of this.#byLastPoll) {
-      if (lastSentAt + this.idleMs > now) return;
+      if (lastSentAt + this.#idleMs > now) return;
       this.#byLastPoll.delete(key);
       if (!this.#busy.has(key)) this.#forget(key);
     }
@@ -165,18 +168,48 @@ export class KeyCadences {
   }
 }
 
-/** A run's read that asked before its need is due: registered in its turn, not choosable until then. */
-interface HeldRead {
+/** A run's read waiting until `at`, and its place in the heap of `ReadsUntil`. */
+interface TimedRead {
   readonly entry: QueuedRequest;
-  readonly dueAt: number;
+  readonly at: number;
   slot: number;
 }
 
-/** A run's read put back by its deferral (`readDeferral`) until `until`: then it is served in its own turn again. */
-interface DeferredRead {
-  readonly entry: QueuedRequest;
-  readonly until: number;
-  slot: number;
+/**
+ * Runs' reads each waiting until a time, earliest first (then by arrival): the reads that asked before
+ * their need is due (registered in their turn, not choosable until then), and those put back by their
+ * deferral (`readDeferral`, served in their own turn again after it). Add, remove by id and take the
+ * next due in O(log n).
+ */
+class ReadsUntil {
+  readonly #heap = new IndexedHeap<'slot', TimedRead>('slot', (a, b) => a.at < b.at || (a.at === b.at && a.entry.arrival < b.entry.arrival));
+  readonly #byId = new Map<number, TimedRead>();
+
+  /** When the earliest is due; `undefined` with none. */
+  get nextAt(): number | undefined {
+    return this.#heap.peek()?.at;
+  }
+
+  add(entry: QueuedRequest, at: number): void {
+    const read: TimedRead = { entry, at, slot: -1 };
+    this.#heap.push(read);
+    this.#byId.set(entry.id, read);
+  }
+
+  remove(id: number): void {
+    const read = this.#byId.get(id);
+    if (read === undefined) return;
+    this.#byId.delete(id);
+    this.#heap.remove(read);
+  }
+
+  /** The earliest read due by `now`, taken out; `undefined` when none is. */
+  takeDue(now: number): QueuedRequest | undefined {
+    const read = this.#heap.peek();
+    if (read === undefined || read.at > now) return undefined;
+    this.remove(read.entry.id);
+    return read.entry;
+  }
 }
 
 /**
@@ -244,10 +277,10 @@ export class BudgetCore {
   readonly #lines = new StartLines();
   /** Needs registered for a run's next read, by key, until that read asks. */
   readonly #needs = new Map<string, ReadNeed>();
-  readonly #held = new IndexedHeap<'slot', HeldRead>('slot', (a, b) => a.dueAt < b.dueAt || (a.dueAt === b.dueAt && a.entry.arrival < b.entry.arrival));
-  readonly #heldById = new Map<number, HeldRead>();
-  readonly #deferred = new IndexedHeap<'slot', DeferredRead>('slot', (a, b) => a.until < b.until || (a.until === b.until && a.entry.arrival < b.entry.arrival));
-  readonly #deferredById = new Map<number, DeferredRead>();
+  /** Reads that asked before their need is due, until it is. */
+  readonly #held = new ReadsUntil();
+  /** Reads put back by their deferral, until it has passed. */
+  readonly #deferred = new ReadsUntil();
   /** Consecutive sends that overtook a waiting lower-class request (see `chooseNext`). */
   #bypassed = 0;
 
@@ -321,11 +354,7 @@ export class BudgetCore {
       }
       case 'cancel': {
         // Cancellation as data: the entry leaves the queue and frees nothing else.
-        const held = this.#heldById.get(event.id);
-        if (held !== undefined) {
-          this.#heldById.delete(event.id);
-          this.#held.remove(held);
-        }
+        this.#held.remove(event.id);
         const entry = this.queue.get(event.id);
         if (entry !== undefined) this.#leave(entry, now);
         return;
@@ -345,7 +374,7 @@ export class BudgetCore {
     for (;;) {
       this.#refuseStarts(now, refused);
       const heads: ClassHead[] = [];
-      let wakeAt = Number.POSITIVE_INFINITY;
+      let wakeAt = Infinity;
       for (const klass of FAIR_CLASSES) {
         const head = this.#head(klass, now);
         if (head === undefined) continue;
@@ -356,8 +385,8 @@ export class BudgetCore {
       const [first, ...rest] = heads;
       if (first === undefined) {
         // Identical starts waiting in line go when their key's spacing has passed; held reads when due.
-        const expiry = this.queue.size > 0 ? (this.account.nextMarkExpiryAt() ?? Number.POSITIVE_INFINITY) : Number.POSITIVE_INFINITY;
-        wakeAt = Math.min(wakeAt, expiry, this.#held.peek()?.dueAt ?? Number.POSITIVE_INFINITY);
+        const expiry = this.queue.size > 0 ? (this.account.nextMarkExpiryAt() ?? Infinity) : Infinity;
+        wakeAt = Math.min(wakeAt, expiry, this.#held.nextAt ?? Infinity);
         return { released, refused, wakeAt: Number.isFinite(wakeAt) ? wakeAt : undefined };
       }
       const { chosen, bypassed } = chooseNext([first, ...rest], this.#bypassed, this.account.limits.starvationLimit);
@@ -413,11 +442,7 @@ export class BudgetCore {
   /** Takes `entry` out of the queue; when it was first in its identical starts' line, offers the next if its key is free. */
   #dequeue(entry: QueuedRequest, now: number): void {
     this.queue.remove(entry.id);
-    const deferred = this.#deferredById.get(entry.id);
-    if (deferred !== undefined) {
-      this.#deferredById.delete(entry.id);
-      this.#deferred.remove(deferred);
-    }
+    this.#deferred.remove(entry.id);
     const key = identicalStartKey(entry.ticket);
     if (key === undefined) return;
     const next = this.#lines.leave(key, entry);
@@ -465,31 +490,19 @@ export class BudgetCore {
       // account. Counted in turns alone, it lasted as long as a turn does: on a tight account with
       // runs arriving, new runs' reads and reads that cut in keep a turn open for minutes, and the
       // most deferred read of it was passed by every other for as long (a run unread for 10 minutes).
-      const deferred: DeferredRead = { entry, until: Math.max(now, dueAt) + order.defer * fairMs, slot: -1 };
-      this.#deferred.push(deferred);
-      this.#deferredById.set(id, deferred);
+      this.#deferred.add(entry, Math.max(now, dueAt) + order.defer * fairMs);
     }
     if (dueAt <= now) {
       this.queue.offer(entry);
       return;
     }
-    const held: HeldRead = { entry, dueAt, slot: -1 };
-    this.#held.push(held);
-    this.#heldById.set(id, held);
+    this.#held.add(entry, dueAt);
   }
 
   /** Held reads now due become choosable; deferred reads whose deferral has passed are served in their turn. */
   #release(now: number): void {
-    for (let held = this.#held.peek(); held !== undefined && held.dueAt <= now; held = this.#held.peek()) {
-      this.#held.remove(held);
-      this.#heldById.delete(held.entry.id);
-      this.queue.offer(held.entry);
-    }
-    for (let deferred = this.#deferred.peek(); deferred !== undefined && deferred.until <= now; deferred = this.#deferred.peek()) {
-      this.#deferred.remove(deferred);
-      this.#deferredById.delete(deferred.entry.id);
-      this.queue.undefer(deferred.entry);
-    }
+    for (let entry = this.#held.takeDue(now); entry !== undefined; entry = this.#held.takeDue(now)) this.queue.offer(entry);
+    for (let entry = this.#deferred.takeDue(now); entry !== undefined; entry = this.#deferred.takeDue(now)) this.queue.undefer(entry);
   }
 
   /** The first identical start in line of each key now free becomes choosable. */

@@ -1,7 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import pRetry from 'p-retry';
-import { afterReport, checkedEpoch, left, newAccountRecord, requested } from '../budget/account-rules.js';
+import { afterReport, newAccountRecord } from '../budget/account-rules.js';
+import { checkedEpoch, left, requested } from '../budget/process-rules.js';
 import type { AccountConfig, AccountRecord, Verdict } from '../budget/account-rules.js';
 import type { FairClass } from '../budget/fair-queue.js';
 import type { AccountChange, AccountLedger } from '../budget/ledger.js';

@@ -4,6 +4,7 @@ import { createAccountBudget } from '../budget/account-budget.js';
 import { shareAccount } from '../budget/shared-account.js';
 import type { AccountConfig } from '../budget/account-rules.js';
 import { budgetLimits } from '../budget/account-rules.js';
+import { SharedProcess } from '../budget/process-rules.js';
 import type { AccountBudget } from '../domain/budget.js';
 import type { Logger } from '../domain/model.js';
 import type { RequestBudgetOptions } from '../domain/options.js';
@@ -122,7 +123,7 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
       ...(options.safetyMargin === undefined ? {} : { safetyMargin: options.safetyMargin }),
       ...(options.latencyAllowanceMs === undefined ? {} : { latencyAllowanceMs: options.latencyAllowanceMs }),
     },
-    process: { id: randomUUID(), leaseMs: LEASE_WINDOWS * limits.minuteWindowMs },
+    process: new SharedProcess(randomUUID(), LEASE_WINDOWS * limits.minuteWindowMs),
   };
   const store = new RedisAccountStore(connection.client, {
     account,

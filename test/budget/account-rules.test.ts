@@ -1,9 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { budgetLimits, newAccountRecord, nextMarkExpiryAt, pruned, readsPerMinute, readyAt, requested } from '../../src/budget/account-rules.js';
+import { budgetLimits, newAccountRecord, nextMarkExpiryAt, pruned, readsPerMinute, readyAt } from '../../src/budget/account-rules.js';
 import type { AccountConfig, AccountRecord } from '../../src/budget/account-rules.js';
 import { FAIR_CLASSES } from '../../src/budget/fair-queue.js';
 import type { FairClass } from '../../src/budget/fair-queue.js';
+import { requested, SharedProcess } from '../../src/budget/process-rules.js';
 
 interface Send {
   readonly at: number;
@@ -97,7 +98,7 @@ describe('the account\'s rule book', () => {
   it('gives each process of a fleet the same part of a tight day\'s pace as of the minute\'s: every run of the fleet read alike', () => {
     fc.assert(
       fc.property(fc.array(fc.integer({ min: 1, max: 60 }), { minLength: 2, maxLength: 6 }), fc.constantFrom(1_000, 10_000, 1_000_000), (demands, requestsPerDay) => {
-        const configs = demands.map((_, index): AccountConfig => ({ options: { requestsPerDay }, process: { id: `p${index}`, leaseMs: 124_000 } }));
+        const configs = demands.map((_, index): AccountConfig => ({ options: { requestsPerDay }, process: new SharedProcess(`p${index}`, 124_000) }));
         let record = newAccountRecord('e');
         demands.forEach((demand, index) => {
           record = requested(record, { klass: 'reads', demand }, 0, configs[index]!).record;
@@ -126,7 +127,7 @@ describe('the account\'s rule book', () => {
         ({ starts, startsFrom, readers, lateness }) => {
           const T = budgetLimits().pacingIntervalMs;
           const late = (index: number, most: number): number => (lateness[index % lateness.length] ?? 0) * most;
-          const configOf = (id: string): AccountConfig => ({ options: {}, process: { id, leaseMs: 124_000 } });
+          const configOf = (id: string): AccountConfig => ({ options: {}, process: new SharedProcess(id, 124_000) });
           // Each process's next ask: the starter's next start, each reader's next read.
           const next = new Map<string, number>([['s', startsFrom], ...readers.map((_, index) => [`r${index}`, 0] as const)]);
           let record = newAccountRecord('e');
@@ -163,7 +164,7 @@ describe('the account\'s rule book', () => {
   });
 
   it('wakes for an identical start on its way in a shared account when its lease runs out, as pruning then forgets it: its answer may never come to this process', () => {
-    const shared: AccountConfig = { options: {}, process: { id: 'a', leaseMs: 124_000 } };
+    const shared: AccountConfig = { options: {}, process: new SharedProcess('a', 124_000) };
     const { record } = requested(newAccountRecord('e'), { klass: 'start', startKey: 'c-1 {}', demand: 0 }, 1_000, shared);
     expect(nextMarkExpiryAt(record, shared)).toBe(125_000);
     expect(pruned(record, 125_000, shared).freed).toEqual(['c-1 {}']);

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { afterReport, budgetLimits, left, requested } from '../../src/budget/account-rules.js';
+import { afterReport, budgetLimits } from '../../src/budget/account-rules.js';
 import type { AccountConfig, AccountRecord, Verdict } from '../../src/budget/account-rules.js';
 import { accountState } from '../../src/budget/account-budget.js';
 import type { FairClass } from '../../src/budget/fair-queue.js';
@@ -11,6 +11,7 @@ import type { RequestBudgetOptions } from '../../src/domain/options.js';
 import type { RateLimitInfo } from '../../src/domain/requests.js';
 import { RedisLedger } from '../../src/redis/account-store.js';
 import { startRedisServer, type RedisServer } from '../redis/redis-server.js';
+import { left, requested, SharedProcess } from '../../src/budget/process-rules.js';
 
 /**
  * The account's rules as a table: each row a rule, a sequence of requests, answers and time steps,
@@ -303,7 +304,7 @@ function matches(verdict: Verdict, expected: Expect): boolean {
 
 async function play(row: Row, ledgers: Ledgers): Promise<void> {
   const processes = row.processes ?? { a: {} };
-  const configs = new Map(Object.entries(processes).map(([id, options]) => [id, { options, process: { id, leaseMs: LEASE_MS } } satisfies AccountConfig]));
+  const configs = new Map(Object.entries(processes).map(([id, options]) => [id, { options, process: new SharedProcess(id, LEASE_MS) } satisfies AccountConfig]));
   const configOf = (by: string | undefined): AccountConfig => configs.get(by ?? Object.keys(processes)[0]!)!;
   let now = 0;
   let n = 0;
@@ -349,7 +350,7 @@ describe.each(implementations)('the account\'s rules, with the ledger %s', (_nam
 
 describe('the account\'s rules, with the ledger in Redis only', () => {
   it('pauses the account for a window when Redis lost it (a restart with nothing saved), even when an answer\'s report reaches it first', async () => {
-    const config: AccountConfig = { options: {}, process: { id: 'a', leaseMs: LEASE_MS } };
+    const config: AccountConfig = { options: {}, process: new SharedProcess('a', LEASE_MS) };
     const ledger = new RedisLedger(redis, { account: 'conformance-lost', config });
     const ask = (now: number): Promise<Verdict> =>
       ledger.transact(now, (current, at) => {

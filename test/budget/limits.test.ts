@@ -7,8 +7,6 @@ describe('budget limits', () => {
     expect(budgetLimits()).toEqual({
       perMinute: 100,
       perDay: 10_000,
-      serviceMinuteMs: 60_000,
-      serviceDayMs: 86_400_000,
       minuteWindowMs: 62_000,
       dayWindowMs: 86_402_000,
       usablePerMinute: 95,

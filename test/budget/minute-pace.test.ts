@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { budgetLimits, IDLE_PACER, MIN_PACE_SHARE, minutePace, pacerAfterSend, pacerReadyAt, sustainableRate } from '../../src/budget/account-rules.js';
+import { budgetLimits, DAY_MS, IDLE_PACER, MIN_PACE_SHARE, minutePace, pacerAfterSend, pacerReadyAt, sustainableRate } from '../../src/budget/account-rules.js';
 import type { BudgetLimits } from '../../src/budget/account-rules.js';
 import { RateLimiter } from '../../src/emulator/state/rate-limiter.js';
 
@@ -135,7 +135,7 @@ describe('the minute\'s pace', () => {
       fc.property(fc.integer({ min: 20, max: 1_000_000 }), (requestsPerDay) => {
         const limits = budgetLimits({ requestsPerDay });
         const perMs = sustainableRate({ remaining: limits.usablePerDay, leftBy: () => 0, now: 0, windowMs: limits.dayWindowMs });
-        expect(perMs * limits.serviceDayMs).toBeGreaterThanOrEqual(MIN_PACE_SHARE * requestsPerDay);
+        expect(perMs * DAY_MS).toBeGreaterThanOrEqual(MIN_PACE_SHARE * requestsPerDay);
       }),
     );
   });

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { createAccountBudget } from '../../src/budget/account-budget.js';
 import { shareAccount, type SharedAccount } from '../../src/budget/shared-account.js';
-import { afterReport, type AccountConfig, type AccountRecord, left, newAccountRecord, requested } from '../../src/budget/account-rules.js';
+import { afterReport, type AccountConfig, type AccountRecord, newAccountRecord } from '../../src/budget/account-rules.js';
 import { clockScheduler, createManualClock, driveClock } from '../../src/emulator/index.js';
+import { left, requested, SharedProcess } from '../../src/budget/process-rules.js';
 
 /**
  * A shared account in memory that applies the rule book as the Redis ledger does, whose first grant
@@ -45,7 +46,7 @@ describe('a shared account and a request that left while it was asked', () => {
   it('is told no answer will come, so an identical start goes once its spacing passed, not after the lease', async () => {
     const clock = createManualClock(1_000_000);
     const scheduler = clockScheduler(clock);
-    const config: AccountConfig = { options: { requestsPerMinute: 100, requestsPerDay: 10_000 }, process: { id: 'p1', leaseMs: 124_000 } };
+    const config: AccountConfig = { options: { requestsPerMinute: 100, requestsPerDay: 10_000 }, process: new SharedProcess('p1', 124_000) };
     const account = slowSharedAccount(config, () => clock.now());
     const budget = createAccountBudget({ ...config.options, scheduler, shared: shareAccount(account.shared) });
     const ticket = { endpoint: 'run', priority: 'start', key: 'c-1\n{}' } as const;
@@ -74,7 +75,7 @@ describe('a shared account and a request that left while it was asked', () => {
   it('takes an abort that comes while close() still sends the aborts it holds, and refuses anything else', async () => {
     const clock = createManualClock(1_000_000);
     const scheduler = clockScheduler(clock);
-    const config: AccountConfig = { options: { requestsPerMinute: 100, requestsPerDay: 10_000 }, process: { id: 'p1', leaseMs: 124_000 } };
+    const config: AccountConfig = { options: { requestsPerMinute: 100, requestsPerDay: 10_000 }, process: new SharedProcess('p1', 124_000) };
     const account = slowSharedAccount(config, () => clock.now());
     const budget = createAccountBudget({ ...config.options, scheduler, shared: shareAccount(account.shared) });
     const granted: string[] = [];

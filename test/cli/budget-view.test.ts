@@ -1,17 +1,18 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type AccountConfig, type AccountRecord, newAccountRecord, requested } from '../../src/budget/account-rules.js';
+import { type AccountConfig, type AccountRecord, newAccountRecord } from '../../src/budget/account-rules.js';
 import { budgetFrame } from '../../src/cli/budget/budget-frame.js';
 import { viewOfRecord } from '../../src/cli/budget/budget-view.js';
 import { type FollowedStatus, type RunsByState, runsByState } from '../../src/cli/budget/runs-by-state.js';
 import { displayWidth } from '../../src/cli/format/display-width.js';
 import { createPaint } from '../../src/cli/format/paint.js';
+import { requested, SharedProcess } from '../../src/budget/process-rules.js';
 
 const LEASE_MS = 124_000;
 const START = Date.UTC(2026, 10, 27, 5, 0, 0);
 
 function configOf(id: string): AccountConfig {
-  return { options: {}, process: { id, leaseMs: LEASE_MS } };
+  return { options: {}, process: new SharedProcess(id, LEASE_MS) };
 }
 
 /** Each step: a process asks for a read at `afterMs` past the previous step, with `demand` runs waiting. */

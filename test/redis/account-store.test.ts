@@ -4,6 +4,7 @@ import { budgetLimits } from '../../src/budget/account-rules.js';
 import type { RequestBudgetOptions } from '../../src/domain/options.js';
 import { RedisAccountStore, RedisLedger } from '../../src/redis/account-store.js';
 import { startRedisServer, type RedisServer } from './redis-server.js';
+import { SharedProcess } from '../../src/budget/process-rules.js';
 
 const LIMITS = budgetLimits();
 /** The account's clock in these tests: it moves only when a test moves it. */
@@ -21,7 +22,7 @@ afterAll(async () => {
 });
 
 const store = (account: string, process: string, options: RequestBudgetOptions = {}, client: Redis = redis): RedisAccountStore =>
-  new RedisAccountStore(client, { account, config: { options, process: { id: process, leaseMs: 10_000 } }, clock: () => now });
+  new RedisAccountStore(client, { account, config: { options, process: new SharedProcess(process, 10_000) }, clock: () => now });
 
 describe('the account\'s rule book through the Redis ledger, on a real redis-server', () => {
   it('grants the burst at once, then says when the pacer lets the next one go', async () => {
@@ -183,8 +184,8 @@ describe('the Redis ledger\'s one clock', () => {
     const start = Date.now();
     let clock = start;
     const steps: number[] = [];
-    const honest = new RedisAccountStore(redis, { account: 'acct-clock', config: { options: {}, process: { id: 'a', leaseMs: 10_000 } }, clock: () => start, timeScale: 1 });
-    const stepped = new RedisAccountStore(redis, { account: 'acct-clock', config: { options: {}, process: { id: 'b', leaseMs: 10_000 } }, clock: () => clock, timeScale: 1, onClockStep: (aheadMs) => steps.push(aheadMs) });
+    const honest = new RedisAccountStore(redis, { account: 'acct-clock', config: { options: {}, process: new SharedProcess('a', 10_000) }, clock: () => start, timeScale: 1 });
+    const stepped = new RedisAccountStore(redis, { account: 'acct-clock', config: { options: {}, process: new SharedProcess('b', 10_000) }, clock: () => clock, timeScale: 1, onClockStep: (aheadMs) => steps.push(aheadMs) });
     await honest.report({ httpStatus: 429 });
     // An hour ahead: the 429's pause would be long over on this clock, but not on the account's.
     clock = start + 3_600_000;
@@ -198,7 +199,7 @@ describe('the Redis ledger\'s one clock', () => {
 
   it('takes the scheduler\'s time as the account\'s when no timeScale says how it relates to Redis\'s (a virtual clock)', async () => {
     let clock = 0;
-    const virtual = new RedisAccountStore(redis, { account: 'acct-virtual', config: { options: {}, process: { id: 'a', leaseMs: 10_000 } }, clock: () => clock });
+    const virtual = new RedisAccountStore(redis, { account: 'acct-virtual', config: { options: {}, process: new SharedProcess('a', 10_000) }, clock: () => clock });
     await virtual.report({ httpStatus: 429 });
     clock = 62_000;
     expect(await virtual.grant('interactive', 0)).toMatchObject({ verdict: 'granted', now: 62_000 });
@@ -223,7 +224,7 @@ describe('the Redis ledger when Redis loses the account', () => {
 });
 
 describe('the Redis ledger\'s compare-and-set', () => {
-  const config = { options: {}, process: { id: 'p-cas', leaseMs: 10_000 } };
+  const config = { options: {}, process: new SharedProcess('p-cas', 10_000) };
   /** A change that lets another writer in between its read and its write `times` times (the same connection, so in order). */
   const contended = (account: string, times: number) => {
     let calls = 0;
@@ -269,7 +270,7 @@ describe('the Redis ledger\'s compare-and-set', () => {
 
   it('counts a grant when Redis answers, not when it was asked: a grant that waited for a slow Redis is judged later', async () => {
     let clock = now;
-    const account = new RedisAccountStore(redis, { account: 'acct-slow-redis', config: { options: {}, process: { id: 'p', leaseMs: 10_000 } }, clock: () => clock });
+    const account = new RedisAccountStore(redis, { account: 'acct-slow-redis', config: { options: {}, process: new SharedProcess('p', 10_000) }, clock: () => clock });
     const grant = account.grant('read', 1);
     // The clock moves on before Redis has answered.
     clock += 4_000;
