@@ -26,17 +26,17 @@ export { planSchema, type PlanSchema, type VariableSchema } from './domain/plan-
 export type { Workflows, FileKey, CanvasId, WorkflowVariables, WorkflowInput, WorkflowArguments } from './domain/workflows.js';
 export { DEFAULT_POLL_INTERVAL } from './runs/poll-plan.js';
 export type { OutputMode } from './runs/poll-plan.js';
-export { ofType } from './runs/of-type.js';
-export { toRunState, type RunStateOptions } from './runs/to-run-state.js';
-export { sampleRunState } from './runs/to-run-state.js';
-export { runStore, type RunStore, type RunStoreOptions } from './runs/run-store.js';
+export { ofType } from './runs/events.js';
+export { toRunState, type RunStateOptions } from './runs/run-state.js';
+export { sampleRunState } from './runs/run-state.js';
+export { runStore, type RunStore, type RunStoreOptions } from './runs/run-state.js';
 export { type AcquireOptions, createRunLimiter, type RunLimiter, type RunLimiterOptions } from './runs/run-limiter.js';
 export type { RunState, NodeState, MessageState, Reconnecting, TaskProgress } from './runs/run-state.js';
-export { runResult } from './runs/run-result.js';
+export { runResult } from './runs/events.js';
 export { shareRun } from './runs/share-run.js';
 export { createRunHub, type RunHub } from './runs/run-hub.js';
 export { type ClaimOptions, createMemoryIdempotencyStore, type IdempotencyClaim, type IdempotencyStore, type MemoryIdempotencyStoreOptions } from './runs/idempotency-store.js';
-export { toAsyncIterable } from './runs/to-async-iterable.js';
+export { toAsyncIterable } from './runs/events.js';
 export { fromAbortable } from './runs/execution-source.js';
 export { connectRun, type ConnectRunOptions } from './runs/connect-run.js';
 

@@ -18,13 +18,13 @@ export type {
   StatusEvent,
 } from './events.js';
 export { fromAbortable, observeExecutions, type ExecutionSource } from './execution-source.js';
-export { ofType } from './of-type.js';
-export { toRunState, type RunStateOptions } from './to-run-state.js';
-export { sampleRunState } from './to-run-state.js';
-export { runStore, type RunStore, type RunStoreOptions } from './run-store.js';
+export { ofType } from './events.js';
+export { toRunState, type RunStateOptions } from './run-state.js';
+export { sampleRunState } from './run-state.js';
+export { runStore, type RunStore, type RunStoreOptions } from './run-state.js';
 export { type AcquireOptions, createRunLimiter, type RunLimiter, type RunLimiterOptions } from './run-limiter.js';
 export type { MessageState, NodeState, Reconnecting, RunState, TaskProgress } from './run-state.js';
-export { runResult } from './run-result.js';
+export { runResult } from './events.js';
 export { shareRun } from './share-run.js';
-export { toAsyncIterable } from './to-async-iterable.js';
+export { toAsyncIterable } from './events.js';
 export { type ClaimOptions, createMemoryIdempotencyStore, type IdempotencyClaim, type IdempotencyStore, type MemoryIdempotencyStoreOptions } from './idempotency-store.js';

@@ -6,8 +6,7 @@ import type { ExecutionStatus, Logger, OutputNode } from '../domain/model.js';
 import type { ConnectionEvent, RunEvent } from './events.js';
 import type { ExecutionSource, ReadOptions } from './execution-source.js';
 import { afterFailure, type Outage, outlasted } from './outage.js';
-import type { CadenceBounds, OutputMode } from './poll-plan.js';
-import { initialPoll, type PollCommand, type PollInput, reducePoll } from './poll-plan.js';
+import { type CadenceBounds, initialPoll, type OutputMode, type PollCommand, type PollInput, reducePoll } from './poll-plan.js';
 import { reducerShell } from './run-machine.js';
 import type { FailedBranches } from './run-lifecycle.js';
 

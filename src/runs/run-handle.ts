@@ -7,9 +7,8 @@ import { createMemoryIdempotencyStore, type IdempotencyStore } from './idempoten
 import { idempotentRun, runIdempotency } from './idempotent-run.js';
 import { notingPlan, observedRun, type RunOptions, type RunsDefaults, runLifecycle, runSettings } from './run-lifecycle.js';
 import type { RunControl } from './run-machine.js';
-import { INITIAL_RUN_STATE, type RunState } from './run-state.js';
+import { INITIAL_RUN_STATE, type RunState, sampleRunState, toRunState } from './run-state.js';
 import { RunStand, shareRun } from './share-run.js';
-import { sampleRunState, toRunState } from './to-run-state.js';
 
 /**
  * Options of `client.startRun`: those of a run, but for a handle `timeoutMs` and `signal` stop the

@@ -4,7 +4,7 @@ import type { ExecutionsApi, StartOptions } from '../../src/http/calls.js';
 import { createRuns } from '../../src/runs/create-runs.js';
 import { fromAbortable } from '../../src/runs/execution-source.js';
 import { withExecutionId } from '../../src/runs/execution-error.js';
-import { toAsyncIterable } from '../../src/runs/to-async-iterable.js';
+import { toAsyncIterable } from '../../src/runs/events.js';
 import { CANVAS_ID, EXECUTION_ID, node, output, snapshot, started } from './fixtures.js';
 
 describe('fromAbortable', () => {

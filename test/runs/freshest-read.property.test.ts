@@ -4,8 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { NodeStatus } from '../../src/domain/model.js';
 import { runsOver } from '../../src/runs/create-runs.js';
 import type { RunEvent } from '../../src/runs/events.js';
-import type { RunState } from '../../src/runs/run-state.js';
-import { toRunState } from '../../src/runs/to-run-state.js';
+import { type RunState, toRunState } from '../../src/runs/run-state.js';
 import { CANVAS_ID, node, output, outputNode, scriptedSource, snapshot, started, testScheduler } from './fixtures.js';
 import { defaults, executionAt, life, statusAt } from './task-lives.js';
 

@@ -9,9 +9,7 @@ import { runsOver } from '../../src/runs/create-runs.js';
 import type { RunEvent } from '../../src/runs/events.js';
 import type { StartProgress } from '../../src/runs/execution-source.js';
 import { afterFailure, isOutage, OUTAGE_MAX_DELAY_MS, type Outage } from '../../src/runs/outage.js';
-import type { RunState } from '../../src/runs/run-state.js';
-import { runStore } from '../../src/runs/run-store.js';
-import { toRunState } from '../../src/runs/to-run-state.js';
+import { type RunState, runStore, toRunState } from '../../src/runs/run-state.js';
 import { CANVAS_ID, EXECUTION_ID, node, output, scriptedSource, sentStart, snapshot, started, testScheduler } from './fixtures.js';
 
 const defaults = { random: () => 0.5, polling: { minMs: 100, maxMs: 400 } };

@@ -8,9 +8,8 @@ import type { StartProgress } from '../../src/runs/execution-source.js';
 import { runsOver } from '../../src/runs/create-runs.js';
 import type { RunEvent } from '../../src/runs/events.js';
 import type { RunHandle } from '../../src/runs/run-handle.js';
-import type { RunState } from '../../src/runs/run-state.js';
+import { type RunState, toRunState } from '../../src/runs/run-state.js';
 import { CANVAS_ID, EXECUTION_ID, node, output, outputNode, scriptedSource, snapshot, started, testScheduler } from './fixtures.js';
-import { toRunState } from '../../src/runs/to-run-state.js';
 
 const defaults = { random: () => 0.5, polling: { minMs: 100, maxMs: 100 } };
 const start = node('start', 'finish', 'Start');

@@ -1,7 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { RunEvent } from '../../src/runs/events.js';
-import type { RunState } from '../../src/runs/run-state.js';
-import { runStore } from '../../src/runs/run-store.js';
+import { type RunState, runStore } from '../../src/runs/run-state.js';
 import { runsOver } from '../../src/runs/create-runs.js';
 import { CANVAS_ID, EXECUTION_ID, node, output, outputNode, scriptedSource, snapshot, started, testScheduler } from './fixtures.js';
 
