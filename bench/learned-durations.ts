@@ -5,7 +5,7 @@ import type { DurationsView } from '../src/domain/durations.js';
 import type { RequestBudgetOptions } from '../src/domain/options.js';
 import { createManualClock, driveClock, type ManualClock, type WorkflowDefinition } from '../src/emulator/index.js';
 import type { Runs } from '../src/runs/create-runs.js';
-import type { OutputMode } from '../src/runs/poll-plan.js';
+import type { OutputMode } from '../src/runs/poll.js';
 import { DAY_SCENARIOS, DAY_WORKFLOW, type DayContender, type DayRow, daySimulationTable, flowstreamDay, simulateDay } from './day-simulation.js';
 import { type Assignment, followWithFixedLoop, followWithFlowstream } from './harness/contenders.js';
 import { type Detection, detectionOf, seconds, table, times, writeResults } from './harness/report.js';

@@ -4,7 +4,7 @@ import type { Variables } from '../domain/model.js';
 import type { CanvasId, WorkflowArguments } from '../domain/workflows.js';
 import { objectArgument } from '../errors/validation-errors.js';
 import type { RunEvent } from './events.js';
-import { cadenceBounds } from './poll-plan.js';
+import { cadenceBounds } from './poll.js';
 import { type ExecutionSource, observeExecutions, startExecution } from './execution-source.js';
 import { type RunHandle, startRunOver, type StartRunOptions } from './run-handle.js';
 import { notingPlan, observedRun, outageMs, type RunOptions, type RunsDefaults, runLifecycle, runSettings } from './run-lifecycle.js';

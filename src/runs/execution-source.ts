@@ -3,7 +3,7 @@ import type { ExecutionOutput, ExecutionSnapshot, Logger, StartedExecution, Vari
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 import type { CallOptions, ExecutionsApi } from '../http/calls.js';
 import { executionReads, type ReadPlacement } from '../http/resources.js';
-import { afterFailure, isBudgetUnavailable, type Outage, outlasted } from './outage.js';
+import { afterFailure, isBudgetUnavailable, type Outage, outlasted } from './poll.js';
 import { checkVariablesAgainstPlan } from './variables-against-plan.js';
 
 /*

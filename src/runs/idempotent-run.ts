@@ -6,8 +6,7 @@ import type { RunEvent } from './events.js';
 import type { StartProgress } from './execution-source.js';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 import { type IdempotencyClaim, idempotencyKey, idempotencyTtlMs, type IdempotencyStore } from './idempotency-store.js';
-import { isBudgetUnavailable } from './outage.js';
-import { reducerShell, type Step } from './run-machine.js';
+import { isBudgetUnavailable, reducerShell, type Step } from './poll.js';
 
 // --- what becomes of a claimed key: a pure reducer ------------------------------------------------
 

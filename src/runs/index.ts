@@ -2,8 +2,8 @@
 export { createRuns, runsOver, type RunInput, type Runs, type RunHandles } from './create-runs.js';
 export type { RunHandle, StartRunOptions } from './run-handle.js';
 export type { FailedBranches, RunOptions, RunsDefaults } from './run-lifecycle.js';
-export { DEFAULT_POLL_INTERVAL, type PollInterval } from './poll-plan.js';
-export type { OutputMode } from './poll-plan.js';
+export { DEFAULT_POLL_INTERVAL, type PollInterval } from './poll.js';
+export type { OutputMode } from './poll.js';
 export type {
   ConnectionEvent,
   FileEvent,

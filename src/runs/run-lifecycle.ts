@@ -7,11 +7,10 @@ import { InvalidArgumentError } from '../errors/validation-errors.js';
 import { timerDelay } from '../http/options.js';
 import { abortInBackground, type ExecutionSource, type StartProgress, waitOutUnsentStart, withTelemetryParent } from './execution-source.js';
 import { withExecutionId } from './execution-error.js';
-import { pollExecution, type PollRead, ReadNow } from './poll-execution.js';
-import { type CadenceBounds, cadenceBounds, OUTPUT_MODES, type OutputMode, type PollInterval } from './poll-plan.js';
+import { type CadenceBounds, cadenceBounds, OUTPUT_MODES, type OutputMode, pollExecution, type PollInterval, type PollRead, ReadNow, reducerShell } from './poll.js';
 import type { IdempotencyStore } from './idempotency-store.js';
 import type { RunHub } from './run-hub.js';
-import { initialRun, type LifecycleCommand, type LifecycleEvent, reduceRun, reducerShell, type RunControl, type RunRules } from './run-machine.js';
+import { initialRun, type LifecycleCommand, type LifecycleEvent, reduceRun, type RunControl, type RunRules } from './run-machine.js';
 import { RunReader, withReading } from './run-state.js';
 import type { RunEvent } from './events.js';
 

@@ -2,7 +2,7 @@ import type { ExecutionStatus, RunResult, StartedExecution } from '../domain/mod
 import { RunTimeoutError, WorkflowFailedError } from '../errors/run-errors.js';
 import { startedNothing } from '../http/transport.js';
 import type { FinishedEvent, RunEvent } from './events.js';
-import type { PollRead } from './poll-execution.js';
+import type { PollRead, Step } from './poll.js';
 import { isExecutionOver } from './execution-view.js';
 import { type RunStop, stoppedEnding, unstartedResult } from './run-state.js';
 import type { FailedBranches } from './run-lifecycle.js';
@@ -279,45 +279,4 @@ function pollCompleted(machine: RunMachine): RunStep {
   if (phase.name !== 'finishing' && phase.name !== 'ending') return stay(machine);
   if (phase.result.endedBy === 'failed' && rules.failOnWorkflowError) return to(machine, CLOSED, { type: 'error', error: new WorkflowFailedError(phase.result) });
   return to(machine, CLOSED, { type: 'complete' });
-}
-
-/** What a pure reducer answers to one event: its next state and the commands for its shell to perform, in order. */
-export interface Step<State, Command> {
-  readonly state: State;
-  readonly commands: readonly Command[];
-}
-
-/**
- * The effectful shell of a pure reducer `(state, event) → { state, commands }`: reduces each
- * dispatched event and performs its commands in order. An event raised while commands are performed
- * (a synchronous answer, a subscriber that leaves on an event) waits for them to finish, so every event
- * meets the state its predecessors left.
- */
-export function reducerShell<State, Event, Command>(
-  reduce: (state: State, event: Event) => Step<State, Command>,
-  initial: State,
-  perform: (command: Command) => void,
-): (event: Event) => void {
-  let state = initial;
-  // Events raised while commands are performed, made when the first one is: a run holds two shells
-  // for its whole life, and an array once pushed to keeps room for 16 more.
-  let queue: Event[] | undefined;
-  let performing = false;
-  return (event) => {
-    if (performing || queue !== undefined) {
-      (queue ??= []).push(event);
-      if (performing) return;
-    }
-    performing = true;
-    try {
-      for (let next = queue === undefined ? event : queue.shift(); next !== undefined; next = queue?.shift()) {
-        const step = reduce(state, next);
-        state = step.state;
-        for (const command of step.commands) perform(command);
-      }
-      queue = undefined;
-    } finally {
-      performing = false;
-    }
-  };
 }

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { cadenceBounds, DEFAULT_POLL_INTERVAL, nextCadence, type Reading, startCadence } from '../../src/runs/poll-plan.js';
+import { cadenceBounds, DEFAULT_POLL_INTERVAL, nextCadence, type Reading, startCadence } from '../../src/runs/poll.js';
 
 const half = () => 0.5;
 

@@ -8,7 +8,7 @@ import { ResponseValidationError } from '../../src/errors/validation-errors.js';
 import { runsOver } from '../../src/runs/create-runs.js';
 import type { RunEvent } from '../../src/runs/events.js';
 import type { StartProgress } from '../../src/runs/execution-source.js';
-import { afterFailure, isOutage, OUTAGE_MAX_DELAY_MS, type Outage } from '../../src/runs/outage.js';
+import { afterFailure, isOutage, type Outage, OUTAGE_MAX_DELAY_MS } from '../../src/runs/poll.js';
 import { type RunState, runStore, toRunState } from '../../src/runs/run-state.js';
 import { CANVAS_ID, EXECUTION_ID, node, output, scriptedSource, sentStart, snapshot, started, testScheduler } from './fixtures.js';
 
