@@ -4,7 +4,7 @@ import { createDurationModel } from '../src/budget/duration-model.js';
 import type { DurationsView } from '../src/domain/durations.js';
 import type { RequestBudgetOptions } from '../src/domain/options.js';
 import { createManualClock, driveClock, type ManualClock, type WorkflowDefinition } from '../src/emulator/index.js';
-import type { Runs } from '../src/runs/create-runs.js';
+import type { Runs } from '../src/runs/runs.js';
 import type { OutputMode } from '../src/runs/poll.js';
 import { DAY_SCENARIOS, DAY_WORKFLOW, type DayContender, type DayRow, daySimulationTable, flowstreamDay, simulateDay } from './day-simulation.js';
 import { type Assignment, followWithFixedLoop, followWithFlowstream } from './harness/contenders.js';

@@ -10,7 +10,7 @@ import type { ClientOptions as CoreClientOptions } from './domain/options.js';
 import { InvalidArgumentError } from './errors/validation-errors.js';
 import { createHttpClient, type HttpClient } from './http/index.js';
 import { safeLogger } from './http/safe-logger.js';
-import { createRuns, type RunHandles, type Runs } from './runs/create-runs.js';
+import { createRuns, type RunHandles, type Runs } from './runs/runs.js';
 import { type RunEvent, toAsyncIterable } from './runs/events.js';
 import { createRunHub, type RunHub } from './runs/run-hub.js';
 import type { IdempotencyStore } from './runs/idempotency-store.js';

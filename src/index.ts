@@ -18,10 +18,10 @@ export { DEFAULTS, type RetryOptions, type TimeoutOptions, type PollInterval, ty
 
 // Runs as Observables
 export type { RunEvent, RunEventType, RunEventOf, StartedEvent, SnapshotEvent, StatusEvent, NodeEvent, MessageEvent, FileEvent, ConnectionEvent, FinishedEvent } from './runs/events.js';
-export type { RunInput, Runs, RunHandles } from './runs/create-runs.js';
-export type { RunHandle, StartRunOptions } from './runs/run-handle.js';
+export type { RunInput, Runs, RunHandles } from './runs/runs.js';
+export type { RunHandle, StartRunOptions } from './runs/runs.js';
 export type { FailedBranches, RunOptions } from './runs/run-lifecycle.js';
-export { checkVariablesAgainstPlan } from './runs/variables-against-plan.js';
+export { checkVariablesAgainstPlan } from './runs/run-lifecycle.js';
 export { planSchema, type PlanSchema, type VariableSchema } from './domain/plan-schema.js';
 export type { Workflows, FileKey, CanvasId, WorkflowVariables, WorkflowInput, WorkflowArguments } from './domain/workflows.js';
 export { DEFAULT_POLL_INTERVAL } from './runs/poll.js';
@@ -37,7 +37,7 @@ export { shareRun } from './runs/share-run.js';
 export { createRunHub, type RunHub } from './runs/run-hub.js';
 export { type ClaimOptions, createMemoryIdempotencyStore, type IdempotencyClaim, type IdempotencyStore, type MemoryIdempotencyStoreOptions } from './runs/idempotency-store.js';
 export { toAsyncIterable } from './runs/events.js';
-export { fromAbortable } from './runs/execution-source.js';
+export { fromAbortable } from './runs/run-lifecycle.js';
 export { connectRun, type ConnectRunOptions } from './runs/connect-run.js';
 
 // Pipelines

@@ -8,7 +8,7 @@ import type { Variables, WorkflowPlan } from '../domain/model.js';
 import { planSchema } from '../domain/plan-schema.js';
 import { type SearchQuery, WORKFLOW_ORDERS } from '../http/resources.js';
 import { runResult } from '../runs/events.js';
-import { checkVariablesAgainstPlan } from '../runs/variables-against-plan.js';
+import { checkVariablesAgainstPlan } from '../runs/run-lifecycle.js';
 import { progressText } from './run-progress.js';
 import { errorToolResult, runToolResult } from './tool-result.js';
 import type { WorkflowTool } from './workflow-tools.js';

@@ -144,7 +144,7 @@ export type RunEventType = RunEvent['type'];
 /** The event of one `type`. */
 export type RunEventOf<T extends RunEventType> = Extract<RunEvent, { readonly type: T }>;
 
-// --- taking a run's events ------------------------------------------------------------------------
+// --- taking a run's events -----------------------------------------------------------------------
 /**
  * Keeps the events of the given types, narrowed to them.
  *

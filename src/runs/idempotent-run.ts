@@ -3,12 +3,12 @@ import type { Logger } from '../domain/model.js';
 import { isApiError, isServerError } from '../errors/api-errors.js';
 import { StartInDoubtError } from '../errors/start-in-doubt-error.js';
 import type { RunEvent } from './events.js';
-import type { StartProgress } from './execution-source.js';
+import type { StartProgress } from './run-lifecycle.js';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 import { type IdempotencyClaim, idempotencyKey, idempotencyTtlMs, type IdempotencyStore } from './idempotency-store.js';
 import { isBudgetUnavailable, reducerShell, type Step } from './poll.js';
 
-// --- what becomes of a claimed key: a pure reducer ------------------------------------------------
+// --- what becomes of a claimed key: a pure reducer -----------------------------------------------
 
 /**
  * How one call of a claimed start failed: `unsent` — the request budget could not reach its store and
@@ -93,7 +93,7 @@ export function startFailure(error: unknown, sent: boolean): StartFailure {
   return isApiError(error) && !isServerError(error) ? 'nothing-started' : 'unknown';
 }
 
-// --- the shell ----------------------------------------------------------------------------------
+// --- the shell -----------------------------------------------------------------------------------
 
 /** How long an idempotency key lives from its first claim unless the run says (`RunOptions.idempotencyTtlMs`): a day. */
 export const DEFAULT_IDEMPOTENCY_TTL_MS = 24 * 60 * 60_000;

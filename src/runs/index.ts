@@ -1,6 +1,6 @@
 /** Reactive runs and their helpers: what the composition root and `src/index.ts` export. */
-export { createRuns, runsOver, type RunInput, type Runs, type RunHandles } from './create-runs.js';
-export type { RunHandle, StartRunOptions } from './run-handle.js';
+export { createRuns, runsOver, type RunInput, type Runs, type RunHandles } from './runs.js';
+export type { RunHandle, StartRunOptions } from './runs.js';
 export type { FailedBranches, RunOptions, RunsDefaults } from './run-lifecycle.js';
 export { DEFAULT_POLL_INTERVAL, type PollInterval } from './poll.js';
 export type { OutputMode } from './poll.js';
@@ -17,7 +17,7 @@ export type {
   StartedEvent,
   StatusEvent,
 } from './events.js';
-export { fromAbortable, observeExecutions, type ExecutionSource } from './execution-source.js';
+export { fromAbortable, observeExecutions, type ExecutionSource } from './run-lifecycle.js';
 export { ofType } from './events.js';
 export { toRunState, type RunStateOptions } from './run-state.js';
 export { sampleRunState } from './run-state.js';

@@ -12,9 +12,8 @@ import { isNetworkError, isTimeoutError } from '../errors/transport-errors.js';
 import { InvalidArgumentError, isResponseValidationError } from '../errors/validation-errors.js';
 import { timerDelay } from '../http/options.js';
 import type { ConnectionEvent, RunEvent } from './events.js';
-import type { ExecutionSource, ReadOptions } from './execution-source.js';
+import type { ExecutionSource, FailedBranches, ReadOptions } from './run-lifecycle.js';
 import { announceHeldFiles, diffNodeStatuses, diffOutput, diffStatus, type DiffWarning, type ExecutionView, initialView, isExecutionOver, isNodeDone, runResultOf, type ViewDiff } from './execution-view.js';
-import type { FailedBranches } from './run-lifecycle.js';
 
 /*
  * When a run's next read goes, for one execution until it is terminal: the poll's rules as a pure
@@ -892,7 +891,7 @@ export function logSurvival(estimate: DurationEstimate, elapsedMs: number): numb
   return logNormalTail((Math.log(elapsedMs) - Math.log(estimate.medianMs)) / estimate.logSigma);
 }
 
-// --- the poll's shell ---------------------------------------------------------------------------
+// --- the poll's shell ----------------------------------------------------------------------------
 /** One read's events, in order, and the task nodes (service.md §4.2) once an output read listed them. */
 export interface PollRead {
   readonly events: readonly RunEvent[];

@@ -1,9 +1,8 @@
 import { Observable, type Observer, type Subscriber } from 'rxjs';
 import { WorkflowFailedError } from '../errors/run-errors.js';
 import type { RunEvent } from './events.js';
-import { abortInBackground, type ExecutionSource } from './execution-source.js';
+import { abortInBackground, type ExecutionSource, runLifecycle, type RunSettings } from './run-lifecycle.js';
 import type { RunHub } from './run-hub.js';
-import { runLifecycle, type RunSettings } from './run-lifecycle.js';
 
 /**
  * A watch through a hub: every watch of the execution in the hub (and a run of it that leads it)

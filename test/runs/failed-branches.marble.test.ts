@@ -1,7 +1,7 @@
 import { share } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import type { NodeExecution } from '../../src/domain/model.js';
-import { runsOver } from '../../src/runs/create-runs.js';
+import { runsOver } from '../../src/runs/runs.js';
 import type { RunEvent } from '../../src/runs/events.js';
 import type { FailedBranches } from '../../src/runs/run-lifecycle.js';
 import { type RunState, toRunState } from '../../src/runs/run-state.js';

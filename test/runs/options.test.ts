@@ -4,7 +4,7 @@ import { OUTPUT_SPACING_MS, type OutputAloneQuestion, outputIsFinal, type Output
 import { initialView } from '../../src/runs/execution-view.js';
 import type { OutputNode } from '../../src/domain/model.js';
 import { type RunOptions, runSettings } from '../../src/runs/run-lifecycle.js';
-import { runsOver } from '../../src/runs/create-runs.js';
+import { runsOver } from '../../src/runs/runs.js';
 import { scriptedSource } from './fixtures.js';
 
 const quiet: OutputQuestion = { mode: 'stream', terminal: false, nodes: ['finish', 'init'], sinceLastOutputMs: 10 };

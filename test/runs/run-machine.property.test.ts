@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { ExecutionStatus, NodeExecution, RunResult } from '../../src/domain/model.js';
 import { isRunTimeoutError, isWorkflowFailedError } from '../../src/errors/run-errors.js';
 import type { RunEvent } from '../../src/runs/events.js';
-import { initialRun, type LifecycleCommand, type LifecycleEvent, reduceRun, type RunRules } from '../../src/runs/run-machine.js';
+import { initialRun, type LifecycleCommand, type LifecycleEvent, reduceRun, type RunRules } from '../../src/runs/run-lifecycle.js';
 import { reducerShell } from '../../src/runs/poll.js';
 import { CANVAS_ID, node, started } from './fixtures.js';
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { isInvalidArgumentError } from '../../src/errors/validation-errors.js';
 import type { PlanVariable, Variables } from '../../src/domain/model.js';
 import { runResult } from '../../src/runs/events.js';
-import { checkVariablesAgainstPlan } from '../../src/runs/variables-against-plan.js';
+import { checkVariablesAgainstPlan } from '../../src/runs/run-lifecycle.js';
 import { createClient } from '../../src/client.js';
 import { createEmulator } from '../../src/emulator/index.js';
 
