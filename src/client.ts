@@ -13,7 +13,7 @@ import { safeLogger } from './http/safe-logger.js';
 import { createRuns, type RunHandles, type Runs } from './runs/runs.js';
 import { type RunEvent, toAsyncIterable } from './runs/events.js';
 import { createRunHub, type RunHub } from './runs/run-hub.js';
-import type { IdempotencyStore } from './runs/idempotency-store.js';
+import type { IdempotencyStore } from './runs/idempotency.js';
 import { type RunState, toRunState } from './runs/run-state.js';
 import type { RunTelemetryHook } from './runs/run-lifecycle.js';
 import type { RequestTelemetryHook } from './domain/telemetry.js';

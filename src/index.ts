@@ -33,9 +33,9 @@ export { runStore, type RunStore, type RunStoreOptions } from './runs/run-state.
 export { type AcquireOptions, createRunLimiter, type RunLimiter, type RunLimiterOptions } from './runs/run-limiter.js';
 export type { RunState, NodeState, MessageState, Reconnecting, TaskProgress } from './runs/run-state.js';
 export { runResult } from './runs/events.js';
-export { shareRun } from './runs/share-run.js';
+export { shareRun } from './runs/run-hub.js';
 export { createRunHub, type RunHub } from './runs/run-hub.js';
-export { type ClaimOptions, createMemoryIdempotencyStore, type IdempotencyClaim, type IdempotencyStore, type MemoryIdempotencyStoreOptions } from './runs/idempotency-store.js';
+export { type ClaimOptions, createMemoryIdempotencyStore, type IdempotencyClaim, type IdempotencyStore, type MemoryIdempotencyStoreOptions } from './runs/idempotency.js';
 export { toAsyncIterable } from './runs/events.js';
 export { fromAbortable } from './runs/run-lifecycle.js';
 export { connectRun, type ConnectRunOptions } from './runs/connect-run.js';

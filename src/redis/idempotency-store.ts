@@ -4,7 +4,7 @@ import { asyncScheduler, interval, type SchedulerLike, type Subscription, timer 
 import type { Logger } from '../domain/model.js';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 import { timerDelay } from '../http/options.js';
-import { idempotencyKey, idempotencyTtlMs, type IdempotencyClaim, type IdempotencyStore } from '../runs/idempotency-store.js';
+import { type IdempotencyClaim, idempotencyKey, type IdempotencyStore, idempotencyTtlMs } from '../runs/idempotency.js';
 import { checkAccountName, idempotencyKeyName } from './account-name.js';
 import { connectRedis, type RedisOption } from './connection.js';
 

@@ -12,7 +12,7 @@ import { executionReads, type ReadPlacement } from '../http/resources.js';
 import { startedNothing } from '../http/transport.js';
 import type { FinishedEvent, RunEvent } from './events.js';
 import { isExecutionOver } from './execution-view.js';
-import type { IdempotencyStore } from './idempotency-store.js';
+import type { IdempotencyStore } from './idempotency.js';
 import { afterFailure, type CadenceBounds, cadenceBounds, isBudgetUnavailable, type Outage, outlasted, OUTPUT_MODES, type OutputMode, pollExecution, type PollInterval, type PollRead, ReadNow, reducerShell, type Step } from './poll.js';
 import type { RunHub } from './run-hub.js';
 import { RunReader, withReading } from './run-state.js';

@@ -5,13 +5,11 @@ import { objectArgument } from '../errors/validation-errors.js';
 import type { ExecutionsApi } from '../http/calls.js';
 import { timerDelay } from '../http/options.js';
 import type { RunEvent } from './events.js';
-import { createMemoryIdempotencyStore, type IdempotencyStore, idempotencyStoreOption } from './idempotency-store.js';
-import { idempotentRun, runIdempotency } from './idempotent-run.js';
+import { createMemoryIdempotencyStore, type IdempotencyStore, idempotencyStoreOption, idempotentRun, runIdempotency } from './idempotency.js';
 import { cadenceBounds } from './poll.js';
 import { abortInBackground, type ExecutionSource, notingPlan, observedRun, observeExecutions, outageMs, type RunControl, runLifecycle, type RunOptions, type RunsDefaults, runSettings, startExecution } from './run-lifecycle.js';
 import { INITIAL_RUN_STATE, type RunState, sampleRunState, toRunState } from './run-state.js';
-import { RunStand, shareRun } from './share-run.js';
-import { sharedWatch } from './shared-watch.js';
+import { RunStand, sharedWatch, shareRun } from './run-hub.js';
 
 /*
  * Runs as the client offers them: `run` and `watch`, cold Observables of a run's events, and

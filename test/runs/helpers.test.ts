@@ -3,7 +3,7 @@ import { describe, expect, expectTypeOf, it, vi } from 'vitest';
 import type { RunResult } from '../../src/domain/model.js';
 import { type FileEvent, type MessageEvent, type NodeEvent, ofType, type RunEvent, runResult, toAsyncIterable } from '../../src/runs/events.js';
 import { type RunState, RunStateFold, toRunState } from '../../src/runs/run-state.js';
-import { shareRun } from '../../src/runs/share-run.js';
+import { shareRun } from '../../src/runs/run-hub.js';
 import { runsOver } from '../../src/runs/runs.js';
 import { CANVAS_ID, EXECUTION_ID, node, scriptedSource, snapshot, started, testScheduler } from './fixtures.js';
 

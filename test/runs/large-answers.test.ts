@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { NodeExecution, OutputFile, OutputMessage, OutputNode, RunResult } from '../../src/domain/model.js';
 import type { RunEvent } from '../../src/runs/events.js';
 import { diffOutput, type ExecutionView, initialView, messageKey, type MessageView, runResultOf } from '../../src/runs/execution-view.js';
-import { shareRun } from '../../src/runs/share-run.js';
+import { shareRun } from '../../src/runs/run-hub.js';
 import { toRunState } from '../../src/runs/run-state.js';
 import { EXECUTION_ID, message, output } from './fixtures.js';
 
