@@ -331,7 +331,7 @@ function retriedStatus(status: number): boolean {
 
 // --- a text/event-stream, read as it arrives -----------------------------------------------------
 /** One message of a `text/event-stream`: its event name (`message` when none), its data, and its id when it set one. */
-export interface ServerSentMessage {
+interface ServerSentMessage {
   readonly event: string;
   readonly data: string;
   readonly id?: string;

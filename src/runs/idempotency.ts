@@ -88,7 +88,7 @@ export interface StoredClaim {
 }
 
 /** What a claim of a key does, given what is stored under it (see {@link decideClaim}). */
-export type ClaimDecision =
+type ClaimDecision =
   | { readonly kind: 'start' }
   | { readonly kind: 'wait' }
   | { readonly kind: 'follow'; readonly executionId: string }
@@ -263,7 +263,7 @@ export function createMemoryIdempotencyStore(options: MemoryIdempotencyStoreOpti
  * of it left, or the service answered with an error that starts nothing (4xx, a business error:
  * service.md §1.2); `unknown` — no answer, or a server fault: the start may have reached the service (§2.2).
  */
-export type StartFailure = 'unsent' | 'nothing-started' | 'unknown';
+type StartFailure = 'unsent' | 'nothing-started' | 'unknown';
 
 /** What a claimed start hears: each call of the start, its progress and its end, and the run's end. */
 export type ClaimedStartEvent =
@@ -278,7 +278,7 @@ export type ClaimedStartEvent =
 export type ClaimSettlement = { readonly type: 'record'; readonly executionId: string } | { readonly type: 'release' } | { readonly type: 'abandon' };
 
 /** Where a claimed start stands: whether a request of it ever left, how many calls are open, whether the run ended. */
-export interface ClaimedStart {
+interface ClaimedStart {
   readonly sent: boolean;
   readonly calls: number;
   readonly runEnded: boolean;
@@ -343,7 +343,7 @@ export function startFailure(error: unknown, sent: boolean): StartFailure {
 // --- the shell -----------------------------------------------------------------------------------
 
 /** How long an idempotency key lives from its first claim unless the run says (`RunOptions.idempotencyTtlMs`): a day. */
-export const DEFAULT_IDEMPOTENCY_TTL_MS = 24 * 60 * 60_000;
+const DEFAULT_IDEMPOTENCY_TTL_MS = 24 * 60 * 60_000;
 
 /**
  * A run's idempotency from its key and options, checked (`InvalidArgumentError` for a key or lifetime
@@ -359,7 +359,7 @@ export function runIdempotency(
 }
 
 /** The idempotency of one run: its store, key and lifetime (`RunOptions.idempotencyKey`, `idempotencyTtlMs`). */
-export interface RunIdempotency {
+interface RunIdempotency {
   readonly store: IdempotencyStore;
   readonly key: string;
   readonly ttlMs: number;

@@ -23,7 +23,7 @@ import { announceHeldFiles, diffNodeStatuses, diffOutput, diffStatus, type DiffW
  */
 
 // --- the poll's rules: a pure reducer ------------------------------------------------------------
-export interface PollRules {
+interface PollRules {
   readonly executionId: string;
   readonly canvasId: string | undefined;
   readonly bounds: CadenceBounds;
@@ -49,7 +49,7 @@ interface ReadFacts {
 }
 
 /** What the poll is doing: at most one read at a time, and no wait while one is on its way. */
-export type PollActivity =
+type PollActivity =
   | { readonly kind: 'idle' }
   | { readonly kind: 'waiting' }
   | { readonly kind: 'status' }
@@ -58,7 +58,7 @@ export type PollActivity =
   | { readonly kind: 'output-alone' }
   | { readonly kind: 'ended' };
 
-export interface PollPlan {
+interface PollPlan {
   readonly rules: PollRules;
   /** Everything learned of the execution so far, as of the last completed read. */
   readonly view: ExecutionView;
@@ -102,7 +102,7 @@ export type PollCommand =
   | { readonly type: 'warn'; readonly warning: DiffWarning }
   | { readonly type: 'end' };
 
-export type PollStep = Step<PollPlan, PollCommand>;
+type PollStep = Step<PollPlan, PollCommand>;
 
 /** `startedStatus`: what the start answered; without one (a `watch`) the first status read is announced as `started`. */
 export function initialPoll(rules: PollRules, startedStatus: ExecutionStatus | undefined): PollPlan {
@@ -538,22 +538,22 @@ export function reducerShell<State, Event, Command>(
  */
 
 /** A moment known to lie within `widthMs` before `at`'s bracket end; `at` is the best guess. */
-export interface Bracketed {
+interface Bracketed {
   readonly at: number;
   readonly widthMs: number;
 }
 
 /** When a node was seen starting and ending, each within its bracket. */
-export interface BracketedTimes {
+interface BracketedTimes {
   readonly start?: Bracketed;
   readonly end?: Bracketed;
 }
 
 /** The node's estimate, for the run's canvas; `undefined` while the model has none (or there is no model). */
-export type EstimateOf = (nodeId: string) => DurationEstimate | undefined;
+type EstimateOf = (nodeId: string) => DurationEstimate | undefined;
 
 /** What the run has seen of its nodes' times, and the state of its wait for the next change. */
-export interface Foresight {
+interface Foresight {
   readonly nodes: ReadonlyMap<string, BracketedTimes>;
   /** The read that saw the last change (or the start): the wait for the next change began there. */
   readonly waitingSince: number | undefined;
@@ -566,7 +566,7 @@ export interface Foresight {
   readonly trusted: boolean;
 }
 
-export const NO_FORESIGHT: Foresight = { nodes: new Map(), waitingSince: undefined, readsSpent: 0, trusted: true };
+const NO_FORESIGHT: Foresight = { nodes: new Map(), waitingSince: undefined, readsSpent: 0, trusted: true };
 
 /** A node's log-duration this many σ from its estimate's median is out of the model's reach. */
 function beyond(estimate: DurationEstimate, durationMs: number): boolean {
@@ -598,7 +598,7 @@ function endWithin(from: number, to: number, startedAt: number | undefined, esti
  * service's next tick, within about 1.5 s of its parents' end), or in the middle of the bracket when
  * none did. Without a bracket (a watch's first read) nothing is guessed.
  */
-export function observeTransitions(foresight: Foresight, events: readonly RunEvent[], previousAt: number | undefined, now: number, estimateOf: EstimateOf): Foresight {
+function observeTransitions(foresight: Foresight, events: readonly RunEvent[], previousAt: number | undefined, now: number, estimateOf: EstimateOf): Foresight {
   if (previousAt === undefined) return foresight;
   const nodes = new Map(foresight.nodes);
   const widthMs = now - previousAt;
@@ -624,7 +624,7 @@ export function observeTransitions(foresight: Foresight, events: readonly RunEve
 }
 
 /** The read at `now` is one more of the wait, or, when it saw a change, the first of a new one. */
-export function countRead(foresight: Foresight, changed: boolean, now: number): Foresight {
+function countRead(foresight: Foresight, changed: boolean, now: number): Foresight {
   return changed || foresight.waitingSince === undefined ? { ...foresight, waitingSince: now, readsSpent: 1 } : { ...foresight, readsSpent: foresight.readsSpent + 1 };
 }
 
@@ -641,7 +641,7 @@ export function countRead(foresight: Foresight, changed: boolean, now: number): 
  * model save reads where a change is unlikely and spend them where it is likely.
  * When the budget is tight, the read's due time (`ReadTiming.dueAt`) ranks it among the others.
  */
-export function foreseeRead(foresight: Foresight, executing: readonly string[], now: number, bounds: CadenceBounds, estimateOf: EstimateOf, shareMs?: number): ReadTiming | undefined {
+function foreseeRead(foresight: Foresight, executing: readonly string[], now: number, bounds: CadenceBounds, estimateOf: EstimateOf, shareMs?: number): ReadTiming | undefined {
   if (executing.length === 0 || foresight.waitingSince === undefined || !foresight.trusted) return undefined;
   const running: RunningNode[] = [];
   for (const nodeId of executing) {
@@ -667,7 +667,7 @@ export function foreseeRead(foresight: Foresight, executing: readonly string[], 
 }
 
 /** A duration the run learned of a node. */
-export interface LearnedDuration {
+interface LearnedDuration {
   readonly nodeId: string;
   readonly durationMs: number;
 }
@@ -710,12 +710,12 @@ export function learnedDurations(foresight: Foresight, outputNodes: readonly Out
  */
 
 /** A running node the model knows: when it started (on the run's scheduler) and its estimate. */
-export interface RunningNode {
+interface RunningNode {
   readonly startedAt: number;
   readonly estimate: DurationEstimate;
 }
 
-export interface ReadTimingInput {
+interface ReadTimingInput {
   /** The time of the read just answered. */
   readonly now: number;
   /** The nodes whose end is the run's next change; at least one. */
@@ -738,7 +738,7 @@ export interface ReadTimingInput {
  * 1 in 20 and even odds), or the floor, whichever comes first. On a tight budget the read is ranked by
  * that moment (`ReadNeed.likelyAt`): the likeliest changed first.
  */
-export interface ReadTiming {
+interface ReadTiming {
   readonly waitMs: number;
   readonly dueAt: number;
 }
@@ -748,14 +748,14 @@ export interface ReadTiming {
  * model, landing where changes are. (At 0.9 the model saw no sooner than the cadence at cv 0.6 in
  * the simulation of learned-durations.sim.ts, with a tenth fewer reads.)
  */
-export const READ_SHARE = 1;
+const READ_SHARE = 1;
 
 /**
  * The longest wait between a run's reads, and the latest a read may be due past its own time, in fair
  * intervals: the bound on starvation when the model is wrong (no run waits more than a
  * bounded multiple of its fair interval), and so on what a wrong model can cost.
  */
-export const FLOOR_INTERVALS = 1.5;
+const FLOOR_INTERVALS = 1.5;
 
 /**
  * Bounds of how likely the change must have become for the run's read to be due: never before one
@@ -886,7 +886,7 @@ function logNormalTail(z: number): number {
 }
 
 /** ln P(duration > elapsedMs) for a node with this estimate; 0 (certain) before it could have ended. */
-export function logSurvival(estimate: DurationEstimate, elapsedMs: number): number {
+function logSurvival(estimate: DurationEstimate, elapsedMs: number): number {
   if (elapsedMs <= 0) return 0;
   return logNormalTail((Math.log(elapsedMs) - Math.log(estimate.medianMs)) / estimate.logSigma);
 }
@@ -898,7 +898,7 @@ export interface PollRead {
   readonly tasks?: readonly OutputNode[];
 }
 
-export interface PollSettings {
+interface PollSettings {
   readonly executionId: string;
   readonly canvasId?: string | undefined;
   /**
@@ -1116,10 +1116,10 @@ export interface Outage {
 }
 
 /** Try again after `delayMs`, or give up: the failure is no outage, or the outage outlasted `outageMs`. */
-export type OutageStep = { readonly kind: 'retry'; readonly outage: Outage; readonly delayMs: number } | { readonly kind: 'give-up'; readonly outage: Outage | undefined };
+type OutageStep = { readonly kind: 'retry'; readonly outage: Outage; readonly delayMs: number } | { readonly kind: 'give-up'; readonly outage: Outage | undefined };
 
 /** The first wait after a failed read; each next one doubles, up to `OUTAGE_MAX_DELAY_MS`. */
-export const OUTAGE_BASE_DELAY_MS = 1_000;
+const OUTAGE_BASE_DELAY_MS = 1_000;
 /**
  * The longest wait between two reads of an outage: a run notices the service is back within half a
  * minute, and a fleet of runs reading through an outage stays far below the budget's pace.
@@ -1147,7 +1147,7 @@ export function isBudgetUnavailable(error: unknown): boolean {
 }
 
 /** A failure as a run's state shows it while reconnecting: short, and never the API key (only the kind and the status). */
-export function describeOutage(error: unknown): string {
+function describeOutage(error: unknown): string {
   if (isServerError(error)) return error.status === 200 ? `service error ${error.errCode ?? ''}`.trim() : `HTTP ${error.status}`;
   if (isTimeoutError(error)) return 'timed out';
   if (isNetworkError(error)) return 'network error';
@@ -1157,7 +1157,7 @@ export function describeOutage(error: unknown): string {
 }
 
 /** Exponential backoff with equal jitter (half fixed, half random) from `OUTAGE_BASE_DELAY_MS` to `OUTAGE_MAX_DELAY_MS`. */
-export function outageBackoff(attempts: number, random: number): number {
+function outageBackoff(attempts: number, random: number): number {
   const step = Math.min(OUTAGE_MAX_DELAY_MS, OUTAGE_BASE_DELAY_MS * 2 ** Math.min(attempts - 1, 30));
   return Math.round(step / 2 + (random * step) / 2);
 }

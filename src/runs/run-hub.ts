@@ -54,7 +54,7 @@ export interface RunHub {
  * so a viewer can resume after a `seq` wherever it reconnects. A late follower's `snapshot` stands at
  * the place of the last event it stands for.
  */
-export interface HubPlace {
+interface HubPlace {
   readonly seq: number;
   readonly log: string;
 }
@@ -90,7 +90,7 @@ export function catchUpAt(stand: RunStand, lastSeq: number, log: string): readon
 }
 
 /** What a run leading an execution in a hub feeds: each of its events, and its stop. */
-export interface LedExecution {
+interface LedExecution {
   offer(event: RunEvent): void;
   leadEnded(): void;
 }

@@ -219,7 +219,7 @@ export function runSettings(kind: 'run' | 'watch', options: RunOptions = {}, def
 // --- a run's lifecycle: the shell ----------------------------------------------------------------
 
 /** Where a run's execution comes from: a start of its own, or an existing one to follow. */
-export type RunTarget =
+type RunTarget =
   | {
       readonly kind: 'start';
       readonly canvasId: string;
@@ -548,7 +548,7 @@ export function stoppedEnding(stop: RunStop | undefined, event: FinishedEvent): 
  * The result of a run stopped before its start was sent: no execution exists, so it has no id
  * (`executionId: ''`), no nodes and no output.
  */
-export function unstartedResult(canvasId: string, endedBy: RunEnding): RunResult {
+function unstartedResult(canvasId: string, endedBy: RunEnding): RunResult {
   return { executionId: '', canvasId, status: 'failed', endedBy, nodes: [], output: [], files: [], failedNodes: [], runningNodes: [] };
 }
 
@@ -613,7 +613,7 @@ export type LifecycleCommand =
  * complete. `leaving`: the subscriber is gone (or was sent an error) while the start was on its way;
  * the start is kept only to abort its execution once the id arrives.
  */
-export type RunPhase =
+type RunPhase =
   | { readonly name: 'idle' }
   | { readonly name: 'starting'; readonly sending: boolean; readonly detaching: boolean }
   | { readonly name: 'following'; readonly executionId: string }
@@ -622,7 +622,7 @@ export type RunPhase =
   | { readonly name: 'leaving' }
   | { readonly name: 'closed' };
 
-export interface RunMachine {
+interface RunMachine {
   readonly rules: RunRules;
   readonly phase: RunPhase;
   /** A status of the execution said `finish` or `failed`. */
@@ -631,7 +631,7 @@ export interface RunMachine {
   readonly abortSent: boolean;
 }
 
-export type RunStep = Step<RunMachine, LifecycleCommand>;
+type RunStep = Step<RunMachine, LifecycleCommand>;
 
 export function initialRun(rules: RunRules): RunMachine {
   return { rules, phase: { name: 'idle' }, seenEnd: false, stop: undefined, abortSent: false };
@@ -943,7 +943,7 @@ function parentOf(options: TelemetryOptions | undefined): TelemetryOptions {
  * `source` with every request it makes reported under `telemetryParent`: one run's view of the
  * client's source, so its requests' telemetry goes under the run's.
  */
-export function withTelemetryParent(source: ExecutionSource, telemetryParent: unknown): ExecutionSource {
+function withTelemetryParent(source: ExecutionSource, telemetryParent: unknown): ExecutionSource {
   const { plan } = source;
   return {
     ...(plan === undefined ? {} : { plan: (canvasId: string) => plan(canvasId, { telemetryParent }) }),
@@ -1012,7 +1012,7 @@ export function startExecution(
 }
 
 /** How a start waits out an outage of the request budget (`RunSettings`' fields of the same names). */
-export interface UnsentStartOptions {
+interface UnsentStartOptions {
   readonly outageMs: number;
   readonly scheduler: SchedulerLike;
   readonly random: () => number;
@@ -1027,7 +1027,7 @@ export interface UnsentStartOptions {
  * was refused was already made again by the retry policy, and a wrong address should say so soon).
  * Unsubscribing takes back the waiting start like any other.
  */
-export function waitOutUnsentStart(start: () => Observable<StartProgress>, options: UnsentStartOptions): Observable<StartProgress> {
+function waitOutUnsentStart(start: () => Observable<StartProgress>, options: UnsentStartOptions): Observable<StartProgress> {
   const { outageMs, scheduler, random } = options;
   return new Observable<StartProgress>((subscriber) => {
     let outage: Outage | undefined;
@@ -1063,7 +1063,7 @@ export function waitOutUnsentStart(start: () => Observable<StartProgress>, optio
   });
 }
 
-export interface BackgroundAbortOptions {
+interface BackgroundAbortOptions {
   readonly logger?: Logger | undefined;
   /** How long the abort is sent again through an outage of the service or of the budget (`RunOptions.outageMs`). Default 0: once. */
   readonly outageMs?: number | undefined;

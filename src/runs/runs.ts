@@ -217,7 +217,7 @@ function deferred<T>(): Deferred<T> {
  * Starts a run at once (hot) and returns its handle; see `RunHandle`. Options are checked here, so a
  * bad one throws before anything is sent.
  */
-export function startRunOver(
+function startRunOver(
   source: ExecutionSource,
   canvasId: string,
   input: { readonly variables?: Variables },
