@@ -359,7 +359,7 @@ export function runIdempotency(
 }
 
 /** The idempotency of one run: its store, key and lifetime (`RunOptions.idempotencyKey`, `idempotencyTtlMs`). */
-interface RunIdempotency {
+export interface RunIdempotency {
   readonly store: IdempotencyStore;
   readonly key: string;
   readonly ttlMs: number;

@@ -5,9 +5,9 @@ import { objectArgument } from '../errors/validation-errors.js';
 import type { ExecutionsApi } from '../http/calls.js';
 import { timerDelay } from '../http/options.js';
 import type { RunEvent } from './events.js';
-import { createMemoryIdempotencyStore, type IdempotencyStore, idempotencyStoreOption, idempotentRun, runIdempotency } from './idempotency.js';
+import { createMemoryIdempotencyStore, type IdempotencyStore, idempotencyStoreOption, idempotentRun, type RunIdempotency, runIdempotency } from './idempotency.js';
 import { cadenceBounds } from './poll.js';
-import { abortInBackground, type ExecutionSource, notingPlan, observedRun, observeExecutions, outageMs, type RunControl, runLifecycle, type RunOptions, type RunsDefaults, runSettings, startExecution } from './run-lifecycle.js';
+import { abortInBackground, type ExecutionSource, notingPlan, observedRun, observeExecutions, outageMs, type RunControl, runLifecycle, type RunOptions, type RunsDefaults, type RunSettings, runSettings, startExecution } from './run-lifecycle.js';
 import { INITIAL_RUN_STATE, type RunState, sampleRunState, toRunState } from './run-state.js';
 import { RunStand, sharedWatch, shareRun } from './run-hub.js';
 
@@ -92,22 +92,12 @@ export function runsOver(source: ExecutionSource, defaults: RunsDefaults = {}): 
         const settings = objectArgument('options', options);
         const resolved = runSettings('run', settings, defaults);
         const keyed = settings.idempotencyKey === undefined ? undefined : runIdempotency(settings.idempotencyKey, settings, idempotencyStore, defaults.logger);
-        const parent = settings.telemetryParent === undefined ? {} : { parent: settings.telemetryParent };
-        return observedRun(defaults.telemetry, source, { kind: 'run', canvasId, ...parent }, resolved.scheduler, (traced) => {
-          const planned = notingPlan(traced);
-          const start = startExecution(planned.source, canvasId, given, settings.checkVariables === true);
-          const owned = (claimed: typeof start): Observable<RunEvent> => {
-            const run = runLifecycle(traced, { kind: 'start', canvasId, start: claimed, plannedTasks: planned.tasks }, resolved);
-            return defaults.hub === undefined ? run : defaults.hub.lead(run);
-          };
-          if (keyed === undefined) return owned(start);
+        return startedRun(source, defaults, canvasId, given, settings, resolved, keyed, (traced, executionId) => {
           // A follower never aborts the execution it did not start (`RunOptions.idempotencyKey`).
           const followed = { ...resolved, abortOnUnsubscribe: false };
-          return idempotentRun(keyed, start, owned, (executionId) =>
-            defaults.hub === undefined
-              ? runLifecycle(traced, { kind: 'watch', executionId, canvasId }, followed)
-              : sharedWatch(traced, defaults.hub, executionId, followed, canvasId),
-          );
+          return defaults.hub === undefined
+            ? runLifecycle(traced, { kind: 'watch', executionId, canvasId }, followed)
+            : sharedWatch(traced, defaults.hub, executionId, followed, canvasId);
         });
       }),
     watch: (executionId, options) =>
@@ -123,6 +113,35 @@ export function runsOver(source: ExecutionSource, defaults: RunsDefaults = {}): 
     startRun: (canvasId: string, input?: RunInput, options?: StartRunOptions) =>
       startRunOver(source, canvasId, objectArgument('input', input), objectArgument('options', options), defaults, idempotencyStore),
   };
+}
+
+/**
+ * A run that starts its own execution, under the client's telemetry, offered to its hub. With an
+ * idempotency key (`keyed`), the key is claimed first, and a run that finds it taken follows the
+ * execution started with it (`follow`) instead of starting one.
+ */
+function startedRun(
+  source: ExecutionSource,
+  defaults: RunsDefaults,
+  canvasId: string,
+  input: RunInput,
+  options: RunOptions,
+  settings: RunSettings,
+  keyed: RunIdempotency | undefined,
+  follow: (traced: ExecutionSource, executionId: string) => Observable<RunEvent>,
+  control?: Observable<RunControl>,
+): Observable<RunEvent> {
+  const parent = options.telemetryParent === undefined ? {} : { parent: options.telemetryParent };
+  return observedRun(defaults.telemetry, source, { kind: 'run', canvasId, ...parent }, settings.scheduler, (traced) => {
+    const planned = notingPlan(traced);
+    const start = startExecution(planned.source, canvasId, input, options.checkVariables === true);
+    const owned = (claimed: typeof start): Observable<RunEvent> => {
+      const run = runLifecycle(traced, { kind: 'start', canvasId, start: claimed, plannedTasks: planned.tasks }, settings, control);
+      // Offered to the hub: a watch of this execution in the same hub joins it instead of polling again.
+      return defaults.hub === undefined ? run : defaults.hub.lead(run);
+    };
+    return keyed === undefined ? owned(start) : idempotentRun(keyed, start, owned, (executionId) => follow(traced, executionId));
+  });
 }
 
 /**
@@ -223,7 +242,7 @@ function startRunOver(
   input: { readonly variables?: Variables },
   options: StartRunOptions,
   defaults: RunsDefaults,
-  idempotencyStore: () => IdempotencyStore = () => defaults.idempotency ?? createMemoryIdempotencyStore(defaults.scheduler === undefined ? {} : { scheduler: defaults.scheduler }),
+  idempotencyStore: () => IdempotencyStore,
 ): RunHandle {
   const settings = runSettings('run', options, defaults);
   const { sampleStateMs } = options;
@@ -236,18 +255,7 @@ function startRunOver(
   // The handle's `signal` cancels (below), rather than ending a wait for the key's claim.
   const keyed = options.idempotencyKey === undefined ? undefined : runIdempotency(options.idempotencyKey, { ...options, signal: undefined }, idempotencyStore, defaults.logger);
   const steered = { ...settings, timeoutMs: undefined, signal: undefined, abortOnUnsubscribe: false };
-  const parent = options.telemetryParent === undefined ? {} : { parent: options.telemetryParent };
-  const run$ = observedRun(defaults.telemetry, source, { kind: 'run', canvasId, ...parent }, scheduler, (traced) => {
-    const planned = notingPlan(traced);
-    const start = startExecution(planned.source, canvasId, input, options.checkVariables === true);
-    const owned = (claimed: typeof start): Observable<RunEvent> => {
-      const lifecycle = runLifecycle(traced, { kind: 'start', canvasId, start: claimed, plannedTasks: planned.tasks }, steered, control);
-      // Offered to the hub: a watch of this execution in the same hub joins it instead of polling again.
-      return defaults.hub === undefined ? lifecycle : defaults.hub.lead(lifecycle);
-    };
-    if (keyed === undefined) return owned(start);
-    return idempotentRun(keyed, start, owned, (executionId) => runLifecycle(traced, { kind: 'watch', executionId, canvasId }, steered, control));
-  });
+  const run$ = startedRun(source, defaults, canvasId, input, options, steered, keyed, (traced, id) => runLifecycle(traced, { kind: 'watch', executionId: id, canvasId }, steered, control), control);
 
   const executionId = deferred<string>();
   const result = deferred<RunResult>();
