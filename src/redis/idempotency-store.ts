@@ -17,7 +17,7 @@ import { connectRedis, type RedisOption } from './connection.js';
  */
 
 /**
- * Claims a key by the rule of `decideClaim` (runs/idempotency-store.ts), which this mirrors: a start
+ * Claims a key by the rule of `decideClaim` (runs/idempotency.ts), which this mirrors: a start
  * on its way with a live lease is waited on (`{'wait'}`), an expired claim is free, a recorded one
  * followed, an abandoned one or one whose lease ran out is in doubt.
  * KEYS: the key's hash. ARGV: token, now, expiresAt, leaseUntil, keepMs (Redis's own expiry, to collect it).

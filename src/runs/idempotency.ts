@@ -259,7 +259,7 @@ export function createMemoryIdempotencyStore(options: MemoryIdempotencyStoreOpti
 
 /**
  * How one call of a claimed start failed: `unsent` — the request budget could not reach its store and
- * nothing of the start left (the run may make the call again, outage.ts); `nothing-started` — nothing
+ * nothing of the start left (the run may make the call again, poll.ts); `nothing-started` — nothing
  * of it left, or the service answered with an error that starts nothing (4xx, a business error:
  * service.md §1.2); `unknown` — no answer, or a server fault: the start may have reached the service (§2.2).
  */

@@ -42,7 +42,7 @@ interface ReadFacts {
   readonly output: boolean;
   /** A node ended (its last text and files are still to be read, service.md §4.6). */
   readonly nodeEnded: boolean;
-  /** The node events of the read, for the node times (foresight.ts). */
+  /** The node events of the read, for the node times (foresight, below). */
   readonly transitions: readonly RunEvent[];
   /** The execution is over: this read's output, if any, is the run's last. */
   readonly terminal?: boolean;
@@ -73,7 +73,7 @@ interface PollPlan {
   readonly poked: boolean;
   /** When the last read answered (for a start, when the start did): the bracket of what the next read sees. */
   readonly lastReadAt: number | undefined;
-  /** Node times seen, and the wait for the next change (foresight.ts). */
+  /** Node times seen, and the wait for the next change (foresight, below). */
   readonly foresight: Foresight;
 }
 
@@ -950,9 +950,9 @@ export class ReadNow {
 }
 
 /**
- * Follows one execution until it is terminal: the shell of `reducePoll` (poll-plan.ts, where the
+ * Follows one execution until it is terminal: the shell of `reducePoll` (above, where the
  * rules are). It waits on `scheduler`, makes the reads the plan asks for and feeds their answers back,
- * with the time and a jitter draw. A read that fails for an outage (outage.ts) is made again with
+ * with the time and a jitter draw. A read that fails for an outage (below) is made again with
  * backoff, each time through the source (so through the request budget), for up to `outageMs`; each
  * failure and the first success after them are told as `connection` events. Other errors of the source,
  * and the last one of an outage too long, pass through; the caller decides what they mean. It emits
@@ -1102,7 +1102,7 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
 /*
  * How a run follows its execution through an outage of the service or of the request budget: which
  * failures are an outage, how long it reads again and how often, and when it gives up. Pure: the
- * shells (poll-execution.ts for reads, execution-source.ts for a background abort) wait and call.
+ * shells (`pollExecution` for reads, run-lifecycle.ts for a start and a background abort) wait and call.
  */
 
 /** An outage a run is reading through: since when, on the run's scheduler, and how many reads failed. */

@@ -188,7 +188,7 @@ export function outageMs(value: unknown): number {
  * Fills in a run's options from the client's defaults; `kind` decides `abortOnUnsubscribe`. A value
  * that cannot be meant (a negative `timeoutMs`, an `output` that is neither mode, a run's
  * `idempotencyTtlMs` without an `idempotencyKey`) is an `InvalidArgumentError`, not a guess. A key is
- * checked by the run that uses it (idempotent-run.ts): a run without one never loads that code.
+ * checked by the run that uses it (idempotency.ts): a run without one never loads that code.
  */
 export function runSettings(kind: 'run' | 'watch', options: RunOptions = {}, defaults: RunsDefaults = {}): RunSettings {
   const { timeoutMs, output = 'stream' } = options;
@@ -250,7 +250,7 @@ export function notingPlan(source: ExecutionSource): { readonly source: Executio
 }
 
 /**
- * One subscription to a run: the shell of `reduceRun` (run-machine.ts, where the rules are). It turns
+ * One subscription to a run: the shell of `reduceRun` (below, where the rules are). It turns
  * the subscriber, the signal, the deadline and `control` into events, and the machine's commands into
  * the start's and the poll's subscriptions, background aborts and readings (`RunReading`: one per read
  * that changed something, `seq` 1, 2, 3…), whose events it emits, each carrying its reading (`readingOf`).
@@ -326,7 +326,7 @@ export function runLifecycle(source: ExecutionSource, target: RunTarget, setting
           const planned = target.kind === 'start' ? target.plannedTasks?.() : undefined;
           if (planned !== undefined) reader.knowPlannedTasks(planned);
           for (const event of withReading(reader.read(command.events, command.tasks)).events) {
-            // A subscriber that left before `finished` left a run not over (run-machine.ts, `ending`).
+            // A subscriber that left before `finished` left a run not over (`RunPhase`, `ending`).
             if (subscriber.closed) return;
             if (event.type === 'finished') dispatch({ type: 'finished-delivered' });
             subscriber.next(event);
@@ -1080,7 +1080,7 @@ interface BackgroundAbortOptions {
  * longer than any fixed deadline (a 429's pause, a mass abort draining at the service's limit). Every
  * wait on its way is bounded instead: the budget's pause by the service's window, each attempt by the
  * request timeout, the attempts by the retry policy (abort is repeatable, http/retry-decision.ts). An
- * outage (outage.ts) outlasting those attempts is waited out: the abort is sent again with backoff,
+ * outage (poll.ts) outlasting those attempts is waited out: the abort is sent again with backoff,
  * through the budget, for up to `outageMs` from its first failure, and stops at the first that
  * answers. Aborting a finished execution is harmless (service.md §3.5), so a final failure is logged,
  * with the execution's id, not thrown. `settled` hears when the abort answered or finally failed.

@@ -153,7 +153,7 @@ function drive(setup: Setup) {
 }
 
 // The model takes fast-check's default number of runs: each one is a whole execution.
-describe('the poll plan over random executions and interleavings (poll-plan.ts)', () => {
+describe('the poll plan over random executions and interleavings (poll.ts)', () => {
   it('has at most one read on its way, and no wait while it is; ends, and asks nothing after', () => {
     fc.assert(
       fc.property(setupArb, (setup) => {

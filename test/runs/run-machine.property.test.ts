@@ -236,7 +236,7 @@ const choicesArb = fc.array(fc.nat(), { maxLength: 40 });
 // Interleavings are many and each is cheap: look at more of them than fast-check's default 100.
 const runs = { numRuns: 2000 };
 
-describe('the run machine over random interleavings (run-machine.ts)', () => {
+describe('the run machine over random interleavings (run-lifecycle.ts)', () => {
   it('sends at most one abort, always of the execution it knows', () => {
     fc.assert(
       fc.property(setupArb, choicesArb, (setup, choices) => {
