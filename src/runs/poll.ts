@@ -898,42 +898,44 @@ export interface PollRead {
   readonly tasks?: readonly OutputNode[];
 }
 
-interface PollSettings {
+/** The execution a poll follows. */
+interface PollTarget {
   readonly executionId: string;
-  readonly canvasId?: string | undefined;
+  readonly canvasId: string | undefined;
   /**
    * The status the start answered. Without one (a `watch`), the first status read is announced as
    * the `started` event.
    */
-  readonly startedStatus?: ExecutionStatus | undefined;
+  readonly startedStatus: ExecutionStatus | undefined;
+}
+
+/** How a run polls: these settings of the run (`RunSettings`), filled in. */
+export interface PollSettings {
   readonly bounds: CadenceBounds;
   readonly output: OutputMode;
   readonly scheduler: SchedulerLike;
   readonly random: () => number;
   /** Learned node durations: reads are timed by them, and the run's durations recorded at its end. */
-  readonly durations?: DurationModel | undefined;
+  readonly durations: DurationModel | undefined;
   /**
    * The request budget's scheduler of reads (`AccountBudget.needRead`): the run registers each read's
    * need there and asks at once, and the budget holds the read until its turn. Without it the run
    * waits until the need is due (`readDueAt`, the same rule) and then reads.
    */
-  readonly needRead?: ((executionId: string, need: ReadNeed) => () => void) | undefined;
-  readonly logger?: Logger | undefined;
-  /**
-   * Cuts the wait before the next read short with a status read: after an abort, the end is read at
-   * once (through an outage, the failed read is made again at once). From then on the run's reads are
-   * urgent (`ReadOptions.urgent`), ahead of other runs' in the request budget, and a read still waiting
-   * in it is asked again as urgent: someone waits on the abort's confirmation.
-   */
-  readonly readNow?: ReadNow | undefined;
-  readonly onFailedBranches?: FailedBranches;
-  /** How long an outage is read through (`RunOptions.outageMs`); default: none, the first failed read errors. */
-  readonly outageMs?: number | undefined;
+  readonly needRead: ((executionId: string, need: ReadNeed) => () => void) | undefined;
+  readonly logger: Logger | undefined;
+  readonly onFailedBranches: FailedBranches;
+  /** How long an outage is read through (`RunOptions.outageMs`); 0: the first failed read errors. */
+  readonly outageMs: number;
 }
 
 /**
- * A run's way to tell its poll to read now (`PollSettings.readNow`): the poll listens while it lasts.
- * A plain callback, not a `Subject`: every watched run holds one, and most never use it.
+ * A run's way to tell its poll to read now: the poll listens while it lasts. It cuts the wait before
+ * the next read short with a status read: after an abort, the end is read at once (through an outage,
+ * the failed read is made again at once). From then on the run's reads are urgent
+ * (`ReadOptions.urgent`), ahead of other runs' in the request budget, and a read still waiting in it
+ * is asked again as urgent: someone waits on the abort's confirmation. A plain callback, not a
+ * `Subject`: every watched run holds one, and most never use it.
  */
 export class ReadNow {
   #listener: (() => void) | undefined;
@@ -958,8 +960,9 @@ export class ReadNow {
  * and the last one of an outage too long, pass through; the caller decides what they mean. It emits
  * one `PollRead` per read that changed something, and one per `connection` event.
  */
-export function pollExecution(source: ExecutionSource, settings: PollSettings): Observable<PollRead> {
-  const { executionId, scheduler, canvasId, durations } = settings;
+export function pollExecution(source: ExecutionSource, target: PollTarget, settings: PollSettings, readNow?: ReadNow): Observable<PollRead> {
+  const { executionId, canvasId } = target;
+  const { scheduler, durations } = settings;
   // Learned durations: estimates of this run's workflow; a watch that does not know its canvas has none.
   const estimateOf = canvasId === undefined || durations === undefined ? undefined : (nodeId: string) => durations.estimate(canvasId, nodeId);
   return new Observable<PollRead>((subscriber) => {
@@ -972,7 +975,7 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
     let retryNow: (() => void) | undefined;
     // The read the plan waits on, to ask again (urgent) when an abort answered while it waited.
     let inFlight: (() => void) | undefined;
-    // The abort answered: someone waits on its confirmation (see `PollSettings.readNow`).
+    // The abort answered: someone waits on its confirmation (see `ReadNow`).
     let urgent = false;
     // Withdraws the need registered with the budget for the next read, should that read not ask.
     let withdrawNeed: (() => void) | undefined;
@@ -998,7 +1001,7 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
         error: (error: unknown) => {
           inFlight = undefined;
           const now = scheduler.now();
-          const step = afterFailure(outage, error, now, settings.random(), settings.outageMs ?? 0);
+          const step = afterFailure(outage, error, now, settings.random(), settings.outageMs);
           if (step.kind === 'give-up') {
             subscriber.error(step.outage === undefined ? error : outlasted(error, step.outage, now));
             return;
@@ -1076,10 +1079,10 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
           command satisfies never;
       }
     };
-    const rules = { executionId, canvasId, bounds: settings.bounds, output: settings.output, onFailedBranches: settings.onFailedBranches ?? 'leave', estimateOf };
-    const dispatch = reducerShell(reducePoll, initialPoll(rules, settings.startedStatus), perform);
+    const rules = { executionId, canvasId, bounds: settings.bounds, output: settings.output, onFailedBranches: settings.onFailedBranches, estimateOf };
+    const dispatch = reducerShell(reducePoll, initialPoll(rules, target.startedStatus), perform);
     dispatch({ type: 'begin', at: scheduler.now() });
-    settings.readNow?.listen(() => {
+    readNow?.listen(() => {
       urgent = true;
       if (again !== undefined && !again.closed) retryNow?.();
       // A read waiting (in the request budget, likely behind other runs' reads): the same read, asked
@@ -1090,7 +1093,7 @@ export function pollExecution(source: ExecutionSource, settings: PollSettings): 
       }
     });
     return () => {
-      settings.readNow?.listen(undefined);
+      readNow?.listen(undefined);
       pending?.unsubscribe();
       again?.unsubscribe();
       withdrawNeed?.();

@@ -13,7 +13,7 @@ import { startedNothing } from '../http/transport.js';
 import type { FinishedEvent, RunEvent } from './events.js';
 import { isExecutionOver } from './execution-view.js';
 import type { IdempotencyStore } from './idempotency.js';
-import { afterFailure, type CadenceBounds, cadenceBounds, isBudgetUnavailable, type Outage, outlasted, OUTPUT_MODES, type OutputMode, pollExecution, type PollInterval, type PollRead, ReadNow, reducerShell, type Step } from './poll.js';
+import { afterFailure, cadenceBounds, isBudgetUnavailable, type Outage, outlasted, OUTPUT_MODES, type OutputMode, pollExecution, type PollInterval, type PollRead, type PollSettings, ReadNow, reducerShell, type Step } from './poll.js';
 import type { RunHub } from './run-hub.js';
 import { RunReader, withReading } from './run-state.js';
 
@@ -144,21 +144,12 @@ export interface RunsDefaults {
 }
 
 /** Every option of one run, filled in. */
-export interface RunSettings {
-  readonly bounds: CadenceBounds;
+export interface RunSettings extends PollSettings {
   readonly timeoutMs: number | undefined;
-  readonly output: OutputMode;
   readonly abortOnUnsubscribe: boolean;
   readonly failOnWorkflowError: boolean;
-  readonly onFailedBranches: FailedBranches;
-  readonly outageMs: number;
   readonly signal: AbortSignal | undefined;
   readonly detach: AbortSignal | undefined;
-  readonly scheduler: SchedulerLike;
-  readonly random: () => number;
-  readonly needRead: ((executionId: string, need: ReadNeed) => () => void) | undefined;
-  readonly durations: DurationModel | undefined;
-  readonly logger: Logger | undefined;
 }
 
 /**
@@ -287,23 +278,7 @@ export function runLifecycle(source: ExecutionSource, target: RunTarget, setting
           return;
         case 'follow':
           if (subscriber.closed) return;
-          following = pollExecution(source, {
-            // Field by field, not `...settings`: a literal with a spread in it gets a shape of its own
-            // and its fields out of the object, held by every watched run.
-            executionId: command.executionId,
-            canvasId: command.canvasId,
-            startedStatus: command.startedStatus,
-            bounds: settings.bounds,
-            output: settings.output,
-            scheduler: settings.scheduler,
-            random: settings.random,
-            durations: settings.durations,
-            needRead: settings.needRead,
-            logger: settings.logger,
-            readNow,
-            onFailedBranches: settings.onFailedBranches,
-            outageMs: settings.outageMs,
-          }).subscribe(new PollHeard(dispatch));
+          following = pollExecution(source, command, settings, readNow).subscribe(new PollHeard(dispatch));
           return;
         case 'stop-following':
           following?.unsubscribe();
