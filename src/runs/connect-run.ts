@@ -4,6 +4,7 @@ import { WorkflowFailedError } from '../errors/run-errors.js';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 import { timerDelay } from '../http/options.js';
 import type { MessageEvent, RunEvent, RunEventType } from './events.js';
+import { messageChange } from './execution-view.js';
 import type { RunState } from './run-state.js';
 
 /*
@@ -19,21 +20,18 @@ import type { RunState } from './run-state.js';
  * viewer lacks (or, for text rewritten meanwhile, the whole text with `replaced`).
  */
 class MessageTexts {
-  readonly #given = new Map<string, { readonly content: string; readonly reasoning: string }>();
+  readonly #given = new Map<string, { readonly content: string; readonly reasoningContent: string }>();
 
   next(event: MessageEvent): MessageEvent {
     const given = this.#given.get(event.messageId);
-    this.#given.set(event.messageId, { content: event.content, reasoning: event.reasoningContent });
+    this.#given.set(event.messageId, { content: event.content, reasoningContent: event.reasoningContent });
     if (given === undefined) return event;
-    if (!event.content.startsWith(given.content) || !event.reasoningContent.startsWith(given.reasoning)) {
-      return { ...event, delta: event.content, reasoningDelta: event.reasoningContent, replaced: true };
-    }
-    return { ...event, delta: event.content.slice(given.content.length), reasoningDelta: event.reasoningContent.slice(given.reasoning.length), replaced: false };
+    return { ...event, ...(messageChange(given, event) ?? { delta: '', reasoningDelta: '', replaced: false }) };
   }
 
   /** A snapshot's messages are the texts given so far: later events carry only what is new after them. */
   learn(state: RunState): void {
-    for (const node of state.nodes) for (const message of node.messages) this.#given.set(message.messageId, { content: message.content, reasoning: message.reasoningContent });
+    for (const node of state.nodes) for (const message of node.messages) this.#given.set(message.messageId, { content: message.content, reasoningContent: message.reasoningContent });
   }
 }
 
