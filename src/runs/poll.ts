@@ -316,8 +316,6 @@ function awaitsStart(transitions: readonly RunEvent[]): boolean {
  */
 export type OutputMode = 'stream' | 'final';
 
-export const OUTPUT_MODES: readonly unknown[] = ['stream', 'final'] satisfies readonly OutputMode[];
-
 /**
  * While nodes run, the service persists new messages in batches about every 3 s (service.md §4.4) and
  * the output endpoint is slow (§2.5): reading it more often than this would mostly read nothing new.

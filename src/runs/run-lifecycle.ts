@@ -13,7 +13,7 @@ import { startedNothing } from '../http/transport.js';
 import type { FinishedEvent, RunEvent } from './events.js';
 import { isExecutionOver } from './execution-view.js';
 import type { IdempotencyStore } from './idempotency.js';
-import { afterFailure, cadenceBounds, isBudgetUnavailable, type Outage, outlasted, OUTPUT_MODES, type OutputMode, pollExecution, type PollInterval, type PollRead, type PollSettings, ReadNow, reducerShell, type Step } from './poll.js';
+import { afterFailure, cadenceBounds, isBudgetUnavailable, type Outage, outlasted, type OutputMode, pollExecution, type PollInterval, type PollRead, type PollSettings, ReadNow, reducerShell, type Step } from './poll.js';
 import type { RunHub } from './run-hub.js';
 import { RunReader, withReading } from './run-state.js';
 
@@ -162,12 +162,11 @@ export interface RunSettings extends PollSettings {
  */
 export type FailedBranches = 'leave' | 'abort' | 'follow';
 
-const FAILED_BRANCHES: readonly unknown[] = ['leave', 'abort', 'follow'] satisfies readonly FailedBranches[];
-
-function failedBranches(given: FailedBranches | undefined): FailedBranches {
-  const value: unknown = given ?? 'leave';
-  if (!FAILED_BRANCHES.includes(value)) throw new InvalidArgumentError('onFailedBranches', `must be 'leave', 'abort' or 'follow' (got ${String(value)})`);
-  return value as FailedBranches;
+/** `value` when it is one of `allowed` (typed so, but a JavaScript caller can pass anything); else an `InvalidArgumentError`. */
+function oneOf<T extends string>(name: string, value: unknown, allowed: readonly T[]): T {
+  if ((allowed as readonly unknown[]).includes(value)) return value as T;
+  const quoted = allowed.map((choice) => `'${choice}'`);
+  throw new InvalidArgumentError(name, `must be ${quoted.slice(0, -1).join(', ')} or ${String(quoted.at(-1))} (got ${String(value)})`);
 }
 
 /** An outage's length: 0 (never read through one) or a timer's delay. */
@@ -182,18 +181,16 @@ export function outageMs(value: unknown): number {
  * checked by the run that uses it (idempotency.ts): a run without one never loads that code.
  */
 export function runSettings(kind: 'run' | 'watch', options: RunOptions = {}, defaults: RunsDefaults = {}): RunSettings {
-  const { timeoutMs, output = 'stream' } = options;
+  const { timeoutMs } = options;
   if (timeoutMs !== undefined) timerDelay('timeoutMs', timeoutMs);
-  // Typed as a mode, but a JavaScript caller can pass anything.
-  const given: unknown = output;
-  if (!OUTPUT_MODES.includes(given)) throw new InvalidArgumentError('output', `must be 'stream' or 'final' (got ${String(given)})`);
+  const output = oneOf<OutputMode>('output', options.output ?? 'stream', ['stream', 'final']);
   const settings: RunSettings = {
     bounds: cadenceBounds(options.pollInterval, defaults.polling),
     timeoutMs,
     output,
     abortOnUnsubscribe: options.abortOnUnsubscribe ?? kind === 'run',
     failOnWorkflowError: options.failOnWorkflowError ?? true,
-    onFailedBranches: failedBranches(options.onFailedBranches),
+    onFailedBranches: oneOf<FailedBranches>('onFailedBranches', options.onFailedBranches ?? 'leave', ['leave', 'abort', 'follow']),
     outageMs: outageMs(options.outageMs ?? defaults.outageMs ?? DEFAULTS.outageMs),
     signal: options.signal,
     detach: options.detach,
@@ -327,17 +324,21 @@ export function runLifecycle(source: ExecutionSource, target: RunTarget, setting
     };
     const dispatch = reducerShell(reduceRun, initialRun(rules), perform);
 
+    /** `event` once `signal` aborts: at once when it already has. */
+    const onAbort = (signal: AbortSignal | undefined, event: () => LifecycleEvent): void => {
+      if (signal?.aborted === true) dispatch(event());
+      else if (signal !== undefined) {
+        const aborted = (): void => {
+          dispatch(event());
+        };
+        signal.addEventListener('abort', aborted, { once: true });
+        listen(() => {
+          signal.removeEventListener('abort', aborted);
+        });
+      }
+    };
     const { signal, timeoutMs } = settings;
-    if (signal?.aborted === true) dispatch({ type: 'signal', reason: signal.reason });
-    else if (signal !== undefined) {
-      const onAbort = (): void => {
-        dispatch({ type: 'signal', reason: signal.reason });
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      listen(() => {
-        signal.removeEventListener('abort', onAbort);
-      });
-    }
+    onAbort(signal, () => ({ type: 'signal', reason: signal?.reason }));
     if (timeoutMs !== undefined) {
       listen(
         timer(timeoutMs, settings.scheduler).subscribe(() => {
@@ -346,17 +347,7 @@ export function runLifecycle(source: ExecutionSource, target: RunTarget, setting
       );
     }
     dispatch({ type: 'subscribe' });
-    const { detach } = settings;
-    if (detach?.aborted === true) dispatch({ type: 'control', control: 'detach' });
-    else if (detach !== undefined) {
-      const onDetach = (): void => {
-        dispatch({ type: 'control', control: 'detach' });
-      };
-      detach.addEventListener('abort', onDetach, { once: true });
-      listen(() => {
-        detach.removeEventListener('abort', onDetach);
-      });
-    }
+    onAbort(settings.detach, () => ({ type: 'control', control: 'detach' }));
     if (control !== undefined) {
       listen(
         control.subscribe((order) => {
