@@ -8,7 +8,7 @@ import { RunTimeoutError, WorkflowFailedError } from '../errors/run-errors.js';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 import type { CallOptions, ExecutionsApi } from '../http/calls.js';
 import { timerDelay } from '../http/options.js';
-import { executionReads, type ReadPlacement } from '../http/resources.js';
+import { executionReads } from '../http/resources.js';
 import { startedNothing } from '../http/transport.js';
 import type { FinishedEvent, RunEvent } from './events.js';
 import { isExecutionOver } from './execution-view.js';
@@ -897,10 +897,6 @@ export interface ReadOptions extends TelemetryOptions {
   readonly urgent?: boolean | undefined;
 }
 
-function readCallOptions(signal: AbortSignal, options: ReadOptions | undefined): CallOptions {
-  return { signal, ...(options?.urgent === true ? { priority: 'interactive' as const } : {}), ...parentOf(options) };
-}
-
 function parentOf(options: TelemetryOptions | undefined): TelemetryOptions {
   return options?.telemetryParent === undefined ? {} : { telemetryParent: options.telemetryParent };
 }
@@ -920,7 +916,7 @@ function withTelemetryParent(source: ExecutionSource, telemetryParent: unknown):
   };
 }
 
-function placementOf(options: ReadOptions | undefined): ReadPlacement | undefined {
+function placementOf(options: ReadOptions | undefined): (TelemetryOptions & { readonly priority?: 'interactive' }) | undefined {
   if (options === undefined) return undefined;
   return { ...(options.urgent === true ? { priority: 'interactive' as const } : {}), ...parentOf(options) };
 }
@@ -947,8 +943,8 @@ export function observeExecutions(api: ExecutionsApi, plans?: { get(canvasId: st
           .pipe(map((execution): StartProgress => ({ type: 'started', execution })))
           .subscribe(subscriber),
       ),
-    status: (executionId, options) => reads?.status(executionId, placementOf(options)) ?? fromAbortable((signal) => api.status(executionId, readCallOptions(signal, options))),
-    output: (executionId, options) => reads?.output(executionId, placementOf(options)) ?? fromAbortable((signal) => api.output(executionId, readCallOptions(signal, options))),
+    status: (executionId, options) => reads?.status(executionId, placementOf(options)) ?? fromAbortable((signal) => api.status(executionId, { signal, ...placementOf(options) })),
+    output: (executionId, options) => reads?.output(executionId, placementOf(options)) ?? fromAbortable((signal) => api.output(executionId, { signal, ...placementOf(options) })),
     abort: (executionId, options) => fromAbortable((signal) => api.abort(executionId, { signal, ...parentOf(options) })),
   };
 }
