@@ -136,9 +136,9 @@ export function reducePoll(plan: PollPlan, input: PollInput): PollStep {
       return { state: { ...plan, activity: { kind: 'waiting' }, lastReadAt: input.at }, commands: [{ type: 'wait', need: fastNeed(plan.rules.bounds, input.at) }] };
     case 'wake':
       if (activity.kind !== 'waiting') return stay(plan);
-      return readOutputAlone(plan, input.at) ? reading(plan, 'output-alone') : reading(plan, 'status');
+      return readOutputAlone(plan, input.at) ? startRead(plan, 'output-alone') : startRead(plan, 'status');
     case 'poke':
-      if (activity.kind === 'waiting') return reading(plan, 'status');
+      if (activity.kind === 'waiting') return startRead(plan, 'status');
       return activity.kind === 'idle' || activity.kind === 'ended' ? stay(plan) : { state: { ...plan, poked: true }, commands: [] };
     case 'status':
       return activity.kind === 'status' ? statusAnswered(plan, input.snapshot, input.at, input.random) : stay(plan);
@@ -167,7 +167,7 @@ function fastNeed(bounds: CadenceBounds, since: number): ReadNeed {
   return { since, minMs: bounds.minMs, wishMs: bounds.minMs, maxMs: Math.max(bounds.minMs, bounds.maxMs) };
 }
 
-function reading(plan: PollPlan, what: 'status' | 'output-alone'): PollStep {
+function startRead(plan: PollPlan, what: 'status' | 'output-alone'): PollStep {
   return {
     state: { ...plan, activity: { kind: what }, poked: false },
     commands: [{ type: 'read', endpoint: what === 'status' ? 'status' : 'output' }],
@@ -258,7 +258,7 @@ function conclude(plan: PollPlan, diff: ViewDiff, facts: ReadFacts, random: numb
   const allDone = nodes.length > 0 && nodes.every((node) => isNodeDone(node.status));
   const settlingSince = allDone ? (plan.settlingSince ?? facts.now) : undefined;
   const settling = settlingSince !== undefined && facts.now - settlingSince < SETTLING_WINDOW_MS;
-  const pace: Reading = facts.changed ? 'changed' : settling ? 'settling' : 'quiet';
+  const pace: Pace = facts.changed ? 'changed' : settling ? 'settling' : 'quiet';
   const cadence = nextCadence(rules.bounds, plan.cadence, pace, () => random);
   // A change certain within a tick — the end (service.md §3.3), or, when a node ended and nothing runs,
   // a child's start (§3.2) — is one the model need not time: its read is certain to be worth it, and
@@ -289,7 +289,7 @@ function conclude(plan: PollPlan, diff: ViewDiff, facts: ReadFacts, random: numb
     poked: false,
   };
   // A poke during the read (an abort answered): the end is read at once, with the status.
-  const then: PollStep = plan.poked ? reading(next, 'status') : { state: next, commands: [{ type: 'wait', need }] };
+  const then: PollStep = plan.poked ? startRead(next, 'status') : { state: next, commands: [{ type: 'wait', need }] };
   return { state: then.state, commands: [...warnings(diff), ...emit(diff.events, view), ...then.commands] };
 }
 
@@ -455,10 +455,10 @@ function checkInterval(interval: PollInterval, name: string): void {
 }
 
 /**
- * What the last read showed: `changed` (the execution or a node changed status), `settling` (every node is done but the
+ * The pace the last read sets for the cadence: `changed` (the execution or a node changed status), `settling` (every node is done but the
  * execution has not turned terminal yet, service.md §3.3: the next tick will say `finish`), or `quiet`.
  */
-export type Reading = 'changed' | 'settling' | 'quiet';
+export type Pace = 'changed' | 'settling' | 'quiet';
 
 /** The un-jittered wait the cadence has backed off to. */
 interface CadenceState {
@@ -477,10 +477,10 @@ export function startCadence(bounds: CadenceBounds): CadenceState {
 export function nextCadence(
   bounds: CadenceBounds,
   state: CadenceState,
-  reading: Reading,
+  pace: Pace,
   random: () => number,
 ): { readonly waitMs: number; readonly state: CadenceState } {
-  const delayMs = reading === 'quiet' ? Math.min(bounds.maxMs, state.delayMs * BACKOFF_FACTOR) : bounds.minMs;
+  const delayMs = pace === 'quiet' ? Math.min(bounds.maxMs, state.delayMs * BACKOFF_FACTOR) : bounds.minMs;
   const spread = delayMs * (1 + JITTER * (2 * random() - 1));
   const waitMs = Math.round(Math.min(bounds.maxMs, Math.max(bounds.minMs, spread)));
   return { waitMs, state: { delayMs } };
