@@ -532,7 +532,7 @@ export function reducerShell<State, Event, Command>(
  * What a run knows of its nodes' times, for learned durations: when each node was seen to
  * start and end, bracketed by the reads around it, and — once the model knows the nodes that are
  * running — where its next read goes (below, "Where the next read goes"), on the little of the
- * log-normal distribution that takes (at the end).
+ * log-normal distribution that takes (at the end of this section).
  */
 
 /** A moment known to lie within `widthMs` before `at`'s bracket end; `at` is the best guess. */
@@ -788,7 +788,7 @@ function horizonMs(running: readonly RunningNode[], now: number): number {
 const clamp = (value: number, low: number, high: number): number => Math.min(high, Math.max(low, value));
 
 /**
- * When the next read goes (see the file's header for the rule) and when it is due.
+ * When the next read goes (see "Where the next read goes" above for the rule) and when it is due.
  *
  * @example
  * ```ts
@@ -823,7 +823,7 @@ export function timeNextRead(input: ReadTimingInput): ReadTiming {
   return { waitMs, dueAt: Math.round(Math.min(likelyAt, now + waitMs + input.floorMs)) };
 }
 
-/** The wait that spends the run's allowance where the change is likely (the file's header). */
+/** The wait that spends the run's allowance where the change is likely ("Where the next read goes" above). */
 function spacedWait(input: ReadTimingInput, still: readonly number[], weight: readonly number[], target: number, step: number): number {
   const { now, minMs, maxMs } = input;
   // hazard[k]: the rate of change in bin k.
