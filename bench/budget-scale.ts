@@ -5,7 +5,7 @@ import { createClient } from '../src/client.js';
 import { normalizeOptions } from '../src/http/options.js';
 import { createExecutionsApi } from '../src/http/resources.js';
 import { createTransport } from '../src/http/transport.js';
-import { observeExecutions } from '../src/runs/execution-source.js';
+import { observeExecutions } from '../src/runs/run-lifecycle.js';
 import { clockScheduler, createEmulator, createManualClock } from '../src/emulator/index.js';
 import { table, writeResults } from './harness/report.js';
 

@@ -1,8 +1,8 @@
 import type { Subscription } from 'rxjs';
 import { createManualClock, driveClock, type WorkflowDefinition } from '../src/emulator/index.js';
 import type { RequestBudgetOptions } from '../src/domain/options.js';
-import type { Runs } from '../src/runs/create-runs.js';
-import type { OutputMode } from '../src/runs/poll-plan.js';
+import type { Runs } from '../src/runs/runs.js';
+import type { OutputMode } from '../src/runs/poll.js';
 import { followWithFixedLoop } from './harness/contenders.js';
 import { seconds, table } from './harness/report.js';
 import { Sightings } from './harness/sightings.js';

@@ -13,8 +13,8 @@ import { pathToFileURL } from 'node:url';
 import { of } from 'rxjs';
 import type { ExecutionOutput, ExecutionSnapshot, NodeExecution, NodeStatus, OutputFile, OutputNode } from '../src/domain/model.js';
 import { diffOutput, diffStatus, initialView, runResultOf } from '../src/runs/execution-view.js';
-import type { ExecutionSource } from '../src/runs/execution-source.js';
-import { runsOver } from '../src/runs/create-runs.js';
+import type { ExecutionSource } from '../src/runs/run-lifecycle.js';
+import { runsOver } from '../src/runs/runs.js';
 import { table, writeResults } from './harness/report.js';
 
 const EXECUTION_ID = 'we-aaaaaaaaaaaaaaaaaaaaaaaa';

@@ -3,7 +3,7 @@ import { pathToFileURL } from 'node:url';
 import { createDurationModel } from '../src/budget/duration-model.js';
 import { createManualClock, driveClock } from '../src/emulator/index.js';
 import { mulberry32 } from '../src/emulator/engine/seeded-random.js';
-import type { OutputMode } from '../src/runs/poll-plan.js';
+import type { OutputMode } from '../src/runs/poll.js';
 import { FLOWSTREAM_FINAL, FLOWSTREAM_STREAM, followWithFlowstream, LOOP_2S } from './harness/contenders.js';
 import { detection, detectionOf } from './harness/report.js';
 import { Sightings } from './harness/sightings.js';

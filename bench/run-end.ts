@@ -1,7 +1,7 @@
 import { pathToFileURL } from 'node:url';
 import { createManualClock, driveClock } from '../src/emulator/index.js';
 import { mulberry32 } from '../src/emulator/engine/seeded-random.js';
-import type { OutputMode } from '../src/runs/poll-plan.js';
+import type { OutputMode } from '../src/runs/poll.js';
 import { followWithFlowstream } from './harness/contenders.js';
 import { seconds, table, times, writeResults } from './harness/report.js';
 import { Sightings } from './harness/sightings.js';

@@ -10,16 +10,14 @@ import type { ClientOptions as CoreClientOptions } from './domain/options.js';
 import { InvalidArgumentError } from './errors/validation-errors.js';
 import { createHttpClient, type HttpClient } from './http/index.js';
 import { safeLogger } from './http/safe-logger.js';
-import { createRuns, type RunHandles, type Runs } from './runs/create-runs.js';
-import type { RunEvent } from './runs/events.js';
+import { createRuns, type RunHandles, type Runs } from './runs/runs.js';
+import { type RunEvent, toAsyncIterable } from './runs/events.js';
 import { createRunHub, type RunHub } from './runs/run-hub.js';
-import type { IdempotencyStore } from './runs/idempotency-store.js';
-import type { RunState } from './runs/run-state.js';
+import type { IdempotencyStore } from './runs/idempotency.js';
+import { type RunState, toRunState } from './runs/run-state.js';
 import type { RunTelemetryHook } from './runs/run-lifecycle.js';
 import type { RequestTelemetryHook } from './domain/telemetry.js';
 import type { PipelineTelemetryHook } from './pipeline/pipeline-telemetry.js';
-import { toAsyncIterable } from './runs/to-async-iterable.js';
-import { toRunState } from './runs/to-run-state.js';
 
 /**
  * Options of {@link createClient}.

@@ -18,26 +18,26 @@ export { DEFAULTS, type RetryOptions, type TimeoutOptions, type PollInterval, ty
 
 // Runs as Observables
 export type { RunEvent, RunEventType, RunEventOf, StartedEvent, SnapshotEvent, StatusEvent, NodeEvent, MessageEvent, FileEvent, ConnectionEvent, FinishedEvent } from './runs/events.js';
-export type { RunInput, Runs, RunHandles } from './runs/create-runs.js';
-export type { RunHandle, StartRunOptions } from './runs/run-handle.js';
+export type { RunInput, Runs, RunHandles } from './runs/runs.js';
+export type { RunHandle, StartRunOptions } from './runs/runs.js';
 export type { FailedBranches, RunOptions } from './runs/run-lifecycle.js';
-export { checkVariablesAgainstPlan } from './runs/variables-against-plan.js';
+export { checkVariablesAgainstPlan } from './runs/run-lifecycle.js';
 export { planSchema, type PlanSchema, type VariableSchema } from './domain/plan-schema.js';
 export type { Workflows, FileKey, CanvasId, WorkflowVariables, WorkflowInput, WorkflowArguments } from './domain/workflows.js';
-export { DEFAULT_POLL_INTERVAL } from './runs/poll-plan.js';
-export type { OutputMode } from './runs/poll-plan.js';
-export { ofType } from './runs/of-type.js';
-export { toRunState, type RunStateOptions } from './runs/to-run-state.js';
-export { sampleRunState } from './runs/to-run-state.js';
-export { runStore, type RunStore, type RunStoreOptions } from './runs/run-store.js';
+export { DEFAULT_POLL_INTERVAL } from './runs/poll.js';
+export type { OutputMode } from './runs/poll.js';
+export { ofType } from './runs/events.js';
+export { toRunState, type RunStateOptions } from './runs/run-state.js';
+export { sampleRunState } from './runs/run-state.js';
+export { runStore, type RunStore, type RunStoreOptions } from './runs/run-state.js';
 export { type AcquireOptions, createRunLimiter, type RunLimiter, type RunLimiterOptions } from './runs/run-limiter.js';
 export type { RunState, NodeState, MessageState, Reconnecting, TaskProgress } from './runs/run-state.js';
-export { runResult } from './runs/run-result.js';
-export { shareRun } from './runs/share-run.js';
+export { runResult } from './runs/events.js';
+export { shareRun } from './runs/run-hub.js';
 export { createRunHub, type RunHub } from './runs/run-hub.js';
-export { type ClaimOptions, createMemoryIdempotencyStore, type IdempotencyClaim, type IdempotencyStore, type MemoryIdempotencyStoreOptions } from './runs/idempotency-store.js';
-export { toAsyncIterable } from './runs/to-async-iterable.js';
-export { fromAbortable } from './runs/execution-source.js';
+export { type ClaimOptions, createMemoryIdempotencyStore, type IdempotencyClaim, type IdempotencyStore, type MemoryIdempotencyStoreOptions } from './runs/idempotency.js';
+export { toAsyncIterable } from './runs/events.js';
+export { fromAbortable } from './runs/run-lifecycle.js';
 export { connectRun, type ConnectRunOptions } from './runs/connect-run.js';
 
 // Pipelines

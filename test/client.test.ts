@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { ofType } from '../src/runs/index.js';
+import { ofType } from '../src/index.js';
 import type { SchedulerLike } from 'rxjs';
 import { createClient } from '../src/client.js';
 import { clockScheduler, createEmulator, createManualClock } from '../src/emulator/index.js';

@@ -1,7 +1,7 @@
 import { catchError, filter, lastValueFrom, map, of, tap } from 'rxjs';
 import { isRateLimitError } from '../../src/errors/index.js';
-import type { Runs } from '../../src/runs/create-runs.js';
-import type { OutputMode } from '../../src/runs/poll-plan.js';
+import type { Runs } from '../../src/runs/runs.js';
+import type { OutputMode } from '../../src/runs/poll.js';
 import type { Sightings } from './sightings.js';
 import type { World } from './world.js';
 

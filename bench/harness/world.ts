@@ -2,7 +2,7 @@ import { createClient } from '../../src/client.js';
 import type { ClientOptions, RequestBudgetOptions } from '../../src/domain/options.js';
 import { createEmulator, type Emulator, type EndpointName, type ManualClock, type RequestFilter, type WorkflowDefinition } from '../../src/emulator/index.js';
 import { createHttpClient, type HttpClient } from '../../src/http/index.js';
-import type { Runs } from '../../src/runs/create-runs.js';
+import type { Runs } from '../../src/runs/runs.js';
 import { REQUEST_TIMEOUT_MS } from '../../test/support/request-timeout.js';
 import { benchTime, type BenchTime } from './time.js';
 

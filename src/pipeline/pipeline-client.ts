@@ -1,5 +1,5 @@
 import type { FilesApi } from '../http/resources.js';
-import type { Runs } from '../runs/create-runs.js';
+import type { Runs } from '../runs/runs.js';
 import type { PipelineTelemetryHook } from './pipeline-telemetry.js';
 
 /**

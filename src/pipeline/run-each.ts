@@ -1,10 +1,10 @@
 import { defer, from, map, mergeMap, type Observable, type ObservableInput } from 'rxjs';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 import type { RunResult } from '../domain/model.js';
-import type { RunInput } from '../runs/create-runs.js';
+import type { RunInput } from '../runs/runs.js';
 import type { CanvasId, WorkflowInput } from '../domain/workflows.js';
 import type { RunOptions } from '../runs/run-lifecycle.js';
-import { toRunResult } from '../runs/run-result.js';
+import { toRunResult } from '../runs/events.js';
 import { inInputOrder } from './in-input-order.js';
 import type { PipelineClient } from './pipeline-client.js';
 import { retryFailedWorkflow } from './retry-failed-workflow.js';

@@ -1,10 +1,9 @@
 import { last, type Observable, of, switchMap } from 'rxjs';
 import type { RunResult } from '../domain/model.js';
-import type { RunInput, Runs } from '../runs/create-runs.js';
+import type { RunInput, Runs } from '../runs/runs.js';
 import type { WorkflowInput } from '../domain/workflows.js';
 import type { RunEvent } from '../runs/events.js';
-import { fromAbortable } from '../runs/execution-source.js';
-import type { RunOptions } from '../runs/run-lifecycle.js';
+import { fromAbortable, type RunOptions } from '../runs/run-lifecycle.js';
 
 /**
  * What a step's input function may use besides the results: a signal that aborts when the pipeline

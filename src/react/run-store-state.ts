@@ -1,7 +1,6 @@
 import { useSyncExternalStore } from 'react';
 import { isWorkflowFailedError } from '../errors/run-errors.js';
-import type { RunState } from '../runs/run-state.js';
-import type { RunStore } from '../runs/run-store.js';
+import type { RunState, RunStore } from '../runs/run-state.js';
 
 /** The store of no run: nothing to subscribe, no state. */
 const NO_RUN: RunStore = {

@@ -1,7 +1,6 @@
 import type { Observable } from 'rxjs';
 import type { RunEvent } from '../runs/events.js';
-import type { RunState } from '../runs/run-state.js';
-import { runStore, type RunStore } from '../runs/run-store.js';
+import { type RunState, runStore, type RunStore } from '../runs/run-state.js';
 import { useRunStore } from './run-store-state.js';
 
 /**

@@ -1,9 +1,8 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import type { Observable } from 'rxjs';
-import type { RunHandles, RunInput } from '../runs/create-runs.js';
+import type { RunHandles, RunInput } from '../runs/runs.js';
 import type { RunEvent } from '../runs/events.js';
-import type { RunState } from '../runs/run-state.js';
-import { runStore, type RunStore } from '../runs/run-store.js';
+import { type RunState, runStore, type RunStore } from '../runs/run-state.js';
 import { useRunStore } from './run-store-state.js';
 
 /** A run another part of the app started — through a run relay — as `useStartRun` follows it. */

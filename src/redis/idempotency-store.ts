@@ -4,7 +4,7 @@ import { asyncScheduler, interval, type SchedulerLike, type Subscription, timer 
 import type { Logger } from '../domain/model.js';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 import { timerDelay } from '../http/options.js';
-import { idempotencyKey, idempotencyTtlMs, type IdempotencyClaim, type IdempotencyStore } from '../runs/idempotency-store.js';
+import { type IdempotencyClaim, idempotencyKey, type IdempotencyStore, idempotencyTtlMs } from '../runs/idempotency.js';
 import { checkAccountName, idempotencyKeyName } from './account-name.js';
 import { connectRedis, type RedisOption } from './connection.js';
 
@@ -17,7 +17,7 @@ import { connectRedis, type RedisOption } from './connection.js';
  */
 
 /**
- * Claims a key by the rule of `decideClaim` (runs/idempotency-store.ts), which this mirrors: a start
+ * Claims a key by the rule of `decideClaim` (runs/idempotency.ts), which this mirrors: a start
  * on its way with a live lease is waited on (`{'wait'}`), an expired claim is free, a recorded one
  * followed, an abandoned one or one whose lease ran out is in doubt.
  * KEYS: the key's hash. ARGV: token, now, expiresAt, leaseUntil, keepMs (Redis's own expiry, to collect it).

@@ -2,7 +2,8 @@ import type { Observable, Subscription } from 'rxjs';
 import type { RunResult } from '../domain/model.js';
 import type { RunEvent } from '../runs/events.js';
 import { hubPlaceOf } from '../runs/run-hub.js';
-import { type RunState, RunStateFold, type RunStop, stoppedEnding } from '../runs/run-state.js';
+import { type RunStop, stoppedEnding } from '../runs/run-lifecycle.js';
+import { type RunState, RunStateFold } from '../runs/run-state.js';
 import { FlowstreamError } from '../errors/flowstream-error.js';
 import { EventLog, type LoggedEvent } from './event-log.js';
 

@@ -1,5 +1,12 @@
+import { filter, last, lastValueFrom, map, type Observable, type OperatorFunction, pipe, type Subscription } from 'rxjs';
 import type { ExecutionStatus, NodeError, NodeStatus, OutputFile, RunResult } from '../domain/model.js';
 import type { RunState } from './run-state.js';
+
+/*
+ * A run's events — everything a run tells its subscribers, discriminated on `type` — and the ways to
+ * take them: `ofType` (the events of some types), `runResult` (the end as a Promise) and
+ * `toAsyncIterable` (for code without RxJS).
+ */
 
 /**
  * The execution id is known: after the start answered (`run`) or with the first status (`watch`).
@@ -136,3 +143,133 @@ export type RunEventType = RunEvent['type'];
 
 /** The event of one `type`. */
 export type RunEventOf<T extends RunEventType> = Extract<RunEvent, { readonly type: T }>;
+
+// --- taking a run's events -----------------------------------------------------------------------
+/**
+ * Keeps the events of the given types, narrowed to them.
+ *
+ * @example
+ * ```ts
+ * run$.pipe(ofType('message')).subscribe((event) => process.stdout.write(event.delta));
+ * run$.pipe(ofType('node', 'finished')).subscribe((event) => console.log(event.type));
+ * ```
+ */
+export function ofType<T extends RunEventType>(...types: readonly [T, ...T[]]): OperatorFunction<RunEvent, RunEventOf<T>> {
+  const wanted: ReadonlySet<RunEventType> = new Set(types);
+  return filter((event): event is RunEventOf<T> => wanted.has(event.type));
+}
+
+/**
+ * The end of a run as a Promise: resolves with the `RunResult` of `finished`, rejects as the run
+ * errors (`WorkflowFailedError` for a failed workflow unless `failOnWorkflowError: false`, transport
+ * errors, `RunTimeoutError`), and rejects with rxjs `EmptyError` if the run completed without one.
+ * Call it with the run, or without arguments for a function to hand to rxjs `pipe()`.
+ *
+ * @example
+ * ```ts
+ * const result = await runResult(client.run('c-1'));
+ * const later = pipe(shareRun(), runResult())(client.run('c-2'));
+ * console.log(result.files.map((file) => file.url));
+ * ```
+ */
+export function runResult(source: Observable<RunEvent>): Promise<RunResult>;
+export function runResult(): (source: Observable<RunEvent>) => Promise<RunResult>;
+export function runResult(
+  source?: Observable<RunEvent>,
+): Promise<RunResult> | ((source: Observable<RunEvent>) => Promise<RunResult>) {
+  return source === undefined ? resultOf : resultOf(source);
+}
+
+function resultOf(source: Observable<RunEvent>): Promise<RunResult> {
+  return lastValueFrom(source.pipe(toRunResult()));
+}
+
+/** The same as an operator: the run's events become its one `RunResult`, with the same errors. */
+export function toRunResult(): OperatorFunction<RunEvent, RunResult> {
+  return pipe(
+    ofType('finished'),
+    last(),
+    map((event) => event.result),
+  );
+}
+
+type Ending = { readonly failed: false } | { readonly failed: true; readonly error: unknown };
+
+/**
+ * An Observable as an async iterable, for code without RxJS. Each iteration subscribes once, at its
+ * first `next()`; events are buffered until read. Leaving the loop (`break`, `return`, a throw)
+ * unsubscribes — for a run, that aborts the execution like any unsubscribe.
+ *
+ * @example
+ * ```ts
+ * for await (const event of toAsyncIterable(client.run('c-1'))) {
+ *   if (event.type === 'message') process.stdout.write(event.delta);
+ *   if (event.type === 'node' && event.status === 'failed') break; // aborts the execution
+ * }
+ * ```
+ */
+export function toAsyncIterable<T>(source: Observable<T>): AsyncIterable<T> {
+  return { [Symbol.asyncIterator]: () => iterate(source) };
+}
+
+interface Pending<T> {
+  readonly resolve: (result: IteratorResult<T, undefined>) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+function iterate<T>(source: Observable<T>): AsyncIterator<T, undefined> {
+  const buffered: T[] = [];
+  let ending: Ending | undefined;
+  // Every `next()` not answered yet, in call order: the protocol lets a caller ask again without
+  // awaiting, and each call gets the next value (or the end) in turn.
+  const waiting: Pending<T>[] = [];
+  let subscription: Subscription | undefined;
+
+  const settleWaiting = (): void => {
+    for (let pending = waiting[0]; pending !== undefined; pending = waiting[0]) {
+      if (buffered.length > 0) {
+        waiting.shift();
+        pending.resolve({ done: false, value: buffered.shift() as T });
+      } else if (ending !== undefined) {
+        waiting.shift();
+        // The error goes to the first caller that meets the end; later ones are simply done.
+        if (ending.failed) pending.reject(ending.error);
+        else pending.resolve({ done: true, value: undefined });
+        ending = { failed: false };
+      } else {
+        return;
+      }
+    }
+  };
+
+  const finish = (): IteratorResult<T, undefined> => {
+    subscription?.unsubscribe();
+    buffered.length = 0;
+    ending = { failed: false };
+    settleWaiting();
+    return { done: true, value: undefined };
+  };
+
+  return {
+    next: () =>
+      new Promise((resolve, reject) => {
+        waiting.push({ resolve, reject });
+        subscription ??= source.subscribe({
+          next: (value) => {
+            buffered.push(value);
+            settleWaiting();
+          },
+          error: (error: unknown) => {
+            ending = { failed: true, error };
+            settleWaiting();
+          },
+          complete: () => {
+            ending = { failed: false };
+            settleWaiting();
+          },
+        });
+        settleWaiting();
+      }),
+    return: () => Promise.resolve(finish()),
+  };
+}

@@ -5,7 +5,7 @@ import type { MessageEvent, NodeEvent, RunEvent } from './events.js';
  * What a run knows of its execution (`ExecutionView`), and how each read moves it on: a status or
  * output read compared with the view gives the read's events (`diffStatus`, `diffNodeStatuses`,
  * `diffOutput`), and the view at the end gives the run's result (`runResultOf`). Pure functions: the
- * poll (poll-plan.ts) holds the view, the run's reader (run-state.ts) makes the state of each read.
+ * poll (poll.ts) holds the view, the run's reader (run-state.ts) makes the state of each read.
  */
 
 /**

@@ -2,6 +2,11 @@ import { defer, Observable, type Subscription } from 'rxjs';
 import { ConcurrencyLimitError } from '../errors/concurrency-limit-error.js';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 
+/*
+ * Limits on how many runs are active at once per key (a user, a tenant, a chat): `createRunLimiter`,
+ * its slots and its queue. It knows nothing of runs but that they are Observables.
+ */
+
 /**
  * Options of {@link createRunLimiter}.
  *

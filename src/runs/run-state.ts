@@ -1,8 +1,16 @@
-import type { SchedulerLike } from 'rxjs';
-import type { ExecutionStatus, NodeError, NodeStatus, OutputFile, RunEnding, RunResult } from '../domain/model.js';
+import { asapScheduler, asyncScheduler, type MonoTypeOperatorFunction, Observable, type OperatorFunction, type SchedulerLike, type Subscription } from 'rxjs';
+import type { ExecutionStatus, NodeError, NodeStatus, OutputFile, RunResult } from '../domain/model.js';
 import { durationOf, type NodeTimes, serviceNodeTimes } from '../domain/node-times.js';
-import type { ConnectionEvent, FinishedEvent, MessageEvent, NodeEvent, RunEvent } from './events.js';
+import { timerDelay } from '../http/options.js';
+import type { ConnectionEvent, MessageEvent, NodeEvent, RunEvent } from './events.js';
 import { isNodeDone } from './execution-view.js';
+
+/*
+ * A run's one representation for its consumers: its state (`RunState`, what a UI shows) and its
+ * readings (`RunReading`: `{ seq, state, events }`, one per read that changed something). The fold of
+ * events into a state (`RunStateFold`), the reader that makes a run's readings (`RunReader`), and
+ * the projections built on them: `toRunState`, `sampleRunState` and `runStore` for UI frameworks.
+ */
 
 /** A message at its full text so far. */
 export interface MessageState {
@@ -106,30 +114,6 @@ export interface Reconnecting {
 }
 
 export const INITIAL_RUN_STATE: RunState = { nodes: [], files: [], progress: { succeeded: 0, failed: 0, done: 0, total: 0 }, elapsedMs: 0 };
-
-/** A run handle stopped the execution: `by` what, and whether a status had already shown it ended. */
-export interface RunStop {
-  readonly by: Extract<RunEnding, 'aborted' | 'timeout'>;
-  readonly afterEnd: boolean;
-}
-
-/**
- * The `finished` event as this client saw the end: an execution that failed after our abort was
- * aborted (service.md §3.5: the service has no aborted status, it reads `failed`). One that had ended
- * before the stop, or finished anyway, keeps its own ending.
- */
-export function stoppedEnding(stop: RunStop | undefined, event: FinishedEvent): FinishedEvent {
-  if (stop === undefined || stop.afterEnd || event.result.status !== 'failed') return event;
-  return { ...event, result: { ...event.result, endedBy: stop.by } };
-}
-
-/**
- * The result of a run stopped before its start was sent: no execution exists, so it has no id
- * (`executionId: ''`), no nodes and no output.
- */
-export function unstartedResult(canvasId: string, endedBy: RunEnding): RunResult {
-  return { executionId: '', canvasId, status: 'failed', endedBy, nodes: [], output: [], files: [], failedNodes: [], runningNodes: [] };
-}
 
 /** A node while it is folded: its fields as the latest events left them, its messages by id. */
 interface NodeEntry {
@@ -505,4 +489,320 @@ export class RunReader {
     const state = this.#fold.builtState();
     return { seq: this.#seq, state: assembleState(state, nodesWithTimes(state, this.#times, now), state.files, state.progress, now - this.#since), events };
   }
+}
+
+// --- a run's events as states --------------------------------------------------------------------
+/**
+ * Options of {@link toRunState}.
+ *
+ * @example
+ * ```ts
+ * const options: RunStateOptions = { sampleMs: 5_000, scheduler: testScheduler };
+ * ```
+ */
+export interface RunStateOptions {
+  /**
+   * Drives the sampling, and for events that are not a run of this client the end of a read's batch
+   * and the times. Default `asapScheduler`: such a read's state is emitted as soon as its events have
+   * all arrived.
+   */
+  readonly scheduler?: SchedulerLike;
+  /**
+   * Emit at most one state per period, for a display refreshed on a timer; the final state always
+   * arrives, at once (see {@link sampleRunState}). Default: every poll's state.
+   */
+  readonly sampleMs?: number;
+}
+
+/**
+ * A run's events as the states a UI shows — one state per read of the execution: nodes with status,
+ * title, text and elapsed time in order, files, progress over task nodes (`succeeded`, `failed`,
+ * `total`), the run's elapsed time, status, and the result once finished.
+ *
+ * A run of this client carries its state with its events: each read's state is emitted with the
+ * read's last event, exactly as the run built it, so no state shows half a read (never `finish` while
+ * a node still reads `executing`, never 100 % while the first task runs) and every subscriber of a
+ * shared run sees the same states. Any other stream of `RunEvent`s is folded: events that arrive
+ * together, synchronously, are one read, whose state is emitted once that batch is over (on
+ * `scheduler`, at once when the stream completes or errors). A `snapshot` event stands for every
+ * event before it.
+ *
+ * @example
+ * ```ts
+ * client.run('c-1').pipe(toRunState({ sampleMs: 5_000 })).subscribe((state) => {
+ *   render(`${state.progress.succeeded}/${state.progress.total}`, state.nodes);
+ * });
+ * ```
+ */
+export function toRunState(options: RunStateOptions = {}): OperatorFunction<RunEvent, RunState> {
+  const scheduler = options.scheduler ?? asapScheduler;
+  const sample = options.sampleMs === undefined ? undefined : sampleRunState(options.sampleMs, scheduler);
+  return (source) => {
+    const states = statesOf(source, scheduler);
+    return sample === undefined ? states : states.pipe(sample);
+  };
+}
+
+function statesOf(source: Observable<RunEvent>, scheduler: SchedulerLike): Observable<RunState> {
+  return new Observable<RunState>((subscriber) => {
+    const reader = new RunReader(scheduler);
+    // Events of another stream, to fold once their batch is over.
+    let batch: RunEvent[] = [];
+    // The run's reading whose events are arriving: its state goes out with its last event, or at the
+    // end of the batch when that one was filtered out before this operator.
+    let reading: RunReading | undefined;
+    // The state of the run's last reading, which the events of another stream after it build on.
+    let adopted: RunState | undefined;
+    let batchEnd: Subscription | undefined;
+
+    const emit = (): void => {
+      batchEnd?.unsubscribe();
+      batchEnd = undefined;
+      if (reading !== undefined) {
+        adopted = reading.state;
+        reading = undefined;
+        subscriber.next(adopted);
+        return;
+      }
+      if (batch.length === 0) return;
+      const events = adopted === undefined ? batch : [{ type: 'snapshot' as const, executionId: adopted.executionId ?? '', state: adopted }, ...batch];
+      batch = [];
+      adopted = undefined;
+      subscriber.next(reader.read(events).state);
+    };
+
+    const subscription = source.subscribe({
+      next: (event) => {
+        const own = readingOf(event);
+        if (own === undefined) {
+          if (reading !== undefined) emit();
+          batch.push(event);
+        } else {
+          if (batch.length > 0 || (reading !== undefined && reading !== own)) emit();
+          reading = own;
+          if (event === own.events.at(-1)) {
+            emit();
+            return;
+          }
+        }
+        batchEnd ??= scheduler.schedule(emit);
+      },
+      error: (error: unknown) => {
+        emit();
+        subscriber.error(error);
+      },
+      complete: () => {
+        emit();
+        subscriber.complete();
+      },
+    });
+    return () => {
+      subscription.unsubscribe();
+      batchEnd?.unsubscribe();
+    };
+  });
+}
+
+/**
+ * Thins a run's states for a display refreshed on a timer: the first state at once, then at most one
+ * every `periodMs` — the latest, at the end of each period — and the final state always, at once: a
+ * state with its `result` is delivered as it comes, and so is the first that says `cancelling`, and whatever is held back when the run completes
+ * or errors is delivered before that. Timers run on `scheduler` (the client's, in tests a
+ * `TestScheduler`).
+ *
+ * @example
+ * ```ts
+ * client.run('c-1').pipe(toRunState(), sampleRunState(5_000)).subscribe(updateCard);
+ * ```
+ */
+export function sampleRunState(periodMs: number, scheduler: SchedulerLike = asyncScheduler): MonoTypeOperatorFunction<RunState> {
+  timerDelay('sampleMs', periodMs);
+  return (source) =>
+    new Observable<RunState>((subscriber) => {
+      let held: RunState | undefined;
+      let period: Subscription | undefined;
+      let cancelling = false;
+
+      const deliver = (state: RunState): void => {
+        held = undefined;
+        cancelling = state.cancelling === true;
+        period?.unsubscribe();
+        period = scheduler.schedule(endPeriod, periodMs);
+        subscriber.next(state);
+      };
+      function endPeriod(): void {
+        period = undefined;
+        if (held !== undefined) deliver(held);
+      }
+      const deliverHeld = (): void => {
+        period?.unsubscribe();
+        period = undefined;
+        if (held !== undefined) subscriber.next(held);
+        held = undefined;
+      };
+
+      const subscription = source.subscribe({
+        next: (state) => {
+          // The end, and a cancel starting, show at once.
+          if (period === undefined || state.result !== undefined || (state.cancelling === true && !cancelling)) deliver(state);
+          else held = state;
+        },
+        error: (error: unknown) => {
+          deliverHeld();
+          subscriber.error(error);
+        },
+        complete: () => {
+          deliverHeld();
+          subscriber.complete();
+        },
+      });
+      return () => {
+        subscription.unsubscribe();
+        period?.unsubscribe();
+      };
+    });
+}
+
+// --- a run's state for UI frameworks -------------------------------------------------------------
+/**
+ * A run's state for UI frameworks, with no dependency on any: React's `useSyncExternalStore`
+ * (`subscribe`, `getSnapshot`), Svelte stores (`subscribe` calls the listener at once with the value)
+ * and Vue (`shallowRef` set from `subscribe`) all take it as it is.
+ *
+ * @example
+ * ```tsx
+ * const store = runStore(handle.events);
+ * function Progress() {
+ *   const state = useSyncExternalStore(store.subscribe, store.getSnapshot);
+ *   return <progress value={state?.progress.succeeded ?? 0} max={state?.progress.total ?? 1} />;
+ * }
+ * ```
+ */
+export interface RunStore {
+  // Functions, not methods: frameworks take them unbound (`useSyncExternalStore(store.subscribe, store.getSnapshot)`).
+  /**
+   * Adds a listener, called at once with the current snapshot and then on every change; returns the
+   * function that removes it. The first listener subscribes the run; the last one leaving
+   * unsubscribes it once the current task is over (which aborts a `client.run` — give the store a
+   * handle's `events` for a run that must outlive the components showing it). A listener added again
+   * within that task, as React's StrictMode does when it mounts a component twice, keeps the run going.
+   */
+  readonly subscribe: (listener: (state: RunState | undefined) => void) => () => void;
+  /** The latest state (one per read, see `toRunState`): the same object until the state changes; `undefined` before the first. */
+  readonly getSnapshot: () => RunState | undefined;
+  /**
+   * The error that ended the run, if one did (a failed request; a failed workflow also shows in the
+   * state's `result`). An error counts as a change: listeners hear of it and the snapshot is a new
+   * object, so frameworks that compare snapshots by identity render again and can read it.
+   */
+  readonly getError: () => unknown;
+}
+
+/**
+ * Options of {@link runStore}: those of `toRunState`, and where a listener's error goes.
+ *
+ * @example
+ * ```ts
+ * const options: RunStoreOptions = { sampleMs: 1_000, onListenerError: (error) => logger.error('run card failed', { error }) };
+ * ```
+ */
+export interface RunStoreOptions extends RunStateOptions {
+  /**
+   * Called with the error a listener threw; the other listeners still get the change, and the run
+   * goes on. Default: the platform's `reportError` where there is one (browsers, Deno, Bun: reported as
+   * an uncaught error is, without stopping anything), else `console.error`. Never rethrown: in Node an
+   * uncaught exception would end the process, and every run in it.
+   */
+  readonly onListenerError?: (error: unknown) => void;
+}
+
+/** The platform's `reportError`, where it has one (not Node). */
+function platformReportError(): ((error: unknown) => void) | undefined {
+  const candidate: unknown = (globalThis as { readonly reportError?: unknown }).reportError;
+  return typeof candidate === 'function' ? (error) => { Reflect.apply(candidate, globalThis, [error]); } : undefined;
+}
+
+function logListenerError(error: unknown): void {
+  console.error('flowstream runStore: a listener threw', error);
+}
+
+/**
+ * Makes a {@link RunStore} of a run. Nothing happens until the first listener; once the run has
+ * ended, the store keeps its last state and error and never subscribes the run again.
+ *
+ * @example
+ * ```ts
+ * const store = runStore(client.startRun('c-1').events, { sampleMs: 1_000 });
+ * const stop = store.subscribe((state) => console.log(state?.progress));
+ * ```
+ */
+export function runStore(run$: Observable<RunEvent>, options: RunStoreOptions = {}): RunStore {
+  const states$ = run$.pipe(toRunState(options));
+  const onListenerError = options.onListenerError ?? platformReportError() ?? logListenerError;
+  // Entries, not listeners: the same function subscribed twice is two subscriptions.
+  const listeners = new Set<{ readonly listener: (state: RunState | undefined) => void }>();
+  let snapshot: RunState | undefined;
+  let error: unknown;
+  let subscription: Subscription | undefined;
+  // The run's unsubscription once the last listener left, held until the current task is over.
+  let leaving: Subscription | undefined;
+  let ended = false;
+
+  /** Every listener hears of every change: one that throws is reported, and the others still hear of it. */
+  const tell = (listener: (state: RunState | undefined) => void): void => {
+    try {
+      listener(snapshot);
+    } catch (thrown: unknown) {
+      onListenerError(thrown);
+    }
+  };
+  const notify = (): void => {
+    for (const entry of [...listeners]) tell(entry.listener);
+  };
+
+  const connect = (): void => {
+    if (ended || subscription !== undefined) return;
+    error = undefined;
+    subscription = states$.subscribe({
+      next: (state) => {
+        snapshot = state;
+        notify();
+      },
+      error: (caught: unknown) => {
+        ended = true;
+        error = caught;
+        // A new object even when no state came yet (a start refused): the change must show.
+        snapshot = { ...(snapshot ?? INITIAL_RUN_STATE) };
+        notify();
+      },
+      complete: () => {
+        ended = true;
+      },
+    });
+  };
+
+  return {
+    subscribe: (listener) => {
+      const entry = { listener };
+      listeners.add(entry);
+      leaving?.unsubscribe();
+      leaving = undefined;
+      tell(listener);
+      connect();
+      return () => {
+        if (!listeners.delete(entry) || listeners.size > 0 || subscription === undefined) return;
+        // React's StrictMode (and a component remounting) unsubscribes and subscribes again in the
+        // same task: the run is left only if no listener came back by then, or that would abort the
+        // execution and start a second one.
+        leaving ??= asapScheduler.schedule(() => {
+          leaving = undefined;
+          if (listeners.size > 0) return;
+          subscription?.unsubscribe();
+          subscription = undefined;
+        });
+      };
+    },
+    getSnapshot: () => snapshot,
+    getError: () => error,
+  };
 }

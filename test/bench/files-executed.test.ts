@@ -37,7 +37,7 @@ describe('files executed', () => {
     expect(run!.src.executed.map(({ file }) => file)).toEqual(expect.arrayContaining(['src/http/transport.ts']));
     expect(run!.src.files).toBeGreaterThan(get!.src.files);
     // A run without an idempotency key runs none of the keyed path.
-    expect(run!.src.executed.map(({ file }) => file)).not.toContain('src/runs/idempotent-run.ts');
+    expect(run!.src.executed.map(({ file }) => file)).not.toContain('src/runs/idempotency.ts');
     // Set-up excluded: the client was created before the window.
     expect(get!.src.executed.map(({ file }) => file)).not.toContain('src/client.ts');
     // The request path is local: outside the budget, a plain call runs a handful of files (the

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { BudgetState } from '../../src/budget/index.js';
 import { createClient } from '../../src/client.js';
 import { createEmulator, type Emulator, type WorkflowDefinition } from '../../src/emulator/index.js';
-import { runResult } from '../../src/runs/run-result.js';
+import { runResult } from '../../src/runs/events.js';
 import { REQUEST_TIMEOUT_MS } from '../support/request-timeout.js';
 
 /**

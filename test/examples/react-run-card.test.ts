@@ -4,8 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { RunCard } from '../../examples/react/run-card.js';
 import { createClient } from '../../src/client.js';
 import { createEmulator } from '../../src/emulator/index.js';
-import type { RunState } from '../../src/runs/run-state.js';
-import { runStore } from '../../src/runs/run-store.js';
+import { type RunState, runStore } from '../../src/runs/run-state.js';
 
 // React's useSyncExternalStore takes runStore as it is (examples/react/run-card.tsx), rendered here on
 // the server renderer, which reads the same snapshot.

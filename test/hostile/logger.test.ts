@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { createClient } from '../../src/client.js';
 import { createEmulator } from '../../src/emulator/index.js';
-import { runResult } from '../../src/runs/run-result.js';
+import { runResult } from '../../src/runs/events.js';
 
 describe('a logger that throws', () => {
   it('does not break a run that warns: the run still reaches its end', async () => {

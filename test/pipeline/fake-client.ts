@@ -3,7 +3,7 @@ import { TestScheduler } from 'rxjs/testing';
 import { expect } from 'vitest';
 import type { OutputFile, RunResult, UploadedFile } from '../../src/domain/model.js';
 import type { PipelineClient } from '../../src/pipeline/pipeline-client.js';
-import type { RunInput } from '../../src/runs/create-runs.js';
+import type { RunInput } from '../../src/runs/runs.js';
 import type { RunEvent } from '../../src/runs/events.js';
 import type { RunOptions } from '../../src/runs/run-lifecycle.js';
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { clockScheduler, createManualClock, type ManualClock } from '../../src/emulator/index.js';
 import { InvalidArgumentError } from '../../src/errors/validation-errors.js';
 import { createRedisIdempotencyStore, type RedisIdempotencyStore } from '../../src/redis/index.js';
-import { createMemoryIdempotencyStore, type IdempotencyClaim, type IdempotencyStore } from '../../src/runs/idempotency-store.js';
+import { createMemoryIdempotencyStore, type IdempotencyClaim, type IdempotencyStore } from '../../src/runs/idempotency.js';
 import { startRedisServer, type RedisServer } from './redis-server.js';
 
 /*

@@ -11,7 +11,7 @@ import { createInterface } from 'node:readline';
 import { createClient } from '../../src/client.js';
 import { isFlowstreamError } from '../../src/errors/flowstream-error.js';
 import { createRedisIdempotencyStore } from '../../src/redis/index.js';
-import { runResult } from '../../src/runs/run-result.js';
+import { runResult } from '../../src/runs/events.js';
 
 export interface IdempotencyWorkerConfig {
   readonly socket: string;

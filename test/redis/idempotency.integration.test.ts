@@ -4,7 +4,7 @@ import { createClient } from '../../src/client.js';
 import { createEmulator, createScaledClock, type Emulator, type WorkflowDefinition } from '../../src/emulator/index.js';
 import { StartInDoubtError } from '../../src/errors/start-in-doubt-error.js';
 import { createRedisIdempotencyStore, type RedisIdempotencyStore } from '../../src/redis/index.js';
-import { runResult } from '../../src/runs/run-result.js';
+import { runResult } from '../../src/runs/events.js';
 import { type RunningProcess, scrubbedEnv, startProcess } from '../cli/support/child-process.js';
 import type { IdempotencyWorkerConfig } from './idempotency-worker.js';
 import { startRedisServer, type RedisServer } from './redis-server.js';

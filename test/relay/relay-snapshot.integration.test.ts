@@ -3,8 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createRunRelay } from '../../src/relay/run-relay.js';
 import { connectRun } from '../../src/runs/connect-run.js';
 import type { RunEvent } from '../../src/runs/events.js';
-import type { RunState } from '../../src/runs/run-state.js';
-import { toRunState } from '../../src/runs/to-run-state.js';
+import { type RunState, toRunState } from '../../src/runs/run-state.js';
 import { allEvents, rebuiltMessages, openWorlds } from './harness.js';
 
 const world = openWorlds();

@@ -5,10 +5,9 @@ import { type Client, createClient } from '../../src/client.js';
 import { createEmulator } from '../../src/emulator/index.js';
 import { createRunRelay } from '../../src/relay/run-relay.js';
 import { createRunTokens } from '../../src/relay/run-tokens.js';
-import type { RunHub } from '../../src/runs/run-hub.js';
+import { createRunHub, type RunHub } from '../../src/runs/run-hub.js';
 import { createManualClock, driveClock } from '../../src/emulator/index.js';
-import { createRunHub } from '../../src/runs/run-hub.js';
-import { runResult } from '../../src/runs/run-result.js';
+import { runResult } from '../../src/runs/events.js';
 import { allEvents, rebuiltMessages, type RelayWorld, relayWorld, SECRET, withoutConnection } from './harness.js';
 
 const open: RelayWorld[] = [];

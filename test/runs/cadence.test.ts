@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { cadenceBounds, DEFAULT_POLL_INTERVAL, nextCadence, type Reading, startCadence } from '../../src/runs/poll-plan.js';
+import { cadenceBounds, DEFAULT_POLL_INTERVAL, nextCadence, type Pace, startCadence } from '../../src/runs/poll.js';
 
 const half = () => 0.5;
 
@@ -49,7 +49,7 @@ describe('nextCadence', () => {
   const boundsArb = fc
     .tuple(fc.integer({ min: 0, max: 5000 }), fc.integer({ min: 0, max: 60_000 }))
     .map(([minMs, extra]) => ({ minMs, maxMs: minMs + extra }));
-  const readingArb = fc.constantFrom<Reading>('changed', 'settling', 'quiet');
+  const readingArb = fc.constantFrom<Pace>('changed', 'settling', 'quiet');
   const randomArb = fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true });
 
   it('always waits within the bounds', () => {

@@ -5,9 +5,8 @@ import { isWorkflowFailedError } from '../../src/errors/run-errors.js';
 import { isTimeoutError } from '../../src/errors/transport-errors.js';
 import { createHttpClient } from '../../src/http/client.js';
 import type { RunResult } from '../../src/domain/model.js';
-import { createRuns, type Runs } from '../../src/runs/create-runs.js';
-import type { RunEvent } from '../../src/runs/events.js';
-import { runResult } from '../../src/runs/run-result.js';
+import { createRuns, type Runs } from '../../src/runs/runs.js';
+import { type RunEvent, runResult } from '../../src/runs/events.js';
 
 const PROFILES: readonly Profile[] = ['service', 'spec'];
 const open: Emulator[] = [];

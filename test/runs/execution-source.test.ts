@@ -1,10 +1,9 @@
 import { firstValueFrom, lastValueFrom, toArray } from 'rxjs';
 import { describe, expect, it, vi } from 'vitest';
 import type { ExecutionsApi, StartOptions } from '../../src/http/calls.js';
-import { createRuns } from '../../src/runs/create-runs.js';
-import { fromAbortable } from '../../src/runs/execution-source.js';
-import { withExecutionId } from '../../src/runs/execution-error.js';
-import { toAsyncIterable } from '../../src/runs/to-async-iterable.js';
+import { createRuns } from '../../src/runs/runs.js';
+import { fromAbortable, withExecutionId } from '../../src/runs/run-lifecycle.js';
+import { toAsyncIterable } from '../../src/runs/events.js';
 import { CANVAS_ID, EXECUTION_ID, node, output, snapshot, started } from './fixtures.js';
 
 describe('fromAbortable', () => {

@@ -1,11 +1,10 @@
 import { share } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import type { NodeExecution } from '../../src/domain/model.js';
-import { runsOver } from '../../src/runs/create-runs.js';
+import { runsOver } from '../../src/runs/runs.js';
 import type { RunEvent } from '../../src/runs/events.js';
 import type { FailedBranches } from '../../src/runs/run-lifecycle.js';
-import type { RunState } from '../../src/runs/run-state.js';
-import { toRunState } from '../../src/runs/to-run-state.js';
+import { type RunState, toRunState } from '../../src/runs/run-state.js';
 import { CANVAS_ID, message, node, output, outputNode, scriptedSource, snapshot, started, testScheduler } from './fixtures.js';
 
 // service.md §3.3: a failed node fails the execution at once while another branch goes on running.

@@ -2,7 +2,7 @@ import { concat, map, type Observable, of } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { expect } from 'vitest';
 import type { ExecutionOutput, ExecutionSnapshot, ExecutionStatus, NodeExecution, NodeStatus, OutputFile, OutputMessage, OutputNode, StartedExecution } from '../../src/domain/model.js';
-import type { ExecutionSource, StartProgress } from '../../src/runs/execution-source.js';
+import type { ExecutionSource, StartProgress } from '../../src/runs/run-lifecycle.js';
 
 export const EXECUTION_ID = 'we-aaaaaaaaaaaaaaaaaaaaaaaa';
 export const CANVAS_ID = 'c-1';

@@ -2,10 +2,9 @@ import fc from 'fast-check';
 import { share } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import type { NodeStatus } from '../../src/domain/model.js';
-import { runsOver } from '../../src/runs/create-runs.js';
+import { runsOver } from '../../src/runs/runs.js';
 import type { RunEvent } from '../../src/runs/events.js';
-import type { RunState } from '../../src/runs/run-state.js';
-import { toRunState } from '../../src/runs/to-run-state.js';
+import { type RunState, toRunState } from '../../src/runs/run-state.js';
 import { CANVAS_ID, node, output, outputNode, scriptedSource, snapshot, started, testScheduler } from './fixtures.js';
 import { defaults, executionAt, life, statusAt } from './task-lives.js';
 

@@ -1,14 +1,10 @@
 import { Observable, pipe, Subject, take } from 'rxjs';
 import { describe, expect, expectTypeOf, it, vi } from 'vitest';
 import type { RunResult } from '../../src/domain/model.js';
-import type { FileEvent, MessageEvent, NodeEvent, RunEvent } from '../../src/runs/events.js';
-import { ofType } from '../../src/runs/of-type.js';
-import { runResult } from '../../src/runs/run-result.js';
-import { type RunState, RunStateFold } from '../../src/runs/run-state.js';
-import { shareRun } from '../../src/runs/share-run.js';
-import { toAsyncIterable } from '../../src/runs/to-async-iterable.js';
-import { toRunState } from '../../src/runs/to-run-state.js';
-import { runsOver } from '../../src/runs/create-runs.js';
+import { type FileEvent, type MessageEvent, type NodeEvent, ofType, type RunEvent, runResult, toAsyncIterable } from '../../src/runs/events.js';
+import { type RunState, RunStateFold, toRunState } from '../../src/runs/run-state.js';
+import { shareRun } from '../../src/runs/run-hub.js';
+import { runsOver } from '../../src/runs/runs.js';
 import { CANVAS_ID, EXECUTION_ID, node, scriptedSource, snapshot, started, testScheduler } from './fixtures.js';
 
 const id = EXECUTION_ID;

@@ -4,7 +4,7 @@ import { type Client, createClient } from '../../src/client.js';
 import { createEmulator, createManualClock, driveClock, type Emulator, type ManualClock, type WorkflowDefinition } from '../../src/emulator/index.js';
 import { isStartInDoubtError, StartInDoubtError } from '../../src/errors/start-in-doubt-error.js';
 import { InvalidArgumentError } from '../../src/errors/validation-errors.js';
-import type { IdempotencyClaim, IdempotencyStore } from '../../src/runs/idempotency-store.js';
+import type { IdempotencyClaim, IdempotencyStore } from '../../src/runs/idempotency.js';
 import type { RunResult } from '../../src/domain/model.js';
 import type { RunEvent } from '../../src/runs/events.js';
 

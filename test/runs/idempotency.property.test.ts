@@ -4,8 +4,7 @@ import { InvalidRequestError, NotFoundError, ServerError } from '../../src/error
 import { FlowstreamError } from '../../src/errors/flowstream-error.js';
 import { NetworkError, TimeoutError } from '../../src/errors/transport-errors.js';
 import { InvalidArgumentError } from '../../src/errors/validation-errors.js';
-import { decideClaim, type StoredClaim } from '../../src/runs/idempotency-store.js';
-import { type ClaimedStartEvent, type ClaimSettlement, reduceClaimedStart, startFailure, UNSETTLED_START } from '../../src/runs/idempotent-run.js';
+import { type ClaimedStartEvent, type ClaimSettlement, decideClaim, reduceClaimedStart, startFailure, type StoredClaim, UNSETTLED_START } from '../../src/runs/idempotency.js';
 
 /**
  * One call of a run's start: whether a request of it left, and how it ended. A run makes its start

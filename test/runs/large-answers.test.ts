@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import type { NodeExecution, OutputFile, OutputMessage, OutputNode, RunResult } from '../../src/domain/model.js';
 import type { RunEvent } from '../../src/runs/events.js';
 import { diffOutput, type ExecutionView, initialView, messageKey, type MessageView, runResultOf } from '../../src/runs/execution-view.js';
-import { shareRun } from '../../src/runs/share-run.js';
-import { toRunState } from '../../src/runs/to-run-state.js';
+import { shareRun } from '../../src/runs/run-hub.js';
+import { toRunState } from '../../src/runs/run-state.js';
 import { EXECUTION_ID, message, output } from './fixtures.js';
 
 // One answer of many files or nodes is worked through in one go, and every run of the process waits

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createDurationModel } from '../../src/budget/duration-model.js';
 import type { DurationModel } from '../../src/domain/durations.js';
-import { timeNextRead } from '../../src/runs/foresight.js';
+import { timeNextRead } from '../../src/runs/poll.js';
 import { CANVAS, logNormalDraws, simulateRun, type SimulatedRun } from './learned-durations.sim.js';
 
 /** Three chained nodes, their mean durations (ms). */

@@ -2,8 +2,7 @@ import { readDueAt } from '../../src/budget/scheduler.js';
 import { drawDurationMs } from '../../src/emulator/engine/duration-draw.js';
 import type { DurationModel } from '../../src/domain/durations.js';
 import type { ExecutionOutput, ExecutionSnapshot, NodeStatus } from '../../src/domain/model.js';
-import { initialPoll, type PollCommand, type PollInput, reducePoll } from '../../src/runs/poll-plan.js';
-import { reducerShell } from '../../src/runs/run-machine.js';
+import { initialPoll, type PollCommand, type PollInput, reducePoll, reducerShell } from '../../src/runs/poll.js';
 
 /**
  * One run of a chain of task nodes with the given durations, followed by the poll reducer alone (no

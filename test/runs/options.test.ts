@@ -1,10 +1,10 @@
 import { asyncScheduler } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { type OutputAloneQuestion, outputIsFinal, OUTPUT_SPACING_MS, type OutputQuestion, shouldReadOutput, shouldReadOutputAlone } from '../../src/runs/poll-plan.js';
+import { OUTPUT_SPACING_MS, type OutputAloneQuestion, outputIsFinal, type OutputQuestion, shouldReadOutput, shouldReadOutputAlone } from '../../src/runs/poll.js';
 import { initialView } from '../../src/runs/execution-view.js';
 import type { OutputNode } from '../../src/domain/model.js';
 import { type RunOptions, runSettings } from '../../src/runs/run-lifecycle.js';
-import { runsOver } from '../../src/runs/create-runs.js';
+import { runsOver } from '../../src/runs/runs.js';
 import { scriptedSource } from './fixtures.js';
 
 const quiet: OutputQuestion = { mode: 'stream', terminal: false, nodes: ['finish', 'init'], sinceLastOutputMs: 10 };

@@ -7,10 +7,9 @@ import { createEmulator, createManualClock, driveClock, type Emulator, type Faul
 import { isServerError } from '../../src/errors/api-errors.js';
 import { isNetworkError } from '../../src/errors/transport-errors.js';
 import { createHttpClient } from '../../src/http/client.js';
-import { isOutage } from '../../src/runs/outage.js';
+import { isOutage } from '../../src/runs/poll.js';
 import type { RunEvent } from '../../src/runs/events.js';
-import type { RunState } from '../../src/runs/run-state.js';
-import { toRunState } from '../../src/runs/to-run-state.js';
+import { type RunState, toRunState } from '../../src/runs/run-state.js';
 
 const open: Emulator[] = [];
 afterEach(async () => {

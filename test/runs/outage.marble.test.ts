@@ -5,13 +5,11 @@ import { AuthenticationError, ServerError } from '../../src/errors/api-errors.js
 import { FlowstreamError } from '../../src/errors/flowstream-error.js';
 import { NetworkError, TimeoutError } from '../../src/errors/transport-errors.js';
 import { ResponseValidationError } from '../../src/errors/validation-errors.js';
-import { runsOver } from '../../src/runs/create-runs.js';
+import { runsOver } from '../../src/runs/runs.js';
 import type { RunEvent } from '../../src/runs/events.js';
-import type { StartProgress } from '../../src/runs/execution-source.js';
-import { afterFailure, isOutage, OUTAGE_MAX_DELAY_MS, type Outage } from '../../src/runs/outage.js';
-import type { RunState } from '../../src/runs/run-state.js';
-import { runStore } from '../../src/runs/run-store.js';
-import { toRunState } from '../../src/runs/to-run-state.js';
+import type { StartProgress } from '../../src/runs/run-lifecycle.js';
+import { afterFailure, isOutage, type Outage, OUTAGE_MAX_DELAY_MS } from '../../src/runs/poll.js';
+import { type RunState, runStore, toRunState } from '../../src/runs/run-state.js';
 import { CANVAS_ID, EXECUTION_ID, node, output, scriptedSource, sentStart, snapshot, started, testScheduler } from './fixtures.js';
 
 const defaults = { random: () => 0.5, polling: { minMs: 100, maxMs: 400 } };

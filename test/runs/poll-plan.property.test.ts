@@ -3,8 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { readDueAt } from '../../src/budget/scheduler.js';
 import type { NodeStatus } from '../../src/domain/model.js';
 import type { RunEvent } from '../../src/runs/events.js';
-import { initialPoll, OUTPUT_SPACING_MS, type OutputMode, type PollCommand, type PollInput, reducePoll } from '../../src/runs/poll-plan.js';
-import { reducerShell } from '../../src/runs/run-machine.js';
+import { initialPoll, OUTPUT_SPACING_MS, type OutputMode, type PollCommand, type PollInput, reducePoll, reducerShell } from '../../src/runs/poll.js';
 import type { FailedBranches } from '../../src/runs/run-lifecycle.js';
 import { ExecutionModel, type Scenario, scenarioArb } from './execution-model.js';
 import { EXECUTION_ID } from './fixtures.js';
@@ -154,7 +153,7 @@ function drive(setup: Setup) {
 }
 
 // The model takes fast-check's default number of runs: each one is a whole execution.
-describe('the poll plan over random executions and interleavings (poll-plan.ts)', () => {
+describe('the poll plan over random executions and interleavings (poll.ts)', () => {
   it('has at most one read on its way, and no wait while it is; ends, and asks nothing after', () => {
     fc.assert(
       fc.property(setupArb, (setup) => {

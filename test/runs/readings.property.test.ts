@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { tap } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import type { ExecutionStatus, NodeStatus } from '../../src/domain/model.js';
-import { runsOver } from '../../src/runs/create-runs.js';
+import { runsOver } from '../../src/runs/runs.js';
 import type { RunEvent } from '../../src/runs/events.js';
 import { readingOf, type RunReading } from '../../src/runs/run-state.js';
 import { CANVAS_ID, message, node, output, outputNode, scriptedSource, snapshot, started, testScheduler } from './fixtures.js';

@@ -3,9 +3,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type Client, createClient } from '../../src/client.js';
 import { createEmulator, type Emulator } from '../../src/emulator/index.js';
 import type { RunEvent } from '../../src/runs/events.js';
-import type { RunState } from '../../src/runs/run-state.js';
-import { runStore } from '../../src/runs/run-store.js';
-import { shareRun } from '../../src/runs/share-run.js';
+import { type RunState, runStore } from '../../src/runs/run-state.js';
+import { shareRun } from '../../src/runs/run-hub.js';
 
 const open: Emulator[] = [];
 

@@ -4,8 +4,8 @@ import { RunTimeoutError } from '../../src/errors/run-errors.js';
 import { NotFoundError } from '../../src/errors/api-errors.js';
 import { NetworkError } from '../../src/errors/transport-errors.js';
 import type { WorkflowPlan } from '../../src/domain/model.js';
-import { runsOver } from '../../src/runs/create-runs.js';
-import type { StartProgress } from '../../src/runs/execution-source.js';
+import { runsOver } from '../../src/runs/runs.js';
+import type { StartProgress } from '../../src/runs/run-lifecycle.js';
 import { CANVAS_ID, EXECUTION_ID, node, output, scriptedSource, snapshot, started, testScheduler } from './fixtures.js';
 
 const defaults = { random: () => 0.5, polling: { minMs: 100, maxMs: 400 } };

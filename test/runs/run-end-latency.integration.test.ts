@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createClient } from '../../src/client.js';
 import { createEmulator, createManualClock, driveClock, type Emulator, type WorkflowDefinition } from '../../src/emulator/index.js';
 import { mulberry32 } from '../../src/emulator/engine/seeded-random.js';
-import type { OutputMode } from '../../src/runs/poll-plan.js';
+import type { OutputMode } from '../../src/runs/poll.js';
 
 const open: Emulator[] = [];
 afterEach(async () => {

@@ -4,13 +4,11 @@ import { describe, expect, it } from 'vitest';
 import { FlowstreamError } from '../../src/errors/flowstream-error.js';
 import { isWorkflowFailedError } from '../../src/errors/run-errors.js';
 import type { ExecutionSnapshot, WorkflowPlan } from '../../src/domain/model.js';
-import type { StartProgress } from '../../src/runs/execution-source.js';
-import { runsOver } from '../../src/runs/create-runs.js';
+import type { StartProgress } from '../../src/runs/run-lifecycle.js';
+import { type RunHandle, runsOver } from '../../src/runs/runs.js';
 import type { RunEvent } from '../../src/runs/events.js';
-import type { RunHandle } from '../../src/runs/run-handle.js';
-import type { RunState } from '../../src/runs/run-state.js';
+import { type RunState, toRunState } from '../../src/runs/run-state.js';
 import { CANVAS_ID, EXECUTION_ID, node, output, outputNode, scriptedSource, snapshot, started, testScheduler } from './fixtures.js';
-import { toRunState } from '../../src/runs/to-run-state.js';
 
 const defaults = { random: () => 0.5, polling: { minMs: 100, maxMs: 100 } };
 const start = node('start', 'finish', 'Start');

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import type { ExecutionStatus, NodeExecution, RunResult } from '../../src/domain/model.js';
 import { isRunTimeoutError, isWorkflowFailedError } from '../../src/errors/run-errors.js';
 import type { RunEvent } from '../../src/runs/events.js';
-import { initialRun, type LifecycleCommand, type LifecycleEvent, reducerShell, reduceRun, type RunRules } from '../../src/runs/run-machine.js';
+import { initialRun, type LifecycleCommand, type LifecycleEvent, reduceRun, type RunRules } from '../../src/runs/run-lifecycle.js';
+import { reducerShell } from '../../src/runs/poll.js';
 import { CANVAS_ID, node, started } from './fixtures.js';
 
 const WATCHED = 'we-watched';
@@ -235,7 +236,7 @@ const choicesArb = fc.array(fc.nat(), { maxLength: 40 });
 // Interleavings are many and each is cheap: look at more of them than fast-check's default 100.
 const runs = { numRuns: 2000 };
 
-describe('the run machine over random interleavings (run-machine.ts)', () => {
+describe('the run machine over random interleavings (run-lifecycle.ts)', () => {
   it('sends at most one abort, always of the execution it knows', () => {
     fc.assert(
       fc.property(setupArb, choicesArb, (setup, choices) => {

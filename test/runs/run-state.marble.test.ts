@@ -1,10 +1,9 @@
 import { map, take } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import type { ExecutionOutput, RunResult, WorkflowPlan } from '../../src/domain/model.js';
-import { runsOver } from '../../src/runs/create-runs.js';
+import { runsOver } from '../../src/runs/runs.js';
 import type { RunEvent } from '../../src/runs/events.js';
-import type { RunState } from '../../src/runs/run-state.js';
-import { sampleRunState, toRunState } from '../../src/runs/to-run-state.js';
+import { type RunState, sampleRunState, toRunState } from '../../src/runs/run-state.js';
 import { CANVAS_ID, EXECUTION_ID, message, node, output, outputNode, scriptedSource, snapshot, started, testScheduler } from './fixtures.js';
 
 const defaults = { random: () => 0.5, polling: { minMs: 100, maxMs: 100 } };

@@ -2,10 +2,9 @@ import fc from 'fast-check';
 import { map, type Observable, share, timer } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import type { ExecutionStatus, NodeStatus } from '../../src/domain/model.js';
-import { runsOver } from '../../src/runs/create-runs.js';
+import { runsOver } from '../../src/runs/runs.js';
 import { nodeRank } from '../../src/runs/execution-view.js';
-import type { RunState } from '../../src/runs/run-state.js';
-import { sampleRunState, toRunState } from '../../src/runs/to-run-state.js';
+import { type RunState, sampleRunState, toRunState } from '../../src/runs/run-state.js';
 import { ExecutionModel, type PartialOutputMode, type Scenario, scenarioArb } from './execution-model.js';
 import { CANVAS_ID, scriptedSource, started, testScheduler } from './fixtures.js';
 

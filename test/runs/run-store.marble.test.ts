@@ -1,8 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { RunEvent } from '../../src/runs/events.js';
-import type { RunState } from '../../src/runs/run-state.js';
-import { runStore } from '../../src/runs/run-store.js';
-import { runsOver } from '../../src/runs/create-runs.js';
+import { type RunState, runStore } from '../../src/runs/run-state.js';
+import { runsOver } from '../../src/runs/runs.js';
 import { CANVAS_ID, EXECUTION_ID, node, output, outputNode, scriptedSource, snapshot, started, testScheduler } from './fixtures.js';
 
 const ev = {

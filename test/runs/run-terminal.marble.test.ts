@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { FlowstreamError } from '../../src/errors/flowstream-error.js';
 import { isWorkflowFailedError, WorkflowFailedError } from '../../src/errors/run-errors.js';
 import type { NodeExecution, RunResult } from '../../src/domain/model.js';
-import { runsOver } from '../../src/runs/create-runs.js';
+import { runsOver } from '../../src/runs/runs.js';
 import { CANVAS_ID, EXECUTION_ID, node, output, scriptedSource, snapshot, started, testScheduler } from './fixtures.js';
 
 const defaults = { random: () => 0.5, polling: { minMs: 100, maxMs: 400 } };

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type ServerSentItem, ServerSentEvents } from '../../src/runs/server-sent-events.js';
+import { ServerSentEvents, type ServerSentItem } from '../../src/runs/connect-run.js';
 
 function readAll(chunks: readonly string[]): ServerSentItem[] {
   const reader = new ServerSentEvents();

@@ -2,8 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isInvalidArgumentError } from '../../src/errors/validation-errors.js';
 import type { PlanVariable, Variables } from '../../src/domain/model.js';
-import { runResult } from '../../src/runs/run-result.js';
-import { checkVariablesAgainstPlan } from '../../src/runs/variables-against-plan.js';
+import { runResult } from '../../src/runs/events.js';
+import { checkVariablesAgainstPlan } from '../../src/runs/run-lifecycle.js';
 import { createClient } from '../../src/client.js';
 import { createEmulator } from '../../src/emulator/index.js';
 

@@ -8,7 +8,7 @@ import { createRoot } from 'react-dom/client';
 import { createClient } from '../../../src/client.js';
 import { connectRun } from '../../../src/runs/connect-run.js';
 import { type StartedRun, useRun, useStartRun } from '../../../src/react/index.js';
-import type { RunInput } from '../../../src/runs/create-runs.js';
+import type { RunInput } from '../../../src/runs/runs.js';
 
 const fragment = new URLSearchParams(location.hash.slice(1));
 const setting = (name: string): string => fragment.get(name) ?? '';

@@ -1,16 +1,158 @@
 import { defer, Observable, ReplaySubject, Subscription, tap, timer } from 'rxjs';
 import type { RunResult, Variables } from '../domain/model.js';
+import type { CanvasId, WorkflowArguments } from '../domain/workflows.js';
+import { objectArgument } from '../errors/validation-errors.js';
+import type { ExecutionsApi } from '../http/calls.js';
 import { timerDelay } from '../http/options.js';
-import { abortInBackground, type ExecutionSource, startExecution } from './execution-source.js';
 import type { RunEvent } from './events.js';
-import { createMemoryIdempotencyStore, type IdempotencyStore } from './idempotency-store.js';
-import { idempotentRun, runIdempotency } from './idempotent-run.js';
-import { notingPlan, observedRun, type RunOptions, type RunsDefaults, runLifecycle, runSettings } from './run-lifecycle.js';
-import type { RunControl } from './run-machine.js';
-import { INITIAL_RUN_STATE, type RunState } from './run-state.js';
-import { RunStand, shareRun } from './share-run.js';
-import { sampleRunState, toRunState } from './to-run-state.js';
+import { createMemoryIdempotencyStore, type IdempotencyStore, idempotencyStoreOption, idempotentRun, type RunIdempotency, runIdempotency } from './idempotency.js';
+import { cadenceBounds } from './poll.js';
+import { abortInBackground, type ExecutionSource, notingPlan, observedRun, observeExecutions, outageMs, type RunControl, runLifecycle, type RunOptions, type RunsDefaults, type RunSettings, runSettings, startExecution } from './run-lifecycle.js';
+import { INITIAL_RUN_STATE, type RunState, sampleRunState, toRunState } from './run-state.js';
+import { RunStand, sharedWatch, shareRun } from './run-hub.js';
 
+/*
+ * Runs as the client offers them: `run` and `watch`, cold Observables of a run's events, and
+ * `startRun`, a run started at once and held by its handle.
+ */
+
+/** The input of a run (service.md §5.4: always sent as the `variables` wrapper). */
+export interface RunInput {
+  readonly variables?: Variables;
+}
+
+/** Reactive runs: `client.run` and `client.watch`. */
+export interface Runs {
+  /**
+   * Starts a new execution of a workflow per subscription and follows it to the end. Unsubscribing
+   * before `finished` aborts it (see `RunOptions.abortOnUnsubscribe`).
+   *
+   * @example
+   * ```ts
+   * runs.run('c-123', { variables: { topic: 'tides' } }).pipe(ofType('message'))
+   *   .subscribe((event) => process.stdout.write(event.delta));
+   * ```
+   */
+  run<Id extends CanvasId>(canvasId: Id, ...rest: WorkflowArguments<Id, RunOptions>): Observable<RunEvent>;
+  /**
+   * Follows an existing execution (from any client of the account, service.md §3.8). `started` comes
+   * with the first status read. Unsubscribing leaves the execution running unless
+   * `abortOnUnsubscribe: true`. Watches of one execution in a client (in its `hub`) share one poll: a
+   * later one first gets a `snapshot` event of the state so far, and `abortOnUnsubscribe` aborts only
+   * when the last one following the execution leaves.
+   *
+   * @example
+   * ```ts
+   * const result = await runResult(runs.watch('we-abc'));
+   * ```
+   */
+  watch(executionId: string, options?: RunOptions): Observable<RunEvent>;
+}
+
+/**
+ * Runs as handles, for apps and UIs: `client.startRun`.
+ *
+ * @example
+ * ```ts
+ * const runs: RunHandles = client;
+ * const run = runs.startRun('c-123');
+ * ```
+ */
+export interface RunHandles {
+  /**
+   * Starts a new execution now and returns its handle: the execution id, the events and states
+   * (shared: a late subscriber starts from the state so far), the result, `cancel()` and `detach()`. The run is followed
+   * once, whatever the number of subscribers, until it ends — unsubscribing never aborts it.
+   *
+   * @example
+   * ```ts
+   * const run = runs.startRun('c-123', { variables: { topic: 'tides' } }, { timeoutMs: 30 * 60_000 });
+   * run.state.subscribe((state) => render(state.progress));
+   * stopButton.onclick = () => void run.cancel();
+   * const { endedBy, files } = await run.result;
+   * ```
+   */
+  startRun<Id extends CanvasId>(canvasId: Id, ...rest: WorkflowArguments<Id, StartRunOptions>): RunHandle;
+}
+
+/**
+ * Runs over the Observable seam; `createRuns` puts an `ExecutionsApi` behind it. Nothing happens
+ * until a subscription, except for `startRun`, which starts at once.
+ */
+export function runsOver(source: ExecutionSource, defaults: RunsDefaults = {}): Runs & RunHandles {
+  // The client's `polling` and `outageMs` are checked once, here, so a bad one fails `createClient`, not every run.
+  cadenceBounds(undefined, defaults.polling);
+  if (defaults.outageMs !== undefined) outageMs(defaults.outageMs);
+  let idempotency = defaults.idempotency === undefined ? undefined : idempotencyStoreOption(defaults.idempotency);
+  const idempotencyStore = (): IdempotencyStore => (idempotency ??= createMemoryIdempotencyStore(defaults.scheduler === undefined ? {} : { scheduler: defaults.scheduler }));
+  return {
+    run: (canvasId: string, input?: RunInput, options?: RunOptions) =>
+      defer(() => {
+        const given = objectArgument('input', input);
+        const settings = objectArgument('options', options);
+        const resolved = runSettings('run', settings, defaults);
+        const keyed = settings.idempotencyKey === undefined ? undefined : runIdempotency(settings.idempotencyKey, settings, idempotencyStore, defaults.logger);
+        return startedRun(source, defaults, canvasId, given, settings, resolved, keyed, (traced, executionId) => {
+          // A follower never aborts the execution it did not start (`RunOptions.idempotencyKey`).
+          const followed = { ...resolved, abortOnUnsubscribe: false };
+          return defaults.hub === undefined
+            ? runLifecycle(traced, { kind: 'watch', executionId, canvasId }, followed)
+            : sharedWatch(traced, defaults.hub, executionId, followed, canvasId);
+        });
+      }),
+    watch: (executionId, options) =>
+      defer(() => {
+        const given = objectArgument('options', options);
+        const settings = runSettings('watch', given, defaults);
+        const target = { kind: 'watch', executionId } as const;
+        const parent = given.telemetryParent === undefined ? {} : { parent: given.telemetryParent };
+        return observedRun(defaults.telemetry, source, { kind: 'watch', executionId, ...parent }, settings.scheduler, (traced) =>
+          defaults.hub === undefined ? runLifecycle(traced, target, settings) : sharedWatch(traced, defaults.hub, executionId, settings),
+        );
+      }),
+    startRun: (canvasId: string, input?: RunInput, options?: StartRunOptions) =>
+      startRunOver(source, canvasId, objectArgument('input', input), objectArgument('options', options), defaults, idempotencyStore),
+  };
+}
+
+/**
+ * A run that starts its own execution, under the client's telemetry, offered to its hub. With an
+ * idempotency key (`keyed`), the key is claimed first, and a run that finds it taken follows the
+ * execution started with it (`follow`) instead of starting one.
+ */
+function startedRun(
+  source: ExecutionSource,
+  defaults: RunsDefaults,
+  canvasId: string,
+  input: RunInput,
+  options: RunOptions,
+  settings: RunSettings,
+  keyed: RunIdempotency | undefined,
+  follow: (traced: ExecutionSource, executionId: string) => Observable<RunEvent>,
+  control?: Observable<RunControl>,
+): Observable<RunEvent> {
+  const parent = options.telemetryParent === undefined ? {} : { parent: options.telemetryParent };
+  return observedRun(defaults.telemetry, source, { kind: 'run', canvasId, ...parent }, settings.scheduler, (traced) => {
+    const planned = notingPlan(traced);
+    const start = startExecution(planned.source, canvasId, input, options.checkVariables === true);
+    const owned = (claimed: typeof start): Observable<RunEvent> => {
+      const run = runLifecycle(traced, { kind: 'start', canvasId, start: claimed, plannedTasks: planned.tasks }, settings, control);
+      // Offered to the hub: a watch of this execution in the same hub joins it instead of polling again.
+      return defaults.hub === undefined ? run : defaults.hub.lead(run);
+    };
+    return keyed === undefined ? owned(start) : idempotentRun(keyed, start, owned, (executionId) => follow(traced, executionId));
+  });
+}
+
+/**
+ * Reactive runs over the execution endpoints. The client passes its `polling` defaults and `logger`;
+ * every request goes through `api`, so the request budget sees them all.
+ */
+export function createRuns(api: ExecutionsApi, defaults: RunsDefaults = {}, plans?: Parameters<typeof observeExecutions>[1]): Runs & RunHandles {
+  return runsOver(observeExecutions(api, plans), defaults);
+}
+
+// --- a run's handle ------------------------------------------------------------------------------
 /**
  * Options of `client.startRun`: those of a run, but for a handle `timeoutMs` and `signal` stop the
  * execution as `cancel()` does (it is aborted and followed to its end, `endedBy: 'timeout'` or
@@ -94,13 +236,13 @@ function deferred<T>(): Deferred<T> {
  * Starts a run at once (hot) and returns its handle; see `RunHandle`. Options are checked here, so a
  * bad one throws before anything is sent.
  */
-export function startRunOver(
+function startRunOver(
   source: ExecutionSource,
   canvasId: string,
   input: { readonly variables?: Variables },
   options: StartRunOptions,
   defaults: RunsDefaults,
-  idempotencyStore: () => IdempotencyStore = () => defaults.idempotency ?? createMemoryIdempotencyStore(defaults.scheduler === undefined ? {} : { scheduler: defaults.scheduler }),
+  idempotencyStore: () => IdempotencyStore,
 ): RunHandle {
   const settings = runSettings('run', options, defaults);
   const { sampleStateMs } = options;
@@ -113,18 +255,7 @@ export function startRunOver(
   // The handle's `signal` cancels (below), rather than ending a wait for the key's claim.
   const keyed = options.idempotencyKey === undefined ? undefined : runIdempotency(options.idempotencyKey, { ...options, signal: undefined }, idempotencyStore, defaults.logger);
   const steered = { ...settings, timeoutMs: undefined, signal: undefined, abortOnUnsubscribe: false };
-  const parent = options.telemetryParent === undefined ? {} : { parent: options.telemetryParent };
-  const run$ = observedRun(defaults.telemetry, source, { kind: 'run', canvasId, ...parent }, scheduler, (traced) => {
-    const planned = notingPlan(traced);
-    const start = startExecution(planned.source, canvasId, input, options.checkVariables === true);
-    const owned = (claimed: typeof start): Observable<RunEvent> => {
-      const lifecycle = runLifecycle(traced, { kind: 'start', canvasId, start: claimed, plannedTasks: planned.tasks }, steered, control);
-      // Offered to the hub: a watch of this execution in the same hub joins it instead of polling again.
-      return defaults.hub === undefined ? lifecycle : defaults.hub.lead(lifecycle);
-    };
-    if (keyed === undefined) return owned(start);
-    return idempotentRun(keyed, start, owned, (executionId) => runLifecycle(traced, { kind: 'watch', executionId, canvasId }, steered, control));
-  });
+  const run$ = startedRun(source, defaults, canvasId, input, options, steered, keyed, (traced, id) => runLifecycle(traced, { kind: 'watch', executionId: id, canvasId }, steered, control), control);
 
   const executionId = deferred<string>();
   const result = deferred<RunResult>();
