@@ -15,7 +15,7 @@ import {
   workflowPlanSchema,
   workflowSummariesSchema,
 } from './schemas.js';
-import type { RequestSpec, Transport } from './transport.js';
+import type { Placement, Transport } from './transport.js';
 import { toUploadParts, type UploadSource } from './upload-source.js';
 
 /**
@@ -235,7 +235,7 @@ function searchParams(query: SearchQuery): Record<string, string | number> {
 /** Builds the workflows resource on the client's transport. */
 export function createWorkflowsApi({ call }: Transport): WorkflowsApi {
   const search = (query?: SearchQuery, options?: CallOptions): Promise<WorkflowSummary[]> =>
-    call(options, () => ({ endpoint: 'search', method: 'get', path: 'openapi/workflows', searchParams: searchParams(objectArgument('query', query)), schema: workflowSummariesSchema }));
+    call(options, () => ({ endpoint: 'search', path: 'openapi/workflows', searchParams: searchParams(objectArgument('query', query)), schema: workflowSummariesSchema }));
 
   async function* list(query?: ListQuery, options?: CallOptions): AsyncGenerator<WorkflowSummary, void, undefined> {
     const { maxPages = DEFAULT_MAX_PAGES, ...rest } = objectArgument('query', query);
@@ -256,7 +256,7 @@ export function createWorkflowsApi({ call }: Transport): WorkflowsApi {
   }
 
   const get = (canvasId: string, options?: CallOptions): Promise<WorkflowPlan> =>
-    call(options, () => ({ endpoint: 'detail', method: 'get', path: `openapi/workflows/${pathSegment('canvasId', canvasId)}`, schema: workflowPlanSchema }));
+    call(options, () => ({ endpoint: 'detail', path: `openapi/workflows/${pathSegment('canvasId', canvasId)}`, schema: workflowPlanSchema }));
 
   return {
     search,
@@ -304,10 +304,7 @@ function checkVariables(variables: unknown): asserts variables is Variables {
 }
 
 /** How the run layer places one of its reads: its class in the budget and the parent of its telemetry (see `CallOptions`). */
-export interface ReadPlacement {
-  readonly priority?: CallOptions['priority'];
-  readonly telemetryParent?: unknown;
-}
+export type ReadPlacement = Placement;
 
 /**
  * An execution's reads as Observables, for the run layer: one request per subscription, cancelled by
@@ -338,11 +335,8 @@ export function createExecutionsApi(context: ExecutionsContext): ExecutionsApi {
   const { call, request } = context.transport;
   /** One request on an existing execution: keyed by its id for the budget, its errors carry the id. */
   const onExecution =
-    <T>(endpoint: 'status' | 'output' | 'abort', method: 'get' | 'post', executionId: string, schema: z.ZodMiniType<T>) =>
-    () => ({ endpoint, method, path: `openapi/workflow/${pathSegment('executionId', executionId)}/${endpoint}`, key: executionId, executionId, schema });
-  /** A read placed as the run layer asks. */
-  const placed = <T>(describe: () => RequestSpec<T>, placement: ReadPlacement | undefined): Observable<T> =>
-    request(placement?.priority === undefined && placement?.telemetryParent === undefined ? describe : () => ({ ...describe(), priority: placement.priority, telemetryParent: placement.telemetryParent }));
+    <T>(endpoint: 'status' | 'output' | 'abort', executionId: string, schema: z.ZodMiniType<T>) =>
+    () => ({ endpoint, path: `openapi/workflow/${pathSegment('executionId', executionId)}/${endpoint}`, key: executionId, executionId, schema });
   const api: ExecutionsApi = {
     start: (canvasId: string, input?: { readonly variables?: Variables }, options?: StartOptions) =>
       call(options, () => {
@@ -355,22 +349,21 @@ export function createExecutionsApi(context: ExecutionsContext): ExecutionsApi {
         warnAboutFileKeyLookalikes(variables, context.uploadedKeys, context.logger);
         return {
           endpoint: 'run',
-          method: 'post',
           path: `openapi/workflow/${segment}/run`,
-          json,
+          body: json,
           // Identical starts (same canvas, same exact body) share a key in the budget (service.md §2.2).
           key: `${canvasId}\n${json}`,
           schema: startedExecutionSchema,
           onSending,
         };
       }),
-    status: (executionId, options) => call(options, onExecution('status', 'get', executionId, snapshotDataSchema)).then((data) => withRequestedId(data, executionId)),
-    output: (executionId, options) => call(options, onExecution('output', 'get', executionId, executionOutputSchema)),
-    abort: (executionId, options) => call(options, onExecution('abort', 'post', executionId, abortSchema)),
+    status: (executionId, options) => call(options, onExecution('status', executionId, snapshotDataSchema)).then((data) => withRequestedId(data, executionId)),
+    output: (executionId, options) => call(options, onExecution('output', executionId, executionOutputSchema)),
+    abort: (executionId, options) => call(options, onExecution('abort', executionId, abortSchema)),
   };
   READS.set(api, {
-    status: (executionId, placement) => placed(onExecution('status', 'get', executionId, snapshotDataSchema), placement).pipe(map((data) => withRequestedId(data, executionId))),
-    output: (executionId, placement) => placed(onExecution('output', 'get', executionId, executionOutputSchema), placement),
+    status: (executionId, placement) => request(onExecution('status', executionId, snapshotDataSchema), placement).pipe(map((data) => withRequestedId(data, executionId))),
+    output: (executionId, placement) => request(onExecution('output', executionId, executionOutputSchema), placement),
   });
   return api;
 }
@@ -412,7 +405,7 @@ export function createFilesApi({ call }: Transport, uploadedKeys: Set<string>): 
         const batch = parts.slice(start, start + UPLOAD_BATCH_SIZE);
         const form = new FormData();
         for (const part of batch) form.append('files', part.blob, part.name); // field `files`, repeated (service.md §2.3)
-        const uploaded = await call(options, () => ({ endpoint: 'upload', method: 'post', path: 'openapi/files/upload', body: form, schema: uploadedFilesSchema }));
+        const uploaded = await call(options, () => ({ endpoint: 'upload', path: 'openapi/files/upload', body: form, schema: uploadedFilesSchema }));
         if (uploaded.length !== batch.length) {
           throw new ResponseValidationError({
             endpoint: 'upload',
@@ -518,9 +511,8 @@ export function createCopilotApi({ call }: Transport, logger?: Logger): CopilotA
     generate: (request: GenerateRequest, options?: CallOptions) =>
       call(options, () => ({
         endpoint: 'copilot',
-        method: 'post',
         path: 'openapi/copilot/workflow/generate',
-        json: encodeJsonBody('request', checkRequest(request, logger, warned)),
+        body: encodeJsonBody('request', checkRequest(request, logger, warned)),
         schema: generatedWorkflowSchema,
       })),
   };
