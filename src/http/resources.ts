@@ -1,5 +1,4 @@
 import { map, type Observable } from 'rxjs';
-import type * as z from 'zod/mini';
 import { InvalidArgumentError, objectArgument, pathSegment, ResponseValidationError } from '../errors/validation-errors.js';
 import type { ExecutionOutput, ExecutionSnapshot, GeneratedWorkflow, Logger, UploadedFile, Variables, WorkflowPlan, WorkflowSummary } from '../domain/model.js';
 import { planSchema, type PlanSchema } from '../domain/plan-schema.js';
@@ -14,6 +13,7 @@ import {
   uploadedFilesSchema,
   workflowPlanSchema,
   workflowSummariesSchema,
+  type DataSchema,
 } from './schemas.js';
 import type { Placement, Transport } from './transport.js';
 import { toUploadParts, type UploadSource } from './upload-source.js';
@@ -335,7 +335,7 @@ export function createExecutionsApi(context: ExecutionsContext): ExecutionsApi {
   const { call, request } = context.transport;
   /** One request on an existing execution: keyed by its id for the budget, its errors carry the id. */
   const onExecution =
-    <T>(endpoint: 'status' | 'output' | 'abort', executionId: string, schema: z.ZodMiniType<T>) =>
+    <T>(endpoint: 'status' | 'output' | 'abort', executionId: string, schema: DataSchema<T>) =>
     () => ({ endpoint, path: `openapi/workflow/${pathSegment('executionId', executionId)}/${endpoint}`, key: executionId, executionId, schema });
   const api: ExecutionsApi = {
     start: (canvasId: string, input?: { readonly variables?: Variables }, options?: StartOptions) =>

@@ -1,6 +1,5 @@
 import ky, { type KyInstance } from 'ky';
 import { Observable, type Observer, type SchedulerLike, type Subscription, type Unsubscribable } from 'rxjs';
-import type * as z from 'zod/mini';
 import { errorFromAnswer, type FailureBody } from '../errors/error-factory.js';
 import { isApiError, isRateLimitError, isServerError } from '../errors/api-errors.js';
 import { isNetworkError, isResponseTooLargeError, isTimeoutError, NetworkError, RedirectError, ResponseTooLargeError, TimeoutError } from '../errors/transport-errors.js';
@@ -14,7 +13,7 @@ import type { CallOptions } from './calls.js';
 import { createRedactor, type Redactor } from './key-redaction.js';
 import type { ResolvedOptions } from './options.js';
 import { PACKAGE_VERSION } from './package-version.js';
-import { parseContext } from './schemas.js';
+import { parseContext, type DataSchema } from './schemas.js';
 
 /**
  * The request path: every call goes validate → retry → budget → deadline → fetch → unwrap, each stage
@@ -36,7 +35,7 @@ export interface RequestSpec<T> {
   readonly endpoint: Endpoint;
   /** Relative to the base URL, without a leading slash; ids already encoded. */
   readonly path: string;
-  readonly schema: z.ZodMiniType<T>;
+  readonly schema: DataSchema<T>;
   readonly searchParams?: Readonly<Record<string, string | number>>;
   /** JSON text (exactly the bytes that were size-checked by `encodeJsonBody`, and keyed), or an upload's form. */
   readonly body?: string | FormData;
