@@ -91,8 +91,8 @@ function typeName(type: string, input: unknown): string {
  */
 export const parseContext: z.core.ParseContext<z.core.$ZodIssue> = { error: issueMessage };
 
-const EXECUTION_STATUSES: ReadonlySet<string> = new Set<ExecutionStatus>(['init', 'executing', 'finish', 'failed']);
-const NODE_STATUSES: ReadonlySet<string> = new Set<NodeStatus>(['init', 'waiting', 'executing', 'finish', 'failed']);
+const EXECUTION_STATUSES: ReadonlySet<ExecutionStatus> = new Set<ExecutionStatus>(['init', 'executing', 'finish', 'failed']);
+const NODE_STATUSES: ReadonlySet<NodeStatus> = new Set<NodeStatus>(['init', 'waiting', 'executing', 'finish', 'failed']);
 
 /**
  * Reads a raw execution or node status as the model's, with the raw value beside it: the service
@@ -100,9 +100,9 @@ const NODE_STATUSES: ReadonlySet<string> = new Set<NodeStatus>(['init', 'waiting
  * `executing` (service.md §3.1); a node's `waiting` never occurs on the service but is accepted.
  * Anything unknown becomes `unknown` rather than failing a poll.
  */
-function statusOf<S extends string>(raw: string | null | undefined, known: ReadonlySet<string>): { status: S | 'executing' | 'unknown'; rawStatus: string } {
+function statusOf<S extends string>(raw: string | null | undefined, known: ReadonlySet<S>): { status: S | 'executing' | 'unknown'; rawStatus: string } {
   const rawStatus = raw ?? '';
-  return { status: rawStatus === 'running' ? 'executing' : known.has(rawStatus) ? (rawStatus as S) : 'unknown', rawStatus };
+  return { status: rawStatus === 'running' ? 'executing' : (known as ReadonlySet<string>).has(rawStatus) ? (rawStatus as S) : 'unknown', rawStatus };
 }
 
 /** Maps a raw message type (spec §2.5). */
@@ -256,7 +256,7 @@ export const uploadedFilesSchema: DataSchema<UploadedFile[]> = dataSchema(z.obje
 /** `POST /openapi/workflow/{canvasId}/run` data. The id is strict: without it nothing can be tracked. */
 export const startedExecutionSchema: DataSchema<StartedExecution> = dataSchema(z.object({ executionId: id, status: looseString }), ({ executionId, status }) => ({
   executionId,
-  ...statusOf<ExecutionStatus>(status, EXECUTION_STATUSES),
+  ...statusOf(status, EXECUTION_STATUSES),
 }));
 
 const nodeExecutionSchema = z.object({ nodeId: z.string(), status: looseString, title: looseString, errorMessage: looseString });
@@ -265,7 +265,7 @@ const nodeExecutionSchema = z.object({ nodeId: z.string(), status: looseString, 
 const snapshotPayloadSchema = z.object({ executionId: looseString, status: looseString, createdAt: looseString, nodeExecutions: z.nullish(z.array(nodeExecutionSchema)) });
 
 function readNodeExecution({ nodeId, status, title, errorMessage }: z.output<typeof nodeExecutionSchema>): NodeExecution {
-  return { nodeId, ...statusOf<NodeStatus>(status, NODE_STATUSES), ...defined({ title, error: parseNodeError(errorMessage) }) };
+  return { nodeId, ...statusOf(status, NODE_STATUSES), ...defined({ title, error: parseNodeError(errorMessage) }) };
 }
 
 /** The status data as the service sent it: `executionId` may be missing (see `withRequestedId`). */
@@ -278,7 +278,7 @@ export type SnapshotData = Omit<ExecutionSnapshot, 'executionId'> & { readonly e
  */
 export const snapshotDataSchema: DataSchema<SnapshotData> = dataSchema(snapshotPayloadSchema, ({ executionId, status, createdAt, nodeExecutions }) => ({
   ...defined({ executionId }),
-  ...statusOf<ExecutionStatus>(status, EXECUTION_STATUSES),
+  ...statusOf(status, EXECUTION_STATUSES),
   ...defined({ createdAt }),
   nodes: (nodeExecutions ?? []).map(readNodeExecution),
 }));
@@ -312,7 +312,7 @@ function readMessage({ messageId, type, content, reasoningContent }: z.output<ty
 function readOutputNode({ nodeId, title, status, errorMessage, startTime, endTime, messages }: z.output<typeof outputNodeSchema>): OutputNode {
   return {
     nodeId,
-    ...statusOf<NodeStatus>(status, NODE_STATUSES),
+    ...statusOf(status, NODE_STATUSES),
     ...defined({ title, error: parseNodeError(errorMessage), startTime, endTime }),
     messages: (messages ?? []).map(readMessage),
   };
