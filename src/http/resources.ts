@@ -13,6 +13,7 @@ import {
   uploadedFilesSchema,
   workflowPlanSchema,
   workflowSummariesSchema,
+  defined,
   type DataSchema,
 } from './schemas.js';
 import type { Placement, Transport } from './transport.js';
@@ -219,17 +220,15 @@ function checkInteger(argument: string, value: number, min: number, max: number)
   return value;
 }
 
-function searchParams(query: SearchQuery): Record<string, string | number> {
-  if (query.keyword !== undefined && typeof query.keyword !== 'string') throw new InvalidArgumentError('keyword', 'must be a string');
-  if (query.order !== undefined && !(WORKFLOW_ORDERS as readonly string[]).includes(query.order)) {
-    throw new InvalidArgumentError('order', `must be one of ${WORKFLOW_ORDERS.join(', ')}`);
-  }
-  return {
-    ...(query.keyword === undefined || query.keyword === '' ? {} : { keyword: query.keyword }),
-    ...(query.order === undefined ? {} : { order: query.order }),
-    ...(query.page === undefined ? {} : { page: checkInteger('page', query.page, 1, Number.MAX_SAFE_INTEGER) }),
-    ...(query.pageSize === undefined ? {} : { pageSize: checkInteger('pageSize', query.pageSize, 1, MAX_PAGE_SIZE) }),
-  };
+function searchParams({ keyword, order, page, pageSize }: SearchQuery): Record<string, string | number> {
+  if (keyword !== undefined && typeof keyword !== 'string') throw new InvalidArgumentError('keyword', 'must be a string');
+  if (order !== undefined && !(WORKFLOW_ORDERS as readonly string[]).includes(order)) throw new InvalidArgumentError('order', `must be one of ${WORKFLOW_ORDERS.join(', ')}`);
+  return defined({
+    keyword: keyword === '' ? undefined : keyword,
+    order,
+    page: page === undefined ? undefined : checkInteger('page', page, 1, Number.MAX_SAFE_INTEGER),
+    pageSize: pageSize === undefined ? undefined : checkInteger('pageSize', pageSize, 1, MAX_PAGE_SIZE),
+  });
 }
 
 /** Builds the workflows resource on the client's transport. */
@@ -492,16 +491,12 @@ function checkLocale(locale: string | undefined, logger: Logger | undefined, war
   }
 }
 
-function checkRequest(request: GenerateRequest, logger: Logger | undefined, warned: Set<string>): { query: string; locale?: string; canvasId?: string } {
-  if (typeof request.query !== 'string' || request.query.trim() === '') throw new InvalidArgumentError('query', 'must not be empty');
-  if (request.query.length > MAX_TEXT_CHARACTERS) throw new InvalidArgumentError('query', `is longer than ${MAX_TEXT_CHARACTERS} characters (the service's E2004)`);
-  checkLocale(request.locale, logger, warned);
-  if (request.replaceCanvasId !== undefined) pathSegment('replaceCanvasId', request.replaceCanvasId);
-  return {
-    query: request.query,
-    ...(request.locale === undefined ? {} : { locale: request.locale }),
-    ...(request.replaceCanvasId === undefined ? {} : { canvasId: request.replaceCanvasId }),
-  };
+function checkRequest({ query, locale, replaceCanvasId }: GenerateRequest, logger: Logger | undefined, warned: Set<string>): { query: string; locale?: string; canvasId?: string } {
+  if (typeof query !== 'string' || query.trim() === '') throw new InvalidArgumentError('query', 'must not be empty');
+  if (query.length > MAX_TEXT_CHARACTERS) throw new InvalidArgumentError('query', `is longer than ${MAX_TEXT_CHARACTERS} characters (the service's E2004)`);
+  checkLocale(locale, logger, warned);
+  if (replaceCanvasId !== undefined) pathSegment('replaceCanvasId', replaceCanvasId);
+  return { query, ...defined({ locale, canvasId: replaceCanvasId }) };
 }
 
 /** Builds the copilot resource; `logger` hears about undocumented locales (once each). */

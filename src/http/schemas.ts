@@ -186,8 +186,8 @@ const looseString = z.nullish(z.string());
 const id = z.string().check(z.minLength(1));
 const texts = z.nullish(z.array(z.string()));
 
-/** Only the keys whose value is defined, so results satisfy `exactOptionalPropertyTypes`. */
-function defined<T extends Record<string, unknown>>(fields: T): { [K in keyof T]?: Exclude<T[K], undefined | null> } {
+/** Only the keys whose value is defined (not `undefined` or `null`), so results satisfy `exactOptionalPropertyTypes`. */
+export function defined<T extends Record<string, unknown>>(fields: T): { [K in keyof T]?: Exclude<T[K], undefined | null> } {
   return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined && value !== null)) as {
     [K in keyof T]?: Exclude<T[K], undefined | null>;
   };

@@ -150,10 +150,13 @@ const SECONDS = /^\d+(?:\.\d+)?(?:[eE]\+?\d+)?$/u;
 /** IMF-fixdate, the one date form senders must generate (RFC 9110 §5.6.7): `Sun, 06 Nov 1994 08:49:37 GMT`. */
 const HTTP_DATE = /^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/u;
 
-function count(headers: Headers, name: string): number | undefined {
-  const raw = headers.get(name)?.trim();
-  return raw !== undefined && COUNT.test(raw) ? Number(raw) : undefined;
-}
+/** The four counters of service.md §2.1, by the field each is read into. */
+const COUNTERS = [
+  ['limitPerMinute', 'x-ratelimit-limit-rpm'],
+  ['remainingPerMinute', 'x-ratelimit-remaining-rpm'],
+  ['limitPerDay', 'x-ratelimit-limit-daily'],
+  ['remainingPerDay', 'x-ratelimit-remaining-daily'],
+] as const;
 
 /**
  * `Retry-After` in ms: seconds or an HTTP date, never below 0 and never above the largest exact
@@ -181,14 +184,14 @@ function retryAfterMs(headers: Headers, now: number): number | undefined {
  * ```
  */
 export function readRateLimit(headers: Headers, now: number = Date.now()): RateLimitInfo {
-  const entries = {
-    limitPerMinute: count(headers, 'x-ratelimit-limit-rpm'),
-    remainingPerMinute: count(headers, 'x-ratelimit-remaining-rpm'),
-    limitPerDay: count(headers, 'x-ratelimit-limit-daily'),
-    remainingPerDay: count(headers, 'x-ratelimit-remaining-daily'),
-    retryAfterMs: retryAfterMs(headers, now),
-  };
-  return Object.fromEntries(Object.entries(entries).filter(([, value]) => value !== undefined));
+  const info: Record<string, number> = {};
+  for (const [field, name] of COUNTERS) {
+    const raw = headers.get(name)?.trim();
+    if (raw !== undefined && COUNT.test(raw)) info[field] = Number(raw);
+  }
+  const retryAfter = retryAfterMs(headers, now);
+  if (retryAfter !== undefined) info['retryAfterMs'] = retryAfter;
+  return info;
 }
 
 /**
@@ -294,10 +297,10 @@ export type RetryDecision =
   | { readonly retry: false; readonly reason: string }
   | { readonly retry: true; readonly delayMs: number; readonly reason: string };
 
-/** Exponential backoff with "equal jitter": half the step is fixed, half random, capped at `maxDelayMs`. */
-function backoff(input: RetryInput): number {
+/** Again after our own backoff: exponential with "equal jitter", half the step fixed, half random, capped at `maxDelayMs`. */
+function backoff(input: RetryInput, reason: string): RetryDecision {
   const step = Math.min(input.policy.maxDelayMs, input.policy.baseDelayMs * 2 ** (input.attempt - 1));
-  return Math.round(step / 2 + (input.random * step) / 2);
+  return { retry: true, delayMs: Math.round(step / 2 + (input.random * step) / 2), reason };
 }
 
 function waitFor(delayMs: number, input: RetryInput, reason: string): RetryDecision {
@@ -322,7 +325,7 @@ export function decideRetry(input: RetryInput): RetryDecision {
     // A server asking for more than the caller accepts gets its error surfaced at once, with or
     // without a gate: behind one the wait would otherwise sit in the gate's queue instead.
     const asked = error.rateLimit.retryAfterMs;
-    if (asked !== undefined && asked > input.policy.maxWaitMs) return { retry: false, reason: `server asks to wait ${asked} ms, over maxWaitMs` };
+    if (asked !== undefined && asked > input.policy.maxWaitMs) return waitFor(asked, input, 'rate limited');
     const window = input.gated === true ? 0 : (asked ?? input.policy.rateLimitWaitMs);
     // Behind a gate the budget spaces identical starts itself (budget/duplicate-starts.ts).
     const delayMs = endpoint === 'run' && input.gated !== true ? Math.max(window, DUPLICATE_WINDOW_MS) : window;
@@ -332,14 +335,14 @@ export function decideRetry(input: RetryInput): RetryDecision {
   //    and a start whose connection was never made (refused, no such host), which reached nothing.
   if (!isRepeatable(endpoint) && !neverConnected(error)) return { retry: false, reason: `${endpoint} is not repeatable` };
   // 4. No answer: the connection failed or timed out.
-  if (isNetworkError(error)) return { retry: true, delayMs: backoff(input), reason: 'network' };
-  if (isTimeoutError(error)) return { retry: true, delayMs: backoff(input), reason: 'timeout' };
+  if (isNetworkError(error)) return backoff(input, 'network');
+  if (isTimeoutError(error)) return backoff(input, 'timeout');
   // 5. The server failed (5xx, E0000); honour its Retry-After when it sent one.
   if (isServerError(error)) {
-    return error.retryAfterMs === undefined ? { retry: true, delayMs: backoff(input), reason: 'server error' } : waitFor(error.retryAfterMs, input, 'server error');
+    return error.retryAfterMs === undefined ? backoff(input, 'server error') : waitFor(error.retryAfterMs, input, 'server error');
   }
   // 6. A body that is not JSON at all is a broken transfer, not a schema change: worth one more look.
-  if (isResponseValidationError(error) && error.reason === 'not-json') return { retry: true, delayMs: backoff(input), reason: 'unreadable body' };
+  if (isResponseValidationError(error) && error.reason === 'not-json') return backoff(input, 'unreadable body');
   // 7. Everything else (4xx, not found, schema mismatch, bad arguments) fails the same way again.
   return { retry: false, reason: 'not retryable' };
 }
