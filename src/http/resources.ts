@@ -53,48 +53,37 @@ function checkText(text: string, path: string, what: string): void {
 /**
  * Refuses what JSON cannot carry faithfully (undefined, functions, symbols, bigints, NaN/Infinity,
  * class instances such as Date or Map, cycles, lone surrogates), nesting deeper than
- * `MAX_JSON_DEPTH`, and strings the service would reject (E2004). Walks with its own stack, so no
- * input can overflow the call stack.
+ * `MAX_JSON_DEPTH`, and strings the service would reject (E2004). `ancestors` are the objects it is
+ * inside: at most `MAX_JSON_DEPTH`, so however deep the input, the walk's own depth stays small.
  */
-function checkValue(root: unknown, rootPath: string): void {
-  type Visit = { readonly value: unknown; readonly path: string; readonly depth: number } | { readonly leave: object };
-  const stack: Visit[] = [{ value: root, path: rootPath, depth: 0 }];
-  const ancestors = new Set<object>();
-  for (let visit = stack.pop(); visit !== undefined; visit = stack.pop()) {
-    if ('leave' in visit) {
-      ancestors.delete(visit.leave);
-      continue;
+function checkValue(value: unknown, path: string, ancestors: object[] = []): void {
+  switch (typeof value) {
+    case 'string':
+      checkText(value, path, 'the value');
+      return;
+    case 'boolean':
+      return;
+    case 'number':
+      if (!Number.isFinite(value)) throw new InvalidArgumentError(path, `${String(value)} is not representable in JSON`);
+      return;
+    case 'object': {
+      if (value === null) return;
+      if (ancestors.includes(value)) throw new InvalidArgumentError(path, 'contains a cycle');
+      const isArray = Array.isArray(value);
+      if (!isArray && !isPlainObject(value)) throw new InvalidArgumentError(path, 'must be a plain object, array or primitive');
+      if (ancestors.length >= MAX_JSON_DEPTH) throw new InvalidArgumentError(path, `nests deeper than ${MAX_JSON_DEPTH} levels`);
+      const entries = Object.entries(value as Record<string, unknown>);
+      if (!isArray) for (const [key] of entries) checkText(key, `${path}.${key}`, 'the name');
+      ancestors.push(value);
+      for (const [key, entry] of entries) checkValue(entry, isArray ? `${path}[${key}]` : `${path}.${key}`, ancestors);
+      ancestors.pop();
+      return;
     }
-    const { value, path, depth } = visit;
-    switch (typeof value) {
-      case 'string':
-        checkText(value, path, 'the value');
-        continue;
-      case 'boolean':
-        continue;
-      case 'number':
-        if (!Number.isFinite(value)) throw new InvalidArgumentError(path, `${String(value)} is not representable in JSON`);
-        continue;
-      case 'undefined':
-      case 'function':
-      case 'symbol':
-      case 'bigint':
-        throw new InvalidArgumentError(path, `a ${typeof value} is not JSON-serialisable`);
-      case 'object': {
-        if (value === null) continue;
-        if (ancestors.has(value)) throw new InvalidArgumentError(path, 'contains a cycle');
-        if (!Array.isArray(value) && !isPlainObject(value)) throw new InvalidArgumentError(path, 'must be a plain object, array or primitive');
-        if (depth >= MAX_JSON_DEPTH) throw new InvalidArgumentError(path, `nests deeper than ${MAX_JSON_DEPTH} levels`);
-        ancestors.add(value);
-        stack.push({ leave: value });
-        // Pushed in reverse, so that the walk (and so the first error) follows the value's own order.
-        for (const [key, entry] of Object.entries(value as Record<string, unknown>).reverse()) {
-          if (!Array.isArray(value)) checkText(key, `${path}.${key}`, 'the name');
-          stack.push({ value: entry, path: Array.isArray(value) ? `${path}[${key}]` : `${path}.${key}`, depth: depth + 1 });
-        }
-        continue;
-      }
-    }
+    case 'undefined':
+    case 'function':
+    case 'symbol':
+    case 'bigint':
+      throw new InvalidArgumentError(path, `a ${typeof value} is not JSON-serialisable`);
   }
 }
 
