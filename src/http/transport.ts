@@ -5,10 +5,9 @@ import { isApiError, isRateLimitError, isServerError } from '../errors/api-error
 import { isNetworkError, isResponseTooLargeError, isTimeoutError, NetworkError, RedirectError, ResponseTooLargeError, TimeoutError } from '../errors/transport-errors.js';
 import { InvalidArgumentError, isResponseValidationError, objectArgument, ResponseValidationError } from '../errors/validation-errors.js';
 import { CALL_PRIORITIES, ENDPOINTS, isRepeatable, priorityOf, type CallPriority, type Endpoint, type RequestPriority } from '../domain/endpoints.js';
-import type { Logger } from '../domain/model.js';
 import type { RetryOptions } from '../domain/options.js';
-import type { GateTicket, GateTurn, RateLimitInfo, RequestGate } from '../domain/requests.js';
-import type { RequestTelemetry, RequestTelemetryEnd, RequestTelemetryHook } from '../domain/telemetry.js';
+import type { GateTicket, GateTurn, RateLimitInfo } from '../domain/requests.js';
+import type { RequestTelemetry, RequestTelemetryEnd } from '../domain/telemetry.js';
 import type { CallOptions } from './calls.js';
 import { createRedactor, type Redactor } from './key-redaction.js';
 import type { ResolvedOptions } from './options.js';
@@ -16,8 +15,8 @@ import { PACKAGE_VERSION } from './package-version.js';
 import { parseContext, type DataSchema } from './schemas.js';
 
 /**
- * The request path: every call goes validate → retry → budget → deadline → fetch → unwrap, each stage
- * a small function over an Observable, composed in `createTransport`. A call is one subscription:
+ * The request path: every call goes validate → telemetry → retry → budget → deadline → fetch →
+ * unwrap: a request is one {@link Retrying} and its current {@link Attempt}. A call is one subscription:
  * unsubscribing (or aborting the call's signal) stops it wherever it is — waiting in the budget,
  * between attempts, on the wire or reading the body — and leaves no timer or listener behind.
  */
@@ -366,16 +365,10 @@ export function startedNothing(error: unknown): boolean {
 /** One HTTP exchange: the answer, its body read within `maxResponseBytes`; `headers` are the telemetry's. */
 type Exchange = (spec: RequestSpec<unknown>, signal: AbortSignal, headers: Readonly<Record<string, string>> | undefined) => Promise<Answer>;
 
-/** What every request of one transport shares: how it is sent, and the rules of its attempts. */
-interface RequestPath {
+/** What every request of one transport shares: the client's options, and how a request is sent and its answer cleaned. */
+interface RequestPath extends ResolvedOptions {
   readonly exchange: Exchange;
   readonly redact: Redactor;
-  readonly gate: RequestGate | undefined;
-  readonly telemetry: RequestTelemetryHook | undefined;
-  readonly policy: Required<RetryOptions>;
-  readonly timeouts: Readonly<Record<Endpoint, number>>;
-  readonly scheduler: SchedulerLike;
-  readonly logger: Logger | undefined;
 }
 
 /**
@@ -421,17 +414,8 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
     return { status: response.status, rateLimit, text: await readBodyText(response, maxResponseBytes, tooLarge) };
   };
 
-  const path: RequestPath = {
-    exchange,
-    // The key must never appear in errors or logs: whatever the server sends is rid of it before anything reads it.
-    redact: createRedactor(apiKey),
-    gate: options.gate,
-    telemetry: options.telemetry,
-    policy: options.retry,
-    timeouts: options.timeouts,
-    scheduler,
-    logger: options.logger,
-  };
+  // The key must never appear in errors or logs: whatever the server sends is rid of it (`redact`) before anything reads it.
+  const path: RequestPath = { ...options, exchange, redact: createRedactor(apiKey) };
 
   /**
    * The stages, in order: validate (the call described, its arguments checked, on subscription) →
@@ -526,7 +510,7 @@ class Retrying<T> implements Unsubscribable {
     this.#current = undefined;
     this.#failed += 1;
     const { spec, path, trace } = this;
-    const decision = decideRetry({ endpoint: spec.endpoint, attempt: this.#failed, error, policy: path.policy, random: Math.random(), gated: path.gate !== undefined });
+    const decision = decideRetry({ endpoint: spec.endpoint, attempt: this.#failed, error, policy: path.retry, random: Math.random(), gated: path.gate !== undefined });
     if (!decision.retry) {
       trace?.end('error', error);
       this.destination.error(error);
