@@ -122,16 +122,18 @@ const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/u;
 /**
  * Extra headers, checked here rather than failing late inside `fetch` with a bare TypeError: a name
  * must be a token, a value a string without CR, LF or NUL (which would split the request, or be
- * refused by every fetch).
+ * refused by every fetch). Custom headers may not replace the credentials: an `Authorization` among
+ * them is dropped.
  */
 function checkHeaders(headers: unknown): Readonly<Record<string, string>> {
   if (headers === undefined) return {};
   if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) throw new InvalidArgumentError('headers', 'must be an object of header names to values');
-  for (const [name, value] of Object.entries(headers)) {
+  const entries = Object.entries(headers);
+  for (const [name, value] of entries) {
     if (!HEADER_NAME.test(name)) throw new InvalidArgumentError('headers', `${JSON.stringify(name)} is not a header name`);
     if (typeof value !== 'string' || /[\r\n\0]/u.test(value)) throw new InvalidArgumentError(`headers.${name}`, 'must be a string without CR, LF or NUL');
   }
-  return { ...(headers as Record<string, string>) };
+  return Object.fromEntries(entries.filter(([name]) => name.toLowerCase() !== 'authorization'));
 }
 
 /** Header values must not break the request line; a key with a newline is a paste accident. */

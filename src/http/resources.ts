@@ -1,5 +1,4 @@
 import { map, type Observable } from 'rxjs';
-import type * as z from 'zod/mini';
 import { InvalidArgumentError, objectArgument, pathSegment, ResponseValidationError } from '../errors/validation-errors.js';
 import type { ExecutionOutput, ExecutionSnapshot, GeneratedWorkflow, Logger, UploadedFile, Variables, WorkflowPlan, WorkflowSummary } from '../domain/model.js';
 import { planSchema, type PlanSchema } from '../domain/plan-schema.js';
@@ -14,8 +13,10 @@ import {
   uploadedFilesSchema,
   workflowPlanSchema,
   workflowSummariesSchema,
+  defined,
+  type DataSchema,
 } from './schemas.js';
-import type { RequestSpec, Transport } from './transport.js';
+import type { Placement, Transport } from './transport.js';
 import { toUploadParts, type UploadSource } from './upload-source.js';
 
 /**
@@ -52,48 +53,37 @@ function checkText(text: string, path: string, what: string): void {
 /**
  * Refuses what JSON cannot carry faithfully (undefined, functions, symbols, bigints, NaN/Infinity,
  * class instances such as Date or Map, cycles, lone surrogates), nesting deeper than
- * `MAX_JSON_DEPTH`, and strings the service would reject (E2004). Walks with its own stack, so no
- * input can overflow the call stack.
+ * `MAX_JSON_DEPTH`, and strings the service would reject (E2004). `ancestors` are the objects it is
+ * inside: at most `MAX_JSON_DEPTH`, so however deep the input, the walk's own depth stays small.
  */
-function checkValue(root: unknown, rootPath: string): void {
-  type Visit = { readonly value: unknown; readonly path: string; readonly depth: number } | { readonly leave: object };
-  const stack: Visit[] = [{ value: root, path: rootPath, depth: 0 }];
-  const ancestors = new Set<object>();
-  for (let visit = stack.pop(); visit !== undefined; visit = stack.pop()) {
-    if ('leave' in visit) {
-      ancestors.delete(visit.leave);
-      continue;
+function checkValue(value: unknown, path: string, ancestors: object[] = []): void {
+  switch (typeof value) {
+    case 'string':
+      checkText(value, path, 'the value');
+      return;
+    case 'boolean':
+      return;
+    case 'number':
+      if (!Number.isFinite(value)) throw new InvalidArgumentError(path, `${String(value)} is not representable in JSON`);
+      return;
+    case 'object': {
+      if (value === null) return;
+      if (ancestors.includes(value)) throw new InvalidArgumentError(path, 'contains a cycle');
+      const isArray = Array.isArray(value);
+      if (!isArray && !isPlainObject(value)) throw new InvalidArgumentError(path, 'must be a plain object, array or primitive');
+      if (ancestors.length >= MAX_JSON_DEPTH) throw new InvalidArgumentError(path, `nests deeper than ${MAX_JSON_DEPTH} levels`);
+      const entries = Object.entries(value as Record<string, unknown>);
+      if (!isArray) for (const [key] of entries) checkText(key, `${path}.${key}`, 'the name');
+      ancestors.push(value);
+      for (const [key, entry] of entries) checkValue(entry, isArray ? `${path}[${key}]` : `${path}.${key}`, ancestors);
+      ancestors.pop();
+      return;
     }
-    const { value, path, depth } = visit;
-    switch (typeof value) {
-      case 'string':
-        checkText(value, path, 'the value');
-        continue;
-      case 'boolean':
-        continue;
-      case 'number':
-        if (!Number.isFinite(value)) throw new InvalidArgumentError(path, `${String(value)} is not representable in JSON`);
-        continue;
-      case 'undefined':
-      case 'function':
-      case 'symbol':
-      case 'bigint':
-        throw new InvalidArgumentError(path, `a ${typeof value} is not JSON-serialisable`);
-      case 'object': {
-        if (value === null) continue;
-        if (ancestors.has(value)) throw new InvalidArgumentError(path, 'contains a cycle');
-        if (!Array.isArray(value) && !isPlainObject(value)) throw new InvalidArgumentError(path, 'must be a plain object, array or primitive');
-        if (depth >= MAX_JSON_DEPTH) throw new InvalidArgumentError(path, `nests deeper than ${MAX_JSON_DEPTH} levels`);
-        ancestors.add(value);
-        stack.push({ leave: value });
-        // Pushed in reverse, so that the walk (and so the first error) follows the value's own order.
-        for (const [key, entry] of Object.entries(value as Record<string, unknown>).reverse()) {
-          if (!Array.isArray(value)) checkText(key, `${path}.${key}`, 'the name');
-          stack.push({ value: entry, path: Array.isArray(value) ? `${path}[${key}]` : `${path}.${key}`, depth: depth + 1 });
-        }
-        continue;
-      }
-    }
+    case 'undefined':
+    case 'function':
+    case 'symbol':
+    case 'bigint':
+      throw new InvalidArgumentError(path, `a ${typeof value} is not JSON-serialisable`);
   }
 }
 
@@ -219,23 +209,21 @@ function checkInteger(argument: string, value: number, min: number, max: number)
   return value;
 }
 
-function searchParams(query: SearchQuery): Record<string, string | number> {
-  if (query.keyword !== undefined && typeof query.keyword !== 'string') throw new InvalidArgumentError('keyword', 'must be a string');
-  if (query.order !== undefined && !(WORKFLOW_ORDERS as readonly string[]).includes(query.order)) {
-    throw new InvalidArgumentError('order', `must be one of ${WORKFLOW_ORDERS.join(', ')}`);
-  }
-  return {
-    ...(query.keyword === undefined || query.keyword === '' ? {} : { keyword: query.keyword }),
-    ...(query.order === undefined ? {} : { order: query.order }),
-    ...(query.page === undefined ? {} : { page: checkInteger('page', query.page, 1, Number.MAX_SAFE_INTEGER) }),
-    ...(query.pageSize === undefined ? {} : { pageSize: checkInteger('pageSize', query.pageSize, 1, MAX_PAGE_SIZE) }),
-  };
+function searchParams({ keyword, order, page, pageSize }: SearchQuery): Record<string, string | number> {
+  if (keyword !== undefined && typeof keyword !== 'string') throw new InvalidArgumentError('keyword', 'must be a string');
+  if (order !== undefined && !(WORKFLOW_ORDERS as readonly string[]).includes(order)) throw new InvalidArgumentError('order', `must be one of ${WORKFLOW_ORDERS.join(', ')}`);
+  return defined({
+    keyword: keyword === '' ? undefined : keyword,
+    order,
+    page: page === undefined ? undefined : checkInteger('page', page, 1, Number.MAX_SAFE_INTEGER),
+    pageSize: pageSize === undefined ? undefined : checkInteger('pageSize', pageSize, 1, MAX_PAGE_SIZE),
+  });
 }
 
 /** Builds the workflows resource on the client's transport. */
 export function createWorkflowsApi({ call }: Transport): WorkflowsApi {
   const search = (query?: SearchQuery, options?: CallOptions): Promise<WorkflowSummary[]> =>
-    call(options, () => ({ endpoint: 'search', method: 'get', path: 'openapi/workflows', searchParams: searchParams(objectArgument('query', query)), schema: workflowSummariesSchema }));
+    call(options, () => ({ endpoint: 'search', path: 'openapi/workflows', searchParams: searchParams(objectArgument('query', query)), schema: workflowSummariesSchema }));
 
   async function* list(query?: ListQuery, options?: CallOptions): AsyncGenerator<WorkflowSummary, void, undefined> {
     const { maxPages = DEFAULT_MAX_PAGES, ...rest } = objectArgument('query', query);
@@ -256,7 +244,7 @@ export function createWorkflowsApi({ call }: Transport): WorkflowsApi {
   }
 
   const get = (canvasId: string, options?: CallOptions): Promise<WorkflowPlan> =>
-    call(options, () => ({ endpoint: 'detail', method: 'get', path: `openapi/workflows/${pathSegment('canvasId', canvasId)}`, schema: workflowPlanSchema }));
+    call(options, () => ({ endpoint: 'detail', path: `openapi/workflows/${pathSegment('canvasId', canvasId)}`, schema: workflowPlanSchema }));
 
   return {
     search,
@@ -304,10 +292,7 @@ function checkVariables(variables: unknown): asserts variables is Variables {
 }
 
 /** How the run layer places one of its reads: its class in the budget and the parent of its telemetry (see `CallOptions`). */
-export interface ReadPlacement {
-  readonly priority?: CallOptions['priority'];
-  readonly telemetryParent?: unknown;
-}
+export type ReadPlacement = Placement;
 
 /**
  * An execution's reads as Observables, for the run layer: one request per subscription, cancelled by
@@ -338,11 +323,8 @@ export function createExecutionsApi(context: ExecutionsContext): ExecutionsApi {
   const { call, request } = context.transport;
   /** One request on an existing execution: keyed by its id for the budget, its errors carry the id. */
   const onExecution =
-    <T>(endpoint: 'status' | 'output' | 'abort', method: 'get' | 'post', executionId: string, schema: z.ZodMiniType<T>) =>
-    () => ({ endpoint, method, path: `openapi/workflow/${pathSegment('executionId', executionId)}/${endpoint}`, key: executionId, executionId, schema });
-  /** A read placed as the run layer asks. */
-  const placed = <T>(describe: () => RequestSpec<T>, placement: ReadPlacement | undefined): Observable<T> =>
-    request(placement?.priority === undefined && placement?.telemetryParent === undefined ? describe : () => ({ ...describe(), priority: placement.priority, telemetryParent: placement.telemetryParent }));
+    <T>(endpoint: 'status' | 'output' | 'abort', executionId: string, schema: DataSchema<T>) =>
+    () => ({ endpoint, path: `openapi/workflow/${pathSegment('executionId', executionId)}/${endpoint}`, key: executionId, executionId, schema });
   const api: ExecutionsApi = {
     start: (canvasId: string, input?: { readonly variables?: Variables }, options?: StartOptions) =>
       call(options, () => {
@@ -355,22 +337,21 @@ export function createExecutionsApi(context: ExecutionsContext): ExecutionsApi {
         warnAboutFileKeyLookalikes(variables, context.uploadedKeys, context.logger);
         return {
           endpoint: 'run',
-          method: 'post',
           path: `openapi/workflow/${segment}/run`,
-          json,
+          body: json,
           // Identical starts (same canvas, same exact body) share a key in the budget (service.md §2.2).
           key: `${canvasId}\n${json}`,
           schema: startedExecutionSchema,
           onSending,
         };
       }),
-    status: (executionId, options) => call(options, onExecution('status', 'get', executionId, snapshotDataSchema)).then((data) => withRequestedId(data, executionId)),
-    output: (executionId, options) => call(options, onExecution('output', 'get', executionId, executionOutputSchema)),
-    abort: (executionId, options) => call(options, onExecution('abort', 'post', executionId, abortSchema)),
+    status: (executionId, options) => call(options, onExecution('status', executionId, snapshotDataSchema)).then((data) => withRequestedId(data, executionId)),
+    output: (executionId, options) => call(options, onExecution('output', executionId, executionOutputSchema)),
+    abort: (executionId, options) => call(options, onExecution('abort', executionId, abortSchema)),
   };
   READS.set(api, {
-    status: (executionId, placement) => placed(onExecution('status', 'get', executionId, snapshotDataSchema), placement).pipe(map((data) => withRequestedId(data, executionId))),
-    output: (executionId, placement) => placed(onExecution('output', 'get', executionId, executionOutputSchema), placement),
+    status: (executionId, placement) => request(onExecution('status', executionId, snapshotDataSchema), placement).pipe(map((data) => withRequestedId(data, executionId))),
+    output: (executionId, placement) => request(onExecution('output', executionId, executionOutputSchema), placement),
   });
   return api;
 }
@@ -412,7 +393,7 @@ export function createFilesApi({ call }: Transport, uploadedKeys: Set<string>): 
         const batch = parts.slice(start, start + UPLOAD_BATCH_SIZE);
         const form = new FormData();
         for (const part of batch) form.append('files', part.blob, part.name); // field `files`, repeated (service.md §2.3)
-        const uploaded = await call(options, () => ({ endpoint: 'upload', method: 'post', path: 'openapi/files/upload', body: form, schema: uploadedFilesSchema }));
+        const uploaded = await call(options, () => ({ endpoint: 'upload', path: 'openapi/files/upload', body: form, schema: uploadedFilesSchema }));
         if (uploaded.length !== batch.length) {
           throw new ResponseValidationError({
             endpoint: 'upload',
@@ -499,16 +480,12 @@ function checkLocale(locale: string | undefined, logger: Logger | undefined, war
   }
 }
 
-function checkRequest(request: GenerateRequest, logger: Logger | undefined, warned: Set<string>): { query: string; locale?: string; canvasId?: string } {
-  if (typeof request.query !== 'string' || request.query.trim() === '') throw new InvalidArgumentError('query', 'must not be empty');
-  if (request.query.length > MAX_TEXT_CHARACTERS) throw new InvalidArgumentError('query', `is longer than ${MAX_TEXT_CHARACTERS} characters (the service's E2004)`);
-  checkLocale(request.locale, logger, warned);
-  if (request.replaceCanvasId !== undefined) pathSegment('replaceCanvasId', request.replaceCanvasId);
-  return {
-    query: request.query,
-    ...(request.locale === undefined ? {} : { locale: request.locale }),
-    ...(request.replaceCanvasId === undefined ? {} : { canvasId: request.replaceCanvasId }),
-  };
+function checkRequest({ query, locale, replaceCanvasId }: GenerateRequest, logger: Logger | undefined, warned: Set<string>): { query: string; locale?: string; canvasId?: string } {
+  if (typeof query !== 'string' || query.trim() === '') throw new InvalidArgumentError('query', 'must not be empty');
+  if (query.length > MAX_TEXT_CHARACTERS) throw new InvalidArgumentError('query', `is longer than ${MAX_TEXT_CHARACTERS} characters (the service's E2004)`);
+  checkLocale(locale, logger, warned);
+  if (replaceCanvasId !== undefined) pathSegment('replaceCanvasId', replaceCanvasId);
+  return { query, ...defined({ locale, canvasId: replaceCanvasId }) };
 }
 
 /** Builds the copilot resource; `logger` hears about undocumented locales (once each). */
@@ -518,9 +495,8 @@ export function createCopilotApi({ call }: Transport, logger?: Logger): CopilotA
     generate: (request: GenerateRequest, options?: CallOptions) =>
       call(options, () => ({
         endpoint: 'copilot',
-        method: 'post',
         path: 'openapi/copilot/workflow/generate',
-        json: encodeJsonBody('request', checkRequest(request, logger, warned)),
+        body: encodeJsonBody('request', checkRequest(request, logger, warned)),
         schema: generatedWorkflowSchema,
       })),
   };

@@ -22,8 +22,9 @@ import type {
 } from '../domain/model.js';
 
 /**
- * The service's answers, as zod/mini schemas of each endpoint's `data`, and the lenient readings of
- * its loose values (statuses, node errors) they use.
+ * The service's answers: each endpoint's `data` checked by a zod/mini schema of its shape, then read
+ * as the model by a plain function (defaults, lenient statuses, node errors) — the zod schemas check,
+ * they do not transform.
  */
 
 /**
@@ -90,23 +91,18 @@ function typeName(type: string, input: unknown): string {
  */
 export const parseContext: z.core.ParseContext<z.core.$ZodIssue> = { error: issueMessage };
 
-const EXECUTION_STATUSES: ReadonlySet<string> = new Set<ExecutionStatus>(['init', 'executing', 'finish', 'failed']);
-const NODE_STATUSES: ReadonlySet<string> = new Set<NodeStatus>(['init', 'waiting', 'executing', 'finish', 'failed']);
+const EXECUTION_STATUSES: ReadonlySet<ExecutionStatus> = new Set<ExecutionStatus>(['init', 'executing', 'finish', 'failed']);
+const NODE_STATUSES: ReadonlySet<NodeStatus> = new Set<NodeStatus>(['init', 'waiting', 'executing', 'finish', 'failed']);
 
 /**
- * Maps a raw execution status to the model: the service answers a start with `running`, which the
- * spec does not list, while the execution itself is `executing` (service.md §3.1). Anything unknown
- * becomes `unknown` (the raw value is kept beside it) rather than failing a poll.
+ * Reads a raw execution or node status as the model's, with the raw value beside it: the service
+ * answers a start with `running`, which the spec does not list, while the execution itself is
+ * `executing` (service.md §3.1); a node's `waiting` never occurs on the service but is accepted.
+ * Anything unknown becomes `unknown` rather than failing a poll.
  */
-function toExecutionStatus(raw: string): ExecutionStatus {
-  if (raw === 'running') return 'executing';
-  return EXECUTION_STATUSES.has(raw) ? (raw as ExecutionStatus) : 'unknown';
-}
-
-/** Maps a raw node status; `waiting` never occurs on the service but is accepted (service.md §3.1). */
-function toNodeStatus(raw: string): NodeStatus {
-  if (raw === 'running') return 'executing';
-  return NODE_STATUSES.has(raw) ? (raw as NodeStatus) : 'unknown';
+function statusOf<S extends string>(raw: string | null | undefined, known: ReadonlySet<S>): { status: S | 'executing' | 'unknown'; rawStatus: string } {
+  const rawStatus = raw ?? '';
+  return { status: rawStatus === 'running' ? 'executing' : (known as ReadonlySet<string>).has(rawStatus) ? (rawStatus as S) : 'unknown', rawStatus };
 }
 
 /** Maps a raw message type (spec §2.5). */
@@ -160,99 +156,117 @@ function shallowJson(value: unknown): string | undefined {
   return JSON.stringify(value);
 }
 
-/** One search result; untitled workflows read `Untitled` on the service (service.md §5.1). */
-export const workflowSummariesSchema: z.ZodMiniType<WorkflowSummary[]> = z.array(
-  z.pipe(
-    z.object({ canvasId: z.string().check(z.minLength(1)), title: z.nullish(z.string()) }),
-    z.transform(({ canvasId, title }) => ({ canvasId, title: title ?? 'Untitled' })),
-  ),
-);
+/**
+ * An endpoint's `data` schema: checked, then read as the model. A zod schema is one that reads its
+ * data as it is; {@link dataSchema} pairs a zod schema with the function that reads what it checked.
+ *
+ * @example
+ * ```ts
+ * const parsed = workflowPlanSchema.safeParse(data, parseContext);
+ * if (parsed.success) console.log(parsed.data.tasks.length);
+ * ```
+ */
+export interface DataSchema<T> {
+  safeParse(data: unknown, context?: z.core.ParseContext<z.core.$ZodIssue>): { readonly success: true; readonly data: T; readonly error?: never } | { readonly success: false; readonly data?: never; readonly error: z.core.$ZodError };
+}
 
-const taskSchema: z.ZodMiniType<PlanTask> = z.pipe(
-  z.object({
-    id: z.string(),
-    title: z.nullish(z.string()),
-    prompt: z.nullish(z.string()),
-    toolsets: z.nullish(z.array(z.string())),
-    // service.md §5.2: task→task edges only, omitted when empty.
-    dependentTasks: z.nullish(z.array(z.string())),
-  }),
-  z.transform(({ id, title, prompt, toolsets, dependentTasks }) => ({
-    id,
-    title: title ?? '',
-    prompt: prompt ?? '',
-    toolsets: toolsets ?? [],
-    dependentTasks: dependentTasks ?? [],
-  })),
-);
-
-const VARIABLE_TYPES: ReadonlySet<unknown> = new Set<VariableType>(['string', 'option', 'resource']);
-
-const isVariableType = (value: unknown): value is VariableType => VARIABLE_TYPES.has(value);
-
-const variableSchema: z.ZodMiniType<PlanVariable> = z.pipe(
-  z.object({
-    name: z.string(),
-    // Checked in the transform, not by `z.catch(z.enum(…))`: an unknown type is dropped rather than
-    // failing the whole plan, and zod/mini's `catch` alone adds about 10 KB (minified) of zod's
-    // utilities to the browser bundle.
-    variableType: z.unknown(),
-    required: z.nullish(z.boolean()),
-    options: z.nullish(z.array(z.string())),
-  }),
-  z.transform(({ name, variableType, required, options }) => ({
-    name,
-    ...(isVariableType(variableType) ? { variableType } : {}),
-    // service.md §5.2: `required` defaults to false; `options` only when non-empty.
-    required: required ?? false,
-    ...(options === undefined || options === null ? {} : { options }),
-  })),
-);
-
-/** A workflow plan (spec §2.3), from detail and copilot. */
-export const workflowPlanSchema: z.ZodMiniType<WorkflowPlan> = z.pipe(
-  z.object({ title: z.nullish(z.string()), tasks: z.array(taskSchema), variables: z.nullish(z.array(variableSchema)) }),
-  z.transform(({ title, tasks, variables }) => ({ title: title ?? 'Untitled', tasks, variables: variables ?? [] })),
-);
-
-/** Copilot generation data (spec §4.8). */
-export const generatedWorkflowSchema: z.ZodMiniType<GeneratedWorkflow> = z.object({ canvasId: z.string().check(z.minLength(1)), workflowPlan: workflowPlanSchema });
-
-/** Upload data (spec §4.7): keys are strict, since a run needs them. */
-export const uploadedFilesSchema: z.ZodMiniType<UploadedFile[]> = z.pipe(
-  z.object({ files: z.array(z.object({ fileKey: z.string().check(z.minLength(1)), fileName: z.string() })) }),
-  z.transform(({ files }) => files),
-);
+/** `schema`'s checks, then `read` of what passed them. */
+function dataSchema<R, T>(schema: z.ZodMiniType<R>, read: (checked: R) => T): DataSchema<T> {
+  return {
+    safeParse: (data, context) => {
+      const parsed = schema.safeParse(data, context);
+      return parsed.success ? { success: true, data: read(parsed.data) } : parsed;
+    },
+  };
+}
 
 /** The spec marks many strings optional and the service sends `null` for some (service.md §4.2). */
 const looseString = z.nullish(z.string());
+/** An id a later call needs: strict. */
+const id = z.string().check(z.minLength(1));
+const texts = z.nullish(z.array(z.string()));
 
-/** Only the keys whose value is defined, so results satisfy `exactOptionalPropertyTypes`. */
-function defined<T extends Record<string, unknown>>(fields: T): { [K in keyof T]?: Exclude<T[K], undefined | null> } {
+/** Only the keys whose value is defined (not `undefined` or `null`), so results satisfy `exactOptionalPropertyTypes`. */
+export function defined<T extends Record<string, unknown>>(fields: T): { [K in keyof T]?: Exclude<T[K], undefined | null> } {
   return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined && value !== null)) as {
     [K in keyof T]?: Exclude<T[K], undefined | null>;
   };
 }
 
-/** `POST /openapi/workflow/{canvasId}/run` data. The id is strict: without it nothing can be tracked. */
-export const startedExecutionSchema: z.ZodMiniType<StartedExecution> = z.pipe(
-  z.object({ executionId: z.string().check(z.minLength(1)), status: looseString }),
-  z.transform(({ executionId, status }) => {
-    const rawStatus = status ?? '';
-    return { executionId, status: toExecutionStatus(rawStatus), rawStatus };
-  }),
+/** One page of search results; untitled workflows read `Untitled` on the service (service.md §5.1). */
+export const workflowSummariesSchema: DataSchema<WorkflowSummary[]> = dataSchema(z.array(z.object({ canvasId: id, title: looseString })), (summaries) =>
+  summaries.map(({ canvasId, title }) => ({ canvasId, title: title ?? 'Untitled' })),
 );
 
-const nodeExecutionSchema: z.ZodMiniType<NodeExecution> = z.pipe(
-  z.object({ nodeId: z.string(), status: looseString, title: looseString, errorMessage: looseString }),
-  z.transform(({ nodeId, status, title, errorMessage }) => {
-    const rawStatus = status ?? '';
-    return { nodeId, status: toNodeStatus(rawStatus), rawStatus, ...defined({ title, error: parseNodeError(errorMessage) }) };
-  }),
-);
+const taskSchema = z.object({
+  id: z.string(),
+  title: looseString,
+  prompt: looseString,
+  toolsets: texts,
+  // service.md §5.2: task→task edges only, omitted when empty.
+  dependentTasks: texts,
+});
+
+const VARIABLE_TYPES: ReadonlySet<unknown> = new Set<VariableType>(['string', 'option', 'resource']);
+
+const isVariableType = (value: unknown): value is VariableType => VARIABLE_TYPES.has(value);
+
+const variableSchema = z.object({
+  name: z.string(),
+  // Checked when read, not by `z.catch(z.enum(…))`: an unknown type is dropped rather than failing
+  // the whole plan, and zod/mini's `catch` alone adds about 10 KB (minified) of zod's utilities to
+  // the browser bundle.
+  variableType: z.unknown(),
+  required: z.nullish(z.boolean()),
+  options: texts,
+});
+
+const planSchema = z.object({ title: looseString, tasks: z.array(taskSchema), variables: z.nullish(z.array(variableSchema)) });
+
+function readTask({ id, title, prompt, toolsets, dependentTasks }: z.output<typeof taskSchema>): PlanTask {
+  return { id, title: title ?? '', prompt: prompt ?? '', toolsets: toolsets ?? [], dependentTasks: dependentTasks ?? [] };
+}
+
+function readVariable({ name, variableType, required, options }: z.output<typeof variableSchema>): PlanVariable {
+  return {
+    name,
+    ...(isVariableType(variableType) ? { variableType } : {}),
+    // service.md §5.2: `required` defaults to false; `options` only when non-empty.
+    required: required ?? false,
+    ...(options === undefined || options === null ? {} : { options }),
+  };
+}
+
+function readPlan({ title, tasks, variables }: z.output<typeof planSchema>): WorkflowPlan {
+  return { title: title ?? 'Untitled', tasks: tasks.map(readTask), variables: (variables ?? []).map(readVariable) };
+}
+
+/** A workflow plan (spec §2.3), from detail. */
+export const workflowPlanSchema: DataSchema<WorkflowPlan> = dataSchema(planSchema, readPlan);
+
+/** Copilot generation data (spec §4.8). */
+export const generatedWorkflowSchema: DataSchema<GeneratedWorkflow> = dataSchema(z.object({ canvasId: id, workflowPlan: planSchema }), ({ canvasId, workflowPlan }) => ({
+  canvasId,
+  workflowPlan: readPlan(workflowPlan),
+}));
+
+/** Upload data (spec §4.7): keys are strict, since a run needs them. */
+export const uploadedFilesSchema: DataSchema<UploadedFile[]> = dataSchema(z.object({ files: z.array(z.object({ fileKey: id, fileName: z.string() })) }), ({ files }) => files);
+
+/** `POST /openapi/workflow/{canvasId}/run` data. The id is strict: without it nothing can be tracked. */
+export const startedExecutionSchema: DataSchema<StartedExecution> = dataSchema(z.object({ executionId: id, status: looseString }), ({ executionId, status }) => ({
+  executionId,
+  ...statusOf(status, EXECUTION_STATUSES),
+}));
+
+const nodeExecutionSchema = z.object({ nodeId: z.string(), status: looseString, title: looseString, errorMessage: looseString });
 
 /** The status payload's fields, built once: zod compiles an object schema at its first parse, so a schema made per call costs that every poll. */
 const snapshotPayloadSchema = z.object({ executionId: looseString, status: looseString, createdAt: looseString, nodeExecutions: z.nullish(z.array(nodeExecutionSchema)) });
+
+function readNodeExecution({ nodeId, status, title, errorMessage }: z.output<typeof nodeExecutionSchema>): NodeExecution {
+  return { nodeId, ...statusOf(status, NODE_STATUSES), ...defined({ title, error: parseNodeError(errorMessage) }) };
+}
 
 /** The status data as the service sent it: `executionId` may be missing (see `withRequestedId`). */
 export type SnapshotData = Omit<ExecutionSnapshot, 'executionId'> & { readonly executionId?: string };
@@ -262,13 +276,12 @@ export type SnapshotData = Omit<ExecutionSnapshot, 'executionId'> & { readonly e
  * `executionId` is optional in the spec, and `withRequestedId` fills in the requested id when it is
  * missing. Not a schema per request: a run's next read waits in the budget holding its request.
  */
-export const snapshotDataSchema: z.ZodMiniType<SnapshotData> = z.pipe(
-  snapshotPayloadSchema,
-  z.transform(({ executionId, status, createdAt, nodeExecutions }) => {
-    const rawStatus = status ?? '';
-    return { ...defined({ executionId: executionId ?? undefined }), status: toExecutionStatus(rawStatus), rawStatus, ...defined({ createdAt }), nodes: nodeExecutions ?? [] };
-  }),
-);
+export const snapshotDataSchema: DataSchema<SnapshotData> = dataSchema(snapshotPayloadSchema, ({ executionId, status, createdAt, nodeExecutions }) => ({
+  ...defined({ executionId }),
+  ...statusOf(status, EXECUTION_STATUSES),
+  ...defined({ createdAt }),
+  nodes: (nodeExecutions ?? []).map(readNodeExecution),
+}));
 
 /** The snapshot of the execution asked for: the service's id, or the requested one when it sent none. */
 export function withRequestedId(data: SnapshotData, requestedId: string): ExecutionSnapshot {
@@ -276,55 +289,44 @@ export function withRequestedId(data: SnapshotData, requestedId: string): Execut
   return { executionId, ...rest };
 }
 
-/** `snapshotDataSchema` with the requested id filled in. */
-export function executionSnapshotSchema(requestedId: string): z.ZodMiniType<ExecutionSnapshot> {
-  return z.pipe(
-    snapshotDataSchema,
-    z.transform((data) => withRequestedId(data, requestedId)),
-  );
+const outputMessageSchema = z.object({ messageId: z.string(), type: looseString, content: looseString, reasoningContent: looseString });
+
+const outputNodeSchema = z.object({
+  nodeId: z.string(),
+  title: looseString,
+  status: looseString,
+  errorMessage: looseString,
+  startTime: looseString,
+  endTime: looseString,
+  messages: z.nullish(z.array(outputMessageSchema)),
+});
+
+const outputFileSchema = z.object({ name: z.string(), type: looseString, size: z.nullish(z.number()), nodeId: looseString, url: looseString });
+
+function readMessage({ messageId, type, content, reasoningContent }: z.output<typeof outputMessageSchema>): OutputMessage {
+  const rawType = type ?? '';
+  // service.md §4.5: reasoningContent is usually "" and may be null; both read as "".
+  return { messageId, type: toMessageType(rawType), rawType, content: content ?? '', reasoningContent: reasoningContent ?? '' };
 }
 
-const outputMessageSchema: z.ZodMiniType<OutputMessage> = z.pipe(
-  z.object({ messageId: z.string(), type: looseString, content: looseString, reasoningContent: looseString }),
-  z.transform(({ messageId, type, content, reasoningContent }) => {
-    const rawType = type ?? '';
-    // service.md §4.5: reasoningContent is usually "" and may be null; both read as "".
-    return { messageId, type: toMessageType(rawType), rawType, content: content ?? '', reasoningContent: reasoningContent ?? '' };
-  }),
-);
+function readOutputNode({ nodeId, title, status, errorMessage, startTime, endTime, messages }: z.output<typeof outputNodeSchema>): OutputNode {
+  return {
+    nodeId,
+    ...statusOf(status, NODE_STATUSES),
+    ...defined({ title, error: parseNodeError(errorMessage), startTime, endTime }),
+    messages: (messages ?? []).map(readMessage),
+  };
+}
 
-const outputNodeSchema: z.ZodMiniType<OutputNode> = z.pipe(
-  z.object({
-    nodeId: z.string(),
-    title: looseString,
-    status: looseString,
-    errorMessage: looseString,
-    startTime: looseString,
-    endTime: looseString,
-    messages: z.nullish(z.array(outputMessageSchema)),
-  }),
-  z.transform(({ nodeId, title, status, errorMessage, startTime, endTime, messages }) => {
-    const rawStatus = status ?? '';
-    return {
-      nodeId,
-      status: toNodeStatus(rawStatus),
-      rawStatus,
-      ...defined({ title, error: parseNodeError(errorMessage), startTime, endTime }),
-      messages: messages ?? [],
-    };
-  }),
-);
-
-const outputFileSchema: z.ZodMiniType<OutputFile> = z.pipe(
-  z.object({ name: z.string(), type: looseString, size: z.nullish(z.number()), nodeId: looseString, url: looseString }),
-  z.transform(({ name, type, size, nodeId, url }) => ({ name, type: type ?? '', ...defined({ size, nodeId, url }) })),
-);
+function readOutputFile({ name, type, size, nodeId, url }: z.output<typeof outputFileSchema>): OutputFile {
+  return { name, type: type ?? '', ...defined({ size, nodeId, url }) };
+}
 
 /** `GET /openapi/workflow/{executionId}/output` data (service.md §4.2, §4.6). */
-export const executionOutputSchema: z.ZodMiniType<ExecutionOutput> = z.pipe(
+export const executionOutputSchema: DataSchema<ExecutionOutput> = dataSchema(
   z.object({ output: z.nullish(z.array(outputNodeSchema)), files: z.nullish(z.array(outputFileSchema)) }),
-  z.transform(({ output, files }) => ({ output: output ?? [], files: files ?? [] })),
+  ({ output, files }) => ({ output: (output ?? []).map(readOutputNode), files: (files ?? []).map(readOutputFile) }),
 );
 
 /** `POST /openapi/workflow/{executionId}/abort` data: `null` (service.md §1.1); whatever comes is ignored. */
-export const abortSchema: z.ZodMiniType<undefined> = z.pipe(z.unknown(), z.transform(() => undefined));
+export const abortSchema: DataSchema<undefined> = dataSchema(z.unknown(), () => undefined);

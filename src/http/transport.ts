@@ -1,24 +1,22 @@
 import ky, { type KyInstance } from 'ky';
-import { defer, map, Observable, type Observer, type SchedulerLike, type Subscriber, type Subscription, type TeardownLogic, type Unsubscribable } from 'rxjs';
-import type * as z from 'zod/mini';
+import { Observable, type Observer, type SchedulerLike, type Subscription, type Unsubscribable } from 'rxjs';
 import { errorFromAnswer, type FailureBody } from '../errors/error-factory.js';
 import { isApiError, isRateLimitError, isServerError } from '../errors/api-errors.js';
 import { isNetworkError, isResponseTooLargeError, isTimeoutError, NetworkError, RedirectError, ResponseTooLargeError, TimeoutError } from '../errors/transport-errors.js';
 import { InvalidArgumentError, isResponseValidationError, objectArgument, ResponseValidationError } from '../errors/validation-errors.js';
-import { CALL_PRIORITIES, isRepeatable, priorityOf, type CallPriority, type Endpoint } from '../domain/endpoints.js';
-import type { Logger } from '../domain/model.js';
+import { CALL_PRIORITIES, ENDPOINTS, isRepeatable, priorityOf, type CallPriority, type Endpoint, type RequestPriority } from '../domain/endpoints.js';
 import type { RetryOptions } from '../domain/options.js';
-import type { GateTicket, GateTurn, RateLimitInfo, RequestGate } from '../domain/requests.js';
-import type { RequestTelemetry, RequestTelemetryHook } from '../domain/telemetry.js';
+import type { GateTicket, GateTurn, RateLimitInfo } from '../domain/requests.js';
+import type { RequestTelemetry, RequestTelemetryEnd } from '../domain/telemetry.js';
 import type { CallOptions } from './calls.js';
 import { createRedactor, type Redactor } from './key-redaction.js';
 import type { ResolvedOptions } from './options.js';
 import { PACKAGE_VERSION } from './package-version.js';
-import { parseContext } from './schemas.js';
+import { parseContext, type DataSchema } from './schemas.js';
 
 /**
- * The request path: every call goes validate → retry → budget → deadline → fetch → unwrap, each stage
- * a small function over an Observable, composed in `createTransport`. A call is one subscription:
+ * The request path: every call goes validate → telemetry → retry → budget → deadline → fetch →
+ * unwrap: a request is one {@link Retrying} and its current {@link Attempt}. A call is one subscription:
  * unsubscribing (or aborting the call's signal) stops it wherever it is — waiting in the budget,
  * between attempts, on the wire or reading the body — and leaves no timer or listener behind.
  */
@@ -28,27 +26,36 @@ import { parseContext } from './schemas.js';
  *
  * @example
  * ```ts
- * transport.call(options, () => ({ endpoint: 'status', method: 'get', path: 'openapi/workflow/we-1/status', schema, executionId: 'we-1' }));
+ * transport.call(options, () => ({ endpoint: 'status', path: 'openapi/workflow/we-1/status', schema, executionId: 'we-1' }));
  * ```
  */
 export interface RequestSpec<T> {
+  /** The endpoint, whose row of the endpoint table gives the method, class, timeout and whether a retry is safe. */
   readonly endpoint: Endpoint;
-  readonly method: 'get' | 'post';
   /** Relative to the base URL, without a leading slash; ids already encoded. */
   readonly path: string;
-  readonly schema: z.ZodMiniType<T>;
+  readonly schema: DataSchema<T>;
   readonly searchParams?: Readonly<Record<string, string | number>>;
-  /** The JSON body as text: exactly the bytes that were size-checked (`encodeJsonBody`) and keyed. */
-  readonly json?: string;
-  readonly body?: FormData;
+  /** JSON text (exactly the bytes that were size-checked by `encodeJsonBody`, and keyed), or an upload's form. */
+  readonly body?: string | FormData;
   /** Who the request is for, in the budget (`GateTicket.key`). */
   readonly key?: string;
   readonly executionId?: string;
-  /** The call's class in the budget, when the caller chose one (`CallOptions.priority`); else the endpoint's. */
-  readonly priority?: CallPriority | undefined;
   /** Told when an attempt leaves (`true`) and when it failed, leaving nothing on its way (`false`); see `StartOptions.onSending`. */
   readonly onSending?: ((sending: boolean) => void) | undefined;
-  /** The parent of the call's telemetry (`CallOptions.telemetryParent`). */
+}
+
+/**
+ * Where a request goes in the budget and in telemetry, when its caller says (`CallOptions`): its
+ * class instead of its endpoint's, and the parent of its telemetry.
+ *
+ * @example
+ * ```ts
+ * transport.request(describe, { priority: 'interactive' });
+ * ```
+ */
+export interface Placement {
+  readonly priority?: CallPriority | undefined;
   readonly telemetryParent?: unknown;
 }
 
@@ -57,20 +64,14 @@ export interface RequestSpec<T> {
  *
  * @example
  * ```ts
- * const plan = await transport.call(options, () => ({ endpoint: 'detail', method: 'get', path: 'openapi/workflows/c-1', schema: workflowPlanSchema }));
+ * const plan = await transport.call(options, () => ({ endpoint: 'detail', path: 'openapi/workflows/c-1', schema: workflowPlanSchema }));
  * ```
  */
 export interface Transport {
   /** One call per subscription; `describe` runs (and checks its arguments) on subscription. */
-  readonly request: <T>(describe: () => RequestSpec<T>) => Observable<T>;
+  readonly request: <T>(describe: () => RequestSpec<T>, placement?: Placement) => Observable<T>;
   /** One call, its options checked; aborting `options.signal` rejects with the signal's reason. */
   readonly call: <T>(options: CallOptions | undefined, describe: () => RequestSpec<T>) => Promise<T>;
-}
-
-/** A request's telemetry observer and what its attempts count for it. */
-interface Traced {
-  readonly observer: RequestTelemetry;
-  readonly tally: RequestTally;
 }
 
 /** One answer, read to its end: status, rate-limit headers and the body as text (the key not yet removed). */
@@ -89,11 +90,6 @@ function userAgentHeader(): Record<string, string> {
   return 'document' in globalThis ? {} : { 'user-agent': USER_AGENT };
 }
 
-/** Custom headers may not replace the credentials: an `Authorization` among them is dropped. */
-function customHeaders(headers: Readonly<Record<string, string>>): Record<string, string> {
-  return Object.fromEntries(Object.entries(headers).filter(([name]) => name.toLowerCase() !== 'authorization'));
-}
-
 /**
  * A call's options, checked: its signal, and its class in the budget. A priority outside
  * {@link CALL_PRIORITIES} (`'abort'` from plain JavaScript, say) is an `InvalidArgumentError`: the
@@ -108,32 +104,39 @@ function callOptions(options: CallOptions | undefined): { readonly signal: Abort
   return { signal, priority, telemetryParent };
 }
 
-/** What the budget is told of a request. */
-function ticketOf(spec: RequestSpec<unknown>): GateTicket {
-  const { endpoint, key } = spec;
-  const priority = spec.priority ?? priorityOf(endpoint);
-  // Built whole, not spread: every request makes one, every run's next read holds one while it waits.
-  return key === undefined ? { endpoint, priority } : { endpoint, priority, key };
-}
-
 /** What every error of a call carries. */
-function contextOf(spec: RequestSpec<unknown>): { readonly endpoint: Endpoint; readonly executionId?: string } {
-  return { endpoint: spec.endpoint, ...(spec.executionId === undefined ? {} : { executionId: spec.executionId }) };
+function contextOf(spec: Pick<RequestSpec<unknown>, 'endpoint' | 'executionId'>): { readonly endpoint: Endpoint; readonly executionId?: string } {
+  return spec.executionId === undefined ? { endpoint: spec.endpoint } : { endpoint: spec.endpoint, executionId: spec.executionId };
 }
 
 /**
- * What a request did, counted for its telemetry while it goes: only made when the client has a
+ * A request's telemetry: the hook's observer, and what the request's attempts count for it while it
+ * goes (answers, budget waits, retries), told once as it ends. Only made when the client has a
  * telemetry hook, so a client without one counts nothing.
  */
-class RequestTally {
+class Trace {
   retries = 0;
   budgetWaitMs = 0;
-  rateLimited = 0;
-  status: number | undefined;
+  #rateLimited = 0;
+  #status: number | undefined;
+  #ended = false;
+
+  constructor(
+    readonly observer: RequestTelemetry,
+    private readonly scheduler: SchedulerLike,
+  ) {}
 
   answered(status: number): void {
-    this.status = status;
-    if (status === 429) this.rateLimited += 1;
+    this.#status = status;
+    if (status === 429) this.#rateLimited += 1;
+  }
+
+  end(outcome: RequestTelemetryEnd['outcome'], error?: unknown): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    const status = this.#status;
+    const { retries, budgetWaitMs } = this;
+    this.observer.end({ at: this.scheduler.now(), outcome, retries, budgetWaitMs, rateLimited: this.#rateLimited, ...(status === undefined ? {} : { status }), ...(outcome === 'error' ? { error } : {}) });
   }
 }
 
@@ -146,10 +149,13 @@ const SECONDS = /^\d+(?:\.\d+)?(?:[eE]\+?\d+)?$/u;
 /** IMF-fixdate, the one date form senders must generate (RFC 9110 §5.6.7): `Sun, 06 Nov 1994 08:49:37 GMT`. */
 const HTTP_DATE = /^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/u;
 
-function count(headers: Headers, name: string): number | undefined {
-  const raw = headers.get(name)?.trim();
-  return raw !== undefined && COUNT.test(raw) ? Number(raw) : undefined;
-}
+/** The four counters of service.md §2.1, by the field each is read into. */
+const COUNTERS = [
+  ['limitPerMinute', 'x-ratelimit-limit-rpm'],
+  ['remainingPerMinute', 'x-ratelimit-remaining-rpm'],
+  ['limitPerDay', 'x-ratelimit-limit-daily'],
+  ['remainingPerDay', 'x-ratelimit-remaining-daily'],
+] as const;
 
 /**
  * `Retry-After` in ms: seconds or an HTTP date, never below 0 and never above the largest exact
@@ -177,14 +183,14 @@ function retryAfterMs(headers: Headers, now: number): number | undefined {
  * ```
  */
 export function readRateLimit(headers: Headers, now: number = Date.now()): RateLimitInfo {
-  const entries = {
-    limitPerMinute: count(headers, 'x-ratelimit-limit-rpm'),
-    remainingPerMinute: count(headers, 'x-ratelimit-remaining-rpm'),
-    limitPerDay: count(headers, 'x-ratelimit-limit-daily'),
-    remainingPerDay: count(headers, 'x-ratelimit-remaining-daily'),
-    retryAfterMs: retryAfterMs(headers, now),
-  };
-  return Object.fromEntries(Object.entries(entries).filter(([, value]) => value !== undefined));
+  const info: Record<string, number> = {};
+  for (const [field, name] of COUNTERS) {
+    const raw = headers.get(name)?.trim();
+    if (raw !== undefined && COUNT.test(raw)) info[field] = Number(raw);
+  }
+  const retryAfter = retryAfterMs(headers, now);
+  if (retryAfter !== undefined) info['retryAfterMs'] = retryAfter;
+  return info;
 }
 
 /**
@@ -247,7 +253,7 @@ function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
  * ```
  */
 export function unwrap<T>(answer: Answer, spec: Pick<RequestSpec<T>, 'endpoint' | 'executionId' | 'schema'>, redact: Redactor): T {
-  const context = { endpoint: spec.endpoint, ...(spec.executionId === undefined ? {} : { executionId: spec.executionId }) };
+  const context = contextOf(spec);
   if (answer.location !== undefined) throw new RedirectError({ ...context, status: answer.status, location: redact.text(answer.location) });
   const body = parseBody(answer.text, redact);
   const envelope = body.kind === 'json' && isRecord(body.value) ? body.value : undefined;
@@ -290,10 +296,10 @@ export type RetryDecision =
   | { readonly retry: false; readonly reason: string }
   | { readonly retry: true; readonly delayMs: number; readonly reason: string };
 
-/** Exponential backoff with "equal jitter": half the step is fixed, half random, capped at `maxDelayMs`. */
-function backoff(input: RetryInput): number {
+/** Again after our own backoff: exponential with "equal jitter", half the step fixed, half random, capped at `maxDelayMs`. */
+function backoff(input: RetryInput, reason: string): RetryDecision {
   const step = Math.min(input.policy.maxDelayMs, input.policy.baseDelayMs * 2 ** (input.attempt - 1));
-  return Math.round(step / 2 + (input.random * step) / 2);
+  return { retry: true, delayMs: Math.round(step / 2 + (input.random * step) / 2), reason };
 }
 
 function waitFor(delayMs: number, input: RetryInput, reason: string): RetryDecision {
@@ -318,7 +324,7 @@ export function decideRetry(input: RetryInput): RetryDecision {
     // A server asking for more than the caller accepts gets its error surfaced at once, with or
     // without a gate: behind one the wait would otherwise sit in the gate's queue instead.
     const asked = error.rateLimit.retryAfterMs;
-    if (asked !== undefined && asked > input.policy.maxWaitMs) return { retry: false, reason: `server asks to wait ${asked} ms, over maxWaitMs` };
+    if (asked !== undefined && asked > input.policy.maxWaitMs) return waitFor(asked, input, 'rate limited');
     const window = input.gated === true ? 0 : (asked ?? input.policy.rateLimitWaitMs);
     // Behind a gate the budget spaces identical starts itself (budget/duplicate-starts.ts).
     const delayMs = endpoint === 'run' && input.gated !== true ? Math.max(window, DUPLICATE_WINDOW_MS) : window;
@@ -328,14 +334,14 @@ export function decideRetry(input: RetryInput): RetryDecision {
   //    and a start whose connection was never made (refused, no such host), which reached nothing.
   if (!isRepeatable(endpoint) && !neverConnected(error)) return { retry: false, reason: `${endpoint} is not repeatable` };
   // 4. No answer: the connection failed or timed out.
-  if (isNetworkError(error)) return { retry: true, delayMs: backoff(input), reason: 'network' };
-  if (isTimeoutError(error)) return { retry: true, delayMs: backoff(input), reason: 'timeout' };
+  if (isNetworkError(error)) return backoff(input, 'network');
+  if (isTimeoutError(error)) return backoff(input, 'timeout');
   // 5. The server failed (5xx, E0000); honour its Retry-After when it sent one.
   if (isServerError(error)) {
-    return error.retryAfterMs === undefined ? { retry: true, delayMs: backoff(input), reason: 'server error' } : waitFor(error.retryAfterMs, input, 'server error');
+    return error.retryAfterMs === undefined ? backoff(input, 'server error') : waitFor(error.retryAfterMs, input, 'server error');
   }
   // 6. A body that is not JSON at all is a broken transfer, not a schema change: worth one more look.
-  if (isResponseValidationError(error) && error.reason === 'not-json') return { retry: true, delayMs: backoff(input), reason: 'unreadable body' };
+  if (isResponseValidationError(error) && error.reason === 'not-json') return backoff(input, 'unreadable body');
   // 7. Everything else (4xx, not found, schema mismatch, bad arguments) fails the same way again.
   return { retry: false, reason: 'not retryable' };
 }
@@ -356,6 +362,15 @@ export function startedNothing(error: unknown): boolean {
 
 // --- the stages ---------------------------------------------------------------------------------------
 
+/** One HTTP exchange: the answer, its body read within `maxResponseBytes`; `headers` are the telemetry's. */
+type Exchange = (spec: RequestSpec<unknown>, signal: AbortSignal, headers: Readonly<Record<string, string>> | undefined) => Promise<Answer>;
+
+/** What every request of one transport shares: the client's options, and how a request is sent and its answer cleaned. */
+interface RequestPath extends ResolvedOptions {
+  readonly exchange: Exchange;
+  readonly redact: Redactor;
+}
+
 /**
  * Creates the client's one ky instance and its request path. The API key lives only in this closure
  * and in the ky instance's headers, never on an object users can inspect.
@@ -363,18 +378,17 @@ export function startedNothing(error: unknown): boolean {
  * @example
  * ```ts
  * const transport = createTransport(apiKey, normalizeOptions(options));
- * const plan = await transport.call(undefined, () => ({ endpoint: 'detail', method: 'get', path: 'openapi/workflows/c-1', schema: workflowPlanSchema }));
+ * const plan = await transport.call(undefined, () => ({ endpoint: 'detail', path: 'openapi/workflows/c-1', schema: workflowPlanSchema }));
  * ```
  */
 export function createTransport(apiKey: string, options: ResolvedOptions): Transport {
-  const { gate, scheduler, logger, telemetry } = options;
-  // The key must never appear in errors or logs: whatever the server sends is rid of it before anything reads it.
-  const redact = createRedactor(apiKey);
+  const { scheduler, maxResponseBytes } = options;
   const http: KyInstance = ky.create({
     prefixUrl: `${options.baseUrl}/`,
-    headers: { ...userAgentHeader(), ...customHeaders(options.headers), authorization: `Bearer ${apiKey}` },
+    // `options.headers` holds no Authorization of its own (`normalizeOptions` drops one): the credentials are ours.
+    headers: { ...userAgentHeader(), ...options.headers, authorization: `Bearer ${apiKey}` },
     retry: 0, // retries are the retry stage's
-    timeout: false, // the deadline stage's, which covers the body too
+    timeout: false, // the deadline's, which covers the body too
     // A redirected API call is an error, never followed: fetch would carry the custom headers to the
     // other origin, turn a POST start into a GET and take that origin's answer for the start.
     redirect: 'manual',
@@ -382,207 +396,46 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
     ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
   });
 
-  /** One HTTP exchange, its body read within `maxResponseBytes`. */
-  const exchange = async (spec: RequestSpec<unknown>, signal: AbortSignal, extraHeaders: Readonly<Record<string, string>> | undefined): Promise<Answer> => {
-    const contentType = spec.json === undefined ? undefined : { 'content-type': 'application/json' };
-    const headers = extraHeaders === undefined ? contentType : { ...extraHeaders, ...contentType };
+  const exchange: Exchange = async (spec, signal, headers) => {
+    const { body } = spec;
     const response = await http(spec.path, {
-      method: spec.method,
+      method: ENDPOINTS[spec.endpoint].method,
       signal,
-      ...(spec.searchParams === undefined ? {} : { searchParams: { ...spec.searchParams } }),
-      ...(headers === undefined ? {} : { headers }),
-      ...(spec.json === undefined ? {} : { body: spec.json }),
-      ...(spec.body === undefined ? {} : { body: spec.body }),
+      searchParams: spec.searchParams,
+      headers: typeof body === 'string' ? { ...headers, 'content-type': 'application/json' } : (headers ?? {}),
+      body: body ?? null,
     });
     const rateLimit = readRateLimit(response.headers, scheduler.now());
     if (isRedirect(response)) {
       await response.body?.cancel().catch(() => undefined);
       return { status: response.status, rateLimit, text: '', location: response.headers.get('location') ?? '' };
     }
-    const tooLarge = (): Error => new ResponseTooLargeError({ ...contextOf(spec), maxBytes: options.maxResponseBytes });
-    return { status: response.status, rateLimit, text: await readBodyText(response, options.maxResponseBytes, tooLarge) };
+    const tooLarge = (): Error => new ResponseTooLargeError({ ...contextOf(spec), maxBytes: maxResponseBytes });
+    return { status: response.status, rateLimit, text: await readBodyText(response, maxResponseBytes, tooLarge) };
   };
 
-  /** fetch: one exchange per subscription; unsubscribing aborts it, headers or body. */
-  const fetchAnswer = (spec: RequestSpec<unknown>, traced?: Traced): Observable<Answer> =>
-    new Observable<Answer>((subscriber) => {
-      const controller = new AbortController();
-      let settled = false;
-      exchange(spec, controller.signal, traced?.observer.headers).then(
-        (answer) => {
-          settled = true;
-          traced?.tally.answered(answer.status);
-          subscriber.next(answer);
-          subscriber.complete();
-        },
-        (error: unknown) => {
-          settled = true;
-          // fetch's errors can quote the server: a malformed answer's bytes ride in a parser error's `data`.
-          subscriber.error(isResponseTooLargeError(error) ? error : new NetworkError({ ...contextOf(spec), cause: redact.error(error) }));
-        },
-      );
-      return () => {
-        if (!settled) controller.abort();
-      };
-    });
-
-  /**
-   * deadline: the endpoint's timeout covers the answer AND its body (a body that stalls would
-   * otherwise hang the call, and a run's polling, for ever); when it passes, the exchange is aborted.
-   */
-  const deadline = (spec: RequestSpec<unknown>, attempt: Observable<Answer>): Observable<Answer> =>
-    new Observable<Answer>((subscriber) => {
-      const timeoutMs = options.timeouts[spec.endpoint];
-      // The timer is set first, as the exchange may answer at once (its `next` then clears it); it fires
-      // on the scheduler, always after this function, so the exchange it stops exists by then.
-      const timer = scheduler.schedule(() => {
-        exchange.unsubscribe();
-        subscriber.error(new TimeoutError({ ...contextOf(spec), timeoutMs }));
-      }, timeoutMs);
-      const exchange = attempt.subscribe({
-        next: (answer) => {
-          timer.unsubscribe();
-          subscriber.next(answer);
-        },
-        error: (error: unknown) => {
-          subscriber.error(error);
-        },
-        complete: () => {
-          subscriber.complete();
-        },
-      });
-      return () => {
-        timer.unsubscribe();
-        exchange.unsubscribe();
-      };
-    });
-
-  /** One attempt's exchange: fetched within the endpoint's deadline. */
-  const send = (spec: RequestSpec<unknown>, traced: Traced | undefined): Observable<Answer> => deadline(spec, fetchAnswer(spec, traced));
-
-  /** unwrap: the answer as the endpoint's data, or its error, rid of the key. */
-  const read = <T>(answer: Answer, spec: RequestSpec<T>): T => unwrap(answer, spec, redact);
-
-  /**
-   * budget: every attempt, retries included, waits for the gate and tells it its outcome: the answer's
-   * status and rate-limit headers, or no status when no whole answer came (a failure, the deadline,
-   * an unsubscription). Leaving while it waits withdraws the request, unsent. `exchange` is the
-   * attempt's exchange: {@link send}, or a start's, which tells `onSending`.
-   */
-  const budget = <T>(spec: RequestSpec<T>, observer: AttemptObserver<T>, traced: Traced | undefined, exchange: Exchange = send): Unsubscribable => {
-    if (gate === undefined) return exchange(spec, traced).pipe(map((answer) => read(answer, spec))).subscribe(observer);
-    // The exchange is made once granted, and the answer read here rather than by an operator after
-    // this stage: a request waiting in the budget (every run's next read) holds neither.
-    return new GateWait(gate, ticketOf(spec), spec, traced, observer, exchange, read, scheduler);
-  };
-
-  /**
-   * One attempt: through the budget, within the deadline, fetched, unwrapped. For a start, `onSending`
-   * hears `true` as the exchange begins (from then on the execution may exist, even if the attempt
-   * fails) and `false` when that attempt failed having surely started nothing ({@link startedNothing}).
-   * An attempt that failed in doubt (its deadline passed, its answer lost) leaves it `true`: the
-   * execution may exist.
-   */
-  const attempt = <T>(spec: RequestSpec<T>, observer: AttemptObserver<T>, traced: Traced | undefined): Unsubscribable => {
-    const { onSending } = spec;
-    if (onSending === undefined) return budget(spec, observer, traced);
-    let sent = false;
-    const exchange: Exchange = () =>
-      defer(() => {
-        sent = true;
-        onSending(true);
-        return send(spec, traced);
-      });
-    const told: AttemptObserver<T> = {
-      get closed() {
-        return observer.closed;
-      },
-      next: (value) => {
-        observer.next(value);
-      },
-      error: (error) => {
-        if (sent && startedNothing(error)) onSending(false);
-        observer.error(error);
-      },
-      complete: () => {
-        observer.complete();
-      },
-    };
-    return budget(spec, told, traced, exchange);
-  };
-
-  /** What every request's retry stage ({@link Retrying}) shares. */
-  const path: RetryPath = { attempt, policy: options.retry, gated: gate !== undefined, scheduler, logger };
-
-  /**
-   * telemetry: the hook hears of the call as it is made and once as it ends — with data, an error, or
-   * left — with what the attempts counted on their way (answers, budget waits, retries).
-   */
-  const observed = <T>(spec: RequestSpec<T>, hook: RequestTelemetryHook, subscriber: Subscriber<T>): TeardownLogic => {
-    const priority = ticketOf(spec).priority;
-    const observer = hook.request({
-      endpoint: spec.endpoint,
-      method: spec.method === 'get' ? 'GET' : 'POST',
-      priority,
-      ...(spec.executionId === undefined ? {} : { executionId: spec.executionId }),
-      ...(spec.telemetryParent === undefined ? {} : { parent: spec.telemetryParent }),
-      at: scheduler.now(),
-    });
-    const tally = new RequestTally();
-    let ended = false;
-    const end = (outcome: 'ok' | 'error' | 'cancelled', error?: unknown): void => {
-      if (ended) return;
-      ended = true;
-      const { retries, budgetWaitMs, rateLimited, status } = tally;
-      observer.end({ at: scheduler.now(), outcome, retries, budgetWaitMs, rateLimited, ...(status === undefined ? {} : { status }), ...(outcome === 'error' ? { error } : {}) });
-    };
-    const retrying = new Retrying(
-      path,
-      spec,
-      {
-        next: (value) => {
-          end('ok');
-          subscriber.next(value);
-        },
-        error: (error: unknown) => {
-          end('error', error);
-          subscriber.error(error);
-        },
-        complete: () => {
-          subscriber.complete();
-        },
-      },
-      { observer, tally },
-    );
-    return () => {
-      retrying.unsubscribe();
-      end('cancelled');
-    };
-  };
+  // The key must never appear in errors or logs: whatever the server sends is rid of it (`redact`) before anything reads it.
+  const path: RequestPath = { ...options, exchange, redact: createRedactor(apiKey) };
 
   /**
    * The stages, in order: validate (the call described, its arguments checked, on subscription) →
-   * telemetry → retry → one attempt (budget → deadline → fetch → unwrap). A request without telemetry
-   * is its subscriber and one {@link Retrying}: no operator chain per subscription.
+   * telemetry → retry → one attempt (budget → deadline → fetch → unwrap). A request is its subscriber
+   * and one {@link Retrying}: no operator chain per subscription.
    */
-  const request = <T>(describe: () => RequestSpec<T>): Observable<T> =>
-    new Observable<T>((subscriber) => {
-      const spec = describe();
-      return telemetry === undefined ? new Retrying(path, spec, subscriber, undefined) : observed(spec, telemetry, subscriber);
-    });
+  const request = <T>(describe: () => RequestSpec<T>, placement?: Placement): Observable<T> => new Observable<T>((subscriber) => new Retrying(path, describe(), placement, subscriber));
 
   /** A call as a Promise: the first value of its request, the call's signal unsubscribing it. */
   const call = <T>(given: CallOptions | undefined, describe: () => RequestSpec<T>): Promise<T> =>
     new Promise<T>((resolve, reject) => {
-      const { signal, priority, telemetryParent } = callOptions(given);
+      const placement = callOptions(given);
+      const { signal } = placement;
       // An abort rejects with the caller's reason, whatever it is (not always an Error).
       if (signal?.aborted === true) {
         reject(signal.reason as Error);
         return;
       }
       const pending = new PendingCall<T>(signal, resolve, reject);
-      const described = priority === undefined && telemetryParent === undefined ? describe : () => ({ ...describe(), priority, telemetryParent });
-      pending.subscription = request(described).subscribe(pending);
+      pending.subscription = request(describe, placement).subscribe(pending);
       if (!pending.subscription.closed) signal?.addEventListener('abort', pending, ONCE);
     });
 
@@ -591,47 +444,46 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
 
 const ONCE: AddEventListenerOptions = { once: true };
 
-/** One attempt's exchange of a request: its answer, read to its end, within the deadline. */
-type Exchange = (spec: RequestSpec<unknown>, traced: Traced | undefined) => Observable<Answer>;
-
-/** What hears one attempt: its value, its failure or its end; `closed` once nobody waits for it any more. */
-interface AttemptObserver<T> {
-  readonly closed: boolean;
-  next(value: T): void;
-  error(error: unknown): void;
-  complete(): void;
-}
-
-/** What every request's retry stage of one transport shares: how an attempt is made, and the rules of another. */
-interface RetryPath {
-  readonly attempt: <T>(spec: RequestSpec<T>, observer: AttemptObserver<T>, traced: Traced | undefined) => Unsubscribable;
-  readonly policy: Required<RetryOptions>;
-  /** Whether a gate holds every request after a 429 ({@link RetryInput.gated}). */
-  readonly gated: boolean;
-  readonly scheduler: SchedulerLike;
-  readonly logger: Logger | undefined;
-}
-
 /**
- * retry: one request's attempts, as one object. It makes an attempt and hears it; a failed attempt
- * goes again when {@link decideRetry} says so, after its delay on the client's clock, otherwise its
- * error is the request's. It is the attempts' observer and the request's teardown, so that a request
- * waiting in the budget holds it and its subscriber, not an operator chain.
+ * telemetry and retry: one request's attempts, as one object. It makes an attempt and hears it; a
+ * failed attempt goes again when {@link decideRetry} says so, after its delay on the client's clock,
+ * otherwise its error is the request's. With a telemetry hook, the hook hears of the request as it is
+ * made and once as it ends — with data, an error, or left. It is the request's teardown, so that a
+ * request waiting in the budget holds it, its attempt and its subscriber, not an operator chain.
  */
-class Retrying<T> implements AttemptObserver<T>, Unsubscribable {
+class Retrying<T> implements Unsubscribable {
+  readonly priority: RequestPriority;
+  readonly trace: Trace | undefined;
   /** Attempts that failed so far. */
   #failed = 0;
   /** Whether the current attempt is still heard: not once it failed or ended, or the request left. */
   #live = false;
-  #current: Unsubscribable | undefined;
+  #current: Attempt<T> | undefined;
   #pause: Subscription | undefined;
 
   constructor(
-    private readonly path: RetryPath,
-    private readonly spec: RequestSpec<T>,
+    readonly path: RequestPath,
+    readonly spec: RequestSpec<T>,
+    placement: Placement | undefined,
     private readonly destination: Observer<T>,
-    private readonly traced: Traced | undefined,
   ) {
+    const { endpoint, executionId } = spec;
+    this.priority = placement?.priority ?? priorityOf(endpoint);
+    const hook = path.telemetry;
+    this.trace =
+      hook === undefined
+        ? undefined
+        : new Trace(
+            hook.request({
+              endpoint,
+              method: ENDPOINTS[endpoint].method === 'get' ? 'GET' : 'POST',
+              priority: this.priority,
+              ...(executionId === undefined ? {} : { executionId }),
+              ...(placement?.telemetryParent === undefined ? {} : { parent: placement.telemetryParent }),
+              at: path.scheduler.now(),
+            }),
+            path.scheduler,
+          );
     this.#try();
   }
 
@@ -639,8 +491,16 @@ class Retrying<T> implements AttemptObserver<T>, Unsubscribable {
     return !this.#live;
   }
 
+  /** What the budget is told of one attempt; built whole, not spread: every run's next read holds one while it waits. */
+  ticket(): GateTicket {
+    const { endpoint, key } = this.spec;
+    return key === undefined ? { endpoint, priority: this.priority } : { endpoint, priority: this.priority, key };
+  }
+
   next(value: T): void {
-    if (this.#live) this.destination.next(value);
+    if (!this.#live) return;
+    this.trace?.end('ok');
+    this.destination.next(value);
   }
 
   error(error: unknown): void {
@@ -649,13 +509,14 @@ class Retrying<T> implements AttemptObserver<T>, Unsubscribable {
     this.#current?.unsubscribe();
     this.#current = undefined;
     this.#failed += 1;
-    const { spec, path, traced } = this;
-    const decision = decideRetry({ endpoint: spec.endpoint, attempt: this.#failed, error, policy: path.policy, random: Math.random(), gated: path.gated });
+    const { spec, path, trace } = this;
+    const decision = decideRetry({ endpoint: spec.endpoint, attempt: this.#failed, error, policy: path.retry, random: Math.random(), gated: path.gate !== undefined });
     if (!decision.retry) {
+      trace?.end('error', error);
       this.destination.error(error);
       return;
     }
-    if (traced !== undefined) traced.tally.retries += 1;
+    if (trace !== undefined) trace.retries += 1;
     path.logger?.debug?.(`flowstream: retrying ${spec.endpoint} in ${decision.delayMs} ms (${decision.reason})`, { endpoint: spec.endpoint, attempt: this.#failed });
     this.#pause = path.scheduler.schedule(() => {
       this.#pause = undefined;
@@ -675,12 +536,13 @@ class Retrying<T> implements AttemptObserver<T>, Unsubscribable {
     this.#current = undefined;
     this.#pause?.unsubscribe();
     this.#pause = undefined;
+    this.trace?.end('cancelled');
   }
 
   #try(): void {
     const failed = this.#failed;
     this.#live = true;
-    const current = this.path.attempt(this.spec, this, this.traced);
+    const current = new Attempt(this);
     // An attempt that failed while it was being made is already done with (and maybe made again).
     if (this.#failed === failed && !this.closed) this.#current = current;
     else current.unsubscribe();
@@ -688,47 +550,52 @@ class Retrying<T> implements AttemptObserver<T>, Unsubscribable {
 }
 
 /**
- * One attempt's passage through the budget, as one object: the turn the gate tells, then the exchange
- * once granted, and the teardown of its subscription. It tells the gate the attempt's outcome: the
+ * One attempt, as one object: through the budget, within the deadline, fetched, unwrapped.
+ *
+ * budget: the attempt waits for the gate (when the client has one) and tells it its outcome: the
  * answer's status and rate-limit headers, or no status when no whole answer came (a failure, the
  * deadline, an unsubscription); leaving while it waits withdraws the request, unsent. Through the
  * gate's `wait` when it has one, a request waiting (every run's next read) holds this object and no
  * Promise, AbortController or closure of its own, and leaving fires no abort event.
+ *
+ * deadline: the endpoint's timeout covers the answer AND its body (a body that stalls would otherwise
+ * hang the call, and a run's polling, for ever); when it passes, the exchange is aborted.
+ *
+ * For a start, `onSending` hears `true` as the exchange begins (from then on the execution may exist,
+ * even if the attempt fails) and `false` when the attempt failed having surely started nothing
+ * ({@link startedNothing}). An attempt that failed in doubt (its deadline passed, its answer lost)
+ * leaves it `true`: the execution may exist.
  */
-class GateWait<T> implements GateTurn, Unsubscribable {
+class Attempt<T> implements GateTurn, Unsubscribable {
   #granted = false;
   #reported = false;
-  #sending: Subscription | undefined;
+  #leave: (() => void) | undefined;
+  /** The exchange on its way: aborted by the deadline or by leaving, forgotten once it settled. */
+  #sending: AbortController | undefined;
+  #deadline: Subscription | undefined;
+  readonly #ticket: GateTicket;
   readonly #askedAt: number;
-  readonly #leave: () => void;
 
-  constructor(
-    private readonly gate: RequestGate,
-    private readonly ticket: GateTicket,
-    private readonly spec: RequestSpec<T>,
-    private readonly traced: Traced | undefined,
-    private readonly observer: AttemptObserver<T>,
-    private readonly exchange: Exchange,
-    private readonly read: (answer: Answer, spec: RequestSpec<T>) => T,
-    private readonly scheduler: SchedulerLike,
-  ) {
-    this.#askedAt = traced === undefined ? 0 : scheduler.now();
-    if (gate.wait !== undefined) {
-      this.#leave = gate.wait(ticket, this);
-      return;
+  constructor(private readonly request: Retrying<T>) {
+    const { gate, scheduler } = request.path;
+    this.#ticket = request.ticket();
+    this.#askedAt = request.trace === undefined ? 0 : scheduler.now();
+    if (gate === undefined) this.#send();
+    else if (gate.wait !== undefined) this.#leave = gate.wait(this.#ticket, this);
+    else {
+      const waiting = new AbortController();
+      gate.acquire(this.#ticket, waiting.signal).then(
+        () => {
+          this.#send();
+        },
+        (error: unknown) => {
+          request.error(error);
+        },
+      );
+      this.#leave = () => {
+        waiting.abort();
+      };
     }
-    const waiting = new AbortController();
-    gate.acquire(ticket, waiting.signal).then(
-      () => {
-        this.#send();
-      },
-      (error: unknown) => {
-        observer.error(error);
-      },
-    );
-    this.#leave = () => {
-      waiting.abort();
-    };
   }
 
   /** The gate's grant: the attempt goes in a microtask, as a Promise's reaction would (the gate may be mid-step). */
@@ -740,50 +607,79 @@ class GateWait<T> implements GateTurn, Unsubscribable {
 
   refuse(error: Error): void {
     queueMicrotask(() => {
-      this.observer.error(error);
+      this.request.error(error);
     });
   }
 
   unsubscribe(): void {
-    if (!this.#granted) this.#leave();
-    this.#sending?.unsubscribe();
+    if (!this.#granted) this.#leave?.();
+    this.#stop();
     if (this.#granted) this.#report();
   }
 
   #report(answer?: Answer): void {
     if (this.#reported) return;
     this.#reported = true;
-    this.gate.report({ ticket: this.ticket, httpStatus: answer?.status, rateLimit: answer?.rateLimit ?? {} });
+    this.request.path.gate?.report({ ticket: this.#ticket, httpStatus: answer?.status, rateLimit: answer?.rateLimit ?? {} });
+  }
+
+  /** Ends the exchange (aborted when on its way) and its deadline. */
+  #stop(): void {
+    this.#deadline?.unsubscribe();
+    this.#sending?.abort();
+    this.#sending = undefined;
   }
 
   #send(): void {
     this.#granted = true;
-    const { observer, traced } = this;
-    if (traced !== undefined) traced.tally.budgetWaitMs += this.scheduler.now() - this.#askedAt;
-    if (observer.closed) {
+    const { request } = this;
+    const { path, spec, trace } = request;
+    if (trace !== undefined) trace.budgetWaitMs += path.scheduler.now() - this.#askedAt;
+    if (request.closed) {
       this.#report();
       return;
     }
-    this.#sending = this.exchange(this.spec, traced).subscribe({
-      next: (answer) => {
+    spec.onSending?.(true);
+    const sending = new AbortController();
+    this.#sending = sending;
+    const timeoutMs = path.timeouts[spec.endpoint];
+    // The deadline is set first, as the exchange may answer at once; it fires on the scheduler.
+    this.#deadline = path.scheduler.schedule(() => {
+      this.#stop();
+      this.#fail(new TimeoutError({ ...contextOf(spec), timeoutMs }));
+    }, timeoutMs);
+    path.exchange(spec, sending.signal, trace?.observer.headers).then(
+      (answer) => {
+        if (this.#sending !== sending) return;
+        this.#deadline?.unsubscribe();
+        this.#sending = undefined;
+        trace?.answered(answer.status);
         this.#report(answer);
         let value: T;
         try {
-          value = this.read(answer, this.spec);
+          value = unwrap(answer, spec, path.redact);
         } catch (error: unknown) {
-          observer.error(error);
+          this.#fail(error);
           return;
         }
-        observer.next(value);
+        request.next(value);
+        request.complete();
       },
-      error: (error: unknown) => {
-        this.#report();
-        observer.error(error);
+      (error: unknown) => {
+        if (this.#sending !== sending) return;
+        this.#deadline?.unsubscribe();
+        this.#sending = undefined;
+        // fetch's errors can quote the server: a malformed answer's bytes ride in a parser error's `data`.
+        this.#fail(isResponseTooLargeError(error) ? error : new NetworkError({ ...contextOf(spec), cause: path.redact.error(error) }));
       },
-      complete: () => {
-        observer.complete();
-      },
-    });
+    );
+  }
+
+  /** The sent attempt failed: the gate hears it (unless it heard the answer), then the start, then the request. */
+  #fail(error: unknown): void {
+    this.#report();
+    if (startedNothing(error)) this.request.spec.onSending?.(false);
+    this.request.error(error);
   }
 }
 

@@ -147,7 +147,7 @@ describe('requests waiting in the budget, cancelled by unsubscribing', () => {
     const budget = createAccountBudget({ burst: 1, scheduler: clockScheduler(createManualClock()) });
     const transport = createTransport('key', normalizeOptions({ apiKey: 'key', baseUrl: 'http://127.0.0.1:9/v1', fetch: () => new Promise<Response>(() => undefined), gate: budget }));
     const subscriptions = Array.from({ length: n }, (_, index) =>
-      transport.request(() => ({ endpoint: 'status', method: 'get', path: `openapi/workflow/we-${index}/status`, key: `we-${index}`, schema: z.unknown() })).subscribe({ error: () => undefined }),
+      transport.request(() => ({ endpoint: 'status', path: `openapi/workflow/we-${index}/status`, key: `we-${index}`, schema: z.unknown() })).subscribe({ error: () => undefined }),
     );
     // The burst's one request was sent (its exchange owns a controller); every other one waits.
     expect(budget.snapshot().queued.total).toBe(n - 1);

@@ -1,26 +1,44 @@
 import { describe, expect, it } from 'vitest';
 import en from 'zod/v4/locales/en.js';
 import { createRedactor } from '../../src/http/key-redaction.js';
-import { executionOutputSchema, executionSnapshotSchema, generatedWorkflowSchema, parseContext, startedExecutionSchema, parseNodeError, workflowPlanSchema, workflowSummariesSchema } from '../../src/http/schemas.js';
+import {
+  executionOutputSchema,
+  generatedWorkflowSchema,
+  parseContext,
+  parseNodeError,
+  snapshotDataSchema,
+  startedExecutionSchema,
+  withRequestedId,
+  workflowPlanSchema,
+  workflowSummariesSchema,
+  type DataSchema,
+} from '../../src/http/schemas.js';
 import { unwrap } from '../../src/http/transport.js';
+
+/** What `schema` reads from `data`; its issues thrown when `data` does not match. */
+function parse<T>(schema: DataSchema<T>, data: unknown): T {
+  const parsed = schema.safeParse(data);
+  if (!parsed.success) throw parsed.error;
+  return parsed.data;
+}
 
 describe('lenient schemas where the service is loose', () => {
   it('reads the start answer’s `running` as executing, keeping the raw value (service.md §3.1)', () => {
-    expect(startedExecutionSchema.parse({ executionId: 'we-1', status: 'running' })).toEqual({ executionId: 'we-1', status: 'executing', rawStatus: 'running' });
+    expect(parse(startedExecutionSchema, { executionId: 'we-1', status: 'running' })).toEqual({ executionId: 'we-1', status: 'executing', rawStatus: 'running' });
   });
 
   it('keeps unknown statuses visible instead of failing a poll', () => {
-    const snapshot = executionSnapshotSchema('we-1').parse({ status: 'paused', nodeExecutions: [{ nodeId: 'n', status: 'skipped', extra: 1 }] });
+    const snapshot = withRequestedId(parse(snapshotDataSchema, { status: 'paused', nodeExecutions: [{ nodeId: 'n', status: 'skipped', extra: 1 }] }), 'we-1');
     expect(snapshot).toEqual({ executionId: 'we-1', status: 'unknown', rawStatus: 'paused', nodes: [{ nodeId: 'n', status: 'unknown', rawStatus: 'skipped' }] });
   });
 
   it('accepts the spec’s `init` and `waiting` that the service never sends', () => {
-    const snapshot = executionSnapshotSchema('we-1').parse({ executionId: 'we-1', status: 'init', createdAt: '2026-01-01T00:00:00Z', nodeExecutions: [{ nodeId: 'n', status: 'waiting', title: 'T' }] });
+    const snapshot = withRequestedId(parse(snapshotDataSchema, { executionId: 'we-1', status: 'init', createdAt: '2026-01-01T00:00:00Z', nodeExecutions: [{ nodeId: 'n', status: 'waiting', title: 'T' }] }), 'we-1');
     expect(snapshot).toMatchObject({ status: 'init', createdAt: '2026-01-01T00:00:00Z', nodes: [{ status: 'waiting', title: 'T' }] });
   });
 
   it('reads null where the spec says string, and missing lists as empty (service.md §4.2, §4.5)', () => {
-    const output = executionOutputSchema.parse({
+    const output = parse(executionOutputSchema, {
       output: [{ nodeId: 'n', title: null, status: 'finish', errorMessage: null, messages: [{ messageId: 'm', type: 'ai', content: 'hi', reasoningContent: null }] }, { nodeId: 'p', status: 'init' }],
       files: [{ name: 'a.md', type: 'text/markdown', size: 3, url: 'http://x/a.md', nodeId: null }],
     });
@@ -31,13 +49,13 @@ describe('lenient schemas where the service is loose', () => {
       ],
       files: [{ name: 'a.md', type: 'text/markdown', size: 3, url: 'http://x/a.md' }],
     });
-    expect(executionOutputSchema.parse({})).toEqual({ output: [], files: [] });
+    expect(parse(executionOutputSchema, {})).toEqual({ output: [], files: [] });
   });
 
   it('defaults dependentTasks to [] and required to false (service.md §5.2), and names untitled workflows', () => {
-    const plan = workflowPlanSchema.parse({ title: 'P', tasks: [{ id: 't', title: 'T', prompt: 'do', toolsets: [] }], variables: [{ name: 'v', variableType: 'weird' }] });
+    const plan = parse(workflowPlanSchema, { title: 'P', tasks: [{ id: 't', title: 'T', prompt: 'do', toolsets: [] }], variables: [{ name: 'v', variableType: 'weird' }] });
     expect(plan).toEqual({ title: 'P', tasks: [{ id: 't', title: 'T', prompt: 'do', toolsets: [], dependentTasks: [] }], variables: [{ name: 'v', required: false }] });
-    expect(workflowSummariesSchema.parse([{ canvasId: 'c', title: null }])).toEqual([{ canvasId: 'c', title: 'Untitled' }]);
+    expect(parse(workflowSummariesSchema, [{ canvasId: 'c', title: null }])).toEqual([{ canvasId: 'c', title: 'Untitled' }]);
   });
 });
 
@@ -47,7 +65,7 @@ describe('strict where it matters', () => {
   });
 
   it('refuses nodes without ids and plans without tasks', () => {
-    expect(executionSnapshotSchema('we').safeParse({ nodeExecutions: [{ status: 'finish' }] }).success).toBe(false);
+    expect(snapshotDataSchema.safeParse({ nodeExecutions: [{ status: 'finish' }] }).success).toBe(false);
     expect(workflowPlanSchema.safeParse({ title: 'x' }).success).toBe(false);
   });
 });
@@ -85,7 +103,7 @@ describe('what a ResponseValidationError says', () => {
 
   it('names each issue\'s path and says in English what was expected', () => {
     const text = JSON.stringify({ success: true, data: { nodeExecutions: [{ status: 'finish' }], executionId: 7 } });
-    expect(() => unwrap({ status: 200, text, rateLimit: {} }, { endpoint: 'status', schema: executionSnapshotSchema('we-1') }, redact)).toThrow(
+    expect(() => unwrap({ status: 200, text, rateLimit: {} }, { endpoint: 'status', schema: snapshotDataSchema }, redact)).toThrow(
       expect.objectContaining({
         reason: 'schema',
         issues: [
@@ -110,7 +128,7 @@ describe('what a ResponseValidationError says', () => {
   });
 
   it('drops an unknown variable type instead of failing the plan', () => {
-    expect(workflowPlanSchema.parse({ title: 'T', tasks: [], variables: [{ name: 'x', variableType: 'colour' }, { name: 'y', variableType: 'option' }] }).variables).toEqual([
+    expect(parse(workflowPlanSchema, { title: 'T', tasks: [], variables: [{ name: 'x', variableType: 'colour' }, { name: 'y', variableType: 'option' }] }).variables).toEqual([
       { name: 'x', required: false },
       { name: 'y', variableType: 'option', required: false },
     ]);

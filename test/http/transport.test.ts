@@ -12,7 +12,7 @@ async function turns(count = 10): Promise<void> {
   for (let index = 0; index < count; index++) await new Promise((resolve) => setImmediate(resolve));
 }
 
-const detail = (): RequestSpec<unknown> => ({ endpoint: 'detail', method: 'get', path: 'openapi/workflows/c-sample-linear', schema: workflowPlanSchema });
+const detail = (): RequestSpec<unknown> => ({ endpoint: 'detail', path: 'openapi/workflows/c-sample-linear', schema: workflowPlanSchema });
 
 /** A gate that records what it is asked and told, and grants when `grant` says. */
 function recordingGate(grant: 'at-once' | 'never'): RequestGate & { readonly tickets: GateTicket[]; readonly signals: AbortSignal[]; readonly reports: GateReport[] } {
