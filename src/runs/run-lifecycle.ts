@@ -183,7 +183,8 @@ export function outageMs(value: unknown): number {
 export function runSettings(kind: 'run' | 'watch', options: RunOptions = {}, defaults: RunsDefaults = {}): RunSettings {
   const { timeoutMs } = options;
   if (timeoutMs !== undefined) timerDelay('timeoutMs', timeoutMs);
-  const output = oneOf<OutputMode>('output', options.output ?? 'stream', ['stream', 'final']);
+  // Defaulted only when absent: a `null` from JavaScript is refused, not read as the default.
+  const output = oneOf<OutputMode>('output', options.output === undefined ? 'stream' : options.output, ['stream', 'final']);
   const settings: RunSettings = {
     bounds: cadenceBounds(options.pollInterval, defaults.polling),
     timeoutMs,
