@@ -97,7 +97,7 @@ describe('runSettings', () => {
     ['a timeout of 0', { timeoutMs: 0 }, 'timeoutMs'],
     ['an infinite timeout (a timer would fire at once)', { timeoutMs: Number.POSITIVE_INFINITY }, 'timeoutMs'],
     ['an output mode that does not exist', { output: 'streaming' as NonNullable<RunOptions['output']> }, 'output'],
-    ['a null output mode (only an absent one is the default)', { output: null as unknown as RunOptions['output'] }, 'output'],
+    ['a null output mode (only an absent one is the default)', { output: null as unknown as NonNullable<RunOptions['output']> }, 'output'],
     ['a negative outageMs', { outageMs: -1 }, 'outageMs'],
     ['an infinite outageMs', { outageMs: Number.POSITIVE_INFINITY }, 'outageMs'],
   ])('refuses %s with an InvalidArgumentError naming the option', (_name, options, argument) => {
