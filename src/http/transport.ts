@@ -326,7 +326,7 @@ export function decideRetry(input: RetryInput): RetryDecision {
     const asked = error.rateLimit.retryAfterMs;
     if (asked !== undefined && asked > input.policy.maxWaitMs) return waitFor(asked, input, 'rate limited');
     const window = input.gated === true ? 0 : (asked ?? input.policy.rateLimitWaitMs);
-    // Behind a gate the budget spaces identical starts itself (budget/duplicate-starts.ts).
+    // Behind a gate the budget spaces identical starts itself (`startReadyAt` in budget/account-rules.ts).
     const delayMs = endpoint === 'run' && input.gated !== true ? Math.max(window, DUPLICATE_WINDOW_MS) : window;
     return waitFor(delayMs, input, 'rate limited');
   }

@@ -1042,7 +1042,7 @@ interface BackgroundAbortOptions {
  * own: an execution left running spends credits, and the request budget may rightly hold an abort
  * longer than any fixed deadline (a 429's pause, a mass abort draining at the service's limit). Every
  * wait on its way is bounded instead: the budget's pause by the service's window, each attempt by the
- * request timeout, the attempts by the retry policy (abort is repeatable, http/retry-decision.ts). An
+ * request timeout, the attempts by the retry policy (abort is repeatable, `decideRetry` in http/transport.ts). An
  * outage (poll.ts) outlasting those attempts is waited out: the abort is sent again with backoff,
  * through the budget, for up to `outageMs` from its first failure, and stops at the first that
  * answers. Aborting a finished execution is harmless (service.md §3.5), so a final failure is logged,
