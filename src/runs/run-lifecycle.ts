@@ -170,7 +170,7 @@ function oneOf<T extends string>(name: string, value: unknown, allowed: readonly
 }
 
 /** An outage's length: 0 (never read through one) or a timer's delay. */
-export function outageMs(value: unknown): number {
+export function checkOutageMs(value: unknown): number {
   return value === 0 ? 0 : timerDelay('outageMs', value);
 }
 
@@ -192,7 +192,7 @@ export function runSettings(kind: 'run' | 'watch', options: RunOptions = {}, def
     abortOnUnsubscribe: options.abortOnUnsubscribe ?? kind === 'run',
     failOnWorkflowError: options.failOnWorkflowError ?? true,
     onFailedBranches: oneOf<FailedBranches>('onFailedBranches', options.onFailedBranches ?? 'leave', ['leave', 'abort', 'follow']),
-    outageMs: outageMs(options.outageMs ?? defaults.outageMs ?? DEFAULTS.outageMs),
+    outageMs: checkOutageMs(options.outageMs ?? defaults.outageMs ?? DEFAULTS.outageMs),
     signal: options.signal,
     detach: options.detach,
     scheduler: defaults.scheduler ?? asyncScheduler,
@@ -619,7 +619,7 @@ export function reduceRun(machine: RunMachine, event: LifecycleEvent): RunStep {
   switch (event.type) {
     case 'subscribe':
       if (machine.phase.name !== 'idle') return stay(machine);
-      if (rules.origin.kind === 'watch') return to(machine, following(rules.origin.executionId), follow(rules, rules.origin.executionId, undefined));
+      if (rules.origin.kind === 'watch') return to(machine, followingPhase(rules.origin.executionId), followCommand(rules, rules.origin.executionId, undefined));
       return to(machine, { name: 'starting', sending: false, detaching: false }, { type: 'start' });
     case 'sending':
       return sendingChanged(machine, event.sending);
@@ -661,7 +661,7 @@ export function reduceRun(machine: RunMachine, event: LifecycleEvent): RunStep {
 
 const CLOSED: RunPhase = { name: 'closed' };
 
-function following(executionId: string): RunPhase {
+function followingPhase(executionId: string): RunPhase {
   return { name: 'following', executionId };
 }
 
@@ -674,7 +674,7 @@ function to(machine: RunMachine, phase: RunPhase, ...commands: LifecycleCommand[
   return { state: { ...machine, phase, abortSent }, commands };
 }
 
-function follow(rules: RunRules, executionId: string, startedStatus: ExecutionStatus | undefined): LifecycleCommand {
+function followCommand(rules: RunRules, executionId: string, startedStatus: ExecutionStatus | undefined): LifecycleCommand {
   return { type: 'follow', executionId, canvasId: canvasIdOf(rules), startedStatus };
 }
 
@@ -719,7 +719,7 @@ function startAnswered(machine: RunMachine, execution: StartedExecution): RunSte
   const next = { ...machine, seenEnd: machine.seenEnd || isExecutionOver(status) };
   // Detached while the start was on its way: the execution runs on, and the run ends with its id.
   if (phase.detaching) return to(next, CLOSED, ...aborting, started, { type: 'complete' });
-  return to(next, following(executionId), ...aborting, started, follow(machine.rules, executionId, status));
+  return to(next, followingPhase(executionId), ...aborting, started, followCommand(machine.rules, executionId, status));
 }
 
 /**

@@ -7,7 +7,7 @@ import { timerDelay } from '../http/options.js';
 import type { RunEvent } from './events.js';
 import { createMemoryIdempotencyStore, type IdempotencyStore, idempotencyStoreOption, idempotentRun, type RunIdempotency, runIdempotency } from './idempotency.js';
 import { cadenceBounds } from './poll.js';
-import { abortInBackground, type ExecutionSource, notingPlan, observedRun, observeExecutions, outageMs, type RunControl, runLifecycle, type RunOptions, type RunsDefaults, type RunSettings, runSettings, startExecution } from './run-lifecycle.js';
+import { abortInBackground, checkOutageMs, type ExecutionSource, notingPlan, observedRun, observeExecutions, type RunControl, runLifecycle, type RunOptions, type RunsDefaults, type RunSettings, runSettings, startExecution } from './run-lifecycle.js';
 import { INITIAL_RUN_STATE, type RunState, sampleRunState, toRunState } from './run-state.js';
 import { RunStand, sharedWatch, shareRun } from './run-hub.js';
 
@@ -82,7 +82,7 @@ export interface RunHandles {
 export function runsOver(source: ExecutionSource, defaults: RunsDefaults = {}): Runs & RunHandles {
   // The client's `polling` and `outageMs` are checked once, here, so a bad one fails `createClient`, not every run.
   cadenceBounds(undefined, defaults.polling);
-  if (defaults.outageMs !== undefined) outageMs(defaults.outageMs);
+  if (defaults.outageMs !== undefined) checkOutageMs(defaults.outageMs);
   let idempotency = defaults.idempotency === undefined ? undefined : idempotencyStoreOption(defaults.idempotency);
   const idempotencyStore = (): IdempotencyStore => (idempotency ??= createMemoryIdempotencyStore(defaults.scheduler === undefined ? {} : { scheduler: defaults.scheduler }));
   return {
