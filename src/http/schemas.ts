@@ -183,7 +183,7 @@ function dataSchema<R, T>(schema: z.ZodMiniType<R>, read: (checked: R) => T): Da
 /** The spec marks many strings optional and the service sends `null` for some (service.md §4.2). */
 const looseString = z.nullish(z.string());
 /** An id a later call needs: strict. */
-const id = z.string().check(z.minLength(1));
+const strictId = z.string().check(z.minLength(1));
 const texts = z.nullish(z.array(z.string()));
 
 /** Only the keys whose value is defined (not `undefined` or `null`), so results satisfy `exactOptionalPropertyTypes`. */
@@ -194,7 +194,7 @@ export function defined<T extends Record<string, unknown>>(fields: T): { [K in k
 }
 
 /** One page of search results; untitled workflows read `Untitled` on the service (service.md §5.1). */
-export const workflowSummariesSchema: DataSchema<WorkflowSummary[]> = dataSchema(z.array(z.object({ canvasId: id, title: looseString })), (summaries) =>
+export const workflowSummariesSchema: DataSchema<WorkflowSummary[]> = dataSchema(z.array(z.object({ canvasId: strictId, title: looseString })), (summaries) =>
   summaries.map(({ canvasId, title }) => ({ canvasId, title: title ?? 'Untitled' })),
 );
 
@@ -245,16 +245,16 @@ function readPlan({ title, tasks, variables }: z.output<typeof planSchema>): Wor
 export const workflowPlanSchema: DataSchema<WorkflowPlan> = dataSchema(planSchema, readPlan);
 
 /** Copilot generation data (spec §4.8). */
-export const generatedWorkflowSchema: DataSchema<GeneratedWorkflow> = dataSchema(z.object({ canvasId: id, workflowPlan: planSchema }), ({ canvasId, workflowPlan }) => ({
+export const generatedWorkflowSchema: DataSchema<GeneratedWorkflow> = dataSchema(z.object({ canvasId: strictId, workflowPlan: planSchema }), ({ canvasId, workflowPlan }) => ({
   canvasId,
   workflowPlan: readPlan(workflowPlan),
 }));
 
 /** Upload data (spec §4.7): keys are strict, since a run needs them. */
-export const uploadedFilesSchema: DataSchema<UploadedFile[]> = dataSchema(z.object({ files: z.array(z.object({ fileKey: id, fileName: z.string() })) }), ({ files }) => files);
+export const uploadedFilesSchema: DataSchema<UploadedFile[]> = dataSchema(z.object({ files: z.array(z.object({ fileKey: strictId, fileName: z.string() })) }), ({ files }) => files);
 
 /** `POST /openapi/workflow/{canvasId}/run` data. The id is strict: without it nothing can be tracked. */
-export const startedExecutionSchema: DataSchema<StartedExecution> = dataSchema(z.object({ executionId: id, status: looseString }), ({ executionId, status }) => ({
+export const startedExecutionSchema: DataSchema<StartedExecution> = dataSchema(z.object({ executionId: strictId, status: looseString }), ({ executionId, status }) => ({
   executionId,
   ...statusOf(status, EXECUTION_STATUSES),
 }));
