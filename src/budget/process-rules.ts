@@ -116,15 +116,15 @@ function readShare(record: AccountRecord, process: AccountProcess, config: Accou
 function shareIntervals(entries: readonly (readonly [string, ProcessEntry])[], id: string, config: AccountConfig, record: AccountRecord, limits: BudgetLimits): ReadonlyMap<string, number> {
   const open = new Map(entries.map(([name, entry]) => [name, { weight: Math.max(1, entry.demand), cap: entry.perMinute < limits.perMinute ? 1 / limitsFor(config, entry.perMinute, record.serverLimits).pacingIntervalMs : Infinity }]));
   const intervals = new Map<string, number>();
-  let left = 1 / limits.pacingIntervalMs;
+  let paceLeft = 1 / limits.pacingIntervalMs;
   for (let settled = false; !settled; ) {
     settled = true;
     let weight = 0;
     for (const entry of open.values()) weight += entry.weight;
     for (const [name, entry] of open) {
-      if ((left * entry.weight) / weight > entry.cap) {
+      if ((paceLeft * entry.weight) / weight > entry.cap) {
         intervals.set(name, 1 / entry.cap);
-        left -= entry.cap;
+        paceLeft -= entry.cap;
         open.delete(name);
         settled = false;
         break;
@@ -133,8 +133,8 @@ function shareIntervals(entries: readonly (readonly [string, ProcessEntry])[], i
   }
   let weight = 0;
   for (const entry of open.values()) weight += entry.weight;
-  for (const [name, entry] of open) intervals.set(name, weight / (Math.max(left, 1e-12) * entry.weight));
-  if (!intervals.has(id)) intervals.set(id, weight / Math.max(left, 1e-12));
+  for (const [name, entry] of open) intervals.set(name, weight / (Math.max(paceLeft, 1e-12) * entry.weight));
+  if (!intervals.has(id)) intervals.set(id, weight / Math.max(paceLeft, 1e-12));
   return intervals;
 }
 
