@@ -178,7 +178,7 @@ export function checkOutageMs(value: unknown): number {
  * Fills in a run's options from the client's defaults; `kind` decides `abortOnUnsubscribe`. A value
  * that cannot be meant (a negative `timeoutMs`, an `output` that is neither mode, a run's
  * `idempotencyTtlMs` without an `idempotencyKey`) is an `InvalidArgumentError`, not a guess. A key is
- * checked by the run that uses it (idempotency.ts): a run without one never loads that code.
+ * checked by the run that uses it (idempotency.ts): a run without one runs none of that code.
  */
 export function runSettings(kind: 'run' | 'watch', options: RunOptions = {}, defaults: RunsDefaults = {}): RunSettings {
   const { timeoutMs } = options;
