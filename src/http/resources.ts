@@ -291,17 +291,15 @@ function checkVariables(variables: unknown): asserts variables is Variables {
   }
 }
 
-/** How the run layer places one of its reads: its class in the budget and the parent of its telemetry (see `CallOptions`). */
-export type ReadPlacement = Placement;
-
 /**
  * An execution's reads as Observables, for the run layer: one request per subscription, cancelled by
  * unsubscribing — no AbortSignal, Promise or listener per read (thousands of runs each keep one
  * waiting in the budget).
  */
 export interface ExecutionReads {
-  status(executionId: string, placement?: ReadPlacement): Observable<ExecutionSnapshot>;
-  output(executionId: string, placement?: ReadPlacement): Observable<ExecutionOutput>;
+  /** `placement`: the read's class in the budget and the parent of its telemetry, as the run layer asks. */
+  status(executionId: string, placement?: Placement): Observable<ExecutionSnapshot>;
+  output(executionId: string, placement?: Placement): Observable<ExecutionOutput>;
 }
 
 /** The reads of each executions API this layer made (see {@link executionReads}). */
