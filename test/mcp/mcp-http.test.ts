@@ -5,7 +5,7 @@ import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.j
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEmulator, type Emulator } from '../../src/emulator/index.js';
 import { type RunningProcess, scrubbedEnv, startProcess } from '../cli/support/child-process.js';
-import { MAIN, NOTES, ROOT } from './support.js';
+import { eventually, LONG, MAIN, NOTES, ROOT } from './support.js';
 
 // `flowstream mcp --http` as a child process on an ephemeral loopback port, driven by the SDK's own
 // Streamable HTTP client with the bearer token, against an emulator of this process (time 50×).
@@ -17,8 +17,8 @@ let server: RunningProcess;
 let endpoint = '';
 
 beforeAll(async () => {
-  emulator = await createEmulator({ speed: 50, rateLimit: false, samples: false, workflows: [NOTES] });
-  server = startProcess(process.execPath, ['--import', 'tsx', MAIN, 'mcp', '--http', '--port', '0', '--workflow', 'c-test-notes:notes'], {
+  emulator = await createEmulator({ speed: 50, rateLimit: false, samples: false, workflows: [NOTES, LONG] });
+  server = startProcess(process.execPath, ['--import', 'tsx', MAIN, 'mcp', '--http', '--port', '0', '--workflow', 'c-test-notes:notes', '--workflow', 'c-test-long:long_survey'], {
     env: scrubbedEnv({ FLOWSTREAM_API_KEY: emulator.apiKey, FLOWSTREAM_BASE_URL: emulator.url, FLOWSTREAM_MCP_TOKEN: TOKEN }),
     cwd: ROOT,
   });
@@ -78,5 +78,70 @@ describe('flowstream mcp --http', { timeout: 30_000 }, () => {
       await client.close();
     }
     expect(server.stderr()).not.toContain(emulator.apiKey);
+  });
+  /** A client of the server over Streamable HTTP, with the token. */
+  async function connected(): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+    const client = new Client({ name: 'flowstream-test', version: '1.0.0' });
+    const transport = new StreamableHTTPClientTransport(new URL(endpoint), { requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } } });
+    await client.connect(transport);
+    return { client, transport };
+  }
+
+  /** Calls `long_survey` and resolves with its execution id once the run is executing; `signal` may cancel the call. */
+  function surveyExecuting(client: Client, signal?: AbortSignal): { readonly executing: Promise<string>; readonly call: Promise<unknown> } {
+    let executionId = '';
+    let executing!: (id: string) => void;
+    const seen = new Promise<string>((resolve) => {
+      executing = resolve;
+    });
+    const call = client.callTool({ name: 'long_survey', arguments: {} }, undefined, {
+      ...(signal === undefined ? {} : { signal }),
+      onprogress: (notice) => {
+        executionId = /we-[a-z0-9]+/u.exec(notice.message ?? '')?.[0] ?? executionId;
+        if (notice.message === 'Survey: executing') executing(executionId);
+      },
+    });
+    return { executing: seen, call };
+  }
+
+  /** The execution was aborted exactly once, and nothing of it was read after the abort. */
+  function abortedOnce(executionId: string): void {
+    const aborts = emulator.requests.list({ endpoint: 'abort', executionId });
+    expect(aborts).toHaveLength(1);
+    expect(emulator.executions.get(executionId)?.status).toBe('failed');
+    expect(emulator.requests.list({ executionId }).filter((request) => request.sequence > aborts[0]!.sequence)).toEqual([]);
+  }
+
+  it('aborts the execution once when the caller cancels the call mid-run', async () => {
+    const { client } = await connected();
+    try {
+      const cancel = new AbortController();
+      const survey = surveyExecuting(client, cancel.signal);
+      const executionId = await survey.executing;
+      cancel.abort();
+      await expect(survey.call).rejects.toThrow();
+      await eventually(() => emulator.requests.list({ endpoint: 'abort', executionId }).length > 0);
+      // The session answers on, and the abort stays one.
+      await client.listTools();
+      abortedOnce(executionId);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('aborts the execution once when the client ends its session mid-run', async () => {
+    const { client, transport } = await connected();
+    const survey = surveyExecuting(client);
+    survey.call.catch(() => undefined);
+    const executionId = await survey.executing;
+    // DELETE with the session id: the session ends, and its calls with it.
+    await transport.terminateSession();
+    await client.close();
+    await eventually(() => emulator.requests.list({ endpoint: 'abort', executionId }).length > 0);
+    // Another session is served as before.
+    const other = await connected();
+    await other.client.listTools();
+    await other.client.close();
+    abortedOnce(executionId);
   });
 });
