@@ -11,6 +11,7 @@
  * real-time cells take 5 to 7 minutes each).
  */
 import { parseArgs } from 'node:util';
+import { missedAims } from '../test/redis/fleet-figures.js';
 import { type FleetOutcome, type FleetScenario, runFleet } from '../test/redis/fleet-harness.js';
 import { startRedisServer } from '../test/redis/redis-server.js';
 import { seconds, table, times, writeResults } from './harness/report.js';
@@ -83,13 +84,16 @@ export async function fleetMatrix(options: { readonly clocks: readonly ClockKind
 
 export const FLEET_TITLE = `A fleet on one account: processes of 5, 10, 20 and 50 runs, each a child process of its own on one Redis budget; emulator ${SPEED}× real time or real time; times in emulator seconds`;
 
-const percent = (value: number): string => `${(value * 100).toFixed(0)}%`;
+function percent(value: number): string {
+  return `${(value * 100).toFixed(0)}%`;
+}
+
 const meanOf = (values: readonly number[]): number | null => (values.length === 0 ? null : values.reduce((sum, value) => sum + value, 0) / values.length);
 
 export function fleetMatrixTable(cells: readonly FleetCell[]): string {
   const failed = cells.flatMap(({ clock, processes, variant, error }) => (error === undefined ? [] : [`\nnot run to its end: ${clock} ${processes} ${variant}: ${error}`]));
   return table(
-    ['clock', 'processes', 'variant', 'runs', 'failed', 'start phase (s)', 'reads while starting', 'steady span (s)', 'mean status interval (s)', 'spread of processes', 'spread of runs', 'utilisation', '429s', 'busiest minute', 'survivors exited 0', 'killed read after'],
+    ['clock', 'processes', 'variant', 'runs', 'failed', 'start phase (s)', 'reads while starting', 'steady span (s)', 'mean status interval (s)', 'spread of processes', 'spread of runs', 'utilisation', '429s', 'busiest minute', 'survivors exited 0', 'killed read after', 'aims'],
     cells.flatMap(({ clock, processes, variant, outcome }) => outcome === undefined ? [] : [[
       clock === 'accelerated' ? `${SPEED}×` : 'real',
       String(processes),
@@ -107,6 +111,7 @@ export function fleetMatrixTable(cells: readonly FleetCell[]): string {
       String(outcome.busiestMinute),
       `${outcome.exitCodes.filter((code) => code === 0).length}/${outcome.exitCodes.length}`,
       outcome.readsOfKilledAfterKill === undefined ? '—' : String(outcome.readsOfKilledAfterKill),
+      missedAims(outcome.figures).join(', ') || 'met',
     ]]),
     3,
   ) + failed.join('');
@@ -121,4 +126,6 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   console.log(`\n${FLEET_TITLE}\n`);
   console.log(fleetMatrixTable(matrix.cells));
   console.log(`→ ${await writeResults(values.results, matrix)}`);
+  // Alone, the matrix is a check: a cell that missed an aim, or did not run to its end, fails it.
+  if (matrix.cells.some((cell) => cell.outcome === undefined || missedAims(cell.outcome.figures).length > 0)) process.exitCode = 1;
 }

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { busiestWindow, fleetFigures, type LoggedRequest, longestQuiet, meanStatusInterval, readsWhileStarting, spreadOf } from './fleet-figures.js';
+import { busiestWindow, fleetFigures, type LoggedRequest, longestQuiet, meanStatusInterval, missedAims, readsWhileStarting, spreadOf } from './fleet-figures.js';
 
 const status = (executionId: string, emulatorTime: number, code = 200): LoggedRequest => ({ endpoint: 'status', status: code, emulatorTime, executionId });
 const other = (endpoint: string, executionId: string | undefined, emulatorTime: number, code = 200): LoggedRequest => ({ endpoint, status: code, emulatorTime, executionId });
@@ -46,6 +46,14 @@ describe('the figures of a fleet, from the request log', () => {
     expect(figures.utilisation).toBeCloseTo(15 / 14);
     expect(figures.rateLimited).toBe(1);
     expect(figures.requests).toBe(log.length);
+  });
+
+  it('names each aim a fleet missed: a 429, the account used under 85%, a spread over ×1.3 or none measured', () => {
+    const met = { runIntervalsMs: [[2_000], [2_400]], processMeansMs: [2_000, 2_400], processSpread: 1.2, runSpread: 1.2, utilisation: 0.88, rateLimited: 0, requests: 100 };
+    expect(missedAims(met)).toEqual([]);
+    expect(missedAims({ ...met, rateLimited: 2, utilisation: 0.81, runSpread: 1.42 })).toEqual(['2 × 429', 'utilisation 81%', 'runs ×1.42']);
+    expect(missedAims({ ...met, processSpread: null })).toEqual(['processes ×—']);
+    expect(missedAims(met, { utilisation: 0.9, spread: 1.1 })).toEqual(['utilisation 88%', 'processes ×1.20', 'runs ×1.20']);
   });
 
   it('has no spread where nothing was measured', () => {

@@ -35,6 +35,20 @@ export interface FleetFigures {
   readonly requests: number;
 }
 
+/** The aims of a fleet: no 429, the account used at ≥ 85% while runs wait, runs and processes read within ×1.3 of each other. */
+export const FLEET_AIMS = { utilisation: 0.85, spread: 1.3 } as const;
+
+/** The aims `figures` miss, in words (`utilisation 81%`, `runs ×1.42`); empty when every one is met. */
+export function missedAims(figures: FleetFigures, aims: { readonly utilisation: number; readonly spread: number } = FLEET_AIMS): readonly string[] {
+  const spread = (name: string, value: number | null): string[] => (value === null || value > aims.spread ? [`${name} ×${value === null ? '—' : value.toFixed(2)}`] : []);
+  return [
+    ...(figures.rateLimited > 0 ? [`${figures.rateLimited} × 429`] : []),
+    ...(figures.utilisation < aims.utilisation ? [`utilisation ${(figures.utilisation * 100).toFixed(0)}%`] : []),
+    ...spread('processes', figures.processSpread),
+    ...spread('runs', figures.runSpread),
+  ];
+}
+
 /** Requests of `status` arriving in `span`, by emulator time, for one execution. */
 const statusReadsOf = (requests: readonly LoggedRequest[], executionId: string, span: Span): number[] =>
   requests
