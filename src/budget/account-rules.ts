@@ -8,7 +8,7 @@ import type { FairClass } from './fair-queue.js';
 export type { RequestBudgetOptions };
 
 /**
- * The numbers the scheduler works with, derived from the options (and lowered by the service's own
+ * The numbers the budget works with, derived from the options (and lowered by the service's own
  * limits when its headers name lower ones, see `budgetLimits`).
  *
  * @example
@@ -59,7 +59,7 @@ export const MINUTE_MS = 60_000;
 export const DAY_MS = 86_400_000;
 
 /**
- * Derives the scheduler's numbers from the options, validating them (an `InvalidArgumentError` names
+ * Derives the budget's numbers from the options, validating them (an `InvalidArgumentError` names
  * the bad one). Where the service's headers name a lower limit than configured (`server`), that one is
  * used: the account's limit is the service's to say.
  *

@@ -104,7 +104,7 @@ export interface QueuedRequest {
   /** Start-time fair queueing tag within the class (see `FairQueue`). */
   readonly tag: number;
   /**
-   * The turn it is served in: its tag, put back by the turns its read is deferred (scheduler.ts), and
+   * The turn it is served in: its tag, put back by the turns its read is deferred (budget-core.ts), and
    * its tag again once that deferral has passed (`FairQueue.undefer`).
    */
   rank: number;
@@ -433,9 +433,9 @@ interface Flow {
 const CUT_IN_TURNS = 2;
 
 /**
- * How a read's need places it in its class (scheduler.ts): `certain`, it may go ahead of the turns;
+ * How a read's need places it in its class (budget-core.ts): `certain`, it may go ahead of the turns;
  * `defer`, the turns it is put back; `atShare`, its run's model timed it for the run's share of the
- * account (`atShare` in scheduler.ts) and its change is likely when due: it takes the class's current turn, not the turn after its run's last.
+ * account (`atShare` in budget-core.ts) and its change is likely when due: it takes the class's current turn, not the turn after its run's last.
  */
 export interface ReadOrder {
   readonly certain: boolean;
@@ -453,7 +453,7 @@ export interface ReadOrder {
  * is O(log n) in the number waiting: the tag comes from the key's flow, not a scan of the queue.
  *
  * A request is registered (`enqueue`) apart from being choosable (`offer`): an identical start waits
- * in its line until its turn, and a run's read until its need is due (scheduler.ts),
+ * in its line until its turn, and a run's read until its need is due (budget-core.ts),
  * registered in its turn and counted but out of its class's heaps.
  *
  * A run's read may be placed by its need (`ReadOrder`): put back by whole or partial turns while its

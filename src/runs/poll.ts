@@ -1,6 +1,6 @@
 import { Observable, type SchedulerLike, type Subscription } from 'rxjs';
 import { OUTLIER_SIGMAS } from '../budget/duration-model.js';
-import { readDueAt } from '../budget/scheduler.js';
+import { readDueAt } from '../budget/budget-core.js';
 import type { ReadNeed } from '../domain/budget.js';
 import type { DurationEstimate, DurationModel } from '../domain/durations.js';
 import type { ExecutionOutput, ExecutionSnapshot, ExecutionStatus, Logger, NodeStatus, OutputNode } from '../domain/model.js';
@@ -916,7 +916,7 @@ export interface PollSettings {
   /** Learned node durations: reads are timed by them, and the run's durations recorded at its end. */
   readonly durations: DurationModel | undefined;
   /**
-   * The request budget's scheduler of reads (`AccountBudget.needRead`): the run registers each read's
+   * Where the request budget times the run's reads (`AccountBudget.needRead`): the run registers each read's
    * need there and asks at once, and the budget holds the read until its turn. Without it the run
    * waits until the need is due (`readDueAt`, the same rule) and then reads.
    */

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { FairQueue, type ReadOrder } from '../../src/budget/fair-queue.js';
-import { atShare, FAIR_FLOOR_MS, MAX_DEFER_ROUNDS } from '../../src/budget/scheduler.js';
+import { atShare, FAIR_FLOOR_MS, MAX_DEFER_ROUNDS } from '../../src/budget/budget-core.js';
 import type { ReadNeed } from '../../src/domain/budget.js';
 import type { GateTicket } from '../../src/domain/requests.js';
 import { Simulation, ticket } from './simulation.js';
