@@ -4,7 +4,7 @@ import { readDueAt } from '../budget/budget-core.js';
 import type { ReadNeed } from '../domain/budget.js';
 import type { DurationEstimate, DurationModel } from '../domain/durations.js';
 import type { ExecutionOutput, ExecutionSnapshot, ExecutionStatus, Logger, NodeStatus, OutputNode } from '../domain/model.js';
-import { durationOf, serviceNodeTimes } from '../domain/node-times.js';
+import { durationOf, LONGEST_NODE_MS, serviceNodeTimes } from '../domain/node-times.js';
 import { DEFAULTS, type PollInterval } from '../domain/options.js';
 import { isServerError } from '../errors/api-errors.js';
 import { isFlowstreamError } from '../errors/flowstream-error.js';
@@ -768,9 +768,6 @@ const GRID = 256;
 /** The grid ends where the change is all but certain to have come. */
 const LOG_TAIL = Math.log(1e-3);
 
-/** service.md §3.6: no node runs past 30 minutes, so no change is further off than that. */
-const LONGEST_MS = 30 * 60_000;
-
 /** ln P(no running node has ended by `at` | none had by `now`). */
 function logStillRunning(running: readonly RunningNode[], now: number, at: number): number {
   let log = 0;
@@ -778,11 +775,14 @@ function logStillRunning(running: readonly RunningNode[], now: number, at: numbe
   return log;
 }
 
-/** From `now`, the span within which the next change is all but certain, doubling from a second. */
+/**
+ * From `now`, the span within which the next change is all but certain, doubling from a second; never
+ * past `LONGEST_NODE_MS`, as no change is further off than a node can run.
+ */
 function horizonMs(running: readonly RunningNode[], now: number): number {
   let span = 1_000;
-  while (span < LONGEST_MS && logStillRunning(running, now, now + span) > LOG_TAIL) span *= 2;
-  return Math.min(span, LONGEST_MS);
+  while (span < LONGEST_NODE_MS && logStillRunning(running, now, now + span) > LOG_TAIL) span *= 2;
+  return Math.min(span, LONGEST_NODE_MS);
 }
 
 const clamp = (value: number, low: number, high: number): number => Math.min(high, Math.max(low, value));
