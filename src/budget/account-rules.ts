@@ -327,8 +327,8 @@ export interface AccountAnswer {
  */
 export type Verdict = { readonly verdict: 'granted' } | { readonly verdict: 'wait'; readonly at: number } | { readonly verdict: 'refused'; readonly at: number };
 
-/** Over how many minutes the day bucket's tokens are planned to be spent when runs poll (`readsPerMinute`). */
-const HEADROOM_HORIZON_MINUTES = 15;
+/** Over how many minutes the day bucket's tokens are spread in the pace the account gives reads (`readsPerMinute`). */
+const DAY_BUCKET_SPREAD_MINUTES = 15;
 
 /**
  * A record with nothing sent yet.
@@ -860,7 +860,7 @@ function serverView(previous: ServerView, rateLimit: RateLimitInfo, now: number)
 export function readsPerMinute(record: AccountRecord, now: number, config: AccountConfig): number {
   const limits = accountLimits(record, config);
   const bucket = dayBucketAt(record.dayBucket ?? FULL_DAY_BUCKET, now, limits);
-  const day = bucket.perMs * 60_000 + Math.max(0, bucket.tokens) / HEADROOM_HORIZON_MINUTES;
+  const day = bucket.perMs * 60_000 + Math.max(0, bucket.tokens) / DAY_BUCKET_SPREAD_MINUTES;
   return (config.process?.readsShare(record, now, config, limits) ?? 1) * Math.min(limits.usablePerMinute, day);
 }
 
