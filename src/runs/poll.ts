@@ -756,8 +756,8 @@ const READ_SHARE = 1;
 
 /**
  * The longest wait between a run's reads, and how far past a read its change counts as likely at the
- * latest, in fair intervals: the bound on starvation when the model is wrong (no run waits more than a
- * bounded multiple of its fair interval), and so on what a wrong model can cost.
+ * latest, in allowances (`foreseeRead`): the bound on starvation when the model is wrong (no run waits
+ * more than a bounded multiple of its allowance), and so on what a wrong model can cost.
  */
 const FLOOR_INTERVALS = 1.5;
 
