@@ -62,10 +62,10 @@ export function readDueAt(need: ReadNeed, fairMs: number | undefined, crowded = 
  * A need timed by learned durations, re-timed for the run's share of the account when that share is
  * shorter than the need's maximum gap: the run may spend a read per `fairMs`, and its model places
  * them where its change is likely (`ReadNeed.atShare`); its read, once likely, then takes the reads
- * class's current turn (`ReadOrder.atShare` in fair-queue.ts). Otherwise the need as the run timed it, for one read
- * per its maximum gap.
+ * class's current turn (`ReadOrder.inCurrentTurn` in fair-queue.ts). Otherwise the need as the run
+ * timed it, for one read per its maximum gap.
  */
-export function atShare(need: ReadNeed, fairMs: number | undefined): ReadNeed {
+export function retimedForShare(need: ReadNeed, fairMs: number | undefined): ReadNeed {
   if (need.atShare === undefined || need.likelyAt === undefined || fairMs === undefined || !(fairMs > 0)) return need;
   const shareMs = Math.max(need.minMs, FAIR_FLOOR_MS, fairMs);
   if (shareMs >= need.maxMs) return need;
@@ -475,15 +475,15 @@ export class BudgetCore {
    */
   #hold(id: number, ticket: GateTicket, asked: ReadNeed, now: number): void {
     const fairMs = this.#fairMs(now);
-    const need = atShare(asked, fairMs);
+    const need = retimedForShare(asked, fairMs);
     // A certain read would go ahead of the reads waiting: it waits for the tick that makes it certain.
     const dueAt = readDueAt(need, fairMs, this.queue.of('reads').size > 0);
     const defer = readDeferral(need, dueAt, fairMs);
-    // Re-timed by its run's model for the run's share (`atShare` gave another need) and likely by the
+    // Re-timed by its run's model for the run's share (`retimedForShare` gave another need) and likely by the
     // time it is due: placed in the current turn. One whose change is still unlikely keeps its run's
     // turn and is put back: where many runs' changes come at once (runs started together), placing
     // those in the current turn as well sent them ahead of the reads that were finding changes.
-    const order: ReadOrder = { certain: need.certain === true, defer, atShare: need !== asked && defer === 0 };
+    const order: ReadOrder = { certain: need.certain === true, defer, inCurrentTurn: need !== asked && defer === 0 };
     const entry = this.queue.enqueue(id, ticket, Math.max(now, dueAt), order);
     if (order.defer > 0 && fairMs !== undefined) {
       // The deferral in time: until the change is likely, at most `MAX_DEFER_ROUNDS` shares of the
