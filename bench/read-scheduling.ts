@@ -13,7 +13,7 @@ import { learnedWorkflow, TEN_REPETITIONS, WARM_UP_RUNS } from './learned-durati
 import { boundMs, MANY_RUNS_VARIANTS, RUNS_ALONE } from './many-runs.js';
 
 /**
- * The read scheduler's figures on one manual clock, in seconds of real time instead of the minutes of
+ * How the budget times the runs' reads, in figures on one manual clock, in seconds of real time instead of the minutes of
  * `npm run bench`, the client's jitter seeded: the same numbers on any machine.
  *
  * - `many N stream|final`: many-runs.ts's N runs at once (default client, its model on): detection

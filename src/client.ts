@@ -198,7 +198,7 @@ export function createClient(options: ClientOptions): Client {
     ...(options.polling === undefined ? {} : { polling: options.polling }),
     ...(options.outageMs === undefined ? {} : { outageMs: options.outageMs }),
     ...(logger === undefined ? {} : { logger }),
-    // The budget is the one scheduler of the runs' reads: each run registers its read's need there.
+    // The budget times every run's read: each run registers its read's need there.
     ...(budget?.needRead === undefined ? {} : { needRead: budget.needRead.bind(budget) }),
     ...(durations === undefined ? {} : { durations }),
     hub,

@@ -11,8 +11,8 @@ import type { AccountConfig, AccountRecord } from './account-rules.js';
 import { fairClassOf } from './fair-queue.js';
 import { createMemoryLedger } from './ledger.js';
 import type { MemoryLedger } from './ledger.js';
-import { BudgetCore } from './scheduler.js';
-import type { KeyCadence, Refusal, SchedulerEvent } from './scheduler.js';
+import { BudgetCore } from './budget-core.js';
+import type { KeyCadence, Refusal, BudgetEvent } from './budget-core.js';
 
 export type { AccountBudget, AccountBudgetOptions };
 
@@ -40,7 +40,7 @@ export function createAccountBudget(options: AccountBudgetOptions & { readonly l
     return latest;
   };
   // The account's record and rules live behind the ledger; the queue, the waiters and the timer here.
-  // With a shared account the scheduler decides on a mirror of its record, and each request it lets
+  // With a shared account the core decides on a mirror of its record, and each request it lets
   // through is then held by the account's link (shared-account.ts) until the account grants it.
   const mirror = shared === undefined ? undefined : createMemoryLedger();
   const core = new BudgetCore(numbers, mirror ?? ledger, shared?.process);
@@ -53,7 +53,7 @@ export function createAccountBudget(options: AccountBudgetOptions & { readonly l
   let changes = 0;
   let published = 0;
 
-  function dispatch(event: SchedulerEvent): void {
+  function dispatch(event: BudgetEvent): void {
     const at = now();
     const result = core.step(event, at);
     for (const id of result.released) {
@@ -79,7 +79,7 @@ export function createAccountBudget(options: AccountBudgetOptions & { readonly l
     timer = undefined;
     if (wakeAt === undefined || closed) return;
     // A timer keeps at most 2^31 − 1 ms; a longer one fires at once (and would spin). Waking early
-    // only steps the scheduler again, which sets the next timer.
+    // only steps the core again, which sets the next timer.
     const handle = scheduler.schedule(() => {
       timer = undefined;
       dispatch({ type: 'wake' });
@@ -262,16 +262,16 @@ export interface SharedLink {
   link(shell: BudgetShell): AccountLink;
 }
 
-/** What an account's link sees and drives of the budget: its clock, scheduler, mirror and waiters, and its steps. */
+/** What an account's link sees and drives of the budget: its clock (`scheduler`), core, mirror and waiters, and its steps. */
 export interface BudgetShell {
   readonly scheduler: SchedulerLike;
   readonly core: BudgetCore;
-  /** The scheduler's copy of the account's record. */
+  /** The core's copy of the account's record. */
   readonly mirror: MemoryLedger;
   /** The requests waiting in the queue, by handle. */
   readonly waiters: Map<number, Waiter>;
   readonly now: () => number;
-  readonly dispatch: (event: SchedulerEvent) => void;
+  readonly dispatch: (event: BudgetEvent) => void;
   readonly publish: () => void;
   /** Takes the waiter of `id` out of the queue (the link hears it: `AccountLink.left`). */
   readonly leaveQueue: (id: number) => void;
@@ -283,7 +283,7 @@ export interface BudgetShell {
 
 /** What a budget asks of an account's link, at each step of a request. */
 export interface AccountLink {
-  /** The scheduler let the waiter of `id` through: held until the account grants it. */
+  /** The core let the waiter of `id` through: held until the account grants it. */
   hold(id: number, waiter: Waiter, at: number): void;
   /** A waiter joined the queue. */
   joined(id: number, waiter: Waiter): void;

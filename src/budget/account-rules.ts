@@ -8,7 +8,7 @@ import type { FairClass } from './fair-queue.js';
 export type { RequestBudgetOptions };
 
 /**
- * The numbers the scheduler works with, derived from the options (and lowered by the service's own
+ * The numbers the budget works with, derived from the options (and lowered by the service's own
  * limits when its headers name lower ones, see `budgetLimits`).
  *
  * @example
@@ -59,7 +59,7 @@ export const MINUTE_MS = 60_000;
 export const DAY_MS = 86_400_000;
 
 /**
- * Derives the scheduler's numbers from the options, validating them (an `InvalidArgumentError` names
+ * Derives the budget's numbers from the options, validating them (an `InvalidArgumentError` names
  * the bad one). Where the service's headers name a lower limit than configured (`server`), that one is
  * used: the account's limit is the service's to say.
  *
@@ -327,8 +327,8 @@ export interface AccountAnswer {
  */
 export type Verdict = { readonly verdict: 'granted' } | { readonly verdict: 'wait'; readonly at: number } | { readonly verdict: 'refused'; readonly at: number };
 
-/** Over how many minutes the day bucket's tokens are planned to be spent when runs poll (`readsPerMinute`). */
-const HEADROOM_HORIZON_MINUTES = 15;
+/** Over how many minutes the day bucket's tokens are spread in the pace the account gives reads (`readsPerMinute`). */
+const DAY_BUCKET_SPREAD_MINUTES = 15;
 
 /**
  * A record with nothing sent yet.
@@ -860,7 +860,7 @@ function serverView(previous: ServerView, rateLimit: RateLimitInfo, now: number)
 export function readsPerMinute(record: AccountRecord, now: number, config: AccountConfig): number {
   const limits = accountLimits(record, config);
   const bucket = dayBucketAt(record.dayBucket ?? FULL_DAY_BUCKET, now, limits);
-  const day = bucket.perMs * 60_000 + Math.max(0, bucket.tokens) / HEADROOM_HORIZON_MINUTES;
+  const day = bucket.perMs * 60_000 + Math.max(0, bucket.tokens) / DAY_BUCKET_SPREAD_MINUTES;
   return (config.process?.readsShare(record, now, config, limits) ?? 1) * Math.min(limits.usablePerMinute, day);
 }
 

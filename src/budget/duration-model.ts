@@ -1,5 +1,6 @@
 import { map, Observable, Subject } from 'rxjs';
 import type { DurationEstimate, DurationModel, DurationsView, NodeDurations } from '../domain/durations.js';
+import { LONGEST_NODE_MS } from '../domain/node-times.js';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 import { positiveInteger } from '../http/options.js';
 
@@ -58,9 +59,6 @@ const SHIFT_MIN_SAMPLES = 8;
 const PRIOR_LOG_SIGMA = 0.5;
 const PRIOR_WEIGHT = 2;
 
-/** No node runs longer than the service allows an execution (service.md §3.6): longer is not a duration. */
-const LONGEST_MS = 30 * 60_000;
-
 /** The median of sorted values (at least one). */
 function median(sorted: readonly number[]): number {
   const upper = sorted[sorted.length >> 1] ?? Number.NaN;
@@ -87,9 +85,9 @@ export function estimateDuration(samplesMs: readonly number[]): DurationEstimate
   return { samples: logs.length, medianMs: Math.round(Math.exp(mu)), logSigma: Math.max(MIN_LOG_SIGMA, pooled) };
 }
 
-/** What the model takes as a duration: a store of samples (flowstream/redis) keeps no other. */
+/** What the model takes as a duration (no longer than a node can run): a store of samples (flowstream/redis) keeps no other. */
 export function isDuration(ms: unknown): ms is number {
-  return typeof ms === 'number' && Number.isFinite(ms) && ms >= 0 && ms <= LONGEST_MS;
+  return typeof ms === 'number' && Number.isFinite(ms) && ms >= 0 && ms <= LONGEST_NODE_MS;
 }
 
 /** One node's samples and, once computed, its estimate (dropped at every new sample). */

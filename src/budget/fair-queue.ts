@@ -104,7 +104,7 @@ export interface QueuedRequest {
   /** Start-time fair queueing tag within the class (see `FairQueue`). */
   readonly tag: number;
   /**
-   * The turn it is served in: its tag, put back by the turns its read is deferred (scheduler.ts), and
+   * The turn it is served in: its tag, put back by the turns its read is deferred (budget-core.ts), and
    * its tag again once that deferral has passed (`FairQueue.undefer`).
    */
   rank: number;
@@ -115,8 +115,8 @@ export interface QueuedRequest {
   place: number;
   /** A read certain to find a change, in its run's own turn: it goes ahead of the class's turns. */
   readonly cutsIn: boolean;
-  /** A read its run's model timed for the run's share of the account, placed in the class's current turn (`ReadOrder.atShare`). */
-  readonly atShare: boolean;
+  /** A read its run's model timed for the run's share of the account, placed in the class's current turn (`ReadOrder.inCurrentTurn`). */
+  readonly inCurrentTurn: boolean;
   /** Position in the class's heap by turn (tag, then arrival); −1 while out of it. */
   turnSlot: number;
   /** Position in the class's heap by age (enqueuedAt, then arrival); −1 while out of it. */
@@ -131,8 +131,8 @@ export interface QueuedRequest {
  * const entry = queuedRequest(1, ticket, now, arrivals++, tag, tag, false);
  * ```
  */
-export function queuedRequest(id: number, ticket: GateTicket, enqueuedAt: number, arrival: number, tag: number, rank: number, cutsIn: boolean, atShare = false): QueuedRequest {
-  return { id, ticket, enqueuedAt, arrival, tag, rank, place: arrival, cutsIn, atShare, turnSlot: -1, ageSlot: -1 };
+export function queuedRequest(id: number, ticket: GateTicket, enqueuedAt: number, arrival: number, tag: number, rank: number, cutsIn: boolean, inCurrentTurn = false): QueuedRequest {
+  return { id, ticket, enqueuedAt, arrival, tag, rank, place: arrival, cutsIn, inCurrentTurn, turnSlot: -1, ageSlot: -1 };
 }
 
 /**
@@ -199,7 +199,7 @@ class ClassQueue {
   readonly #idle = new IndexedHeap<'slot', Flow>('slot', (a, b) => a.last < b.last);
   /** The tag of the last request served: the class's virtual time. */
   #clock = 0;
-  /** How far its current turn has gone in reads placed in it (`ReadOrder.atShare`): a turn is a read of every run. */
+  /** How far its current turn has gone in reads placed in it (`ReadOrder.inCurrentTurn`): a turn is a read of every run. */
   #progress = 0;
 
   /** How many flows are remembered (waiting or idle): bounded by those waiting plus `MAX_IDLE_FLOWS`. */
@@ -216,13 +216,13 @@ class ClassQueue {
       flow = this.#flows.get(ticket.key);
       if (flow === undefined) this.#flows.set(ticket.key, (flow = { key: ticket.key, last: clock - 1, waiting: 0, cutFrom: undefined, slot: -1 }));
       else this.#idle.remove(flow);
-      tag = order?.atShare === true ? clock + this.#progress : Math.max(clock, flow.last + 1);
+      tag = order?.inCurrentTurn === true ? clock + this.#progress : Math.max(clock, flow.last + 1);
     }
     const cutFrom = flow?.cutFrom ?? tag;
     const cutsIn = order?.certain === true && tag < cutFrom + CUT_IN_TURNS;
-    const entry = queuedRequest(id, ticket, now, arrival, tag, tag + (order?.defer ?? 0), cutsIn, order?.atShare === true);
+    const entry = queuedRequest(id, ticket, now, arrival, tag, tag + (order?.defer ?? 0), cutsIn, order?.inCurrentTurn === true);
     if (flow !== undefined) {
-      flow.last = entry.atShare ? Math.max(flow.last, clock) : entry.tag;
+      flow.last = entry.inCurrentTurn ? Math.max(flow.last, clock) : entry.tag;
       flow.cutFrom = cutsIn ? cutFrom : undefined;
       flow.waiting += 1;
     }
@@ -277,7 +277,7 @@ class ClassQueue {
       return;
     }
     this.#turnReadsSinceCutIn += 1;
-    if (entry.atShare) {
+    if (entry.inCurrentTurn) {
       this.#progress += 1 / Math.max(1, this.#flows.size);
       if (this.#progress >= 1) {
         this.#progress -= 1;
@@ -433,14 +433,15 @@ interface Flow {
 const CUT_IN_TURNS = 2;
 
 /**
- * How a read's need places it in its class (scheduler.ts): `certain`, it may go ahead of the turns;
- * `defer`, the turns it is put back; `atShare`, its run's model timed it for the run's share of the
- * account (`atShare` in scheduler.ts) and its change is likely when due: it takes the class's current turn, not the turn after its run's last.
+ * How a read's need places it in its class (budget-core.ts): `certain`, it may go ahead of the turns;
+ * `defer`, the turns it is put back; `inCurrentTurn`, its run's model timed it for the run's share of
+ * the account (`retimedForShare` in budget-core.ts) and its change is likely when due: it takes the
+ * class's current turn, not the turn after its run's last.
  */
 export interface ReadOrder {
   readonly certain: boolean;
   readonly defer: number;
-  readonly atShare?: boolean;
+  readonly inCurrentTurn?: boolean;
 }
 
 /**
@@ -453,7 +454,7 @@ export interface ReadOrder {
  * is O(log n) in the number waiting: the tag comes from the key's flow, not a scan of the queue.
  *
  * A request is registered (`enqueue`) apart from being choosable (`offer`): an identical start waits
- * in its line until its turn, and a run's read until its need is due (scheduler.ts),
+ * in its line until its turn, and a run's read until its need is due (budget-core.ts),
  * registered in its turn and counted but out of its class's heaps.
  *
  * A run's read may be placed by its need (`ReadOrder`): put back by whole or partial turns while its
@@ -463,7 +464,7 @@ export interface ReadOrder {
  * the run's next read comes that much later.
  *
  * When the account gives each run a share shorter than its maximum gap, a run's model times its reads
- * for that share, and a read so timed whose change is likely when due (`ReadOrder.atShare`) takes the class's current turn, not the turn after
+ * for that share, and a read so timed whose change is likely when due (`ReadOrder.inCurrentTurn`) takes the class's current turn, not the turn after
  * its run's last, placed in it as far as the turn has gone (its tag a fraction past the turn's), and
  * the turn ends once as many have been served as runs in the class. The model already spends the
  * run's share — few reads while its change is unlikely, many where it is likely — and counting those
@@ -544,7 +545,7 @@ export class FairQueue {
   /**
    * Moves the class's virtual time to the turn of a request that was sent — unless it cut in: a read
    * that went ahead of the turns does not end the turn of those it overtook — and counts it for the
-   * spacing of cut-ins (`WAITING_PER_TURN_READ`). A read placed in the current turn (`ReadOrder.atShare`)
+   * spacing of cut-ins (`WAITING_PER_TURN_READ`). A read placed in the current turn (`ReadOrder.inCurrentTurn`)
    * is one run's read of that turn: the turn ends once there have been as many as runs in the class.
    */
   served(entry: QueuedRequest): void {

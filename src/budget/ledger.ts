@@ -85,7 +85,7 @@ export function createMemoryLedger(): MemoryLedger {
 const NOTHING_FREED: readonly string[] = Object.freeze([]);
 
 /**
- * The account as the budget's scheduler asks it, in one process: the rule book over a synchronous
+ * The account as the budget's core asks it, in one process: the rule book over a synchronous
  * ledger's record, and this process's requests in flight (the anchor of every "until the window can
  * have reset", service.md §2.1).
  */

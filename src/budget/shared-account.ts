@@ -12,7 +12,7 @@ import type { FairClass } from './fair-queue.js';
 
 /*
  * A request budget over an account kept in a store several processes share (Redis): the budget's
- * scheduler lets requests through on a mirror of the account's record, and each is then held until
+ * core lets requests through on a mirror of the account's record, and each is then held until
  * the shared account grants it. Only such a budget carries this code: `createRedisBudget` links it in
  * (`createAccountBudget({ shared: shareAccount(account) })`), a budget in memory never loads it.
  */
@@ -105,7 +105,7 @@ function linkAccount(account: SharedAccount, shell: BudgetShell): AccountLink {
     void ask();
   }
 
-  /** Takes `entry` out of the held ones; it was not sent, so the scheduler is told no answer will come. */
+  /** Takes `entry` out of the held ones; it was not sent, so the budget's core is told no answer will come. */
   function unhold(entry: Held): void {
     const index = held.indexOf(entry);
     if (index >= 0) held.splice(index, 1);
@@ -121,11 +121,11 @@ function linkAccount(account: SharedAccount, shell: BudgetShell): AccountLink {
   }
 
   /**
-   * The shared account's record, with what this process holds counted as sent, is the scheduler's
-   * mirror. Its identical-start marks are by digest: the mirror has those of the keys this process
+   * The shared account's record, with what this process holds counted as sent, is the budget
+   * core's mirror. Its identical-start marks are by digest: the mirror has those of the keys this process
    * used (another process's marks show in the shared account's verdict). A mark the mirror has and the
    * shared record lacks (a start refused while the account was away never reached it; pruned there
-   * first; Redis lost the account) stays in the mirror until it expires there: the scheduler offers an
+   * first; Redis lost the account) stays in the mirror until it expires there: the budget's core offers an
    * identical start waiting in line when its key's mark expires, and one that vanished would never.
    */
   function adopt(record: AccountRecord): void {
@@ -160,7 +160,7 @@ function linkAccount(account: SharedAccount, shell: BudgetShell): AccountLink {
   async function ask(): Promise<void> {
     if (asking || isClosed()) return;
     const entry = held[0];
-    // With nothing held, the reads are withdrawn only once none waits here either (the scheduler lets
+    // With nothing held, the reads are withdrawn only once none waits here either (the budget's core lets
     // them through at this process's share: between two of them this process keeps its turn).
     if (entry === undefined && isReachable() && (!declared || demand() > 0)) return;
     asking = true;

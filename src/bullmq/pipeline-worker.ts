@@ -5,7 +5,7 @@
  * passes results along, retries a step (`retry`), and records each step in the Redis checkpoint
  * store by compare-and-set under a fencing token — `starting` before its start leaves, `running`
  * with its execution, then its end. So a step is a unit of durable work without being a job of its
- * own: one job per step would need a second scheduler of the DAG outside runPipeline (which step's
+ * own: one job per step would need the DAG walked a second time outside runPipeline (which step's
  * job to add when, with whose results), while the work a step does in a worker is only to follow
  * its execution. The job is the lease over the pipeline:
  *

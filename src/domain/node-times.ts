@@ -24,6 +24,9 @@ export function serviceNodeTimes(node: Pick<OutputNode, 'startTime' | 'endTime'>
   return { ...(startedAt === undefined ? {} : { startedAt }), ...(endedAt === undefined ? {} : { endedAt }) };
 }
 
+/** service.md §3.6: the service stops an execution after 30 minutes, so no node runs longer. */
+export const LONGEST_NODE_MS = 30 * 60_000;
+
 /** How long a node ran by its times, when both are known and in order. */
 export function durationOf(times: NodeTimes): number | undefined {
   const { startedAt, endedAt } = times;

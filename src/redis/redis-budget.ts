@@ -169,7 +169,7 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
       budget.report(report);
     },
     snapshot: () => budget.snapshot(),
-    // The one scheduler of a run's reads, on the shared account as in memory.
+    // The budget times every run's read, on the shared account as in memory.
     needRead: (key, need) => budget.needRead?.(key, need) ?? (() => undefined),
     state$: budget.state$,
     ...(durations === undefined ? {} : { durations }),

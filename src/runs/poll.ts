@@ -1,10 +1,10 @@
 import { Observable, type SchedulerLike, type Subscription } from 'rxjs';
 import { OUTLIER_SIGMAS } from '../budget/duration-model.js';
-import { readDueAt } from '../budget/scheduler.js';
+import { readDueAt } from '../budget/budget-core.js';
 import type { ReadNeed } from '../domain/budget.js';
 import type { DurationEstimate, DurationModel } from '../domain/durations.js';
 import type { ExecutionOutput, ExecutionSnapshot, ExecutionStatus, Logger, NodeStatus, OutputNode } from '../domain/model.js';
-import { durationOf, serviceNodeTimes } from '../domain/node-times.js';
+import { durationOf, LONGEST_NODE_MS, serviceNodeTimes } from '../domain/node-times.js';
 import { DEFAULTS, type PollInterval } from '../domain/options.js';
 import { isServerError } from '../errors/api-errors.js';
 import { isFlowstreamError } from '../errors/flowstream-error.js';
@@ -633,11 +633,13 @@ function countRead(foresight: Foresight, changed: boolean, now: number): Foresig
  * The run's allowance is one read per the bounds' maximum, its quiet pace, or per `shareMs` when the
  * budget offers the run that shorter share of the account (`ReadNeed.atShare`): the model spends as
  * many reads as the cadence would, where changes are likely. Its longest wait is `FLOOR_INTERVALS`
- * allowances, never past the bounds' maximum (that many allowances also cap the due time): a model
- * that is wrong costs at most that wait. With an allowance of the bounds' maximum itself, no wait can
- * be longer than the allowance, so the reads are as even as the cadence's: the share is what lets the
- * model save reads where a change is unlikely and spend them where it is likely.
- * When the budget is tight, the read's due time (`ReadTiming.dueAt`) ranks it among the others.
+ * allowances, never past the bounds' maximum (that many allowances past the read also cap when its
+ * change counts as likely): a model that is wrong costs at most that wait. With an allowance of the
+ * bounds' maximum itself, no wait can be longer than the allowance, so the reads are as even as the
+ * cadence's: the share is what lets the model save reads where a change is unlikely and spend them
+ * where it is likely.
+ * When the budget is tight, a read whose change is not yet likely when it is due is put back for a
+ * turn or two (`ReadTiming.dueAt`, the need's `likelyAt`).
  */
 function foreseeRead(foresight: Foresight, executing: readonly string[], now: number, bounds: CadenceBounds, estimateOf: EstimateOf, shareMs?: number): ReadTiming | undefined {
   if (executing.length === 0 || foresight.waitingSince === undefined || !foresight.trusted) return undefined;
@@ -726,18 +728,22 @@ interface ReadTimingInput {
   readonly readsSpent: number;
   readonly minMs: number;
   readonly maxMs: number;
-  /** The latest `dueAt` may be past the read's own time: no read is put off further than this. */
+  /** How far past the read's own time its change counts as likely at the latest (`dueAt`): no read is put back for longer. */
   readonly floorMs: number;
 }
 
 /**
- * The wait before the next read, and when that read is due: the moment the change has become as
- * likely as one of the run's reads is worth (one in k, for k reads it may spend on this wait; between
- * 1 in 20 and even odds), or the floor, whichever comes first. On a tight budget the read is ranked by
- * that moment (`ReadNeed.likelyAt`): the likeliest changed first.
+ * The wait before the next read, and when its change has become likely: the moment the change has
+ * become as likely as one of the run's reads is worth (one in k, for k reads it may spend on this wait;
+ * between 1 in 20 and even odds), or the floor past the read, whichever comes first. On a tight budget
+ * a read whose change is not yet likely when it is due is put back (`ReadNeed.likelyAt`).
  */
 interface ReadTiming {
   readonly waitMs: number;
+  /**
+   * When the change has become likely: the need's `likelyAt`, not when the read is due. Named `dueAt`
+   * as in `ReadNeed.atShare`'s result, which this is.
+   */
   readonly dueAt: number;
 }
 
@@ -749,27 +755,24 @@ interface ReadTiming {
 const READ_SHARE = 1;
 
 /**
- * The longest wait between a run's reads, and the latest a read may be due past its own time, in fair
- * intervals: the bound on starvation when the model is wrong (no run waits more than a
- * bounded multiple of its fair interval), and so on what a wrong model can cost.
+ * The longest wait between a run's reads, and how far past a read its change counts as likely at the
+ * latest, in allowances (`foreseeRead`): the bound on starvation when the model is wrong (no run waits
+ * more than a bounded multiple of its allowance), and so on what a wrong model can cost.
  */
 const FLOOR_INTERVALS = 1.5;
 
 /**
- * Bounds of how likely the change must have become for the run's read to be due: never before one
- * chance in twenty (a read that early is a read wasted), never later than even odds.
+ * Bounds of how likely the change must have become to count as likely for the run's read: never
+ * before one chance in twenty (a read that early is a read wasted), never later than even odds.
  */
-const MIN_DUE_CHANCE = 0.05;
-const MAX_DUE_CHANCE = 0.5;
+const MIN_LIKELY_CHANCE = 0.05;
+const MAX_LIKELY_CHANCE = 0.5;
 
 /** Points of the grid the next change's distribution is laid on. */
 const GRID = 256;
 
 /** The grid ends where the change is all but certain to have come. */
 const LOG_TAIL = Math.log(1e-3);
-
-/** service.md §3.6: no node runs past 30 minutes, so no change is further off than that. */
-const LONGEST_MS = 30 * 60_000;
 
 /** ln P(no running node has ended by `at` | none had by `now`). */
 function logStillRunning(running: readonly RunningNode[], now: number, at: number): number {
@@ -778,17 +781,21 @@ function logStillRunning(running: readonly RunningNode[], now: number, at: numbe
   return log;
 }
 
-/** From `now`, the span within which the next change is all but certain, doubling from a second. */
+/**
+ * From `now`, the span within which the next change is all but certain, doubling from a second; never
+ * past `LONGEST_NODE_MS`, as no change is further off than a node can run.
+ */
 function horizonMs(running: readonly RunningNode[], now: number): number {
   let span = 1_000;
-  while (span < LONGEST_MS && logStillRunning(running, now, now + span) > LOG_TAIL) span *= 2;
-  return Math.min(span, LONGEST_MS);
+  while (span < LONGEST_NODE_MS && logStillRunning(running, now, now + span) > LOG_TAIL) span *= 2;
+  return Math.min(span, LONGEST_NODE_MS);
 }
 
 const clamp = (value: number, low: number, high: number): number => Math.min(high, Math.max(low, value));
 
 /**
- * When the next read goes (see "Where the next read goes" above for the rule) and when it is due.
+ * When the next read goes (see "Where the next read goes" above for the rule) and when its change has
+ * become likely.
  *
  * @example
  * ```ts
@@ -807,10 +814,10 @@ export function timeNextRead(input: ReadTimingInput): ReadTiming {
   const reads = (READ_SHARE * (now - input.waitingSince + expectedWait)) / input.allowanceMs;
   const waitMs = spacedWait(input, still, weight, Math.max(1, reads - input.readsSpent), step);
 
-  // Due when the change has become likely enough to be worth one of those reads: 1 in k for k reads,
-  // so that the reads a tight budget gives the run land where each has a fair chance, not all at the
+  // Likely once the change is likely enough to be worth one of those reads: 1 in k for k reads, so
+  // that the reads a tight budget gives the run land where each has a fair chance, not all at the
   // median.
-  const threshold = clamp(1 / reads, MIN_DUE_CHANCE, MAX_DUE_CHANCE);
+  const threshold = clamp(1 / reads, MIN_LIKELY_CHANCE, MAX_LIKELY_CHANCE);
   let likelyAt = now + span;
   for (let k = 0; k < GRID; k += 1) {
     const here = still[k] ?? 1;
@@ -916,7 +923,7 @@ export interface PollSettings {
   /** Learned node durations: reads are timed by them, and the run's durations recorded at its end. */
   readonly durations: DurationModel | undefined;
   /**
-   * The request budget's scheduler of reads (`AccountBudget.needRead`): the run registers each read's
+   * Where the request budget times the run's reads (`AccountBudget.needRead`): the run registers each read's
    * need there and asks at once, and the budget holds the read until its turn. Without it the run
    * waits until the need is due (`readDueAt`, the same rule) and then reads.
    */

@@ -129,8 +129,8 @@ export interface RunsDefaults {
   /** The jitter source, in [0, 1). Default `Math.random`. */
   readonly random?: () => number;
   /**
-   * The request budget's scheduler of reads (`AccountBudget.needRead`): each run registers its next
-   * read's need there. None: every run times its own reads by the same rule.
+   * Where the request budget times the runs' reads (`AccountBudget.needRead`): each run registers its
+   * next read's need there. None: every run times its own reads by the same rule.
    */
   readonly needRead?: (executionId: string, need: ReadNeed) => () => void;
   /** Learned node durations: reads are timed where a change is likely. None: the cadence alone. */

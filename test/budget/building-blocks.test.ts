@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { chooseNext, FairQueue, queuedRequest } from '../../src/budget/fair-queue.js';
 import type { ClassHead, FairClass, QueuedRequest } from '../../src/budget/fair-queue.js';
 import { InFlight } from '../../src/budget/ledger.js';
-import { KeyCadences } from '../../src/budget/scheduler.js';
+import { KeyCadences } from '../../src/budget/budget-core.js';
 import { capAfterSend, capReadyAt, serverCap } from '../../src/budget/account-rules.js';
 import { ticket } from './simulation.js';
 

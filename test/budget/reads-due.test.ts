@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { FairQueue, type ReadOrder } from '../../src/budget/fair-queue.js';
-import { atShare, FAIR_FLOOR_MS, MAX_DEFER_ROUNDS } from '../../src/budget/scheduler.js';
+import { FAIR_FLOOR_MS, MAX_DEFER_ROUNDS, retimedForShare } from '../../src/budget/budget-core.js';
 import type { ReadNeed } from '../../src/domain/budget.js';
 import type { GateTicket } from '../../src/domain/requests.js';
 import { Simulation, ticket } from './simulation.js';
@@ -222,18 +222,18 @@ describe('a need timed by learned durations, on an account that gives the run mo
 
   it('is re-timed by the run\'s model for its share, never under the 2 s floor', () => {
     asked.length = 0;
-    expect(atShare(modelled, 6_000)).toMatchObject({ wishMs: 3_000, likelyAt: 18_000 });
-    expect(atShare(modelled, 500)).toMatchObject({ wishMs: FAIR_FLOOR_MS / 2, likelyAt: 3 * FAIR_FLOOR_MS });
+    expect(retimedForShare(modelled, 6_000)).toMatchObject({ wishMs: 3_000, likelyAt: 18_000 });
+    expect(retimedForShare(modelled, 500)).toMatchObject({ wishMs: FAIR_FLOOR_MS / 2, likelyAt: 3 * FAIR_FLOOR_MS });
     expect(asked).toEqual([6_000, FAIR_FLOOR_MS]);
   });
 
   it('keeps the run\'s own timing when the share is no shorter than its maximum gap, or there is no account', () => {
     asked.length = 0;
-    expect(atShare(modelled, 10_000)).toBe(modelled);
-    expect(atShare(modelled, 30_000)).toBe(modelled);
-    expect(atShare(modelled, undefined)).toBe(modelled);
+    expect(retimedForShare(modelled, 10_000)).toBe(modelled);
+    expect(retimedForShare(modelled, 30_000)).toBe(modelled);
+    expect(retimedForShare(modelled, undefined)).toBe(modelled);
     const flat: ReadNeed = { since: 0, minMs: 500, wishMs: 10_000, maxMs: 10_000 };
-    expect(atShare(flat, 6_000)).toBe(flat);
+    expect(retimedForShare(flat, 6_000)).toBe(flat);
     expect(asked).toEqual([]);
   });
 });

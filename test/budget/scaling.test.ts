@@ -5,7 +5,7 @@ import { createAccountBudget } from '../../src/budget/index.js';
 import { IndexedHeap } from '../../src/budget/fair-queue.js';
 import { createMemoryLedger } from '../../src/budget/ledger.js';
 import type { MemoryLedger } from '../../src/budget/ledger.js';
-import { BudgetCore } from '../../src/budget/scheduler.js';
+import { BudgetCore } from '../../src/budget/budget-core.js';
 import type { Endpoint, RequestPriority } from '../../src/domain/endpoints.js';
 import type { GateTicket } from '../../src/domain/requests.js';
 import { clockScheduler, createManualClock } from '../../src/emulator/index.js';
@@ -15,7 +15,7 @@ import { Simulation } from './simulation.js';
 
 /**
  * The budget's cost per operation, counted rather than timed (no wall clock in tests): a heap's
- * comparisons, and how often the scheduler looks at the tickets of waiting requests. A scheduler that
+ * comparisons, and how often the budget's core looks at the tickets of waiting requests. A core that
  * scans its queue per step (as this one once did: 20,000 queued then cancelled took 265 s of CPU)
  * reads every waiting ticket at every step, n² in all.
  */

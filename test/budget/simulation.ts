@@ -4,8 +4,8 @@ import type { RequestPriority } from '../../src/domain/endpoints.js';
 import type { RequestBudgetOptions } from '../../src/budget/account-rules.js';
 import { budgetState } from '../../src/budget/account-budget.js';
 import type { LedgerAccount } from '../../src/budget/ledger.js';
-import { BudgetCore } from '../../src/budget/scheduler.js';
-import type { SchedulerEvent } from '../../src/budget/scheduler.js';
+import { BudgetCore } from '../../src/budget/budget-core.js';
+import type { BudgetEvent } from '../../src/budget/budget-core.js';
 
 export interface Sent {
   readonly id: number;
@@ -20,7 +20,7 @@ export interface Refused {
 }
 
 /**
- * Drives the scheduler in virtual time, as the shell does with real timers: each step's `wakeAt` is
+ * Drives the budget's core in virtual time, as the shell does with real timers: each step's `wakeAt` is
  * honoured before time moves past it.
  */
 export class Simulation {
@@ -47,7 +47,7 @@ export class Simulation {
     return budgetState(this.core, at);
   }
 
-  /** Lets virtual time pass, firing the scheduler's wake-ups on the way. */
+  /** Lets virtual time pass, firing the core's wake-ups on the way. */
   advanceTo(time: number): void {
     while (this.wakeAt !== undefined && this.wakeAt <= time) {
       this.now = Math.max(this.now, this.wakeAt);
@@ -84,7 +84,7 @@ export class Simulation {
     return this.sent.find((sent) => sent.id === id)?.at;
   }
 
-  #dispatch(event: SchedulerEvent): void {
+  #dispatch(event: BudgetEvent): void {
     this.steps += 1;
     const result = this.core.step(event, this.now);
     this.wakeAt = result.wakeAt;
@@ -144,7 +144,7 @@ export function serviceRejections(times: readonly number[], limit: number, windo
   return rejected;
 }
 
-/** Things to do at given virtual times, interleaved with the scheduler's own wake-ups. */
+/** Things to do at given virtual times, interleaved with the core's own wake-ups. */
 export class Agenda {
   readonly #items: { readonly at: number; readonly order: number; readonly run: () => void }[] = [];
   #order = 0;
@@ -152,7 +152,7 @@ export class Agenda {
 
   constructor(
     readonly sim: Simulation,
-    /** Called once for each request the scheduler lets through, in order. */
+    /** Called once for each request the core lets through, in order. */
     readonly onSent: (sent: Sent) => void = () => undefined,
   ) {}
 

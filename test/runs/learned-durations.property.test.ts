@@ -119,7 +119,7 @@ describe('timeNextRead', () => {
     waitedMs: fc.integer({ min: 0, max: 600_000 }),
   });
 
-  it('waits within [minMs, maxMs] and is due no later than the floor', () => {
+  it('waits within [minMs, maxMs] and finds its change likely no later than the floor past the read', () => {
     fc.assert(
       fc.property(input, ({ running, allowanceMs, readsSpent, waitedMs }) => {
         const floorMs = 1.5 * allowanceMs;

@@ -1,4 +1,4 @@
-import { readDueAt } from '../../src/budget/scheduler.js';
+import { readDueAt } from '../../src/budget/budget-core.js';
 import { drawDurationMs } from '../../src/emulator/engine/duration-draw.js';
 import type { DurationModel } from '../../src/domain/durations.js';
 import type { ExecutionOutput, ExecutionSnapshot, NodeStatus } from '../../src/domain/model.js';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { readDueAt } from '../../src/budget/scheduler.js';
+import { readDueAt } from '../../src/budget/budget-core.js';
 import type { NodeStatus } from '../../src/domain/model.js';
 import type { RunEvent } from '../../src/runs/events.js';
 import { initialPoll, OUTPUT_SPACING_MS, type OutputMode, type PollCommand, type PollInput, reducePoll, reducerShell } from '../../src/runs/poll.js';

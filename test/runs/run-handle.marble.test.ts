@@ -161,7 +161,7 @@ describe('startRun: a run handle', () => {
       });
       const urgentFirst = {
         ...source,
-        status: (id: string, options?: { urgent?: boolean; dueAt?: number }) => (options?.urgent === true ? defer(() => (asked.push(`${clock.now()} status urgent`), cold('(a|)', { a: current() }))) : source.status(id, options)),
+        status: (id: string, options?: { urgent?: boolean }) => (options?.urgent === true ? defer(() => (asked.push(`${clock.now()} status urgent`), cold('(a|)', { a: current() }))) : source.status(id, options)),
         output: (id: string, options?: { urgent?: boolean }) => (options?.urgent === true ? defer(() => (asked.push(`${clock.now()} output urgent`), cold('(o|)', { o: output([outputNode('a', current().nodes[1]!.status)]) }))) : source.output(id)),
       };
       const handle = runsOver(urgentFirst, defaults).startRun(CANVAS_ID, {}, { output: 'final' });

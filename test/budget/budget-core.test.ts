@@ -4,7 +4,7 @@ import { Simulation, ticket } from './simulation.js';
 // Defaults: 95 usable per 62 s window, burst 5, one send every 682 ms at the steady pace.
 const PACE = 682;
 
-describe('scheduler: pacing', () => {
+describe('budget core: pacing', () => {
   it('lets requests under the limit go at once, with no added latency', () => {
     const sim = new Simulation();
     sim.enqueue(ticket('status', 'we-1'));
@@ -41,7 +41,7 @@ describe('scheduler: pacing', () => {
   });
 });
 
-describe('scheduler: priorities', () => {
+describe('budget core: priorities', () => {
   it('sends abort, then start, an interactive call, then the runs\' status and output when they wait together', () => {
     const sim = new Simulation();
     for (let index = 0; index < 5; index++) sim.enqueue(ticket('status', `busy-${index}`));
@@ -93,7 +93,7 @@ describe('scheduler: priorities', () => {
   });
 });
 
-describe('scheduler: fairness within a priority', () => {
+describe('budget core: fairness within a priority', () => {
   it('goes round-robin by key when one key queues several requests', () => {
     const sim = new Simulation({ burst: 1 });
     sim.enqueue(ticket('output', 'busy'));
@@ -112,7 +112,7 @@ describe('scheduler: fairness within a priority', () => {
   });
 });
 
-describe('scheduler: dropping queued work', () => {
+describe('budget core: dropping queued work', () => {
   it('removes a cancelled request at once and frees nothing else', () => {
     const sim = new Simulation();
     for (let index = 0; index < 5; index++) sim.enqueue(ticket('status', `busy-${index}`));

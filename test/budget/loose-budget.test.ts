@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FAIR_FLOOR_MS, readDueAt, type ReadNeed } from '../../src/budget/scheduler.js';
+import { FAIR_FLOOR_MS, readDueAt, type ReadNeed } from '../../src/budget/budget-core.js';
 import { Simulation, ticket } from './simulation.js';
 
 /** A quiet run's need: its cadence has backed off to the bounds' maximum. */

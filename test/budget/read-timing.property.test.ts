@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createAccountBudget } from '../../src/budget/account-budget.js';
 import type { RequestBudgetOptions } from '../../src/budget/account-rules.js';
-import { MAX_DEFER_ROUNDS, type ReadNeed } from '../../src/budget/scheduler.js';
+import { MAX_DEFER_ROUNDS, type ReadNeed } from '../../src/budget/budget-core.js';
 import { clockScheduler, createManualClock } from '../../src/emulator/index.js';
 import { Agenda, maxInAnyWindow, serviceRejections, Simulation, ticket } from './simulation.js';
 
@@ -84,7 +84,7 @@ function readMany(shapes: readonly RunShape[], durationMs: number, options: Requ
   return { sim, reads };
 }
 
-describe('the budget as the one scheduler of the runs\' reads (virtual time)', () => {
+describe('the budget times every run\'s read (virtual time)', () => {
   it('never sends past the account\'s limits, whatever the runs ask', () => {
     fc.assert(
       fc.property(fc.array(shapeArb({ model: true, certain: true }), { minLength: 1, maxLength: 60 }), (shapes) => {

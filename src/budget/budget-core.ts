@@ -62,10 +62,10 @@ export function readDueAt(need: ReadNeed, fairMs: number | undefined, crowded = 
  * A need timed by learned durations, re-timed for the run's share of the account when that share is
  * shorter than the need's maximum gap: the run may spend a read per `fairMs`, and its model places
  * them where its change is likely (`ReadNeed.atShare`); its read, once likely, then takes the reads
- * class's current turn (`ReadOrder.atShare` in fair-queue.ts). Otherwise the need as the run timed it, for one read
- * per its maximum gap.
+ * class's current turn (`ReadOrder.inCurrentTurn` in fair-queue.ts). Otherwise the need as the run
+ * timed it, for one read per its maximum gap.
  */
-export function atShare(need: ReadNeed, fairMs: number | undefined): ReadNeed {
+export function retimedForShare(need: ReadNeed, fairMs: number | undefined): ReadNeed {
   if (need.atShare === undefined || need.likelyAt === undefined || fairMs === undefined || !(fairMs > 0)) return need;
   const shareMs = Math.max(need.minMs, FAIR_FLOOR_MS, fairMs);
   if (shareMs >= need.maxMs) return need;
@@ -217,10 +217,10 @@ class ReadsUntil {
  *
  * @example
  * ```ts
- * const event: SchedulerEvent = { type: 'enqueue', id: 1, ticket: { endpoint: 'status', priority: 'status', key: 'we-1' } };
+ * const event: BudgetEvent = { type: 'enqueue', id: 1, ticket: { endpoint: 'status', priority: 'status', key: 'we-1' } };
  * ```
  */
-export type SchedulerEvent =
+export type BudgetEvent =
   | { readonly type: 'enqueue'; readonly id: number; readonly ticket: GateTicket }
   | { readonly type: 'cancel'; readonly id: number }
   | { readonly type: 'report'; readonly report: GateReport }
@@ -250,7 +250,7 @@ export interface Refusal {
  * const { released, refused, wakeAt } = core.step({ type: 'wake' }, now);
  * ```
  */
-export interface SchedulerStep {
+export interface BudgetStep {
   readonly released: readonly number[];
   readonly refused: readonly Refusal[];
   readonly wakeAt: number | undefined;
@@ -265,7 +265,7 @@ export interface SchedulerStep {
  * decisions themselves (pacing, caps, the day, the choice between classes, when a read is due and its
  * place, `readDueAt` and `readDeferral` above) are pure functions.
  *
- * It is the one scheduler of a run's reads: a run registers its need (`need`) and asks at once; its
+ * It alone decides when a run's read goes: a run registers its need (`need`) and asks at once; its
  * read takes its turn in the reads class then (fair-queue.ts), is held until due (`readDueAt`) and
  * goes when the account can send it and its turn has come. The account is asked only when a request may go (`readyAt`), what it was sent
  * (`sent`) and its pace for reads (`readsPerMinute`), for the runs' fair share.
@@ -323,7 +323,7 @@ export class BudgetCore {
    * core.step({ type: 'enqueue', id: 1, ticket }, 0).released; // [1]: under the limit a request goes at once
    * ```
    */
-  step(event: SchedulerEvent, now: number): SchedulerStep {
+  step(event: BudgetEvent, now: number): BudgetStep {
     const refused: Refusal[] = [];
     this.#prune(now);
     this.#apply(event, now, refused);
@@ -332,7 +332,7 @@ export class BudgetCore {
     return this.#drain(now, refused);
   }
 
-  #apply(event: SchedulerEvent, now: number, refused: Refusal[]): void {
+  #apply(event: BudgetEvent, now: number, refused: Refusal[]): void {
     switch (event.type) {
       case 'enqueue': {
         // A start the day cannot take fails at once instead of waiting hours for the window.
@@ -369,7 +369,7 @@ export class BudgetCore {
     }
   }
 
-  #drain(now: number, refused: Refusal[]): SchedulerStep {
+  #drain(now: number, refused: Refusal[]): BudgetStep {
     const released: number[] = [];
     for (;;) {
       this.#refuseStarts(now, refused);
@@ -475,15 +475,15 @@ export class BudgetCore {
    */
   #hold(id: number, ticket: GateTicket, asked: ReadNeed, now: number): void {
     const fairMs = this.#fairMs(now);
-    const need = atShare(asked, fairMs);
+    const need = retimedForShare(asked, fairMs);
     // A certain read would go ahead of the reads waiting: it waits for the tick that makes it certain.
     const dueAt = readDueAt(need, fairMs, this.queue.of('reads').size > 0);
     const defer = readDeferral(need, dueAt, fairMs);
-    // Re-timed by its run's model for the run's share (`atShare` gave another need) and likely by the
+    // Re-timed by its run's model for the run's share (`retimedForShare` gave another need) and likely by the
     // time it is due: placed in the current turn. One whose change is still unlikely keeps its run's
     // turn and is put back: where many runs' changes come at once (runs started together), placing
     // those in the current turn as well sent them ahead of the reads that were finding changes.
-    const order: ReadOrder = { certain: need.certain === true, defer, atShare: need !== asked && defer === 0 };
+    const order: ReadOrder = { certain: need.certain === true, defer, inCurrentTurn: need !== asked && defer === 0 };
     const entry = this.queue.enqueue(id, ticket, Math.max(now, dueAt), order);
     if (order.defer > 0 && fairMs !== undefined) {
       // The deferral in time: until the change is likely, at most `MAX_DEFER_ROUNDS` shares of the
@@ -520,5 +520,5 @@ export class BudgetCore {
 }
 
 function unreachable(value: never): never {
-  throw new Error(`Unexpected scheduler event: ${JSON.stringify(value)}`);
+  throw new Error(`Unexpected budget event: ${JSON.stringify(value)}`);
 }
