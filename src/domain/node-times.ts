@@ -1,4 +1,4 @@
-import type { OutputNode } from './model.js';
+import { isNodeDone, type NodeStatus, type OutputNode } from './model.js';
 
 /**
  * When a node started and ended, in ms on one clock: the service's (ms since the epoch, from an
@@ -32,4 +32,19 @@ export function durationOf(times: NodeTimes): number | undefined {
   const { startedAt, endedAt } = times;
   if (startedAt === undefined || endedAt === undefined || endedAt < startedAt) return undefined;
   return endedAt - startedAt;
+}
+
+/**
+ * A node's times as a run saw them, after it saw a `node` event of the node at `at` (on its
+ * scheduler): the one rule for when a node was seen starting and ending. The node started when it was
+ * first seen `executing`, and ended when it was first seen done (`finish` or `failed`), whether or not
+ * its start was seen: one that went from `init` to done between two reads was seen ending then, and its
+ * start is not guessed. Nodes only move on (service.md §3.2); should one be seen `executing` again after
+ * an end but no start, it is running, and that end is dropped, so a start never follows its end.
+ * Returns `times` itself when the event changes nothing.
+ */
+export function seeNodeEvent(times: NodeTimes | undefined, event: { readonly status: NodeStatus }, at: number): NodeTimes | undefined {
+  if (event.status === 'executing') return times?.startedAt === undefined ? { startedAt: at } : times;
+  if (isNodeDone(event.status) && times?.endedAt === undefined) return { ...times, endedAt: at };
+  return times;
 }

@@ -1,4 +1,4 @@
-import { serviceNodeTimes } from '../domain/node-times.js';
+import { type NodeTimes, serviceNodeTimes } from '../domain/node-times.js';
 import type { OutputNode } from '../domain/model.js';
 
 /**
@@ -10,11 +10,15 @@ import type { OutputNode } from '../domain/model.js';
  * transition seen before the service says it happened (clock skew) is left out, not counted as 0.
  */
 
-/** When the run saw a node start executing and end, on the client's scheduler. */
-export interface SeenTransitions {
-  readonly startedAt?: number;
-  readonly endedAt?: number;
-}
+/**
+ * When the run saw a node start executing and end, on the client's scheduler.
+ *
+ * @example
+ * ```ts
+ * const seen: SeenTransitions = { startedAt: 1_200, endedAt: 5_400 };
+ * ```
+ */
+export type SeenTransitions = NodeTimes;
 
 /**
  * One measured latency.

@@ -16,13 +16,14 @@ import {
 import type { ClientTelemetry, TelemetryTarget } from '../client.js';
 import type { BudgetState } from '../domain/budget.js';
 import type { Endpoint, RequestPriority } from '../domain/endpoints.js';
+import { type NodeTimes, seeNodeEvent } from '../domain/node-times.js';
 import type { RequestTelemetry, RequestTelemetryEnd, RequestTelemetryStart } from '../domain/telemetry.js';
 import { isFlowstreamError } from '../errors/index.js';
 import { PACKAGE_VERSION } from '../http/package-version.js';
 import type { PipelineTelemetry, PipelineTelemetryEnd, PipelineTelemetryStart, StepTelemetry, StepTelemetryEnd, StepTelemetryStart } from '../pipeline/pipeline-telemetry.js';
 import type { RunEvent } from '../runs/events.js';
 import type { RunTelemetry, RunTelemetryEnd, RunTelemetryStart } from '../runs/run-lifecycle.js';
-import { type DetectionLatency, detectionLatencies, type SeenTransitions } from './detection-latency.js';
+import { type DetectionLatency, detectionLatencies } from './detection-latency.js';
 import { URL_TEMPLATES } from './url-templates.js';
 
 /**
@@ -256,7 +257,7 @@ export function createTelemetry(options: TelemetryOptions = {}): ClientTelemetry
       },
       parent,
     );
-    const seen = new Map<string, SeenTransitions>();
+    const seen = new Map<string, NodeTimes>();
     let endedBy: string | undefined;
     // A watch's first reading shows what happened before it came: catching up, not detection.
     let catchingUpAt: number | undefined;
@@ -279,9 +280,9 @@ export function createTelemetry(options: TelemetryOptions = {}): ClientTelemetry
             at,
           );
           if (at === catchingUpAt) return;
-          const saw = seen.get(event.nodeId) ?? {};
-          if (event.status === 'executing' && saw.startedAt === undefined) seen.set(event.nodeId, { ...saw, startedAt: at });
-          if ((event.status === 'finish' || event.status === 'failed') && saw.endedAt === undefined) seen.set(event.nodeId, { ...saw, endedAt: at });
+          const saw = seen.get(event.nodeId);
+          const times = seeNodeEvent(saw, event, at);
+          if (times !== undefined && times !== saw) seen.set(event.nodeId, times);
           return;
         }
         case 'file':

@@ -31,11 +31,6 @@ export function nodeRank(status: NodeStatus): number {
   }
 }
 
-/** A node that will not change any more. */
-export function isNodeDone(status: NodeStatus): boolean {
-  return status === 'finish' || status === 'failed';
-}
-
 /** A message as the run has seen it so far, keyed by node and message id. */
 export interface MessageView {
   readonly nodeId: string;

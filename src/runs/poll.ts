@@ -3,7 +3,7 @@ import { OUTLIER_SIGMAS } from '../budget/duration-model.js';
 import { readDueAt } from '../budget/budget-core.js';
 import type { ReadNeed } from '../domain/budget.js';
 import type { DurationEstimate, DurationModel } from '../domain/durations.js';
-import type { ExecutionOutput, ExecutionSnapshot, ExecutionStatus, Logger, NodeStatus, OutputNode } from '../domain/model.js';
+import { type ExecutionOutput, type ExecutionSnapshot, type ExecutionStatus, isNodeDone, type Logger, type NodeStatus, type OutputNode } from '../domain/model.js';
 import { durationOf, LONGEST_NODE_MS, serviceNodeTimes } from '../domain/node-times.js';
 import { DEFAULTS, type PollInterval } from '../domain/options.js';
 import { isServerError } from '../errors/api-errors.js';
@@ -13,7 +13,7 @@ import { InvalidArgumentError, isResponseValidationError } from '../errors/valid
 import { timerDelay } from '../http/options.js';
 import type { ConnectionEvent, RunEvent } from './events.js';
 import type { ExecutionSource, FailedBranches, ReadOptions } from './run-lifecycle.js';
-import { announceHeldFiles, diffNodeStatuses, diffOutput, diffStatus, type DiffWarning, type ExecutionView, initialView, isExecutionOver, isNodeDone, runResultOf, type ViewDiff } from './execution-view.js';
+import { announceHeldFiles, diffNodeStatuses, diffOutput, diffStatus, type DiffWarning, type ExecutionView, initialView, isExecutionOver, runResultOf, type ViewDiff } from './execution-view.js';
 
 /*
  * When a run's next read goes, for one execution until it is terminal: the poll's rules as a pure

@@ -1,9 +1,8 @@
 import { asapScheduler, asyncScheduler, type MonoTypeOperatorFunction, Observable, type OperatorFunction, type SchedulerLike, type Subscription } from 'rxjs';
 import type { ExecutionStatus, NodeError, NodeStatus, OutputFile, RunResult } from '../domain/model.js';
-import { durationOf, type NodeTimes, serviceNodeTimes } from '../domain/node-times.js';
+import { durationOf, type NodeTimes, seeNodeEvent, serviceNodeTimes } from '../domain/node-times.js';
 import { timerDelay } from '../http/options.js';
 import type { ConnectionEvent, MessageEvent, NodeEvent, RunEvent } from './events.js';
-import { isNodeDone } from './execution-view.js';
 
 /*
  * A run's one representation for its consumers: its state (`RunState`, what a UI shows) and its
@@ -375,21 +374,17 @@ export function withReading(reading: RunReading): RunReading {
   return reading;
 }
 
-/**
- * When a run saw each node start and end, on its scheduler: a node first seen `executing` started
- * then; one of those first seen done ended then. A node first seen done, or that jumped from `init` to
- * done between two reads, has no observed start: its time is not guessed.
- */
+/** When a run saw each node start and end, on its scheduler (see `seeNodeEvent`). */
 function observeTimes(times: Map<string, NodeTimes>, event: RunEvent, now: number): void {
   if (event.type !== 'node') return;
   const known = times.get(event.nodeId);
-  if (event.status === 'executing' && known?.startedAt === undefined) times.set(event.nodeId, { startedAt: now });
-  else if (isNodeDone(event.status) && known?.startedAt !== undefined && known.endedAt === undefined) times.set(event.nodeId, { ...known, endedAt: now });
+  const seen = seeNodeEvent(known, event, now);
+  if (seen !== undefined && seen !== known) times.set(event.nodeId, seen);
 }
 
 /**
  * Each node's `elapsedMs` at `now`: the service's times once the result has them (service.md §4.2),
- * else the observed ones (a running node's grows with `now`).
+ * else the observed ones (a running node's grows with `now`; a node not seen starting has none).
  */
 function nodesWithTimes(state: RunState, observed: ReadonlyMap<string, NodeTimes>, now: number): readonly NodeState[] {
   const reported = state.result === undefined ? undefined : new Map(state.result.output.map((entry) => [entry.nodeId, durationOf(serviceNodeTimes(entry))]));
