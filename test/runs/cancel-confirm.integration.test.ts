@@ -1,29 +1,36 @@
 import type { Subscription } from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createClient } from '../../src/client.js';
-import { createEmulator, type Emulator } from '../../src/emulator/index.js';
-import { REQUEST_TIMEOUT_MS } from '../support/request-timeout.js';
+import { createEmulator, createManualClock, driveClock, type Emulator } from '../../src/emulator/index.js';
+import { mulberry32 } from '../../src/emulator/engine/seeded-random.js';
+import type { RunResult } from '../../src/domain/model.js';
+import type { RunState } from '../../src/runs/run-state.js';
 
 // cancel() on a saturated budget: 50 other runs poll on the emulator's service limits (100 requests a
-// minute, service.md §1), its clock 20× real time. The read that confirms the abort goes ahead of their
-// reads, so cancel() resolves a few read slots (600 ms each at 100 a minute) after the abort landed,
-// not after the queue of reads (50 runs: some 30 s). The bound leaves room for a loaded machine.
+// minute, service.md §1), on a manual clock driven as virtual time. The read that confirms the abort goes
+// ahead of their reads, so cancel() resolves a few read slots (600 ms each at 100 a minute) after the
+// abort landed, not after the queue of reads (50 runs: some 30 s).
 
-const SPEED = 20;
 const OTHERS = 50;
+/** service.md §2.1: 100 requests a minute, one every 600 ms. */
+const READ_SLOT_MS = 600;
 
 let emulator: Emulator | undefined;
 const subscriptions: Subscription[] = [];
 afterEach(async () => {
+  vi.restoreAllMocks();
   for (const subscription of subscriptions.splice(0)) subscription.unsubscribe();
   await emulator?.close();
 });
 
 describe('cancel() on a saturated budget', () => {
-  it('confirms within a few read slots of the abort landing, ahead of 50 other runs polling', async () => {
-    emulator = await createEmulator({ speed: SPEED });
+  it('shows cancelling at once, and confirms within a few read slots of the abort landing, its reads ahead of 50 other runs polling', { timeout: 60_000 }, async () => {
+    // The client's jitter, seeded: the same reads every time.
+    vi.spyOn(Math, 'random').mockImplementation(mulberry32(11));
+    const clock = createManualClock();
+    emulator = await createEmulator({ clock, listen: false });
     const em = emulator;
-    const client = createClient({ apiKey: em.apiKey, baseUrl: em.url, fetch: em.fetch, scheduler: em.scheduler, timeoutMs: REQUEST_TIMEOUT_MS, logger: { warn: () => undefined } });
+    const client = createClient({ apiKey: em.apiKey, baseUrl: em.url, fetch: em.fetch, scheduler: em.scheduler, logger: { warn: () => undefined } });
     let others = 0;
     for (let index = 0; index < OTHERS; index += 1) {
       subscriptions.push(
@@ -36,24 +43,42 @@ describe('cancel() on a saturated budget', () => {
       );
     }
     const handle = client.startRun('c-sample-timeout', { variables: { n: 'cancelled' } }, { output: 'final' });
-    const executionId = await handle.executionId;
-    await vi.waitFor(() => { expect(others).toBe(OTHERS); }, { timeout: 30_000, interval: 20 });
+    let executionId: string | undefined;
+    void handle.executionId.then((id) => (executionId = id));
+    await driveClock(clock, { until: () => others === OTHERS && executionId !== undefined });
     // Let the budget fill with the runs' reads: a minute of the service's time.
-    const saturatedAt = em.scheduler.now() + 60_000;
-    await vi.waitFor(() => { expect(em.scheduler.now()).toBeGreaterThan(saturatedAt); }, { timeout: 30_000, interval: 20 });
+    await driveClock(clock, { toTime: clock.now() + 60_000 });
 
-    const states: { cancelling?: true }[] = [];
+    const states: RunState[] = [];
     subscriptions.push(handle.state.subscribe((state) => states.push(state)));
-    const cancelledAt = em.scheduler.now();
-    const result = await handle.cancel();
-    const confirmedAt = em.scheduler.now();
-    const abort = em.requests.list({ endpoint: 'abort', executionId });
+    const cancelledAt = clock.now();
+    let result: RunResult | undefined;
+    let confirmedAt: number | undefined;
+    void handle.cancel().then((value) => {
+      result = value;
+      confirmedAt = clock.now();
+    });
+    // At once: no time has passed, nothing has been answered.
+    expect(states.at(-1)?.cancelling).toBe(true);
+    await driveClock(clock, { until: () => result !== undefined });
+    // Cancelling until the result, which ends it.
+    const fromCancel = states.slice(states.findIndex((state) => state.cancelling === true));
+    expect(fromCancel.every((state) => state.cancelling === true || state.result !== undefined)).toBe(true);
+
+    const abort = em.requests.list({ endpoint: 'abort', executionId: executionId! });
     expect(abort).toHaveLength(1);
     const landedAt = abort[0]!.emulatorTime;
+    // Saturated: the minute before the abort, the runs' reads took (nearly) every slot.
+    const readsBefore = em.requests.list({ endpoint: ['status', 'output'] }).filter((read) => read.emulatorTime > landedAt - 60_000 && read.sequence < abort[0]!.sequence);
+    expect(readsBefore.length).toBeGreaterThanOrEqual(80);
+    // How many of the other runs' reads went between the abort and the first read of the cancelled run.
+    const reads = em.requests.list({ endpoint: ['status', 'output'], after: abort[0]!.sequence });
+    const othersFirst = reads.findIndex((read) => read.executionId === executionId);
+    expect(othersFirst).toBeGreaterThanOrEqual(0);
     // The figures: cancel → abort landed → confirmed, in the service's ms.
-    console.info(`cancel-confirm: abort landed after ${landedAt - cancelledAt} ms, confirmed ${confirmedAt - landedAt} ms later (${confirmedAt - cancelledAt} ms in all)`);
-    expect(result.endedBy).toBe('aborted');
-    expect(states.some((state) => state.cancelling === true)).toBe(true);
-    expect(confirmedAt - landedAt).toBeLessThan(10 * 600);
-  }, 120_000);
+    console.info(`cancel-confirm: abort landed after ${landedAt - cancelledAt} ms, confirmed ${confirmedAt! - landedAt} ms later (${confirmedAt! - cancelledAt} ms in all); ${othersFirst} other runs' reads went between`);
+    expect(result?.endedBy).toBe('aborted');
+    expect(othersFirst).toBeLessThanOrEqual(3);
+    expect(confirmedAt! - landedAt).toBeLessThan(5 * READ_SLOT_MS);
+  });
 });
