@@ -70,7 +70,7 @@ export function retimedForShare(need: ReadNeed, fairMs: number | undefined): Rea
   const shareMs = Math.max(need.minMs, FAIR_FLOOR_MS, fairMs);
   if (shareMs >= need.maxMs) return need;
   const timing = need.atShare(shareMs);
-  return { ...need, wishMs: timing.waitMs, likelyAt: timing.dueAt };
+  return { ...need, wishMs: timing.waitMs, likelyAt: timing.likelyAt };
 }
 
 /**

@@ -91,9 +91,9 @@ export interface ReadNeed {
   /**
    * With `likelyAt`: where the run's learned durations put its read when the account gives it one
    * read per `shareMs` (less than its `maxMs`): the wait after `since` and the moment the change has
-   * become likely, for that share (`dueAt`: the `likelyAt` of the need re-timed for that share).
+   * become likely, for that share (`likelyAt`: the need's `likelyAt` re-timed for that share).
    */
-  readonly atShare?: (shareMs: number) => { readonly waitMs: number; readonly dueAt: number };
+  readonly atShare?: (shareMs: number) => { readonly waitMs: number; readonly likelyAt: number };
   /** The read can only find a change certain within a tick of the service (the run's end, a child's start): it goes at once. */
   readonly certain?: boolean;
 }

@@ -273,7 +273,7 @@ function conclude(plan: PollPlan, diff: ViewDiff, facts: ReadFacts, random: numb
     wishMs: foreseen?.waitMs ?? cadence.waitMs,
     maxMs: Math.max(rules.bounds.minMs, rules.bounds.maxMs),
     // The model's timing for a shorter share of the account, should the budget give the run one.
-    ...(foreseen === undefined ? {} : { likelyAt: foreseen.dueAt, atShare: (shareMs: number) => foreseeRead(foresight, executing, facts.now, rules.bounds, estimateOf, shareMs) ?? foreseen }),
+    ...(foreseen === undefined ? {} : { likelyAt: foreseen.likelyAt, atShare: (shareMs: number) => foreseeRead(foresight, executing, facts.now, rules.bounds, estimateOf, shareMs) ?? foreseen }),
     ...(certain ? { certain } : {}),
   };
   const next: PollPlan = {
@@ -639,7 +639,7 @@ function countRead(foresight: Foresight, changed: boolean, now: number): Foresig
  * cadence's: the share is what lets the model save reads where a change is unlikely and spend them
  * where it is likely.
  * When the budget is tight, a read whose change is not yet likely when it is due is put back for a
- * turn or two (`ReadTiming.dueAt`, the need's `likelyAt`).
+ * turn or two (`ReadTiming.likelyAt`, the need's).
  */
 function foreseeRead(foresight: Foresight, executing: readonly string[], now: number, bounds: CadenceBounds, estimateOf: EstimateOf, shareMs?: number): ReadTiming | undefined {
   if (executing.length === 0 || foresight.waitingSince === undefined || !foresight.trusted) return undefined;
@@ -728,7 +728,7 @@ interface ReadTimingInput {
   readonly readsSpent: number;
   readonly minMs: number;
   readonly maxMs: number;
-  /** How far past the read's own time its change counts as likely at the latest (`dueAt`): no read is put back for longer. */
+  /** How far past the read's own time its change counts as likely at the latest (`likelyAt`): no read is put back for longer. */
   readonly floorMs: number;
 }
 
@@ -740,11 +740,8 @@ interface ReadTimingInput {
  */
 interface ReadTiming {
   readonly waitMs: number;
-  /**
-   * When the change has become likely: the need's `likelyAt`, not when the read is due. Named `dueAt`
-   * as in `ReadNeed.atShare`'s result, which this is.
-   */
-  readonly dueAt: number;
+  /** When the change has become likely: the need's `likelyAt` (not when the read is due). */
+  readonly likelyAt: number;
 }
 
 /**
@@ -799,7 +796,7 @@ const clamp = (value: number, low: number, high: number): number => Math.min(hig
  *
  * @example
  * ```ts
- * const { waitMs, dueAt } = timeNextRead({ now, running: [{ startedAt, estimate }], allowanceMs: 2_000, waitingSince: startedAt, readsSpent: 1, minMs: 500, maxMs: 10_000, floorMs: 6_000 });
+ * const { waitMs, likelyAt } = timeNextRead({ now, running: [{ startedAt, estimate }], allowanceMs: 2_000, waitingSince: startedAt, readsSpent: 1, minMs: 500, maxMs: 10_000, floorMs: 6_000 });
  * ```
  */
 export function timeNextRead(input: ReadTimingInput): ReadTiming {
@@ -827,7 +824,7 @@ export function timeNextRead(input: ReadTimingInput): ReadTiming {
       break;
     }
   }
-  return { waitMs, dueAt: Math.round(Math.min(likelyAt, now + waitMs + input.floorMs)) };
+  return { waitMs, likelyAt: Math.round(Math.min(likelyAt, now + waitMs + input.floorMs)) };
 }
 
 /** The wait that spends the run's allowance where the change is likely ("Where the next read goes" above). */

@@ -216,7 +216,7 @@ describe('a need timed by learned durations, on an account that gives the run mo
     likelyAt: 25_000,
     atShare: (shareMs) => {
       asked.push(shareMs);
-      return { waitMs: shareMs / 2, dueAt: 3 * shareMs };
+      return { waitMs: shareMs / 2, likelyAt: 3 * shareMs };
     },
   };
 
@@ -255,7 +255,7 @@ describe('reads timed by learned durations on a saturated account', () => {
         wishMs: 10_000,
         maxMs: 10_000,
         likelyAt: since + 10_000,
-        atShare: (shareMs) => (likely ? { waitMs: 2_000, dueAt: since + 2_000 } : { waitMs: shareMs, dueAt: since + 3 * shareMs }),
+        atShare: (shareMs) => (likely ? { waitMs: 2_000, likelyAt: since + 2_000 } : { waitMs: shareMs, likelyAt: since + 3 * shareMs }),
       });
       asked.set(sim.enqueue(ticket('status', key)), { key, dueAt: since + (likely ? 2_000 : 0) });
     };
@@ -295,7 +295,7 @@ describe('reads timed by learned durations, many runs changing at once', () => {
         wishMs: 20_000,
         maxMs: 20_000,
         likelyAt: since + 20_000,
-        atShare: (shareMs) => (likely ? { waitMs: 2_000, dueAt: since + 2_000 } : { waitMs: shareMs, dueAt: since + 3 * shareMs }),
+        atShare: (shareMs) => (likely ? { waitMs: 2_000, likelyAt: since + 2_000 } : { waitMs: shareMs, likelyAt: since + 3 * shareMs }),
       });
       asked.set(sim.enqueue(ticket('status', key)), { key, dueAt: since + (likely ? 2_000 : 0) });
     };

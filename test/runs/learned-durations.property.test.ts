@@ -126,8 +126,8 @@ describe('timeNextRead', () => {
         const timing = timeNextRead({ now: 0, running, allowanceMs, waitingSince: -waitedMs, readsSpent, minMs: 500, maxMs: Math.max(500, floorMs), floorMs });
         expect(timing.waitMs).toBeGreaterThanOrEqual(500);
         expect(timing.waitMs).toBeLessThanOrEqual(Math.max(500, floorMs));
-        expect(timing.dueAt).toBeGreaterThanOrEqual(0);
-        expect(timing.dueAt).toBeLessThanOrEqual(timing.waitMs + floorMs + 1);
+        expect(timing.likelyAt).toBeGreaterThanOrEqual(0);
+        expect(timing.likelyAt).toBeLessThanOrEqual(timing.waitMs + floorMs + 1);
       }),
     );
   });
