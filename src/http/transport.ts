@@ -1,12 +1,12 @@
 import ky, { type KyInstance } from 'ky';
-import { Observable, type Observer, type SchedulerLike, type Subscription, type Unsubscribable } from 'rxjs';
+import { Observable, type Observer, type SchedulerLike, type Subscription } from 'rxjs';
 import { errorFromAnswer, type FailureBody } from '../errors/error-factory.js';
 import { isApiError, isRateLimitError, isServerError } from '../errors/api-errors.js';
 import { isNetworkError, isResponseTooLargeError, isTimeoutError, NetworkError, RedirectError, ResponseTooLargeError, TimeoutError } from '../errors/transport-errors.js';
 import { InvalidArgumentError, isResponseValidationError, objectArgument, ResponseValidationError } from '../errors/validation-errors.js';
 import { CALL_PRIORITIES, ENDPOINTS, isRepeatable, priorityOf, type CallPriority, type Endpoint, type RequestPriority } from '../domain/endpoints.js';
 import type { RetryOptions } from '../domain/options.js';
-import type { GateTicket, GateTurn, RateLimitInfo } from '../domain/requests.js';
+import type { GateTicket, RateLimitInfo } from '../domain/requests.js';
 import type { RequestTelemetry, RequestTelemetryEnd } from '../domain/telemetry.js';
 import type { CallOptions } from './calls.js';
 import { createRedactor, type Redactor } from './key-redaction.js';
@@ -362,6 +362,14 @@ export function startedNothing(error: unknown): boolean {
 
 // --- the stages ---------------------------------------------------------------------------------------
 
+/*
+ * The request path is a chain of small stages, each a function of the Observable below it: a request
+ * goes down validate → telemetry → retry → budget → deadline → fetch, and its answer comes back up
+ * through unwrap. A call is one subscription through the chain, and unsubscribing is the one way to
+ * stop it, wherever it is: it withdraws a wait in the budget, clears a pause between attempts or a
+ * deadline, and aborts an exchange on its way.
+ */
+
 /** One HTTP exchange: the answer, its body read within `maxResponseBytes`; `headers` are the telemetry's. */
 type Exchange = (spec: RequestSpec<unknown>, signal: AbortSignal, headers: Readonly<Record<string, string>> | undefined) => Promise<Answer>;
 
@@ -369,6 +377,260 @@ type Exchange = (spec: RequestSpec<unknown>, signal: AbortSignal, headers: Reado
 interface RequestPath extends ResolvedOptions {
   readonly exchange: Exchange;
   readonly redact: Redactor;
+}
+
+/**
+ * validate, then the chain: the call is described (its arguments checked) on subscription, so a bad
+ * argument is the subscriber's error and nothing is sent. The ticket is built whole, not spread: every
+ * run's next read holds one while it waits in the budget.
+ */
+function sendRequest<T>(path: RequestPath, describe: () => RequestSpec<T>, placement: Placement | undefined): Observable<T> {
+  return new Observable<T>((subscriber) => {
+    const spec = describe();
+    const { endpoint, key } = spec;
+    const priority = placement?.priority ?? priorityOf(endpoint);
+    const ticket: GateTicket = key === undefined ? { endpoint, priority } : { endpoint, priority, key };
+    const trace = traceOf(path, spec, priority, placement);
+    const exchange = deadline(fetched(path, spec, trace), path, spec);
+    const attempt = unwrapped(budgeted(exchange, path, ticket, trace), path, spec);
+    return traced(retried(attempt, path, spec, trace), trace).subscribe(subscriber);
+  });
+}
+
+/** The request's telemetry, when the client has a hook: told of the request as it is made. */
+function traceOf(path: RequestPath, spec: RequestSpec<unknown>, priority: RequestPriority, placement: Placement | undefined): Trace | undefined {
+  const hook = path.telemetry;
+  if (hook === undefined) return undefined;
+  const { endpoint, executionId } = spec;
+  const observer = hook.request({
+    endpoint,
+    method: ENDPOINTS[endpoint].method === 'get' ? 'GET' : 'POST',
+    priority,
+    ...(executionId === undefined ? {} : { executionId }),
+    ...(placement?.telemetryParent === undefined ? {} : { parent: placement.telemetryParent }),
+    at: path.scheduler.now(),
+  });
+  return new Trace(observer, path.scheduler);
+}
+
+/**
+ * telemetry: the hook hears of the request once as it ends — with data, an error, or left. Without a
+ * hook the stage is not there.
+ */
+function traced<T>(below: Observable<T>, trace: Trace | undefined): Observable<T> {
+  if (trace === undefined) return below;
+  return new Observable<T>((subscriber) => {
+    const subscription = below.subscribe({
+      next: (value) => {
+        trace.end('ok');
+        subscriber.next(value);
+      },
+      error: (error: unknown) => {
+        trace.end('error', error);
+        subscriber.error(error);
+      },
+      complete: () => {
+        subscriber.complete();
+      },
+    });
+    return () => {
+      subscription.unsubscribe();
+      trace.end('cancelled');
+    };
+  });
+}
+
+/**
+ * retry: one attempt after another. A failed attempt goes again when {@link decideRetry} says so,
+ * after its delay on the client's clock; otherwise its error is the request's.
+ */
+function retried<T>(attempt: Observable<T>, path: RequestPath, spec: RequestSpec<T>, trace: Trace | undefined): Observable<T> {
+  return new Observable<T>((subscriber) => {
+    let failed = 0;
+    let current: Subscription | undefined;
+    let pause: Subscription | undefined;
+    const observer: Observer<T> = {
+      next: (value) => {
+        subscriber.next(value);
+      },
+      complete: () => {
+        subscriber.complete();
+      },
+      error: (error: unknown) => {
+        failed += 1;
+        const decision = decideRetry({ endpoint: spec.endpoint, attempt: failed, error, policy: path.retry, random: Math.random(), gated: path.gate !== undefined });
+        if (!decision.retry) {
+          subscriber.error(error);
+          return;
+        }
+        if (trace !== undefined) trace.retries += 1;
+        path.logger?.debug?.(`flowstream: retrying ${spec.endpoint} in ${decision.delayMs} ms (${decision.reason})`, { endpoint: spec.endpoint, attempt: failed });
+        pause = path.scheduler.schedule(() => {
+          pause = undefined;
+          current = attempt.subscribe(observer);
+        }, decision.delayMs);
+      },
+    };
+    current = attempt.subscribe(observer);
+    return () => {
+      current?.unsubscribe();
+      pause?.unsubscribe();
+    };
+  });
+}
+
+/**
+ * unwrap: an answer becomes the endpoint's data or the one error that describes it ({@link unwrap}).
+ * A start the service refused (a 4xx, or a business error that is not its own failure) surely started
+ * nothing: its `onSending` hears `false`, after the budget heard the answer.
+ */
+function unwrapped<T>(below: Observable<Answer>, path: RequestPath, spec: RequestSpec<T>): Observable<T> {
+  return new Observable<T>((subscriber) =>
+    below.subscribe({
+      next: (answer) => {
+        let value: T;
+        try {
+          value = unwrap(answer, spec, path.redact);
+        } catch (error: unknown) {
+          if (startedNothing(error)) spec.onSending?.(false);
+          subscriber.error(error);
+          return;
+        }
+        subscriber.next(value);
+      },
+      error: (error: unknown) => {
+        subscriber.error(error);
+      },
+      complete: () => {
+        subscriber.complete();
+      },
+    }),
+  );
+}
+
+/**
+ * budget: waits for the gate's grant (when the client has one), then sends, and tells the gate each
+ * attempt's outcome once: the answer's status and rate-limit headers, or no status when no whole answer
+ * came (a failure, the deadline, an unsubscription). Leaving while it waits withdraws the request,
+ * unsent. Through the gate's `wait`, a waiting request (every run's next read) holds no Promise,
+ * AbortController or abort listener; a gate with only `acquire` is waited on through that.
+ */
+function budgeted(below: Observable<Answer>, path: RequestPath, ticket: GateTicket, trace: Trace | undefined): Observable<Answer> {
+  const { gate, scheduler } = path;
+  if (gate === undefined) return below;
+  return new Observable<Answer>((subscriber) => {
+    const askedAt = trace === undefined ? 0 : scheduler.now();
+    let granted = false;
+    let reported = false;
+    const report = (answer?: Answer): void => {
+      if (reported) return;
+      reported = true;
+      gate.report({ ticket, httpStatus: answer?.status, rateLimit: answer?.rateLimit ?? {} });
+    };
+    const send = (): void => {
+      granted = true;
+      if (trace !== undefined) trace.budgetWaitMs += scheduler.now() - askedAt;
+      if (subscriber.closed) {
+        report();
+        return;
+      }
+      subscriber.add(
+        below.subscribe({
+          next: (answer) => {
+            report(answer);
+            subscriber.next(answer);
+          },
+          error: (error: unknown) => {
+            report();
+            subscriber.error(error);
+          },
+          complete: () => {
+            subscriber.complete();
+          },
+        }),
+      );
+    };
+    const refuse = (error: unknown): void => {
+      subscriber.error(error);
+    };
+    let leave: () => void;
+    if (gate.wait === undefined) {
+      const waiting = new AbortController();
+      gate.acquire(ticket, waiting.signal).then(send, refuse);
+      leave = () => {
+        waiting.abort();
+      };
+    } else {
+      // The gate may be mid-step when it grants: the attempt goes in a microtask, as a Promise's reaction would.
+      leave = gate.wait(ticket, {
+        release: () => {
+          queueMicrotask(send);
+        },
+        refuse: (error) => {
+          queueMicrotask(() => {
+            refuse(error);
+          });
+        },
+      });
+    }
+    return () => {
+      if (granted) report();
+      else leave();
+    };
+  });
+}
+
+/**
+ * deadline: the endpoint's timeout covers the answer AND its body (a body that stalls would otherwise
+ * hang the call, and a run's polling, for ever). When it passes, the stage below is unsubscribed (the
+ * exchange aborted) and the attempt fails with `TimeoutError`. The timer is the client's scheduler's.
+ */
+function deadline(below: Observable<Answer>, path: RequestPath, spec: RequestSpec<unknown>): Observable<Answer> {
+  const timeoutMs = path.timeouts[spec.endpoint];
+  return new Observable<Answer>((subscriber) => {
+    // Set first: the stage below may answer at once.
+    subscriber.add(
+      path.scheduler.schedule(() => {
+        subscriber.error(new TimeoutError({ ...contextOf(spec), timeoutMs }));
+      }, timeoutMs),
+    );
+    below.subscribe(subscriber);
+  });
+}
+
+/**
+ * fetch: one exchange per subscription, aborted when unsubscribed before it settles. A start's
+ * `onSending` hears `true` as the exchange begins (from then on the execution may exist, even if the
+ * attempt fails) and `false` when its connection was never made ({@link startedNothing}); an attempt
+ * that failed in doubt (its deadline passed, its answer lost) leaves it `true`. fetch's own errors
+ * become `NetworkError`, rid of the key: they can quote the server (a malformed answer's bytes ride in
+ * a parser error's `data`).
+ */
+function fetched(path: RequestPath, spec: RequestSpec<unknown>, trace: Trace | undefined): Observable<Answer> {
+  return new Observable<Answer>((subscriber) => {
+    const sending = new AbortController();
+    let settled = false;
+    spec.onSending?.(true);
+    path.exchange(spec, sending.signal, trace?.observer.headers).then(
+      (answer) => {
+        settled = true;
+        if (subscriber.closed) return;
+        trace?.answered(answer.status);
+        subscriber.next(answer);
+        subscriber.complete();
+      },
+      (error: unknown) => {
+        settled = true;
+        if (subscriber.closed) return;
+        const failure = isResponseTooLargeError(error) ? error : new NetworkError({ ...contextOf(spec), cause: path.redact.error(error) });
+        if (startedNothing(failure)) spec.onSending?.(false);
+        subscriber.error(failure);
+      },
+    );
+    return () => {
+      if (!settled) sending.abort();
+    };
+  });
 }
 
 /**
@@ -417,12 +679,7 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
   // The key must never appear in errors or logs: whatever the server sends is rid of it (`redact`) before anything reads it.
   const path: RequestPath = { ...options, exchange, redact: createRedactor(apiKey) };
 
-  /**
-   * The stages, in order: validate (the call described, its arguments checked, on subscription) →
-   * telemetry → retry → one attempt (budget → deadline → fetch → unwrap). A request is its subscriber
-   * and one {@link Retrying}: no operator chain per subscription.
-   */
-  const request = <T>(describe: () => RequestSpec<T>, placement?: Placement): Observable<T> => new Observable<T>((subscriber) => new Retrying(path, describe(), placement, subscriber));
+  const request = <T>(describe: () => RequestSpec<T>, placement?: Placement): Observable<T> => sendRequest(path, describe, placement);
 
   /** A call as a Promise: the first value of its request, the call's signal unsubscribing it. */
   const call = <T>(given: CallOptions | undefined, describe: () => RequestSpec<T>): Promise<T> =>
@@ -443,245 +700,6 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
 }
 
 const ONCE: AddEventListenerOptions = { once: true };
-
-/**
- * telemetry and retry: one request's attempts, as one object. It makes an attempt and hears it; a
- * failed attempt goes again when {@link decideRetry} says so, after its delay on the client's clock,
- * otherwise its error is the request's. With a telemetry hook, the hook hears of the request as it is
- * made and once as it ends — with data, an error, or left. It is the request's teardown, so that a
- * request waiting in the budget holds it, its attempt and its subscriber, not an operator chain.
- */
-class Retrying<T> implements Unsubscribable {
-  readonly priority: RequestPriority;
-  readonly trace: Trace | undefined;
-  /** Attempts that failed so far. */
-  #failed = 0;
-  /** Whether the current attempt is still heard: not once it failed or ended, or the request left. */
-  #live = false;
-  #current: Attempt<T> | undefined;
-  #pause: Subscription | undefined;
-
-  constructor(
-    readonly path: RequestPath,
-    readonly spec: RequestSpec<T>,
-    placement: Placement | undefined,
-    private readonly destination: Observer<T>,
-  ) {
-    const { endpoint, executionId } = spec;
-    this.priority = placement?.priority ?? priorityOf(endpoint);
-    const hook = path.telemetry;
-    this.trace =
-      hook === undefined
-        ? undefined
-        : new Trace(
-            hook.request({
-              endpoint,
-              method: ENDPOINTS[endpoint].method === 'get' ? 'GET' : 'POST',
-              priority: this.priority,
-              ...(executionId === undefined ? {} : { executionId }),
-              ...(placement?.telemetryParent === undefined ? {} : { parent: placement.telemetryParent }),
-              at: path.scheduler.now(),
-            }),
-            path.scheduler,
-          );
-    this.#try();
-  }
-
-  get closed(): boolean {
-    return !this.#live;
-  }
-
-  /** What the budget is told of one attempt; built whole, not spread: every run's next read holds one while it waits. */
-  ticket(): GateTicket {
-    const { endpoint, key } = this.spec;
-    return key === undefined ? { endpoint, priority: this.priority } : { endpoint, priority: this.priority, key };
-  }
-
-  next(value: T): void {
-    if (!this.#live) return;
-    this.trace?.end('ok');
-    this.destination.next(value);
-  }
-
-  error(error: unknown): void {
-    if (!this.#live) return;
-    this.#live = false;
-    this.#current?.unsubscribe();
-    this.#current = undefined;
-    this.#failed += 1;
-    const { spec, path, trace } = this;
-    const decision = decideRetry({ endpoint: spec.endpoint, attempt: this.#failed, error, policy: path.retry, random: Math.random(), gated: path.gate !== undefined });
-    if (!decision.retry) {
-      trace?.end('error', error);
-      this.destination.error(error);
-      return;
-    }
-    if (trace !== undefined) trace.retries += 1;
-    path.logger?.debug?.(`flowstream: retrying ${spec.endpoint} in ${decision.delayMs} ms (${decision.reason})`, { endpoint: spec.endpoint, attempt: this.#failed });
-    this.#pause = path.scheduler.schedule(() => {
-      this.#pause = undefined;
-      this.#try();
-    }, decision.delayMs);
-  }
-
-  complete(): void {
-    if (!this.#live) return;
-    this.#live = false;
-    this.destination.complete();
-  }
-
-  unsubscribe(): void {
-    this.#live = false;
-    this.#current?.unsubscribe();
-    this.#current = undefined;
-    this.#pause?.unsubscribe();
-    this.#pause = undefined;
-    this.trace?.end('cancelled');
-  }
-
-  #try(): void {
-    const failed = this.#failed;
-    this.#live = true;
-    const current = new Attempt(this);
-    // An attempt that failed while it was being made is already done with (and maybe made again).
-    if (this.#failed === failed && !this.closed) this.#current = current;
-    else current.unsubscribe();
-  }
-}
-
-/**
- * One attempt, as one object: through the budget, within the deadline, fetched, unwrapped.
- *
- * budget: the attempt waits for the gate (when the client has one) and tells it its outcome: the
- * answer's status and rate-limit headers, or no status when no whole answer came (a failure, the
- * deadline, an unsubscription); leaving while it waits withdraws the request, unsent. Through the
- * gate's `wait` when it has one, a request waiting (every run's next read) holds this object and no
- * Promise, AbortController or closure of its own, and leaving fires no abort event.
- *
- * deadline: the endpoint's timeout covers the answer AND its body (a body that stalls would otherwise
- * hang the call, and a run's polling, for ever); when it passes, the exchange is aborted.
- *
- * For a start, `onSending` hears `true` as the exchange begins (from then on the execution may exist,
- * even if the attempt fails) and `false` when the attempt failed having surely started nothing
- * ({@link startedNothing}). An attempt that failed in doubt (its deadline passed, its answer lost)
- * leaves it `true`: the execution may exist.
- */
-class Attempt<T> implements GateTurn, Unsubscribable {
-  #granted = false;
-  #reported = false;
-  #leave: (() => void) | undefined;
-  /** The exchange on its way: aborted by the deadline or by leaving, forgotten once it settled. */
-  #sending: AbortController | undefined;
-  #deadline: Subscription | undefined;
-  readonly #ticket: GateTicket;
-  readonly #askedAt: number;
-
-  constructor(private readonly request: Retrying<T>) {
-    const { gate, scheduler } = request.path;
-    this.#ticket = request.ticket();
-    this.#askedAt = request.trace === undefined ? 0 : scheduler.now();
-    if (gate === undefined) this.#send();
-    else if (gate.wait !== undefined) this.#leave = gate.wait(this.#ticket, this);
-    else {
-      const waiting = new AbortController();
-      gate.acquire(this.#ticket, waiting.signal).then(
-        () => {
-          this.#send();
-        },
-        (error: unknown) => {
-          request.error(error);
-        },
-      );
-      this.#leave = () => {
-        waiting.abort();
-      };
-    }
-  }
-
-  /** The gate's grant: the attempt goes in a microtask, as a Promise's reaction would (the gate may be mid-step). */
-  release(): void {
-    queueMicrotask(() => {
-      this.#send();
-    });
-  }
-
-  refuse(error: Error): void {
-    queueMicrotask(() => {
-      this.request.error(error);
-    });
-  }
-
-  unsubscribe(): void {
-    if (!this.#granted) this.#leave?.();
-    this.#stop();
-    if (this.#granted) this.#report();
-  }
-
-  #report(answer?: Answer): void {
-    if (this.#reported) return;
-    this.#reported = true;
-    this.request.path.gate?.report({ ticket: this.#ticket, httpStatus: answer?.status, rateLimit: answer?.rateLimit ?? {} });
-  }
-
-  /** Ends the exchange (aborted when on its way) and its deadline. */
-  #stop(): void {
-    this.#deadline?.unsubscribe();
-    this.#sending?.abort();
-    this.#sending = undefined;
-  }
-
-  #send(): void {
-    this.#granted = true;
-    const { request } = this;
-    const { path, spec, trace } = request;
-    if (trace !== undefined) trace.budgetWaitMs += path.scheduler.now() - this.#askedAt;
-    if (request.closed) {
-      this.#report();
-      return;
-    }
-    spec.onSending?.(true);
-    const sending = new AbortController();
-    this.#sending = sending;
-    const timeoutMs = path.timeouts[spec.endpoint];
-    // The deadline is set first, as the exchange may answer at once; it fires on the scheduler.
-    this.#deadline = path.scheduler.schedule(() => {
-      this.#stop();
-      this.#fail(new TimeoutError({ ...contextOf(spec), timeoutMs }));
-    }, timeoutMs);
-    path.exchange(spec, sending.signal, trace?.observer.headers).then(
-      (answer) => {
-        if (this.#sending !== sending) return;
-        this.#deadline?.unsubscribe();
-        this.#sending = undefined;
-        trace?.answered(answer.status);
-        this.#report(answer);
-        let value: T;
-        try {
-          value = unwrap(answer, spec, path.redact);
-        } catch (error: unknown) {
-          this.#fail(error);
-          return;
-        }
-        request.next(value);
-        request.complete();
-      },
-      (error: unknown) => {
-        if (this.#sending !== sending) return;
-        this.#deadline?.unsubscribe();
-        this.#sending = undefined;
-        // fetch's errors can quote the server: a malformed answer's bytes ride in a parser error's `data`.
-        this.#fail(isResponseTooLargeError(error) ? error : new NetworkError({ ...contextOf(spec), cause: path.redact.error(error) }));
-      },
-    );
-  }
-
-  /** The sent attempt failed: the gate hears it (unless it heard the answer), then the start, then the request. */
-  #fail(error: unknown): void {
-    this.#report();
-    if (startedNothing(error)) this.request.spec.onSending?.(false);
-    this.request.error(error);
-  }
-}
 
 /**
  * A call as a Promise while its request is on its way: the request's observer and the listener of the
