@@ -1,12 +1,12 @@
 import ky, { type KyInstance } from 'ky';
-import { Observable, type Observer, type SchedulerLike, type Subscription } from 'rxjs';
+import { Observable, Subscription, type Observer, type SchedulerLike, type SubscriptionLike, type TeardownLogic } from 'rxjs';
 import { errorFromAnswer, type FailureBody } from '../errors/error-factory.js';
 import { isApiError, isRateLimitError, isServerError } from '../errors/api-errors.js';
 import { isNetworkError, isResponseTooLargeError, isTimeoutError, NetworkError, RedirectError, ResponseTooLargeError, TimeoutError } from '../errors/transport-errors.js';
 import { InvalidArgumentError, isResponseValidationError, objectArgument, ResponseValidationError } from '../errors/validation-errors.js';
 import { CALL_PRIORITIES, ENDPOINTS, isRepeatable, priorityOf, type CallPriority, type Endpoint, type RequestPriority } from '../domain/endpoints.js';
 import type { RetryOptions } from '../domain/options.js';
-import type { GateTicket, RateLimitInfo } from '../domain/requests.js';
+import type { GateTicket, GateTurn, RateLimitInfo, RequestGate } from '../domain/requests.js';
 import type { RequestTelemetry, RequestTelemetryEnd } from '../domain/telemetry.js';
 import type { CallOptions } from './calls.js';
 import { createRedactor, type Redactor } from './key-redaction.js';
@@ -15,8 +15,9 @@ import { PACKAGE_VERSION } from './package-version.js';
 import { parseContext, type DataSchema } from './schemas.js';
 
 /**
- * The request path: every call goes validate → telemetry → retry → budget → deadline → fetch →
- * unwrap: a request is one {@link Retrying} and its current {@link Attempt}. A call is one subscription:
+ * The request path: every call goes down small stages, each an Observable subscribed to the one below
+ * — validate → telemetry → retry → unwrap → budget → deadline → fetch — and its answer comes back up
+ * through them, unwrapped into the endpoint's data or its error. A call is one subscription:
  * unsubscribing (or aborting the call's signal) stops it wherever it is — waiting in the budget,
  * between attempts, on the wire or reading the body — and leaves no timer or listener behind.
  */
@@ -114,17 +115,28 @@ function contextOf(spec: Pick<RequestSpec<unknown>, 'endpoint' | 'executionId'>)
  * goes (answers, budget waits, retries), told once as it ends. Only made when the client has a
  * telemetry hook, so a client without one counts nothing.
  */
-class Trace {
+export class Trace {
   retries = 0;
   budgetWaitMs = 0;
   #rateLimited = 0;
   #status: number | undefined;
+  #askedAt = 0;
   #ended = false;
 
   constructor(
     readonly observer: RequestTelemetry,
     private readonly scheduler: SchedulerLike,
   ) {}
+
+  /** An attempt asks the budget for its turn. */
+  waiting(): void {
+    this.#askedAt = this.scheduler.now();
+  }
+
+  /** The budget granted the attempt that asked last. */
+  granted(): void {
+    this.budgetWaitMs += this.scheduler.now() - this.#askedAt;
+  }
 
   answered(status: number): void {
     this.#status = status;
@@ -364,10 +376,15 @@ export function startedNothing(error: unknown): boolean {
 
 /*
  * The request path is a chain of small stages, each a function of the Observable below it: a request
- * goes down validate → telemetry → retry → budget → deadline → fetch, and its answer comes back up
- * through unwrap. A call is one subscription through the chain, and unsubscribing is the one way to
- * stop it, wherever it is: it withdraws a wait in the budget, clears a pause between attempts or a
+ * goes down validate → telemetry → retry → unwrap → budget → deadline → fetch, and its answer comes
+ * back up through them. A call is one subscription through the chain, and unsubscribing is the one way
+ * to stop it, wherever it is: it withdraws a wait in the budget, clears a pause between attempts or a
  * deadline, and aborts an exchange on its way.
+ *
+ * Every run's next read waits in the budget, thousands at once, so a waiting request must cost little:
+ * each stage's state for one subscription is one object (a {@link Stage}), which is both the
+ * subscriber of the stage below and the teardown the stage above holds, and the stages below the
+ * budget are only made once it grants.
  */
 
 /** One HTTP exchange: the answer, its body read within `maxResponseBytes`; `headers` are the telemetry's. */
@@ -377,6 +394,67 @@ type Exchange = (spec: RequestSpec<unknown>, signal: AbortSignal, headers: Reado
 interface RequestPath extends ResolvedOptions {
   readonly exchange: Exchange;
   readonly redact: Redactor;
+}
+
+/** Runs a teardown as rxjs does: a function is called, a subscription unsubscribed. */
+function runTeardown(teardown: TeardownLogic): void {
+  if (typeof teardown === 'function') teardown();
+  else teardown?.unsubscribe();
+}
+
+/**
+ * One stage's state for one subscription, in one object: the subscriber of the stage below, and the
+ * teardown the stage above holds. rxjs takes an object with `closed`, `add`, `remove` and
+ * `unsubscribe` as a subscriber as it is, without a SafeSubscriber around it, so a stage costs this
+ * object alone: no observer literal or closure per stage, the stage below's teardown in a field.
+ */
+abstract class Stage<In, Out = In> implements Observer<In>, SubscriptionLike {
+  /** Done with the stage below: it ended, or this stage failed or was left. */
+  closed = false;
+  #below: TeardownLogic = undefined;
+
+  constructor(protected readonly destination: Observer<Out>) {}
+
+  /** Takes the stage below's teardown as its subscription is made; runs it at once when already done with it. */
+  add(teardown: TeardownLogic): void {
+    if (this.closed) runTeardown(teardown);
+    else if (this.#below === undefined) this.#below = teardown;
+    else {
+      // An Observable other than a stage (a test's, say) may hand over several.
+      const all = new Subscription();
+      all.add(this.#below);
+      all.add(teardown);
+      this.#below = all;
+    }
+  }
+
+  remove(teardown: TeardownLogic): void {
+    if (this.#below === teardown) this.#below = undefined;
+  }
+
+  unsubscribe(): void {
+    this.leave();
+  }
+
+  abstract next(value: In): void;
+
+  error(error: unknown): void {
+    if (this.leave()) this.destination.error(error);
+  }
+
+  complete(): void {
+    if (this.leave()) this.destination.complete();
+  }
+
+  /** Done with the stage below: its teardown runs, once. False when it already was. */
+  protected leave(): boolean {
+    if (this.closed) return false;
+    this.closed = true;
+    const below = this.#below;
+    this.#below = undefined;
+    runTeardown(below);
+    return true;
+  }
 }
 
 /**
@@ -391,10 +469,16 @@ function sendRequest<T>(path: RequestPath, describe: () => RequestSpec<T>, place
     const priority = placement?.priority ?? priorityOf(endpoint);
     const ticket: GateTicket = key === undefined ? { endpoint, priority } : { endpoint, priority, key };
     const trace = traceOf(path, spec, priority, placement);
-    const exchange = deadline(fetched(path, spec, trace), path, spec);
-    const attempt = unwrapped(budgeted(exchange, path, ticket, trace), path, spec);
-    return traced(retried(attempt, path, spec, trace), trace).subscribe(subscriber);
+    traced(retried(attemptOf(path, spec, ticket, trace), endpoint, path, trace), trace).subscribe(subscriber);
   });
+}
+
+/**
+ * One attempt's stages, made afresh for each attempt: unwrap → budget, and deadline → fetch below it
+ * only once the budget grants, so that a waiting request holds none of them.
+ */
+function attemptOf<T>(path: RequestPath, spec: RequestSpec<T>, ticket: GateTicket, trace: Trace | undefined): () => Observable<T> {
+  return () => unwrapped(budgeted(() => deadline(fetched(path, spec, trace), path.scheduler, path.timeouts[spec.endpoint], spec), path.gate, ticket, trace), spec, path.redact);
 }
 
 /** The request's telemetry, when the client has a hook: told of the request as it is made. */
@@ -419,192 +503,262 @@ function traceOf(path: RequestPath, spec: RequestSpec<unknown>, priority: Reques
  */
 function traced<T>(below: Observable<T>, trace: Trace | undefined): Observable<T> {
   if (trace === undefined) return below;
-  return new Observable<T>((subscriber) => {
-    const subscription = below.subscribe({
-      next: (value) => {
-        trace.end('ok');
-        subscriber.next(value);
-      },
-      error: (error: unknown) => {
-        trace.end('error', error);
-        subscriber.error(error);
-      },
-      complete: () => {
-        subscriber.complete();
-      },
-    });
-    return () => {
-      subscription.unsubscribe();
-      trace.end('cancelled');
-    };
-  });
+  return new Observable<T>((subscriber) => below.subscribe(new Traced(subscriber, trace)));
 }
 
+class Traced<T> extends Stage<T> {
+  constructor(
+    destination: Observer<T>,
+    private readonly trace: Trace,
+  ) {
+    super(destination);
+  }
+
+  next(value: T): void {
+    if (this.closed) return;
+    this.trace.end('ok');
+    this.destination.next(value);
+  }
+
+  override error(error: unknown): void {
+    if (!this.leave()) return;
+    this.trace.end('error', error);
+    this.destination.error(error);
+  }
+
+  override unsubscribe(): void {
+    if (this.leave()) this.trace.end('cancelled');
+  }
+}
+
+/** What the retry stage needs of the client's options. */
+export type RetryContext = Pick<ResolvedOptions, 'retry' | 'scheduler' | 'logger' | 'gate'>;
+
 /**
- * retry: one attempt after another. A failed attempt goes again when {@link decideRetry} says so,
- * after its delay on the client's clock; otherwise its error is the request's.
+ * retry: one attempt after another, each a subscription to a fresh `attempt()`. A failed attempt goes
+ * again when {@link decideRetry} says so, after its delay on the client's scheduler; otherwise its
+ * error is the request's. Unsubscribing ends the current attempt or clears the pause.
  */
-function retried<T>(attempt: Observable<T>, path: RequestPath, spec: RequestSpec<T>, trace: Trace | undefined): Observable<T> {
-  return new Observable<T>((subscriber) => {
-    let failed = 0;
-    let current: Subscription | undefined;
-    let pause: Subscription | undefined;
-    const observer: Observer<T> = {
-      next: (value) => {
-        subscriber.next(value);
-      },
-      complete: () => {
-        subscriber.complete();
-      },
-      error: (error: unknown) => {
-        failed += 1;
-        const decision = decideRetry({ endpoint: spec.endpoint, attempt: failed, error, policy: path.retry, random: Math.random(), gated: path.gate !== undefined });
-        if (!decision.retry) {
-          subscriber.error(error);
-          return;
-        }
-        if (trace !== undefined) trace.retries += 1;
-        path.logger?.debug?.(`flowstream: retrying ${spec.endpoint} in ${decision.delayMs} ms (${decision.reason})`, { endpoint: spec.endpoint, attempt: failed });
-        pause = path.scheduler.schedule(() => {
-          pause = undefined;
-          current = attempt.subscribe(observer);
-        }, decision.delayMs);
-      },
-    };
-    current = attempt.subscribe(observer);
-    return () => {
-      current?.unsubscribe();
-      pause?.unsubscribe();
-    };
-  });
+export function retried<T>(attempt: () => Observable<T>, endpoint: Endpoint, context: RetryContext, trace?: Trace): Observable<T> {
+  return new Observable<T>((subscriber) => new Retry(subscriber, attempt, endpoint, context, trace));
+}
+
+class Retry<T> extends Stage<T> {
+  /** Attempts that failed so far. */
+  #failed = 0;
+  #pause: Subscription | undefined;
+
+  constructor(
+    destination: Observer<T>,
+    private readonly attempt: () => Observable<T>,
+    private readonly endpoint: Endpoint,
+    private readonly context: RetryContext,
+    private readonly trace: Trace | undefined,
+  ) {
+    super(destination);
+    attempt().subscribe(this);
+  }
+
+  next(value: T): void {
+    if (!this.closed) this.destination.next(value);
+  }
+
+  override error(error: unknown): void {
+    if (!this.leave()) return;
+    this.#failed += 1;
+    const { endpoint, context, trace } = this;
+    const decision = decideRetry({ endpoint, attempt: this.#failed, error, policy: context.retry, random: Math.random(), gated: context.gate !== undefined });
+    if (!decision.retry) {
+      this.destination.error(error);
+      return;
+    }
+    if (trace !== undefined) trace.retries += 1;
+    context.logger?.debug?.(`flowstream: retrying ${endpoint} in ${decision.delayMs} ms (${decision.reason})`, { endpoint, attempt: this.#failed });
+    this.#pause = context.scheduler.schedule(() => {
+      this.#pause = undefined;
+      // The next attempt is this stage's below, as the first was.
+      this.closed = false;
+      this.attempt().subscribe(this);
+    }, decision.delayMs);
+  }
+
+  override unsubscribe(): void {
+    this.#pause?.unsubscribe();
+    this.#pause = undefined;
+    this.leave();
+  }
 }
 
 /**
  * unwrap: an answer becomes the endpoint's data or the one error that describes it ({@link unwrap}).
- * A start the service refused (a 4xx, or a business error that is not its own failure) surely started
- * nothing: its `onSending` hears `false`, after the budget heard the answer.
+ * A start's `onSending` hears `false` when its attempt surely started nothing: the service refused it
+ * (a 4xx, or a business error that is not its own failure), or its connection was never made. It hears
+ * it here, after the budget heard the attempt's outcome and before the request hears the error; a wait
+ * the budget refused was never sent, and a gate's refusal is never a network error.
  */
-function unwrapped<T>(below: Observable<Answer>, path: RequestPath, spec: RequestSpec<T>): Observable<T> {
-  return new Observable<T>((subscriber) =>
-    below.subscribe({
-      next: (answer) => {
-        let value: T;
-        try {
-          value = unwrap(answer, spec, path.redact);
-        } catch (error: unknown) {
-          if (startedNothing(error)) spec.onSending?.(false);
-          subscriber.error(error);
-          return;
-        }
-        subscriber.next(value);
-      },
-      error: (error: unknown) => {
-        subscriber.error(error);
-      },
-      complete: () => {
-        subscriber.complete();
-      },
-    }),
-  );
+export function unwrapped<T>(below: Observable<Answer>, spec: Pick<RequestSpec<T>, 'endpoint' | 'executionId' | 'schema' | 'onSending'>, redact: Redactor): Observable<T> {
+  return new Observable<T>((subscriber) => below.subscribe(new Unwrap(subscriber, spec, redact)));
 }
 
-/**
- * budget: waits for the gate's grant (when the client has one), then sends, and tells the gate each
- * attempt's outcome once: the answer's status and rate-limit headers, or no status when no whole answer
- * came (a failure, the deadline, an unsubscription). Leaving while it waits withdraws the request,
- * unsent. Through the gate's `wait`, a waiting request (every run's next read) holds no Promise,
- * AbortController or abort listener; a gate with only `acquire` is waited on through that.
- */
-function budgeted(below: Observable<Answer>, path: RequestPath, ticket: GateTicket, trace: Trace | undefined): Observable<Answer> {
-  const { gate, scheduler } = path;
-  if (gate === undefined) return below;
-  return new Observable<Answer>((subscriber) => {
-    const askedAt = trace === undefined ? 0 : scheduler.now();
-    let granted = false;
-    let reported = false;
-    const report = (answer?: Answer): void => {
-      if (reported) return;
-      reported = true;
-      gate.report({ ticket, httpStatus: answer?.status, rateLimit: answer?.rateLimit ?? {} });
-    };
-    const send = (): void => {
-      granted = true;
-      if (trace !== undefined) trace.budgetWaitMs += scheduler.now() - askedAt;
-      if (subscriber.closed) {
-        report();
-        return;
-      }
-      subscriber.add(
-        below.subscribe({
-          next: (answer) => {
-            report(answer);
-            subscriber.next(answer);
-          },
-          error: (error: unknown) => {
-            report();
-            subscriber.error(error);
-          },
-          complete: () => {
-            subscriber.complete();
-          },
-        }),
-      );
-    };
-    const refuse = (error: unknown): void => {
-      subscriber.error(error);
-    };
-    let leave: () => void;
-    if (gate.wait === undefined) {
-      const waiting = new AbortController();
-      gate.acquire(ticket, waiting.signal).then(send, refuse);
-      leave = () => {
-        waiting.abort();
-      };
-    } else {
-      // The gate may be mid-step when it grants: the attempt goes in a microtask, as a Promise's reaction would.
-      leave = gate.wait(ticket, {
-        release: () => {
-          queueMicrotask(send);
-        },
-        refuse: (error) => {
-          queueMicrotask(() => {
-            refuse(error);
-          });
-        },
-      });
+class Unwrap<T> extends Stage<Answer, T> {
+  constructor(
+    destination: Observer<T>,
+    private readonly spec: Pick<RequestSpec<T>, 'endpoint' | 'executionId' | 'schema' | 'onSending'>,
+    private readonly redact: Redactor,
+  ) {
+    super(destination);
+  }
+
+  next(answer: Answer): void {
+    if (this.closed) return;
+    let value: T;
+    try {
+      value = unwrap(answer, this.spec, this.redact);
+    } catch (error: unknown) {
+      this.#fail(error, startedNothing(error));
+      return;
     }
-    return () => {
-      if (granted) report();
-      else leave();
-    };
-  });
+    this.destination.next(value);
+  }
+
+  override error(error: unknown): void {
+    this.#fail(error, neverConnected(error));
+  }
+
+  #fail(error: unknown, startedNothing: boolean): void {
+    if (!this.leave()) return;
+    if (startedNothing) this.spec.onSending?.(false);
+    this.destination.error(error);
+  }
 }
 
 /**
- * deadline: the endpoint's timeout covers the answer AND its body (a body that stalls would otherwise
- * hang the call, and a run's polling, for ever). When it passes, the stage below is unsubscribed (the
- * exchange aborted) and the attempt fails with `TimeoutError`. The timer is the client's scheduler's.
+ * budget: waits for the gate's grant (when the client has one), then subscribes to `below()`, and
+ * tells the gate each attempt's outcome once: the answer's status and rate-limit headers, or no status
+ * when no whole answer came (a failure, the deadline, an unsubscription). Leaving while it waits
+ * withdraws the request, unsent; a refusal is the attempt's error. Through the gate's `wait`, a waiting
+ * request holds this stage's one object and no Promise, AbortController or abort listener; a gate with
+ * only `acquire` is waited on through that.
  */
-function deadline(below: Observable<Answer>, path: RequestPath, spec: RequestSpec<unknown>): Observable<Answer> {
-  const timeoutMs = path.timeouts[spec.endpoint];
-  return new Observable<Answer>((subscriber) => {
-    // Set first: the stage below may answer at once.
-    subscriber.add(
-      path.scheduler.schedule(() => {
-        subscriber.error(new TimeoutError({ ...contextOf(spec), timeoutMs }));
-      }, timeoutMs),
+export function budgeted(below: () => Observable<Answer>, gate: RequestGate | undefined, ticket: GateTicket, trace?: Trace): Observable<Answer> {
+  if (gate === undefined) return below();
+  return new Observable<Answer>((subscriber) => new Budget(subscriber, below, gate, ticket, trace));
+}
+
+class Budget extends Stage<Answer> implements GateTurn {
+  #granted = false;
+  #reported = false;
+  #withdraw: (() => void) | undefined;
+
+  constructor(
+    destination: Observer<Answer>,
+    private readonly below: () => Observable<Answer>,
+    private readonly gate: RequestGate,
+    private readonly ticket: GateTicket,
+    private readonly trace: Trace | undefined,
+  ) {
+    super(destination);
+    trace?.waiting();
+    if (gate.wait !== undefined) {
+      this.#withdraw = gate.wait(ticket, this);
+      return;
+    }
+    const waiting = new AbortController();
+    gate.acquire(ticket, waiting.signal).then(
+      () => {
+        this.#send();
+      },
+      (error: unknown) => {
+        this.error(error);
+      },
     );
-    below.subscribe(subscriber);
-  });
+    this.#withdraw = () => {
+      waiting.abort();
+    };
+  }
+
+  /** The gate's grant: the attempt goes in a microtask, as a Promise's reaction would (the gate may be mid-step). */
+  release(): void {
+    queueMicrotask(() => {
+      this.#send();
+    });
+  }
+
+  refuse(error: Error): void {
+    queueMicrotask(() => {
+      this.error(error);
+    });
+  }
+
+  next(answer: Answer): void {
+    if (this.closed) return;
+    this.#report(answer);
+    this.destination.next(answer);
+  }
+
+  override error(error: unknown): void {
+    if (!this.leave()) return;
+    if (this.#granted) this.#report();
+    this.destination.error(error);
+  }
+
+  override unsubscribe(): void {
+    if (!this.leave()) return;
+    if (this.#granted) this.#report();
+    else this.#withdraw?.();
+  }
+
+  #send(): void {
+    this.#granted = true;
+    this.trace?.granted();
+    if (this.closed) this.#report();
+    else this.below().subscribe(this);
+  }
+
+  #report(answer?: Answer): void {
+    if (this.#reported) return;
+    this.#reported = true;
+    this.gate.report({ ticket: this.ticket, httpStatus: answer?.status, rateLimit: answer?.rateLimit ?? {} });
+  }
+}
+
+/**
+ * deadline: the attempt's timeout covers the answer AND its body (a body that stalls would otherwise
+ * hang the call, and a run's polling, for ever). When it passes, the stage below is unsubscribed (the
+ * exchange aborted) and the attempt fails with `TimeoutError`. The timer is `scheduler`'s.
+ */
+export function deadline<A>(below: Observable<A>, scheduler: SchedulerLike, timeoutMs: number, context: Pick<RequestSpec<unknown>, 'endpoint' | 'executionId'>): Observable<A> {
+  return new Observable<A>((subscriber) => new Deadline(subscriber, below, scheduler, timeoutMs, context));
+}
+
+class Deadline<A> extends Stage<A> {
+  readonly #timer: Subscription;
+
+  constructor(destination: Observer<A>, below: Observable<A>, scheduler: SchedulerLike, timeoutMs: number, context: Pick<RequestSpec<unknown>, 'endpoint' | 'executionId'>) {
+    super(destination);
+    // Set first: the stage below may answer at once.
+    this.#timer = scheduler.schedule(() => {
+      this.error(new TimeoutError({ ...contextOf(context), timeoutMs }));
+    }, timeoutMs);
+    below.subscribe(this);
+  }
+
+  next(value: A): void {
+    if (!this.closed) this.destination.next(value);
+  }
+
+  protected override leave(): boolean {
+    if (!super.leave()) return false;
+    this.#timer.unsubscribe();
+    return true;
+  }
 }
 
 /**
  * fetch: one exchange per subscription, aborted when unsubscribed before it settles. A start's
- * `onSending` hears `true` as the exchange begins (from then on the execution may exist, even if the
- * attempt fails) and `false` when its connection was never made ({@link startedNothing}); an attempt
- * that failed in doubt (its deadline passed, its answer lost) leaves it `true`. fetch's own errors
- * become `NetworkError`, rid of the key: they can quote the server (a malformed answer's bytes ride in
- * a parser error's `data`).
+ * `onSending` hears `true` as the exchange begins: from then on the execution may exist, even if the
+ * attempt fails. fetch's own errors become `NetworkError`, rid of the key: they can quote the server (a
+ * malformed answer's bytes ride in a parser error's `data`).
  */
 function fetched(path: RequestPath, spec: RequestSpec<unknown>, trace: Trace | undefined): Observable<Answer> {
   return new Observable<Answer>((subscriber) => {
@@ -622,9 +776,7 @@ function fetched(path: RequestPath, spec: RequestSpec<unknown>, trace: Trace | u
       (error: unknown) => {
         settled = true;
         if (subscriber.closed) return;
-        const failure = isResponseTooLargeError(error) ? error : new NetworkError({ ...contextOf(spec), cause: path.redact.error(error) });
-        if (startedNothing(failure)) spec.onSending?.(false);
-        subscriber.error(failure);
+        subscriber.error(isResponseTooLargeError(error) ? error : new NetworkError({ ...contextOf(spec), cause: path.redact.error(error) }));
       },
     );
     return () => {
