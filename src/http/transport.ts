@@ -615,17 +615,17 @@ class Unwrap<T> extends Stage<Answer, T> {
     try {
       value = unwrap(answer, this.spec, this.redact);
     } catch (error: unknown) {
-      this.#fail(error, startedNothing(error));
+      this.fail(error, startedNothing(error));
       return;
     }
     this.destination.next(value);
   }
 
   override error(error: unknown): void {
-    this.#fail(error, neverConnected(error));
+    this.fail(error, neverConnected(error));
   }
 
-  #fail(error: unknown, startedNothing: boolean): void {
+  private fail(error: unknown, startedNothing: boolean): void {
     if (!this.leave()) return;
     if (startedNothing) this.spec.onSending?.(false);
     this.destination.error(error);
@@ -646,8 +646,8 @@ export function budgeted(below: () => Observable<Answer>, gate: RequestGate | un
 }
 
 class Budget extends Stage<Answer> implements GateTurn {
-  #granted = false;
-  #reported = false;
+  /** Waiting for the gate's grant, then sent (granted), then reported to the gate, once. */
+  #state: 'waiting' | 'granted' | 'reported' = 'waiting';
   #withdraw: (() => void) | undefined;
 
   constructor(
@@ -666,7 +666,7 @@ class Budget extends Stage<Answer> implements GateTurn {
     const waiting = new AbortController();
     gate.acquire(ticket, waiting.signal).then(
       () => {
-        this.#send();
+        this.send();
       },
       (error: unknown) => {
         this.error(error);
@@ -680,7 +680,7 @@ class Budget extends Stage<Answer> implements GateTurn {
   /** The gate's grant: the attempt goes in a microtask, as a Promise's reaction would (the gate may be mid-step). */
   release(): void {
     queueMicrotask(() => {
-      this.#send();
+      this.send();
     });
   }
 
@@ -692,32 +692,33 @@ class Budget extends Stage<Answer> implements GateTurn {
 
   next(answer: Answer): void {
     if (this.closed) return;
-    this.#report(answer);
+    this.report(answer);
     this.destination.next(answer);
   }
 
   override error(error: unknown): void {
     if (!this.leave()) return;
-    if (this.#granted) this.#report();
+    this.report();
     this.destination.error(error);
   }
 
   override unsubscribe(): void {
     if (!this.leave()) return;
-    if (this.#granted) this.#report();
-    else this.#withdraw?.();
+    if (this.#state === 'waiting') this.#withdraw?.();
+    else this.report();
   }
 
-  #send(): void {
-    this.#granted = true;
+  private send(): void {
+    this.#state = 'granted';
     this.trace?.granted();
-    if (this.closed) this.#report();
+    if (this.closed) this.report();
     else this.below().subscribe(this);
   }
 
-  #report(answer?: Answer): void {
-    if (this.#reported) return;
-    this.#reported = true;
+  /** Tells the gate a granted attempt's outcome, once; a refused or withdrawn one was never sent. */
+  private report(answer?: Answer): void {
+    if (this.#state !== 'granted') return;
+    this.#state = 'reported';
     this.gate.report({ ticket: this.ticket, httpStatus: answer?.status, rateLimit: answer?.rateLimit ?? {} });
   }
 }
