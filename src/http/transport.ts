@@ -1,5 +1,5 @@
 import ky, { type KyInstance } from 'ky';
-import { Observable, Subscription, type Observer, type SchedulerLike, type SubscriptionLike, type TeardownLogic } from 'rxjs';
+import { Observable, Subscription, type Observer, type SchedulerLike, type SubscriptionLike, type TeardownLogic, type Unsubscribable } from 'rxjs';
 import { errorFromAnswer, type FailureBody } from '../errors/error-factory.js';
 import { isApiError, isRateLimitError, isServerError } from '../errors/api-errors.js';
 import { isNetworkError, isResponseTooLargeError, isTimeoutError, NetworkError, RedirectError, ResponseTooLargeError, TimeoutError } from '../errors/transport-errors.js';
@@ -396,6 +396,9 @@ interface RequestPath extends ResolvedOptions {
   readonly redact: Redactor;
 }
 
+/** What a stage holds of the stage below once done with it. */
+const LEFT: Unsubscribable = { unsubscribe: () => undefined };
+
 /** Runs a teardown as rxjs does: a function is called, a subscription unsubscribed. */
 function runTeardown(teardown: TeardownLogic): void {
   if (typeof teardown === 'function') teardown();
@@ -409,11 +412,15 @@ function runTeardown(teardown: TeardownLogic): void {
  * object alone: no observer literal or closure per stage, the stage below's teardown in a field.
  */
 abstract class Stage<In, Out = In> implements Observer<In>, SubscriptionLike {
-  /** Done with the stage below: it ended, or this stage failed or was left. */
-  closed = false;
+  /** The stage below's teardown, or {@link LEFT} (one field for both: thousands of stages wait at once). */
   #below: TeardownLogic = undefined;
 
   constructor(protected readonly destination: Observer<Out>) {}
+
+  /** Done with the stage below: it ended, or this stage failed or was left. */
+  get closed(): boolean {
+    return this.#below === LEFT;
+  }
 
   /** Takes the stage below's teardown as its subscription is made; runs it at once when already done with it. */
   add(teardown: TeardownLogic): void {
@@ -448,12 +455,16 @@ abstract class Stage<In, Out = In> implements Observer<In>, SubscriptionLike {
 
   /** Done with the stage below: its teardown runs, once. False when it already was. */
   protected leave(): boolean {
-    if (this.closed) return false;
-    this.closed = true;
     const below = this.#below;
-    this.#below = undefined;
+    if (below === LEFT) return false;
+    this.#below = LEFT;
     runTeardown(below);
     return true;
+  }
+
+  /** Open for a new subscription below, once done with the last (the retry stage's next attempt). */
+  protected reopen(): void {
+    this.#below = undefined;
   }
 }
 
@@ -577,7 +588,7 @@ class Retry<T> extends Stage<T> {
     this.#pause = context.scheduler.schedule(() => {
       this.#pause = undefined;
       // The next attempt is this stage's below, as the first was.
-      this.closed = false;
+      this.reopen();
       this.attempt().subscribe(this);
     }, decision.delayMs);
   }
