@@ -663,7 +663,7 @@ class Budget extends Stage<Answer> implements GateTurn {
 
   constructor(
     destination: Observer<Answer>,
-    private readonly below: () => Observable<Answer>,
+    private readonly makeBelow: () => Observable<Answer>,
     private readonly gate: RequestGate,
     private readonly ticket: GateTicket,
     private readonly trace: Trace | undefined,
@@ -723,7 +723,7 @@ class Budget extends Stage<Answer> implements GateTurn {
     this.#state = 'granted';
     this.trace?.granted();
     if (this.closed) this.report();
-    else this.below().subscribe(this);
+    else this.makeBelow().subscribe(this);
   }
 
   /** Tells the gate a granted attempt's outcome, once; a refused or withdrawn one was never sent. */
