@@ -480,16 +480,32 @@ function sendRequest<T>(path: RequestPath, describe: () => RequestSpec<T>, place
     const priority = placement?.priority ?? priorityOf(endpoint);
     const ticket: GateTicket = key === undefined ? { endpoint, priority } : { endpoint, priority, key };
     const trace = traceOf(path, spec, priority, placement);
-    traced(retried(attemptOf(path, spec, ticket, trace), endpoint, path, trace), trace).subscribe(subscriber);
+    traced(retried(new RequestAttempts(path, spec, ticket, trace), endpoint, path, trace), trace).subscribe(subscriber);
   });
 }
 
 /**
- * One attempt's stages, made afresh for each attempt: unwrap → budget, and deadline → fetch below it
- * only once the budget grants, so that a waiting request holds none of them.
+ * One request's attempts, each made afresh: unwrap → budget, and deadline → fetch below the budget
+ * only once it grants, so that a waiting request holds none of them. What they are made of is kept
+ * here once, for the retry and budget stages to make them from (not a closure each).
  */
-function attemptOf<T>(path: RequestPath, spec: RequestSpec<T>, ticket: GateTicket, trace: Trace | undefined): () => Observable<T> {
-  return () => unwrapped(budgeted(() => deadline(fetched(path, spec, trace), path.scheduler, path.timeouts[spec.endpoint], spec), path.gate, ticket, trace), spec, path.redact);
+class RequestAttempts<T> implements Attempts<T>, Exchanges {
+  constructor(
+    private readonly path: RequestPath,
+    private readonly spec: RequestSpec<T>,
+    private readonly ticket: GateTicket,
+    private readonly trace: Trace | undefined,
+  ) {}
+
+  attempt(): Observable<T> {
+    const { path, spec } = this;
+    return unwrapped(budgeted(this, path.gate, this.ticket, this.trace), spec, path.redact);
+  }
+
+  exchange(): Observable<Answer> {
+    const { path, spec } = this;
+    return deadline(fetched(path, spec, this.trace), path.scheduler, path.timeouts[spec.endpoint], spec);
+  }
 }
 
 /** The request's telemetry, when the client has a hook: told of the request as it is made. */
@@ -545,13 +561,18 @@ class Traced<T> extends Stage<T> {
 /** What the retry stage needs of the client's options. */
 export type RetryContext = Pick<ResolvedOptions, 'retry' | 'scheduler' | 'logger' | 'gate'>;
 
+/** Where the retry stage makes each attempt: a fresh Observable per call. */
+export interface Attempts<T> {
+  attempt(): Observable<T>;
+}
+
 /**
- * retry: one attempt after another, each a subscription to a fresh `attempt()`. A failed attempt goes
- * again when {@link decideRetry} says so, after its delay on the client's scheduler; otherwise its
- * error is the request's. Unsubscribing ends the current attempt or clears the pause.
+ * retry: one attempt after another, each a subscription to a fresh `attempts.attempt()`. A failed
+ * attempt goes again when {@link decideRetry} says so, after its delay on the client's scheduler;
+ * otherwise its error is the request's. Unsubscribing ends the current attempt or clears the pause.
  */
-export function retried<T>(attempt: () => Observable<T>, endpoint: Endpoint, context: RetryContext, trace?: Trace): Observable<T> {
-  return new Observable<T>((subscriber) => new Retry(subscriber, attempt, endpoint, context, trace));
+export function retried<T>(attempts: Attempts<T>, endpoint: Endpoint, context: RetryContext, trace?: Trace): Observable<T> {
+  return new Observable<T>((subscriber) => new Retry(subscriber, attempts, endpoint, context, trace));
 }
 
 class Retry<T> extends Stage<T> {
@@ -561,13 +582,13 @@ class Retry<T> extends Stage<T> {
 
   constructor(
     destination: Observer<T>,
-    private readonly attempt: () => Observable<T>,
+    private readonly attempts: Attempts<T>,
     private readonly endpoint: Endpoint,
     private readonly context: RetryContext,
     private readonly trace: Trace | undefined,
   ) {
     super(destination);
-    attempt().subscribe(this);
+    attempts.attempt().subscribe(this);
   }
 
   next(value: T): void {
@@ -589,7 +610,7 @@ class Retry<T> extends Stage<T> {
       this.#pause = undefined;
       // The next attempt is this stage's below, as the first was.
       this.reopen();
-      this.attempt().subscribe(this);
+      this.attempts.attempt().subscribe(this);
     }, decision.delayMs);
   }
 
@@ -643,16 +664,21 @@ class Unwrap<T> extends Stage<Answer, T> {
   }
 }
 
+/** Where the budget stage makes its attempt's exchange, once the gate grants. */
+export interface Exchanges {
+  exchange(): Observable<Answer>;
+}
+
 /**
- * budget: waits for the gate's grant (when the client has one), then subscribes to `below()`, and
- * tells the gate each attempt's outcome once: the answer's status and rate-limit headers, or no status
+ * budget: waits for the gate's grant (when the client has one), then subscribes to
+ * `below.exchange()`, and tells the gate each attempt's outcome once: the answer's status and rate-limit headers, or no status
  * when no whole answer came (a failure, the deadline, an unsubscription). Leaving while it waits
  * withdraws the request, unsent; a refusal is the attempt's error. Through the gate's `wait`, a waiting
  * request holds this stage's one object and no Promise, AbortController or abort listener; a gate with
  * only `acquire` is waited on through that.
  */
-export function budgeted(below: () => Observable<Answer>, gate: RequestGate | undefined, ticket: GateTicket, trace?: Trace): Observable<Answer> {
-  if (gate === undefined) return below();
+export function budgeted(below: Exchanges, gate: RequestGate | undefined, ticket: GateTicket, trace?: Trace): Observable<Answer> {
+  if (gate === undefined) return below.exchange();
   return new Observable<Answer>((subscriber) => new Budget(subscriber, below, gate, ticket, trace));
 }
 
@@ -663,7 +689,7 @@ class Budget extends Stage<Answer> implements GateTurn {
 
   constructor(
     destination: Observer<Answer>,
-    private readonly makeBelow: () => Observable<Answer>,
+    private readonly below: Exchanges,
     private readonly gate: RequestGate,
     private readonly ticket: GateTicket,
     private readonly trace: Trace | undefined,
@@ -723,7 +749,7 @@ class Budget extends Stage<Answer> implements GateTurn {
     this.#state = 'granted';
     this.trace?.granted();
     if (this.closed) this.report();
-    else this.makeBelow().subscribe(this);
+    else this.below.exchange().subscribe(this);
   }
 
   /** Tells the gate a granted attempt's outcome, once; a refused or withdrawn one was never sent. */

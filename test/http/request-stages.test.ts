@@ -10,7 +10,7 @@ import { NetworkError, TimeoutError } from '../../src/errors/transport-errors.js
 import { createRedactor } from '../../src/http/key-redaction.js';
 import { normalizeOptions } from '../../src/http/options.js';
 import { workflowPlanSchema } from '../../src/http/schemas.js';
-import { budgeted, createTransport, deadline, retried, unwrapped, type Answer, type RetryContext } from '../../src/http/transport.js';
+import { budgeted, createTransport, deadline, retried, unwrapped, type Answer, type Exchanges, type RetryContext } from '../../src/http/transport.js';
 import { clockScheduler, createManualClock } from '../../src/emulator/index.js';
 
 function testScheduler(): TestScheduler {
@@ -82,7 +82,7 @@ describe('the retry stage', () => {
     scheduler.run(({ cold, expectObservable, expectSubscriptions }) => {
       const attempts = [cold('--#', undefined, rateLimited(50)), cold('--a|')];
       let made = 0;
-      const request = retried(() => attempts[made++] ?? cold('#'), 'status', retryContext(scheduler));
+      const request = retried({ attempt: () => attempts[made++] ?? cold('#') }, 'status', retryContext(scheduler));
       // The first attempt fails at 2; the second is made 50 ms later and answers 2 ms after that.
       expectObservable(request).toBe('54ms a|');
       expectSubscriptions(attempts[0]?.subscriptions ?? []).toBe('^-!');
@@ -95,10 +95,16 @@ describe('the retry stage', () => {
     let made = 0;
     scheduler.run(({ cold, expectObservable }) => {
       const failed = cold('--#', undefined, rateLimited(50));
-      const request = retried(() => {
-        made += 1;
-        return failed;
-      }, 'status', retryContext(scheduler));
+      const request = retried(
+        {
+          attempt: () => {
+            made += 1;
+            return failed;
+          },
+        },
+        'status',
+        retryContext(scheduler),
+      );
       expectObservable(request, '^ 9ms !').toBe('-');
     });
     expect(made).toBe(1);
@@ -108,7 +114,7 @@ describe('the retry stage', () => {
     const scheduler = testScheduler();
     scheduler.run(({ cold, expectObservable }) => {
       const daySpent = new RateLimitError({ endpoint: 'status', status: 429, rateLimit: { remainingPerDay: 0 } });
-      expectObservable(retried(() => cold('-#', undefined, daySpent), 'status', retryContext(scheduler))).toBe('-#', undefined, daySpent);
+      expectObservable(retried({ attempt: () => cold('-#', undefined, daySpent) }, 'status', retryContext(scheduler))).toBe('-#', undefined, daySpent);
     });
   });
 });
@@ -148,27 +154,36 @@ async function spentBudget(): Promise<RecordingBudget> {
   return budget;
 }
 
+/** The stages below the budget as `source`, counting how many times they are made. */
+function counting(source: Observable<Answer>): { readonly below: Exchanges; readonly made: () => number } {
+  let made = 0;
+  const below: Exchanges = {
+    exchange: () => {
+      made += 1;
+      return source;
+    },
+  };
+  return { below, made: () => made };
+}
+
 describe('the budget stage', () => {
   it('withdraws a wait the gate has not granted when unsubscribed: nothing is made below, sent or reported', async () => {
     const { gate, reports, queued } = await spentBudget();
-    let made = 0;
-    const subscription = budgeted(() => {
-      made += 1;
-      return of(ok);
-    }, gate, waiting).subscribe();
+    const { below, made } = counting(of(ok));
+    const subscription = budgeted(below, gate, waiting).subscribe();
     await turns();
     expect(queued()).toBe(1);
     subscription.unsubscribe();
     expect(queued()).toBe(0);
     await turns();
-    expect({ made, reports }).toEqual({ made: 0, reports: [] });
+    expect({ made: made(), reports }).toEqual({ made: 0, reports: [] });
   });
 
   it('reports a granted attempt once: its answer, and nothing more when left afterwards', async () => {
     const { gate, reports } = recordingBudget();
     const answers: Answer[] = [];
     // Taking the answer leaves the stage before the stage below completes: the gate heard it already.
-    const subscription = budgeted(() => of(ok), gate, waiting)
+    const subscription = budgeted({ exchange: () => of(ok) }, gate, waiting)
       .pipe(take(1))
       .subscribe((answer) => answers.push(answer));
     await turns();
@@ -180,7 +195,7 @@ describe('the budget stage', () => {
   it('reports a granted attempt left on its way once, without a status, and unsubscribes the stage below', async () => {
     const { gate, reports } = recordingBudget();
     const { source, counts } = pending<Answer>();
-    const subscription: Subscription = budgeted(() => source, gate, waiting).subscribe();
+    const subscription: Subscription = budgeted({ exchange: () => source }, gate, waiting).subscribe();
     await turns();
     expect(counts).toEqual({ subscribed: 1, tornDown: 0 });
     subscription.unsubscribe();
@@ -191,17 +206,14 @@ describe('the budget stage', () => {
 
   it('gives a refusal to the attempt as its error, unsent and unreported', async () => {
     const { gate, reports, close } = await spentBudget();
-    let made = 0;
+    const { below, made } = counting(of(ok));
     const errors: unknown[] = [];
-    budgeted(() => {
-      made += 1;
-      return of(ok);
-    }, gate, waiting).subscribe({ error: (error: unknown) => errors.push(error) });
+    budgeted(below, gate, waiting).subscribe({ error: (error: unknown) => errors.push(error) });
     await turns();
     await close();
     await turns();
     expect(errors).toEqual([expect.objectContaining({ code: 'BUDGET_CLOSED' })]);
-    expect({ made, reports }).toEqual({ made: 0, reports: [] });
+    expect({ made: made(), reports }).toEqual({ made: 0, reports: [] });
   });
 });
 
