@@ -1,12 +1,12 @@
 import ky, { type KyInstance } from 'ky';
-import { Observable, type Observer, type SchedulerLike, type Subscription, type Unsubscribable } from 'rxjs';
+import { Observable, Subscription, type Observer, type SchedulerLike, type SubscriptionLike, type TeardownLogic, type Unsubscribable } from 'rxjs';
 import { errorFromAnswer, type FailureBody } from '../errors/error-factory.js';
 import { isApiError, isRateLimitError, isServerError } from '../errors/api-errors.js';
 import { isNetworkError, isResponseTooLargeError, isTimeoutError, NetworkError, RedirectError, ResponseTooLargeError, TimeoutError } from '../errors/transport-errors.js';
 import { InvalidArgumentError, isResponseValidationError, objectArgument, ResponseValidationError } from '../errors/validation-errors.js';
 import { CALL_PRIORITIES, ENDPOINTS, isRepeatable, priorityOf, type CallPriority, type Endpoint, type RequestPriority } from '../domain/endpoints.js';
 import type { RetryOptions } from '../domain/options.js';
-import type { GateTicket, GateTurn, RateLimitInfo } from '../domain/requests.js';
+import type { GateTicket, GateTurn, RateLimitInfo, RequestGate } from '../domain/requests.js';
 import type { RequestTelemetry, RequestTelemetryEnd } from '../domain/telemetry.js';
 import type { CallOptions } from './calls.js';
 import { createRedactor, type Redactor } from './key-redaction.js';
@@ -15,8 +15,9 @@ import { PACKAGE_VERSION } from './package-version.js';
 import { parseContext, type DataSchema } from './schemas.js';
 
 /**
- * The request path: every call goes validate → telemetry → retry → budget → deadline → fetch →
- * unwrap: a request is one {@link Retrying} and its current {@link Attempt}. A call is one subscription:
+ * The request path: every call goes down small stages, each an Observable subscribed to the one below
+ * — validate → telemetry → retry → unwrap → budget → deadline → fetch — and its answer comes back up
+ * through them, unwrapped into the endpoint's data or its error. A call is one subscription:
  * unsubscribing (or aborting the call's signal) stops it wherever it is — waiting in the budget,
  * between attempts, on the wire or reading the body — and leaves no timer or listener behind.
  */
@@ -114,17 +115,28 @@ function contextOf(spec: Pick<RequestSpec<unknown>, 'endpoint' | 'executionId'>)
  * goes (answers, budget waits, retries), told once as it ends. Only made when the client has a
  * telemetry hook, so a client without one counts nothing.
  */
-class Trace {
+export class Trace {
   retries = 0;
   budgetWaitMs = 0;
   #rateLimited = 0;
   #status: number | undefined;
+  #askedAt = 0;
   #ended = false;
 
   constructor(
     readonly observer: RequestTelemetry,
     private readonly scheduler: SchedulerLike,
   ) {}
+
+  /** An attempt asks the budget for its turn. */
+  waiting(): void {
+    this.#askedAt = this.scheduler.now();
+  }
+
+  /** The budget granted the attempt that asked last. */
+  granted(): void {
+    this.budgetWaitMs += this.scheduler.now() - this.#askedAt;
+  }
 
   answered(status: number): void {
     this.#status = status;
@@ -362,6 +374,19 @@ export function startedNothing(error: unknown): boolean {
 
 // --- the stages ---------------------------------------------------------------------------------------
 
+/*
+ * The request path is a chain of small stages, each a function of the Observable below it: a request
+ * goes down validate → telemetry → retry → unwrap → budget → deadline → fetch, and its answer comes
+ * back up through them. A call is one subscription through the chain, and unsubscribing is the one way
+ * to stop it, wherever it is: it withdraws a wait in the budget, clears a pause between attempts or a
+ * deadline, and aborts an exchange on its way.
+ *
+ * Every run's next read waits in the budget, thousands at once, so a waiting request must cost little:
+ * each stage's state for one subscription is one object (a {@link Stage}), which is both the
+ * subscriber of the stage below and the teardown the stage above holds, and the stages below the
+ * budget are only made once it grants.
+ */
+
 /** One HTTP exchange: the answer, its body read within `maxResponseBytes`; `headers` are the telemetry's. */
 type Exchange = (spec: RequestSpec<unknown>, signal: AbortSignal, headers: Readonly<Record<string, string>> | undefined) => Promise<Answer>;
 
@@ -369,6 +394,433 @@ type Exchange = (spec: RequestSpec<unknown>, signal: AbortSignal, headers: Reado
 interface RequestPath extends ResolvedOptions {
   readonly exchange: Exchange;
   readonly redact: Redactor;
+}
+
+/** What a stage holds of the stage below once done with it. */
+const LEFT: Unsubscribable = { unsubscribe: () => undefined };
+
+/** Runs a teardown as rxjs does: a function is called, a subscription unsubscribed. */
+function runTeardown(teardown: TeardownLogic): void {
+  if (typeof teardown === 'function') teardown();
+  else teardown?.unsubscribe();
+}
+
+/**
+ * One stage's state for one subscription, in one object: the subscriber of the stage below, and the
+ * teardown the stage above holds. rxjs takes an object with `closed`, `add`, `remove` and
+ * `unsubscribe` as a subscriber as it is, without a SafeSubscriber around it, so a stage costs this
+ * object alone: no observer literal or closure per stage, the stage below's teardown in a field.
+ */
+abstract class Stage<In, Out = In> implements Observer<In>, SubscriptionLike {
+  /** The stage below's teardown, or {@link LEFT} (one field for both: thousands of stages wait at once). */
+  #below: TeardownLogic = undefined;
+
+  constructor(protected readonly destination: Observer<Out>) {}
+
+  /** Done with the stage below: it ended, or this stage failed or was left. */
+  get closed(): boolean {
+    return this.#below === LEFT;
+  }
+
+  /** Takes the stage below's teardown as its subscription is made; runs it at once when already done with it. */
+  add(teardown: TeardownLogic): void {
+    if (this.closed) runTeardown(teardown);
+    else if (this.#below === undefined) this.#below = teardown;
+    else {
+      // An Observable other than a stage (a test's, say) may hand over several.
+      const all = new Subscription();
+      all.add(this.#below);
+      all.add(teardown);
+      this.#below = all;
+    }
+  }
+
+  remove(teardown: TeardownLogic): void {
+    if (this.#below === teardown) this.#below = undefined;
+  }
+
+  unsubscribe(): void {
+    this.leave();
+  }
+
+  abstract next(value: In): void;
+
+  error(error: unknown): void {
+    if (this.leave()) this.destination.error(error);
+  }
+
+  complete(): void {
+    if (this.leave()) this.destination.complete();
+  }
+
+  /** Done with the stage below: its teardown runs, once. False when it already was. */
+  protected leave(): boolean {
+    const below = this.#below;
+    if (below === LEFT) return false;
+    this.#below = LEFT;
+    runTeardown(below);
+    return true;
+  }
+
+  /** Open for a new subscription below, once done with the last (the retry stage's next attempt). */
+  protected reopen(): void {
+    this.#below = undefined;
+  }
+}
+
+/**
+ * validate, then the chain: the call is described (its arguments checked) on subscription, so a bad
+ * argument is the subscriber's error and nothing is sent. The ticket is built whole, not spread: every
+ * run's next read holds one while it waits in the budget.
+ */
+function sendRequest<T>(path: RequestPath, describe: () => RequestSpec<T>, placement: Placement | undefined): Observable<T> {
+  return new Observable<T>((subscriber) => {
+    const spec = describe();
+    const { endpoint, key } = spec;
+    const priority = placement?.priority ?? priorityOf(endpoint);
+    const ticket: GateTicket = key === undefined ? { endpoint, priority } : { endpoint, priority, key };
+    const trace = traceOf(path, spec, priority, placement);
+    traced(retried(new RequestAttempts(path, spec, ticket, trace), endpoint, path, trace), trace).subscribe(subscriber);
+  });
+}
+
+/**
+ * One request's attempts, each made afresh: unwrap → budget, and deadline → fetch below the budget
+ * only once it grants, so that a waiting request holds none of them. What they are made of is kept
+ * here once, for the retry and budget stages to make them from (not a closure each).
+ */
+class RequestAttempts<T> implements Attempts<T>, Exchanges {
+  constructor(
+    private readonly path: RequestPath,
+    private readonly spec: RequestSpec<T>,
+    private readonly ticket: GateTicket,
+    private readonly trace: Trace | undefined,
+  ) {}
+
+  attempt(): Observable<T> {
+    const { path, spec } = this;
+    return unwrapped(budgeted(this, path.gate, this.ticket, this.trace), spec, path.redact);
+  }
+
+  exchange(): Observable<Answer> {
+    const { path, spec } = this;
+    return deadline(fetched(path, spec, this.trace), path.scheduler, path.timeouts[spec.endpoint], spec);
+  }
+}
+
+/** The request's telemetry, when the client has a hook: told of the request as it is made. */
+function traceOf(path: RequestPath, spec: RequestSpec<unknown>, priority: RequestPriority, placement: Placement | undefined): Trace | undefined {
+  const hook = path.telemetry;
+  if (hook === undefined) return undefined;
+  const { endpoint, executionId } = spec;
+  const observer = hook.request({
+    endpoint,
+    method: ENDPOINTS[endpoint].method === 'get' ? 'GET' : 'POST',
+    priority,
+    ...(executionId === undefined ? {} : { executionId }),
+    ...(placement?.telemetryParent === undefined ? {} : { parent: placement.telemetryParent }),
+    at: path.scheduler.now(),
+  });
+  return new Trace(observer, path.scheduler);
+}
+
+/**
+ * telemetry: the hook hears of the request once as it ends — with data, an error, or left. Without a
+ * hook the stage is not there.
+ */
+function traced<T>(below: Observable<T>, trace: Trace | undefined): Observable<T> {
+  if (trace === undefined) return below;
+  return new Observable<T>((subscriber) => below.subscribe(new Traced(subscriber, trace)));
+}
+
+class Traced<T> extends Stage<T> {
+  constructor(
+    destination: Observer<T>,
+    private readonly trace: Trace,
+  ) {
+    super(destination);
+  }
+
+  next(value: T): void {
+    if (this.closed) return;
+    this.trace.end('ok');
+    this.destination.next(value);
+  }
+
+  override error(error: unknown): void {
+    if (!this.leave()) return;
+    this.trace.end('error', error);
+    this.destination.error(error);
+  }
+
+  override unsubscribe(): void {
+    if (this.leave()) this.trace.end('cancelled');
+  }
+}
+
+/** What the retry stage needs of the client's options. */
+export type RetryContext = Pick<ResolvedOptions, 'retry' | 'scheduler' | 'logger' | 'gate'>;
+
+/** Where the retry stage makes each attempt: a fresh Observable per call. */
+export interface Attempts<T> {
+  attempt(): Observable<T>;
+}
+
+/**
+ * retry: one attempt after another, each a subscription to a fresh `attempts.attempt()`. A failed
+ * attempt goes again when {@link decideRetry} says so, after its delay on the client's scheduler;
+ * otherwise its error is the request's. Unsubscribing ends the current attempt or clears the pause.
+ */
+export function retried<T>(attempts: Attempts<T>, endpoint: Endpoint, context: RetryContext, trace?: Trace): Observable<T> {
+  return new Observable<T>((subscriber) => new Retry(subscriber, attempts, endpoint, context, trace));
+}
+
+class Retry<T> extends Stage<T> {
+  /** Attempts that failed so far. */
+  #failed = 0;
+  #pause: Subscription | undefined;
+
+  constructor(
+    destination: Observer<T>,
+    private readonly attempts: Attempts<T>,
+    private readonly endpoint: Endpoint,
+    private readonly context: RetryContext,
+    private readonly trace: Trace | undefined,
+  ) {
+    super(destination);
+    attempts.attempt().subscribe(this);
+  }
+
+  next(value: T): void {
+    if (!this.closed) this.destination.next(value);
+  }
+
+  override error(error: unknown): void {
+    if (!this.leave()) return;
+    this.#failed += 1;
+    const { endpoint, context, trace } = this;
+    const decision = decideRetry({ endpoint, attempt: this.#failed, error, policy: context.retry, random: Math.random(), gated: context.gate !== undefined });
+    if (!decision.retry) {
+      this.destination.error(error);
+      return;
+    }
+    if (trace !== undefined) trace.retries += 1;
+    context.logger?.debug?.(`flowstream: retrying ${endpoint} in ${decision.delayMs} ms (${decision.reason})`, { endpoint, attempt: this.#failed });
+    this.#pause = context.scheduler.schedule(() => {
+      this.#pause = undefined;
+      // The next attempt is this stage's below, as the first was.
+      this.reopen();
+      this.attempts.attempt().subscribe(this);
+    }, decision.delayMs);
+  }
+
+  override unsubscribe(): void {
+    this.#pause?.unsubscribe();
+    this.#pause = undefined;
+    this.leave();
+  }
+}
+
+/**
+ * unwrap: an answer becomes the endpoint's data or the one error that describes it ({@link unwrap}).
+ * A start's `onSending` hears `false` when its attempt surely started nothing: the service refused it
+ * (a 4xx, or a business error that is not its own failure), or its connection was never made. It hears
+ * it here, after the budget heard the attempt's outcome and before the request hears the error; a wait
+ * the budget refused was never sent, and a gate's refusal is never a network error.
+ */
+export function unwrapped<T>(below: Observable<Answer>, spec: Pick<RequestSpec<T>, 'endpoint' | 'executionId' | 'schema' | 'onSending'>, redact: Redactor): Observable<T> {
+  return new Observable<T>((subscriber) => below.subscribe(new Unwrap(subscriber, spec, redact)));
+}
+
+class Unwrap<T> extends Stage<Answer, T> {
+  constructor(
+    destination: Observer<T>,
+    private readonly spec: Pick<RequestSpec<T>, 'endpoint' | 'executionId' | 'schema' | 'onSending'>,
+    private readonly redact: Redactor,
+  ) {
+    super(destination);
+  }
+
+  next(answer: Answer): void {
+    if (this.closed) return;
+    let value: T;
+    try {
+      value = unwrap(answer, this.spec, this.redact);
+    } catch (error: unknown) {
+      this.fail(error, startedNothing(error));
+      return;
+    }
+    this.destination.next(value);
+  }
+
+  override error(error: unknown): void {
+    this.fail(error, neverConnected(error));
+  }
+
+  private fail(error: unknown, startedNothing: boolean): void {
+    if (!this.leave()) return;
+    if (startedNothing) this.spec.onSending?.(false);
+    this.destination.error(error);
+  }
+}
+
+/** Where the budget stage makes its attempt's exchange, once the gate grants. */
+export interface Exchanges {
+  exchange(): Observable<Answer>;
+}
+
+/**
+ * budget: waits for the gate's grant (when the client has one), then subscribes to
+ * `below.exchange()`, and tells the gate each attempt's outcome once: the answer's status and rate-limit headers, or no status
+ * when no whole answer came (a failure, the deadline, an unsubscription). Leaving while it waits
+ * withdraws the request, unsent; a refusal is the attempt's error. Through the gate's `wait`, a waiting
+ * request holds this stage's one object and no Promise, AbortController or abort listener; a gate with
+ * only `acquire` is waited on through that.
+ */
+export function budgeted(below: Exchanges, gate: RequestGate | undefined, ticket: GateTicket, trace?: Trace): Observable<Answer> {
+  if (gate === undefined) return below.exchange();
+  return new Observable<Answer>((subscriber) => new Budget(subscriber, below, gate, ticket, trace));
+}
+
+class Budget extends Stage<Answer> implements GateTurn {
+  /** Waiting for the gate's grant, then sent (granted), then reported to the gate, once. */
+  #state: 'waiting' | 'granted' | 'reported' = 'waiting';
+  #withdraw: (() => void) | undefined;
+
+  constructor(
+    destination: Observer<Answer>,
+    private readonly below: Exchanges,
+    private readonly gate: RequestGate,
+    private readonly ticket: GateTicket,
+    private readonly trace: Trace | undefined,
+  ) {
+    super(destination);
+    trace?.waiting();
+    if (gate.wait !== undefined) {
+      this.#withdraw = gate.wait(ticket, this);
+      return;
+    }
+    const waiting = new AbortController();
+    gate.acquire(ticket, waiting.signal).then(
+      () => {
+        this.send();
+      },
+      (error: unknown) => {
+        this.error(error);
+      },
+    );
+    this.#withdraw = () => {
+      waiting.abort();
+    };
+  }
+
+  /** The gate's grant: the attempt goes in a microtask, as a Promise's reaction would (the gate may be mid-step). */
+  release(): void {
+    queueMicrotask(() => {
+      this.send();
+    });
+  }
+
+  refuse(error: Error): void {
+    queueMicrotask(() => {
+      this.error(error);
+    });
+  }
+
+  next(answer: Answer): void {
+    if (this.closed) return;
+    this.report(answer);
+    this.destination.next(answer);
+  }
+
+  override error(error: unknown): void {
+    if (!this.leave()) return;
+    this.report();
+    this.destination.error(error);
+  }
+
+  override unsubscribe(): void {
+    if (!this.leave()) return;
+    if (this.#state === 'waiting') this.#withdraw?.();
+    else this.report();
+  }
+
+  private send(): void {
+    this.#state = 'granted';
+    this.trace?.granted();
+    if (this.closed) this.report();
+    else this.below.exchange().subscribe(this);
+  }
+
+  /** Tells the gate a granted attempt's outcome, once; a refused or withdrawn one was never sent. */
+  private report(answer?: Answer): void {
+    if (this.#state !== 'granted') return;
+    this.#state = 'reported';
+    this.gate.report({ ticket: this.ticket, httpStatus: answer?.status, rateLimit: answer?.rateLimit ?? {} });
+  }
+}
+
+/**
+ * deadline: the attempt's timeout covers the answer AND its body (a body that stalls would otherwise
+ * hang the call, and a run's polling, for ever). When it passes, the stage below is unsubscribed (the
+ * exchange aborted) and the attempt fails with `TimeoutError`. The timer is `scheduler`'s.
+ */
+export function deadline<A>(below: Observable<A>, scheduler: SchedulerLike, timeoutMs: number, context: Pick<RequestSpec<unknown>, 'endpoint' | 'executionId'>): Observable<A> {
+  return new Observable<A>((subscriber) => new Deadline(subscriber, below, scheduler, timeoutMs, context));
+}
+
+class Deadline<A> extends Stage<A> {
+  readonly #timer: Subscription;
+
+  constructor(destination: Observer<A>, below: Observable<A>, scheduler: SchedulerLike, timeoutMs: number, context: Pick<RequestSpec<unknown>, 'endpoint' | 'executionId'>) {
+    super(destination);
+    // Set first: the stage below may answer at once.
+    this.#timer = scheduler.schedule(() => {
+      this.error(new TimeoutError({ ...contextOf(context), timeoutMs }));
+    }, timeoutMs);
+    below.subscribe(this);
+  }
+
+  next(value: A): void {
+    if (!this.closed) this.destination.next(value);
+  }
+
+  protected override leave(): boolean {
+    if (!super.leave()) return false;
+    this.#timer.unsubscribe();
+    return true;
+  }
+}
+
+/**
+ * fetch: one exchange per subscription, aborted when unsubscribed before it settles. A start's
+ * `onSending` hears `true` as the exchange begins: from then on the execution may exist, even if the
+ * attempt fails. fetch's own errors become `NetworkError`, rid of the key: they can quote the server (a
+ * malformed answer's bytes ride in a parser error's `data`).
+ */
+function fetched(path: RequestPath, spec: RequestSpec<unknown>, trace: Trace | undefined): Observable<Answer> {
+  return new Observable<Answer>((subscriber) => {
+    const sending = new AbortController();
+    let settled = false;
+    spec.onSending?.(true);
+    path.exchange(spec, sending.signal, trace?.observer.headers).then(
+      (answer) => {
+        settled = true;
+        if (subscriber.closed) return;
+        trace?.answered(answer.status);
+        subscriber.next(answer);
+        subscriber.complete();
+      },
+      (error: unknown) => {
+        settled = true;
+        if (subscriber.closed) return;
+        subscriber.error(isResponseTooLargeError(error) ? error : new NetworkError({ ...contextOf(spec), cause: path.redact.error(error) }));
+      },
+    );
+    return () => {
+      if (!settled) sending.abort();
+    };
+  });
 }
 
 /**
@@ -417,12 +869,7 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
   // The key must never appear in errors or logs: whatever the server sends is rid of it (`redact`) before anything reads it.
   const path: RequestPath = { ...options, exchange, redact: createRedactor(apiKey) };
 
-  /**
-   * The stages, in order: validate (the call described, its arguments checked, on subscription) →
-   * telemetry → retry → one attempt (budget → deadline → fetch → unwrap). A request is its subscriber
-   * and one {@link Retrying}: no operator chain per subscription.
-   */
-  const request = <T>(describe: () => RequestSpec<T>, placement?: Placement): Observable<T> => new Observable<T>((subscriber) => new Retrying(path, describe(), placement, subscriber));
+  const request = <T>(describe: () => RequestSpec<T>, placement?: Placement): Observable<T> => sendRequest(path, describe, placement);
 
   /** A call as a Promise: the first value of its request, the call's signal unsubscribing it. */
   const call = <T>(given: CallOptions | undefined, describe: () => RequestSpec<T>): Promise<T> =>
@@ -443,245 +890,6 @@ export function createTransport(apiKey: string, options: ResolvedOptions): Trans
 }
 
 const ONCE: AddEventListenerOptions = { once: true };
-
-/**
- * telemetry and retry: one request's attempts, as one object. It makes an attempt and hears it; a
- * failed attempt goes again when {@link decideRetry} says so, after its delay on the client's clock,
- * otherwise its error is the request's. With a telemetry hook, the hook hears of the request as it is
- * made and once as it ends — with data, an error, or left. It is the request's teardown, so that a
- * request waiting in the budget holds it, its attempt and its subscriber, not an operator chain.
- */
-class Retrying<T> implements Unsubscribable {
-  readonly priority: RequestPriority;
-  readonly trace: Trace | undefined;
-  /** Attempts that failed so far. */
-  #failed = 0;
-  /** Whether the current attempt is still heard: not once it failed or ended, or the request left. */
-  #live = false;
-  #current: Attempt<T> | undefined;
-  #pause: Subscription | undefined;
-
-  constructor(
-    readonly path: RequestPath,
-    readonly spec: RequestSpec<T>,
-    placement: Placement | undefined,
-    private readonly destination: Observer<T>,
-  ) {
-    const { endpoint, executionId } = spec;
-    this.priority = placement?.priority ?? priorityOf(endpoint);
-    const hook = path.telemetry;
-    this.trace =
-      hook === undefined
-        ? undefined
-        : new Trace(
-            hook.request({
-              endpoint,
-              method: ENDPOINTS[endpoint].method === 'get' ? 'GET' : 'POST',
-              priority: this.priority,
-              ...(executionId === undefined ? {} : { executionId }),
-              ...(placement?.telemetryParent === undefined ? {} : { parent: placement.telemetryParent }),
-              at: path.scheduler.now(),
-            }),
-            path.scheduler,
-          );
-    this.#try();
-  }
-
-  get closed(): boolean {
-    return !this.#live;
-  }
-
-  /** What the budget is told of one attempt; built whole, not spread: every run's next read holds one while it waits. */
-  ticket(): GateTicket {
-    const { endpoint, key } = this.spec;
-    return key === undefined ? { endpoint, priority: this.priority } : { endpoint, priority: this.priority, key };
-  }
-
-  next(value: T): void {
-    if (!this.#live) return;
-    this.trace?.end('ok');
-    this.destination.next(value);
-  }
-
-  error(error: unknown): void {
-    if (!this.#live) return;
-    this.#live = false;
-    this.#current?.unsubscribe();
-    this.#current = undefined;
-    this.#failed += 1;
-    const { spec, path, trace } = this;
-    const decision = decideRetry({ endpoint: spec.endpoint, attempt: this.#failed, error, policy: path.retry, random: Math.random(), gated: path.gate !== undefined });
-    if (!decision.retry) {
-      trace?.end('error', error);
-      this.destination.error(error);
-      return;
-    }
-    if (trace !== undefined) trace.retries += 1;
-    path.logger?.debug?.(`flowstream: retrying ${spec.endpoint} in ${decision.delayMs} ms (${decision.reason})`, { endpoint: spec.endpoint, attempt: this.#failed });
-    this.#pause = path.scheduler.schedule(() => {
-      this.#pause = undefined;
-      this.#try();
-    }, decision.delayMs);
-  }
-
-  complete(): void {
-    if (!this.#live) return;
-    this.#live = false;
-    this.destination.complete();
-  }
-
-  unsubscribe(): void {
-    this.#live = false;
-    this.#current?.unsubscribe();
-    this.#current = undefined;
-    this.#pause?.unsubscribe();
-    this.#pause = undefined;
-    this.trace?.end('cancelled');
-  }
-
-  #try(): void {
-    const failed = this.#failed;
-    this.#live = true;
-    const current = new Attempt(this);
-    // An attempt that failed while it was being made is already done with (and maybe made again).
-    if (this.#failed === failed && !this.closed) this.#current = current;
-    else current.unsubscribe();
-  }
-}
-
-/**
- * One attempt, as one object: through the budget, within the deadline, fetched, unwrapped.
- *
- * budget: the attempt waits for the gate (when the client has one) and tells it its outcome: the
- * answer's status and rate-limit headers, or no status when no whole answer came (a failure, the
- * deadline, an unsubscription); leaving while it waits withdraws the request, unsent. Through the
- * gate's `wait` when it has one, a request waiting (every run's next read) holds this object and no
- * Promise, AbortController or closure of its own, and leaving fires no abort event.
- *
- * deadline: the endpoint's timeout covers the answer AND its body (a body that stalls would otherwise
- * hang the call, and a run's polling, for ever); when it passes, the exchange is aborted.
- *
- * For a start, `onSending` hears `true` as the exchange begins (from then on the execution may exist,
- * even if the attempt fails) and `false` when the attempt failed having surely started nothing
- * ({@link startedNothing}). An attempt that failed in doubt (its deadline passed, its answer lost)
- * leaves it `true`: the execution may exist.
- */
-class Attempt<T> implements GateTurn, Unsubscribable {
-  #granted = false;
-  #reported = false;
-  #leave: (() => void) | undefined;
-  /** The exchange on its way: aborted by the deadline or by leaving, forgotten once it settled. */
-  #sending: AbortController | undefined;
-  #deadline: Subscription | undefined;
-  readonly #ticket: GateTicket;
-  readonly #askedAt: number;
-
-  constructor(private readonly request: Retrying<T>) {
-    const { gate, scheduler } = request.path;
-    this.#ticket = request.ticket();
-    this.#askedAt = request.trace === undefined ? 0 : scheduler.now();
-    if (gate === undefined) this.#send();
-    else if (gate.wait !== undefined) this.#leave = gate.wait(this.#ticket, this);
-    else {
-      const waiting = new AbortController();
-      gate.acquire(this.#ticket, waiting.signal).then(
-        () => {
-          this.#send();
-        },
-        (error: unknown) => {
-          request.error(error);
-        },
-      );
-      this.#leave = () => {
-        waiting.abort();
-      };
-    }
-  }
-
-  /** The gate's grant: the attempt goes in a microtask, as a Promise's reaction would (the gate may be mid-step). */
-  release(): void {
-    queueMicrotask(() => {
-      this.#send();
-    });
-  }
-
-  refuse(error: Error): void {
-    queueMicrotask(() => {
-      this.request.error(error);
-    });
-  }
-
-  unsubscribe(): void {
-    if (!this.#granted) this.#leave?.();
-    this.#stop();
-    if (this.#granted) this.#report();
-  }
-
-  #report(answer?: Answer): void {
-    if (this.#reported) return;
-    this.#reported = true;
-    this.request.path.gate?.report({ ticket: this.#ticket, httpStatus: answer?.status, rateLimit: answer?.rateLimit ?? {} });
-  }
-
-  /** Ends the exchange (aborted when on its way) and its deadline. */
-  #stop(): void {
-    this.#deadline?.unsubscribe();
-    this.#sending?.abort();
-    this.#sending = undefined;
-  }
-
-  #send(): void {
-    this.#granted = true;
-    const { request } = this;
-    const { path, spec, trace } = request;
-    if (trace !== undefined) trace.budgetWaitMs += path.scheduler.now() - this.#askedAt;
-    if (request.closed) {
-      this.#report();
-      return;
-    }
-    spec.onSending?.(true);
-    const sending = new AbortController();
-    this.#sending = sending;
-    const timeoutMs = path.timeouts[spec.endpoint];
-    // The deadline is set first, as the exchange may answer at once; it fires on the scheduler.
-    this.#deadline = path.scheduler.schedule(() => {
-      this.#stop();
-      this.#fail(new TimeoutError({ ...contextOf(spec), timeoutMs }));
-    }, timeoutMs);
-    path.exchange(spec, sending.signal, trace?.observer.headers).then(
-      (answer) => {
-        if (this.#sending !== sending) return;
-        this.#deadline?.unsubscribe();
-        this.#sending = undefined;
-        trace?.answered(answer.status);
-        this.#report(answer);
-        let value: T;
-        try {
-          value = unwrap(answer, spec, path.redact);
-        } catch (error: unknown) {
-          this.#fail(error);
-          return;
-        }
-        request.next(value);
-        request.complete();
-      },
-      (error: unknown) => {
-        if (this.#sending !== sending) return;
-        this.#deadline?.unsubscribe();
-        this.#sending = undefined;
-        // fetch's errors can quote the server: a malformed answer's bytes ride in a parser error's `data`.
-        this.#fail(isResponseTooLargeError(error) ? error : new NetworkError({ ...contextOf(spec), cause: path.redact.error(error) }));
-      },
-    );
-  }
-
-  /** The sent attempt failed: the gate hears it (unless it heard the answer), then the start, then the request. */
-  #fail(error: unknown): void {
-    this.#report();
-    if (startedNothing(error)) this.request.spec.onSending?.(false);
-    this.request.error(error);
-  }
-}
 
 /**
  * A call as a Promise while its request is on its way: the request's observer and the listener of the
