@@ -24,11 +24,6 @@ export type ExecutionStatus = 'init' | 'executing' | 'finish' | 'failed' | 'unkn
  */
 export type NodeStatus = 'init' | 'waiting' | 'executing' | 'finish' | 'failed' | 'unknown';
 
-/** A node that will not change any more: `finish` or `failed` (service.md §3.2). */
-export function isNodeDone(status: NodeStatus): boolean {
-  return status === 'finish' || status === 'failed';
-}
-
 /**
  * Message kinds (spec §2.5); `tool` practically never appears (service.md §4.5).
  *

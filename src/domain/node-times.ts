@@ -1,4 +1,9 @@
-import { isNodeDone, type NodeStatus, type OutputNode } from './model.js';
+import type { NodeStatus, OutputNode } from './model.js';
+
+/** A node that will not change any more: `finish` or `failed` (service.md §3.2). */
+export function isNodeDone(status: NodeStatus): boolean {
+  return status === 'finish' || status === 'failed';
+}
 
 /**
  * When a node started and ended, in ms on one clock: the service's (ms since the epoch, from an
