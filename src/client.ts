@@ -3,11 +3,10 @@
  * top — the one-way data flow (runs → budget → http → fetch), wired in one place.
  */
 import { asyncScheduler, type Observable, type SchedulerLike } from 'rxjs';
-import { timerDelay } from './http/options.js';
+import { InvalidArgumentError, timerDelay } from './errors/validation-errors.js';
 import { createAccountBudget, createDurationModel, isAccountBudget, type BudgetState } from './budget/index.js';
 import type { DurationModel } from './domain/durations.js';
 import type { ClientOptions as CoreClientOptions } from './domain/options.js';
-import { InvalidArgumentError } from './errors/validation-errors.js';
 import { createHttpClient, type HttpClient } from './http/index.js';
 import { safeLogger } from './http/safe-logger.js';
 import { createRuns, type RunHandles, type Runs } from './runs/runs.js';

@@ -5,7 +5,7 @@ import type { AccountBudgetOptions, RequestBudgetOptions } from '../domain/optio
 import type { GateReport, GateTicket, GateTurn } from '../domain/requests.js';
 import { RateLimitError } from '../errors/api-errors.js';
 import { FlowstreamError } from '../errors/flowstream-error.js';
-import { MAX_TIMER_MS } from '../http/options.js';
+import { MAX_TIMER_MS } from '../errors/validation-errors.js';
 import { accountLimits, DAY_MS, dayBucketAt, dayBucketEmptyAt, FULL_DAY_BUCKET, MINUTE_MS, pacedRemaining, readyAt, sentWithin } from './account-rules.js';
 import type { AccountConfig, AccountRecord } from './account-rules.js';
 import { fairClassOf } from './fair-queue.js';

@@ -1,8 +1,7 @@
 import type { ServerView } from '../domain/budget.js';
 import { DEFAULTS, type RequestBudgetOptions } from '../domain/options.js';
 import type { GateTicket, RateLimitInfo } from '../domain/requests.js';
-import { InvalidArgumentError } from '../errors/validation-errors.js';
-import { nonNegative, positiveInteger } from '../http/options.js';
+import { InvalidArgumentError, nonNegative, positiveInteger } from '../errors/validation-errors.js';
 import type { FairClass } from './fair-queue.js';
 
 export type { RequestBudgetOptions };

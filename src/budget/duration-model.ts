@@ -1,8 +1,7 @@
 import { map, Observable, Subject } from 'rxjs';
 import type { DurationEstimate, DurationModel, DurationsView, NodeDurations } from '../domain/durations.js';
 import { LONGEST_NODE_MS } from '../domain/node-times.js';
-import { InvalidArgumentError } from '../errors/validation-errors.js';
-import { positiveInteger } from '../http/options.js';
+import { InvalidArgumentError, positiveInteger } from '../errors/validation-errors.js';
 
 /**
  * Options of `createDurationModel`.

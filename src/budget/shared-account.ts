@@ -2,7 +2,7 @@ import type { Subscription } from 'rxjs';
 import type { Logger } from '../domain/model.js';
 import type { GateReport, GateTicket } from '../domain/requests.js';
 import { FlowstreamError } from '../errors/flowstream-error.js';
-import { MAX_TIMER_MS } from '../http/options.js';
+import { MAX_TIMER_MS } from '../errors/validation-errors.js';
 import type { AccountLink, BudgetShell, SharedLink, Waiter } from './account-budget.js';
 import { closedError, dayIsSpent } from './account-budget.js';
 import { afterSend, identicalStartKey } from './account-rules.js';

@@ -27,7 +27,7 @@ import { type Job, type Telemetry, UnrecoverableError, WaitingError, Worker } fr
 import { tap } from 'rxjs';
 import type { Logger } from '../domain/model.js';
 import type { ExecutionsApi } from '../http/calls.js';
-import { positiveInteger } from '../http/options.js';
+import { positiveInteger } from '../errors/validation-errors.js';
 import type { PipelineClient } from '../pipeline/pipeline-client.js';
 import type { PipelineDefinition, PipelineOptions } from '../pipeline/pipeline-definition.js';
 import { runPipeline } from '../pipeline/run-pipeline.js';

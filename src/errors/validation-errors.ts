@@ -143,3 +143,40 @@ export const isResponseValidationError = /* @__PURE__ */ guardFor(ResponseValida
  * ```
  */
 export const isInvalidArgumentError = /* @__PURE__ */ guardFor(InvalidArgumentError);
+
+// --- the checks of options' numbers, each an InvalidArgumentError naming the option ------------------
+
+/** A number ≥ 0 (a count, a share, a delay that may be zero); an `InvalidArgumentError` names the option. */
+export function nonNegative(name: string, value: number): number {
+  if (!Number.isFinite(value) || value < 0) throw new InvalidArgumentError(name, `must be a finite number ≥ 0 (got ${String(value)})`);
+  return value;
+}
+
+/** A number > 0; an `InvalidArgumentError` names the option. */
+export function positive(name: string, value: number): number {
+  if (!Number.isFinite(value) || value <= 0) throw new InvalidArgumentError(name, `must be a finite number > 0 (got ${String(value)})`);
+  return value;
+}
+
+/**
+ * Timers cannot wait longer than a signed 32-bit number of milliseconds (~24.8 days): setTimeout fires
+ * after 1 ms for anything longer, so a longer deadline would expire at once and a longer poll wait
+ * would poll in a tight loop.
+ */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * Checks a delay a timer will wait (a timeout, a poll wait): a finite number of ms > 0 that a timer
+ * keeps as given. An `InvalidArgumentError` names the option.
+ */
+export function timerDelay(name: string, value: unknown): number {
+  if (typeof value !== 'number') throw new InvalidArgumentError(name, `must be a number of ms (got ${String(value)})`);
+  if (positive(name, value) > MAX_TIMER_MS) throw new InvalidArgumentError(name, `must be at most ${MAX_TIMER_MS} ms (got ${value})`);
+  return value;
+}
+
+/** A whole number ≥ 1; an `InvalidArgumentError` names the option. */
+export function positiveInteger(name: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) throw new InvalidArgumentError(name, `must be a whole number ≥ 1 (got ${String(value)})`);
+  return value;
+}

@@ -1,9 +1,8 @@
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import { DownloadError } from '../errors/download-error.js';
-import { InvalidArgumentError } from '../errors/validation-errors.js';
+import { InvalidArgumentError, timerDelay } from '../errors/validation-errors.js';
 import type { OutputFile } from '../domain/model.js';
 import { linkSignals } from './linked-signal.js';
-import { timerDelay } from './options.js';
 
 /**
  * How to fetch an output file.

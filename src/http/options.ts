@@ -1,5 +1,5 @@
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
-import { InvalidArgumentError } from '../errors/validation-errors.js';
+import { InvalidArgumentError, nonNegative, positiveInteger, timerDelay } from '../errors/validation-errors.js';
 import { ENDPOINT_NAMES, ownTimeoutMs, type Endpoint } from '../domain/endpoints.js';
 import { DEFAULTS, type ClientOptions, type RetryOptions, type TimeoutOptions } from '../domain/options.js';
 import type { RequestGate } from '../domain/requests.js';
@@ -31,18 +31,6 @@ export interface ResolvedOptions {
   readonly scheduler: SchedulerLike;
 }
 
-/** A number ≥ 0 (a count, a share, a delay that may be zero); an `InvalidArgumentError` names the option. */
-export function nonNegative(name: string, value: number): number {
-  if (!Number.isFinite(value) || value < 0) throw new InvalidArgumentError(name, `must be a finite number ≥ 0 (got ${String(value)})`);
-  return value;
-}
-
-/** A number > 0; an `InvalidArgumentError` names the option. */
-export function positive(name: string, value: number): number {
-  if (!Number.isFinite(value) || value <= 0) throw new InvalidArgumentError(name, `must be a finite number > 0 (got ${String(value)})`);
-  return value;
-}
-
 /** Reads `FLOWSTREAM_BASE_URL` where a `process` exists (Node), without importing anything Node-only. */
 function baseUrlFromEnvironment(): string | undefined {
   const env = (globalThis as { readonly process?: { readonly env?: Readonly<Record<string, string | undefined>> } }).process?.env;
@@ -65,23 +53,6 @@ export function normalizeBaseUrl(raw: string | undefined): string {
   const path = url.pathname.replace(/\/+$/, '');
   if (!path.endsWith('/v1')) throw new InvalidArgumentError('baseUrl', `must end in /v1, e.g. ${url.origin}/v1 (got ${url.origin}${url.pathname})`);
   return `${url.origin}${path}`;
-}
-
-/**
- * Timers cannot wait longer than a signed 32-bit number of milliseconds (~24.8 days): setTimeout fires
- * after 1 ms for anything longer, so a longer deadline would expire at once and a longer poll wait
- * would poll in a tight loop.
- */
-export const MAX_TIMER_MS = 2_147_483_647;
-
-/**
- * Checks a delay a timer will wait (a timeout, a poll wait): a finite number of ms > 0 that a timer
- * keeps as given. An `InvalidArgumentError` names the option.
- */
-export function timerDelay(name: string, value: unknown): number {
-  if (typeof value !== 'number') throw new InvalidArgumentError(name, `must be a number of ms (got ${String(value)})`);
-  if (positive(name, value) > MAX_TIMER_MS) throw new InvalidArgumentError(name, `must be at most ${MAX_TIMER_MS} ms (got ${value})`);
-  return value;
 }
 
 const timeout = timerDelay;
@@ -108,12 +79,6 @@ function normalizeRetry(option: RetryOptions | false | undefined): Required<Retr
     rateLimitWaitMs: delay('rateLimitWaitMs', given.rateLimitWaitMs ?? DEFAULTS.retry.rateLimitWaitMs),
     maxWaitMs: delay('maxWaitMs', given.maxWaitMs ?? DEFAULTS.retry.maxWaitMs),
   };
-}
-
-/** A whole number ≥ 1; an `InvalidArgumentError` names the option. */
-export function positiveInteger(name: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) throw new InvalidArgumentError(name, `must be a whole number ≥ 1 (got ${String(value)})`);
-  return value;
 }
 
 /** A header name is an RFC 9110 token. */

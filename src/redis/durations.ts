@@ -5,7 +5,7 @@ import { createDurationModel, DURATION_MODEL_DEFAULTS, type DurationModelOptions
 import type { DurationModel, NodeDurations } from '../domain/durations.js';
 import type { Logger } from '../domain/model.js';
 import { DEFAULTS } from '../domain/options.js';
-import { timerDelay } from '../http/options.js';
+import { timerDelay } from '../errors/validation-errors.js';
 import { safeLogger } from '../http/safe-logger.js';
 import { accountTag, checkAccountName } from './account-name.js';
 import { connectRedis, type RedisOption } from './connection.js';

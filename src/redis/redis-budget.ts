@@ -9,7 +9,7 @@ import type { AccountBudget } from '../domain/budget.js';
 import type { Logger } from '../domain/model.js';
 import type { RequestBudgetOptions } from '../domain/options.js';
 import { DEFAULTS } from '../domain/options.js';
-import { positive, timerDelay } from '../http/options.js';
+import { positive, timerDelay } from '../errors/validation-errors.js';
 import { safeLogger } from '../http/safe-logger.js';
 import { checkAccountName } from './account-name.js';
 import { RedisAccountStore } from './account-store.js';

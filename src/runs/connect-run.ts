@@ -1,8 +1,7 @@
 import { asyncScheduler, Observable, type SchedulerLike, type Subscription, timer } from 'rxjs';
 import { RelayError } from '../errors/relay-error.js';
 import { WorkflowFailedError } from '../errors/run-errors.js';
-import { InvalidArgumentError } from '../errors/validation-errors.js';
-import { timerDelay } from '../http/options.js';
+import { InvalidArgumentError, timerDelay } from '../errors/validation-errors.js';
 import type { MessageEvent, RunEvent, RunEventType } from './events.js';
 import { messageChange } from './execution-view.js';
 import type { RunState } from './run-state.js';

@@ -2,8 +2,7 @@ import { asyncScheduler, defer, Observable, type SchedulerLike, type Subscriptio
 import type { Logger } from '../domain/model.js';
 import { isApiError, isServerError } from '../errors/api-errors.js';
 import { StartInDoubtError } from '../errors/start-in-doubt-error.js';
-import { InvalidArgumentError } from '../errors/validation-errors.js';
-import { timerDelay } from '../http/options.js';
+import { InvalidArgumentError, timerDelay } from '../errors/validation-errors.js';
 import type { RunEvent } from './events.js';
 import { isBudgetUnavailable, reducerShell, type Step } from './poll.js';
 import type { StartProgress } from './run-lifecycle.js';

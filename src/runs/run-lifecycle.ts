@@ -5,9 +5,8 @@ import type { ExecutionOutput, ExecutionSnapshot, ExecutionStatus, Logger, PlanV
 import { DEFAULTS } from '../domain/options.js';
 import { planSchema, unknownVariableProblem } from '../domain/plan-schema.js';
 import { RunTimeoutError, WorkflowFailedError } from '../errors/run-errors.js';
-import { InvalidArgumentError } from '../errors/validation-errors.js';
+import { InvalidArgumentError, timerDelay } from '../errors/validation-errors.js';
 import type { CallOptions, ExecutionsApi } from '../http/calls.js';
-import { timerDelay } from '../http/options.js';
 import { executionReads } from '../http/resources.js';
 import { startedNothing } from '../http/transport.js';
 import type { FinishedEvent, RunEvent } from './events.js';

@@ -1,7 +1,7 @@
 import { asapScheduler, asyncScheduler, type MonoTypeOperatorFunction, Observable, type OperatorFunction, type SchedulerLike, type Subscription } from 'rxjs';
 import type { ExecutionStatus, NodeError, NodeStatus, OutputFile, RunResult } from '../domain/model.js';
 import { durationOf, type NodeTimes, seeNodeEvent, serviceNodeTimes } from '../domain/node-times.js';
-import { timerDelay } from '../http/options.js';
+import { timerDelay } from '../errors/validation-errors.js';
 import type { ConnectionEvent, MessageEvent, NodeEvent, RunEvent } from './events.js';
 
 /*

@@ -1,9 +1,8 @@
 import { defer, Observable, ReplaySubject, Subscription, tap, timer } from 'rxjs';
 import type { RunResult, Variables } from '../domain/model.js';
 import type { CanvasId, WorkflowArguments } from '../domain/workflows.js';
-import { objectArgument } from '../errors/validation-errors.js';
+import { objectArgument, timerDelay } from '../errors/validation-errors.js';
 import type { ExecutionsApi } from '../http/calls.js';
-import { timerDelay } from '../http/options.js';
 import type { RunEvent } from './events.js';
 import { createMemoryIdempotencyStore, type IdempotencyStore, idempotencyStoreOption, idempotentRun, type RunIdempotency, runIdempotency } from './idempotency.js';
 import { cadenceBounds } from './poll.js';
