@@ -1,4 +1,9 @@
+import fc from 'fast-check';
+import { asapScheduler } from 'rxjs';
 import { describe, expect, it } from 'vitest';
+import type { NodeStatus } from '../../src/domain/model.js';
+import { RunReader } from '../../src/runs/run-state.js';
+import type { RunState } from '../../src/runs/run-state.js';
 import type { RunEvent, RunResult } from '../../src/index.js';
 import { plainRenderer } from '../../src/cli/progress/plain-renderer.js';
 import { advanceProgress, initialProgress, nodeElapsedMs, progressCount, withOutputNodes } from '../../src/cli/progress/run-progress.js';
@@ -113,6 +118,27 @@ describe('run progress', () => {
   it('gives no time to a node first seen done, whose start nobody saw', () => {
     const progress = advanceProgress(initialProgress(0), { type: 'node', executionId, nodeId: 'n', status: 'finish', previous: 'init' }, 50);
     expect(nodeElapsedMs(progress.nodes[0]!, 100)).toBeUndefined();
+  });
+
+  it('times nodes by the run\'s own rule: for any events of a node, the display\'s elapsed time is the run state\'s', () => {
+    const statuses = fc.constantFrom<NodeStatus>('init', 'waiting', 'executing', 'finish', 'failed', 'unknown');
+    fc.assert(
+      fc.property(fc.array(fc.tuple(statuses, fc.nat({ max: 5_000 })), { maxLength: 8 }), fc.nat({ max: 5_000 }), (steps, after) => {
+        let now = 0;
+        const reader = new RunReader({ now: () => now, schedule: asapScheduler.schedule.bind(asapScheduler) });
+        let progress = initialProgress(0);
+        let state: RunState | undefined;
+        for (const [status, gap] of steps) {
+          now += gap;
+          const event: RunEvent = { type: 'node', executionId, nodeId: 'n', status };
+          progress = advanceProgress(progress, event, now);
+          state = reader.read([event]).state;
+        }
+        now += after;
+        if (state !== undefined) state = reader.read([]).state;
+        expect(nodeElapsedMs(progress.nodes[0] ?? { nodeId: 'n', title: 'n', status: 'init', lastLine: '', task: false }, now)).toBe(state?.nodes[0]?.elapsedMs);
+      }),
+    );
   });
 
   it('times a watched node by the service\'s own start and end, not from when the watch attached', () => {

@@ -1,5 +1,5 @@
 import type { ExecutionStatus, NodeError, NodeState, NodeStatus, OutputFile, OutputNode, RunEvent, RunResult, RunState } from '../../index.js';
-import { serviceInstant } from '../../domain/node-times.js';
+import { isNodeDone, type NodeTimes, seeNodeEvent, serviceInstant } from '../../domain/node-times.js';
 
 /**
  * A node as the progress display shows it: status, when it started and ended, last text. Every time
@@ -10,9 +10,12 @@ export interface NodeProgress {
   readonly nodeId: string;
   readonly title: string;
   readonly status: NodeStatus;
-  /** When the node was first seen executing; absent for a node first seen done. */
-  readonly startedAtMs?: number;
-  readonly endedAtMs?: number;
+  /**
+   * When the node started and ended, on the display's clock: as the display saw it (the run's rule,
+   * `seeNodeEvent`), or the service's times for one whose start it did not see. A node first seen done
+   * has an end and no start, and so no elapsed time.
+   */
+  readonly times?: NodeTimes;
   readonly error?: NodeError;
   /** The node's latest line of text, for the live display. */
   readonly lastLine: string;
@@ -54,19 +57,13 @@ export function initialProgress(nowMs: number, createdAt?: string): RunProgress 
   return { startedAtMs: pastInstant(createdAt, nowMs) ?? nowMs, nodes: [], files: [] };
 }
 
-function isDone(status: NodeStatus): boolean {
-  return status === 'finish' || status === 'failed';
-}
-
 function lastLineOf(text: string): string {
   const lines = text.split('\n').map((line) => line.trim()).filter((line) => line !== '');
   return lines.at(-1) ?? '';
 }
 
 function nextNode(known: NodeProgress | undefined, event: Extract<RunEvent, { type: 'node' }>, nowMs: number): NodeProgress {
-  // A node first seen already done ran between two polls (or had no work): its time is not known.
-  const startedAtMs = known?.startedAtMs ?? (event.status === 'executing' ? nowMs : undefined);
-  const endedAtMs = known?.endedAtMs ?? (isDone(event.status) && startedAtMs !== undefined ? nowMs : undefined);
+  const times = seeNodeEvent(known?.times, event, nowMs);
   const error = event.error ?? known?.error;
   return {
     ...known,
@@ -74,9 +71,8 @@ function nextNode(known: NodeProgress | undefined, event: Extract<RunEvent, { ty
     title: event.title ?? known?.title ?? event.nodeId,
     status: event.status,
     lastLine: known?.lastLine ?? '',
-    task: (known?.task ?? false) || !isDone(event.status),
-    ...(startedAtMs === undefined ? {} : { startedAtMs }),
-    ...(endedAtMs === undefined ? {} : { endedAtMs }),
+    task: (known?.task ?? false) || !isNodeDone(event.status),
+    ...(times === undefined ? {} : { times }),
     ...(error === undefined ? {} : { error }),
   };
 }
@@ -88,15 +84,14 @@ function upsert(nodes: readonly NodeProgress[], nodeId: string, update: (known: 
 
 /** A node as a run's state shows it, its elapsed time ending now (a done node's too, as the display sees it now). */
 function nodeOfState(node: NodeState, nowMs: number): NodeProgress {
-  const startedAtMs = node.elapsedMs === undefined ? undefined : nowMs - node.elapsedMs;
+  const startedAt = node.elapsedMs === undefined ? undefined : nowMs - node.elapsedMs;
   return {
     nodeId: node.nodeId,
     title: node.title ?? node.nodeId,
     status: node.status,
     lastLine: lastLineOf(node.text),
     task: node.task,
-    ...(startedAtMs === undefined ? {} : { startedAtMs }),
-    ...(startedAtMs !== undefined && isDone(node.status) ? { endedAtMs: nowMs } : {}),
+    ...(startedAt === undefined ? {} : { times: isNodeDone(node.status) ? { startedAt, endedAt: nowMs } : { startedAt } }),
     ...(node.error === undefined ? {} : { error: node.error }),
   };
 }
@@ -174,14 +169,14 @@ export function withOutputNodes(progress: RunProgress, output: readonly OutputNo
     const start = pastInstant(node.startTime, nowMs);
     const end = start === undefined ? undefined : pastInstant(node.endTime, nowMs);
     nodes = upsert(nodes, node.nodeId, (known) => {
-      const seen = known?.startedAtMs !== undefined;
+      const seen = known?.times?.startedAt !== undefined;
       return {
         nodeId: node.nodeId,
         title: node.title ?? node.nodeId,
         status: node.status,
         lastLine: '',
         ...known,
-        ...(seen || start === undefined ? {} : { startedAtMs: start, ...(end === undefined || end < start ? {} : { endedAtMs: end }) }),
+        ...(seen || start === undefined ? {} : { times: end === undefined || end < start ? { startedAt: start } : { startedAt: start, endedAt: end } }),
         task: true,
       };
     });
@@ -194,8 +189,8 @@ export function withOutputNodes(progress: RunProgress, output: readonly OutputNo
  * nothing before it starts or when its start is not known.
  */
 export function nodeElapsedMs(node: NodeProgress, nowMs: number): number | undefined {
-  if (node.startedAtMs === undefined) return undefined;
-  return (node.endedAtMs ?? nowMs) - node.startedAtMs;
+  const { startedAt, endedAt } = node.times ?? {};
+  return startedAt === undefined ? undefined : (endedAt ?? nowMs) - startedAt;
 }
 
 /** Task nodes that succeeded, failed (aborted and timed-out ones too), both (`done`), out of `total`. */
@@ -213,7 +208,7 @@ export interface ProgressCount {
 export function progressCount(progress: RunProgress): ProgressCount {
   const tasks = progress.nodes.filter((node) => node.task);
   const succeeded = tasks.filter((node) => node.status === 'finish').length;
-  const done = tasks.filter((node) => isDone(node.status)).length;
+  const done = tasks.filter((node) => isNodeDone(node.status)).length;
   return { succeeded, failed: done - succeeded, done, total: tasks.length };
 }
 
