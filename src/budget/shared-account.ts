@@ -7,7 +7,7 @@ import type { AccountLink, BudgetShell, SharedLink, Waiter } from './account-bud
 import { closedError, dayIsSpent } from './account-budget.js';
 import { afterSend, identicalStartKey } from './account-rules.js';
 import type { AccountAnswer, AccountConfig, AccountRecord, Verdict } from './account-rules.js';
-import { fairClassOf } from './fair-queue.js';
+import { FAIR_CLASSES, fairClassOf } from './fair-queue.js';
 import type { FairClass } from './fair-queue.js';
 
 /*
@@ -96,8 +96,9 @@ function linkAccount(account: SharedAccount, shell: BudgetShell): AccountLink {
 
   function hold(id: number, waiter: Waiter, at: number): void {
     const klass = fairClassOf(waiter.ticket.priority);
-    const rank = RANKS[klass];
-    const index = held.findIndex((other) => RANKS[other.klass] > rank);
+    // Held in the classes' order (abort first), first come first within a class.
+    const order = FAIR_CLASSES.indexOf(klass);
+    const index = held.findIndex((other) => FAIR_CLASSES.indexOf(other.klass) > order);
     const startKey = identicalStartKey(waiter.ticket);
     remember(startKey);
     held.splice(index < 0 ? held.length : index, 0, { id, waiter, klass, startKey, at });
@@ -393,9 +394,6 @@ function linkAccount(account: SharedAccount, shell: BudgetShell): AccountLink {
     },
   };
 }
-
-/** The order in which held requests are asked of a shared account. */
-const RANKS: Readonly<Record<FairClass, number>> = { abort: 0, start: 1, interactive: 2, reads: 3 };
 
 function abortNotSentError(executionId: string | undefined): FlowstreamError {
   if (executionId === undefined) return closedError();
