@@ -17,7 +17,7 @@ const MAX_ERROR_DEPTH = 6;
 export interface Redactor {
   /** The text with every occurrence of the key — plain, in any letter case, or under layers of encoding — replaced. */
   text(text: string): string;
-  /** A parsed JSON value with the key removed from every string and property name, rewritten in place (any depth). */
+  /** A value made by `JSON.parse`, with the key removed from every string and property name, rewritten in place (any depth). */
   json(value: unknown): unknown;
   /** The error itself when no text in it (message, stack, fields, causes) holds the key; otherwise a cleaned copy of the same class. */
   error(error: unknown): unknown;
@@ -71,6 +71,9 @@ export function createRedactor(secret: string): Redactor {
   };
 
   const text = (original: string): string => {
+    // Every encoding spells a character with more than one, so a text shorter than the key holds
+    // none of it, plain or encoded: most of an answer's strings (ids, statuses, times) end here.
+    if (original.length < secret.length) return original;
     const result = hide(original);
     if (!mayBeEncoded(result)) return result;
     // The key holds no whitespace, and decoding leaves whitespace as it is, so a key under encodings
@@ -93,14 +96,17 @@ export function createRedactor(secret: string): Redactor {
         });
         continue;
       }
-      for (const [name, item] of ownData(node)) {
+      // `JSON.parse` makes own, enumerable data properties only, so they are read as they are; a
+      // property is written again only where the key was found in its name or its text.
+      const record = node as Record<string, unknown>;
+      for (const name of Object.keys(record)) {
+        const item = record[name];
         const cleanName = text(name);
-        if (cleanName !== name) Reflect.deleteProperty(node, name);
-        if (typeof item === 'string') setOwn(node, cleanName, text(item));
-        else {
-          if (cleanName !== name) setOwn(node, cleanName, item);
-          pending.push(item);
-        }
+        const cleanItem = typeof item === 'string' ? text(item) : item;
+        if (typeof item !== 'string') pending.push(item);
+        if (cleanName === name && cleanItem === item) continue;
+        if (cleanName !== name) Reflect.deleteProperty(record, name);
+        setOwn(record, cleanName, cleanItem);
       }
     }
     return value;

@@ -96,6 +96,26 @@ describe('createRedactor', () => {
     expect(redact.json(`x ${KEY}`)).toBe(`x ${REDACTED}`);
   });
 
+  it('leaves parsed JSON with no key exactly as parsed, and leaves no key in any string or name of JSON that has it', () => {
+    const strings = (value: unknown): string[] =>
+      typeof value === 'string' ? [value] : typeof value === 'object' && value !== null ? Object.entries(value).flatMap(([name, item]) => [name, ...strings(item)]) : [];
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        const text = JSON.stringify(value);
+        fc.pre(!revealsKey(text));
+        expect(redact.json(JSON.parse(text))).toEqual(JSON.parse(text));
+      }),
+    );
+    fc.assert(
+      fc.property(fc.jsonValue(), layers, fc.boolean(), fc.string(), (value, encodings, asName, around) => {
+        const echoed = `${around}${echo(encodings)}${around}`;
+        const holder = asName ? { [echoed]: value } : { data: [value, echoed] };
+        const cleaned = redact.json(JSON.parse(JSON.stringify(holder)));
+        expect(strings(cleaned).filter(revealsKey)).toEqual([]);
+      }),
+    );
+  });
+
   it('returns an error that holds no key as it is, and a cleaned copy of the same class otherwise', () => {
     const clean = new TypeError('fetch failed', { cause: new Error('socket hang up') });
     expect(redact.error(clean)).toBe(clean);
