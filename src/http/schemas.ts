@@ -188,9 +188,12 @@ const texts = z.nullish(z.array(z.string()));
 
 /** Only the keys whose value is defined (not `undefined` or `null`), so results satisfy `exactOptionalPropertyTypes`. */
 export function defined<T extends Record<string, unknown>>(fields: T): { [K in keyof T]?: Exclude<T[K], undefined | null> } {
-  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined && value !== null)) as {
-    [K in keyof T]?: Exclude<T[K], undefined | null>;
-  };
+  const kept: Record<string, unknown> = {};
+  for (const name in fields) {
+    const value = fields[name];
+    if (value !== undefined && value !== null) kept[name] = value;
+  }
+  return kept as { [K in keyof T]?: Exclude<T[K], undefined | null> };
 }
 
 /** One page of search results; untitled workflows read `Untitled` on the service (service.md §5.1). */
