@@ -5,7 +5,7 @@
  * key: it starts runs through the relay (`POST /runs`, answered with a read-only token), follows them
  * with `connectRun`, and cancels with a token the app mints for that run.
  */
-import type { Subscription } from 'rxjs';
+import { type Subscription, tap } from 'rxjs';
 // The sources, not `flowstream`: the example builds from a fresh clone without `npm run build`.
 import { connectRun, toRunState, type RunState } from '../../src/index.js';
 import { renderBudget } from './budget-meter.js';
@@ -63,16 +63,25 @@ async function startRun(relay: string, workflow: DashboardWorkflow): Promise<voi
   showExecution(view, executionId);
   let latest: RunState | undefined;
   let cancelling = false;
+  // The run's events come in (the stream's own `connection` notices aside), and how many of them the
+  // card shows: a card up to date with its stream says as many as the relay sent (`data-events`).
+  let received = 0;
   const render = (): void => {
     if (latest !== undefined) renderRunState(view, latest, cancelling);
   };
   // A failed workflow completes the stream with its result shown; only the relay failing errors it.
   const follow: Subscription = connectRun(`${relay}/executions/${encodeURIComponent(executionId)}/events`, { token, failOnWorkflowError: false })
-    .pipe(toRunState())
+    .pipe(
+      tap((event) => {
+        if (event.type !== 'connection') received += 1;
+      }),
+      toRunState(),
+    )
     .subscribe({
       next: (state) => {
         latest = state;
         render();
+        view.section.dataset['events'] = String(received);
       },
       error: (error: unknown) => {
         renderRunError(view, error instanceof Error ? error.message : String(error));

@@ -8,6 +8,7 @@ import { bundleProgressPage } from '../../examples/web/bundle.js';
 import { DASHBOARD_WORKFLOWS, type DashboardServer, startDashboardServer } from '../../examples/web/dashboard-server.js';
 import { type Client, createClient } from '../../src/client.js';
 import { createEmulator, createManualClock, type Emulator } from '../../src/emulator/index.js';
+import { caughtUpWith, countingFetch, type PageRequests, trackPageRequests, waitsOnRelayService, watchRelayWrites } from './caught-up.js';
 import { CHROMIUM_PATH, hasChromium, launchChromium } from './chromium.js';
 
 /** Where the README's picture comes from; rewritten only on request, so a test run leaves the tree clean. */
@@ -34,18 +35,22 @@ describe('the dashboard in Chromium, through the relay', () => {
   let browser: Browser | undefined;
   let page: Page;
   let pageErrors: Error[] = [];
+  let pageRequests: PageRequests;
   const clock = createManualClock();
+  const serverFetch = countingFetch();
+  const relayWrites = watchRelayWrites(() => new URL(dashboard?.relay ?? 'http://127.0.0.1:0').origin);
 
   beforeAll(async () => {
     if (!hasChromium()) throw new Error(`${CHROMIUM_PATH} is missing: npm test installs Debian's chromium first (scripts/system-packages.mjs)`);
     outdir = await mkdtemp(join(tmpdir(), 'flowstream-web-'));
     await bundleProgressPage(outdir);
     [emulator, browser] = await Promise.all([createEmulator({ clock }), launchChromium()]);
-    client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, scheduler: emulator.scheduler });
+    client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, scheduler: emulator.scheduler, fetch: serverFetch.fetch });
     dashboard = await startDashboardServer({ client, pageDir: outdir, workflows: DASHBOARD_WORKFLOWS, secret: 'the dashboard test secret, thirty-two bytes or more', scheduler: emulator.scheduler });
   }, 60_000);
 
   afterAll(async () => {
+    relayWrites.close();
     await Promise.all([browser?.close(), dashboard?.close()]);
     await emulator?.close();
     if (outdir !== '') await rm(outdir, { recursive: true, force: true });
@@ -56,6 +61,7 @@ describe('the dashboard in Chromium, through the relay', () => {
     page = await browser!.newPage({ viewport: { width: 1100, height: 900 } });
     page.setDefaultTimeout(WAIT_MS);
     page.on('pageerror', (error) => pageErrors.push(error));
+    pageRequests = trackPageRequests(page);
     await page.goto(`${dashboard!.url}/index.html`);
     await page.locator('#run-button:enabled').waitFor();
   });
@@ -65,16 +71,20 @@ describe('the dashboard in Chromium, through the relay', () => {
     expect(pageErrors).toEqual([]);
   });
 
+  /** Until the page has caught up with the clock: see `caughtUpWith`. */
+  const caughtUp = (): Promise<void> => caughtUpWith({ clock, serverFetch, relayWrites, page, pageRequests, waitsOnService: waitsOnRelayService(client.hub, emulator!, relayWrites), timeoutMs: WAIT_MS });
+
   /**
    * Moves the emulator's clock to its next timer (the server's client reads on it), at least half a
-   * second a step and never past `untilTime`, each step given a moment to reach the page, until `done` holds.
+   * second a step and never past `untilTime`, each step once the page has caught up with the last, until `done` holds.
    */
   async function stepUntil(done: string | (() => boolean | Promise<boolean>), untilTime = Number.POSITIVE_INFINITY, onStep: () => Promise<void> = () => Promise.resolve()): Promise<void> {
     const holds = typeof done === 'string' ? () => page.locator(done).isVisible() : async () => done();
+    await caughtUp();
     for (let step = 0; step < 400 && !(await holds()); step++) {
       const to = Math.min(untilTime, Math.max(clock.now() + 500, clock.nextTimerAt() ?? clock.now()));
       clock.advance(Math.max(0, to - clock.now()));
-      await new Promise((resolve) => setTimeout(resolve, 25));
+      await caughtUp();
       await onStep();
     }
     if (typeof done === 'string') await page.locator(done).waitFor();

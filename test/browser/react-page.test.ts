@@ -13,6 +13,7 @@ import { createEmulator, createManualClock, type Emulator } from '../../src/emul
 import { toNodeListener } from '../../src/relay/node-listener.js';
 import { createRunRelay, type RunRelay } from '../../src/relay/run-relay.js';
 import { createRunTokens, type RunTokens } from '../../src/relay/run-tokens.js';
+import { caughtUpWith, countingFetch, type PageRequests, trackPageRequests, waitsOnRelayService, watchRelayWrites } from './caught-up.js';
 import { CHROMIUM_PATH, hasChromium, launchChromium } from './chromium.js';
 
 const PAGE_DIR = fileURLToPath(new URL('react-page/', import.meta.url));
@@ -47,6 +48,8 @@ describe('flowstream/react in Chromium: useRun(connectRun(…)) through a relay 
   let browser: Browser | undefined;
   let tokens: RunTokens;
   const clock = createManualClock();
+  const serverFetch = countingFetch();
+  const relayWrites = watchRelayWrites(() => new URL(relayBase === '' ? 'http://127.0.0.1:0' : relayBase).origin);
   /** The event-stream connections the relay was asked for. */
   const streams: string[] = [];
 
@@ -56,7 +59,7 @@ describe('flowstream/react in Chromium: useRun(connectRun(…)) through a relay 
     await bundleReactPage(outdir);
     site = await serveFolder(outdir);
     [emulator, browser] = await Promise.all([createEmulator({ clock, rateLimit: false }), launchChromium()]);
-    client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, scheduler: emulator.scheduler, budget: false });
+    client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, scheduler: emulator.scheduler, budget: false, fetch: serverFetch.fetch });
     tokens = createRunTokens({ secret: 'the react page test secret, thirty-two bytes or more', scheduler: emulator.scheduler });
     relay = createRunRelay({
       client,
@@ -76,6 +79,7 @@ describe('flowstream/react in Chromium: useRun(connectRun(…)) through a relay 
   }, 60_000);
 
   afterAll(async () => {
+    relayWrites.close();
     relay?.close();
     relayServer?.closeAllConnections();
     await Promise.all([
@@ -87,16 +91,20 @@ describe('flowstream/react in Chromium: useRun(connectRun(…)) through a relay 
     if (outdir !== '') await rm(outdir, { recursive: true, force: true });
   });
 
+  /** Until `page` has caught up with the clock: see `caughtUpWith`. */
+  const caughtUp = (page: Page, pageRequests: PageRequests): Promise<void> => caughtUpWith({ clock, serverFetch, relayWrites, page, pageRequests, waitsOnService: waitsOnRelayService(client.hub, emulator!, relayWrites), timeoutMs: WAIT_MS });
+
   /**
    * Moves the emulator's clock to its next timer (the relay's client reads on it), at least half a second
-   * a step and never past `untilTime`, each step given a moment to reach the page, until `done` holds.
+   * a step and never past `untilTime`, each step once the page has caught up with the last, until `done` holds.
    */
-  async function stepUntil(page: Page, done: string | (() => boolean), untilTime = Number.POSITIVE_INFINITY): Promise<void> {
+  async function stepUntil(page: Page, pageRequests: PageRequests, done: string | (() => boolean), untilTime = Number.POSITIVE_INFINITY): Promise<void> {
     const holds = typeof done === 'string' ? () => page.locator(done).isVisible() : () => Promise.resolve(done());
+    await caughtUp(page, pageRequests);
     for (let step = 0; step < 400 && !(await holds()); step++) {
       const to = Math.min(untilTime, Math.max(clock.now() + 500, clock.nextTimerAt() ?? clock.now()));
       clock.advance(Math.max(0, to - clock.now()));
-      await new Promise((resolve) => setTimeout(resolve, 25));
+      await caughtUp(page, pageRequests);
     }
     if (typeof done === 'string') await page.locator(done).waitFor();
     else expect(done()).toBe(true);
@@ -113,8 +121,9 @@ describe('flowstream/react in Chromium: useRun(connectRun(…)) through a relay 
   it('shows the run live to its end in StrictMode over one connection, while the page’s own call to the API is refused', async () => {
     const { executionId } = await client.executions.start('c-sample-linear');
     const token = await tokens.sign({ executionId, scope: ['read'], ttlMs: 600_000 });
-    const fragment = new URLSearchParams({ eventsUrl: `${relayBase}/executions/${executionId}/events`, token, apiUrl: emulator!.url, apiKey: emulator!.apiKey });
+    const fragment = new URLSearchParams({ eventsUrl: `${relayBase}/executions/${executionId}/events`, executionId, token, apiUrl: emulator!.url, apiKey: emulator!.apiKey });
     const page: Page = await browser!.newPage();
+    const pageRequests = trackPageRequests(page);
     const pageErrors: Error[] = [];
     page.on('pageerror', (error) => pageErrors.push(error));
     page.setDefaultTimeout(WAIT_MS);
@@ -130,7 +139,7 @@ describe('flowstream/react in Chromium: useRun(connectRun(…)) through a relay 
       // Time stands still until the page's stream reached the relay, then moves by hand: the page follows the run as it goes.
       await waitFor(() => streams.some((url) => url.includes(`/executions/${executionId}/events`)));
       const progress = page.getByTestId('progress');
-      await stepUntil(page, '[data-testid="run"][data-state="finish"]');
+      await stepUntil(page, pageRequests, '[data-testid="run"][data-state="finish"]');
       await expect(progress.textContent()).resolves.toBe('finish 3/3');
       await expect(page.locator('[data-testid="node"][data-status="finish"]').count()).resolves.toBe(3);
       // Live: the page showed the run part way, before its end.
@@ -151,6 +160,7 @@ describe('flowstream/react in Chromium: useRun(connectRun(…)) through a relay 
 
   it('starts a run with useStartRun through the relay, follows it and cancels it (aborted once)', async () => {
     const page: Page = await browser!.newPage();
+    const pageRequests = trackPageRequests(page);
     const pageErrors: Error[] = [];
     page.on('pageerror', (error) => pageErrors.push(error));
     page.setDefaultTimeout(WAIT_MS);
@@ -166,12 +176,12 @@ describe('flowstream/react in Chromium: useRun(connectRun(…)) through a relay 
       // The run's readings come through the relay.
       // A first reading, and the abort, no further than 5 s into the run (its first node takes 6 s): it is cancelled part way, whatever the machine's speed.
       const partWay = emulator!.executions.get(executionId)!.createdAt + 5_000;
-      await stepUntil(page, '[data-testid="starter-progress"]:text-matches("^[0-9]+/[0-9]+$")', partWay);
+      await stepUntil(page, pageRequests, '[data-testid="starter-progress"]:text-matches("^[0-9]+/[0-9]+$")', partWay);
 
       // Time moves (within the first 5 s) until the abort has reached the service, then to the run's end.
       await page.getByRole('button', { name: 'Cancel' }).click();
-      await stepUntil(page, () => emulator!.requests.list({ endpoint: 'abort', executionId }).length === 1, partWay);
-      await stepUntil(page, '[data-testid="starter"][data-status="ended"]');
+      await stepUntil(page, pageRequests, () => emulator!.requests.list({ endpoint: 'abort', executionId }).length === 1, partWay);
+      await stepUntil(page, pageRequests, '[data-testid="starter"][data-status="ended"]');
       await expect(starter.getAttribute('data-ended-by')).resolves.toBe('aborted');
       expect(emulator!.requests.list({ endpoint: 'abort', executionId })).toHaveLength(1);
       expect(emulator!.executions.get(executionId)?.status).toBe('failed');
