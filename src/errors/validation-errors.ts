@@ -206,3 +206,10 @@ export function booleanArgument(name: string, value: unknown): boolean | undefin
   if (value === undefined || typeof value === 'boolean') return value;
   throw new InvalidArgumentError(name, `must be true, false or left out (got ${typeof value === 'string' ? `'${value}'` : typeof value})`);
 }
+
+/** `value` when it is one of `allowed` (typed so, but a JavaScript caller can pass anything); else an `InvalidArgumentError`. */
+export function oneOf<T extends string>(name: string, value: unknown, allowed: readonly T[]): T {
+  if ((allowed as readonly unknown[]).includes(value)) return value as T;
+  const quoted = allowed.map((choice) => `'${choice}'`);
+  throw new InvalidArgumentError(name, `must be ${quoted.slice(0, -1).join(', ')} or ${String(quoted.at(-1))} (got ${String(value)})`);
+}
