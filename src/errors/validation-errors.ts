@@ -1,3 +1,4 @@
+import { nearestName } from '../domain/nearest-name.js';
 import type { Endpoint } from '../domain/endpoints.js';
 import { FlowstreamError, guardFor } from './flowstream-error.js';
 
@@ -212,4 +213,16 @@ export function oneOf<T extends string>(name: string, value: unknown, allowed: r
   if ((allowed as readonly unknown[]).includes(value)) return value as T;
   const quoted = allowed.map((choice) => `'${choice}'`);
   throw new InvalidArgumentError(name, `must be ${quoted.slice(0, -1).join(', ')} or ${String(quoted.at(-1))} (got ${String(value)})`);
+}
+
+/**
+ * Refuses a key `allowed` does not have, with the nearest one it has: an options object from
+ * JavaScript is not checked by a compiler, and a misspelt key would leave its default in place unsaid.
+ */
+export function knownKeys(name: string, given: object, allowed: readonly string[]): void {
+  for (const key of Object.keys(given)) {
+    if (allowed.includes(key)) continue;
+    const nearest = nearestName(key, allowed);
+    throw new InvalidArgumentError(`${name}.${key}`, `is not an option${nearest === undefined ? ` (${allowed.join(', ')})` : `; did you mean '${nearest}'?`}`);
+  }
 }

@@ -1,7 +1,6 @@
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
-import { InvalidArgumentError, nonNegative, positiveInteger, timerDelay } from '../errors/validation-errors.js';
+import { InvalidArgumentError, knownKeys, nonNegative, positiveInteger, timerDelay } from '../errors/validation-errors.js';
 import { ENDPOINT_NAMES, ownTimeoutMs, type Endpoint } from '../domain/endpoints.js';
-import { nearestName } from '../domain/nearest-name.js';
 import { DEFAULTS, type ClientOptions, type RetryOptions, type TimeoutOptions } from '../domain/options.js';
 import type { RequestGate } from '../domain/requests.js';
 import type { RequestTelemetryHook } from '../domain/telemetry.js';
@@ -57,18 +56,6 @@ export function normalizeBaseUrl(raw: string | undefined): string {
 }
 
 const timeout = timerDelay;
-
-/**
- * Refuses a key `allowed` does not have, with the nearest one it has: an options object from
- * JavaScript is not checked by a compiler, and a misspelt key would leave its default in place unsaid.
- */
-function knownKeys(name: string, given: object, allowed: readonly string[]): void {
-  for (const key of Object.keys(given)) {
-    if (allowed.includes(key)) continue;
-    const nearest = nearestName(key, allowed);
-    throw new InvalidArgumentError(`${name}.${key}`, `is not an option${nearest === undefined ? ` (${allowed.join(', ')})` : `; did you mean '${nearest}'?`}`);
-  }
-}
 
 function normalizeTimeouts(option: number | TimeoutOptions | undefined): Record<Endpoint, number> {
   const raw: unknown = option;

@@ -9,7 +9,7 @@ import { DEFAULTS, type PollInterval } from '../domain/options.js';
 import { isServerError } from '../errors/api-errors.js';
 import { isFlowstreamError } from '../errors/flowstream-error.js';
 import { isNetworkError, isTimeoutError } from '../errors/transport-errors.js';
-import { InvalidArgumentError, isResponseValidationError, objectArgument, timerDelay } from '../errors/validation-errors.js';
+import { InvalidArgumentError, isResponseValidationError, knownKeys, objectArgument, timerDelay } from '../errors/validation-errors.js';
 import type { ConnectionEvent, RunEvent } from './events.js';
 import type { ExecutionSource, FailedBranches, ReadOptions } from './run-lifecycle.js';
 import { announceHeldFiles, diffNodeStatuses, diffOutput, diffStatus, type DiffWarning, type ExecutionView, initialView, isExecutionOver, runResultOf, type ViewDiff } from './execution-view.js';
@@ -443,6 +443,7 @@ export function cadenceBounds(interval: PollInterval = {}, defaults: PollInterva
 }
 
 function checkInterval(interval: PollInterval, name: string): void {
+  knownKeys(name, interval, ['minMs', 'maxMs']);
   for (const key of ['minMs', 'maxMs'] as const) {
     const value: unknown = interval[key];
     // 0 reads again at once: fine behind a budget that paces, or against a test double.

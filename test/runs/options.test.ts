@@ -109,6 +109,7 @@ describe('runSettings', () => {
     ["abortOnUnsubscribe: 'false' (truthy)", { abortOnUnsubscribe: 'false' as unknown as boolean }, 'abortOnUnsubscribe'],
     ["failOnWorkflowError: 'false' (truthy)", { failOnWorkflowError: 'false' as unknown as boolean }, 'failOnWorkflowError'],
     ["checkVariables: 'true'", { checkVariables: 'true' as unknown as boolean }, 'checkVariables'],
+    ['a misspelt pollInterval bound', { pollInterval: { min: 5 } as NonNullable<RunOptions['pollInterval']> }, 'pollInterval.min'],
   ])('refuses %s with an InvalidArgumentError naming the option', (_name, options, argument) => {
     expect(() => runSettings('run', options)).toThrow(expect.objectContaining({ name: 'InvalidArgumentError', argument }));
   });
