@@ -234,7 +234,7 @@ function eventsOn(scheduler: SchedulerLike): Client['events'] {
   function events(source: Observable<RunEvent>, options: StateEventsOptions): AsyncIterable<RunState>;
   function events(source: Observable<unknown>, options?: StateEventsOptions): AsyncIterable<unknown> {
     if (options === undefined) return toAsyncIterable(source);
-    const sampleMs = timerDelay('sampleStateMs', options.sampleStateMs);
+    const sampleMs = timerDelay('sampleStateMs', objectArgument('options', options).sampleStateMs);
     // Only the second overload passes options: the source is a run's events.
     return toAsyncIterable((source as Observable<RunEvent>).pipe(toRunState({ sampleMs, scheduler })));
   }

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { ofType } from '../src/index.js';
-import type { SchedulerLike } from 'rxjs';
+import { EMPTY, type SchedulerLike } from 'rxjs';
 import { createAccountBudget } from '../src/budget/index.js';
 import { createClient } from '../src/client.js';
 import { clockScheduler, createEmulator, createManualClock } from '../src/emulator/index.js';
@@ -60,6 +60,7 @@ describe('createClient', () => {
     ['null createAccountBudget options', () => createAccountBudget(null as never), 'options'],
     ['null options', () => createClient(null as never), 'options'],
     ['no options', () => (createClient as (options?: unknown) => unknown)(), 'options'],
+    ['null events options', () => createClient(options).events(EMPTY, null as never), 'options'],
   ])('refuses %s with InvalidArgumentError naming it', (_name, make, argument) => {
     expect(make).toThrow(expect.objectContaining({ name: 'InvalidArgumentError', argument }));
   });
