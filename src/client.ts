@@ -3,7 +3,7 @@
  * top — the one-way data flow (runs → budget → http → fetch), wired in one place.
  */
 import { asyncScheduler, type Observable, type SchedulerLike } from 'rxjs';
-import { InvalidArgumentError, timerDelay } from './errors/validation-errors.js';
+import { InvalidArgumentError, objectArgument, timerDelay } from './errors/validation-errors.js';
 import { createAccountBudget, createDurationModel, isAccountBudget, type BudgetState } from './budget/index.js';
 import type { DurationModel } from './domain/durations.js';
 import type { ClientOptions as CoreClientOptions } from './domain/options.js';
@@ -169,6 +169,14 @@ function telemetryHook(given: unknown): ClientTelemetry | undefined {
   return given as ClientTelemetry;
 }
 
+/** `budget` as given: `false`, an account budget, or this client's own budget's options (named by `createAccountBudget`). */
+function budgetOption(budget: ClientOptions['budget']): NonNullable<ClientOptions['budget']> {
+  const given: unknown = budget;
+  if (given === undefined) return {};
+  if (given === false || (typeof given === 'object' && given !== null && !Array.isArray(given))) return budget ?? {};
+  throw new InvalidArgumentError('budget', `must be { requestsPerMinute?, requestsPerDay?, … }, an account budget or false (got ${given === null ? 'null' : Array.isArray(given) ? 'an array' : typeof given === 'boolean' ? 'true' : typeof given})`);
+}
+
 const TELEMETRY_REPORTERS = ['request', 'run', 'pipeline'] as const;
 
 /**
@@ -183,9 +191,12 @@ const TELEMETRY_REPORTERS = ['request', 'run', 'pipeline'] as const;
  * ```
  */
 export function createClient(options: ClientOptions): Client {
+  // Typed as required, but a JavaScript caller can leave it out.
+  if ((options as ClientOptions | undefined) === undefined) throw new InvalidArgumentError('options', 'is required: { apiKey, baseUrl }');
+  objectArgument('options', options);
   const telemetry = telemetryHook(options.telemetry);
   const scheduler = options.scheduler ?? asyncScheduler;
-  const given = options.budget ?? {};
+  const given = budgetOption(options.budget);
   // An account budget is shared as given; options make this client its own, on its clock.
   const budget = given === false ? undefined : isAccountBudget(given) ? given : createAccountBudget({ ...given, scheduler });
   const http = createHttpClient({ ...options, scheduler, gate: budget });
@@ -223,7 +234,7 @@ function eventsOn(scheduler: SchedulerLike): Client['events'] {
   function events(source: Observable<RunEvent>, options: StateEventsOptions): AsyncIterable<RunState>;
   function events(source: Observable<unknown>, options?: StateEventsOptions): AsyncIterable<unknown> {
     if (options === undefined) return toAsyncIterable(source);
-    const sampleMs = timerDelay('sampleStateMs', options.sampleStateMs);
+    const sampleMs = timerDelay('sampleStateMs', objectArgument('options', options).sampleStateMs);
     // Only the second overload passes options: the source is a run's events.
     return toAsyncIterable((source as Observable<RunEvent>).pipe(toRunState({ sampleMs, scheduler })));
   }

@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { ofType } from '../src/index.js';
-import type { SchedulerLike } from 'rxjs';
+import { EMPTY, type SchedulerLike } from 'rxjs';
+import { createAccountBudget } from '../src/budget/index.js';
 import { createClient } from '../src/client.js';
 import { clockScheduler, createEmulator, createManualClock } from '../src/emulator/index.js';
 import { isInvalidArgumentError } from '../src/errors/validation-errors.js';
@@ -47,6 +48,21 @@ describe('createClient', () => {
     }
     expect(isInvalidArgumentError(error)).toBe(true);
     expect(error).toMatchObject({ argument: 'budget.requestsPerMinute' });
+  });
+
+  it.each<[string, () => unknown, string]>([
+    // From JavaScript nothing checks the names: a misspelt limit would leave the account's 100 a minute unsaid.
+    ['a misspelt budget option', () => createClient({ ...options, budget: { requestPerMinute: 5 } as never }), 'budget.requestPerMinute'],
+    ['a budget that is true', () => createClient({ ...options, budget: true as never }), 'budget'],
+    ['a budget that is a string', () => createClient({ ...options, budget: 'off' as never }), 'budget'],
+    ['a misspelt polling bound', () => createClient({ ...options, polling: { min: 5 } as never }), 'polling.min'],
+    ['a misspelt createAccountBudget option', () => createAccountBudget({ requestsPerMin: 5 } as never), 'budget.requestsPerMin'],
+    ['null createAccountBudget options', () => createAccountBudget(null as never), 'options'],
+    ['null options', () => createClient(null as never), 'options'],
+    ['no options', () => (createClient as (options?: unknown) => unknown)(), 'options'],
+    ['null events options', () => createClient(options).events(EMPTY, null as never), 'options'],
+  ])('refuses %s with InvalidArgumentError naming it', (_name, make, argument) => {
+    expect(make).toThrow(expect.objectContaining({ name: 'InvalidArgumentError', argument }));
   });
 
   it('refuses a telemetry hook that is not one when it is created, not at the first request', () => {

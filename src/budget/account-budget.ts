@@ -1,11 +1,11 @@
 import { asyncScheduler, Observable } from 'rxjs';
 import type { SchedulerLike, Subscriber, Subscription } from 'rxjs';
 import type { AccountBudget, BudgetState, DayView } from '../domain/budget.js';
-import type { AccountBudgetOptions, RequestBudgetOptions } from '../domain/options.js';
+import { type AccountBudgetOptions, DEFAULTS, type RequestBudgetOptions } from '../domain/options.js';
 import type { GateReport, GateTicket, GateTurn } from '../domain/requests.js';
 import { RateLimitError } from '../errors/api-errors.js';
 import { FlowstreamError } from '../errors/flowstream-error.js';
-import { MAX_TIMER_MS } from '../errors/validation-errors.js';
+import { knownKeys, MAX_TIMER_MS, objectArgument } from '../errors/validation-errors.js';
 import { accountLimits, DAY_MS, dayBucketAt, dayBucketEmptyAt, FULL_DAY_BUCKET, MINUTE_MS, pacedRemaining, readyAt, sentWithin } from './account-rules.js';
 import type { AccountConfig, AccountRecord } from './account-rules.js';
 import { fairClassOf } from './fair-queue.js';
@@ -15,6 +15,9 @@ import { BudgetCore } from './budget-core.js';
 import type { KeyCadence, Refusal, BudgetEvent } from './budget-core.js';
 
 export type { AccountBudget, AccountBudgetOptions };
+
+/** The names `createAccountBudget` takes: a misspelt one (`requestPerMinute`) would leave the account's default limit unsaid. */
+const BUDGET_OPTION_NAMES: readonly string[] = [...Object.keys(DEFAULTS.budget), 'scheduler', 'durations', 'ledger', 'shared'];
 
 /**
  * Creates an account budget: the queue (priorities, runs in turn) and its waiting promises, with at
@@ -32,6 +35,7 @@ export type { AccountBudget, AccountBudgetOptions };
  * ```
  */
 export function createAccountBudget(options: AccountBudgetOptions & { readonly ledger?: MemoryLedger; readonly shared?: SharedLink } = {}): AccountBudget {
+  knownKeys('budget', objectArgument('options', options), BUDGET_OPTION_NAMES);
   const { scheduler = asyncScheduler, durations, ledger, shared, ...numbers } = options;
   // The budget's clock. Real time is the wall clock, which may step back (NTP): the budget's time never does.
   let latest = -Infinity;

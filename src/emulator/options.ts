@@ -90,8 +90,17 @@ const DEFAULTS = {
   cors: { service: { origins: [] }, spec: { origins: '*' } } satisfies Record<Profile, CorsPolicy>,
 } as const;
 
+/** Every option `createEmulator` takes. */
+const OPTION_NAMES: readonly string[] = ['profile', 'speed', 'clock', 'rateLimit', 'workflows', 'samples', 'port', 'listen', 'apiKey', 'cors'] satisfies readonly (keyof EmulatorOptions)[];
+
 /** Applies the defaults, once, in one place. */
 export function resolveOptions(options: EmulatorOptions): ResolvedOptions {
+  // From JavaScript nothing checks the names: `rateLimt: false` would leave the account's limits on, unsaid.
+  for (const key of Object.keys(options)) {
+    if (!OPTION_NAMES.includes(key)) throw new TypeError(`createEmulator has no option "${key}" (options: ${OPTION_NAMES.join(', ')})`);
+  }
+  const given: unknown = options.profile;
+  if (given !== undefined && given !== 'service' && given !== 'spec') throw new RangeError(`profile must be 'service' or 'spec' (got ${JSON.stringify(given)})`);
   const apiKey = options.apiKey ?? newApiKey();
   // service.md §1.6: a key that does not start with `rf_` could never authenticate.
   if (!apiKey.startsWith('rf_')) throw new RangeError('apiKey must start with "rf_"');

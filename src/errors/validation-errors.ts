@@ -1,3 +1,4 @@
+import { nearestName } from '../domain/nearest-name.js';
 import type { Endpoint } from '../domain/endpoints.js';
 import { FlowstreamError, guardFor } from './flowstream-error.js';
 
@@ -179,4 +180,49 @@ export function timerDelay(name: string, value: unknown): number {
 export function positiveInteger(name: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) throw new InvalidArgumentError(name, `must be a whole number ≥ 1 (got ${String(value)})`);
   return value;
+}
+
+// --- the checks of options' other types, for callers from plain JavaScript ---------------------------
+
+/**
+ * An optional `AbortSignal` option (`signal`, `detach`): absent is `undefined`; anything else that is
+ * not a signal — `{}`, `true`, a controller instead of its signal — is an `InvalidArgumentError`
+ * naming the option, not a TypeError from deep inside the call when a listener is added. Checked by
+ * shape, so a signal from another realm (an iframe, a polyfill) is taken.
+ */
+export function abortSignalArgument(name: string, value: unknown): AbortSignal | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'object' || value === null) throw new InvalidArgumentError(name, `must be an AbortSignal or left out (got ${value === null ? 'null' : typeof value})`);
+  const signalLike =
+    typeof Reflect.get(value, 'aborted') === 'boolean' && typeof Reflect.get(value, 'addEventListener') === 'function' && typeof Reflect.get(value, 'removeEventListener') === 'function';
+  if (!signalLike) throw new InvalidArgumentError(name, "must be an AbortSignal or left out (got an object without a signal's aborted and addEventListener)");
+  return value as AbortSignal;
+}
+
+/**
+ * An optional boolean option: absent is `undefined`; a string such as `'false'` — truthy, so it would
+ * mean the opposite — is an `InvalidArgumentError` naming the option.
+ */
+export function booleanArgument(name: string, value: unknown): boolean | undefined {
+  if (value === undefined || typeof value === 'boolean') return value;
+  throw new InvalidArgumentError(name, `must be true, false or left out (got ${typeof value === 'string' ? `'${value}'` : typeof value})`);
+}
+
+/** `value` when it is one of `allowed` (typed so, but a JavaScript caller can pass anything); else an `InvalidArgumentError`. */
+export function oneOf<T extends string>(name: string, value: unknown, allowed: readonly T[]): T {
+  if ((allowed as readonly unknown[]).includes(value)) return value as T;
+  const quoted = allowed.map((choice) => `'${choice}'`);
+  throw new InvalidArgumentError(name, `must be ${quoted.slice(0, -1).join(', ')} or ${String(quoted.at(-1))} (got ${String(value)})`);
+}
+
+/**
+ * Refuses a key `allowed` does not have, with the nearest one it has: an options object from
+ * JavaScript is not checked by a compiler, and a misspelt key would leave its default in place unsaid.
+ */
+export function knownKeys(name: string, given: object, allowed: readonly string[]): void {
+  for (const key of Object.keys(given)) {
+    if (allowed.includes(key)) continue;
+    const nearest = nearestName(key, allowed);
+    throw new InvalidArgumentError(`${name}.${key}`, `is not an option${nearest === undefined ? ` (${allowed.join(', ')})` : `; did you mean '${nearest}'?`}`);
+  }
 }

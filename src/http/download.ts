@@ -1,6 +1,6 @@
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import { DownloadError } from '../errors/download-error.js';
-import { InvalidArgumentError, timerDelay } from '../errors/validation-errors.js';
+import { abortSignalArgument, InvalidArgumentError, objectArgument, timerDelay } from '../errors/validation-errors.js';
 import type { OutputFile } from '../domain/model.js';
 import { linkSignals } from './linked-signal.js';
 
@@ -112,11 +112,12 @@ function guardedBody(body: ReadableStream<Uint8Array>, guard: Guard): ReadableSt
  * ```
  */
 export async function openFile(file: Pick<OutputFile, 'url'> | string, options: DownloadOptions = {}): Promise<Response> {
+  objectArgument('options', options);
   const url = urlOf(file, options.rewriteUrl);
   const maxBytes = positiveWhole('maxBytes', options.maxBytes ?? DEFAULT_DOWNLOAD_MAX_BYTES);
   const timeoutMs = timerDelay('timeoutMs', options.timeoutMs ?? DEFAULT_DOWNLOAD_TIMEOUT_MS);
   const fetcher = options.fetch ?? globalThis.fetch;
-  const { signal } = options;
+  const signal = abortSignalArgument('signal', options.signal);
   signal?.throwIfAborted();
   const deadline = new AbortController();
   // The caller's signal and the deadline as one; whichever aborts first unlinks both.
@@ -164,6 +165,7 @@ export async function openFile(file: Pick<OutputFile, 'url'> | string, options: 
  */
 export async function downloadFile(file: Pick<OutputFile, 'url'> | string, options: DownloadOptions = {}): Promise<Blob> {
   const response = await openFile(file, options);
+  // `openFile` checked them: not null, and a real signal.
   try {
     return await response.blob();
   } catch (error) {

@@ -1,5 +1,5 @@
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
-import { InvalidArgumentError, nonNegative, positiveInteger, timerDelay } from '../errors/validation-errors.js';
+import { InvalidArgumentError, knownKeys, nonNegative, positiveInteger, timerDelay } from '../errors/validation-errors.js';
 import { ENDPOINT_NAMES, ownTimeoutMs, type Endpoint } from '../domain/endpoints.js';
 import { DEFAULTS, type ClientOptions, type RetryOptions, type TimeoutOptions } from '../domain/options.js';
 import type { RequestGate } from '../domain/requests.js';
@@ -58,7 +58,12 @@ export function normalizeBaseUrl(raw: string | undefined): string {
 const timeout = timerDelay;
 
 function normalizeTimeouts(option: number | TimeoutOptions | undefined): Record<Endpoint, number> {
+  const raw: unknown = option;
+  if (raw !== undefined && typeof raw !== 'number' && (typeof raw !== 'object' || raw === null || Array.isArray(raw))) {
+    throw new InvalidArgumentError('timeoutMs', `must be a number of ms or { default?, ${ENDPOINT_NAMES.join('?, ')}? } (got ${raw === null ? 'null' : Array.isArray(raw) ? 'an array' : typeof raw})`);
+  }
   const given: TimeoutOptions = typeof option === 'number' ? { default: option } : (option ?? {});
+  knownKeys('timeoutMs', given, ['default', ...ENDPOINT_NAMES]);
   // A number (or `default`) replaces the common default, not an endpoint's own (copilot, upload).
   const fallback = given.default === undefined ? undefined : timeout('timeoutMs', given.default);
   return Object.fromEntries(
@@ -67,7 +72,12 @@ function normalizeTimeouts(option: number | TimeoutOptions | undefined): Record<
 }
 
 function normalizeRetry(option: RetryOptions | false | undefined): Required<RetryOptions> {
+  const raw: unknown = option;
+  if (raw !== undefined && raw !== false && (typeof raw !== 'object' || raw === null || Array.isArray(raw))) {
+    throw new InvalidArgumentError('retry', `must be { retries?, baseDelayMs?, maxDelayMs?, … } or false (got ${raw === null ? 'null' : Array.isArray(raw) ? 'an array' : typeof raw === 'boolean' ? 'true' : typeof raw})`);
+  }
   const given: RetryOptions = option === false ? { retries: 0 } : (option ?? {});
+  knownKeys('retry', given, Object.keys(DEFAULTS.retry));
   const retries = nonNegative('retry.retries', given.retries ?? DEFAULTS.retry.retries);
   if (!Number.isInteger(retries)) throw new InvalidArgumentError('retry.retries', `must be an integer (got ${String(retries)})`);
   // Every retry delay is waited by a timer: one past what a timer keeps would fire at once.
@@ -101,6 +111,12 @@ function checkHeaders(headers: unknown): Readonly<Record<string, string>> {
   return Object.fromEntries(entries.filter(([name]) => name.toLowerCase() !== 'authorization'));
 }
 
+/** A fetch of the wrong type would fail only at the first request, as a bare TypeError. */
+function checkFetch(fetch: unknown): typeof globalThis.fetch | undefined {
+  if (fetch === undefined || typeof fetch === 'function') return fetch as typeof globalThis.fetch | undefined;
+  throw new InvalidArgumentError('fetch', `must be a function with the signature of the global fetch (got ${fetch === null ? 'null' : typeof fetch})`);
+}
+
 /** Header values must not break the request line; a key with a newline is a paste accident. */
 function checkApiKey(apiKey: unknown): asserts apiKey is string {
   if (typeof apiKey !== 'string' || apiKey.trim() === '') throw new InvalidArgumentError('apiKey', 'is required');
@@ -115,7 +131,7 @@ export function normalizeOptions(options: HttpOptions): ResolvedOptions {
   checkApiKey(options.apiKey);
   return {
     baseUrl: normalizeBaseUrl(options.baseUrl ?? baseUrlFromEnvironment()),
-    fetch: options.fetch,
+    fetch: checkFetch(options.fetch),
     timeouts: normalizeTimeouts(options.timeoutMs),
     retry: normalizeRetry(options.retry),
     headers: checkHeaders(options.headers),

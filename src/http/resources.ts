@@ -478,7 +478,14 @@ function checkLocale(locale: string | undefined, logger: Logger | undefined, war
   }
 }
 
-function checkRequest({ query, locale, replaceCanvasId }: GenerateRequest, logger: Logger | undefined, warned: Set<string>): { query: string; locale?: string; canvasId?: string } {
+function checkRequest(request: GenerateRequest, logger: Logger | undefined, warned: Set<string>): { query: string; locale?: string; canvasId?: string } {
+  // Typed as required, but a JavaScript caller can leave it out.
+  const given: unknown = request;
+  if (given === undefined) throw new InvalidArgumentError('request', 'is required: { query, locale?, replaceCanvasId? }');
+  const { query, locale, replaceCanvasId } = objectArgument('request', request);
+  // The service's own name for it (service.md §5.3). Refused, not ignored: ignored, it would create a new
+  // workflow where the caller meant to replace one.
+  if (Object.hasOwn(request, 'canvasId')) throw new InvalidArgumentError('canvasId', 'is not an option of generate: to replace a workflow, pass replaceCanvasId (irreversible); without it a new workflow is created');
   if (typeof query !== 'string' || query.trim() === '') throw new InvalidArgumentError('query', 'must not be empty');
   if (query.length > MAX_TEXT_CHARACTERS) throw new InvalidArgumentError('query', `is longer than ${MAX_TEXT_CHARACTERS} characters (the service's E2004)`);
   checkLocale(locale, logger, warned);

@@ -3,7 +3,7 @@ import { Observable, Subscription, type Observer, type SchedulerLike, type Subsc
 import { errorFromAnswer, type FailureBody } from '../errors/error-factory.js';
 import { isApiError, isRateLimitError, isServerError } from '../errors/api-errors.js';
 import { isNetworkError, isResponseTooLargeError, isTimeoutError, NetworkError, RedirectError, ResponseTooLargeError, TimeoutError } from '../errors/transport-errors.js';
-import { InvalidArgumentError, isResponseValidationError, objectArgument, ResponseValidationError } from '../errors/validation-errors.js';
+import { abortSignalArgument, InvalidArgumentError, isResponseValidationError, objectArgument, ResponseValidationError } from '../errors/validation-errors.js';
 import { CALL_PRIORITIES, ENDPOINTS, isRepeatable, priorityOf, type CallPriority, type Endpoint, type RequestPriority } from '../domain/endpoints.js';
 import type { RetryOptions } from '../domain/options.js';
 import type { GateTicket, GateTurn, RateLimitInfo, RequestGate } from '../domain/requests.js';
@@ -102,7 +102,7 @@ function callOptions(options: CallOptions | undefined): { readonly signal: Abort
   if (given !== undefined && !(CALL_PRIORITIES as readonly unknown[]).includes(given)) {
     throw new InvalidArgumentError('options.priority', `must be one of ${CALL_PRIORITIES.join(', ')} (got ${typeof given === 'string' ? given : typeof given})`);
   }
-  return { signal, priority, telemetryParent };
+  return { signal: abortSignalArgument('options.signal', signal), priority, telemetryParent };
 }
 
 /** What every error of a call carries. */

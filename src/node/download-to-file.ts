@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
 import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
@@ -9,6 +11,8 @@ import type { OutputFile } from '../domain/model.js';
 /**
  * Streams an output file to a path or a writable stream, without holding it in memory and without
  * the API key (service.md §4.6: output URLs are public). Resolves with the number of bytes written.
+ * A path is written whole or not at all: a download that fails leaves no partial file there, and a file
+ * already at the path is replaced only once the new one is complete.
  *
  * @example
  * ```ts
@@ -24,7 +28,20 @@ export async function downloadToFile(file: Pick<OutputFile, 'url'> | string, des
   source.on('data', (chunk: Uint8Array) => {
     written += chunk.byteLength;
   });
-  const target = typeof destination === 'string' ? createWriteStream(destination) : destination;
-  await pipeline(source, target, options.signal === undefined ? {} : { signal: options.signal });
+  const piped = { ...(options.signal === undefined ? {} : { signal: options.signal }) };
+  if (typeof destination !== 'string') {
+    await pipeline(source, destination, piped);
+    return written;
+  }
+  // Written beside the destination, then renamed: a download that fails half-way (too large, its
+  // deadline, the signal, a dropped connection) leaves no partial file under the name, nor replaces one there.
+  const partial = `${destination}.${randomUUID()}.part`;
+  try {
+    await pipeline(source, createWriteStream(partial), piped);
+    await rename(partial, destination);
+  } catch (error: unknown) {
+    await rm(partial, { force: true });
+    throw error;
+  }
   return written;
 }

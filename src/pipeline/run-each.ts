@@ -1,5 +1,5 @@
 import { defer, from, map, mergeMap, type Observable, type ObservableInput } from 'rxjs';
-import { InvalidArgumentError } from '../errors/validation-errors.js';
+import { InvalidArgumentError, objectArgument } from '../errors/validation-errors.js';
 import type { RunResult } from '../domain/model.js';
 import type { RunInput } from '../runs/runs.js';
 import type { CanvasId, WorkflowInput } from '../domain/workflows.js';
@@ -61,6 +61,7 @@ const EACH_DEFAULTS = { concurrency: 5, order: 'input', retry: 0 } as const;
  * ```
  */
 export function runEach<Id extends CanvasId>(client: PipelineClient, canvasId: Id, inputs: ObservableInput<WorkflowInput<Id>>, options: RunEachOptions = {}): Observable<EachResult> {
+  objectArgument('options', options);
   const concurrency = options.concurrency ?? EACH_DEFAULTS.concurrency;
   const order = options.order ?? EACH_DEFAULTS.order;
   const retries = options.retry ?? EACH_DEFAULTS.retry;

@@ -1,11 +1,11 @@
 import { asyncScheduler, defer, from, Observable, of, Subscription, switchMap } from 'rxjs';
-import { InvalidArgumentError } from '../errors/validation-errors.js';
+import { abortSignalArgument, InvalidArgumentError, knownKeys, objectArgument, oneOf, pathSegment } from '../errors/validation-errors.js';
 import type { RunResult } from '../domain/model.js';
 import { StepInDoubtError } from '../errors/step-in-doubt-error.js';
 import type { CheckpointStore } from './checkpoint-store.js';
 import type { PipelineClient } from './pipeline-client.js';
 import { isResumable, type PipelineCheckpoint, type StepCheckpoint, withStep } from './pipeline-checkpoint.js';
-import type { PipelineDefinition, PipelineOptions, StepCanvasIds, StepResults } from './pipeline-definition.js';
+import type { PipelineDefinition, PipelineOptions, PipelineStep, StepCanvasIds, StepFailurePolicy, StepResults } from './pipeline-definition.js';
 import type { PipelineEvent, StepOutcome } from './pipeline-events.js';
 import { type PipelinePlan, planPipeline } from './pipeline-plan.js';
 import { isSettled, nextMoves, type StepPhase } from './pipeline-progress.js';
@@ -29,8 +29,9 @@ import { stepRun } from './step-run.js';
  * - With typed workflows (`Workflows`), each step's `input` is checked against the variables of its
  *   own `canvasId`, inferred from the call; other canvas ids, and explicit step names
  *   (`runPipeline<'a' | 'b'>(…)`), take any variables.
- * - A definition that is not a DAG (no steps, an unknown dependency, a cycle) or a checkpoint naming
- *   an unknown step throws `InvalidArgumentError` at once, before anything runs.
+ * - A definition that is not a DAG (no steps, an unknown dependency, a cycle), a checkpoint naming
+ *   an unknown step, or an option that is not one it knows (`onStepFailure: 'abort'`) throws
+ *   `InvalidArgumentError` at once, before anything runs.
  *
  * @example
  * ```ts
@@ -51,6 +52,8 @@ export function runPipeline<Name extends string, Ids extends StepCanvasIds<Name>
   definition: PipelineDefinition<Name, Ids>,
   options: PipelineOptions = {},
 ): Observable<PipelineEvent<Name>> {
+  checkOptions(options);
+  checkDefinition(definition);
   // Past the call, where each step's input was checked against its workflow, every step runs alike.
   const untyped = definition as PipelineDefinition<Name>;
   const plan = planPipeline(untyped.steps);
@@ -65,6 +68,34 @@ export function runPipeline<Name extends string, Ids extends StepCanvasIds<Name>
     const found = await stored.store.load(stored.pipelineId);
     return { token, cancelled: found?.cancelRequested === true, resume: checkedResume(untyped, found?.checkpoint ?? options.resume) };
   }).pipe(switchMap(({ token, cancelled, resume }) => followPipeline(client, untyped, plan, options, resume, { ...stored, token, cancelled })));
+}
+
+/** What a step may have: a misspelt `dependsOn` would run the step at once, beside the steps it was to follow. */
+const STEP_FIELDS: readonly string[] = ['canvasId', 'dependsOn', 'input', 'retry', 'run'] satisfies readonly (keyof PipelineStep<string>)[];
+
+/** The definition's shape, as a JavaScript caller can get it wrong, refused before anything runs (the DAG itself: `planPipeline`). */
+function checkDefinition(definition: unknown): void {
+  if (definition === undefined) throw new InvalidArgumentError('definition', 'is required: { steps: { name: { canvasId, dependsOn?, input?, retry?, run? } } }');
+  const { steps } = objectArgument('definition', definition as { readonly steps?: unknown });
+  if (typeof steps !== 'object' || steps === null || Array.isArray(steps)) throw new InvalidArgumentError('steps', 'must be an object of named steps');
+  for (const [name, step] of Object.entries(steps as Readonly<Record<string, unknown>>)) {
+    if (typeof step !== 'object' || step === null || Array.isArray(step)) throw new InvalidArgumentError(`steps.${name}`, 'must be an object: { canvasId, dependsOn?, input?, retry?, run? }');
+    knownKeys(`steps.${name}`, step, STEP_FIELDS);
+    const { canvasId, dependsOn, input } = step as { readonly canvasId?: unknown; readonly dependsOn?: unknown; readonly input?: unknown };
+    pathSegment(`steps.${name}.canvasId`, canvasId);
+    if (dependsOn !== undefined && !(Array.isArray(dependsOn) && dependsOn.every((parent) => typeof parent === 'string'))) {
+      throw new InvalidArgumentError(`steps.${name}.dependsOn`, 'must be a list of step names');
+    }
+    if (input !== undefined && typeof input !== 'function') throw new InvalidArgumentError(`steps.${name}.input`, 'must be a function of the results so far, returning the input');
+  }
+}
+
+/** The options a JavaScript caller can get wrong, refused before anything runs: a misspelt policy must not quietly mean another. */
+function checkOptions(options: PipelineOptions): void {
+  objectArgument('options', options);
+  if (options.onStepFailure !== undefined) oneOf<StepFailurePolicy>('onStepFailure', options.onStepFailure, ['abort-all', 'finish-running']);
+  if (options.inDoubt !== undefined) oneOf('inDoubt', options.inDoubt, ['fail', 'start-again']);
+  abortSignalArgument('detach', options.detach);
 }
 
 function checkedResume<Name extends string>(definition: PipelineDefinition<Name>, checkpoint: PipelineCheckpoint | undefined): Readonly<Partial<Record<Name, StepCheckpoint>>> {

@@ -6,6 +6,7 @@ import type { CanvasId } from '../domain/workflows.js';
 import type { PipelineClient } from './pipeline-client.js';
 import { retryFailedWorkflow } from './retry-failed-workflow.js';
 import { type ChainInput, runWithInput } from './step-input.js';
+import { objectArgument } from '../errors/validation-errors.js';
 
 /**
  * Options of {@link thenRun}: those of the new run, and how often to re-run it when its workflow fails.
@@ -46,6 +47,7 @@ export interface ThenRunOptions extends RunOptions {
  * ```
  */
 export function thenRun<Id extends CanvasId>(client: PipelineClient, canvasId: Id, input: ChainInput<Id>, options: ThenRunOptions = {}): OperatorFunction<RunEvent, RunEvent> {
+  objectArgument('options', options);
   const { retry = 0, ...runOptions } = options;
   const retrying = retryFailedWorkflow<RunEvent>(retry);
   return (source) =>

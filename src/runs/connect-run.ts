@@ -1,7 +1,7 @@
 import { asyncScheduler, Observable, type SchedulerLike, type Subscription, timer } from 'rxjs';
 import { RelayError } from '../errors/relay-error.js';
 import { WorkflowFailedError } from '../errors/run-errors.js';
-import { InvalidArgumentError, timerDelay } from '../errors/validation-errors.js';
+import { booleanArgument, InvalidArgumentError, objectArgument, timerDelay } from '../errors/validation-errors.js';
 import type { MessageEvent, RunEvent, RunEventType } from './events.js';
 import { messageChange } from './execution-view.js';
 import type { RunState } from './run-state.js';
@@ -86,12 +86,16 @@ export function reconnectDelay(retryMs: number, attempt: number, maxMs: number, 
  * ```
  */
 export function connectRun(url: string | URL, options: ConnectRunOptions): Observable<RunEvent> {
+  objectArgument('options', options);
   if (typeof options.token !== 'string' || options.token === '') throw new InvalidArgumentError('token', 'must be the run token the relay signed (a non-empty string)');
+  const given: unknown = options.fetch;
+  if (given !== undefined && typeof given !== 'function') throw new InvalidArgumentError('fetch', `must be a function with the signature of the global fetch (got ${given === null ? 'null' : typeof given})`);
   const fetchFn = options.fetch ?? globalThis.fetch.bind(globalThis);
   const scheduler = options.scheduler ?? asyncScheduler;
   const maxReconnectMs = timerDelay('maxReconnectMs', options.maxReconnectMs ?? DEFAULTS.maxReconnectMs);
-  const failOnWorkflowError = options.failOnWorkflowError ?? true;
-  const target = typeof url === 'string' ? new URL(url, pageLocation()) : url;
+  const failOnWorkflowError = booleanArgument('failOnWorkflowError', options.failOnWorkflowError) ?? true;
+  booleanArgument('pauseWhenHidden', options.pauseWhenHidden);
+  const target = relayUrl(url);
   return new Observable<RunEvent>((subscriber) => {
     let lastId: string | undefined;
     /** The relay's follow `lastId` counts in: a relay that restarted numbers afresh, and knows by this that `lastId` is not its own. */
@@ -271,6 +275,24 @@ function visibleDocument(): VisibleDocument | undefined {
 }
 
 /** Where a relative URL is resolved: the page's address in a browser. */
+/** The events URL, resolved against the page's address (a browser's relative `/flowstream/…`); anything else is an `InvalidArgumentError` at the call, not a `TypeError`. */
+function relayUrl(url: string | URL): URL {
+  // A URL by its `href`: one from another realm (a test's DOM, an iframe) is not `instanceof` this one's.
+  const raw: unknown = url;
+  const href: unknown = typeof raw === 'object' && raw !== null ? Reflect.get(raw, 'href') : undefined;
+  const given = typeof href === 'string' ? href : raw;
+  let target: URL;
+  if (typeof given === 'string') {
+    try {
+      target = new URL(given, pageLocation());
+    } catch {
+      throw new InvalidArgumentError('url', `is not a URL${pageLocation() === undefined ? ' (outside a page it must be absolute)' : ''} (got ${JSON.stringify(given)})`);
+    }
+  } else throw new InvalidArgumentError('url', `must be a string or a URL (got ${given === null ? 'null' : typeof given})`);
+  if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new InvalidArgumentError('url', `must use http or https (got ${target.protocol})`);
+  return target;
+}
+
 function pageLocation(): string | undefined {
   return (globalThis as { readonly location?: { readonly href: string } }).location?.href;
 }

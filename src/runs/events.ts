@@ -1,6 +1,7 @@
 import { filter, last, lastValueFrom, map, type Observable, type OperatorFunction, pipe, type Subscription } from 'rxjs';
 import type { ExecutionStatus, NodeError, NodeStatus, OutputFile, RunResult } from '../domain/model.js';
 import type { RunState } from './run-state.js';
+import { InvalidArgumentError } from '../errors/validation-errors.js';
 
 /*
  * A run's events — everything a run tells its subscribers, discriminated on `type` — and the ways to
@@ -141,6 +142,9 @@ export type RunEvent = StartedEvent | SnapshotEvent | StatusEvent | NodeEvent | 
 
 export type RunEventType = RunEvent['type'];
 
+/** Every event type: a `Record` over the union, so a type added to it and not here fails to compile. */
+const EVENT_TYPES: Readonly<Record<RunEventType, true>> = { started: true, snapshot: true, status: true, node: true, message: true, file: true, connection: true, finished: true };
+
 /** The event of one `type`. */
 export type RunEventOf<T extends RunEventType> = Extract<RunEvent, { readonly type: T }>;
 
@@ -155,6 +159,12 @@ export type RunEventOf<T extends RunEventType> = Extract<RunEvent, { readonly ty
  * ```
  */
 export function ofType<T extends RunEventType>(...types: readonly [T, ...T[]]): OperatorFunction<RunEvent, RunEventOf<T>> {
+  // From JavaScript a misspelt type (`'nodes'`) would keep nothing, silently.
+  const known = Object.keys(EVENT_TYPES).join(', ');
+  if (types.length === 0) throw new InvalidArgumentError('types', `must name at least one event type (${known})`);
+  for (const type of types as readonly unknown[]) {
+    if (typeof type !== 'string' || !Object.hasOwn(EVENT_TYPES, type)) throw new InvalidArgumentError('types', `${typeof type === 'string' ? `'${type}'` : typeof type} is not an event type (${known})`);
+  }
   const wanted: ReadonlySet<RunEventType> = new Set(types);
   return filter((event): event is RunEventOf<T> => wanted.has(event.type));
 }

@@ -9,7 +9,7 @@ import { DEFAULTS, type PollInterval } from '../domain/options.js';
 import { isServerError } from '../errors/api-errors.js';
 import { isFlowstreamError } from '../errors/flowstream-error.js';
 import { isNetworkError, isTimeoutError } from '../errors/transport-errors.js';
-import { InvalidArgumentError, isResponseValidationError, timerDelay } from '../errors/validation-errors.js';
+import { InvalidArgumentError, isResponseValidationError, knownKeys, objectArgument, timerDelay } from '../errors/validation-errors.js';
 import type { ConnectionEvent, RunEvent } from './events.js';
 import type { ExecutionSource, FailedBranches, ReadOptions } from './run-lifecycle.js';
 import { announceHeldFiles, diffNodeStatuses, diffOutput, diffStatus, type DiffWarning, type ExecutionView, initialView, isExecutionOver, runResultOf, type ViewDiff } from './execution-view.js';
@@ -435,14 +435,15 @@ const SETTLING_WINDOW_MS = 3000;
  * named after `name`); a `maxMs` that comes from a default and is below `minMs` is raised to it.
  */
 export function cadenceBounds(interval: PollInterval = {}, defaults: PollInterval = {}, name = 'pollInterval'): CadenceBounds {
-  checkInterval(defaults, 'polling');
-  checkInterval(interval, name);
+  checkInterval(objectArgument('polling', defaults), 'polling');
+  checkInterval(objectArgument(name, interval), name);
   const minMs = interval.minMs ?? defaults.minMs ?? DEFAULT_POLL_INTERVAL.minMs;
   const maxMs = Math.max(minMs, interval.maxMs ?? defaults.maxMs ?? DEFAULT_POLL_INTERVAL.maxMs);
   return { minMs, maxMs };
 }
 
 function checkInterval(interval: PollInterval, name: string): void {
+  knownKeys(name, interval, ['minMs', 'maxMs']);
   for (const key of ['minMs', 'maxMs'] as const) {
     const value: unknown = interval[key];
     // 0 reads again at once: fine behind a budget that paces, or against a test double.

@@ -5,7 +5,7 @@ import type { ExecutionOutput, ExecutionSnapshot, ExecutionStatus, Logger, PlanV
 import { DEFAULTS } from '../domain/options.js';
 import { planSchema, unknownVariableProblem } from '../domain/plan-schema.js';
 import { RunTimeoutError, WorkflowFailedError } from '../errors/run-errors.js';
-import { InvalidArgumentError, timerDelay } from '../errors/validation-errors.js';
+import { abortSignalArgument, booleanArgument, InvalidArgumentError, oneOf, timerDelay } from '../errors/validation-errors.js';
 import type { CallOptions, ExecutionsApi } from '../http/calls.js';
 import { executionReads } from '../http/resources.js';
 import { startedNothing } from '../http/transport.js';
@@ -161,13 +161,6 @@ export interface RunSettings extends PollSettings {
  */
 export type FailedBranches = 'leave' | 'abort' | 'follow';
 
-/** `value` when it is one of `allowed` (typed so, but a JavaScript caller can pass anything); else an `InvalidArgumentError`. */
-function oneOf<T extends string>(name: string, value: unknown, allowed: readonly T[]): T {
-  if ((allowed as readonly unknown[]).includes(value)) return value as T;
-  const quoted = allowed.map((choice) => `'${choice}'`);
-  throw new InvalidArgumentError(name, `must be ${quoted.slice(0, -1).join(', ')} or ${String(quoted.at(-1))} (got ${String(value)})`);
-}
-
 /** An outage's length: 0 (never read through one) or a timer's delay. */
 export function checkOutageMs(value: unknown): number {
   return value === 0 ? 0 : timerDelay('outageMs', value);
@@ -188,18 +181,20 @@ export function runSettings(kind: 'run' | 'watch', options: RunOptions = {}, def
     bounds: cadenceBounds(options.pollInterval, defaults.polling),
     timeoutMs,
     output,
-    abortOnUnsubscribe: options.abortOnUnsubscribe ?? kind === 'run',
-    failOnWorkflowError: options.failOnWorkflowError ?? true,
+    // Checked, not coerced: from JavaScript, `'false'` is truthy and would mean the opposite.
+    abortOnUnsubscribe: booleanArgument('abortOnUnsubscribe', options.abortOnUnsubscribe) ?? kind === 'run',
+    failOnWorkflowError: booleanArgument('failOnWorkflowError', options.failOnWorkflowError) ?? true,
     onFailedBranches: oneOf<FailedBranches>('onFailedBranches', options.onFailedBranches ?? 'leave', ['leave', 'abort', 'follow']),
     outageMs: checkOutageMs(options.outageMs ?? defaults.outageMs ?? DEFAULTS.outageMs),
-    signal: options.signal,
-    detach: options.detach,
+    signal: abortSignalArgument('signal', options.signal),
+    detach: abortSignalArgument('detach', options.detach),
     scheduler: defaults.scheduler ?? asyncScheduler,
     random: defaults.random ?? Math.random,
     needRead: defaults.needRead,
     durations: defaults.durations,
     logger: defaults.logger,
   };
+  booleanArgument('checkVariables', options.checkVariables);
   if (kind === 'run' && options.idempotencyKey === undefined && options.idempotencyTtlMs !== undefined) throw new InvalidArgumentError('idempotencyTtlMs', 'needs an idempotencyKey');
   return settings;
 }

@@ -1,6 +1,6 @@
 import { defer, Observable, type Subscription } from 'rxjs';
 import { ConcurrencyLimitError } from '../errors/concurrency-limit-error.js';
-import { InvalidArgumentError } from '../errors/validation-errors.js';
+import { abortSignalArgument, InvalidArgumentError, objectArgument } from '../errors/validation-errors.js';
 
 /*
  * Limits on how many runs are active at once per key (a user, a tenant, a chat): `createRunLimiter`,
@@ -116,6 +116,9 @@ interface Lane {
  * ```
  */
 export function createRunLimiter(options: RunLimiterOptions): RunLimiter {
+  // Typed as required, but a JavaScript caller can leave it out.
+  if ((options as RunLimiterOptions | undefined) === undefined) throw new InvalidArgumentError('options', 'is required: { perKey, mode? }');
+  objectArgument('options', options);
   const { perKey, mode = 'queue' } = options;
   if (!Number.isInteger(perKey) || perKey < 1) throw new InvalidArgumentError('perKey', `must be an integer ≥ 1 (got ${String(perKey)})`);
   // Typed as a mode, but a JavaScript caller can pass anything.
@@ -220,7 +223,7 @@ export function createRunLimiter(options: RunLimiterOptions): RunLimiter {
       }),
     acquire: (key, acquireOptions = {}) =>
       new Promise<() => void>((resolve, reject) => {
-        const { signal } = acquireOptions;
+        const signal = abortSignalArgument('signal', objectArgument('options', acquireOptions).signal);
         const giveUp = (): void => {
           reject(signal?.reason instanceof Error ? signal.reason : new DOMException('The wait for a slot was aborted', 'AbortError'));
         };

@@ -66,7 +66,7 @@ export interface RunHandles {
    * @example
    * ```ts
    * const run = runs.startRun('c-123', { variables: { topic: 'tides' } }, { timeoutMs: 30 * 60_000 });
-   * run.state.subscribe((state) => render(state.progress));
+   * run.state.subscribe({ next: (state) => render(state.progress), error: (error) => showFailure(error) });
    * stopButton.onclick = () => void run.cancel();
    * const { endedBy, files } = await run.result;
    * ```
@@ -187,9 +187,16 @@ export interface RunHandle {
    * start's error, or an `AbortError` when `cancel()` dropped the start before it was sent.
    */
   readonly executionId: Promise<string>;
-  /** The run's events; a late subscriber first gets the state so far as one `snapshot` event (see `shareRun`), then the rest. */
+  /**
+   * The run's events; a late subscriber first gets the state so far as one `snapshot` event (see `shareRun`), then the rest.
+   * Errors as `result` rejects (a failed workflow by default, a request that could not be made): give it an `error` callback.
+   */
   readonly events: Observable<RunEvent>;
-  /** One state per read (see `toRunState`), sampled with `sampleStateMs`; a late subscriber gets the latest at once. */
+  /**
+   * One state per read (see `toRunState`), sampled with `sampleStateMs`; a late subscriber gets the latest at once.
+   * Errors as `result` rejects (a failed workflow by default, a request that could not be made): give it an
+   * `error` callback, or in Node the error is uncaught and ends the process.
+   */
   readonly state: Observable<RunState>;
   /**
    * The result, once the execution ended: `endedBy` says how (`finish`, `aborted` after `cancel()`,

@@ -85,6 +85,9 @@ describe('the emulator process', () => {
   it('refuses bad options', async () => {
     await expect(createEmulator({ apiKey: 'sk_nope', listen: false })).rejects.toThrow(/rf_/);
     await expect(createEmulator({ speed: 0, listen: false })).rejects.toThrow(RangeError);
+    // From JavaScript: a profile it does not have, or a misspelt option (which would leave the rate limit on), is refused.
+    await expect(createEmulator({ profile: 'production' as 'spec', listen: false })).rejects.toThrow(/profile must be 'service' or 'spec'/);
+    await expect(createEmulator({ rateLimt: false, listen: false } as never)).rejects.toThrow(/no option "rateLimt"/);
     await expect(createEmulator({ listen: false, workflows: [{ nodes: [{ id: 'a', parents: ['b'] }] }] })).rejects.toThrow(/unknown parent/);
   });
 });

@@ -83,6 +83,14 @@ describe('downloads are bounded', () => {
     expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
   });
 
+  it('refuses, from JavaScript, null options or a signal that is not an AbortSignal with InvalidArgumentError, fetching nothing', async () => {
+    const fetch = vi.fn<typeof globalThis.fetch>(() => Promise.reject(new Error('nothing may be fetched')));
+    await expect(downloadFile({ url: 'http://127.0.0.1:9/r.md' }, { fetch, signal: new AbortController() as unknown as AbortSignal })).rejects.toMatchObject({ name: 'InvalidArgumentError', argument: 'signal' });
+    await expect(openFile({ url: 'http://127.0.0.1:9/r.md' }, { fetch, signal: {} as AbortSignal })).rejects.toMatchObject({ name: 'InvalidArgumentError', argument: 'signal' });
+    await expect(downloadFile({ url: 'http://127.0.0.1:9/r.md' }, null as never)).rejects.toMatchObject({ name: 'InvalidArgumentError', argument: 'options' });
+    expect(fetch).not.toHaveBeenCalled();
+  });
+
   it('reads a file under the limits whole', async () => {
     const server = await endless(3 * MiB);
     const blob = await downloadFile(`${server.origin}/file.bin`, { maxBytes: 3 * MiB });

@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { isInvalidArgumentError } from '../../src/errors/validation-errors.js';
 import type { HttpClient } from '../../src/http/client.js';
+import type { GenerateRequest } from '../../src/http/resources.js';
 import type { Variables } from '../../src/domain/model.js';
 import { clientFor } from './support/client.js';
 
@@ -51,6 +52,10 @@ const cases: readonly (readonly [string, (client: HttpClient) => Promise<unknown
   ['null as upload options', (c) => c.files.upload([new File(['x'], 'x.txt')], null as unknown as undefined), 'options'],
   ['null as an upload entry', (c) => c.files.upload([null as unknown as File]), 'files[0]'],
   ['null as copilot options', (c) => c.copilot.generate({ query: 'q' }, null as unknown as undefined), 'options'],
+  ['null as a copilot request', (c) => c.copilot.generate(null as unknown as GenerateRequest), 'request'],
+  ['no copilot request', (c) => (c.copilot.generate as (request?: GenerateRequest) => Promise<unknown>)(), 'request'],
+  // The service's name for it: read as nothing, it would create a new workflow instead of replacing one.
+  ['a copilot canvasId (replaceCanvasId is the option)', (c) => c.copilot.generate({ query: 'q', canvasId: 'c-1' } as GenerateRequest), 'canvasId'],
 ];
 
 /** `{ a: { a: … } }`, `levels` deep, built without recursion. */

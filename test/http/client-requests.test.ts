@@ -147,6 +147,16 @@ describe('gate', () => {
     expect(tickets).toHaveLength(2);
   });
 
+  it('refuses a signal that is not an AbortSignal with InvalidArgumentError, sending nothing', async () => {
+    const server = await startServer((_request, response) => { ok(response, []); });
+    const client = clientFor(server.origin);
+    for (const signal of [{}, true, new AbortController()]) {
+      await expect(client.workflows.search({}, { signal } as never)).rejects.toMatchObject({ name: 'InvalidArgumentError', argument: 'options.signal' });
+      await expect(client.executions.start('c-1', {}, { signal } as never)).rejects.toMatchObject({ name: 'InvalidArgumentError', argument: 'options.signal' });
+    }
+    expect(server.requests).toHaveLength(0);
+  });
+
   it('reports a failed attempt with no status, and sends nothing while the gate holds', async () => {
     const server = await startServer((_request, response) => { response.socket?.destroy(); });
     const reports: GateReport[] = [];

@@ -82,6 +82,19 @@ describe('normalizeOptions', () => {
     rejects(() => normalizeOptions({ ...base, retry: { baseDelayMs: Number.NaN } }), 'retry.baseDelayMs');
   });
 
+  it('refuses a misspelt or mistyped timeoutMs, retry or fetch instead of quietly using the defaults', () => {
+    // From JavaScript nothing checks the names: `stauts` would leave status reads at 30 s unsaid.
+    rejects(() => normalizeOptions({ ...base, timeoutMs: { stauts: 5_000 } as never }), 'timeoutMs.stauts');
+    expect(() => normalizeOptions({ ...base, timeoutMs: { stauts: 5_000 } as never })).toThrow(/did you mean 'status'/);
+    rejects(() => normalizeOptions({ ...base, timeoutMs: '5000' as never }), 'timeoutMs');
+    rejects(() => normalizeOptions({ ...base, timeoutMs: null as never }), 'timeoutMs');
+    rejects(() => normalizeOptions({ ...base, retry: { retry: 0 } as never }), 'retry.retry');
+    rejects(() => normalizeOptions({ ...base, retry: true as never }), 'retry');
+    rejects(() => normalizeOptions({ ...base, retry: 0 as never }), 'retry');
+    rejects(() => normalizeOptions({ ...base, fetch: 'https://proxy' as never }), 'fetch');
+    expect(normalizeOptions({ ...base, retry: { retries: 1 }, timeoutMs: { default: 1_000, run: 2_000 } }).timeouts.run).toBe(2_000);
+  });
+
   it('refuses headers that would split the request or that fetch would refuse, naming the header', () => {
     rejects(() => normalizeOptions({ ...base, headers: { 'x-team': 'a\r\nx-evil: 1' } }), 'headers.x-team');
     rejects(() => normalizeOptions({ ...base, headers: { 'x-team': 'a\nb' } }), 'headers.x-team');

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
@@ -59,6 +59,21 @@ describe('downloadToFile (service.md §4.6)', () => {
     expect(await readFile(target, 'utf8')).toBe('# Report');
     expect(files.requests[0]?.headers.authorization).toBeUndefined();
     expect(JSON.stringify(files.requests[0]?.headers)).not.toContain(API_KEY);
+  });
+
+  it('leaves no partial file behind when the download fails, and keeps a file already there', async () => {
+    // No Content-Length: the limit is found only while the body is written.
+    const files = await startServer((_r, response) => {
+      response.write('x'.repeat(600));
+      response.end('y'.repeat(600));
+    });
+    const target = join(dir, 'big.bin');
+    await expect(downloadToFile(`${files.origin}/big.bin`, target, { maxBytes: 1_000 })).rejects.toMatchObject({ code: 'DOWNLOAD_FAILED', reason: 'too-large' });
+    expect(await readdir(dir)).toEqual([]);
+    await writeFile(target, 'the earlier copy');
+    await expect(downloadToFile(`${files.origin}/big.bin`, target, { maxBytes: 1_000 })).rejects.toMatchObject({ reason: 'too-large' });
+    expect(await readdir(dir)).toEqual(['big.bin']);
+    expect(await readFile(target, 'utf8')).toBe('the earlier copy');
   });
 
   it('writes to a stream', async () => {

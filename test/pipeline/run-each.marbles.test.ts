@@ -2,6 +2,7 @@ import { defer } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { WorkflowFailedError } from '../../src/errors/run-errors.js';
 import { runEach } from '../../src/pipeline/run-each.js';
+import { thenRun } from '../../src/pipeline/then-run.js';
 import { inInputOrder } from '../../src/pipeline/in-input-order.js';
 import type { RunEvent } from '../../src/runs/events.js';
 import { fakeClient, finishedEvent, resultOf, startedEvent, testScheduler } from './fake-client.js';
@@ -79,5 +80,12 @@ describe('runEach in virtual time', () => {
     const client = fakeClient({});
     expect(() => runEach(client, 'c-1', inputs, { concurrency: 0 })).toThrow(/concurrency/);
     expect(() => runEach(client, 'c-1', inputs, { retry: -1 })).toThrow(/retry/);
+  });
+
+  it('refuses null options from JavaScript with InvalidArgumentError, as thenRun does', () => {
+    const client = fakeClient({});
+    expect(() => runEach(client, 'c-1', inputs, null as never)).toThrow(expect.objectContaining({ name: 'InvalidArgumentError', argument: 'options' }));
+    expect(() => thenRun(client, 'c-2', () => ({}), null as never)).toThrow(expect.objectContaining({ name: 'InvalidArgumentError', argument: 'options' }));
+    expect(client.calls).toEqual([]);
   });
 });

@@ -191,6 +191,33 @@ describe('runPipeline in virtual time', () => {
     expect(client.calls).toEqual([]);
   });
 
+  it.each<[string, Parameters<typeof runPipeline>[2], string]>([
+    // Plain JavaScript can pass anything; a misspelt policy must not quietly run as the other one.
+    ['an unknown onStepFailure', { onStepFailure: 'abort' as 'abort-all' }, 'onStepFailure'],
+    ['an unknown inDoubt', { inDoubt: 'retry' as 'fail' }, 'inDoubt'],
+    ['a detach that is not an AbortSignal', { detach: new AbortController() as unknown as AbortSignal }, 'detach'],
+    ['null options', null as unknown as undefined, 'options'],
+  ])('refuses %s with InvalidArgumentError naming it, before anything runs', (_name, options, argument) => {
+    const client = fakeClient({});
+    expect(() => runPipeline(client, { steps: { a: { canvasId: 'c-a' } } }, options)).toThrow(expect.objectContaining({ name: 'InvalidArgumentError', argument }));
+    expect(client.calls).toEqual([]);
+  });
+
+  it.each<[string, unknown, string]>([
+    // From JavaScript: a misspelt dependsOn would start the step at once, beside the steps it was to follow.
+    ['a misspelt step field', { steps: { a: { canvasId: 'c-a' }, b: { canvasId: 'c-b', dependOn: ['a'] } } }, 'steps.b.dependOn'],
+    ['a dependsOn that is a string', { steps: { a: { canvasId: 'c-a' }, b: { canvasId: 'c-b', dependsOn: 'a' } } }, 'steps.b.dependsOn'],
+    ['a step without a canvasId', { steps: { a: {} } }, 'steps.a.canvasId'],
+    ['a step that is not an object', { steps: { a: 'c-a' } }, 'steps.a'],
+    ['an input that is not a function', { steps: { a: { canvasId: 'c-a', input: { variables: {} } } } }, 'steps.a.input'],
+    ['steps that are not an object', { steps: null }, 'steps'],
+    ['a null definition', null, 'definition'],
+  ])('refuses %s with InvalidArgumentError naming it, before anything runs', (_name, definition, argument) => {
+    const client = fakeClient({});
+    expect(() => runPipeline(client, definition as never)).toThrow(expect.objectContaining({ name: 'InvalidArgumentError', argument }));
+    expect(client.calls).toEqual([]);
+  });
+
   it('a step whose input throws fails without starting; its dependants are skipped, and with abort-all every other step', () => {
     const scheduler = testScheduler();
     const problem = new Error('no such file');

@@ -127,6 +127,19 @@ describe('connectRun', () => {
     expect(() => connectRun(`${base}/executions/we-1/events`, { token: '' })).toThrow(/token/u);
     expect(() => connectRun(`${base}/executions/we-1/events`, { token: 't', maxReconnectMs: 0 })).toThrow(/maxReconnectMs/u);
   });
+
+  it.each<[string, () => unknown, string]>([
+    // Outside a page (Node) a relative address has nothing to resolve against.
+    ['an address that is not a URL', () => connectRun('/flowstream/executions/we-1/events', { token: 't' }), 'url'],
+    ['an address that is not http', () => connectRun('ftp://127.0.0.1/executions/we-1/events', { token: 't' }), 'url'],
+    ['an address that is neither a string nor a URL', () => connectRun(42 as unknown as string, { token: 't' }), 'url'],
+    ['a null address', () => connectRun(null as unknown as string, { token: 't' }), 'url'],
+    ['null options', () => connectRun('http://127.0.0.1:9/executions/we-1/events', null as never), 'options'],
+    ['a fetch that is not a function', () => connectRun('http://127.0.0.1:9/executions/we-1/events', { token: 't', fetch: {} as typeof fetch }), 'fetch'],
+    ["failOnWorkflowError: 'false'", () => connectRun('http://127.0.0.1:9/executions/we-1/events', { token: 't', failOnWorkflowError: 'false' as never }), 'failOnWorkflowError'],
+  ])('refuses %s with InvalidArgumentError at the call', (_name, connect, argument) => {
+    expect(connect).toThrow(expect.objectContaining({ name: 'InvalidArgumentError', argument }));
+  });
 });
 
 describe('reconnectDelay', () => {

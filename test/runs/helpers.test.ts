@@ -32,6 +32,14 @@ describe('ofType', () => {
       expectTypeOf(events$.pipe(ofType('message'))).toEqualTypeOf<Observable<MessageEvent>>();
     });
   });
+
+  it('refuses, from JavaScript, a type that is not an event type or none at all, rather than keeping nothing', () => {
+    const loose = ofType as (...types: unknown[]) => unknown;
+    expect(() => loose('nodes')).toThrow(expect.objectContaining({ name: 'InvalidArgumentError', argument: 'types', message: expect.stringContaining("'nodes' is not an event type") as unknown }));
+    expect(() => loose('node', 42)).toThrow(expect.objectContaining({ name: 'InvalidArgumentError', argument: 'types' }));
+    expect(() => loose()).toThrow(expect.objectContaining({ name: 'InvalidArgumentError', argument: 'types' }));
+    expect(() => ofType('snapshot', 'connection', 'finished')).not.toThrow();
+  });
 });
 
 describe('toRunState', () => {

@@ -100,6 +100,16 @@ describe('runSettings', () => {
     ['a null output mode (only an absent one is the default)', { output: null as unknown as NonNullable<RunOptions['output']> }, 'output'],
     ['a negative outageMs', { outageMs: -1 }, 'outageMs'],
     ['an infinite outageMs', { outageMs: Number.POSITIVE_INFINITY }, 'outageMs'],
+    // From plain JavaScript: a wrong type is refused rather than misread.
+    ['a signal that is not an AbortSignal', { signal: {} as AbortSignal }, 'signal'],
+    ['an AbortController in place of its signal', { signal: new AbortController() as unknown as AbortSignal }, 'signal'],
+    ['a detach that is not an AbortSignal', { detach: true as unknown as AbortSignal }, 'detach'],
+    ['a pollInterval that is a number', { pollInterval: 500 as unknown as NonNullable<RunOptions['pollInterval']> }, 'pollInterval'],
+    ['a null pollInterval', { pollInterval: null as unknown as NonNullable<RunOptions['pollInterval']> }, 'pollInterval'],
+    ["abortOnUnsubscribe: 'false' (truthy)", { abortOnUnsubscribe: 'false' as unknown as boolean }, 'abortOnUnsubscribe'],
+    ["failOnWorkflowError: 'false' (truthy)", { failOnWorkflowError: 'false' as unknown as boolean }, 'failOnWorkflowError'],
+    ["checkVariables: 'true'", { checkVariables: 'true' as unknown as boolean }, 'checkVariables'],
+    ['a misspelt pollInterval bound', { pollInterval: { min: 5 } as NonNullable<RunOptions['pollInterval']> }, 'pollInterval.min'],
   ])('refuses %s with an InvalidArgumentError naming the option', (_name, options, argument) => {
     expect(() => runSettings('run', options)).toThrow(expect.objectContaining({ name: 'InvalidArgumentError', argument }));
   });

@@ -91,6 +91,15 @@ describe('createRunLimiter: slots for work that is not one Observable (acquire, 
     expect([limiter.active('k'), limiter.queued('k')]).toEqual([0, 0]);
   });
 
+  it('refuses, from JavaScript, missing options and a signal that is not an AbortSignal with InvalidArgumentError, holding nothing', async () => {
+    expect(() => (createRunLimiter as (options?: unknown) => unknown)()).toThrow(expect.objectContaining({ name: 'InvalidArgumentError', argument: 'options' }));
+    expect(() => createRunLimiter(null as never)).toThrow(expect.objectContaining({ name: 'InvalidArgumentError', argument: 'options' }));
+    const limiter = createRunLimiter({ perKey: 1 });
+    await expect(limiter.acquire('u', { signal: new AbortController() as unknown as AbortSignal })).rejects.toMatchObject({ name: 'InvalidArgumentError', argument: 'signal' });
+    await expect(limiter.acquire('u', null as never)).rejects.toMatchObject({ name: 'InvalidArgumentError', argument: 'options' });
+    expect(limiter.active('u')).toBe(0);
+  });
+
   it('tryAcquire: a slot if one is free now, else undefined, in either mode', () => {
     for (const mode of ['queue', 'reject'] as const) {
       const limiter = createRunLimiter({ perKey: 2, mode });
