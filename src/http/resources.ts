@@ -1,5 +1,5 @@
 import { map, type Observable } from 'rxjs';
-import { InvalidArgumentError, objectArgument, pathSegment, ResponseValidationError } from '../errors/validation-errors.js';
+import { InvalidArgumentError, knownKeys, objectArgument, pathSegment, ResponseValidationError } from '../errors/validation-errors.js';
 import type { ExecutionOutput, ExecutionSnapshot, GeneratedWorkflow, Logger, UploadedFile, Variables, WorkflowPlan, WorkflowSummary } from '../domain/model.js';
 import { planSchema, type PlanSchema } from '../domain/plan-schema.js';
 import type { CallOptions, ExecutionsApi, StartOptions } from './calls.js';
@@ -439,7 +439,7 @@ const DOCUMENTED_LOCALES: ReadonlySet<string> = new Set(COPILOT_LOCALES);
  *
  * @example
  * ```ts
- * const request: GenerateRequest = { query: 'Translate the brief', locale: 'fr', replaceCanvasId: 'c-1' };
+ * const request: GenerateRequest = { query: 'Translate the brief', locale: 'fr', canvasId: 'c-1' };
  * ```
  */
 export interface GenerateRequest {
@@ -450,7 +450,7 @@ export interface GenerateRequest {
    * The workflow whose tasks and variables are **replaced, irreversibly** (service.md §5.3). Without it,
    * a new workflow is created.
    */
-  readonly replaceCanvasId?: string;
+  readonly canvasId?: string;
 }
 
 /**
@@ -481,17 +481,19 @@ function checkLocale(locale: string | undefined, logger: Logger | undefined, war
 function checkRequest(request: GenerateRequest, logger: Logger | undefined, warned: Set<string>): { query: string; locale?: string; canvasId?: string } {
   // Typed as required, but a JavaScript caller can leave it out.
   const given: unknown = request;
-  if (given === undefined) throw new InvalidArgumentError('request', 'is required: { query, locale?, replaceCanvasId? }');
-  const { query, locale, replaceCanvasId } = objectArgument('request', request);
-  // The service's own name for it (service.md §5.3). Refused, not ignored: ignored, it would create a new
-  // workflow where the caller meant to replace one.
-  if (Object.hasOwn(request, 'canvasId')) throw new InvalidArgumentError('canvasId', 'is not an option of generate: to replace a workflow, pass replaceCanvasId (irreversible); without it a new workflow is created');
+  if (given === undefined) throw new InvalidArgumentError('request', 'is required: { query, locale?, canvasId? }');
+  const { query, locale, canvasId } = objectArgument('request', request);
+  // A misspelt key is refused, not ignored: an ignored `canvasId` would create a new workflow where the
+  // caller meant to replace one.
+  knownKeys('request', request, GENERATE_KEYS);
   if (typeof query !== 'string' || query.trim() === '') throw new InvalidArgumentError('query', 'must not be empty');
   if (query.length > MAX_TEXT_CHARACTERS) throw new InvalidArgumentError('query', `is longer than ${MAX_TEXT_CHARACTERS} characters (the service's E2004)`);
   checkLocale(locale, logger, warned);
-  if (replaceCanvasId !== undefined) pathSegment('replaceCanvasId', replaceCanvasId);
-  return { query, ...defined({ locale, canvasId: replaceCanvasId }) };
+  if (canvasId !== undefined) pathSegment('canvasId', canvasId);
+  return { query, ...defined({ locale, canvasId }) };
 }
+
+const GENERATE_KEYS: readonly (keyof GenerateRequest)[] = ['query', 'locale', 'canvasId'];
 
 /** Builds the copilot resource; `logger` hears about undocumented locales (once each). */
 export function createCopilotApi({ call }: Transport, logger?: Logger): CopilotApi {

@@ -33,7 +33,7 @@ const cases: readonly (readonly [string, (client: HttpClient) => Promise<unknown
   ['an empty copilot query', (c) => c.copilot.generate({ query: '   ' }), 'query'],
   ['a copilot locale that is not a string', (c) => c.copilot.generate({ query: 'q', locale: 42 as unknown as string }), 'locale'],
   ['an empty copilot locale', (c) => c.copilot.generate({ query: 'q', locale: ' ' }), 'locale'],
-  ['an empty replaceCanvasId', (c) => c.copilot.generate({ query: 'q', replaceCanvasId: '' }), 'replaceCanvasId'],
+  ['an empty canvasId', (c) => c.copilot.generate({ query: 'q', canvasId: '' }), 'canvasId'],
   ['zero files', (c) => c.files.upload([]), 'files'],
   ['a Blob without a name', (c) => c.files.upload([new Blob(['x'])]), 'files[0]'],
   ['a file over 50 MiB', (c) => c.files.upload([{ name: 'big.bin', data: new Uint8Array(50 * 1024 * 1024 + 1) }]), 'files[0]'],
@@ -54,8 +54,8 @@ const cases: readonly (readonly [string, (client: HttpClient) => Promise<unknown
   ['null as copilot options', (c) => c.copilot.generate({ query: 'q' }, null as unknown as undefined), 'options'],
   ['null as a copilot request', (c) => c.copilot.generate(null as unknown as GenerateRequest), 'request'],
   ['no copilot request', (c) => (c.copilot.generate as (request?: GenerateRequest) => Promise<unknown>)(), 'request'],
-  // The service's name for it: read as nothing, it would create a new workflow instead of replacing one.
-  ['a copilot canvasId (replaceCanvasId is the option)', (c) => c.copilot.generate({ query: 'q', canvasId: 'c-1' } as GenerateRequest), 'canvasId'],
+  // Read as nothing, a misspelt key would leave `canvasId` out: a new workflow instead of the one replaced.
+  ['a copilot key it does not know', (c) => c.copilot.generate({ query: 'q', replaceCanvasId: 'c-1' } as GenerateRequest), 'request.replaceCanvasId'],
 ];
 
 /** `{ a: { a: … } }`, `levels` deep, built without recursion. */

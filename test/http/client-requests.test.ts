@@ -61,7 +61,7 @@ describe('what the client sends', () => {
     const server = await startServer((_request, response) => { ok(response, { canvasId: 'c-9', workflowPlan: { title: 'T', tasks: [] } }); });
     const client = clientFor(server.origin);
     await client.copilot.generate({ query: 'make it', locale: 'de-DE' });
-    await client.copilot.generate({ query: 'make it', replaceCanvasId: 'c-9' });
+    await client.copilot.generate({ query: 'make it', canvasId: 'c-9' });
     expect(server.requests.map((r) => JSON.parse(r.body.toString()) as unknown)).toEqual([{ query: 'make it', locale: 'de-DE' }, { query: 'make it', canvasId: 'c-9' }]);
   });
 

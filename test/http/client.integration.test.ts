@@ -115,13 +115,13 @@ describe.each(PROFILES)('against the emulator, %s profile', (profile) => {
     expect(emulator.requests.list({ endpoint: 'search' }).map((record) => record.query)).toHaveLength(3);
   });
 
-  it('creates a workflow without replaceCanvasId and replaces one with it (service.md §5.3)', async () => {
+  it('creates a workflow without canvasId and replaces one with it (service.md §5.3)', async () => {
     const { emulator, client } = await emulatorWithClient({ profile });
     const before = emulator.workflows.list().length;
     const created = await client.copilot.generate({ query: 'Search the web. Then write a summary.' });
     expect(emulator.workflows.list()).toHaveLength(before + 1);
     expect(created.canvasId).not.toBe('c-sample-linear');
-    const replaced = await client.copilot.generate({ query: 'Draw an image of a cat.', replaceCanvasId: 'c-sample-linear' });
+    const replaced = await client.copilot.generate({ query: 'Draw an image of a cat.', canvasId: 'c-sample-linear' });
     expect(replaced.canvasId).toBe('c-sample-linear');
     expect(emulator.workflows.list()).toHaveLength(before + 1);
     const plan = await client.workflows.get('c-sample-linear');
@@ -130,7 +130,7 @@ describe.each(PROFILES)('against the emulator, %s profile', (profile) => {
 
   it('maps a copilot replacement of an unknown canvas (400 on the service, 404 in the spec)', async () => {
     const { client } = await emulatorWithClient({ profile });
-    const error = await failure(client.copilot.generate({ query: 'x y', replaceCanvasId: 'c-missing' }));
+    const error = await failure(client.copilot.generate({ query: 'x y', canvasId: 'c-missing' }));
     expect(profile === 'service' ? isInvalidRequestError(error) : isNotFoundError(error)).toBe(true);
   });
 

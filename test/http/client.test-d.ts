@@ -42,10 +42,10 @@ describe('public signatures', () => {
     expectTypeOf(downloadFile).returns.toEqualTypeOf<Promise<Blob>>();
   });
 
-  it('replacing a workflow is spelled out; a bare canvasId is not accepted', () => {
-    expectTypeOf<{ query: string; replaceCanvasId: string }>().toExtend<GenerateRequest>();
-    // @ts-expect-error the option that replaces a workflow must say so
-    const request: GenerateRequest = { query: 'q', canvasId: 'c-1' };
+  it('the workflow to replace is canvasId, as the contract names it; another key is not accepted', () => {
+    expectTypeOf<{ query: string; canvasId: string }>().toExtend<GenerateRequest>();
+    // @ts-expect-error no such option
+    const request: GenerateRequest = { query: 'q', replaceCanvasId: 'c-1' };
     expectTypeOf(request).toEqualTypeOf<GenerateRequest>();
   });
 

@@ -23,7 +23,7 @@ async function generate(prompt: string, flags: GenerateFlags, context: CliContex
   const generated = await client.copilot.generate({
     query: prompt,
     ...(flags.locale === undefined ? {} : { locale: flags.locale }),
-    ...(flags.replace === undefined ? {} : { replaceCanvasId: flags.replace }),
+    ...(flags.replace === undefined ? {} : { canvasId: flags.replace }),
   });
   const text = flags.json ? JSON.stringify(generated) : planLines(terminalText(generated.canvasId), terminalSafe(generated.workflowPlan), createPaint(context.stdout.isTTY && context.stdout.hasColors())).join('\n');
   context.stdout.write(`${text}\n`);
