@@ -71,8 +71,10 @@ export interface RunOptions {
   readonly checkVariables?: boolean;
   /**
    * When the execution fails while other branches still run (service.md §3.3): `'leave'` them running
-   * (the result lists them in `runningNodes`), `'abort'` the execution once (it stops spending credits,
-   * §3.5), or `'follow'` them to their end before `finished`. Default `'leave'`.
+   * (the result lists them in `runningNodes`), `'abort'` the execution once, or `'follow'` them to their
+   * end before `finished`. Default `'leave'`. The service answers an abort of a failed execution with
+   * success, and does not say whether it stops the branches still running (§3.5): `'abort'` asks it to,
+   * and the result lists them as they were; the emulator leaves them running.
    */
   readonly onFailedBranches?: FailedBranches;
   /**
