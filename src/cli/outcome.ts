@@ -23,7 +23,8 @@ export function outcomeOfRun(ending: RunEnding): CommandOutcome {
 export async function outcomeAbout(about: ErrorSubject, command: () => Promise<CommandOutcome>): Promise<CommandOutcome> {
   try {
     const outcome = await command();
-    return outcome.kind === 'error' ? { ...outcome, about } : outcome;
+    // What the command knew of its failure (which workflow of several) is kept beside what it was asked about.
+    return outcome.kind === 'error' ? { ...outcome, about: { ...about, ...outcome.about } } : outcome;
   } catch (error) {
     return { kind: 'error', error, about };
   }

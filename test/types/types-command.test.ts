@@ -95,4 +95,10 @@ describe('flowstream types', () => {
     expect((await types(['c-typed-nope', '--out', join(scratch, 'keep.ts')])).code).toBe(3);
     expect(await readFile(join(scratch, 'keep.ts'), 'utf8')).toBe('mine\n');
   });
+
+  it('names the workflow, of several, whose plan was not found', async () => {
+    const result = await types(['c-typed-translate', 'c-typed-nope', 'c-typed-brief']);
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain('Error: The workflow c-typed-nope was not found (E1000).');
+  });
 });

@@ -17,12 +17,21 @@ interface TypesFlags {
   readonly baseUrl?: string;
 }
 
-/** The plans to type: the given workflows, or every workflow of the account. One at a time, through the client's budget. */
-async function typedWorkflows(client: Client, canvasIds: readonly string[]): Promise<TypedWorkflow[]> {
+/**
+ * The plans to type: the given workflows, or every workflow of the account. One at a time, through the
+ * client's budget. A plan that cannot be read ends it with the error, naming its workflow.
+ */
+async function typedWorkflows(client: Client, canvasIds: readonly string[]): Promise<TypedWorkflow[] | CommandOutcome> {
   const ids: string[] = [...canvasIds];
   if (ids.length === 0) for await (const summary of client.workflows.list({ pageSize: 100 })) ids.push(summary.canvasId);
   const workflows: TypedWorkflow[] = [];
-  for (const canvasId of ids) workflows.push({ canvasId, plan: await client.workflows.get(canvasId) });
+  for (const canvasId of ids) {
+    try {
+      workflows.push({ canvasId, plan: await client.workflows.get(canvasId) });
+    } catch (error) {
+      return { kind: 'error', error, about: { canvasId } };
+    }
+  }
   return workflows;
 }
 
@@ -52,7 +61,9 @@ async function types(canvasIds: readonly string[], flags: TypesFlags, context: C
   if (flags.check && flags.out === undefined) throw new UsageError('--check compares with the file of --out: give both.');
   if (flags.module.trim() === '') throw new UsageError('--module must name the module to augment (default: flowstream).');
   const ids = [...new Set(canvasIds)].sort();
-  const text = typesModule(await typedWorkflows(connect(flags, context), ids), { module: flags.module, canvasIds: ids });
+  const typed = await typedWorkflows(connect(flags, context), ids);
+  if (!Array.isArray(typed)) return typed;
+  const text = typesModule(typed, { module: flags.module, canvasIds: ids });
   if (flags.out === undefined) {
     context.stdout.write(text);
     return { kind: 'done' };
