@@ -88,7 +88,31 @@ export type {
 // Plain calls, files and the domain model
 export type { HttpClient, WorkflowsApi, SearchQuery, ListQuery, WorkflowOrder, FilesApi, UploadSource, NamedFileData, CopilotApi, CopilotLocale, GenerateRequest, DownloadOptions } from './http/index.js';
 export { WORKFLOW_ORDERS, COPILOT_LOCALES, UPLOAD_BATCH_SIZE, MAX_UPLOAD_BYTES, downloadFile, openFile } from './http/index.js';
-export type * from './domain/model.js';
+export type {
+  ExecutionStatus,
+  NodeStatus,
+  MessageType,
+  NodeError,
+  StartedExecution,
+  NodeExecution,
+  ExecutionSnapshot,
+  OutputMessage,
+  OutputNode,
+  OutputFile,
+  ExecutionOutput,
+  WorkflowSummary,
+  VariableType,
+  PlanTask,
+  PlanVariable,
+  WorkflowPlan,
+  UploadedFile,
+  GeneratedWorkflow,
+  VariableValue,
+  Variables,
+  Logger,
+  RunEnding,
+  RunResult,
+} from './domain/model.js';
 export type { CallOptions, StartOptions, ExecutionsApi } from './http/calls.js';
 export type { Endpoint, RequestPriority, CallPriority } from './domain/endpoints.js';
 export type { RateLimitInfo } from './domain/requests.js';
