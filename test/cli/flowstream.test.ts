@@ -421,6 +421,13 @@ describe('the other commands', { timeout: 60_000 }, () => {
     expect(show.stdout()).toContain('tools: send_email');
   });
 
+  it('generate refuses an empty prompt at once, before saying it is generating (exit 2)', async () => {
+    const cli = flowstream(['generate', '   '], connected);
+    expect(await cli.exited()).toBe(2);
+    expect(cli.stderr()).toContain('the prompt must say what the workflow should do');
+    expect(cli.stderr()).not.toContain('Generating');
+  });
+
   it('emulator serves the samples in the foreground, prints its URL and key, and stops on Ctrl-C', async () => {
     const cli = flowstream(['emulator', '--speed', '50', '--profile', 'spec']);
     const [, url = ''] = await cli.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+\/v1) \(profile spec, time 50x\)/u);

@@ -7,6 +7,7 @@ import { outcomeAbout } from '../outcome.js';
 import { createPaint } from '../format/paint.js';
 import { planLines } from '../format/plan.js';
 import { terminalSafe, terminalText } from '../format/terminal-text.js';
+import { UsageError } from '../usage-error.js';
 
 interface GenerateFlags {
   readonly locale?: CopilotLocale;
@@ -18,6 +19,8 @@ interface GenerateFlags {
 
 async function generate(prompt: string, flags: GenerateFlags, context: CliContext): Promise<CommandOutcome> {
   const client = connect(flags, context);
+  // Nothing to generate from: said at once, not after promising a wait.
+  if (prompt.trim() === '') throw new UsageError('the prompt must say what the workflow should do; it is empty.');
   // Generation can block for up to 300 s on the service (service.md §2.4); say so instead of looking stuck.
   if (!flags.json) context.stderr.write('Generating the workflow (this can take a few minutes)…\n');
   const generated = await client.copilot.generate({
