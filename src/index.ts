@@ -86,7 +86,7 @@ export type {
 } from './pipeline/index.js';
 
 // Plain calls, files and the domain model
-export type { HttpClient, WorkflowsApi, SearchQuery, ListQuery, WorkflowOrder, FilesApi, UploadSource, NamedFileData, CopilotApi, CopilotLocale, GenerateRequest, DownloadOptions } from './http/index.js';
+export type { HttpClient, WorkflowsApi, SearchQuery, ListQuery, WorkflowOrder, FilesApi, UploadSource, NamedBlob, NamedFileData, CopilotApi, CopilotLocale, GenerateRequest, DownloadOptions } from './http/index.js';
 export { WORKFLOW_ORDERS, COPILOT_LOCALES, UPLOAD_BATCH_SIZE, MAX_UPLOAD_BYTES, downloadFile, openFile } from './http/index.js';
 export type {
   ExecutionStatus,

@@ -146,8 +146,10 @@ describe('plain calls', () => {
     expectTypeOf<Client['executions']['abort']>().toBeCallableWith('we-1');
   });
 
-  it('files.upload takes Files, Blobs and named bytes', () => {
-    expectTypeOf<Client['files']['upload']>().toBeCallableWith([new File(['a'], 'a.txt'), new Blob(['b']), { name: 'c.bin', data: new Uint8Array(1) }]);
+  it('files.upload takes Files, Blobs with a name and named bytes, not a Blob without a name', () => {
+    expectTypeOf<Client['files']['upload']>().toBeCallableWith([new File(['a'], 'a.txt'), Object.assign(new Blob(['b']), { name: 'b.txt' }), { name: 'c.bin', data: new Uint8Array(1) }]);
+    // @ts-expect-error -- the service records every file under a name: a bare Blob has none
+    expectTypeOf<Client['files']['upload']>().toBeCallableWith([new Blob(['b'])]);
     expectTypeOf<Client['files']['upload']>().returns.toEqualTypeOf<Promise<UploadedFile[]>>();
   });
 

@@ -14,7 +14,7 @@ export {
   type WorkflowOrder,
   type WorkflowsApi,
 } from './resources.js';
-export { MAX_UPLOAD_BYTES, type NamedFileData, type UploadSource } from './upload-source.js';
+export { MAX_UPLOAD_BYTES, type NamedBlob, type NamedFileData, type UploadSource } from './upload-source.js';
 export { downloadFile, openFile, type DownloadOptions } from './download.js';
 export { decideRetry, readRateLimit, type RetryDecision, type RetryInput } from './transport.js';
 export { parseNodeError } from './schemas.js';

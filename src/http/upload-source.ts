@@ -26,6 +26,12 @@ export interface NamedFileData {
 }
 
 /**
+ * A Blob with the name the service should record: a `File`, or any Blob given a `name` (a Blob without
+ * one is refused at compile time, and with an `InvalidArgumentError` from JavaScript).
+ */
+export type NamedBlob = Blob & { readonly name: string };
+
+/**
  * What `files.upload` accepts: a `File` (a Blob with a name) or named bytes. In Node, `fromPath()` and
  * `fromStream()` of `flowstream`'s node helpers produce these too.
  *
@@ -34,7 +40,7 @@ export interface NamedFileData {
  * const sources: UploadSource[] = [new File(['a,b'], 'table.csv'), { name: 'notes.txt', data: new TextEncoder().encode('hi') }];
  * ```
  */
-export type UploadSource = Blob | NamedFileData;
+export type UploadSource = NamedBlob | NamedFileData;
 
 /** A source ready for multipart: the part's bytes and its file name. */
 export interface UploadPart {

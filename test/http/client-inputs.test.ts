@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { isInvalidArgumentError } from '../../src/errors/validation-errors.js';
 import type { HttpClient } from '../../src/http/client.js';
 import type { GenerateRequest } from '../../src/http/resources.js';
+import type { UploadSource } from '../../src/http/upload-source.js';
 import type { Variables } from '../../src/domain/model.js';
 import { clientFor } from './support/client.js';
 
@@ -35,7 +36,7 @@ const cases: readonly (readonly [string, (client: HttpClient) => Promise<unknown
   ['an empty copilot locale', (c) => c.copilot.generate({ query: 'q', locale: ' ' }), 'locale'],
   ['an empty canvasId', (c) => c.copilot.generate({ query: 'q', canvasId: '' }), 'canvasId'],
   ['zero files', (c) => c.files.upload([]), 'files'],
-  ['a Blob without a name', (c) => c.files.upload([new Blob(['x'])]), 'files[0]'],
+  ['a Blob without a name', (c) => c.files.upload([new Blob(['x']) as UploadSource]), 'files[0]'],
   ['a file over 50 MiB', (c) => c.files.upload([{ name: 'big.bin', data: new Uint8Array(50 * 1024 * 1024 + 1) }]), 'files[0]'],
   ['a page of 0', (c) => c.workflows.search({ page: 0 }), 'page'],
   ['a page size over 100', (c) => c.workflows.search({ pageSize: 101 }), 'pageSize'],
