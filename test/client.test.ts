@@ -58,6 +58,8 @@ describe('createClient', () => {
     ['a misspelt polling bound', () => createClient({ ...options, polling: { min: 5 } as never }), 'polling.min'],
     ['a misspelt createAccountBudget option', () => createAccountBudget({ requestsPerMin: 5 } as never), 'budget.requestsPerMin'],
     ['null createAccountBudget options', () => createAccountBudget(null as never), 'options'],
+    // The link to an account shared by several processes is createRedisBudget's to make, not an option.
+    ['a shared account given to createAccountBudget', () => createAccountBudget({ shared: {} } as never), 'budget.shared'],
     ['null options', () => createClient(null as never), 'options'],
     ['no options', () => (createClient as (options?: unknown) => unknown)(), 'options'],
     ['null events options', () => createClient(options).events(EMPTY, null as never), 'options'],

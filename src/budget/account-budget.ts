@@ -17,7 +17,7 @@ import type { KeyCadence, Refusal, BudgetEvent } from './budget-core.js';
 export type { AccountBudget, AccountBudgetOptions };
 
 /** The names `createAccountBudget` takes: a misspelt one (`requestPerMinute`) would leave the account's default limit unsaid. */
-const BUDGET_OPTION_NAMES: readonly string[] = [...Object.keys(DEFAULTS.budget), 'scheduler', 'durations', 'ledger', 'shared'];
+const BUDGET_OPTION_NAMES: readonly string[] = [...Object.keys(DEFAULTS.budget), 'scheduler', 'durations', 'ledger'];
 
 /**
  * Creates an account budget: the queue (priorities, runs in turn) and its waiting promises, with at
@@ -34,9 +34,21 @@ const BUDGET_OPTION_NAMES: readonly string[] = [...Object.keys(DEFAULTS.budget),
  * budget.state$.subscribe((state) => console.log(`${state.day.used} used today, ${state.day.remaining} left`));
  * ```
  */
-export function createAccountBudget(options: AccountBudgetOptions & { readonly ledger?: MemoryLedger; readonly shared?: SharedLink } = {}): AccountBudget {
+export function createAccountBudget(options: AccountBudgetOptions & { readonly ledger?: MemoryLedger } = {}): AccountBudget {
   knownKeys('budget', objectArgument('options', options), BUDGET_OPTION_NAMES);
-  const { scheduler = asyncScheduler, durations, ledger, shared, ...numbers } = options;
+  return budgetShell(options, undefined);
+}
+
+/**
+ * The same budget with the account shared by several processes through `shared` (shared-account.ts):
+ * `createRedisBudget` is this with the account in Redis. Its options are checked by its caller.
+ */
+export function createSharedAccountBudget(options: AccountBudgetOptions, shared: SharedLink): AccountBudget {
+  return budgetShell(options, shared);
+}
+
+function budgetShell(options: AccountBudgetOptions & { readonly ledger?: MemoryLedger }, shared: SharedLink | undefined): AccountBudget {
+  const { scheduler = asyncScheduler, durations, ledger, ...numbers } = options;
   // The budget's clock. Real time is the wall clock, which may step back (NTP): the budget's time never does.
   let latest = -Infinity;
   const now = (): number => {

@@ -14,7 +14,7 @@ import type { FairClass } from './fair-queue.js';
  * A request budget over an account kept in a store several processes share (Redis): the budget's
  * core lets requests through on a mirror of the account's record, and each is then held until
  * the shared account grants it. Only such a budget carries this code: `createRedisBudget` links it in
- * (`createAccountBudget({ shared: shareAccount(account) })`), a budget in memory never loads it.
+ * (`createSharedAccountBudget(options, shareAccount(account))`), a budget in memory never loads it.
  */
 
 /**
@@ -43,12 +43,12 @@ const REPORT_ATTEMPTS = 10;
 const UNREACHABLE_RETRY_MS = 1_000;
 
 /**
- * `account` as a budget's link: `createAccountBudget({ shared: shareAccount(account) })` is the budget
+ * `account` as a budget's link: `createSharedAccountBudget(options, shareAccount(account))` is the budget
  * with the account kept there.
  *
  * @example
  * ```ts
- * const budget = createAccountBudget({ ...config.options, scheduler, shared: shareAccount(account) });
+ * const budget = createSharedAccountBudget({ ...config.options, scheduler }, shareAccount(account));
  * ```
  */
 export function shareAccount(account: SharedAccount): SharedLink {

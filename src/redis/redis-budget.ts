@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { asyncScheduler, type SchedulerLike, type Subscription } from 'rxjs';
-import { createAccountBudget } from '../budget/account-budget.js';
+import { createSharedAccountBudget } from '../budget/account-budget.js';
 import { shareAccount } from '../budget/shared-account.js';
 import type { AccountConfig } from '../budget/account-rules.js';
 import { budgetLimits } from '../budget/account-rules.js';
@@ -133,10 +133,9 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
     onClockStep: (aheadMs) => logger?.warn('flowstream: this process\'s clock is ahead of the account\'s by more than Redis\'s time allows: the account keeps to Redis\'s', { aheadMs: Math.round(aheadMs) }),
   });
   // The one shell of every account budget, with the account kept in Redis.
-  const budget = createAccountBudget({
-    ...config.options,
-    scheduler,
-    shared: shareAccount({
+  const budget = createSharedAccountBudget(
+    { ...config.options, scheduler },
+    shareAccount({
       config,
       unavailableAfterMs,
       logger,
@@ -145,7 +144,7 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
       leave: () => store.leave(),
       markKey: (startKey) => store.markKey(startKey),
     }),
-  });
+  );
   let closing: Promise<void> | undefined;
 
   /** Leaves the account within `unavailableAfterMs` (see `RedisBudget`), then closes the durations and the connection, answered or not. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createAccountBudget } from '../../src/budget/account-budget.js';
+import { createSharedAccountBudget } from '../../src/budget/account-budget.js';
 import { shareAccount, type SharedAccount } from '../../src/budget/shared-account.js';
 import { afterReport, type AccountConfig, type AccountRecord, newAccountRecord } from '../../src/budget/account-rules.js';
 import { clockScheduler, createManualClock, driveClock } from '../../src/emulator/index.js';
@@ -48,7 +48,7 @@ describe('a shared account and a request that left while it was asked', () => {
     const scheduler = clockScheduler(clock);
     const config: AccountConfig = { options: { requestsPerMinute: 100, requestsPerDay: 10_000 }, process: new SharedProcess('p1', 124_000) };
     const account = slowSharedAccount(config, () => clock.now());
-    const budget = createAccountBudget({ ...config.options, scheduler, shared: shareAccount(account.shared) });
+    const budget = createSharedAccountBudget({ ...config.options, scheduler }, shareAccount(account.shared));
     const ticket = { endpoint: 'run', priority: 'start', key: 'c-1\n{}' } as const;
     const leaving = new AbortController();
     const first = budget.acquire(ticket, leaving.signal).then(
@@ -77,7 +77,7 @@ describe('a shared account and a request that left while it was asked', () => {
     const scheduler = clockScheduler(clock);
     const config: AccountConfig = { options: { requestsPerMinute: 100, requestsPerDay: 10_000 }, process: new SharedProcess('p1', 124_000) };
     const account = slowSharedAccount(config, () => clock.now());
-    const budget = createAccountBudget({ ...config.options, scheduler, shared: shareAccount(account.shared) });
+    const budget = createSharedAccountBudget({ ...config.options, scheduler }, shareAccount(account.shared));
     const granted: string[] = [];
     const abort = (executionId: string): Promise<void> =>
       budget.acquire({ endpoint: 'abort', priority: 'abort', key: executionId }).then(() => {
