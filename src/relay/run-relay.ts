@@ -1,9 +1,10 @@
-import { asyncScheduler, type Observable, type SchedulerLike, type Subscription, timer } from 'rxjs';
+import { asyncScheduler, filter, firstValueFrom, type Observable, type SchedulerLike, type Subscription, timer } from 'rxjs';
 import type { Client } from '../client.js';
 import type { Variables } from '../domain/model.js';
 import type { RunEvent } from '../runs/events.js';
 import type { RunHub } from '../runs/run-hub.js';
 import { isNotFoundError } from '../errors/api-errors.js';
+import { isStartInDoubtError } from '../errors/start-in-doubt-error.js';
 import { InvalidArgumentError, isInvalidArgumentError, MAX_TIMER_MS, timerDelay } from '../errors/validation-errors.js';
 import { type ErrorBody, errorBody } from './error-body.js';
 import { eventStream } from './event-stream.js';
@@ -12,8 +13,11 @@ import { normalizedBasePath, routeOf } from './relay-routes.js';
 import { isRunTokenError } from './run-token-error.js';
 import type { RunScope, RunTokens, RunTokenScope } from './run-tokens.js';
 
-/** What a relay uses of a client: `watch` to follow an execution, `executions.start` and `.abort`, and its `hub` when it has one. */
-export type RelayClient = Pick<Client, 'watch'> & { readonly executions: Pick<Client['executions'], 'start' | 'abort'>; readonly hub?: RunHub };
+/**
+ * What a relay uses of a client: `watch` to follow an execution, `executions.start` and `.abort`, `run`
+ * for a start with an idempotency key, and its `hub` when it has one.
+ */
+export type RelayClient = Pick<Client, 'watch' | 'run'> & { readonly executions: Pick<Client['executions'], 'start' | 'abort'>; readonly hub?: RunHub };
 
 /** Which page origins may call the relay from a browser (CORS): a list, or `'*'` for any. */
 export interface RelayCors {
@@ -26,12 +30,33 @@ export interface RelayCors {
  * What `POST {basePath}/runs` starts, as the `start` hook decides from the request: a workflow and its
  * variables, and the token handed back (`scope` default `['read', 'cancel']`, `ttlMs` the relay's
  * `tokenTtlMs`). The hook answers a `Response` itself to refuse (a 401 for a user not signed in).
+ *
+ * @example
+ * ```ts
+ * // A browser may send its POST again when the answer was lost: the same key starts nothing new.
+ * const start = async (request: Request): Promise<StartDecision | Response> => {
+ *   const user = await signedInUser(request);
+ *   if (user === undefined) return new Response(null, { status: 401 });
+ *   const key = request.headers.get('idempotency-key');
+ *   return { canvasId: 'c-123', variables: await request.json(), ...(key === null ? {} : { idempotencyKey: `${user.id}:${key}` }) };
+ * };
+ * ```
  */
 export interface StartDecision {
   readonly canvasId: string;
   readonly variables?: Variables;
   readonly scope?: RunTokenScope;
   readonly ttlMs?: number;
+  /**
+   * Makes the start idempotent (the client's `RunOptions.idempotencyKey`, kept in the client's
+   * idempotency store): a request that decides a key already used within `idempotencyTtlMs` is
+   * answered as the first one was — that execution's id, with a new token — and starts nothing. Decide
+   * keys per user (as in the example): whoever presents a key is answered its execution. A key whose
+   * start may have reached the service without an answer is refused with 409 `START_IN_DOUBT`.
+   */
+  readonly idempotencyKey?: string;
+  /** How long `idempotencyKey` is remembered, in ms (default a day). */
+  readonly idempotencyTtlMs?: number;
 }
 
 /** Options of {@link createRunRelay}. */
@@ -199,11 +224,11 @@ export function createRunRelay(options: RunRelayOptions): RunRelay {
     const decision = await hook(request);
     if (decision instanceof Response) return decision;
     try {
-      const { executionId } = await client.executions.start(decision.canvasId, decision.variables === undefined ? {} : { variables: decision.variables });
+      const executionId = await startExecution(client, decision);
       const token = await tokens.sign({ executionId, scope: decision.scope ?? STARTER_SCOPE, ttlMs: decision.ttlMs ?? settings.tokenTtlMs });
       return json(201, { executionId, token });
     } catch (error) {
-      return failure(isInvalidArgumentError(error) ? 400 : 502, errorBody(error));
+      return failure(isInvalidArgumentError(error) ? 400 : isStartInDoubtError(error) ? 409 : 502, errorBody(error));
     }
   }
 
@@ -316,6 +341,26 @@ function resumePoint(request: Request, url: URL): number | undefined {
   return /^\d{1,15}$/u.test(given) ? Number(given) : undefined;
 }
 
+/**
+ * Starts what `decision` says and answers the execution's id: a plain start, or with its idempotency
+ * key a run that claims the key and then starts the execution or follows the one the key started, left
+ * as soon as the id is known (the execution runs on: `abortOnUnsubscribe: false`).
+ */
+async function startExecution(client: RelayClient, decision: StartDecision): Promise<string> {
+  const input = decision.variables === undefined ? {} : { variables: decision.variables };
+  if (decision.idempotencyKey === undefined) {
+    if (decision.idempotencyTtlMs !== undefined) throw new InvalidArgumentError('idempotencyTtlMs', 'needs an idempotencyKey');
+    return (await client.executions.start(decision.canvasId, input)).executionId;
+  }
+  const run$ = client.run(decision.canvasId, input, {
+    idempotencyKey: decision.idempotencyKey,
+    ...(decision.idempotencyTtlMs === undefined ? {} : { idempotencyTtlMs: decision.idempotencyTtlMs }),
+    abortOnUnsubscribe: false,
+    failOnWorkflowError: false,
+  });
+  return (await firstValueFrom(run$.pipe(filter((event) => event.executionId !== '')))).executionId;
+}
+
 function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...headers } });
 }
@@ -333,7 +378,7 @@ function allowedOrigin(origin: string | null, cors: RelayCors | undefined): stri
 function preflightHeaders(cors: RelayCors | undefined): Record<string, string> {
   return {
     'access-control-allow-methods': 'GET, POST, OPTIONS',
-    'access-control-allow-headers': 'Authorization, Content-Type, Last-Event-ID, Flowstream-Follow',
+    'access-control-allow-headers': 'Authorization, Content-Type, Last-Event-ID, Flowstream-Follow, Idempotency-Key',
     'access-control-max-age': String(cors?.maxAgeSeconds ?? DEFAULTS.corsMaxAgeSeconds),
   };
 }
