@@ -51,7 +51,7 @@ async function jsonBody(request: IncomingMessage): Promise<unknown> {
 }
 
 /**
- * Serves MCP over Streamable HTTP on `http://127.0.0.1:<port>/mcp` until Ctrl-C or SIGTERM: each
+ * Serves MCP over Streamable HTTP on `http://127.0.0.1:<port>/mcp` until Ctrl-C, SIGTERM or SIGHUP: each
  * request needs `Authorization: Bearer <token>` (401 without) and a loopback `Host` (403 otherwise,
  * against DNS rebinding); each MCP session has its own server, all on one client and its budget.
  * Stopping closes every session, which aborts the tool calls in flight.
@@ -135,17 +135,9 @@ export async function serveHttp(options: HttpServeOptions, context: CliContext):
 
   let stopListening = (): void => undefined;
   const stopped = new Promise<string>((resolve) => {
-    const terminated = (): void => {
-      resolve('SIGTERM');
-    };
-    process.once('SIGTERM', terminated);
-    const stopInterrupt = context.interrupts(() => {
-      resolve('interrupted');
+    stopListening = context.interrupts((signal) => {
+      resolve(signal === 'SIGINT' ? 'interrupted' : signal);
     });
-    stopListening = () => {
-      process.off('SIGTERM', terminated);
-      stopInterrupt();
-    };
   });
   // Closing the sessions aborts the tool calls in flight: their executions are aborted before the process ends.
   context.stderr.write(`flowstream mcp: stopping (${await stopped})\n`);
