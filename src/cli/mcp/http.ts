@@ -130,15 +130,15 @@ export async function serveHttp(options: HttpServeOptions, context: CliContext):
   const address = http.address();
   const port = typeof address === 'object' && address !== null ? address.port : options.port;
   allowedHosts = [`${HOST}:${port}`, `localhost:${port}`];
-  context.stderr.write(`flowstream mcp: listening on http://${HOST}:${port}${MCP_PATH} (Streamable HTTP)\n`);
-  if (options.token === undefined) context.stderr.write(`flowstream mcp: no FLOWSTREAM_MCP_TOKEN set; the token of this server, until it stops (send Authorization: Bearer <token>): ${token}\n`);
-
+  // Listening for the stop signals before saying it listens: whoever reads that may stop it at once.
   let stopListening = (): void => undefined;
   const stopped = new Promise<string>((resolve) => {
     stopListening = context.interrupts((signal) => {
       resolve(signal === 'SIGINT' ? 'interrupted' : signal);
     });
   });
+  context.stderr.write(`flowstream mcp: listening on http://${HOST}:${port}${MCP_PATH} (Streamable HTTP)\n`);
+  if (options.token === undefined) context.stderr.write(`flowstream mcp: no FLOWSTREAM_MCP_TOKEN set; the token of this server, until it stops (send Authorization: Bearer <token>): ${token}\n`);
   // Closing the sessions aborts the tool calls in flight: their executions are aborted before the process ends.
   context.stderr.write(`flowstream mcp: stopping (${await stopped})\n`);
   stopListening();
