@@ -4,7 +4,7 @@
  */
 import { runCli } from './cli.js';
 import { EXIT_CODES } from './exit-code.js';
-import { dieOfHangUpAtExit } from './hung-up-terminal.js';
+import { dieOfHangUpAtExit, ignoreGoneOutput } from './output-gone.js';
 import { PendingAborts } from './pending-aborts.js';
 import { processInterrupts } from './progress/interrupts.js';
 
@@ -16,19 +16,7 @@ import { processInterrupts } from './progress/interrupts.js';
  */
 const DRAIN_LIMIT_MS = 35_000;
 
-/**
- * Output that cannot be written any more must not end the command: a reader that goes away
- * (`flowstream run … --json | head`: EPIPE) or a terminal that was closed (SIGHUP, then EIO). The
- * abort that a closed terminal asked for must still be sent and answered, and the run's end still
- * decides the exit code.
- */
-const GONE_OUTPUT = new Set(['EPIPE', 'EIO']);
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code === undefined || !GONE_OUTPUT.has(error.code)) throw error;
-  });
-}
-
+ignoreGoneOutput([process.stdout, process.stderr]);
 dieOfHangUpAtExit();
 
 const aborts = new PendingAborts(

@@ -13,9 +13,10 @@ export type RunEnding =
 export interface FollowOptions {
   readonly renderer: RunRenderer;
   /**
-   * What Ctrl-C — or SIGTERM, or SIGHUP — does. `abort`: unsubscribe from a run made with `abortOnUnsubscribe: true`, which
-   * aborts the execution exactly once (even while the start is in flight). `detach`: leave the
-   * execution running — once its id is known, so that the user can `watch` it later.
+   * What Ctrl-C, SIGTERM or SIGHUP does. `abort`: unsubscribe from a run made with
+   * `abortOnUnsubscribe: true`, which aborts the execution exactly once (even while the start is in
+   * flight). `detach`: leave the execution running — once its id is known, so that the user can
+   * `watch` it later.
    */
   readonly onInterrupt: 'abort' | 'detach';
   readonly interrupts: InterruptSource;
