@@ -28,9 +28,10 @@ Examples:
   $ flowstream run c-sample-variables --var topic=rxjs --var tone=casual --file attachment=./notes.md
   $ flowstream run c-sample-linear --json | jq -c 'select(.type == "node")'
 
-Ctrl-C aborts the execution (exit 130), and so do SIGTERM (exit 143) and SIGHUP, a closed terminal
-(exit 129): the command waits for the abort's answer before it exits; a second signal quits at
-once. With --no-abort the execution keeps running and its id is printed (\`flowstream abort <id>\` stops it).
+Ctrl-C aborts the execution (exit 130); so do SIGTERM (exit 143: kill, timeout, a cancelled CI job)
+and SIGHUP (exit 129: a closed terminal). The command waits for the abort's answer before it exits;
+a second signal quits at once. With --no-abort the execution keeps running and its id is printed;
+\`flowstream abort <id>\` stops it later.
 Exit codes: 0 finished, 1 workflow failed or timed out, 2 usage error, 3 API or connection error,
 4 the execution could not be aborted (it may still be running).`;
 

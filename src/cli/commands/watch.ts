@@ -38,7 +38,7 @@ export function watchCommand(context: CliContext, report: (outcome: CommandOutco
     .argument('<executionId>', 'the execution to follow (we-…)')
     .option('--json', 'print every event as one line of JSON (NDJSON)', false)
     .option('-q, --quiet', 'leave out partial output', false)
-    .addHelpText('after', '\nCtrl-C, SIGTERM and SIGHUP stop watching and leave the execution running; to stop it: flowstream abort <executionId>.\nExit codes: 0 finished, 1 workflow failed, 2 usage error, 3 API or connection error, 130 Ctrl-C (143 SIGTERM, 129 SIGHUP).')
+    .addHelpText('after', '\nCtrl-C, SIGTERM and SIGHUP stop watching and leave the execution running;\nto stop it: flowstream abort <executionId>.\nExit codes: 0 finished, 1 workflow failed, 2 usage error, 3 API or connection error, 130 Ctrl-C (143 SIGTERM, 129 SIGHUP).')
     .action(async (executionId: string, flags: WatchFlags) => {
       report(await outcomeAbout(errorSubject(flags, context, { executionId }), () => watch(executionId, flags, context)));
     });
