@@ -24,7 +24,7 @@ export function connect(flags: ConnectionFlags, context: CliContext): Client {
     logger: {
       warn: (message, meta) => {
         const executionId = meta?.['executionId'];
-        if (message === ABORT_FAILED_LOG && typeof executionId === 'string' && context.aborts !== undefined) context.aborts.fail(executionId, meta?.['error']);
+        if (message === ABORT_FAILED_LOG && typeof executionId === 'string' && context.aborts !== undefined) context.aborts.fail(executionId, meta?.['error'], baseUrl);
         else context.stderr.write(`warning: ${message}\n`);
       },
     },

@@ -36,10 +36,10 @@ export class PendingAborts {
     this.#asked.push(executionId);
   }
 
-  /** The library could not send the abort of `executionId`, for `error`. */
-  fail(executionId: string, error: unknown): void {
+  /** The library could not send the abort of `executionId` to `baseUrl`, for `error`. */
+  fail(executionId: string, error: unknown, baseUrl?: string): void {
     this.#failed.add(executionId);
-    const [reason = 'Error: unknown'] = describeError(error, { executionId });
+    const [reason = 'Error: unknown'] = describeError(error, { executionId, ...(baseUrl === undefined ? {} : { baseUrl }) });
     this.#write(`Could not abort execution ${terminalText(executionId)}: ${reason.replace(/^Error: /u, '')}\n${leftRunning(executionId)}\n`);
     this.#onFailure();
   }

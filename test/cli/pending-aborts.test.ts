@@ -41,6 +41,14 @@ describe('PendingAborts', () => {
     expect(aborts.failed).toBe(false);
   });
 
+  it('names the address it could not reach, without its credentials', () => {
+    const { aborts, said } = ledger();
+    const refused = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    aborts.fail('we-4', new NetworkError({ endpoint: 'abort', executionId: 'we-4', cause: refused }), 'http://user:secret@127.0.0.1:9/v1');
+    expect(said()).toContain('Could not abort execution we-4: Could not connect to http://127.0.0.1:9/v1 (ECONNREFUSED) for abort: nothing was sent.\n');
+    expect(said()).not.toContain('secret');
+  });
+
   it('keeps terminal control sequences of an id out of what it says', () => {
     const { aborts, said } = ledger();
     aborts.fail('we-3\u001b[2J', new NetworkError({ endpoint: 'abort' }));
