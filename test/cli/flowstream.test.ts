@@ -341,10 +341,11 @@ async function commandUnder(script: RunningProcess): Promise<number> {
   throw new Error(`script ${pid} started no command`);
 }
 
-function isRunning(pid: number): boolean {
+/** Whether `pid` runs: an ended process that no one has reaped yet (state `Z`) has ended too. */
+async function isRunning(pid: number): Promise<boolean> {
   try {
-    process.kill(pid, 0);
-    return true;
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
   } catch {
     return false;
   }
@@ -352,7 +353,7 @@ function isRunning(pid: number): boolean {
 
 /** Resolves once the process `pid` (not a child of this one) has ended; rejects after `timeoutMs`. */
 async function ended(pid: number, timeoutMs = 30_000): Promise<void> {
-  for (const start = Date.now(); isRunning(pid); ) {
+  for (const start = Date.now(); await isRunning(pid); ) {
     if (Date.now() - start > timeoutMs) throw new Error(`process ${pid} still running after ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
