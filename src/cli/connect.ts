@@ -3,6 +3,7 @@ import { type Client, createClient } from '../index.js';
 import { type ConnectionFlags, resolveConnection } from './connection.js';
 import type { CliContext } from './context.js';
 import type { ErrorSubject } from './describe-error.js';
+import { ABORT_FAILED_LOG } from './pending-aborts.js';
 
 /** Adds `--api-key` and `--base-url` to a command that talks to the API. */
 export function withConnectionOptions(command: Command): Command {
@@ -11,15 +12,20 @@ export function withConnectionOptions(command: Command): Command {
     .option('--base-url <url>', 'API base URL ending in /v1 (default: $FLOWSTREAM_BASE_URL)');
 }
 
-/** A client for the command's connection; warnings of the library go to stderr. */
+/**
+ * A client for the command's connection; warnings of the library go to stderr, and an abort it could
+ * not send to the command's pending aborts, which say so with the execution's id.
+ */
 export function connect(flags: ConnectionFlags, context: CliContext): Client {
   const { apiKey, baseUrl } = resolveConnection(flags, context.env);
   return createClient({
     apiKey,
     baseUrl,
     logger: {
-      warn: (message) => {
-        context.stderr.write(`warning: ${message}\n`);
+      warn: (message, meta) => {
+        const executionId = meta?.['executionId'];
+        if (message === ABORT_FAILED_LOG && typeof executionId === 'string' && context.aborts !== undefined) context.aborts.fail(executionId, meta?.['error'], baseUrl);
+        else context.stderr.write(`warning: ${message}\n`);
       },
     },
   });

@@ -1,3 +1,4 @@
+import type { PendingAborts } from './pending-aborts.js';
 import type { InterruptSource } from './progress/interrupts.js';
 
 /** What a command may touch of the outside world; `main` passes the process's own. */
@@ -8,4 +9,6 @@ export interface CliContext {
   /** Keys typed on a terminal (`flowstream budget` quits on `q`); absent, no keys are read. */
   readonly stdin?: NodeJS.ReadStream;
   readonly interrupts: InterruptSource;
+  /** The aborts a stop signal asked for, which the process waits on after the command returned; absent, they are not followed. */
+  readonly aborts?: PendingAborts;
 }

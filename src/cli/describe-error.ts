@@ -121,7 +121,7 @@ export function describeError(error: unknown, about: ErrorSubject = {}): readonl
   if (isAuthenticationError(error)) lines.push('Check FLOWSTREAM_API_KEY (or --api-key): the service did not accept it.');
   if (isTimeoutError(error)) lines.push(CHECK_BASE_URL);
   if (isFlowstreamError(error) && error.executionId !== undefined) {
-    lines.push(`Execution ${error.executionId} may still be running: flowstream watch ${error.executionId}`);
+    lines.push(`Execution ${error.executionId} may still be running: flowstream watch ${error.executionId} follows it, flowstream abort ${error.executionId} stops it`);
   }
   return lines;
 }

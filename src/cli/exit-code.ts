@@ -5,6 +5,7 @@ import {
   isWorkflowFailedError,
 } from '../index.js';
 import type { ErrorSubject } from './describe-error.js';
+import type { StopSignal } from './progress/interrupts.js';
 import { isUsageError } from './usage-error.js';
 
 /** The exit codes of `flowstream` (README "The command"). */
@@ -19,16 +20,36 @@ export const EXIT_CODES = {
   usage: 2,
   /** The API or the connection to it failed. */
   api: 3,
-  /** Ctrl-C: 128 + SIGINT, as shells report it. */
+  /** Told to stop, the command could not abort the execution: it may still be running. */
+  abortFailed: 4,
+  /** A closed terminal: 128 + SIGHUP, as shells report it. */
+  hungUp: 129,
+  /** Ctrl-C: 128 + SIGINT. */
   interrupted: 130,
+  /** `kill`, `timeout`, a cancelled CI job, a stopped container: 128 + SIGTERM. */
+  terminated: 143,
 } as const;
+
+/** The exit code of a stop signal: 128 + its number, as shells report it. */
+export function exitCodeOfSignal(signal: StopSignal): number {
+  switch (signal) {
+    case 'SIGINT':
+      return EXIT_CODES.interrupted;
+    case 'SIGTERM':
+      return EXIT_CODES.terminated;
+    case 'SIGHUP':
+      return EXIT_CODES.hungUp;
+    default:
+      return signal satisfies never;
+  }
+}
 
 /** How a command ended, before it becomes an exit code. */
 export type CommandOutcome =
   | { readonly kind: 'done' }
   | { readonly kind: 'workflow-failed' }
   | { readonly kind: 'out-of-date' }
-  | { readonly kind: 'interrupted' }
+  | { readonly kind: 'interrupted'; readonly signal: StopSignal }
   | { readonly kind: 'error'; readonly error: unknown; readonly about?: ErrorSubject };
 
 /**
@@ -50,7 +71,8 @@ function exitCodeForError(error: unknown): number {
 
 /**
  * The process exit code of a command's outcome: one pure table, so that every path of every command
- * agrees (0 finish, 1 workflow failed, 2 usage, 3 API/transport, 130 Ctrl-C).
+ * agrees (0 finish, 1 workflow failed, 2 usage, 3 API/transport, 4 an abort that could not be sent,
+ * 128 + the signal's number when told to stop: 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP).
  */
 export function exitCodeFor(outcome: CommandOutcome): number {
   switch (outcome.kind) {
@@ -61,7 +83,7 @@ export function exitCodeFor(outcome: CommandOutcome): number {
     case 'out-of-date':
       return EXIT_CODES.outOfDate;
     case 'interrupted':
-      return EXIT_CODES.interrupted;
+      return exitCodeOfSignal(outcome.signal);
     case 'error':
       return exitCodeForError(outcome.error);
     default:

@@ -3,19 +3,31 @@
  * The `flowstream` command (package.json `bin`).
  */
 import { runCli } from './cli.js';
+import { EXIT_CODES } from './exit-code.js';
+import { dieOfHangUpAtExit, ignoreGoneOutput } from './output-gone.js';
+import { PendingAborts } from './pending-aborts.js';
 import { processInterrupts } from './progress/interrupts.js';
 
-/** Longer than the library's abort deadline (30 s), so that an abort sent on Ctrl-C has every chance. */
+/**
+ * How long the process waits, after the command returned, for what it still has to do: the answer to
+ * an abort sent on a stop signal, which the library sends again through an outage for longer than a
+ * user or a CI job waits. Past it, the process says which execution may be left running, and how to
+ * abort it, and exits 4.
+ */
 const DRAIN_LIMIT_MS = 35_000;
 
-// A reader that goes away (`flowstream run … --json | head`) must not crash the run: its end still decides the exit code.
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code !== 'EPIPE') throw error;
-  });
-}
+ignoreGoneOutput([process.stdout, process.stderr]);
+dieOfHangUpAtExit();
 
-process.exitCode = await runCli(process.argv.slice(2), {
+const aborts = new PendingAborts(
+  (text) => {
+    process.stderr.write(text);
+  },
+  () => {
+    process.exitCode = EXIT_CODES.abortFailed;
+  },
+);
+const exitCode = await runCli(process.argv.slice(2), {
   env: process.env,
   stdout: process.stdout,
   stderr: process.stderr,
@@ -24,7 +36,11 @@ process.exitCode = await runCli(process.argv.slice(2), {
     return process.stdin;
   },
   interrupts: processInterrupts,
+  aborts,
 });
-// The process ends once pending work (an abort sent on Ctrl-C) is done; this unref'd timer fires only
-// if something still holds it after that long.
-setTimeout(() => process.exit(), DRAIN_LIMIT_MS).unref();
+process.exitCode = aborts.failed ? EXIT_CODES.abortFailed : exitCode;
+// The process ends once pending work (an abort sent on a stop signal) is done; this unref'd timer
+// fires only if something still holds it after that long.
+setTimeout(() => {
+  process.exit(aborts.giveUp(DRAIN_LIMIT_MS) ? EXIT_CODES.abortFailed : undefined);
+}, DRAIN_LIMIT_MS).unref();

@@ -2,13 +2,13 @@ import type { ErrorSubject } from './describe-error.js';
 import type { CommandOutcome } from './exit-code.js';
 import type { RunEnding } from './progress/follow-run.js';
 
-/** How following a run ended, as a command outcome: a failed workflow is exit 1, Ctrl-C 130. */
+/** How following a run ended, as a command outcome: a failed workflow is exit 1, Ctrl-C 130, SIGTERM 143, SIGHUP 129. */
 export function outcomeOfRun(ending: RunEnding): CommandOutcome {
   switch (ending.kind) {
     case 'finished':
       return ending.result.status === 'finish' ? { kind: 'done' } : { kind: 'workflow-failed' };
     case 'interrupted':
-      return { kind: 'interrupted' };
+      return { kind: 'interrupted', signal: ending.signal };
     case 'error':
       return { kind: 'error', error: ending.error };
     default:

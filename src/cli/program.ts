@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { abortCommand } from './commands/abort.js';
 import { budgetCommand } from './commands/budget.js';
 import { emulatorCommand } from './commands/emulator.js';
 import { generateCommand } from './commands/generate.js';
@@ -36,7 +37,7 @@ export function createProgram(context: CliContext, report: (outcome: CommandOutc
     })
     .showHelpAfterError('(add --help for usage)')
     .addHelpText('after', CONFIGURATION);
-  for (const make of [runCommand, watchCommand, searchCommand, showCommand, uploadCommand, generateCommand, budgetCommand, emulatorCommand, typesCommand, mcpCommand]) {
+  for (const make of [runCommand, watchCommand, abortCommand, searchCommand, showCommand, uploadCommand, generateCommand, budgetCommand, emulatorCommand, typesCommand, mcpCommand]) {
     // Subcommands made on their own inherit nothing: they too must throw instead of exiting, and write to the context.
     program.addCommand(make(context, report).copyInheritedSettings(program));
   }

@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import type { Subscription } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/cli.js';
+import type { StopSignal } from '../../src/cli/progress/interrupts.js';
 import { createEmulator, createScaledClock, type Emulator } from '../../src/emulator/index.js';
 import type { WorkflowDefinition } from '../../src/emulator/workflows/definition.js';
 import { createClient, toRunState } from '../../src/index.js';
@@ -72,13 +73,13 @@ describe('flowstream budget against the service', { timeout: 20_000 }, () => {
   });
 
   it('stops on Ctrl-C when piped, exit 0, its lines whole', async () => {
-    const interrupt: { send?: (() => void) | undefined } = {};
+    const interrupt: { send?: ((signal: StopSignal) => void) | undefined } = {};
     const lines: string[] = [];
     const stdout = new Writable({
       write(chunk: Buffer, _encoding, done) {
         lines.push(chunk.toString());
         // Ctrl-C after the second refresh.
-        if (lines.length === 2) interrupt.send?.();
+        if (lines.length === 2) interrupt.send?.('SIGINT');
         done();
       },
     }) as unknown as NodeJS.WriteStream;

@@ -52,9 +52,9 @@ describe('describeError for network failures', () => {
     expect(headline).toMatch(new RegExp(`^Error: The connection to ${droppingUrl.replaceAll('.', '\\.')} failed during run \\(UND_ERR_SOCKET\\): the execution may have started`, 'u'));
   });
 
-  it('names the execution to watch when a poll failed', async () => {
+  it('names the execution to watch or abort when a poll failed', async () => {
     const error = new NetworkError({ endpoint: 'status', executionId: 'we-1', cause: await fetchFailure(closedUrl) });
-    expect(describeError(error, { baseUrl: closedUrl })).toContain('Execution we-1 may still be running: flowstream watch we-1');
+    expect(describeError(error, { baseUrl: closedUrl })).toContain('Execution we-1 may still be running: flowstream watch we-1 follows it, flowstream abort we-1 stops it');
   });
 });
 

@@ -23,7 +23,9 @@ describe('exitCodeFor', () => {
   it.each<[string, CommandOutcome, number]>([
     ['a command that did its job', { kind: 'done' }, 0],
     ['a run that ended failed', { kind: 'workflow-failed' }, 1],
-    ['Ctrl-C', { kind: 'interrupted' }, 130],
+    ['Ctrl-C', { kind: 'interrupted', signal: 'SIGINT' }, 130],
+    ['SIGTERM (kill, timeout, a cancelled CI job, a stopped container)', { kind: 'interrupted', signal: 'SIGTERM' }, 143],
+    ['SIGHUP (a closed terminal)', { kind: 'interrupted', signal: 'SIGHUP' }, 129],
     ['WorkflowFailedError', { kind: 'error', error: new WorkflowFailedError(failed) }, 1],
     ['RunTimeoutError (the run was aborted at --timeout)', { kind: 'error', error: new RunTimeoutError(1000, 'we-1') }, 1],
     ['a usage error', { kind: 'error', error: new UsageError('no key') }, 2],

@@ -1,10 +1,11 @@
-import { mkdtemp, truncate, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, truncate, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createEmulator, type Emulator, type WorkflowDefinition } from '../../src/emulator/index.js';
-import { scrubbedEnv, startProcess } from './support/child-process.js';
+import { createClient } from '../../src/index.js';
+import { type RunningProcess, scrubbedEnv, startProcess } from './support/child-process.js';
 import { buildCommand, flowstream, flowstreamInTerminal, ROOT } from './support/built-cli.js';
 
 // The command as a user runs it: the built dist/cli/main.js, spawned with only PATH, HOME and the
@@ -329,6 +330,176 @@ describe('Ctrl-C', { timeout: 60_000 }, () => {
   });
 });
 
+/** The pid of the command that `script` runs (its one child: the shell that exec'd it), once it is there. */
+async function commandUnder(script: RunningProcess): Promise<number> {
+  const pid = script.child.pid ?? 0;
+  for (let attempt = 0; attempt < 100; attempt += 1) {
+    const [child] = (await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8')).trim().split(' ').filter((word) => word !== '');
+    if (child !== undefined) return Number(child);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`script ${pid} started no command`);
+}
+
+/** Whether `pid` runs: an ended process that no one has reaped yet (state `Z`) has ended too. */
+async function isRunning(pid: number): Promise<boolean> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/** Resolves once the process `pid` (not a child of this one) has ended; rejects after `timeoutMs`. */
+async function ended(pid: number, timeoutMs = 30_000): Promise<void> {
+  for (const start = Date.now(); await isRunning(pid); ) {
+    if (Date.now() - start > timeoutMs) throw new Error(`process ${pid} still running after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe('SIGTERM and SIGHUP', { timeout: 60_000 }, () => {
+  it.each([
+    ['SIGTERM', 143],
+    ['SIGHUP', 129],
+  ] as const)('%s aborts the execution exactly once, waits for the answer, and exits %i', async (signal, code) => {
+    const cli = flowstream(['run', 'c-sample-timeout'], connected);
+    const [, executionId = ''] = await cli.waitFor(/Started execution (we-[a-z0-9]+)/u);
+    cli.child.kill(signal);
+    expect(await cli.exited()).toBe(code);
+    expect(cli.stderr()).toContain(`Interrupted by ${signal}: aborting execution ${executionId}.`);
+    // Answered before the process ended: the service shows it at once.
+    expect(abortsOf(executionId)).toBe(1);
+    expect(emulator.executions.get(executionId)?.status).toBe('failed');
+  });
+
+  it('a closed terminal (the kernel sends SIGHUP; nothing can be written any more) still aborts exactly once', async () => {
+    const stderrFile = join(await mkdtemp(join(tmpdir(), 'flowstream-hangup-')), 'stderr');
+    const terminal = flowstreamInTerminal(['run', 'c-sample-timeout'], connected, { stderrFile });
+    const [executionId = ''] = await terminal.waitFor(/we-[a-z0-9]{24}/u);
+    const command = await commandUnder(terminal);
+    // The terminal window closes: its master side goes with `script`, and the kernel hangs the pty up.
+    terminal.child.kill('SIGKILL');
+    await ended(command);
+    expect(abortsOf(executionId)).toBe(1);
+    expect(emulator.executions.get(executionId)?.status).toBe('failed');
+    const said = await readFile(stderrFile, 'utf8');
+    expect(said).toContain(`Interrupted by SIGHUP: aborting execution ${executionId}.`);
+    // Node fails an assertion on its way out when it cannot restore a terminal that is gone: not here.
+    expect(said).not.toContain('Assertion failed');
+  });
+
+  it('a second signal quits at once, while the abort waits for its answer', async () => {
+    const slowAbort = emulator.faults.add({ kind: 'latency', ms: 60_000, endpoint: 'abort', times: 1 });
+    try {
+      const cli = flowstream(['run', 'c-sample-timeout'], connected);
+      await cli.waitFor(/Started execution (we-[a-z0-9]+)/u);
+      cli.child.kill('SIGTERM');
+      await cli.waitFor(/Interrupted by SIGTERM: aborting execution/u);
+      await vi.waitFor(() => {
+        expect(slowAbort.hits).toBe(1);
+      }, { timeout: 15_000 });
+      cli.child.kill('SIGTERM');
+      // Well before the abort's answer (60 s) or the wait for it (35 s).
+      expect(await cli.exited(10_000)).toBe(143);
+    } finally {
+      slowAbort.remove();
+    }
+  });
+
+  it('with --no-abort, SIGTERM detaches: no abort, and the id is printed to watch or abort it', async () => {
+    const cli = flowstream(['run', 'c-sample-timeout', '--no-abort'], connected);
+    const [, executionId = ''] = await cli.waitFor(/Started execution (we-[a-z0-9]+)/u);
+    cli.child.kill('SIGTERM');
+    expect(await cli.exited()).toBe(143);
+    expect(cli.stderr()).toContain(`Detached: execution ${executionId} keeps running.`);
+    expect(cli.stderr()).toContain(`flowstream watch ${executionId}`);
+    expect(cli.stderr()).toContain(`flowstream abort ${executionId}`);
+    expect(abortsOf(executionId)).toBe(0);
+    expect(emulator.executions.get(executionId)?.status).toBe('executing');
+  });
+
+  it('watch stops watching on SIGTERM and never aborts', async () => {
+    const response = await fetch(`${emulator.url}/openapi/workflow/c-sample-timeout/run`, { method: 'POST', headers: { Authorization: `Bearer ${emulator.apiKey}` } });
+    const { data } = (await response.json()) as { data: { executionId: string } };
+    const cli = flowstream(['watch', data.executionId], connected);
+    await cli.waitFor(/Analyse everything/u);
+    cli.child.kill('SIGTERM');
+    expect(await cli.exited()).toBe(143);
+    expect(cli.stderr()).toContain(`Detached: execution ${data.executionId} keeps running.`);
+    expect(abortsOf(data.executionId)).toBe(0);
+  });
+
+  it('says when the abort could not be sent, with the id and how to abort it later, and exits 4', async () => {
+    const refused = emulator.faults.add({ kind: 'status', status: 403, endpoint: 'abort', times: 1 });
+    try {
+      const cli = flowstream(['run', 'c-sample-timeout'], connected);
+      const [, executionId = ''] = await cli.waitFor(/Started execution (we-[a-z0-9]+)/u);
+      cli.child.kill('SIGTERM');
+      expect(await cli.exited()).toBe(4);
+      expect(cli.stderr()).toContain(`Could not abort execution ${executionId}: `);
+      expect(cli.stderr()).toContain(`Execution ${executionId} may still be running, and spending credits. Abort it with: flowstream abort ${executionId}`);
+      expect(emulator.executions.get(executionId)?.status).toBe('executing');
+      // What it says to do works.
+      const abort = flowstream(['abort', executionId], connected);
+      expect(await abort.exited()).toBe(0);
+      expect(emulator.executions.get(executionId)?.status).toBe('failed');
+    } finally {
+      refused.remove();
+    }
+  });
+
+  it('emulator stops cleanly on SIGHUP', async () => {
+    const cli = flowstream(['emulator', '--speed', '50']);
+    await cli.waitFor(/Press Ctrl-C to stop\./u);
+    cli.child.kill('SIGHUP');
+    expect(await cli.exited()).toBe(0);
+    expect(cli.stdout()).toContain('Emulator stopped.');
+  });
+});
+
+describe('flowstream abort', { timeout: 60_000 }, () => {
+  async function started(canvasId: string): Promise<string> {
+    const response = await fetch(`${emulator.url}/openapi/workflow/${canvasId}/run`, { method: 'POST', headers: { Authorization: `Bearer ${emulator.apiKey}` } });
+    return ((await response.json()) as { data: { executionId: string } }).data.executionId;
+  }
+
+  it('aborts a running execution once and says so', async () => {
+    const executionId = await started('c-sample-timeout');
+    const cli = flowstream(['abort', executionId], connected);
+    expect(await cli.exited()).toBe(0);
+    expect(cli.stdout()).toBe(`Aborted execution ${executionId} (it was executing; now failed).\n`);
+    expect(abortsOf(executionId)).toBe(1);
+    expect(emulator.executions.get(executionId)?.status).toBe('failed');
+  });
+
+  it('leaves an execution that already ended as it is, saying how it ended', async () => {
+    const executionId = await started('c-sample-timeout');
+    await createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url }).executions.abort(executionId);
+    const cli = flowstream(['abort', executionId], connected);
+    expect(await cli.exited()).toBe(0);
+    expect(cli.stdout()).toBe(`Execution ${executionId} already ended: failed. Nothing to abort.\n`);
+    expect(abortsOf(executionId)).toBe(1);
+  });
+
+  it('prints one JSON object with --json', async () => {
+    const executionId = await started('c-sample-timeout');
+    const cli = flowstream(['abort', executionId, '--json'], connected);
+    expect(await cli.exited()).toBe(0);
+    expect(JSON.parse(cli.stdout())).toEqual({ executionId, aborted: true, status: 'failed' });
+    const again = flowstream(['abort', executionId, '--json'], connected);
+    expect(await again.exited()).toBe(0);
+    expect(JSON.parse(again.stdout())).toEqual({ executionId, aborted: false, status: 'failed' });
+  });
+
+  it('exits 3 for an execution that does not exist, naming it', async () => {
+    const cli = flowstream(['abort', 'we-nosuchexecution'], connected);
+    expect(await cli.exited()).toBe(3);
+    expect(cli.stderr()).toContain('The execution we-nosuchexecution was not found');
+  });
+});
+
 describe('flowstream watch', { timeout: 60_000 }, () => {
   it('follows an execution started elsewhere to its end', async () => {
     const response = await fetch(`${emulator.url}/openapi/workflow/c-test-steps/run`, { method: 'POST', headers: { Authorization: `Bearer ${emulator.apiKey}` } });
@@ -445,11 +616,11 @@ describe('--help', { timeout: 60_000 }, () => {
   it('lists the commands and the configuration', async () => {
     const cli = flowstream(['--help']);
     expect(await cli.exited()).toBe(0);
-    for (const command of ['run', 'watch', 'search', 'show', 'upload', 'generate', 'emulator']) expect(cli.stdout()).toMatch(new RegExp(`^ {2}${command}\\b`, 'mu'));
+    for (const command of ['run', 'watch', 'abort', 'search', 'show', 'upload', 'generate', 'emulator']) expect(cli.stdout()).toMatch(new RegExp(`^ {2}${command}\\b`, 'mu'));
     expect(cli.stdout()).toContain('FLOWSTREAM_API_KEY');
   });
 
-  it.each(['run', 'watch', 'search', 'show', 'upload', 'generate', 'emulator'])('explains %s', async (command) => {
+  it.each(['run', 'watch', 'abort', 'search', 'show', 'upload', 'generate', 'emulator'])('explains %s', async (command) => {
     const cli = flowstream([command, '--help']);
     expect(await cli.exited()).toBe(0);
     expect(cli.stdout()).toContain(`Usage: flowstream ${command}`);

@@ -2,14 +2,14 @@ import { Observable, Subject } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import type { RunEvent, RunResult } from '../../src/index.js';
 import { followRun } from '../../src/cli/progress/follow-run.js';
-import type { InterruptSource } from '../../src/cli/progress/interrupts.js';
+import type { InterruptSource, StopSignal } from '../../src/cli/progress/interrupts.js';
 import type { RunRenderer } from '../../src/cli/progress/renderer.js';
 
 const executionId = 'we-1';
 const result: RunResult = { executionId, status: 'finish', endedBy: 'finish', nodes: [], output: [], files: [], failedNodes: [], runningNodes: [] };
 
-function harness(): { interrupts: InterruptSource; interrupt: () => void; listening: () => boolean; renderer: RunRenderer; closed: (RunResult | undefined)[]; notices: string[] } {
-  let listener: (() => void) | undefined;
+function harness(): { interrupts: InterruptSource; interrupt: (signal?: StopSignal) => void; listening: () => boolean; renderer: RunRenderer; closed: (RunResult | undefined)[]; notices: string[] } {
+  let listener: ((signal: StopSignal) => void) | undefined;
   const closed: (RunResult | undefined)[] = [];
   const notices: string[] = [];
   return {
@@ -19,7 +19,7 @@ function harness(): { interrupts: InterruptSource; interrupt: () => void; listen
         listener = undefined;
       };
     },
-    interrupt: () => listener?.(),
+    interrupt: (signal = 'SIGINT') => listener?.(signal),
     listening: () => listener !== undefined,
     renderer: { event: () => undefined, close: (closing) => closed.push(closing) },
     closed,
@@ -61,7 +61,7 @@ describe('followRun', () => {
     events.next({ type: 'started', executionId, status: 'executing' });
     h.interrupt();
     h.interrupt();
-    expect(await ending).toEqual({ kind: 'interrupted', executionId, detached: false });
+    expect(await ending).toEqual({ kind: 'interrupted', signal: 'SIGINT', executionId, detached: false });
     expect(teardowns()).toBe(1);
     expect(h.notices.join('')).toContain('aborting execution we-1');
   });
@@ -72,8 +72,21 @@ describe('followRun', () => {
     const ending = followRun(run$, { renderer: h.renderer, onInterrupt: 'detach', interrupts: h.interrupts, notices: { write: (t: string) => h.notices.push(t) } });
     h.interrupt();
     events.next({ type: 'started', executionId, status: 'executing' });
-    expect(await ending).toEqual({ kind: 'interrupted', executionId, detached: true });
+    expect(await ending).toEqual({ kind: 'interrupted', signal: 'SIGINT', executionId, detached: true });
     expect(h.notices.join('')).toContain('flowstream watch we-1');
+  });
+
+  it('on SIGTERM or SIGHUP does what Ctrl-C does, and settles with the signal, which it names', async () => {
+    for (const signal of ['SIGTERM', 'SIGHUP'] as const) {
+      const h = harness();
+      const { run$, events, teardowns } = countedRun();
+      const ending = followRun(run$, { renderer: h.renderer, onInterrupt: 'abort', interrupts: h.interrupts, notices: { write: (t: string) => h.notices.push(t) } });
+      events.next({ type: 'started', executionId, status: 'executing' });
+      h.interrupt(signal);
+      expect(await ending).toEqual({ kind: 'interrupted', signal, executionId, detached: false });
+      expect(teardowns()).toBe(1);
+      expect(h.notices.join('')).toContain(`Interrupted by ${signal}: aborting execution we-1.`);
+    }
   });
 
   it('settles with the error of a run that errors, even synchronously at subscribe', async () => {

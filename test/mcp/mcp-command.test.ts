@@ -5,6 +5,7 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from './support.js';
 import { runCli } from '../../src/cli/cli.js';
+import type { StopSignal } from '../../src/cli/progress/interrupts.js';
 import { createEmulator, type Emulator } from '../../src/emulator/index.js';
 
 // `flowstream mcp`'s mistakes of configuration, in-process: each stops it before it serves, with exit
@@ -21,7 +22,7 @@ afterAll(async () => {
 });
 
 /** Where the test presses Ctrl-C: the listener the command registered, if one is registered. */
-const interrupt: { send?: (() => void) | undefined } = {};
+const interrupt: { send?: ((signal: StopSignal) => void) | undefined } = {};
 
 async function mcp(args: readonly string[], env: Record<string, string>, written = { stdout: '', stderr: '' }): Promise<{ code: number; stdout: string; stderr: string }> {
   const sink = (name: keyof typeof written) =>
@@ -31,7 +32,7 @@ async function mcp(args: readonly string[], env: Record<string, string>, written
         done();
       },
     }) as unknown as NodeJS.WriteStream;
-  const interrupts = (listener: () => void): (() => void) => {
+  const interrupts = (listener: (signal: StopSignal) => void): (() => void) => {
     interrupt.send = listener;
     return () => {
       interrupt.send = undefined;
@@ -89,7 +90,7 @@ describe('flowstream mcp --http without FLOWSTREAM_MCP_TOKEN', () => {
     expect(accepted.headers.get('mcp-session-id')).toMatch(/\S/u);
     await accepted.body?.cancel();
     expect((await post('Bearer')).status).toBe(401);
-    interrupt.send?.();
+    interrupt.send?.('SIGINT');
     const { code } = await serving;
     expect(code).toBe(0);
     expect(written.stderr.split(token)).toHaveLength(2);

@@ -145,3 +145,16 @@ describe('flowstream mcp --http', { timeout: 30_000 }, () => {
     abortedOnce(executionId);
   });
 });
+
+describe('flowstream mcp --http, told to stop', () => {
+  it('stops on SIGHUP (a closed terminal) as on SIGTERM, closing its sessions, and exits 0', { timeout: 30_000 }, async () => {
+    const other = startProcess(process.execPath, ['--import', 'tsx', MAIN, 'mcp', '--http', '--port', '0'], {
+      env: scrubbedEnv({ FLOWSTREAM_API_KEY: emulator.apiKey, FLOWSTREAM_BASE_URL: emulator.url, FLOWSTREAM_MCP_TOKEN: TOKEN }),
+      cwd: ROOT,
+    });
+    await other.waitFor(/listening on http:\/\/127\.0\.0\.1:\d+\/mcp/u, 20_000);
+    other.child.kill('SIGHUP');
+    expect(await other.exited()).toBe(0);
+    expect(other.stderr()).toContain('flowstream mcp: stopping (SIGHUP)');
+  });
+});

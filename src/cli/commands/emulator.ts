@@ -33,11 +33,10 @@ function banner(emulator: Emulator, flags: EmulatorFlags): string {
 async function serve(flags: EmulatorFlags, context: CliContext): Promise<CommandOutcome> {
   // A local development server: a page under development, served from anywhere, may call it.
   const emulator = await createEmulator({ port: flags.port, speed: flags.speed, profile: flags.profile, cors: { origins: '*' } });
-  // Listening before the banner: whoever reads it may press Ctrl-C at once.
+  // Listening before the banner: whoever reads it may press Ctrl-C at once. SIGTERM and SIGHUP (a
+  // closed terminal) stop it as cleanly.
   const stopped = new Promise<void>((resolve) => {
-    const stopInterrupt = context.interrupts(resolve);
-    process.once('SIGTERM', () => {
-      stopInterrupt();
+    context.interrupts(() => {
       resolve();
     });
   });

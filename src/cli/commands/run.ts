@@ -28,8 +28,12 @@ Examples:
   $ flowstream run c-sample-variables --var topic=rxjs --var tone=casual --file attachment=./notes.md
   $ flowstream run c-sample-linear --json | jq -c 'select(.type == "node")'
 
-Ctrl-C aborts the execution (exit 130); with --no-abort it keeps running and its id is printed.
-Exit codes: 0 finished, 1 workflow failed or timed out, 2 usage error, 3 API or connection error.`;
+Ctrl-C aborts the execution (exit 130); so do SIGTERM (exit 143: kill, timeout, a cancelled CI job)
+and SIGHUP (exit 129: a closed terminal). The command waits for the abort's answer before it exits;
+a second signal quits at once. With --no-abort the execution keeps running and its id is printed;
+\`flowstream abort <id>\` stops it later.
+Exit codes: 0 finished, 1 workflow failed or timed out, 2 usage error, 3 API or connection error,
+4 the execution could not be aborted (it may still be running).`;
 
 async function run(canvasId: string, flags: RunFlags, context: CliContext): Promise<CommandOutcome> {
   const client = connect(flags, context);
@@ -56,7 +60,10 @@ async function run(canvasId: string, flags: RunFlags, context: CliContext): Prom
   const ending = followRun(run$, { renderer, onInterrupt: flags.abort ? 'abort' : 'detach', interrupts: context.interrupts, notices: context.stderr });
   if (!flags.json) context.stdout.write(`Starting a run of ${canvasId}\n`);
   display.current = createRenderer(context.stdout, { json: flags.json, quiet: flags.quiet });
-  return outcomeOfRun(await ending);
+  const ended = await ending;
+  // The abort goes on in the background after the command returns; the process waits for its answer.
+  if (ended.kind === 'interrupted' && !ended.detached) context.aborts?.ask(ended.executionId);
+  return outcomeOfRun(ended);
 }
 
 /** `flowstream run <canvasId>`: starts a run and follows it live. */
@@ -67,7 +74,7 @@ export function runCommand(context: CliContext, report: (outcome: CommandOutcome
     .option('--var <name=value>', 'set a variable; repeat for more (a name given twice becomes a list)', collectAssignment('--var'), [])
     .option('--file <name=path>', 'upload a file and pass its key as the variable name; repeatable', collectAssignment('--file', 'name=path'), [])
     .option('--json', 'print every event as one line of JSON (NDJSON), for scripts', false)
-    .option('--no-abort', 'on Ctrl-C, leave the execution running and print its id to `watch` later')
+    .option('--no-abort', 'on Ctrl-C, SIGTERM or SIGHUP, leave the execution running and print its id to `watch` later')
     .option('--timeout <seconds>', 'abort the execution and fail after this many seconds', positiveNumber)
     .option('-q, --quiet', 'leave out partial output: progress and the summary only', false)
     .option('--no-check', 'start without checking the variables against the workflow\'s plan')

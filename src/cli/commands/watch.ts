@@ -34,11 +34,11 @@ async function watch(executionId: string, flags: WatchFlags, context: CliContext
 /** `flowstream watch <executionId>`: follows an execution started elsewhere, until it ends. */
 export function watchCommand(context: CliContext, report: (outcome: CommandOutcome) => void): Command {
   return withConnectionOptions(new Command('watch'))
-    .description('follow an execution that is already running (Ctrl-C stops watching; it does not abort)')
+    .description('follow an execution that is already running (Ctrl-C stops watching; it does not abort: `flowstream abort <executionId>` does)')
     .argument('<executionId>', 'the execution to follow (we-…)')
     .option('--json', 'print every event as one line of JSON (NDJSON)', false)
     .option('-q, --quiet', 'leave out partial output', false)
-    .addHelpText('after', '\nExit codes: 0 finished, 1 workflow failed, 2 usage error, 3 API or connection error, 130 Ctrl-C.')
+    .addHelpText('after', '\nCtrl-C, SIGTERM and SIGHUP stop watching and leave the execution running;\nto stop it: flowstream abort <executionId>.\nExit codes: 0 finished, 1 workflow failed, 2 usage error, 3 API or connection error, 130 Ctrl-C (143 SIGTERM, 129 SIGHUP).')
     .action(async (executionId: string, flags: WatchFlags) => {
       report(await outcomeAbout(errorSubject(flags, context, { executionId }), () => watch(executionId, flags, context)));
     });

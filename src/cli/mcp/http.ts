@@ -51,7 +51,7 @@ async function jsonBody(request: IncomingMessage): Promise<unknown> {
 }
 
 /**
- * Serves MCP over Streamable HTTP on `http://127.0.0.1:<port>/mcp` until Ctrl-C or SIGTERM: each
+ * Serves MCP over Streamable HTTP on `http://127.0.0.1:<port>/mcp` until Ctrl-C, SIGTERM or SIGHUP: each
  * request needs `Authorization: Bearer <token>` (401 without) and a loopback `Host` (403 otherwise,
  * against DNS rebinding); each MCP session has its own server, all on one client and its budget.
  * Stopping closes every session, which aborts the tool calls in flight.
@@ -130,23 +130,15 @@ export async function serveHttp(options: HttpServeOptions, context: CliContext):
   const address = http.address();
   const port = typeof address === 'object' && address !== null ? address.port : options.port;
   allowedHosts = [`${HOST}:${port}`, `localhost:${port}`];
-  context.stderr.write(`flowstream mcp: listening on http://${HOST}:${port}${MCP_PATH} (Streamable HTTP)\n`);
-  if (options.token === undefined) context.stderr.write(`flowstream mcp: no FLOWSTREAM_MCP_TOKEN set; the token of this server, until it stops (send Authorization: Bearer <token>): ${token}\n`);
-
+  // Listening for the stop signals before saying it listens: whoever reads that may stop it at once.
   let stopListening = (): void => undefined;
   const stopped = new Promise<string>((resolve) => {
-    const terminated = (): void => {
-      resolve('SIGTERM');
-    };
-    process.once('SIGTERM', terminated);
-    const stopInterrupt = context.interrupts(() => {
-      resolve('interrupted');
+    stopListening = context.interrupts((signal) => {
+      resolve(signal === 'SIGINT' ? 'interrupted' : signal);
     });
-    stopListening = () => {
-      process.off('SIGTERM', terminated);
-      stopInterrupt();
-    };
   });
+  context.stderr.write(`flowstream mcp: listening on http://${HOST}:${port}${MCP_PATH} (Streamable HTTP)\n`);
+  if (options.token === undefined) context.stderr.write(`flowstream mcp: no FLOWSTREAM_MCP_TOKEN set; the token of this server, until it stops (send Authorization: Bearer <token>): ${token}\n`);
   // Closing the sessions aborts the tool calls in flight: their executions are aborted before the process ends.
   context.stderr.write(`flowstream mcp: stopping (${await stopped})\n`);
   stopListening();

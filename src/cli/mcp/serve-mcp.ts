@@ -39,7 +39,7 @@ async function configuredWorkflows(flags: McpFlags): Promise<WorkflowToolConfig[
 
 /**
  * `flowstream mcp`: reads the plans of the configured workflows, then serves the tools over stdio
- * (the default) or Streamable HTTP until the client leaves, Ctrl-C or SIGTERM. The API key and base
+ * (the default) or Streamable HTTP until the client leaves, Ctrl-C, SIGTERM or SIGHUP. The API key and base
  * URL come from the environment only: an MCP client's configuration shows its command line.
  */
 export async function serveMcp(flags: McpFlags, context: CliContext): Promise<void> {

@@ -2,8 +2,8 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CliContext } from '../context.js';
 
 /**
- * Serves `server` on the process's stdin and stdout until the MCP client closes stdin, Ctrl-C or
- * SIGTERM. stdout carries the protocol and nothing else. Closing the server aborts the tool calls in
+ * Serves `server` on the process's stdin and stdout until the MCP client closes stdin, Ctrl-C,
+ * SIGTERM or SIGHUP. stdout carries the protocol and nothing else. Closing the server aborts the tool calls in
  * flight, so the runs they follow abort their executions once.
  */
 export async function serveStdio(server: McpServer, context: CliContext, stdin: NodeJS.ReadStream): Promise<void> {
@@ -19,18 +19,13 @@ export async function serveStdio(server: McpServer, context: CliContext, stdin: 
     const ended = (): void => {
       resolve('the client closed the connection');
     };
-    const terminated = (): void => {
-      resolve('SIGTERM');
-    };
     stdin.once('end', ended).once('close', ended);
-    process.once('SIGTERM', terminated);
     transport.onclose = ended;
-    const stopInterrupt = context.interrupts(() => {
-      resolve('interrupted');
+    const stopInterrupt = context.interrupts((signal) => {
+      resolve(signal === 'SIGINT' ? 'interrupted' : signal);
     });
     stopListening = () => {
       stdin.off('end', ended).off('close', ended);
-      process.off('SIGTERM', terminated);
       stopInterrupt();
     };
   });

@@ -1,21 +1,22 @@
 import { type Observable, Subscription } from 'rxjs';
 import type { RunEvent, RunResult } from '../../index.js';
-import type { InterruptSource } from './interrupts.js';
+import type { InterruptSource, StopSignal } from './interrupts.js';
 import type { RunRenderer, TextSink } from './renderer.js';
 
 /** How following a run ended. */
 export type RunEnding =
   | { readonly kind: 'finished'; readonly result: RunResult }
-  | { readonly kind: 'interrupted'; readonly executionId?: string; readonly detached: boolean }
+  | { readonly kind: 'interrupted'; readonly signal: StopSignal; readonly executionId?: string; readonly detached: boolean }
   | { readonly kind: 'error'; readonly error: unknown };
 
 /** What following a run needs. */
 export interface FollowOptions {
   readonly renderer: RunRenderer;
   /**
-   * What Ctrl-C does. `abort`: unsubscribe from a run made with `abortOnUnsubscribe: true`, which
-   * aborts the execution exactly once (even while the start is in flight). `detach`: leave the
-   * execution running — once its id is known, so that the user can `watch` it later.
+   * What Ctrl-C, SIGTERM or SIGHUP does. `abort`: unsubscribe from a run made with
+   * `abortOnUnsubscribe: true`, which aborts the execution exactly once (even while the start is in
+   * flight). `detach`: leave the execution running — once its id is known, so that the user can
+   * `watch` it later.
    */
   readonly onInterrupt: 'abort' | 'detach';
   readonly interrupts: InterruptSource;
@@ -47,18 +48,22 @@ export function followRun(run$: Observable<RunEvent>, options: FollowOptions): P
       renderer.close(result);
       resolve(ending);
     };
+    let signal: StopSignal = 'SIGINT';
     const detach = (id: string): void => {
-      settle({ kind: 'interrupted', executionId: id, detached: true });
-      notices.write(`Detached: execution ${id} keeps running.\nFollow it again with: flowstream watch ${id}\n`);
+      settle({ kind: 'interrupted', signal, executionId: id, detached: true });
+      notices.write(`Detached: execution ${id} keeps running.\nFollow it again with: flowstream watch ${id}\nAbort it with: flowstream abort ${id}\n`);
     };
-    const stopListening = options.interrupts(() => {
+    const stopListening = options.interrupts((received) => {
+      signal = received;
+      // Ctrl-C is what the user did; another signal is named, so that a log of a CI job says what stopped it.
+      const interrupted = signal === 'SIGINT' ? 'Interrupted' : `Interrupted by ${signal}`;
       if (options.onInterrupt === 'abort') {
-        // The abort is sent in the background and the process waits for it; a second Ctrl-C quits at once.
+        // The abort is sent in the background and the process waits for it; a second signal quits at once.
         const what = executionId === undefined ? 'the run is aborted as soon as it has started' : `aborting execution ${executionId}`;
-        settle({ kind: 'interrupted', ...(executionId === undefined ? {} : { executionId }), detached: false });
-        notices.write(`Interrupted: ${what}. (Ctrl-C again to quit at once.)\n`);
+        settle({ kind: 'interrupted', signal, ...(executionId === undefined ? {} : { executionId }), detached: false });
+        notices.write(`${interrupted}: ${what}. (Ctrl-C again to quit at once.)\n`);
       } else if (executionId === undefined) {
-        notices.write('Interrupted: detaching as soon as the run has started.\n');
+        notices.write(`${interrupted}: detaching as soon as the run has started.\n`);
         detachWhenStarted = true;
       } else {
         detach(executionId);

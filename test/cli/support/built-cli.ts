@@ -30,9 +30,12 @@ function shellQuoted(word: string): string {
  * Runs the built `flowstream` in a pseudo-terminal, as in a user's terminal: util-linux `script`
  * gives it a pty of 100×40 (stdout and stderr are TTYs, so the live display and everything it loads
  * are on), passes on what is written to `child.stdin` as typed keys (`\x03` is Ctrl-C: the pty's line
- * discipline turns it into SIGINT) and exits with the command's exit code.
+ * discipline turns it into SIGINT) and exits with the command's exit code. The command is the pty's
+ * session leader (`exec`): when `script` dies, the kernel hangs the terminal up and sends it SIGHUP.
+ * `stderrFile` sends its stderr to a file instead, to read what it says after its terminal is gone.
  */
-export function flowstreamInTerminal(args: readonly string[], env: Record<string, string> = {}): RunningProcess {
-  const command = ['stty cols 100 rows 40 &&', 'exec', ...[process.execPath, CLI, ...args].map(shellQuoted)].join(' ');
+export function flowstreamInTerminal(args: readonly string[], env: Record<string, string> = {}, options: { readonly stderrFile?: string } = {}): RunningProcess {
+  const redirect = options.stderrFile === undefined ? [] : [`2>${shellQuoted(options.stderrFile)}`];
+  const command = ['stty cols 100 rows 40 &&', 'exec', ...[process.execPath, CLI, ...args].map(shellQuoted), ...redirect].join(' ');
   return startProcess('script', ['--quiet', '--flush', '--return', '--command', command, '/dev/null'], { env: scrubbedEnv(env), cwd: ROOT, stdin: 'pipe' });
 }
