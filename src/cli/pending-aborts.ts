@@ -1,11 +1,9 @@
 import { describeError } from './describe-error.js';
 import { terminalText } from './format/terminal-text.js';
 
-/**
- * What the library logs when it finally could not send the abort of an execution (through its retries
- * and an outage): the log's `executionId` names it, its `error` says why.
- */
-export const ABORT_FAILED_LOG = 'Could not abort the execution';
+// What the library logs when it finally could not send the abort of an execution (through its
+// retries and an outage): the log's `executionId` names it, its `error` says why.
+export { ABORT_FAILED_LOG } from '../runs/run-lifecycle.js';
 
 /** What the user reads when an execution may have been left running, and how to stop it later. */
 function leftRunning(executionId: string): string {

@@ -1032,6 +1032,9 @@ interface BackgroundAbortOptions {
   readonly random?: (() => number) | undefined;
 }
 
+/** What `abortInBackground` logs, with the `executionId` and the `error`, when it finally could not send an abort. */
+export const ABORT_FAILED_LOG = 'Could not abort the execution';
+
 /**
  * Sends the abort of an execution in the background: it is not part of the subscription that asked
  * for it (that one is being torn down) and it never throws into the caller. It has no deadline of its
@@ -1057,7 +1060,7 @@ export function abortInBackground(source: ExecutionSource, executionId: string, 
           timer(step.delayMs, scheduler).subscribe(attempt);
           return;
         }
-        logger?.warn('Could not abort the execution', { executionId, error: step.outage === undefined ? error : outlasted(error, step.outage, now) });
+        logger?.warn(ABORT_FAILED_LOG, { executionId, error: step.outage === undefined ? error : outlasted(error, step.outage, now) });
         settled?.();
       },
       complete: () => {
