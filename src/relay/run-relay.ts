@@ -10,7 +10,7 @@ import { eventStream } from './event-stream.js';
 import { FollowedExecution } from './followed-execution.js';
 import { normalizedBasePath, routeOf } from './relay-routes.js';
 import { isRunTokenError } from './run-token-error.js';
-import type { RunScope, RunTokens, RunTokenScope } from './run-tokens.js';
+import { checkedTokenTerms, type RunScope, type RunTokens, type RunTokenScope } from './run-tokens.js';
 
 /** What a relay uses of a client: `watch` to follow an execution, `executions.start` and `.abort`, and its `hub` when it has one. */
 export type RelayClient = Pick<Client, 'watch'> & { readonly executions: Pick<Client['executions'], 'start' | 'abort'>; readonly hub?: RunHub };
@@ -198,11 +198,17 @@ export function createRunRelay(options: RunRelayOptions): RunRelay {
     if (hook === undefined) return failure(404, { error: 'NOT_FOUND', message: 'This relay starts no runs' });
     const decision = await hook(request);
     if (decision instanceof Response) return decision;
+    let executionId: string | undefined;
     try {
-      const { executionId } = await client.executions.start(decision.canvasId, decision.variables === undefined ? {} : { variables: decision.variables });
-      const token = await tokens.sign({ executionId, scope: decision.scope ?? STARTER_SCOPE, ttlMs: decision.ttlMs ?? settings.tokenTtlMs });
+      // Everything the token needs is checked before the start leaves: a start answered with no token
+      // would leave an execution running that no viewer can follow or cancel.
+      const terms = checkedTokenTerms(decision.scope ?? STARTER_SCOPE, decision.ttlMs ?? settings.tokenTtlMs);
+      ({ executionId } = await client.executions.start(decision.canvasId, decision.variables === undefined ? {} : { variables: decision.variables }));
+      const token = await tokens.sign({ executionId, ...terms });
       return json(201, { executionId, token });
     } catch (error) {
+      // Its token could not be made: the execution no one can follow is aborted rather than left running.
+      if (executionId !== undefined) await client.executions.abort(executionId).catch(() => undefined);
       return failure(isInvalidArgumentError(error) ? 400 : 502, errorBody(error));
     }
   }

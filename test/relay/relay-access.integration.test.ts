@@ -2,7 +2,7 @@ import { firstValueFrom, filter } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { isRelayError, type RelayError } from '../../src/errors/relay-error.js';
 import { createRunTokens } from '../../src/relay/run-tokens.js';
-import { allEvents, openWorlds } from './harness.js';
+import { allEvents, openWorlds, SECRET } from './harness.js';
 
 const world = openWorlds();
 
@@ -89,6 +89,31 @@ describe('the run relay: who may follow and cancel', () => {
     expect(emulator.requests.list({ endpoint: 'run' })).toHaveLength(1);
     const events = await allEvents(view(executionId, token));
     expect(events.at(-1)).toMatchObject({ type: 'finished', executionId, result: { status: 'finish' } });
+  });
+
+  it('starts nothing when the start hook decides a token that cannot be signed (400, no run sent)', async () => {
+    for (const decision of [{ canvasId: 'c-sample-linear', scope: ['cancel'] as never }, { canvasId: 'c-sample-linear', ttlMs: 0 }]) {
+      const { base, emulator } = await world({ start: () => decision });
+      const answer = await fetch(`${base}/runs`, { method: 'POST', body: '{}' });
+      expect(answer.status).toBe(400);
+      expect(await answer.json()).toEqual({ error: 'INVALID_ARGUMENT', message: expect.stringMatching(/scope|ttlMs/u) as unknown });
+      expect(emulator.requests.list({ endpoint: 'run' })).toHaveLength(0);
+    }
+  });
+
+  it('aborts the execution it started, once, when its token cannot be signed, and answers the failure', async () => {
+    const signing = createRunTokens({ secret: SECRET });
+    const { base, emulator } = await world({
+      start: () => ({ canvasId: 'c-sample-linear' }),
+      tokens: { sign: () => Promise.reject(new Error('the key store is away')), verify: (token, request) => signing.verify(token, request) },
+    });
+    const answer = await fetch(`${base}/runs`, { method: 'POST', body: '{}' });
+    expect(answer.status).toBe(502);
+    expect(await answer.json()).toEqual({ error: 'INTERNAL', message: 'The relay failed' });
+    expect(emulator.requests.list({ endpoint: 'run' })).toHaveLength(1);
+    const executionId = emulator.executions.list()[0]?.executionId;
+    expect(emulator.requests.list({ endpoint: 'abort', executionId })).toHaveLength(1);
+    expect(emulator.executions.get(executionId ?? '')?.status).toBe('failed');
   });
 
   it('answers 404 to POST /runs without a start hook', async () => {
