@@ -2,6 +2,7 @@ import { firstValueFrom, filter } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { isRelayError, type RelayError } from '../../src/errors/relay-error.js';
 import { createRunTokens } from '../../src/relay/run-tokens.js';
+import { runResult } from '../../src/runs/events.js';
 import { allEvents, openWorlds, SECRET } from './harness.js';
 
 const world = openWorlds();
@@ -70,6 +71,20 @@ describe('the run relay: who may follow and cancel', () => {
     const again = await cancel();
     expect(await again.json()).toMatchObject({ executionId, endedBy: 'aborted' });
     expect(emulator.requests.list({ endpoint: 'abort', executionId })).toHaveLength(1);
+  });
+
+  it('answers a cancel of an execution that had already ended with its own ending: a finished one is not aborted, a failed one stays failed', async () => {
+    // keepFinishedMs 0: the relay no longer follows an ended execution, so the cancel's follow reads it afresh.
+    const { client, emulator, token, base } = await world({ keepFinishedMs: 0 });
+    for (const [canvasId, ending] of [['c-sample-empty', 'finish'], ['c-sample-credit', 'failed']] as const) {
+      const { executionId } = await client.executions.start(canvasId);
+      expect(await runResult(client.watch(executionId, { failOnWorkflowError: false }))).toMatchObject({ endedBy: ending });
+      const cancelToken = await token(executionId, ['read', 'cancel']);
+      const answer = await fetch(`${base}/executions/${executionId}/cancel`, { method: 'POST', headers: { authorization: `Bearer ${cancelToken}` } });
+      expect(answer.status).toBe(200);
+      expect(await answer.json()).toMatchObject({ executionId, status: ending, endedBy: ending });
+      if (ending === 'finish') expect(emulator.requests.list({ endpoint: 'abort', executionId })).toHaveLength(0);
+    }
   });
 
   it('starts a run through the start hook and answers its id with a token that follows and cancels it', async () => {
