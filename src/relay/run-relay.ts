@@ -291,7 +291,7 @@ function relaySettings(options: RunRelayOptions): RelaySettings {
     client: options.client,
     tokens: options.tokens,
     basePath: normalizedBasePath(options.basePath),
-    cors: options.cors,
+    cors: corsOf(options.cors),
     start: options.start,
     keepFinishedMs,
     heartbeatMs: timerDelay('heartbeatMs', options.heartbeatMs ?? DEFAULTS.heartbeatMs),
@@ -301,6 +301,24 @@ function relaySettings(options: RunRelayOptions): RelaySettings {
     hub: options.hub ?? options.client.hub,
     scheduler: options.scheduler ?? asyncScheduler,
   };
+}
+
+/**
+ * The CORS option checked: `origins` a list of origins or `'*'`. A single origin given as a string would
+ * otherwise be matched as text (`includes`), letting in every origin that is a part of it.
+ */
+function corsOf(cors: RelayCors | undefined): RelayCors | undefined {
+  if (cors === undefined) return undefined;
+  const given: unknown = cors;
+  if (typeof given !== 'object' || given === null) throw new InvalidArgumentError('cors', 'must be { origins: [...] } or { origins: \'*\' }');
+  const { origins, maxAgeSeconds } = given as { readonly origins?: unknown; readonly maxAgeSeconds?: unknown };
+  if (origins !== '*' && !(Array.isArray(origins) && origins.every((origin) => typeof origin === 'string'))) {
+    throw new InvalidArgumentError('cors', `origins must be a list of origins (e.g. ['https://app.example']) or '*' (got ${typeof origins === 'string' ? JSON.stringify(origins) : typeof origins})`);
+  }
+  if (maxAgeSeconds !== undefined && (typeof maxAgeSeconds !== 'number' || !Number.isSafeInteger(maxAgeSeconds) || maxAgeSeconds < 0)) {
+    throw new InvalidArgumentError('cors', `maxAgeSeconds must be a whole number of seconds, 0 or more (got ${typeof maxAgeSeconds === 'number' ? String(maxAgeSeconds) : typeof maxAgeSeconds})`);
+  }
+  return cors;
 }
 
 function eventCount(name: string, value: unknown): number {

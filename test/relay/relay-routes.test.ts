@@ -41,6 +41,11 @@ describe('createRunRelay options', () => {
     ['tokenTtlMs', { tokenTtlMs: -5 }],
     ['snapshotAfter', { snapshotAfter: 1.5 }],
     ['start', { start: 'c-1' as never }],
+    // One origin as a string would be matched as text: 'https://app.example' would let in 'https://app.ex'.
+    ['cors', { cors: { origins: 'https://app.example' as never } }],
+    ['cors', { cors: { origins: [new URL('https://app.example')] as never } }],
+    ['cors', { cors: 'https://app.example' as never }],
+    ['cors', { cors: { origins: '*', maxAgeSeconds: -1 } }],
   ])('refuses a bad %s with InvalidArgumentError', (argument, options) => {
     let error: unknown;
     try {
