@@ -126,9 +126,9 @@ describe('the run relay: who may follow and cancel', () => {
     expect(answer.status).toBe(502);
     expect(await answer.json()).toEqual({ error: 'INTERNAL', message: 'The relay failed' });
     expect(emulator.requests.list({ endpoint: 'run' })).toHaveLength(1);
-    const executionId = emulator.executions.list()[0]?.executionId;
+    const executionId = emulator.executions.list()[0]?.executionId ?? '';
     expect(emulator.requests.list({ endpoint: 'abort', executionId })).toHaveLength(1);
-    expect(emulator.executions.get(executionId ?? '')?.status).toBe('failed');
+    expect(emulator.executions.get(executionId)?.status).toBe('failed');
   });
 
   it('answers 404 to POST /runs without a start hook', async () => {
