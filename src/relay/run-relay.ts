@@ -284,6 +284,16 @@ interface RelaySettings {
 }
 
 function relaySettings(options: RunRelayOptions): RelaySettings {
+  const given: unknown = options;
+  if (typeof given !== 'object' || given === null) throw new InvalidArgumentError('options', 'must be an object with at least client and tokens');
+  const client: unknown = options.client;
+  if (typeof client !== 'object' || client === null || typeof (client as Partial<RelayClient>).watch !== 'function') throw new InvalidArgumentError('client', 'must be a flowstream client (createClient)');
+  const tokens: unknown = options.tokens;
+  if (typeof tokens !== 'object' || tokens === null || typeof (tokens as Partial<RunTokens>).sign !== 'function' || typeof (tokens as Partial<RunTokens>).verify !== 'function') {
+    throw new InvalidArgumentError('tokens', 'must be run tokens (createRunTokens)');
+  }
+  const basePath: unknown = options.basePath;
+  if (basePath !== undefined && typeof basePath !== 'string') throw new InvalidArgumentError('basePath', `must be a path such as '/flowstream' (got ${typeof basePath})`);
   const keepFinishedMs = options.keepFinishedMs ?? DEFAULTS.keepFinishedMs;
   if (typeof keepFinishedMs !== 'number' || !(keepFinishedMs >= 0 && keepFinishedMs <= MAX_TIMER_MS)) throw new InvalidArgumentError('keepFinishedMs', `must be a number of ms from 0 to ${MAX_TIMER_MS}`);
   if (options.start !== undefined && typeof options.start !== 'function') throw new InvalidArgumentError('start', 'must be a function');

@@ -62,6 +62,8 @@ const PREFIX = 'v1';
  * ```
  */
 export function createRunTokens(options: RunTokensOptions): RunTokens {
+  const given: unknown = options;
+  if (typeof given !== 'object' || given === null) throw new InvalidArgumentError('options', 'must be an object with the secret');
   const secret = typeof options.secret === 'string' ? new TextEncoder().encode(options.secret) : options.secret;
   if (!(secret instanceof Uint8Array) || secret.byteLength < MIN_SECRET_BYTES) throw new InvalidArgumentError('secret', `must be at least ${MIN_SECRET_BYTES} bytes`);
   const scheduler = options.scheduler ?? asyncScheduler;
@@ -97,6 +99,8 @@ function refusal(claims: RunTokenClaims, request: VerifyRequest, now: number): v
 }
 
 function checkedSignRequest(request: SignRequest, now: number): RunTokenClaims {
+  const given: unknown = request;
+  if (typeof given !== 'object' || given === null) throw new InvalidArgumentError('request', 'must be { executionId, scope, ttlMs }');
   if (typeof request.executionId !== 'string' || request.executionId === '') throw new InvalidArgumentError('executionId', 'must be a non-empty string');
   const { scope, ttlMs } = checkedTokenTerms(request.scope, request.ttlMs);
   return { executionId: request.executionId, scope, expiresAt: now + ttlMs };

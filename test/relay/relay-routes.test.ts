@@ -55,4 +55,14 @@ describe('createRunRelay options', () => {
     }
     expect(isInvalidArgumentError(error) && error.argument === argument).toBe(true);
   });
+
+  it.each<[string, () => unknown]>([
+    ['options', () => createRunRelay(undefined as never)],
+    ['client', () => createRunRelay({ tokens } as never)],
+    ['tokens', () => createRunRelay({ client } as never)],
+    ['tokens', () => createRunRelay({ client, tokens: 'the secret' as never })],
+    ['basePath', () => createRunRelay({ client, tokens, basePath: 8080 as never })],
+  ])('refuses a missing or wrong %s with InvalidArgumentError, not a TypeError', (argument, create) => {
+    expect(create).toThrow(expect.objectContaining({ name: 'InvalidArgumentError', argument }));
+  });
 });
