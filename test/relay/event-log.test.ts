@@ -87,3 +87,21 @@ describe('a relay follow keeps only its latest events, and a viewer from before 
     }
   });
 });
+
+describe('a viewer whose id of the same numbering is ahead of the relay', () => {
+  it('waits for the events after its id (another process of the hub was further on): no snapshot, none of them twice', async () => {
+    const source = new Subject<RunEvent>();
+    const follow = new FollowedExecution('we-1', source, { abort: () => Promise.resolve(), ended: () => undefined, keepEvents: 1_000 });
+    const settings = { scheduler: queueScheduler, heartbeatMs: 60_000, retryMs: 1_000, snapshotAfter: 1_000 };
+    for (let n = 1; n <= 3; n += 1) source.next(event(n));
+    // It had events 1 to 5 from a relay that read the execution's stream further: this one has 3 so far.
+    const ahead = eventStream(follow, { afterSeq: 5, followId: follow.followId }, settings).getReader();
+    for (let n = 4; n <= 7; n += 1) source.next(event(n));
+    source.complete();
+    const decoder = new TextDecoder();
+    let text = '';
+    for (let chunk = await ahead.read(); !chunk.done; chunk = await ahead.read()) text += decoder.decode(chunk.value);
+    expect(text).not.toContain('event: snapshot');
+    expect([...text.matchAll(/^id: (\d+)$/gmu)].map((match) => Number(match[1]))).toEqual([6, 7]);
+  });
+});
