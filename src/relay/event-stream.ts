@@ -1,4 +1,5 @@
 import { interval, type SchedulerLike, type Subscription } from 'rxjs';
+import { isFlowstreamError } from '../errors/flowstream-error.js';
 import { errorBody } from './error-body.js';
 import type { FollowedExecution } from './followed-execution.js';
 import { errorFrame, eventFrame, HEARTBEAT_FRAME, retryFrame, snapshotFrame } from './sse-frames.js';
@@ -78,7 +79,9 @@ export function eventStream(follow: FollowedExecution, resume: ResumePoint, timi
           }
           const end = follow.end;
           if (end !== undefined) {
-            if (end.kind === 'error') {
+            // A hub closing (its process shutting down) is no failure of the run: the stream just ends, and
+            // the viewer reconnects — to another process, which follows on.
+            if (end.kind === 'error' && !isHubClosed(end.error)) {
               const { error, message } = errorBody(end.error);
               controller.enqueue(encoder.encode(errorFrame(error, message)));
             }
@@ -97,4 +100,9 @@ export function eventStream(follow: FollowedExecution, resume: ResumePoint, timi
     },
     { highWaterMark: READY_BYTES, size: (chunk) => chunk.byteLength },
   );
+}
+
+/** The hub the follow went through was closed (`RedisRunHub.close()`), not the run's own failure. */
+function isHubClosed(error: unknown): boolean {
+  return isFlowstreamError(error) && error.code === 'HUB_CLOSED';
 }
