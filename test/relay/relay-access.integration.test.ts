@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { firstValueFrom, filter } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { isRelayError, type RelayError } from '../../src/errors/relay-error.js';
@@ -159,6 +160,24 @@ describe('the run relay: the event stream on the wire', () => {
     expect(await idsAfter({ headers: { authorization: `Bearer ${readToken}`, 'last-event-id': '3' } }, eventsUrl(executionId))).toEqual(tail);
     expect(await idsAfter({}, `${eventsUrl(executionId)}?after=3&token=${readToken}`)).toEqual(tail);
     expect((await fetch(`${eventsUrl(executionId)}?after=x&token=${readToken}`)).status).toBe(400);
+  });
+
+  it('answers 400 to a request whose Host header makes no URL, and goes on serving', async () => {
+    const { base } = await world();
+    const { hostname, port } = new URL(base);
+    const statusLine = (host: string): Promise<string> =>
+      new Promise((resolve, reject) => {
+        const socket = connect(Number(port), hostname, () => socket.write(`GET /flowstream/runs HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`));
+        let text = '';
+        socket.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        socket.on('close', () => {
+          resolve(text.split('\r\n')[0] ?? '');
+        });
+        socket.on('error', reject);
+      });
+    // Each of these used to throw out of the listener: an uncaught TypeError, the server's process down.
+    for (const host of ['[::1', 'a:b:c', 'exa mple']) expect(await statusLine(host)).toBe('HTTP/1.1 400 Bad Request');
+    expect((await fetch(`${base}/runs`, { method: 'POST', body: '{}' })).status).toBe(404);
   });
 
   it('answers a CORS preflight and allows only the origins it was given', async () => {
