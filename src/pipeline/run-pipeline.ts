@@ -3,7 +3,7 @@ import { abortSignalArgument, InvalidArgumentError, knownKeys, objectArgument, o
 import type { RunResult } from '../domain/model.js';
 import { StepInDoubtError } from '../errors/step-in-doubt-error.js';
 import type { CheckpointStore } from './checkpoint-store.js';
-import type { PipelineClient } from './pipeline-client.js';
+import { checkPipelineClient, type PipelineClient } from './pipeline-client.js';
 import { entryOf, isResumable, type PipelineCheckpoint, type StepCheckpoint, withStep } from './pipeline-checkpoint.js';
 import type { PipelineDefinition, PipelineOptions, PipelineStep, StepCanvasIds, StepFailurePolicy, StepResults } from './pipeline-definition.js';
 import type { PipelineEvent, StepOutcome } from './pipeline-events.js';
@@ -52,6 +52,7 @@ export function runPipeline<Name extends string, Ids extends StepCanvasIds<Name>
   definition: PipelineDefinition<Name, Ids>,
   options: PipelineOptions = {},
 ): Observable<PipelineEvent<Name>> {
+  checkPipelineClient(client);
   checkOptions(options);
   checkDefinition(definition);
   // Past the call, where each step's input was checked against its workflow, every step runs alike.
