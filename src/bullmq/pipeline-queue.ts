@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Queue, type Telemetry } from 'bullmq';
 import type { Observable } from 'rxjs';
 import type { Logger } from '../domain/model.js';
+import { InvalidArgumentError } from '../errors/validation-errors.js';
 import { createRedisCheckpointStore } from '../redis/checkpoint-store.js';
 import { connectRedis, type RedisOption } from '../redis/connection.js';
 import { pipelineChannels } from './pipeline-channels.js';
@@ -90,6 +91,8 @@ export interface PipelineQueue {
  * ```
  */
 export function createPipelineQueue(options: PipelineQueueOptions): PipelineQueue {
+  const given: unknown = options;
+  if (typeof given !== 'object' || given === null) throw new InvalidArgumentError('options', 'must be an object with the connection');
   const prefix = options.prefix ?? DEFAULT_PREFIX;
   const connection = connectRedis(options.connection);
   const queue = new Queue<PipelineJobData, PipelineResult>(PIPELINE_QUEUE_NAME, { connection: connection.client, prefix, ...(options.telemetry === undefined ? {} : { telemetry: options.telemetry }) });

@@ -27,7 +27,7 @@ import { type Job, type Telemetry, UnrecoverableError, WaitingError, Worker } fr
 import { tap } from 'rxjs';
 import type { Logger } from '../domain/model.js';
 import type { ExecutionsApi } from '../http/calls.js';
-import { positiveInteger } from '../errors/validation-errors.js';
+import { InvalidArgumentError, positiveInteger } from '../errors/validation-errors.js';
 import type { PipelineClient } from '../pipeline/pipeline-client.js';
 import type { PipelineDefinition, PipelineOptions } from '../pipeline/pipeline-definition.js';
 import { runPipeline } from '../pipeline/run-pipeline.js';
@@ -158,6 +158,7 @@ const DEFAULTS = { concurrency: 10, lockDuration: 30_000, stalledInterval: 30_00
  * ```
  */
 export function createPipelineWorker(options: PipelineWorkerOptions): PipelineWorker {
+  checkWorkerOptions(options);
   const concurrency = positiveInteger('concurrency', options.concurrency ?? DEFAULTS.concurrency);
   const lockDuration = positiveInteger('lockDuration', options.lockDuration ?? DEFAULTS.lockDuration);
   const stalledInterval = positiveInteger('stalledInterval', options.stalledInterval ?? DEFAULTS.stalledInterval);
@@ -242,6 +243,22 @@ export function createPipelineWorker(options: PipelineWorkerOptions): PipelineWo
       await shutDown();
     },
   };
+}
+
+/**
+ * What a worker cannot do without, checked at its creation: a mistake here would otherwise only show
+ * as every pipeline's job failing once a worker takes it.
+ */
+function checkWorkerOptions(options: PipelineWorkerOptions): void {
+  const given: unknown = options;
+  if (typeof given !== 'object' || given === null) throw new InvalidArgumentError('options', 'must be an object with connection, client and definitions');
+  const client: unknown = options.client;
+  if (typeof client !== 'object' || client === null || typeof (client as Partial<PipelineWorkerClient>).run !== 'function') throw new InvalidArgumentError('client', 'must be a flowstream client (createClient)');
+  const definitions: unknown = options.definitions;
+  if (typeof definitions !== 'object' || definitions === null || Array.isArray(definitions)) throw new InvalidArgumentError('definitions', 'must be an object of pipeline definitions by name');
+  for (const [name, definition] of Object.entries(definitions)) {
+    if (typeof definition !== 'function' && (typeof definition !== 'object' || definition === null)) throw new InvalidArgumentError('definitions', `"${name}" must be a pipeline definition or a function of the input returning one`);
+  }
 }
 
 /** The definition a job names, built from its input; a job no definition fits fails at once, not retried. */

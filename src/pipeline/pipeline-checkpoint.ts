@@ -66,3 +66,21 @@ export function isResumable(entry: StepCheckpoint | undefined): entry is StepChe
     }
   }
 }
+
+const STATUSES: ReadonlySet<string> = new Set<StepCheckpointStatus>(['starting', 'running', 'finish', 'failed', 'aborted']);
+
+/** A step's entry from what was stored, sent or given back as `resume`, or why it is not one. */
+export function entryOf(value: unknown): StepCheckpoint | string {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'not an object';
+  const { status, executionId, attempt, attemptedAt } = value as Readonly<Record<string, unknown>>;
+  if (typeof status !== 'string' || !STATUSES.has(status)) return `unknown status ${JSON.stringify(status)}`;
+  if (executionId !== undefined && typeof executionId !== 'string') return 'executionId is not a string';
+  if (attempt !== undefined && !(Number.isInteger(attempt) && (attempt as number) >= 1)) return 'attempt is not a whole number ≥ 1';
+  if (attemptedAt !== undefined && !Number.isFinite(attemptedAt)) return 'attemptedAt is not a number';
+  return {
+    status: status as StepCheckpointStatus,
+    ...(executionId === undefined ? {} : { executionId }),
+    ...(attempt === undefined ? {} : { attempt: attempt as number }),
+    ...(attemptedAt === undefined ? {} : { attemptedAt: attemptedAt as number }),
+  };
+}

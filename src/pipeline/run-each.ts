@@ -6,7 +6,7 @@ import type { CanvasId, WorkflowInput } from '../domain/workflows.js';
 import type { RunOptions } from '../runs/run-lifecycle.js';
 import { toRunResult } from '../runs/events.js';
 import { inInputOrder } from './in-input-order.js';
-import type { PipelineClient } from './pipeline-client.js';
+import { checkPipelineClient, type PipelineClient } from './pipeline-client.js';
 import { retryFailedWorkflow } from './retry-failed-workflow.js';
 
 /**
@@ -61,6 +61,7 @@ const EACH_DEFAULTS = { concurrency: 5, order: 'input', retry: 0 } as const;
  * ```
  */
 export function runEach<Id extends CanvasId>(client: PipelineClient, canvasId: Id, inputs: ObservableInput<WorkflowInput<Id>>, options: RunEachOptions = {}): Observable<EachResult> {
+  checkPipelineClient(client);
   objectArgument('options', options);
   const concurrency = options.concurrency ?? EACH_DEFAULTS.concurrency;
   const order = options.order ?? EACH_DEFAULTS.order;

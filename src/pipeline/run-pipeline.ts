@@ -3,8 +3,8 @@ import { abortSignalArgument, InvalidArgumentError, knownKeys, objectArgument, o
 import type { RunResult } from '../domain/model.js';
 import { StepInDoubtError } from '../errors/step-in-doubt-error.js';
 import type { CheckpointStore } from './checkpoint-store.js';
-import type { PipelineClient } from './pipeline-client.js';
-import { isResumable, type PipelineCheckpoint, type StepCheckpoint, withStep } from './pipeline-checkpoint.js';
+import { checkPipelineClient, type PipelineClient } from './pipeline-client.js';
+import { entryOf, isResumable, type PipelineCheckpoint, type StepCheckpoint, withStep } from './pipeline-checkpoint.js';
 import type { PipelineDefinition, PipelineOptions, PipelineStep, StepCanvasIds, StepFailurePolicy, StepResults } from './pipeline-definition.js';
 import type { PipelineEvent, StepOutcome } from './pipeline-events.js';
 import { type PipelinePlan, planPipeline } from './pipeline-plan.js';
@@ -52,6 +52,7 @@ export function runPipeline<Name extends string, Ids extends StepCanvasIds<Name>
   definition: PipelineDefinition<Name, Ids>,
   options: PipelineOptions = {},
 ): Observable<PipelineEvent<Name>> {
+  checkPipelineClient(client);
   checkOptions(options);
   checkDefinition(definition);
   // Past the call, where each step's input was checked against its workflow, every step runs alike.
@@ -98,12 +99,25 @@ function checkOptions(options: PipelineOptions): void {
   abortSignalArgument('detach', options.detach);
 }
 
+/**
+ * The steps of a checkpoint to resume from, each entry checked: one that is not a step's entry (a
+ * checkpoint edited, or of another shape) would otherwise read as never started, and its step would
+ * start again beside the execution it has.
+ */
 function checkedResume<Name extends string>(definition: PipelineDefinition<Name>, checkpoint: PipelineCheckpoint | undefined): Readonly<Partial<Record<Name, StepCheckpoint>>> {
-  const steps: Readonly<Partial<Record<string, StepCheckpoint>>> = checkpoint?.steps ?? {};
-  for (const step of Object.keys(steps)) {
+  const checked: Partial<Record<string, StepCheckpoint>> = {};
+  if (checkpoint === undefined) return checked as Readonly<Partial<Record<Name, StepCheckpoint>>>;
+  const given: unknown = checkpoint;
+  const steps: unknown = typeof given === 'object' && given !== null ? (given as { readonly steps?: unknown }).steps : undefined;
+  if (typeof steps !== 'object' || steps === null || Array.isArray(steps)) throw new InvalidArgumentError('resume', 'must be a checkpoint of this pipeline: { steps: { [name]: { status, executionId?, attempt?, attemptedAt? } } }');
+  for (const [step, value] of Object.entries(steps as Readonly<Record<string, unknown>>)) {
     if (!Object.hasOwn(definition.steps, step)) throw new InvalidArgumentError('resume', `the checkpoint names a step "${step}" this pipeline does not have`);
+    if (value === undefined) continue;
+    const entry = entryOf(value);
+    if (typeof entry === 'string') throw new InvalidArgumentError('resume', `the entry of step "${step}" is not one a pipeline wrote: ${entry}`);
+    checked[step] = entry;
   }
-  return steps;
+  return checked as Readonly<Partial<Record<Name, StepCheckpoint>>>;
 }
 
 /** The pipeline's one follower: this subscription, holding the lead of a stored pipeline when it has one. */

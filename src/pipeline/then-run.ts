@@ -3,7 +3,7 @@ import type { RunResult } from '../domain/model.js';
 import type { RunEvent } from '../runs/events.js';
 import type { RunOptions } from '../runs/run-lifecycle.js';
 import type { CanvasId } from '../domain/workflows.js';
-import type { PipelineClient } from './pipeline-client.js';
+import { checkPipelineClient, type PipelineClient } from './pipeline-client.js';
 import { retryFailedWorkflow } from './retry-failed-workflow.js';
 import { type ChainInput, runWithInput } from './step-input.js';
 import { objectArgument } from '../errors/validation-errors.js';
@@ -47,6 +47,7 @@ export interface ThenRunOptions extends RunOptions {
  * ```
  */
 export function thenRun<Id extends CanvasId>(client: PipelineClient, canvasId: Id, input: ChainInput<Id>, options: ThenRunOptions = {}): OperatorFunction<RunEvent, RunEvent> {
+  checkPipelineClient(client);
   objectArgument('options', options);
   const { retry = 0, ...runOptions } = options;
   const retrying = retryFailedWorkflow<RunEvent>(retry);

@@ -4,7 +4,7 @@ import type { Logger } from '../domain/model.js';
 import { InvalidArgumentError } from '../errors/validation-errors.js';
 import type { CheckpointStore, CheckpointStoreEvent, StoredPipeline } from '../pipeline/checkpoint-store.js';
 import { CorruptCheckpointError } from '../pipeline/corrupt-checkpoint-error.js';
-import type { StepCheckpoint, StepCheckpointStatus } from '../pipeline/pipeline-checkpoint.js';
+import { entryOf, type StepCheckpoint } from '../pipeline/pipeline-checkpoint.js';
 import { connectRedis, type RedisOption } from './connection.js';
 
 /*
@@ -39,26 +39,8 @@ function canonical(entry: StepCheckpoint | undefined): string {
   return JSON.stringify({ status: entry.status, executionId: entry.executionId, attempt: entry.attempt, attemptedAt: entry.attemptedAt });
 }
 
-const STATUSES: ReadonlySet<string> = new Set<StepCheckpointStatus>(['starting', 'running', 'finish', 'failed', 'aborted']);
-
 function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** A step's entry from what was stored or sent, or why it is not one. */
-function entryOf(value: unknown): StepCheckpoint | string {
-  if (!isRecord(value)) return 'not an object';
-  const { status, executionId, attempt, attemptedAt } = value;
-  if (typeof status !== 'string' || !STATUSES.has(status)) return `unknown status ${JSON.stringify(status)}`;
-  if (executionId !== undefined && typeof executionId !== 'string') return 'executionId is not a string';
-  if (attempt !== undefined && !(Number.isInteger(attempt) && (attempt as number) >= 1)) return 'attempt is not a whole number ≥ 1';
-  if (attemptedAt !== undefined && !Number.isFinite(attemptedAt)) return 'attemptedAt is not a number';
-  return {
-    status: status as StepCheckpointStatus,
-    ...(executionId === undefined ? {} : { executionId }),
-    ...(attempt === undefined ? {} : { attempt: attempt as number }),
-    ...(attemptedAt === undefined ? {} : { attemptedAt: attemptedAt as number }),
-  };
 }
 
 function parseJson(text: string): unknown {

@@ -188,9 +188,18 @@ export function createRedisRunHub(options: RedisRunHubOptions): RedisRunHub {
     redis.defineCommand('flowstreamHubAppend', { numberOfKeys: 3, lua: APPEND_SCRIPT });
   }
   const commands = redis as Redis & HubCommands;
-  const reader = new StreamReader(redis.duplicate(), redis, `{fs:${account}:hub-wake}:${newLogName()}`, settings.scheduler, (error) => {
-    logger?.warn('flowstream: the run hub could not read its streams from Redis; retrying', { account, error: error instanceof Error ? error.message : String(error) });
-  });
+  const reader = new StreamReader(
+    redis.duplicate(),
+    redis,
+    `{fs:${account}:hub-wake}:${newLogName()}`,
+    settings.scheduler,
+    (error) => {
+      logger?.warn('flowstream: the run hub could not read its streams from Redis; retrying', { account, error: error instanceof Error ? error.message : String(error) });
+    },
+    (key, id) => {
+      logger?.warn('flowstream: the run hub skipped an entry of an execution\'s stream that is not an event', { account, stream: key, entry: id });
+    },
+  );
   const follows = new Map<string, RedisFollow>();
   let checks: Subscription | undefined;
   let closed = false;
@@ -604,12 +613,16 @@ export class StreamReader {
   /** The pause after a failed read, ended early by `close()`. */
   #pause: Subscription | undefined;
 
-  constructor(connection: Redis, writer: Redis, wakeKey: string, scheduler: SchedulerLike, warn: (error: unknown) => void) {
+  /** Told of each entry skipped because it is not an event (written by something else, or another version). */
+  readonly #skipped: (key: string, id: string) => void;
+
+  constructor(connection: Redis, writer: Redis, wakeKey: string, scheduler: SchedulerLike, warn: (error: unknown) => void, skipped: (key: string, id: string) => void = () => undefined) {
     this.#connection = connection;
     this.#writer = writer;
     this.#wakeKey = wakeKey;
     this.#scheduler = scheduler;
     this.#warn = warn;
+    this.#skipped = skipped;
     connection.on('error', () => undefined);
   }
 
@@ -687,7 +700,10 @@ export class StreamReader {
           const seq = Number(id.slice(id.indexOf('-') + 1));
           if (seq <= stream.after) continue;
           stream.after = seq;
-          delivered.push([seq, JSON.parse(fields[1] ?? 'null') as RunEvent]);
+          const event = eventOf(fields);
+          // One bad entry must not stop the reads of every execution followed here (nor, thrown, the process).
+          if (event === undefined) this.#skipped(key, id);
+          else delivered.push([seq, event]);
         }
         if (delivered.length > 0) stream.deliver(delivered);
       }
@@ -695,4 +711,18 @@ export class StreamReader {
     this.#running = false;
     if (!this.#closed && this.#streams.size > 0) this.#wake();
   }
+}
+
+/** The event an entry of an execution's stream holds (its field `e`), or `undefined` for anything else. */
+function eventOf(fields: readonly string[]): RunEvent | undefined {
+  if (fields[0] !== 'e' || fields[1] === undefined) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(fields[1]);
+  } catch {
+    return undefined;
+  }
+  if (typeof parsed !== 'object' || parsed === null) return undefined;
+  const { type, executionId } = parsed as { readonly type?: unknown; readonly executionId?: unknown };
+  return typeof type === 'string' && typeof executionId === 'string' ? (parsed as RunEvent) : undefined;
 }

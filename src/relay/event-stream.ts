@@ -1,4 +1,5 @@
 import { interval, type SchedulerLike, type Subscription } from 'rxjs';
+import { isFlowstreamError } from '../errors/flowstream-error.js';
 import { errorBody } from './error-body.js';
 import type { FollowedExecution } from './followed-execution.js';
 import { errorFrame, eventFrame, HEARTBEAT_FRAME, retryFrame, snapshotFrame } from './sse-frames.js';
@@ -33,7 +34,8 @@ const READY_BYTES = 16_384;
  */
 export function eventStream(follow: FollowedExecution, resume: ResumePoint, timing: StreamSettings): ReadableStream<Uint8Array> {
   // A number from another follow means nothing here: that viewer is brought to the state instead.
-  const afterSeq = resume.followId === undefined || resume.followId === follow.followId ? resume.afterSeq : Number.POSITIVE_INFINITY;
+  const sameNumbering = resume.followId !== undefined && resume.followId === follow.followId;
+  const afterSeq = resume.followId === undefined || sameNumbering ? resume.afterSeq : Number.POSITIVE_INFINITY;
   const encoder = new TextEncoder();
   let place = afterSeq;
   let left = false;
@@ -43,9 +45,11 @@ export function eventStream(follow: FollowedExecution, resume: ResumePoint, timi
       start(controller) {
         controller.enqueue(encoder.encode(retryFrame(timing.retryMs)));
         // An id past the last event is from another numbering (a relay restarted, or one that had forgotten
-        // the execution, for a viewer that did not say which follow its id is from): so is it.
+        // the execution, for a viewer that did not say which follow its id is from): so is it. A viewer
+        // that named this numbering is ahead of it (it read another process of a Redis hub, further on):
+        // it waits for the events after its id, which it has not had.
         const lastSeq = follow.lastSeq;
-        if ((afterSeq === 0 && lastSeq > timing.snapshotAfter) || (afterSeq > lastSeq && lastSeq > 0) || !follow.holds(afterSeq)) {
+        if ((afterSeq === 0 && lastSeq > timing.snapshotAfter) || (afterSeq > lastSeq && lastSeq > 0 && !sameNumbering) || !follow.holds(afterSeq)) {
           const { seq, state } = follow.snapshot();
           controller.enqueue(encoder.encode(snapshotFrame(seq, state)));
           place = seq;
@@ -75,7 +79,9 @@ export function eventStream(follow: FollowedExecution, resume: ResumePoint, timi
           }
           const end = follow.end;
           if (end !== undefined) {
-            if (end.kind === 'error') {
+            // A hub closing (its process shutting down) is no failure of the run: the stream just ends, and
+            // the viewer reconnects — to another process, which follows on.
+            if (end.kind === 'error' && !isHubClosed(end.error)) {
               const { error, message } = errorBody(end.error);
               controller.enqueue(encoder.encode(errorFrame(error, message)));
             }
@@ -94,4 +100,9 @@ export function eventStream(follow: FollowedExecution, resume: ResumePoint, timi
     },
     { highWaterMark: READY_BYTES, size: (chunk) => chunk.byteLength },
   );
+}
+
+/** The hub the follow went through was closed (`RedisRunHub.close()`), not the run's own failure. */
+function isHubClosed(error: unknown): boolean {
+  return isFlowstreamError(error) && error.code === 'HUB_CLOSED';
 }

@@ -116,8 +116,12 @@ export class FollowedExecution {
    * aborted: its result comes at once.
    */
   cancel(): Promise<RunResult> {
-    if (this.#end === undefined && this.#aborting === undefined) {
-      this.#stop = { by: 'aborted', afterEnd: false };
+    // The service may already show the end before the follow's `finished` came: a finished execution is
+    // not aborted, and a failed one keeps its own ending (the abort still stops branches that run on,
+    // service.md §3.3).
+    const status = this.#fold.state.status;
+    if (this.#end === undefined && this.#aborting === undefined && status !== 'finish') {
+      this.#stop = { by: 'aborted', afterEnd: status === 'failed' };
       this.#aborting = this.#hooks.abort(this.executionId).catch((error: unknown) => {
         this.#aborting = undefined;
         this.#stop = undefined;

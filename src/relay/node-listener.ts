@@ -42,8 +42,8 @@ export function toNodeListener(relay: Pick<RunRelay, 'fetch'>): (request: NodeRe
       gone.abort();
     };
     response.once('close', onClose);
-    void relay
-      .fetch(toRequest(request, gone.signal))
+    const asked = requestOf(request, gone.signal);
+    void (asked === undefined ? Promise.resolve(notAUrl()) : relay.fetch(asked))
       .then((answer) => write(answer, response, gone.signal))
       .catch(() => {
         if (!response.writableEnded) response.destroy();
@@ -52,6 +52,25 @@ export function toNodeListener(relay: Pick<RunRelay, 'fetch'>): (request: NodeRe
         response.off('close', onClose);
       });
   };
+}
+
+/**
+ * The `Request` of a Node request, or `undefined` when its Host header or target makes no URL (Node
+ * lets `Host: [::1` through): that TypeError must not escape the listener, where it would take the
+ * whole process down.
+ */
+function requestOf(request: NodeRequest, signal: AbortSignal): Request | undefined {
+  try {
+    return toRequest(request, signal);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The answer to a request that makes no URL. */
+function notAUrl(): Response {
+  const body = JSON.stringify({ error: 'BAD_REQUEST', message: "The request's Host header or target does not make a URL" });
+  return new Response(body, { status: 400, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' } });
 }
 
 function toRequest(request: NodeRequest, signal: AbortSignal): Request {

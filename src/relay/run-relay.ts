@@ -11,7 +11,7 @@ import { eventStream } from './event-stream.js';
 import { FollowedExecution } from './followed-execution.js';
 import { normalizedBasePath, routeOf } from './relay-routes.js';
 import { isRunTokenError } from './run-token-error.js';
-import type { RunScope, RunTokens, RunTokenScope } from './run-tokens.js';
+import { checkedTokenTerms, type RunScope, type RunTokens, type RunTokenScope } from './run-tokens.js';
 
 /**
  * What a relay uses of a client: `watch` to follow an execution, `executions.start` and `.abort`, `run`
@@ -223,11 +223,18 @@ export function createRunRelay(options: RunRelayOptions): RunRelay {
     if (hook === undefined) return failure(404, { error: 'NOT_FOUND', message: 'This relay starts no runs' });
     const decision = await hook(request);
     if (decision instanceof Response) return decision;
+    let executionId: string | undefined;
     try {
-      const executionId = await startExecution(client, decision);
-      const token = await tokens.sign({ executionId, scope: decision.scope ?? STARTER_SCOPE, ttlMs: decision.ttlMs ?? settings.tokenTtlMs });
+      // Everything the token needs is checked before the start leaves: a start answered with no token
+      // would leave an execution running that no viewer can follow or cancel.
+      const terms = checkedTokenTerms(decision.scope ?? STARTER_SCOPE, decision.ttlMs ?? settings.tokenTtlMs);
+      executionId = await startExecution(client, decision);
+      const token = await tokens.sign({ executionId, ...terms });
       return json(201, { executionId, token });
     } catch (error) {
+      // Its token could not be made: the execution no one can follow is aborted rather than left running —
+      // unless a key started it, which the POST sent again follows (and gets a token then).
+      if (executionId !== undefined && decision.idempotencyKey === undefined) await client.executions.abort(executionId).catch(() => undefined);
       return failure(isInvalidArgumentError(error) ? 400 : isStartInDoubtError(error) ? 409 : 502, errorBody(error));
     }
   }
@@ -303,6 +310,16 @@ interface RelaySettings {
 }
 
 function relaySettings(options: RunRelayOptions): RelaySettings {
+  const given: unknown = options;
+  if (typeof given !== 'object' || given === null) throw new InvalidArgumentError('options', 'must be an object with at least client and tokens');
+  const client: unknown = options.client;
+  if (typeof client !== 'object' || client === null || typeof (client as Partial<RelayClient>).watch !== 'function') throw new InvalidArgumentError('client', 'must be a flowstream client (createClient)');
+  const tokens: unknown = options.tokens;
+  if (typeof tokens !== 'object' || tokens === null || typeof (tokens as Partial<RunTokens>).sign !== 'function' || typeof (tokens as Partial<RunTokens>).verify !== 'function') {
+    throw new InvalidArgumentError('tokens', 'must be run tokens (createRunTokens)');
+  }
+  const basePath: unknown = options.basePath;
+  if (basePath !== undefined && typeof basePath !== 'string') throw new InvalidArgumentError('basePath', `must be a path such as '/flowstream' (got ${typeof basePath})`);
   const keepFinishedMs = options.keepFinishedMs ?? DEFAULTS.keepFinishedMs;
   if (typeof keepFinishedMs !== 'number' || !(keepFinishedMs >= 0 && keepFinishedMs <= MAX_TIMER_MS)) throw new InvalidArgumentError('keepFinishedMs', `must be a number of ms from 0 to ${MAX_TIMER_MS}`);
   if (options.start !== undefined && typeof options.start !== 'function') throw new InvalidArgumentError('start', 'must be a function');
@@ -310,7 +327,7 @@ function relaySettings(options: RunRelayOptions): RelaySettings {
     client: options.client,
     tokens: options.tokens,
     basePath: normalizedBasePath(options.basePath),
-    cors: options.cors,
+    cors: corsOf(options.cors),
     start: options.start,
     keepFinishedMs,
     heartbeatMs: timerDelay('heartbeatMs', options.heartbeatMs ?? DEFAULTS.heartbeatMs),
@@ -320,6 +337,24 @@ function relaySettings(options: RunRelayOptions): RelaySettings {
     hub: options.hub ?? options.client.hub,
     scheduler: options.scheduler ?? asyncScheduler,
   };
+}
+
+/**
+ * The CORS option checked: `origins` a list of origins or `'*'`. A single origin given as a string would
+ * otherwise be matched as text (`includes`), letting in every origin that is a part of it.
+ */
+function corsOf(cors: RelayCors | undefined): RelayCors | undefined {
+  if (cors === undefined) return undefined;
+  const given: unknown = cors;
+  if (typeof given !== 'object' || given === null) throw new InvalidArgumentError('cors', 'must be { origins: [...] } or { origins: \'*\' }');
+  const { origins, maxAgeSeconds } = given as { readonly origins?: unknown; readonly maxAgeSeconds?: unknown };
+  if (origins !== '*' && !(Array.isArray(origins) && origins.every((origin) => typeof origin === 'string'))) {
+    throw new InvalidArgumentError('cors', `origins must be a list of origins (e.g. ['https://app.example']) or '*' (got ${typeof origins === 'string' ? JSON.stringify(origins) : typeof origins})`);
+  }
+  if (maxAgeSeconds !== undefined && (typeof maxAgeSeconds !== 'number' || !Number.isSafeInteger(maxAgeSeconds) || maxAgeSeconds < 0)) {
+    throw new InvalidArgumentError('cors', `maxAgeSeconds must be a whole number of seconds, 0 or more (got ${typeof maxAgeSeconds === 'number' ? String(maxAgeSeconds) : typeof maxAgeSeconds})`);
+  }
+  return cors;
 }
 
 function eventCount(name: string, value: unknown): number {

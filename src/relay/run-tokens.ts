@@ -62,6 +62,8 @@ const PREFIX = 'v1';
  * ```
  */
 export function createRunTokens(options: RunTokensOptions): RunTokens {
+  const given: unknown = options;
+  if (typeof given !== 'object' || given === null) throw new InvalidArgumentError('options', 'must be an object with the secret');
   const secret = typeof options.secret === 'string' ? new TextEncoder().encode(options.secret) : options.secret;
   if (!(secret instanceof Uint8Array) || secret.byteLength < MIN_SECRET_BYTES) throw new InvalidArgumentError('secret', `must be at least ${MIN_SECRET_BYTES} bytes`);
   const scheduler = options.scheduler ?? asyncScheduler;
@@ -97,11 +99,19 @@ function refusal(claims: RunTokenClaims, request: VerifyRequest, now: number): v
 }
 
 function checkedSignRequest(request: SignRequest, now: number): RunTokenClaims {
+  const given: unknown = request;
+  if (typeof given !== 'object' || given === null) throw new InvalidArgumentError('request', 'must be { executionId, scope, ttlMs }');
   if (typeof request.executionId !== 'string' || request.executionId === '') throw new InvalidArgumentError('executionId', 'must be a non-empty string');
-  const scope = scopeOf(request.scope);
-  if (scope === undefined) throw new InvalidArgumentError('scope', "must be ['read'] or ['read', 'cancel']");
-  if (typeof request.ttlMs !== 'number' || !Number.isFinite(request.ttlMs) || request.ttlMs <= 0) throw new InvalidArgumentError('ttlMs', 'must be a positive number of milliseconds');
-  return { executionId: request.executionId, scope, expiresAt: now + request.ttlMs };
+  const { scope, ttlMs } = checkedTokenTerms(request.scope, request.ttlMs);
+  return { executionId: request.executionId, scope, expiresAt: now + ttlMs };
+}
+
+/** `scope` and `ttlMs` as a token can be signed with, or the `InvalidArgumentError` saying which is wrong. */
+export function checkedTokenTerms(scope: unknown, ttlMs: unknown): { readonly scope: RunTokenScope; readonly ttlMs: number } {
+  const checkedScope = scopeOf(scope);
+  if (checkedScope === undefined) throw new InvalidArgumentError('scope', "must be ['read'] or ['read', 'cancel']");
+  if (typeof ttlMs !== 'number' || !Number.isFinite(ttlMs) || ttlMs <= 0) throw new InvalidArgumentError('ttlMs', 'must be a positive number of milliseconds');
+  return { scope: checkedScope, ttlMs };
 }
 
 /** The two scopes a token can hold, or `undefined` for anything else. */

@@ -6,8 +6,13 @@ import type { RunState } from '../runs/run-state.js';
  * escapes them), so each `data:` is one line and a frame ends at the first blank line.
  */
 
-/** One run event: its type as the SSE event name, its sequence number as the id a viewer resumes after. */
+/**
+ * One run event: its type as the SSE event name, its sequence number as the id a viewer resumes after.
+ * A `snapshot` (the follow joined a hub's execution late) goes as the relay's own snapshot frame: its
+ * `data` is the state, as every viewer reads a snapshot.
+ */
 export function eventFrame(seq: number, event: RunEvent): string {
+  if (event.type === 'snapshot') return snapshotFrame(seq, event.state);
   return `event: ${event.type}\nid: ${seq}\ndata: ${JSON.stringify(event)}\n\n`;
 }
 

@@ -86,8 +86,9 @@ export function reconnectDelay(retryMs: number, attempt: number, maxMs: number, 
  * ```
  */
 export function connectRun(url: string | URL, options: ConnectRunOptions): Observable<RunEvent> {
-  objectArgument('options', options);
-  if (typeof options.token !== 'string' || options.token === '') throw new InvalidArgumentError('token', 'must be the run token the relay signed (a non-empty string)');
+  // Options left out say what is missing (the token), rather than fail on reading it.
+  const token: unknown = objectArgument<Partial<ConnectRunOptions>>('options', options).token;
+  if (typeof token !== 'string' || token === '') throw new InvalidArgumentError('token', 'must be the run token the relay signed (a non-empty string)');
   const given: unknown = options.fetch;
   if (given !== undefined && typeof given !== 'function') throw new InvalidArgumentError('fetch', `must be a function with the signature of the global fetch (got ${given === null ? 'null' : typeof given})`);
   const fetchFn = options.fetch ?? globalThis.fetch.bind(globalThis);

@@ -2,6 +2,7 @@ import { defer } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { WorkflowFailedError } from '../../src/errors/run-errors.js';
 import { runEach } from '../../src/pipeline/run-each.js';
+import { runPipeline } from '../../src/pipeline/run-pipeline.js';
 import { thenRun } from '../../src/pipeline/then-run.js';
 import { inInputOrder } from '../../src/pipeline/in-input-order.js';
 import type { RunEvent } from '../../src/runs/events.js';
@@ -87,5 +88,14 @@ describe('runEach in virtual time', () => {
     expect(() => runEach(client, 'c-1', inputs, null as never)).toThrow(expect.objectContaining({ name: 'InvalidArgumentError', argument: 'options' }));
     expect(() => thenRun(client, 'c-2', () => ({}), null as never)).toThrow(expect.objectContaining({ name: 'InvalidArgumentError', argument: 'options' }));
     expect(client.calls).toEqual([]);
+  });
+
+  it('refuses what is not a client with InvalidArgumentError at the call (runEach, thenRun, runPipeline), not a TypeError once it runs', () => {
+    for (const notAClient of [undefined, null, {}, 'rf_key']) {
+      const client = notAClient as never;
+      expect(() => runEach(client, 'c-1', inputs)).toThrow(expect.objectContaining({ name: 'InvalidArgumentError', argument: 'client' }));
+      expect(() => thenRun(client, 'c-2', () => ({}))).toThrow(expect.objectContaining({ name: 'InvalidArgumentError', argument: 'client' }));
+      expect(() => runPipeline(client, { steps: { a: { canvasId: 'c-a' } } })).toThrow(expect.objectContaining({ name: 'InvalidArgumentError', argument: 'client' }));
+    }
   });
 });

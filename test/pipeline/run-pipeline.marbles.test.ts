@@ -197,6 +197,11 @@ describe('runPipeline in virtual time', () => {
     ['an unknown inDoubt', { inDoubt: 'retry' as 'fail' }, 'inDoubt'],
     ['a detach that is not an AbortSignal', { detach: new AbortController() as unknown as AbortSignal }, 'detach'],
     ['null options', null as unknown as undefined, 'options'],
+    // A resume that cannot be read would otherwise read as nothing started: every step would start again.
+    ['a resume that is not a checkpoint', { resume: 'we-a' as never }, 'resume'],
+    ['a resume whose steps are not an object', { resume: { steps: 5 } as never }, 'resume'],
+    ['a resume entry with a misspelt status', { resume: { steps: { a: { executionId: 'we-a', status: 'runing' } } } as never }, 'resume'],
+    ['a resume entry that is only an execution id', { resume: { steps: { a: 'we-a' } } as never }, 'resume'],
   ])('refuses %s with InvalidArgumentError naming it, before anything runs', (_name, options, argument) => {
     const client = fakeClient({});
     expect(() => runPipeline(client, { steps: { a: { canvasId: 'c-a' } } }, options)).toThrow(expect.objectContaining({ name: 'InvalidArgumentError', argument }));

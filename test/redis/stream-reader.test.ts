@@ -41,4 +41,29 @@ describe('StreamReader', () => {
       writer.disconnect();
     }
   });
+
+  it('skips an entry that is not an event (another writer, another version) and tells it, reading on: no unhandled rejection', async () => {
+    const writer = new Redis({ path: server.socket, maxRetriesPerRequest: null });
+    const connection = new Redis({ path: server.socket, maxRetriesPerRequest: null });
+    const skipped: string[] = [];
+    const reader = new StreamReader(connection, writer, '{u}:wake', asyncScheduler, () => undefined, (key, id) => skipped.push(`${key} ${id}`));
+    const key = '{u}:events';
+    try {
+      await writer.xadd(key, '0-1', 'e', event(1));
+      await writer.xadd(key, '0-2', 'e', 'not JSON');
+      await writer.xadd(key, '0-3', 'x', event(3));
+      await writer.xadd(key, '0-4', 'e', event(4));
+      const seen: number[] = [];
+      reader.follow(key, 0, (entries) => seen.push(...entries.map(([seq]) => seq)));
+      while (!seen.includes(4)) await new Promise((resolve) => setTimeout(resolve, 5));
+      expect(seen).toEqual([1, 4]);
+      expect(skipped).toEqual(['{u}:events 0-2', '{u}:events 0-3']);
+      // The reader is still reading: a later entry comes too.
+      await writer.xadd(key, '0-5', 'e', event(5));
+      while (!seen.includes(5)) await new Promise((resolve) => setTimeout(resolve, 5));
+    } finally {
+      reader.close();
+      writer.disconnect();
+    }
+  });
 });

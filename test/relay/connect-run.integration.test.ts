@@ -135,6 +135,7 @@ describe('connectRun', () => {
     ['an address that is neither a string nor a URL', () => connectRun(42 as unknown as string, { token: 't' }), 'url'],
     ['a null address', () => connectRun(null as unknown as string, { token: 't' }), 'url'],
     ['null options', () => connectRun('http://127.0.0.1:9/executions/we-1/events', null as never), 'options'],
+    ['no options (no token)', () => connectRun('http://127.0.0.1:9/executions/we-1/events', undefined as never), 'token'],
     ['a fetch that is not a function', () => connectRun('http://127.0.0.1:9/executions/we-1/events', { token: 't', fetch: {} as typeof fetch }), 'fetch'],
     ["failOnWorkflowError: 'false'", () => connectRun('http://127.0.0.1:9/executions/we-1/events', { token: 't', failOnWorkflowError: 'false' as never }), 'failOnWorkflowError'],
   ])('refuses %s with InvalidArgumentError at the call', (_name, connect, argument) => {

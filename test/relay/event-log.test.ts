@@ -3,6 +3,7 @@ import { lastValueFrom, queueScheduler, Subject, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { createClient } from '../../src/client.js';
 import { createEmulator, createManualClock, driveClock } from '../../src/emulator/index.js';
+import { FlowstreamError } from '../../src/errors/flowstream-error.js';
 import { EventLog } from '../../src/relay/event-log.js';
 import { eventStream } from '../../src/relay/event-stream.js';
 import { FollowedExecution } from '../../src/relay/followed-execution.js';
@@ -85,5 +86,44 @@ describe('a relay follow keeps only its latest events, and a viewer from before 
     } finally {
       await emulator.close();
     }
+  });
+});
+
+describe('a viewer whose id of the same numbering is ahead of the relay', () => {
+  it('waits for the events after its id (another process of the hub was further on): no snapshot, none of them twice', async () => {
+    const source = new Subject<RunEvent>();
+    const follow = new FollowedExecution('we-1', source, { abort: () => Promise.resolve(), ended: () => undefined, keepEvents: 1_000 });
+    const settings = { scheduler: queueScheduler, heartbeatMs: 60_000, retryMs: 1_000, snapshotAfter: 1_000 };
+    for (let n = 1; n <= 3; n += 1) source.next(event(n));
+    // It had events 1 to 5 from a relay that read the execution's stream further: this one has 3 so far.
+    const ahead = eventStream(follow, { afterSeq: 5, followId: follow.followId }, settings).getReader();
+    for (let n = 4; n <= 7; n += 1) source.next(event(n));
+    source.complete();
+    const decoder = new TextDecoder();
+    let text = '';
+    for (let chunk = await ahead.read(); !chunk.done; chunk = await ahead.read()) text += decoder.decode(chunk.value);
+    expect(text).not.toContain('event: snapshot');
+    expect([...text.matchAll(/^id: (\d+)$/gmu)].map((match) => Number(match[1]))).toEqual([6, 7]);
+  });
+});
+
+describe('a viewer of a follow whose hub closed', () => {
+  it('sees its stream end without an error, so that it reconnects (to a process whose hub follows on); another failure still ends with an error event', async () => {
+    const settings = { scheduler: queueScheduler, heartbeatMs: 60_000, retryMs: 1_000, snapshotAfter: 1_000 };
+    const decoder = new TextDecoder();
+    const textAfter = async (error: unknown): Promise<string> => {
+      const source = new Subject<RunEvent>();
+      const follow = new FollowedExecution('we-1', source, { abort: () => Promise.resolve(), ended: () => undefined, keepEvents: 1_000 });
+      source.next(event(1));
+      const reader = eventStream(follow, { afterSeq: 0, followId: undefined }, settings).getReader();
+      source.error(error);
+      let text = '';
+      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += decoder.decode(chunk.value);
+      return text;
+    };
+    const closed = await textAfter(new FlowstreamError('The run hub was closed', 'HUB_CLOSED'));
+    expect(closed).toContain('id: 1\n');
+    expect(closed).not.toContain('event: error');
+    expect(await textAfter(new FlowstreamError('The service refused the key', 'AUTHENTICATION'))).toContain('event: error\ndata: {"error":"AUTHENTICATION"');
   });
 });

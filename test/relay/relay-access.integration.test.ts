@@ -1,8 +1,10 @@
+import { connect } from 'node:net';
 import { firstValueFrom, filter } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { isRelayError, type RelayError } from '../../src/errors/relay-error.js';
 import { createRunTokens } from '../../src/relay/run-tokens.js';
-import { allEvents, openWorlds } from './harness.js';
+import { runResult } from '../../src/runs/events.js';
+import { allEvents, openWorlds, SECRET } from './harness.js';
 
 const world = openWorlds();
 
@@ -72,6 +74,20 @@ describe('the run relay: who may follow and cancel', () => {
     expect(emulator.requests.list({ endpoint: 'abort', executionId })).toHaveLength(1);
   });
 
+  it('answers a cancel of an execution that had already ended with its own ending: a finished one is not aborted, a failed one stays failed', async () => {
+    // keepFinishedMs 0: the relay no longer follows an ended execution, so the cancel's follow reads it afresh.
+    const { client, emulator, token, base } = await world({ keepFinishedMs: 0 });
+    for (const [canvasId, ending] of [['c-sample-empty', 'finish'], ['c-sample-credit', 'failed']] as const) {
+      const { executionId } = await client.executions.start(canvasId);
+      expect(await runResult(client.watch(executionId, { failOnWorkflowError: false }))).toMatchObject({ endedBy: ending });
+      const cancelToken = await token(executionId, ['read', 'cancel']);
+      const answer = await fetch(`${base}/executions/${executionId}/cancel`, { method: 'POST', headers: { authorization: `Bearer ${cancelToken}` } });
+      expect(answer.status).toBe(200);
+      expect(await answer.json()).toMatchObject({ executionId, status: ending, endedBy: ending });
+      if (ending === 'finish') expect(emulator.requests.list({ endpoint: 'abort', executionId })).toHaveLength(0);
+    }
+  });
+
   it('starts a run through the start hook and answers its id with a token that follows and cancels it', async () => {
     const { emulator, base, view } = await world({
       start: async (request) => {
@@ -89,6 +105,31 @@ describe('the run relay: who may follow and cancel', () => {
     expect(emulator.requests.list({ endpoint: 'run' })).toHaveLength(1);
     const events = await allEvents(view(executionId, token));
     expect(events.at(-1)).toMatchObject({ type: 'finished', executionId, result: { status: 'finish' } });
+  });
+
+  it('starts nothing when the start hook decides a token that cannot be signed (400, no run sent)', async () => {
+    for (const decision of [{ canvasId: 'c-sample-linear', scope: ['cancel'] as never }, { canvasId: 'c-sample-linear', ttlMs: 0 }]) {
+      const { base, emulator } = await world({ start: () => decision });
+      const answer = await fetch(`${base}/runs`, { method: 'POST', body: '{}' });
+      expect(answer.status).toBe(400);
+      expect(await answer.json()).toEqual({ error: 'INVALID_ARGUMENT', message: expect.stringMatching(/scope|ttlMs/u) as unknown });
+      expect(emulator.requests.list({ endpoint: 'run' })).toHaveLength(0);
+    }
+  });
+
+  it('aborts the execution it started, once, when its token cannot be signed, and answers the failure', async () => {
+    const signing = createRunTokens({ secret: SECRET });
+    const { base, emulator } = await world({
+      start: () => ({ canvasId: 'c-sample-linear' }),
+      tokens: { sign: () => Promise.reject(new Error('the key store is away')), verify: (token, request) => signing.verify(token, request) },
+    });
+    const answer = await fetch(`${base}/runs`, { method: 'POST', body: '{}' });
+    expect(answer.status).toBe(502);
+    expect(await answer.json()).toEqual({ error: 'INTERNAL', message: 'The relay failed' });
+    expect(emulator.requests.list({ endpoint: 'run' })).toHaveLength(1);
+    const executionId = emulator.executions.list()[0]?.executionId ?? '';
+    expect(emulator.requests.list({ endpoint: 'abort', executionId })).toHaveLength(1);
+    expect(emulator.executions.get(executionId)?.status).toBe('failed');
   });
 
   it('answers 404 to POST /runs without a start hook', async () => {
@@ -119,6 +160,24 @@ describe('the run relay: the event stream on the wire', () => {
     expect(await idsAfter({ headers: { authorization: `Bearer ${readToken}`, 'last-event-id': '3' } }, eventsUrl(executionId))).toEqual(tail);
     expect(await idsAfter({}, `${eventsUrl(executionId)}?after=3&token=${readToken}`)).toEqual(tail);
     expect((await fetch(`${eventsUrl(executionId)}?after=x&token=${readToken}`)).status).toBe(400);
+  });
+
+  it('answers 400 to a request whose Host header makes no URL, and goes on serving', async () => {
+    const { base } = await world();
+    const { hostname, port } = new URL(base);
+    const statusLine = (host: string): Promise<string> =>
+      new Promise((resolve, reject) => {
+        const socket = connect(Number(port), hostname, () => socket.write(`GET /flowstream/runs HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`));
+        let text = '';
+        socket.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        socket.on('close', () => {
+          resolve(text.split('\r\n')[0] ?? '');
+        });
+        socket.on('error', reject);
+      });
+    // Each of these used to throw out of the listener: an uncaught TypeError, the server's process down.
+    for (const host of ['[::1', 'a:b:c', 'exa mple']) expect(await statusLine(host)).toBe('HTTP/1.1 400 Bad Request');
+    expect((await fetch(`${base}/runs`, { method: 'POST', body: '{}' })).status).toBe(404);
   });
 
   it('answers a CORS preflight and allows only the origins it was given', async () => {

@@ -41,6 +41,11 @@ describe('createRunRelay options', () => {
     ['tokenTtlMs', { tokenTtlMs: -5 }],
     ['snapshotAfter', { snapshotAfter: 1.5 }],
     ['start', { start: 'c-1' as never }],
+    // One origin as a string would be matched as text: 'https://app.example' would let in 'https://app.ex'.
+    ['cors', { cors: { origins: 'https://app.example' as never } }],
+    ['cors', { cors: { origins: [new URL('https://app.example')] as never } }],
+    ['cors', { cors: 'https://app.example' as never }],
+    ['cors', { cors: { origins: '*', maxAgeSeconds: -1 } }],
   ])('refuses a bad %s with InvalidArgumentError', (argument, options) => {
     let error: unknown;
     try {
@@ -49,5 +54,15 @@ describe('createRunRelay options', () => {
       error = caught;
     }
     expect(isInvalidArgumentError(error) && error.argument === argument).toBe(true);
+  });
+
+  it.each<[string, () => unknown]>([
+    ['options', () => createRunRelay(undefined as never)],
+    ['client', () => createRunRelay({ tokens } as never)],
+    ['tokens', () => createRunRelay({ client } as never)],
+    ['tokens', () => createRunRelay({ client, tokens: 'the secret' as never })],
+    ['basePath', () => createRunRelay({ client, tokens, basePath: 8080 as never })],
+  ])('refuses a missing or wrong %s with InvalidArgumentError, not a TypeError', (argument, create) => {
+    expect(create).toThrow(expect.objectContaining({ name: 'InvalidArgumentError', argument }));
   });
 });

@@ -109,6 +109,22 @@ describe('the run relay: viewers through dropped connections', () => {
 });
 
 describe('the run relay: one poll stream with the watches and runs of its hub', () => {
+  it('gives a viewer of an execution the app already watches a snapshot it reads as a run state, then every later event to the end', async () => {
+    const { client, token, eventsUrl, view } = await world();
+    const { executionId } = await client.executions.start('c-sample-linear');
+    const watched = runResult(client.watch(executionId));
+    // The app's watch has read the execution: the relay's follow joins the hub's stream late.
+    await firstValueFrom(client.watch(executionId).pipe(filter((event) => event.type === 'node')));
+    const readToken = await token(executionId);
+    const raw = await fetch(eventsUrl(executionId), { headers: { authorization: `Bearer ${readToken}` } });
+    const frames = (await raw.text()).split('\n\n');
+    const snapshot = frames.find((frame) => frame.startsWith('event: snapshot\n'));
+    expect(JSON.parse(snapshot?.split('\ndata: ')[1] ?? 'null')).toMatchObject({ executionId, nodes: expect.any(Array) as unknown, files: expect.any(Array) as unknown });
+    const events = await allEvents(view(executionId, readToken));
+    expect(events[0]?.type).toBe('snapshot');
+    expect(events.at(-1)).toEqual({ type: 'finished', executionId, result: await watched });
+  });
+
   /**
    * All in-process on a manual clock (counts that do not depend on the machine's speed): status reads
    * of an execution watched alone by the app's client, then of one a relay follows for a viewer and,

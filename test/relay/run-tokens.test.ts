@@ -76,8 +76,11 @@ describe('createRunTokens', () => {
 
   it('refuses a short secret and bad sign requests with InvalidArgumentError', async () => {
     expect(() => createRunTokens({ secret: 'short' })).toThrow(/secret/u);
+    expect(() => createRunTokens(undefined as never)).toThrow(expect.objectContaining({ name: 'InvalidArgumentError', argument: 'options' }));
     const { tokens } = tokensOnClock();
     for (const request of [
+      undefined,
+      null,
       { executionId: '', scope: ['read'], ttlMs: 1 },
       { executionId: 'we-1', scope: ['cancel'], ttlMs: 1 },
       { executionId: 'we-1', scope: ['read'], ttlMs: 0 },
