@@ -30,7 +30,8 @@ const READY_BYTES = 16_384;
  * point, then each new one, heartbeat comments while it is quiet, and the end after `finished` (or an
  * `error` event when the follow failed). A viewer from the start of a long history, or one whose point
  * is from another numbering, gets one `snapshot` of the state so far instead of the events before it.
- * Cancelling the stream (the viewer left) stops its heartbeat; the follow goes on.
+ * The stream is one of the follow's users (`FollowedExecution.use`) until it ends or is cancelled (the
+ * viewer left): then its heartbeat stops; the follow goes on.
  */
 export function eventStream(follow: FollowedExecution, resume: ResumePoint, timing: StreamSettings): ReadableStream<Uint8Array> {
   // A number from another follow means nothing here: that viewer is brought to the state instead.
@@ -40,9 +41,11 @@ export function eventStream(follow: FollowedExecution, resume: ResumePoint, timi
   let place = afterSeq;
   let left = false;
   let heartbeat: Subscription | undefined;
+  let release: (() => void) | undefined;
   return new ReadableStream<Uint8Array>(
     {
       start(controller) {
+        release = follow.use();
         controller.enqueue(encoder.encode(retryFrame(timing.retryMs)));
         // An id past the last event is from another numbering (a relay restarted, or one that had forgotten
         // the execution, for a viewer that did not say which follow its id is from): so is it. A viewer
@@ -87,6 +90,7 @@ export function eventStream(follow: FollowedExecution, resume: ResumePoint, timi
             }
             heartbeat?.unsubscribe();
             controller.close();
+            release?.();
             return;
           }
           await follow.changed();
@@ -96,6 +100,7 @@ export function eventStream(follow: FollowedExecution, resume: ResumePoint, timi
       cancel() {
         left = true;
         heartbeat?.unsubscribe();
+        release?.();
       },
     },
     { highWaterMark: READY_BYTES, size: (chunk) => chunk.byteLength },

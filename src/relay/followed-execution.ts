@@ -10,10 +10,14 @@ import { EventLog, type LoggedEvent } from './event-log.js';
 /** How the follow of an execution ended: its `finished` event came, or it failed (`error`), or the relay closed. */
 export type FollowEnd = { readonly kind: 'finished'; readonly result: RunResult } | { readonly kind: 'error'; readonly error: unknown } | { readonly kind: 'closed' };
 
-/** What a follow needs from the relay: how to abort its execution, and where to say it ended. */
+/** What a follow needs from the relay: how to abort its execution, where to say it ended, and when it is used and unused. */
 export interface FollowHooks {
   abort(executionId: string): Promise<void>;
   ended(follow: FollowedExecution): void;
+  /** Its first user came (a viewer, or a cancel), or one came back after all had left. */
+  used(follow: FollowedExecution): void;
+  /** Its last user left: no viewer reads it and no cancel waits on it. */
+  unused(follow: FollowedExecution): void;
   /** How many of its latest events a follow keeps at least (and at most twice as many), for resuming viewers. */
   readonly keepEvents: number;
 }
@@ -49,6 +53,8 @@ export class FollowedExecution {
   #end: FollowEnd | undefined;
   #stop: RunStop | undefined;
   #aborting: Promise<void> | undefined;
+  /** Viewers reading it and requests waiting on it now. */
+  #users = 0;
   readonly #waitingForResult = new Set<{ resolve: (result: RunResult) => void; reject: (error: unknown) => void }>();
 
   constructor(executionId: string, events: Observable<RunEvent>, hooks: FollowHooks) {
@@ -135,6 +141,22 @@ export class FollowedExecution {
       else reject(failureOf(end));
     });
     return Promise.all([this.#aborting, result]).then(([, ended]) => ended);
+  }
+
+  /**
+   * One more user of the follow (a viewer's stream, a request waiting on it) until the returned release
+   * is called; a second call of it does nothing. The relay lets go of a follow no one uses.
+   */
+  use(): () => void {
+    this.#users += 1;
+    if (this.#users === 1) this.#hooks.used(this);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.#users -= 1;
+      if (this.#users === 0) this.#hooks.unused(this);
+    };
   }
 
   /** Stops following (the execution runs on) and ends every viewer's stream. */

@@ -73,6 +73,20 @@ export interface RunRelayOptions {
   readonly start?: (request: Request) => StartDecision | Response | Promise<StartDecision | Response>;
   /** How long a finished execution's events stay for late and resuming viewers, in ms (default 60 s; 0 forgets at once). */
   readonly keepFinishedMs?: number;
+  /**
+   * How long the relay goes on following an unfinished execution that no viewer watches any more, in ms
+   * (default 60 s; 0: it stops as soon as the last viewer leaves). A viewer that drops and comes back
+   * within it (the usual reconnection) resumes where it was; after it, the relay stops reading the
+   * execution's status and output for nobody, and a viewer that comes back later is followed again: it
+   * gets the state so far (a `snapshot` event), then the live events. The execution is never aborted.
+   *
+   * @example
+   * ```ts
+   * // Viewers on phones that sleep for minutes: keep following for 5 minutes without one.
+   * const relay = createRunRelay({ client, tokens, keepIdleMs: 300_000 });
+   * ```
+   */
+  readonly keepIdleMs?: number;
   /** How often a quiet stream gets a heartbeat comment, in ms (default 15 s). */
   readonly heartbeatMs?: number;
   /** The reconnection delay the stream tells viewers (`retry:`), in ms (default 2 s). */
@@ -107,6 +121,7 @@ const KEEP_EVENTS = 1_000;
 
 const DEFAULTS = {
   keepFinishedMs: 60_000,
+  keepIdleMs: 60_000,
   heartbeatMs: 15_000,
   retryMs: 2_000,
   tokenTtlMs: 3_600_000,
@@ -128,7 +143,8 @@ const STARTER_SCOPE: RunTokenScope = ['read', 'cancel'];
  * of the API key. However many viewers an execution has, the relay follows it once (one poll stream
  * through the client's budget, shared through the `hub` with the client's own watches and runs of
  * it); viewers leaving never abort it, and one that reconnects resumes after
- * the last event it got. Answers `Request`s with `Response`s, so it runs on Node (`toNodeListener`),
+ * the last event it got. An execution no viewer has watched for `keepIdleMs` is no longer followed
+ * (its poll stops) until a viewer comes back. Answers `Request`s with `Response`s, so it runs on Node (`toNodeListener`),
  * Deno, Bun and workers.
  *
  * Routes: `GET {basePath}/executions/:id/events` (server-sent events), `POST {basePath}/executions/:id/cancel`
@@ -148,14 +164,43 @@ export function createRunRelay(options: RunRelayOptions): RunRelay {
   const { client, tokens, scheduler } = settings;
   const follows = new Map<string, FollowedExecution>();
   const forgetting = new Map<string, Subscription>();
+  /** The follows no one uses, each until it is let go (`keepIdleMs`). */
+  const idle = new Map<FollowedExecution, Subscription>();
   let closed = false;
+
+  const stopIdling = (follow: FollowedExecution): void => {
+    idle.get(follow)?.unsubscribe();
+    idle.delete(follow);
+  };
+
+  /** Stops following an execution no viewer watches: its poll stops (unless others in the hub follow it); the next viewer follows it afresh. */
+  const letGo = (follow: FollowedExecution): void => {
+    if (follows.get(follow.executionId) === follow) follows.delete(follow.executionId);
+    follow.close();
+  };
 
   const hooks = {
     // A follow keeps at least the events a late viewer from the start would be given (`snapshotAfter`),
     // and never fewer than KEEP_EVENTS for viewers resuming after a short drop.
     keepEvents: Math.max(settings.snapshotAfter, KEEP_EVENTS),
     abort: (executionId: string) => client.executions.abort(executionId),
+    used: stopIdling,
+    unused: (follow: FollowedExecution) => {
+      if (closed || follow.end !== undefined) return;
+      if (settings.keepIdleMs === 0) {
+        letGo(follow);
+        return;
+      }
+      idle.set(
+        follow,
+        timer(settings.keepIdleMs, scheduler).subscribe(() => {
+          idle.delete(follow);
+          letGo(follow);
+        }),
+      );
+    },
     ended: (follow: FollowedExecution) => {
+      stopIdling(follow);
       if (closed) return;
       // A follow that failed is forgotten at once (the next viewer follows afresh); a finished one is kept for late viewers.
       if (follow.end?.kind !== 'finished' || settings.keepFinishedMs === 0) {
@@ -183,13 +228,21 @@ export function createRunRelay(options: RunRelayOptions): RunRelay {
     return follow;
   }
 
-  /** The follow of an execution that exists, or the answer saying why there is none. */
-  async function existingFollow(executionId: string): Promise<FollowedExecution | Response> {
+  /**
+   * Answers with `use` of the follow of an execution that exists, or says why there is none. The
+   * request is one of the follow's users until answered, so it is not let go for idleness meanwhile.
+   */
+  async function withFollow(executionId: string, use: (follow: FollowedExecution) => Response | Promise<Response>): Promise<Response> {
     const follow = followOf(executionId);
-    const { events, end } = await follow.ready();
-    if (events > 0 || end === undefined || end.kind !== 'error') return follow;
-    if (isNotFoundError(end.error)) return failure(404, { error: 'NOT_FOUND', message: `No execution ${executionId}` });
-    return failure(502, errorBody(end.error));
+    const release = follow.use();
+    try {
+      const { events, end } = await follow.ready();
+      if (events > 0 || end === undefined || end.kind !== 'error') return await use(follow);
+      if (isNotFoundError(end.error)) return failure(404, { error: 'NOT_FOUND', message: `No execution ${executionId}` });
+      return failure(502, errorBody(end.error));
+    } finally {
+      release();
+    }
   }
 
   async function events(request: Request, url: URL, executionId: string): Promise<Response> {
@@ -197,25 +250,27 @@ export function createRunRelay(options: RunRelayOptions): RunRelay {
     if (refused !== undefined) return refused;
     const after = resumePoint(request, url);
     if (after === undefined) return failure(400, { error: 'BAD_REQUEST', message: 'Last-Event-ID and after must be a whole number' });
-    const follow = await existingFollow(executionId);
-    if (follow instanceof Response) return follow;
     const followId = request.headers.get(FOLLOW_HEADER) ?? url.searchParams.get('follow') ?? undefined;
-    return new Response(eventStream(follow, { afterSeq: after, followId }, settings), {
-      status: 200,
-      headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no', [FOLLOW_HEADER]: follow.followId },
-    });
+    return withFollow(
+      executionId,
+      (follow) =>
+        new Response(eventStream(follow, { afterSeq: after, followId }, settings), {
+          status: 200,
+          headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no', [FOLLOW_HEADER]: follow.followId },
+        }),
+    );
   }
 
   async function cancel(request: Request, url: URL, executionId: string): Promise<Response> {
     const refused = await authorized(request, url, executionId, 'cancel');
     if (refused !== undefined) return refused;
-    const follow = await existingFollow(executionId);
-    if (follow instanceof Response) return follow;
-    try {
-      return json(200, await follow.cancel());
-    } catch (error) {
-      return failure(502, errorBody(error));
-    }
+    return withFollow(executionId, async (follow) => {
+      try {
+        return json(200, await follow.cancel());
+      } catch (error) {
+        return failure(502, errorBody(error));
+      }
+    });
   }
 
   async function start(request: Request): Promise<Response> {
@@ -288,6 +343,8 @@ export function createRunRelay(options: RunRelayOptions): RunRelay {
       closed = true;
       for (const subscription of forgetting.values()) subscription.unsubscribe();
       forgetting.clear();
+      for (const subscription of idle.values()) subscription.unsubscribe();
+      idle.clear();
       for (const follow of follows.values()) follow.close();
       follows.clear();
     },
@@ -301,6 +358,7 @@ interface RelaySettings {
   readonly cors: RelayCors | undefined;
   readonly start: RunRelayOptions['start'];
   readonly keepFinishedMs: number;
+  readonly keepIdleMs: number;
   readonly heartbeatMs: number;
   readonly retryMs: number;
   readonly tokenTtlMs: number;
@@ -320,8 +378,6 @@ function relaySettings(options: RunRelayOptions): RelaySettings {
   }
   const basePath: unknown = options.basePath;
   if (basePath !== undefined && typeof basePath !== 'string') throw new InvalidArgumentError('basePath', `must be a path such as '/flowstream' (got ${typeof basePath})`);
-  const keepFinishedMs = options.keepFinishedMs ?? DEFAULTS.keepFinishedMs;
-  if (typeof keepFinishedMs !== 'number' || !(keepFinishedMs >= 0 && keepFinishedMs <= MAX_TIMER_MS)) throw new InvalidArgumentError('keepFinishedMs', `must be a number of ms from 0 to ${MAX_TIMER_MS}`);
   if (options.start !== undefined && typeof options.start !== 'function') throw new InvalidArgumentError('start', 'must be a function');
   return {
     client: options.client,
@@ -329,7 +385,8 @@ function relaySettings(options: RunRelayOptions): RelaySettings {
     basePath: normalizedBasePath(options.basePath),
     cors: corsOf(options.cors),
     start: options.start,
-    keepFinishedMs,
+    keepFinishedMs: keepingMs('keepFinishedMs', options.keepFinishedMs ?? DEFAULTS.keepFinishedMs),
+    keepIdleMs: keepingMs('keepIdleMs', options.keepIdleMs ?? DEFAULTS.keepIdleMs),
     heartbeatMs: timerDelay('heartbeatMs', options.heartbeatMs ?? DEFAULTS.heartbeatMs),
     retryMs: timerDelay('retryMs', options.retryMs ?? DEFAULTS.retryMs),
     tokenTtlMs: timerDelay('tokenTtlMs', options.tokenTtlMs ?? DEFAULTS.tokenTtlMs),
@@ -355,6 +412,12 @@ function corsOf(cors: RelayCors | undefined): RelayCors | undefined {
     throw new InvalidArgumentError('cors', `maxAgeSeconds must be a whole number of seconds, 0 or more (got ${typeof maxAgeSeconds === 'number' ? String(maxAgeSeconds) : typeof maxAgeSeconds})`);
   }
   return cors;
+}
+
+/** How long something is kept, in ms: 0 (not at all) up to the longest timer. */
+function keepingMs(name: string, value: unknown): number {
+  if (typeof value !== 'number' || !(value >= 0 && value <= MAX_TIMER_MS)) throw new InvalidArgumentError(name, `must be a number of ms from 0 to ${MAX_TIMER_MS}`);
+  return value;
 }
 
 function eventCount(name: string, value: unknown): number {

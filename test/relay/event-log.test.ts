@@ -53,7 +53,7 @@ describe('a relay follow keeps only its latest events, and a viewer from before 
       const events = await ran;
       expect(events.length).toBeGreaterThan(6);
       const source = new Subject<RunEvent>();
-      const follow = new FollowedExecution('we-x', source, { abort: () => Promise.resolve(), ended: () => undefined, keepEvents: 2 });
+      const follow = new FollowedExecution('we-x', source, { abort: () => Promise.resolve(), ended: () => undefined, used: () => undefined, unused: () => undefined, keepEvents: 2 });
       const settings = { scheduler: queueScheduler, heartbeatMs: 60_000, retryMs: 1_000, snapshotAfter: 1_000 };
       source.next(events[0] as RunEvent);
       // A viewer from the start reads the first event, then the rest come at once: it fell behind.
@@ -92,7 +92,7 @@ describe('a relay follow keeps only its latest events, and a viewer from before 
 describe('a viewer whose id of the same numbering is ahead of the relay', () => {
   it('waits for the events after its id (another process of the hub was further on): no snapshot, none of them twice', async () => {
     const source = new Subject<RunEvent>();
-    const follow = new FollowedExecution('we-1', source, { abort: () => Promise.resolve(), ended: () => undefined, keepEvents: 1_000 });
+    const follow = new FollowedExecution('we-1', source, { abort: () => Promise.resolve(), ended: () => undefined, used: () => undefined, unused: () => undefined, keepEvents: 1_000 });
     const settings = { scheduler: queueScheduler, heartbeatMs: 60_000, retryMs: 1_000, snapshotAfter: 1_000 };
     for (let n = 1; n <= 3; n += 1) source.next(event(n));
     // It had events 1 to 5 from a relay that read the execution's stream further: this one has 3 so far.
@@ -113,7 +113,7 @@ describe('a viewer of a follow whose hub closed', () => {
     const decoder = new TextDecoder();
     const textAfter = async (error: unknown): Promise<string> => {
       const source = new Subject<RunEvent>();
-      const follow = new FollowedExecution('we-1', source, { abort: () => Promise.resolve(), ended: () => undefined, keepEvents: 1_000 });
+      const follow = new FollowedExecution('we-1', source, { abort: () => Promise.resolve(), ended: () => undefined, used: () => undefined, unused: () => undefined, keepEvents: 1_000 });
       source.next(event(1));
       const reader = eventStream(follow, { afterSeq: 0, followId: undefined }, settings).getReader();
       source.error(error);
