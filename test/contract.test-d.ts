@@ -337,7 +337,7 @@ describe('relay, connectRun and the hub', () => {
     expectTypeOf<keyof Parameters<RunTokens['sign']>[0]>().toEqualTypeOf<'executionId' | 'scope' | 'ttlMs'>();
     expectTypeOf<RunTokens['sign']>().toBeCallableWith({ executionId: 'we-1', scope: ['read'], ttlMs: 3_600_000 });
     expectTypeOf<RunTokens['sign']>().returns.toEqualTypeOf<Promise<string>>();
-    expectTypeOf<'client' | 'tokens' | 'basePath' | 'cors' | 'start' | 'keepFinishedMs' | 'hub'>().toExtend<keyof RunRelayOptions>();
+    expectTypeOf<'client' | 'tokens' | 'basePath' | 'cors' | 'start' | 'keepFinishedMs' | 'keepIdleMs' | 'hub'>().toExtend<keyof RunRelayOptions>();
     expectTypeOf<{ client: Client; tokens: RunTokens }>().toExtend<RunRelayOptions>();
     expectTypeOf<RunRelayOptions['hub']>().toEqualTypeOf<RunHub | undefined>();
     expectTypeOf(createRunRelay).returns.toEqualTypeOf<RunRelay>();

@@ -36,6 +36,11 @@ describe('createRunRelay options', () => {
   it.each<[string, Partial<RunRelayOptions>]>([
     ['keepFinishedMs', { keepFinishedMs: -1 }],
     ['keepFinishedMs', { keepFinishedMs: Number.NaN }],
+    ['keepIdleMs', { keepIdleMs: -1 }],
+    ['keepIdleMs', { keepIdleMs: Number.NaN }],
+    ['keepIdleMs', { keepIdleMs: Number.POSITIVE_INFINITY }],
+    ['keepIdleMs', { keepIdleMs: 2 ** 31 }],
+    ['keepIdleMs', { keepIdleMs: '60000' as never }],
     ['heartbeatMs', { heartbeatMs: 0 }],
     ['retryMs', { retryMs: Number.POSITIVE_INFINITY }],
     ['tokenTtlMs', { tokenTtlMs: -5 }],
