@@ -502,6 +502,8 @@ class RedisFollow {
   #end(): void {
     if (this.#ended) return;
     this.#ended = true;
+    // A leading run still waiting for its first lease answer (the hub closed meanwhile) keeps none of its events from now on.
+    this.#early = undefined;
     this.#context.reader.unfollow(this.#keys.events);
     this.#context.forget(this);
   }
