@@ -236,6 +236,37 @@ describe('the run relay: an execution no viewer watches', () => {
     expect(reads(executionId)).toBeGreaterThan(readsWhenLetGo);
   });
 
+  it("brings a viewer back after it let go, while the app's watch kept the hub's poll, to the state in the hub's numbering, ending as a viewer that stayed", async () => {
+    // Away for 450 s (`retry:` 600 s, drawn in its upper half): the work's messages come meanwhile.
+    const { client, clock, relay, token, view } = await idleWorld({ keepIdleMs: 5_000, retryMs: 600_000 });
+    const { executionId } = await client.executions.start(CANVAS);
+    const readToken = await token(executionId);
+    const viewer = inProcess(relay);
+    const events: RunEvent[] = [];
+    let done = false;
+    view(executionId, readToken, { fetch: viewer.fetch, maxReconnectMs: 600_000 }).subscribe({ next: (event) => events.push(event), complete: () => (done = true) });
+    const watching = client.watch(executionId).subscribe();
+    await drive(clock, () => events.some(working));
+    const seenBeforeDrop = events.length;
+    viewer.drop();
+    await driveClock(clock, { toTime: clock.now() + 6_000 });
+    expect(client.hub.followers(executionId)).toBe(1);
+    await drive(clock, () => done);
+    watching.unsubscribe();
+    // The hub followed the execution all along: the same numbering, and the events the viewer missed stand in one snapshot.
+    expect(viewer.follows).toHaveLength(2);
+    expect(viewer.follows[1]).toBe(viewer.follows[0]);
+    const back = withoutConnection(events.slice(seenBeforeDrop));
+    expect(back[0]?.type).toBe('snapshot');
+    expect(back.filter((event) => event.type === 'finished')).toHaveLength(1);
+    const late: RunEvent[] = [];
+    let lateDone = false;
+    view(executionId, readToken).subscribe({ next: (event) => late.push(event), complete: () => (lateDone = true) });
+    await drive(clock, () => lateDone);
+    expect(await finalState(events)).toEqual(await finalState(late));
+    expect(rebuiltMessages(events)).toEqual(rebuiltMessages(late));
+  });
+
   it('cancels an execution it let go: followed afresh, aborted once, answered its result', async () => {
     const { client, clock, emulator, relay, token, view, base } = await idleWorld({ keepIdleMs: 5_000 });
     const { executionId } = await client.executions.start(CANVAS);
