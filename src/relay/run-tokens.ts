@@ -1,5 +1,5 @@
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
-import { InvalidArgumentError } from '../errors/validation-errors.js';
+import { InvalidArgumentError, pathSegment } from '../errors/validation-errors.js';
 import { RunTokenError } from './run-token-error.js';
 
 /** What a run token lets its holder do with its one execution: follow it, and maybe cancel it. */
@@ -101,7 +101,8 @@ function refusal(claims: RunTokenClaims, request: VerifyRequest, now: number): v
 function checkedSignRequest(request: SignRequest, now: number): RunTokenClaims {
   const given: unknown = request;
   if (typeof given !== 'object' || given === null) throw new InvalidArgumentError('request', 'must be { executionId, scope, ttlMs }');
-  if (typeof request.executionId !== 'string' || request.executionId === '') throw new InvalidArgumentError('executionId', 'must be a non-empty string');
+  // An id no execution can have (`..`, blank, control characters) could never be followed: refused here, not as a relay failure later.
+  pathSegment('executionId', request.executionId);
   const { scope, ttlMs } = checkedTokenTerms(request.scope, request.ttlMs);
   return { executionId: request.executionId, scope, expiresAt: now + ttlMs };
 }
