@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { clockScheduler, createManualClock } from '../../src/emulator/index.js';
 import { downloadToFile, fromPath, fromStream } from '../../src/node/index.js';
 import { clientFor } from '../http/support/client.js';
 import { API_KEY, ok, startServer } from '../http/support/loopback-server.js';
@@ -83,5 +84,24 @@ describe('downloadToFile (service.md §4.6)', () => {
     sink.on('data', (c: Buffer) => chunks.push(c));
     await downloadToFile(`${files.origin}/x`, sink);
     expect(Buffer.concat(chunks).toString()).toBe('abc');
+  });
+});
+
+describe('downloadToFile with bad arguments', () => {
+  it('refuses a destination that is neither a path nor a writable stream before anything is fetched: no request, no timer left', async () => {
+    const files = await startServer((_r, response) => { response.end('abc'); });
+    const clock = createManualClock();
+    for (const destination of [42, null, undefined, {}]) {
+      await expect(downloadToFile(`${files.origin}/x`, destination as never, { scheduler: clockScheduler(clock) })).rejects.toMatchObject({ name: 'InvalidArgumentError', argument: 'destination' });
+    }
+    expect(files.requests).toEqual([]);
+    expect(clock.nextTimerAt()).toBeUndefined();
+  });
+
+  it('refuses a file that is neither a URL nor an output file with InvalidArgumentError', async () => {
+    for (const file of [null, 42]) {
+      await expect(downloadToFile(file as never, join(dir, 'x.txt'))).rejects.toMatchObject({ name: 'InvalidArgumentError', argument: 'file' });
+    }
+    expect(await readdir(dir)).toEqual([]);
   });
 });
