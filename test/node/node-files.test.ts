@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { clockScheduler, createManualClock } from '../../src/emulator/index.js';
-import { downloadToFile, fromPath, fromStream } from '../../src/node/index.js';
+import { downloadToFile, fromPath, fromStream, spoolToDisk } from '../../src/node/index.js';
 import { clientFor } from '../http/support/client.js';
 import { API_KEY, ok, startServer } from '../http/support/loopback-server.js';
 
@@ -103,5 +103,29 @@ describe('downloadToFile with bad arguments', () => {
       await expect(downloadToFile(file as never, join(dir, 'x.txt'))).rejects.toMatchObject({ name: 'InvalidArgumentError', argument: 'file' });
     }
     expect(await readdir(dir)).toEqual([]);
+  });
+});
+
+describe('spoolToDisk', () => {
+  it('spools files whatever their names, inside its own directory, and keeps each name for the upload', async () => {
+    const files = await startServer((_r, response) => { response.end('abc'); });
+    const spool = await spoolToDisk({ directory: dir });
+    try {
+      const [spooled] = await readdir(dir);
+      for (const name of ['', '.', '..', '../../up.md', 'a/b.md']) {
+        const source = await spool.read({ name, type: 'text/markdown', url: `${files.origin}/x` }, { maxBytes: 100 });
+        expect(source).toMatchObject({ name });
+        expect(await (source as { data: Blob }).data.text()).toBe('abc');
+      }
+      // Nothing was written beside the spool: only the spool's own directory is there.
+      expect(await readdir(dir)).toEqual([spooled]);
+    } finally {
+      await spool.close();
+    }
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  it('refuses null options with InvalidArgumentError, creating nothing', async () => {
+    await expect(spoolToDisk(null as never)).rejects.toMatchObject({ name: 'InvalidArgumentError', argument: 'options' });
   });
 });
