@@ -47,9 +47,10 @@ export async function spoolToDisk(options: { readonly directory?: string } = {})
       // A numbered sub-directory per file: two files may share a name, and the name must stay the file's own.
       const folder = join(directory, String(count));
       await mkdir(folder);
-      const path = join(folder, nameOnDisk(file.name));
+      const onDisk = nameOnDisk(file.name);
+      const path = join(folder, onDisk);
       await downloadToFile(file, path, { maxBytes, ...(signal === undefined ? {} : { signal }) });
-      return fromPath(path, { name: file.name, ...(file.type === '' ? {} : { type: file.type }) });
+      return fromPath(path, { name: file.name === '' ? onDisk : file.name, ...(file.type === '' ? {} : { type: file.type }) });
     },
     close,
   };
@@ -58,7 +59,7 @@ export async function spoolToDisk(options: { readonly directory?: string } = {})
 /**
  * The name a file is spooled under: its base name, so that no name leaves its folder. A name with no
  * base of its own (`''`, `.`, `..`) would name the folder or its parent: it gets a plain one (the upload
- * keeps the file's own name).
+ * keeps the file's own name, unless it is empty).
  */
 function nameOnDisk(name: string): string {
   const base = basename(name);

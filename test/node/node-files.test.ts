@@ -114,7 +114,7 @@ describe('spoolToDisk', () => {
       const [spooled] = await readdir(dir);
       for (const name of ['', '.', '..', '../../up.md', 'a/b.md']) {
         const source = await spool.read({ name, type: 'text/markdown', url: `${files.origin}/x` }, { maxBytes: 100 });
-        expect(source).toMatchObject({ name });
+        expect(source).toMatchObject({ name: name === '' ? 'file' : name });
         expect(await (source as { data: Blob }).data.text()).toBe('abc');
       }
       // Nothing was written beside the spool: only the spool's own directory is there.
@@ -127,5 +127,23 @@ describe('spoolToDisk', () => {
 
   it('refuses null options with InvalidArgumentError, creating nothing', async () => {
     await expect(spoolToDisk(null as never)).rejects.toMatchObject({ name: 'InvalidArgumentError', argument: 'options' });
+  });
+});
+
+describe('fromPath and fromStream with bad arguments', () => {
+  it('refuses what is not a path, a stream, a name or options with InvalidArgumentError naming it, not a TypeError', async () => {
+    const path = join(dir, 'a.txt');
+    await writeFile(path, 'x');
+    const cases: [() => Promise<unknown>, string][] = [
+      [() => fromPath(null as never), 'path'],
+      [() => fromPath(42 as never), 'path'],
+      [() => fromPath(path, null as never), 'options'],
+      [() => fromPath(path, { name: '' }), 'name'],
+      [() => fromStream(null as never, 'a.txt'), 'stream'],
+      [() => fromStream(Buffer.from('x') as never, 'a.txt'), 'stream'],
+      [() => fromStream(Readable.from(['x']), undefined as never), 'name'],
+      [() => fromStream(Readable.from(['x']), 'a.txt', null as never), 'options'],
+    ];
+    for (const [call, argument] of cases) await expect(call()).rejects.toMatchObject({ name: 'InvalidArgumentError', argument });
   });
 });
