@@ -72,6 +72,14 @@ describe('flowstream budget against the service', { timeout: 20_000 }, () => {
     expect(cli.stdout).not.toContain(emulator.apiKey);
   });
 
+  it('refuses an interval longer than a timer can wait (24 days) as a usage error, sending nothing, rather than refresh every millisecond', async () => {
+    const before = emulator.requests.list().length;
+    const cli = await piped(['budget', '--url', emulator.url, '--count', '3', '--interval', '1e7'], { FLOWSTREAM_API_KEY: emulator.apiKey });
+    expect(cli).toMatchObject({ code: 2, stdout: '' });
+    expect(cli.stderr).toContain("option '--interval <seconds>' argument '1e7' is invalid");
+    expect(emulator.requests.list()).toHaveLength(before);
+  });
+
   it('stops on Ctrl-C when piped, exit 0, its lines whole', async () => {
     const interrupt: { send?: ((signal: StopSignal) => void) | undefined } = {};
     const lines: string[] = [];

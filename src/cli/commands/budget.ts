@@ -8,7 +8,7 @@ import { connect, errorSubject } from '../connect.js';
 import type { CliContext } from '../context.js';
 import type { CommandOutcome } from '../exit-code.js';
 import { createPaint } from '../format/paint.js';
-import { positiveNumber, wholeNumber } from '../numbers.js';
+import { positiveSeconds, wholeNumber } from '../numbers.js';
 import { outcomeAbout } from '../outcome.js';
 import { UsageError } from '../usage-error.js';
 
@@ -144,7 +144,7 @@ export function budgetCommand(context: CliContext, report: (outcome: CommandOutc
     .option('--url <url>', 'API base URL ending in /v1 (default: $FLOWSTREAM_BASE_URL); the key is read from $FLOWSTREAM_API_KEY')
     .option('--redis <url>', 'read the budget a fleet shares in Redis (redis://, rediss:// or redis+unix:///path)')
     .option('--account <name>', 'the account\'s name in Redis, as the fleet gives it to createRedisBudget')
-    .option('--interval <seconds>', `seconds between refreshes (default: ${REDIS_INTERVAL_S} with --redis, ${SERVICE_INTERVAL_S} against the service)`, positiveNumber)
+    .option('--interval <seconds>', `seconds between refreshes (default: ${REDIS_INTERVAL_S} with --redis, ${SERVICE_INTERVAL_S} against the service)`, positiveSeconds)
     .option('--count <n>', 'stop after this many refreshes', wholeNumber(1))
     .option('--json', 'one JSON object per refresh, also on a terminal (the default when piped)', false)
     .addHelpText('after', HELP)
