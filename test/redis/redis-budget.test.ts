@@ -76,6 +76,15 @@ describe('the Redis budget when Redis is away (fail closed)', () => {
   });
 });
 
+describe('createRedisBudget with options that are not its own', () => {
+  it('refuses no options, and a misspelt option (which would leave a limit unsaid), with InvalidArgumentError, as createAccountBudget does', () => {
+    expect(() => createRedisBudget(null as never)).toThrow(expect.objectContaining({ name: 'InvalidArgumentError', argument: 'options' }));
+    expect(() => createRedisBudget(undefined as never)).toThrow(expect.objectContaining({ name: 'InvalidArgumentError', argument: 'options' }));
+    const misspelt = { redis: `redis+unix://${server.socket}`, account: 'acct-misspelt', requestPerMinute: 10 };
+    expect(() => createRedisBudget(misspelt as never)).toThrow(expect.objectContaining({ name: 'InvalidArgumentError', argument: 'options.requestPerMinute', message: expect.stringContaining("did you mean 'requestsPerMinute'?") as unknown }));
+  });
+});
+
 describe('closing the Redis budget while Redis is away', () => {
   it('gives an abort held by the account (a 429\'s pause) until unavailableAfterMs, then refuses it naming the execution, and logs it', async () => {
     const clock = createManualClock();
