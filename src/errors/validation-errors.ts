@@ -1,3 +1,4 @@
+import type { SchedulerLike } from 'rxjs';
 import { nearestName } from '../domain/nearest-name.js';
 import type { Endpoint } from '../domain/endpoints.js';
 import { FlowstreamError, guardFor } from './flowstream-error.js';
@@ -197,6 +198,18 @@ export function abortSignalArgument(name: string, value: unknown): AbortSignal |
     typeof Reflect.get(value, 'aborted') === 'boolean' && typeof Reflect.get(value, 'addEventListener') === 'function' && typeof Reflect.get(value, 'removeEventListener') === 'function';
   if (!signalLike) throw new InvalidArgumentError(name, "must be an AbortSignal or left out (got an object without a signal's aborted and addEventListener)");
   return value as AbortSignal;
+}
+
+/**
+ * An optional RxJS scheduler option (`scheduler`): absent is `undefined`; anything without a
+ * scheduler's `now()` and `schedule()` is an `InvalidArgumentError` naming the option, not a TypeError at
+ * the first timer or clock reading, long after the call.
+ */
+export function schedulerArgument(name: string, value: unknown): SchedulerLike | undefined {
+  if (value === undefined) return undefined;
+  const schedulerLike = typeof value === 'object' && value !== null && typeof Reflect.get(value, 'now') === 'function' && typeof Reflect.get(value, 'schedule') === 'function';
+  if (!schedulerLike) throw new InvalidArgumentError(name, `must be an RxJS scheduler (with now and schedule) or left out (got ${value === null ? 'null' : typeof value === 'object' ? 'an object without now and schedule' : typeof value})`);
+  return value as SchedulerLike;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import { DownloadError } from '../errors/download-error.js';
-import { abortSignalArgument, InvalidArgumentError, objectArgument, timerDelay } from '../errors/validation-errors.js';
+import { abortSignalArgument, InvalidArgumentError, objectArgument, schedulerArgument, timerDelay } from '../errors/validation-errors.js';
 import type { OutputFile } from '../domain/model.js';
 import { linkSignals } from './linked-signal.js';
 
@@ -120,12 +120,13 @@ export async function openFile(file: Pick<OutputFile, 'url'> | string, options: 
   const timeoutMs = timerDelay('timeoutMs', options.timeoutMs ?? DEFAULT_DOWNLOAD_TIMEOUT_MS);
   const fetcher = options.fetch ?? globalThis.fetch;
   const signal = abortSignalArgument('signal', options.signal);
+  const scheduler = schedulerArgument('scheduler', options.scheduler) ?? asyncScheduler;
   signal?.throwIfAborted();
   const deadline = new AbortController();
   // The caller's signal and the deadline as one; whichever aborts first unlinks both.
   const link = linkSignals([signal, deadline.signal]);
   // A body nobody reads to its end is let go here too: the deadline unlinks the caller's signal.
-  const timer = (options.scheduler ?? asyncScheduler).schedule(() => {
+  const timer = scheduler.schedule(() => {
     deadline.abort();
   }, timeoutMs);
   const finish = (): void => {

@@ -9,7 +9,7 @@ import type { AccountBudget } from '../domain/budget.js';
 import type { Logger } from '../domain/model.js';
 import type { RequestBudgetOptions } from '../domain/options.js';
 import { DEFAULTS } from '../domain/options.js';
-import { InvalidArgumentError, knownKeys, positive, timerDelay } from '../errors/validation-errors.js';
+import { InvalidArgumentError, knownKeys, positive, schedulerArgument, timerDelay } from '../errors/validation-errors.js';
 import { safeLogger } from '../http/safe-logger.js';
 import { checkAccountName } from './account-name.js';
 import { RedisAccountStore } from './account-store.js';
@@ -122,7 +122,7 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
   const account = checkAccountName(options.account);
   const timeScale = options.timeScale === undefined ? (options.scheduler === undefined ? 1 : undefined) : positive('timeScale', options.timeScale);
   const unavailableAfterMs = timerDelay('unavailableAfterMs', options.unavailableAfterMs ?? DEFAULTS.timeoutMs);
-  const scheduler = options.scheduler ?? asyncScheduler;
+  const scheduler = schedulerArgument('scheduler', options.scheduler) ?? asyncScheduler;
   const logger = safeLogger(options.logger);
   const limits = budgetLimits(options);
   const connection = connectRedis(options.redis);

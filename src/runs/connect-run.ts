@@ -1,7 +1,7 @@
 import { asyncScheduler, Observable, type SchedulerLike, type Subscription, timer } from 'rxjs';
 import { RelayError } from '../errors/relay-error.js';
 import { WorkflowFailedError } from '../errors/run-errors.js';
-import { booleanArgument, InvalidArgumentError, objectArgument, timerDelay } from '../errors/validation-errors.js';
+import { booleanArgument, InvalidArgumentError, objectArgument, schedulerArgument, timerDelay } from '../errors/validation-errors.js';
 import type { MessageEvent, RunEvent, RunEventType } from './events.js';
 import { messageChange } from './execution-view.js';
 import type { RunState } from './run-state.js';
@@ -92,7 +92,7 @@ export function connectRun(url: string | URL, options: ConnectRunOptions): Obser
   const given: unknown = options.fetch;
   if (given !== undefined && typeof given !== 'function') throw new InvalidArgumentError('fetch', `must be a function with the signature of the global fetch (got ${given === null ? 'null' : typeof given})`);
   const fetchFn = options.fetch ?? globalThis.fetch.bind(globalThis);
-  const scheduler = options.scheduler ?? asyncScheduler;
+  const scheduler = schedulerArgument('scheduler', options.scheduler) ?? asyncScheduler;
   const maxReconnectMs = timerDelay('maxReconnectMs', options.maxReconnectMs ?? DEFAULTS.maxReconnectMs);
   const failOnWorkflowError = booleanArgument('failOnWorkflowError', options.failOnWorkflowError) ?? true;
   booleanArgument('pauseWhenHidden', options.pauseWhenHidden);
