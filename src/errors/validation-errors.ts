@@ -213,6 +213,16 @@ export function schedulerArgument(name: string, value: unknown): SchedulerLike |
 }
 
 /**
+ * A run's events given to a helper (`runResult(run$)`, `runStore(run$)`): anything without an
+ * Observable's `pipe` and `subscribe` — `null`, a Promise, a handle instead of its `events` — is an
+ * `InvalidArgumentError` naming the argument, not a TypeError from inside.
+ */
+export function observableArgument(name: string, value: unknown): void {
+  const observableLike = typeof value === 'object' && value !== null && typeof Reflect.get(value, 'pipe') === 'function' && typeof Reflect.get(value, 'subscribe') === 'function';
+  if (!observableLike) throw new InvalidArgumentError(name, `must be an Observable of run events (got ${value === null ? 'null' : typeof value === 'object' ? 'an object that is not an Observable' : typeof value})`);
+}
+
+/**
  * An optional boolean option: absent is `undefined`; a string such as `'false'` — truthy, so it would
  * mean the opposite — is an `InvalidArgumentError` naming the option.
  */
