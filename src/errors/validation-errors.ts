@@ -97,6 +97,19 @@ export function objectArgument<T extends object>(argument: string, value: T | un
   return value;
 }
 
+/**
+ * A required options object (`createRedisBudget(options)`): anything but a plain object — left out,
+ * `null` — is an `InvalidArgumentError` saying what it must hold, not a TypeError on its first field.
+ *
+ * @example
+ * ```ts
+ * requiredOptions(options, 'must be an object with redis and account');
+ * ```
+ */
+export function requiredOptions(options: unknown, problem: string): void {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new InvalidArgumentError('options', `${problem} (got ${options === null ? 'null' : Array.isArray(options) ? 'an array' : typeof options})`);
+}
+
 /** Ids are short opaque tokens (service.md §1.5); a very long one is a mistake, not an id. */
 const MAX_ID_LENGTH = 256;
 

@@ -9,7 +9,7 @@ import type { AccountBudget } from '../domain/budget.js';
 import type { Logger } from '../domain/model.js';
 import type { RequestBudgetOptions } from '../domain/options.js';
 import { DEFAULTS } from '../domain/options.js';
-import { InvalidArgumentError, knownKeys, positive, schedulerArgument, timerDelay } from '../errors/validation-errors.js';
+import { knownKeys, positive, requiredOptions, schedulerArgument, timerDelay } from '../errors/validation-errors.js';
 import { safeLogger } from '../http/safe-logger.js';
 import { checkAccountName } from './account-name.js';
 import { RedisAccountStore } from './account-store.js';
@@ -115,8 +115,7 @@ const LEASE_WINDOWS = 2;
  * ```
  */
 export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
-  const given: unknown = options;
-  if (typeof given !== 'object' || given === null || Array.isArray(given)) throw new InvalidArgumentError('options', 'must be an object with redis and account');
+  requiredOptions(options, 'must be an object with redis and account');
   // A misspelt name (`requestPerMinute`) would leave the account's limit at its default, unsaid.
   knownKeys('options', options, REDIS_BUDGET_OPTION_NAMES);
   const account = checkAccountName(options.account);
