@@ -28,3 +28,13 @@ export function wholeNumber(min: number): (text: string) => number {
     return value;
   };
 }
+
+/** The highest TCP port. */
+const MAX_PORT = 65_535;
+
+/** Commander parser of a TCP port (`--port 8080`; 0: any free one). */
+export function portNumber(text: string): number {
+  const value = wholeNumber(0)(text);
+  if (value > MAX_PORT) throw new InvalidArgumentError(`expected a port from 0 to ${MAX_PORT}.`);
+  return value;
+}
