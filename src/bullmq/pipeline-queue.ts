@@ -107,6 +107,7 @@ export function createPipelineQueue(options: PipelineQueueOptions): PipelineQueu
       const given: unknown = definitionName;
       if (typeof given !== 'string' || given === '') throw new InvalidArgumentError('definitionName', `must be the non-empty name of a definition (got ${given === '' ? 'an empty string' : given === null ? 'null' : typeof given})`);
       const pipelineId = checkPipelineId(objectArgument('options', startOptions).pipelineId ?? randomUUID());
+      checkJsonInput(input);
       // BullMQ adds nothing when a job of this id exists: the pipeline runs once.
       await queue.add(definitionName, { input }, { jobId: pipelineId });
       return pipelineId;
@@ -121,4 +122,13 @@ export function createPipelineQueue(options: PipelineQueueOptions): PipelineQueu
       await connection.close();
     },
   };
+}
+
+/** The input travels as JSON in the job: what JSON cannot hold (a BigInt, a cycle) is refused at the call, naming `input`. */
+function checkJsonInput(input: unknown): void {
+  try {
+    JSON.stringify(input);
+  } catch (error) {
+    throw new InvalidArgumentError('input', `must be JSON: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
