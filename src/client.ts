@@ -3,7 +3,7 @@
  * top — the one-way data flow (runs → budget → http → fetch), wired in one place.
  */
 import { asyncScheduler, type Observable, type SchedulerLike } from 'rxjs';
-import { InvalidArgumentError, objectArgument, timerDelay } from './errors/validation-errors.js';
+import { InvalidArgumentError, objectArgument, schedulerArgument, timerDelay } from './errors/validation-errors.js';
 import { createAccountBudget, createDurationModel, isAccountBudget, type BudgetState } from './budget/index.js';
 import type { DurationModel } from './domain/durations.js';
 import type { ClientOptions as CoreClientOptions } from './domain/options.js';
@@ -195,7 +195,7 @@ export function createClient(options: ClientOptions): Client {
   if ((options as ClientOptions | undefined) === undefined) throw new InvalidArgumentError('options', 'is required: { apiKey, baseUrl }');
   objectArgument('options', options);
   const telemetry = telemetryHook(options.telemetry);
-  const scheduler = options.scheduler ?? asyncScheduler;
+  const scheduler = schedulerArgument('scheduler', options.scheduler) ?? asyncScheduler;
   const given = budgetOption(options.budget);
   // An account budget is shared as given; options make this client its own, on its clock.
   const budget = given === false ? undefined : isAccountBudget(given) ? given : createAccountBudget({ ...given, scheduler });

@@ -5,7 +5,7 @@ import { type AccountBudgetOptions, DEFAULTS, type RequestBudgetOptions } from '
 import type { GateReport, GateTicket, GateTurn } from '../domain/requests.js';
 import { RateLimitError } from '../errors/api-errors.js';
 import { FlowstreamError } from '../errors/flowstream-error.js';
-import { knownKeys, MAX_TIMER_MS, objectArgument } from '../errors/validation-errors.js';
+import { knownKeys, MAX_TIMER_MS, objectArgument, schedulerArgument } from '../errors/validation-errors.js';
 import { accountLimits, DAY_MS, dayBucketAt, dayBucketEmptyAt, FULL_DAY_BUCKET, MINUTE_MS, pacedRemaining, readyAt, sentWithin } from './account-rules.js';
 import type { AccountConfig, AccountRecord } from './account-rules.js';
 import { fairClassOf } from './fair-queue.js';
@@ -36,6 +36,7 @@ const BUDGET_OPTION_NAMES: readonly string[] = [...Object.keys(DEFAULTS.budget),
  */
 export function createAccountBudget(options: AccountBudgetOptions & { readonly ledger?: MemoryLedger } = {}): AccountBudget {
   knownKeys('budget', objectArgument('options', options), BUDGET_OPTION_NAMES);
+  schedulerArgument('scheduler', options.scheduler);
   return budgetShell(options, undefined);
 }
 

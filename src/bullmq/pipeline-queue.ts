@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Queue, type Telemetry } from 'bullmq';
 import type { Observable } from 'rxjs';
 import type { Logger } from '../domain/model.js';
-import { InvalidArgumentError } from '../errors/validation-errors.js';
+import { InvalidArgumentError, objectArgument } from '../errors/validation-errors.js';
 import { createRedisCheckpointStore } from '../redis/checkpoint-store.js';
 import { connectRedis, type RedisOption } from '../redis/connection.js';
 import { pipelineChannels } from './pipeline-channels.js';
@@ -103,8 +103,11 @@ export function createPipelineQueue(options: PipelineQueueOptions): PipelineQueu
   const endings = pipelineEndings(queue, connection.client, prefix);
   const channels = pipelineChannels(connection.client, logger);
   return {
-    start: async (definitionName, input, startOptions = {}) => {
-      const pipelineId = checkPipelineId(startOptions.pipelineId ?? randomUUID());
+    start: async (definitionName, input, startOptions) => {
+      const given: unknown = definitionName;
+      if (typeof given !== 'string' || given === '') throw new InvalidArgumentError('definitionName', `must be the non-empty name of a definition (got ${given === '' ? 'an empty string' : given === null ? 'null' : typeof given})`);
+      const pipelineId = checkPipelineId(objectArgument('options', startOptions).pipelineId ?? randomUUID());
+      checkJsonInput(input);
       // BullMQ adds nothing when a job of this id exists: the pipeline runs once.
       await queue.add(definitionName, { input }, { jobId: pipelineId });
       return pipelineId;
@@ -119,4 +122,13 @@ export function createPipelineQueue(options: PipelineQueueOptions): PipelineQueu
       await connection.close();
     },
   };
+}
+
+/** The input travels as JSON in the job: what JSON cannot hold (a BigInt, a cycle) is refused at the call, naming `input`. */
+function checkJsonInput(input: unknown): void {
+  try {
+    JSON.stringify(input);
+  } catch (error) {
+    throw new InvalidArgumentError('input', `must be JSON: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }

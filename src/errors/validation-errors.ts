@@ -1,3 +1,4 @@
+import type { SchedulerLike } from 'rxjs';
 import { nearestName } from '../domain/nearest-name.js';
 import type { Endpoint } from '../domain/endpoints.js';
 import { FlowstreamError, guardFor } from './flowstream-error.js';
@@ -94,6 +95,19 @@ export function objectArgument<T extends object>(argument: string, value: T | un
     throw new InvalidArgumentError(argument, `must be an object or left out (got ${given === null ? 'null' : Array.isArray(given) ? 'an array' : typeof given})`);
   }
   return value;
+}
+
+/**
+ * A required options object (`createRedisBudget(options)`): anything but a plain object — left out,
+ * `null` — is an `InvalidArgumentError` saying what it must hold, not a TypeError on its first field.
+ *
+ * @example
+ * ```ts
+ * requiredOptions(options, 'must be an object with redis and account');
+ * ```
+ */
+export function requiredOptions(options: unknown, problem: string): void {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new InvalidArgumentError('options', `${problem} (got ${options === null ? 'null' : Array.isArray(options) ? 'an array' : typeof options})`);
 }
 
 /** Ids are short opaque tokens (service.md §1.5); a very long one is a mistake, not an id. */
@@ -197,6 +211,28 @@ export function abortSignalArgument(name: string, value: unknown): AbortSignal |
     typeof Reflect.get(value, 'aborted') === 'boolean' && typeof Reflect.get(value, 'addEventListener') === 'function' && typeof Reflect.get(value, 'removeEventListener') === 'function';
   if (!signalLike) throw new InvalidArgumentError(name, "must be an AbortSignal or left out (got an object without a signal's aborted and addEventListener)");
   return value as AbortSignal;
+}
+
+/**
+ * An optional RxJS scheduler option (`scheduler`): absent is `undefined`; anything without a
+ * scheduler's `now()` and `schedule()` is an `InvalidArgumentError` naming the option, not a TypeError at
+ * the first timer or clock reading, long after the call.
+ */
+export function schedulerArgument(name: string, value: unknown): SchedulerLike | undefined {
+  if (value === undefined) return undefined;
+  const schedulerLike = typeof value === 'object' && value !== null && typeof Reflect.get(value, 'now') === 'function' && typeof Reflect.get(value, 'schedule') === 'function';
+  if (!schedulerLike) throw new InvalidArgumentError(name, `must be an RxJS scheduler (with now and schedule) or left out (got ${value === null ? 'null' : typeof value === 'object' ? 'an object without now and schedule' : typeof value})`);
+  return value as SchedulerLike;
+}
+
+/**
+ * A run's events given to a helper (`runResult(run$)`, `runStore(run$)`): anything without an
+ * Observable's `pipe` and `subscribe` — `null`, a Promise, a handle instead of its `events` — is an
+ * `InvalidArgumentError` naming the argument, not a TypeError from inside.
+ */
+export function observableArgument(name: string, value: unknown): void {
+  const observableLike = typeof value === 'object' && value !== null && typeof Reflect.get(value, 'pipe') === 'function' && typeof Reflect.get(value, 'subscribe') === 'function';
+  if (!observableLike) throw new InvalidArgumentError(name, `must be an Observable of run events (got ${value === null ? 'null' : typeof value === 'object' ? 'an object that is not an Observable' : typeof value})`);
 }
 
 /**

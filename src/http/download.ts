@@ -1,6 +1,6 @@
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import { DownloadError } from '../errors/download-error.js';
-import { abortSignalArgument, InvalidArgumentError, objectArgument, timerDelay } from '../errors/validation-errors.js';
+import { abortSignalArgument, InvalidArgumentError, objectArgument, schedulerArgument, timerDelay } from '../errors/validation-errors.js';
 import type { OutputFile } from '../domain/model.js';
 import { linkSignals } from './linked-signal.js';
 
@@ -35,6 +35,8 @@ export const DEFAULT_DOWNLOAD_TIMEOUT_MS = 5 * 60_000;
 export const DEFAULT_DOWNLOAD_MAX_BYTES = 1024 * 1024 * 1024;
 
 function urlOf(file: Pick<OutputFile, 'url'> | string, rewrite: ((url: string) => string) | undefined): string {
+  const raw: unknown = file;
+  if (typeof raw !== 'string' && (typeof raw !== 'object' || raw === null)) throw new InvalidArgumentError('file', `must be an output file or its URL (got ${raw === null ? 'null' : typeof raw})`);
   const given = typeof file === 'string' ? file : file.url;
   if (given === undefined || given === '') throw new InvalidArgumentError('file.url', 'is missing: files appear with a URL only once their node finished (service.md §4.6)');
   const url = rewrite === undefined ? given : rewrite(given);
@@ -118,12 +120,13 @@ export async function openFile(file: Pick<OutputFile, 'url'> | string, options: 
   const timeoutMs = timerDelay('timeoutMs', options.timeoutMs ?? DEFAULT_DOWNLOAD_TIMEOUT_MS);
   const fetcher = options.fetch ?? globalThis.fetch;
   const signal = abortSignalArgument('signal', options.signal);
+  const scheduler = schedulerArgument('scheduler', options.scheduler) ?? asyncScheduler;
   signal?.throwIfAborted();
   const deadline = new AbortController();
   // The caller's signal and the deadline as one; whichever aborts first unlinks both.
   const link = linkSignals([signal, deadline.signal]);
   // A body nobody reads to its end is let go here too: the deadline unlinks the caller's signal.
-  const timer = (options.scheduler ?? asyncScheduler).schedule(() => {
+  const timer = scheduler.schedule(() => {
     deadline.abort();
   }, timeoutMs);
   const finish = (): void => {

@@ -486,11 +486,13 @@ function checkRequest(request: GenerateRequest, logger: Logger | undefined, warn
   // A misspelt key is refused, not ignored: an ignored `canvasId` would create a new workflow where the
   // caller meant to replace one.
   knownKeys('request', request, GENERATE_KEYS);
-  if (typeof query !== 'string' || query.trim() === '') throw new InvalidArgumentError('query', 'must not be empty');
-  if (query.length > MAX_TEXT_CHARACTERS) throw new InvalidArgumentError('query', `is longer than ${MAX_TEXT_CHARACTERS} characters (the service's E2004)`);
+  const text: unknown = query;
+  if (typeof text !== 'string') throw new InvalidArgumentError('query', `must be the description of the workflow, a string (got ${text === null ? 'null' : typeof text})`);
+  if (text.trim() === '') throw new InvalidArgumentError('query', 'must not be empty');
+  if (text.length > MAX_TEXT_CHARACTERS) throw new InvalidArgumentError('query', `is longer than ${MAX_TEXT_CHARACTERS} characters (the service's E2004)`);
   checkLocale(locale, logger, warned);
   if (canvasId !== undefined) pathSegment('canvasId', canvasId);
-  return { query, ...defined({ locale, canvasId }) };
+  return { query: text, ...defined({ locale, canvasId }) };
 }
 
 const GENERATE_KEYS: readonly (keyof GenerateRequest)[] = ['query', 'locale', 'canvasId'];

@@ -5,6 +5,7 @@ import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { DownloadError } from '../errors/download-error.js';
+import { InvalidArgumentError } from '../errors/validation-errors.js';
 import { openFile, type DownloadOptions } from '../http/download.js';
 import type { OutputFile } from '../domain/model.js';
 
@@ -20,6 +21,8 @@ import type { OutputFile } from '../domain/model.js';
  * ```
  */
 export async function downloadToFile(file: Pick<OutputFile, 'url'> | string, destination: string | Writable, options: DownloadOptions = {}): Promise<number> {
+  // Checked before the download opens: a destination refused by `pipeline` would leave its response and deadline open.
+  checkDestination(destination);
   const response = await openFile(file, options);
   const body = response.body;
   if (body === null) throw new DownloadError({ url: typeof file === 'string' ? file : (file.url ?? '') });
@@ -44,4 +47,14 @@ export async function downloadToFile(file: Pick<OutputFile, 'url'> | string, des
     throw error;
   }
   return written;
+}
+
+/** A path, or a stream to write to (a Node `Writable`, or a web `WritableStream`); anything else is an `InvalidArgumentError`. */
+function checkDestination(destination: unknown): void {
+  if (typeof destination === 'string') {
+    if (destination === '') throw new InvalidArgumentError('destination', 'must not be an empty path');
+    return;
+  }
+  const writable = typeof destination === 'object' && destination !== null && (typeof Reflect.get(destination, 'write') === 'function' || destination instanceof WritableStream);
+  if (!writable) throw new InvalidArgumentError('destination', `must be a path or a writable stream (got ${destination === null ? 'null' : typeof destination})`);
 }

@@ -1,7 +1,8 @@
 import { openAsBlob } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { InvalidArgumentError } from '../errors/validation-errors.js';
+import { InvalidArgumentError, objectArgument } from '../errors/validation-errors.js';
+import { fileName } from './file-name.js';
 import { MAX_UPLOAD_BYTES, type NamedFileData } from '../http/upload-source.js';
 
 /**
@@ -14,6 +15,10 @@ import { MAX_UPLOAD_BYTES, type NamedFileData } from '../http/upload-source.js';
  * ```
  */
 export async function fromPath(path: string, options: { readonly name?: string; readonly type?: string } = {}): Promise<NamedFileData> {
+  const given: unknown = path;
+  if (typeof given !== 'string' || given === '') throw new InvalidArgumentError('path', `must be a non-empty path (got ${given === '' ? 'an empty string' : given === null ? 'null' : typeof given})`);
+  objectArgument('options', options);
+  if (options.name !== undefined) fileName('name', options.name);
   const info = await stat(path);
   if (!info.isFile()) throw new InvalidArgumentError('path', `${path} is not a file`);
   if (info.size > MAX_UPLOAD_BYTES) throw new InvalidArgumentError('path', `${path} is ${info.size} bytes, over the 50 MiB limit`);

@@ -4,6 +4,7 @@ import { basename, join } from 'node:path';
 import type { OutputFileReader } from '../pipeline/transfer-files.js';
 import { downloadToFile } from './download-to-file.js';
 import { fromPath } from './from-path.js';
+import { objectArgument } from '../errors/validation-errors.js';
 
 /**
  * A place on disk where output files pass on their way to the next step; see {@link spoolToDisk}.
@@ -37,7 +38,7 @@ export interface DiskSpool {
  * ```
  */
 export async function spoolToDisk(options: { readonly directory?: string } = {}): Promise<DiskSpool> {
-  const directory = await mkdtemp(join(options.directory ?? tmpdir(), 'flowstream-spool-'));
+  const directory = await mkdtemp(join(objectArgument('options', options).directory ?? tmpdir(), 'flowstream-spool-'));
   let count = 0;
   const close = (): Promise<void> => rm(directory, { recursive: true, force: true });
   return {
@@ -46,10 +47,21 @@ export async function spoolToDisk(options: { readonly directory?: string } = {})
       // A numbered sub-directory per file: two files may share a name, and the name must stay the file's own.
       const folder = join(directory, String(count));
       await mkdir(folder);
-      const path = join(folder, basename(file.name));
+      const onDisk = nameOnDisk(file.name);
+      const path = join(folder, onDisk);
       await downloadToFile(file, path, { maxBytes, ...(signal === undefined ? {} : { signal }) });
-      return fromPath(path, { name: file.name, ...(file.type === '' ? {} : { type: file.type }) });
+      return fromPath(path, { name: file.name === '' ? onDisk : file.name, ...(file.type === '' ? {} : { type: file.type }) });
     },
     close,
   };
+}
+
+/**
+ * The name a file is spooled under: its base name, so that no name leaves its folder. A name with no
+ * base of its own (`''`, `.`, `..`) would name the folder or its parent: it gets a plain one (the upload
+ * keeps the file's own name, unless it is empty).
+ */
+function nameOnDisk(name: string): string {
+  const base = basename(name);
+  return base === '' || base === '.' || base === '..' ? 'file' : base;
 }

@@ -19,6 +19,7 @@ import type { Endpoint, RequestPriority } from '../domain/endpoints.js';
 import { type NodeTimes, seeNodeEvent } from '../domain/node-times.js';
 import type { RequestTelemetry, RequestTelemetryEnd, RequestTelemetryStart } from '../domain/telemetry.js';
 import { isFlowstreamError } from '../errors/index.js';
+import { booleanArgument, InvalidArgumentError, knownKeys, objectArgument } from '../errors/validation-errors.js';
 import { PACKAGE_VERSION } from '../http/package-version.js';
 import type { PipelineTelemetry, PipelineTelemetryEnd, PipelineTelemetryStart, StepTelemetry, StepTelemetryEnd, StepTelemetryStart } from '../pipeline/pipeline-telemetry.js';
 import type { RunEvent } from '../runs/events.js';
@@ -47,6 +48,18 @@ export interface TelemetryOptions {
 }
 
 const SCOPE = 'flowstream';
+
+const TELEMETRY_OPTION_NAMES: readonly (keyof TelemetryOptions)[] = ['tracerProvider', 'meterProvider', 'propagate'];
+
+/** A provider option: the global one when left out; anything without its `getTracer`/`getMeter` is an `InvalidArgumentError`. */
+function providerArgument<P extends object>(name: string, given: P | undefined, method: string, global: P): P {
+  if (given === undefined) return global;
+  const value: unknown = given;
+  if (typeof value !== 'object' || value === null || typeof Reflect.get(value, method) !== 'function') {
+    throw new InvalidArgumentError(name, `must be an OpenTelemetry ${name} (with ${method}) or left out (got ${value === null ? 'null' : typeof value === 'object' ? `an object without ${method}` : typeof value})`);
+  }
+  return given;
+}
 
 /** Whether a telemetry parent given to the client is an OpenTelemetry `Context`. */
 function isContext(value: unknown): value is Context {
@@ -172,9 +185,10 @@ class RequestSpan implements RequestTelemetry {
  * ```
  */
 export function createTelemetry(options: TelemetryOptions = {}): ClientTelemetry {
-  const tracer = (options.tracerProvider ?? trace.getTracerProvider()).getTracer(SCOPE, PACKAGE_VERSION);
-  const meter = (options.meterProvider ?? metrics.getMeterProvider()).getMeter(SCOPE, PACKAGE_VERSION);
-  const propagate = options.propagate === true;
+  knownKeys('options', objectArgument('options', options), TELEMETRY_OPTION_NAMES);
+  const tracer = providerArgument('tracerProvider', options.tracerProvider, 'getTracer', trace.getTracerProvider()).getTracer(SCOPE, PACKAGE_VERSION);
+  const meter = providerArgument('meterProvider', options.meterProvider, 'getMeter', metrics.getMeterProvider()).getMeter(SCOPE, PACKAGE_VERSION);
+  const propagate = booleanArgument('propagate', options.propagate) === true;
 
   const requests = meter.createCounter('flowstream.requests', { description: 'API requests, retries included in one', unit: '{request}' });
   const rateLimited = meter.createCounter('flowstream.rate_limited', { description: 'Answers with HTTP 429', unit: '{response}' });

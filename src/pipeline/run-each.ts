@@ -70,8 +70,9 @@ export function runEach<Id extends CanvasId>(client: PipelineClient, canvasId: I
     throw new InvalidArgumentError('concurrency', `must be a whole number ≥ 1 or Infinity, got ${concurrency}`);
   }
   const retrying = retryFailedWorkflow<RunResult>(retries);
+  const source = inputsOf(inputs);
   return defer(() => {
-    const results = from(inputs).pipe(
+    const results = source.pipe(
       mergeMap(
         (input, index) =>
           client.run<string>(canvasId, input, options.run).pipe(
@@ -93,4 +94,15 @@ export function runEach<Id extends CanvasId>(client: PipelineClient, canvasId: I
       }
     }
   });
+}
+
+/** The inputs as an Observable, or an `InvalidArgumentError` at the call when they are nothing RxJS can read. */
+function inputsOf<T>(inputs: ObservableInput<T>): Observable<T> {
+  try {
+    // `from` only wraps its argument; it reads nothing until subscribed.
+    return from(inputs);
+  } catch {
+    const given: unknown = inputs;
+    throw new InvalidArgumentError('inputs', `must be an array, an iterable, an async iterable, a Promise or an Observable of inputs (got ${given === null ? 'null' : typeof given})`);
+  }
 }

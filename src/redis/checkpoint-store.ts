@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { Observable } from 'rxjs';
 import type { Logger } from '../domain/model.js';
-import { InvalidArgumentError } from '../errors/validation-errors.js';
+import { InvalidArgumentError, requiredOptions } from '../errors/validation-errors.js';
 import type { CheckpointStore, CheckpointStoreEvent, StoredPipeline } from '../pipeline/checkpoint-store.js';
 import { CorruptCheckpointError } from '../pipeline/corrupt-checkpoint-error.js';
 import { entryOf, type StepCheckpoint } from '../pipeline/pipeline-checkpoint.js';
@@ -121,6 +121,7 @@ interface TransitionCommand {
  * ```
  */
 export function createRedisCheckpointStore(options: RedisCheckpointStoreOptions): RedisCheckpointStore {
+  requiredOptions(options, 'must be an object with redis');
   const connection = connectRedis(options.redis);
   const redis = connection.client as Redis & Partial<TransitionCommand>;
   if (redis.flowstreamTransition === undefined) redis.defineCommand('flowstreamTransition', { numberOfKeys: 3, lua: TRANSITION_SCRIPT });

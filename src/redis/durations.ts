@@ -5,7 +5,7 @@ import { createDurationModel, DURATION_MODEL_DEFAULTS, type DurationModelOptions
 import type { DurationModel, NodeDurations } from '../domain/durations.js';
 import type { Logger } from '../domain/model.js';
 import { DEFAULTS } from '../domain/options.js';
-import { timerDelay } from '../errors/validation-errors.js';
+import { requiredOptions, timerDelay } from '../errors/validation-errors.js';
 import { safeLogger } from '../http/safe-logger.js';
 import { accountTag, checkAccountName } from './account-name.js';
 import { connectRedis, type RedisOption } from './connection.js';
@@ -131,6 +131,7 @@ function learn(model: DurationModel, node: NodeDurations): void {
  * ```
  */
 export function createRedisDurations(options: RedisDurationsOptions): RedisDurations {
+  requiredOptions(options, 'must be an object with redis and account');
   const account = checkAccountName(options.account);
   const window = options.window ?? DURATION_MODEL_DEFAULTS.window;
   const maxNodes = options.maxNodes ?? DURATION_MODEL_DEFAULTS.maxNodes;

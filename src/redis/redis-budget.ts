@@ -9,7 +9,7 @@ import type { AccountBudget } from '../domain/budget.js';
 import type { Logger } from '../domain/model.js';
 import type { RequestBudgetOptions } from '../domain/options.js';
 import { DEFAULTS } from '../domain/options.js';
-import { positive, timerDelay } from '../errors/validation-errors.js';
+import { knownKeys, positive, requiredOptions, schedulerArgument, timerDelay } from '../errors/validation-errors.js';
 import { safeLogger } from '../http/safe-logger.js';
 import { checkAccountName } from './account-name.js';
 import { RedisAccountStore } from './account-store.js';
@@ -61,6 +61,21 @@ export interface RedisBudgetOptions extends Pick<RequestBudgetOptions, 'requests
   readonly logger?: Logger;
 }
 
+/** The names `createRedisBudget` takes. */
+const REDIS_BUDGET_OPTION_NAMES: readonly (keyof RedisBudgetOptions)[] = [
+  'redis',
+  'account',
+  'requestsPerMinute',
+  'requestsPerDay',
+  'safetyMargin',
+  'latencyAllowanceMs',
+  'timeScale',
+  'scheduler',
+  'unavailableAfterMs',
+  'durations',
+  'logger',
+];
+
 /**
  * The account budget of a fleet, in Redis: with `close()` to leave the account, and the account's
  * learned durations, which `close()` closes too. `close()` takes at most `unavailableAfterMs`: aborts
@@ -100,10 +115,13 @@ const LEASE_WINDOWS = 2;
  * ```
  */
 export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
+  requiredOptions(options, 'must be an object with redis and account');
+  // A misspelt name (`requestPerMinute`) would leave the account's limit at its default, unsaid.
+  knownKeys('options', options, REDIS_BUDGET_OPTION_NAMES);
   const account = checkAccountName(options.account);
   const timeScale = options.timeScale === undefined ? (options.scheduler === undefined ? 1 : undefined) : positive('timeScale', options.timeScale);
   const unavailableAfterMs = timerDelay('unavailableAfterMs', options.unavailableAfterMs ?? DEFAULTS.timeoutMs);
-  const scheduler = options.scheduler ?? asyncScheduler;
+  const scheduler = schedulerArgument('scheduler', options.scheduler) ?? asyncScheduler;
   const logger = safeLogger(options.logger);
   const limits = budgetLimits(options);
   const connection = connectRedis(options.redis);

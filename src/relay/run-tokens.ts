@@ -1,5 +1,5 @@
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
-import { InvalidArgumentError } from '../errors/validation-errors.js';
+import { InvalidArgumentError, pathSegment, schedulerArgument } from '../errors/validation-errors.js';
 import { RunTokenError } from './run-token-error.js';
 
 /** What a run token lets its holder do with its one execution: follow it, and maybe cancel it. */
@@ -66,7 +66,7 @@ export function createRunTokens(options: RunTokensOptions): RunTokens {
   if (typeof given !== 'object' || given === null) throw new InvalidArgumentError('options', 'must be an object with the secret');
   const secret = typeof options.secret === 'string' ? new TextEncoder().encode(options.secret) : options.secret;
   if (!(secret instanceof Uint8Array) || secret.byteLength < MIN_SECRET_BYTES) throw new InvalidArgumentError('secret', `must be at least ${MIN_SECRET_BYTES} bytes`);
-  const scheduler = options.scheduler ?? asyncScheduler;
+  const scheduler = schedulerArgument('scheduler', options.scheduler) ?? asyncScheduler;
   const key = crypto.subtle.importKey('raw', secret.slice(), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
   const signatureOf = async (signed: string): Promise<Uint8Array> => new Uint8Array(await crypto.subtle.sign('HMAC', await key, new TextEncoder().encode(signed)));
 
@@ -101,7 +101,8 @@ function refusal(claims: RunTokenClaims, request: VerifyRequest, now: number): v
 function checkedSignRequest(request: SignRequest, now: number): RunTokenClaims {
   const given: unknown = request;
   if (typeof given !== 'object' || given === null) throw new InvalidArgumentError('request', 'must be { executionId, scope, ttlMs }');
-  if (typeof request.executionId !== 'string' || request.executionId === '') throw new InvalidArgumentError('executionId', 'must be a non-empty string');
+  // An id no execution can have (`..`, blank, control characters) could never be followed: refused here, not as a relay failure later.
+  pathSegment('executionId', request.executionId);
   const { scope, ttlMs } = checkedTokenTerms(request.scope, request.ttlMs);
   return { executionId: request.executionId, scope, expiresAt: now + ttlMs };
 }

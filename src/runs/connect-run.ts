@@ -1,7 +1,7 @@
 import { asyncScheduler, Observable, type SchedulerLike, type Subscription, timer } from 'rxjs';
 import { RelayError } from '../errors/relay-error.js';
 import { WorkflowFailedError } from '../errors/run-errors.js';
-import { booleanArgument, InvalidArgumentError, objectArgument, timerDelay } from '../errors/validation-errors.js';
+import { booleanArgument, InvalidArgumentError, objectArgument, schedulerArgument, timerDelay } from '../errors/validation-errors.js';
 import type { MessageEvent, RunEvent, RunEventType } from './events.js';
 import { messageChange } from './execution-view.js';
 import type { RunState } from './run-state.js';
@@ -77,8 +77,8 @@ export function reconnectDelay(retryMs: number, attempt: number, maxMs: number, 
  * `runStore`, `ofType` and `runResult` work on it (a late viewer's snapshot of a long history comes as
  * the events that make up its state: each node at its status, each message whole). A dropped connection is made again with backoff and
  * resumes after the last event received, so nothing is missed or repeated; while it is down, `connection`
- * events say so. A relay refusing the token (401, 403) or not knowing the execution (404) errors with
- * `RelayError` at once. Unsubscribing only disconnects: the execution runs on.
+ * events say so. A relay refusing the token (401, 403), not knowing the execution (404) or unable to
+ * follow it (its own 502, as its `error` event mid-stream) errors with `RelayError` at once. Unsubscribing only disconnects: the execution runs on.
  *
  * @example
  * ```ts
@@ -92,7 +92,7 @@ export function connectRun(url: string | URL, options: ConnectRunOptions): Obser
   const given: unknown = options.fetch;
   if (given !== undefined && typeof given !== 'function') throw new InvalidArgumentError('fetch', `must be a function with the signature of the global fetch (got ${given === null ? 'null' : typeof given})`);
   const fetchFn = options.fetch ?? globalThis.fetch.bind(globalThis);
-  const scheduler = options.scheduler ?? asyncScheduler;
+  const scheduler = schedulerArgument('scheduler', options.scheduler) ?? asyncScheduler;
   const maxReconnectMs = timerDelay('maxReconnectMs', options.maxReconnectMs ?? DEFAULTS.maxReconnectMs);
   const failOnWorkflowError = booleanArgument('failOnWorkflowError', options.failOnWorkflowError) ?? true;
   booleanArgument('pauseWhenHidden', options.pauseWhenHidden);
@@ -132,8 +132,10 @@ export function connectRun(url: string | URL, options: ConnectRunOptions): Obser
       if (followId !== undefined) headers[FOLLOW_HEADER] = followId;
       const response = await fetchFn(target, { headers, signal, cache: 'no-store' });
       if (!response.ok) {
-        const error = await refusal(response, executionId);
-        if (retriedStatus(response.status)) throw error;
+        const { error, fromRelay } = await refusal(response, executionId);
+        // The relay's own 502 says what its `error` event says mid-stream: it could not follow the execution, and
+        // forgot it after its client's retries gave up. A 502 of a proxy (no relay body) is a relay away, as a 503.
+        if (retriedStatus(response.status) && !(response.status === 502 && fromRelay)) throw error;
         return error;
       }
       // A 200 that is not an event stream (a login page from a proxy, say) is no relay: reconnecting would not help.
@@ -298,10 +300,14 @@ function pageLocation(): string | undefined {
   return (globalThis as { readonly location?: { readonly href: string } }).location?.href;
 }
 
-async function refusal(response: Response, executionId: string | undefined): Promise<RelayError> {
+/** The error of a refused connection, and whether its body is the relay's own `{ error, message }`. */
+async function refusal(response: Response, executionId: string | undefined): Promise<{ readonly error: RelayError; readonly fromRelay: boolean }> {
   const body = await response.text().catch(() => '');
   const { error, message } = errorFields(body);
-  return new RelayError(response.status, error ?? `HTTP_${response.status}`, message ?? response.statusText, executionId === undefined ? {} : { executionId });
+  return {
+    error: new RelayError(response.status, error ?? `HTTP_${response.status}`, message ?? response.statusText, executionId === undefined ? {} : { executionId }),
+    fromRelay: error !== undefined && message !== undefined,
+  };
 }
 
 /** The relay could not follow the execution any more (its `error` event): final, a new connection would not cure it. */
@@ -344,7 +350,7 @@ function runStateOf(data: string): RunState | undefined {
   return parsed !== undefined && Array.isArray(parsed['nodes']) && Array.isArray(parsed['files']) ? (parsed as unknown as RunState) : undefined;
 }
 
-/** Statuses a new connection may cure: the relay or a proxy failing or busy. A refusal (401, 403, 404, 400) is final. */
+/** Statuses a new connection may cure: the relay or a proxy failing or busy (but see the relay's own 502). A refusal (401, 403, 404, 400) is final. */
 function retriedStatus(status: number): boolean {
   return status >= 500 || status === 408 || status === 429;
 }

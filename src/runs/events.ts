@@ -1,7 +1,7 @@
 import { filter, last, lastValueFrom, map, type Observable, type OperatorFunction, pipe, type Subscription } from 'rxjs';
 import type { ExecutionStatus, NodeError, NodeStatus, OutputFile, RunResult } from '../domain/model.js';
 import type { RunState } from './run-state.js';
-import { InvalidArgumentError } from '../errors/validation-errors.js';
+import { InvalidArgumentError, observableArgument } from '../errors/validation-errors.js';
 
 /*
  * A run's events — everything a run tells its subscribers, discriminated on `type` — and the ways to
@@ -187,7 +187,9 @@ export function runResult(): (source: Observable<RunEvent>) => Promise<RunResult
 export function runResult(
   source?: Observable<RunEvent>,
 ): Promise<RunResult> | ((source: Observable<RunEvent>) => Promise<RunResult>) {
-  return source === undefined ? resultOf : resultOf(source);
+  if (source === undefined) return resultOf;
+  observableArgument('source', source);
+  return resultOf(source);
 }
 
 function resultOf(source: Observable<RunEvent>): Promise<RunResult> {

@@ -1,7 +1,7 @@
 import { asapScheduler, asyncScheduler, type MonoTypeOperatorFunction, Observable, type OperatorFunction, type SchedulerLike, type Subscription } from 'rxjs';
 import type { ExecutionStatus, NodeError, NodeStatus, OutputFile, RunResult } from '../domain/model.js';
 import { durationOf, type NodeTimes, seeNodeEvent, serviceNodeTimes } from '../domain/node-times.js';
-import { timerDelay } from '../errors/validation-errors.js';
+import { objectArgument, observableArgument, schedulerArgument, timerDelay } from '../errors/validation-errors.js';
 import type { ConnectionEvent, MessageEvent, NodeEvent, RunEvent } from './events.js';
 
 /*
@@ -530,7 +530,8 @@ export interface RunStateOptions {
  * ```
  */
 export function toRunState(options: RunStateOptions = {}): OperatorFunction<RunEvent, RunState> {
-  const scheduler = options.scheduler ?? asapScheduler;
+  objectArgument('options', options);
+  const scheduler = schedulerArgument('scheduler', options.scheduler) ?? asapScheduler;
   const sample = options.sampleMs === undefined ? undefined : sampleRunState(options.sampleMs, scheduler);
   return (source) => {
     const states = statesOf(source, scheduler);
@@ -732,6 +733,7 @@ function logListenerError(error: unknown): void {
  * ```
  */
 export function runStore(run$: Observable<RunEvent>, options: RunStoreOptions = {}): RunStore {
+  observableArgument('run$', run$);
   const states$ = run$.pipe(toRunState(options));
   const onListenerError = options.onListenerError ?? platformReportError() ?? logListenerError;
   // Entries, not listeners: the same function subscribed twice is two subscriptions.

@@ -116,6 +116,19 @@ describe('a pipeline queue and its worker (flowstream/bullmq)', () => {
     await expect(queue.start('two-steps', undefined, { pipelineId: '' })).rejects.toThrow(/non-empty/u);
   });
 
+  it('refuses null start options, a definition name that is not one and input JSON cannot hold with InvalidArgumentError, adding no job', async () => {
+    const { queue, prefix } = await fleet({ worker: false });
+    await expect(queue.start('two-steps', undefined, null as never)).rejects.toThrow(expect.objectContaining({ name: 'InvalidArgumentError', argument: 'options' }));
+    await expect(queue.start(undefined as never)).rejects.toThrow(expect.objectContaining({ name: 'InvalidArgumentError', argument: 'definitionName' }));
+    await expect(queue.start('')).rejects.toThrow(expect.objectContaining({ name: 'InvalidArgumentError', argument: 'definitionName' }));
+    const cyclic: Record<string, unknown> = {};
+    cyclic['self'] = cyclic;
+    for (const input of [{ count: 1n }, cyclic]) await expect(queue.start('two-steps', input)).rejects.toThrow(expect.objectContaining({ name: 'InvalidArgumentError', argument: 'input' }));
+    const jobs = new Queue(PIPELINE_QUEUE_NAME, { connection: { path: server.socket }, prefix });
+    expect(await jobs.getJobCounts()).toEqual(expect.objectContaining({ waiting: 0, active: 0 }));
+    await jobs.close();
+  });
+
   it('retries a failed step as its definition says, each time a new start', async () => {
     const { emulator, queue } = await fleet();
     const pipelineId = await queue.start('broken', { retry: 2 });

@@ -72,6 +72,32 @@ describe('flowstream budget against the service', { timeout: 20_000 }, () => {
     expect(cli.stdout).not.toContain(emulator.apiKey);
   });
 
+  it('refuses an interval longer than a timer can wait (24 days) as a usage error, sending nothing, rather than refresh every millisecond', async () => {
+    const before = emulator.requests.list().length;
+    const cli = await piped(['budget', '--url', emulator.url, '--count', '3', '--interval', '1e7'], { FLOWSTREAM_API_KEY: emulator.apiKey });
+    expect(cli).toMatchObject({ code: 2, stdout: '' });
+    expect(cli.stderr).toContain("option '--interval <seconds>' argument '1e7' is invalid");
+    expect(emulator.requests.list()).toHaveLength(before);
+  });
+
+  it('stops once its reader is gone (`flowstream budget | head -1`), exit 0, rather than refresh for ever, a request each time', async () => {
+    let writes = 0;
+    const stdout = new Writable({
+      write(_chunk: Buffer, _encoding, done) {
+        writes += 1;
+        // The reader took its one line and left: every later write fails as a closed pipe does.
+        done(writes === 1 ? null : Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }));
+      },
+    }) as unknown as NodeJS.WriteStream;
+    // As the command's entry point does: a closed pipe does not end the process by itself.
+    stdout.on('error', () => undefined);
+    const before = emulator.requests.list().length;
+    const code = await runCli(['budget', '--url', emulator.url, '--count', '20', '--interval', '0.01'], { env: { FLOWSTREAM_API_KEY: emulator.apiKey }, stdout, stderr: stdout, interrupts: () => () => undefined });
+    expect(code).toBe(0);
+    expect(writes).toBe(2);
+    expect(emulator.requests.list().length - before).toBe(2);
+  });
+
   it('stops on Ctrl-C when piped, exit 0, its lines whole', async () => {
     const interrupt: { send?: ((signal: StopSignal) => void) | undefined } = {};
     const lines: string[] = [];

@@ -66,6 +66,14 @@ function nested(levels: number): Variables {
   return value as Variables;
 }
 
+describe('a copilot query that is not text', () => {
+  it('is refused as not a string, not as empty', async () => {
+    const { client } = silentClient();
+    const error: unknown = await client.copilot.generate({ query: 42 as unknown as string }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ name: 'InvalidArgumentError', argument: 'query', message: 'Invalid query: must be the description of the workflow, a string (got number)' });
+  });
+});
+
 describe('input no stack can hold, and input that changes while it is read', () => {
   it('refuses variables nested 20,000 levels deep with InvalidArgumentError, not a stack overflow', async () => {
     const { client, fetch } = silentClient();

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { downloadToFile, fromPath, fromStream } from '../../src/node/index.js';
+import { clockScheduler, createManualClock } from '../../src/emulator/index.js';
+import { downloadToFile, fromPath, fromStream, spoolToDisk } from '../../src/node/index.js';
 import { clientFor } from '../http/support/client.js';
 import { API_KEY, ok, startServer } from '../http/support/loopback-server.js';
 
@@ -83,5 +84,66 @@ describe('downloadToFile (service.md §4.6)', () => {
     sink.on('data', (c: Buffer) => chunks.push(c));
     await downloadToFile(`${files.origin}/x`, sink);
     expect(Buffer.concat(chunks).toString()).toBe('abc');
+  });
+});
+
+describe('downloadToFile with bad arguments', () => {
+  it('refuses a destination that is neither a path nor a writable stream before anything is fetched: no request, no timer left', async () => {
+    const files = await startServer((_r, response) => { response.end('abc'); });
+    const clock = createManualClock();
+    for (const destination of [42, null, undefined, {}]) {
+      await expect(downloadToFile(`${files.origin}/x`, destination as never, { scheduler: clockScheduler(clock) })).rejects.toMatchObject({ name: 'InvalidArgumentError', argument: 'destination' });
+    }
+    expect(files.requests).toEqual([]);
+    expect(clock.nextTimerAt()).toBeUndefined();
+  });
+
+  it('refuses a file that is neither a URL nor an output file with InvalidArgumentError', async () => {
+    for (const file of [null, 42]) {
+      await expect(downloadToFile(file as never, join(dir, 'x.txt'))).rejects.toMatchObject({ name: 'InvalidArgumentError', argument: 'file' });
+    }
+    expect(await readdir(dir)).toEqual([]);
+  });
+});
+
+describe('spoolToDisk', () => {
+  it('spools files whatever their names, inside its own directory, and keeps each name for the upload', async () => {
+    const files = await startServer((_r, response) => { response.end('abc'); });
+    const spool = await spoolToDisk({ directory: dir });
+    try {
+      const [spooled] = await readdir(dir);
+      for (const name of ['', '.', '..', '../../up.md', 'a/b.md']) {
+        const source = await spool.read({ name, type: 'text/markdown', url: `${files.origin}/x` }, { maxBytes: 100 });
+        expect(source).toMatchObject({ name: name === '' ? 'file' : name });
+        expect(await (source as { data: Blob }).data.text()).toBe('abc');
+      }
+      // Nothing was written beside the spool: only the spool's own directory is there.
+      expect(await readdir(dir)).toEqual([spooled]);
+    } finally {
+      await spool.close();
+    }
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  it('refuses null options with InvalidArgumentError, creating nothing', async () => {
+    await expect(spoolToDisk(null as never)).rejects.toMatchObject({ name: 'InvalidArgumentError', argument: 'options' });
+  });
+});
+
+describe('fromPath and fromStream with bad arguments', () => {
+  it('refuses what is not a path, a stream, a name or options with InvalidArgumentError naming it, not a TypeError', async () => {
+    const path = join(dir, 'a.txt');
+    await writeFile(path, 'x');
+    const cases: [() => Promise<unknown>, string][] = [
+      [() => fromPath(null as never), 'path'],
+      [() => fromPath(42 as never), 'path'],
+      [() => fromPath(path, null as never), 'options'],
+      [() => fromPath(path, { name: '' }), 'name'],
+      [() => fromStream(null as never, 'a.txt'), 'stream'],
+      [() => fromStream(Buffer.from('x') as never, 'a.txt'), 'stream'],
+      [() => fromStream(Readable.from(['x']), undefined as never), 'name'],
+      [() => fromStream(Readable.from(['x']), 'a.txt', null as never), 'options'],
+    ];
+    for (const [call, argument] of cases) await expect(call()).rejects.toMatchObject({ name: 'InvalidArgumentError', argument });
   });
 });

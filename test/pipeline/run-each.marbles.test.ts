@@ -83,6 +83,14 @@ describe('runEach in virtual time', () => {
     expect(() => runEach(client, 'c-1', inputs, { retry: -1 })).toThrow(/retry/);
   });
 
+  it('refuses inputs that are not a list, iterable or stream of inputs with InvalidArgumentError at the call', () => {
+    const client = fakeClient({});
+    for (const notInputs of [null, undefined, 42, { variables: {} }]) {
+      expect(() => runEach(client, 'c-1', notInputs as never)).toThrow(expect.objectContaining({ name: 'InvalidArgumentError', argument: 'inputs' }));
+    }
+    expect(client.calls).toEqual([]);
+  });
+
   it('refuses null options from JavaScript with InvalidArgumentError, as thenRun does', () => {
     const client = fakeClient({});
     expect(() => runEach(client, 'c-1', inputs, null as never)).toThrow(expect.objectContaining({ name: 'InvalidArgumentError', argument: 'options' }));

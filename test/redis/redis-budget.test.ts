@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { clockScheduler, createManualClock, driveClock } from '../../src/emulator/index.js';
 import { isInvalidArgumentError } from '../../src/errors/validation-errors.js';
-import { createRedisBudget } from '../../src/redis/index.js';
+import { createRedisBudget, createRedisCheckpointStore, createRedisDurations } from '../../src/redis/index.js';
 import { startRedisServer, type RedisServer } from './redis-server.js';
 
 /** 32 base62 characters: the body of an API key (service.md §1.5). */
@@ -73,6 +73,24 @@ describe('the Redis budget when Redis is away (fail closed)', () => {
       expect(isInvalidArgumentError(thrown)).toBe(true);
       expect(thrown).toMatchObject({ argument: 'redis', message: expect.stringMatching(/URL, or an ioredis client/u) as unknown });
     }
+  });
+});
+
+describe('createRedisBudget with options that are not its own', () => {
+  it('refuses no options, and a misspelt option (which would leave a limit unsaid), with InvalidArgumentError, as createAccountBudget does', () => {
+    expect(() => createRedisBudget(null as never)).toThrow(expect.objectContaining({ name: 'InvalidArgumentError', argument: 'options' }));
+    expect(() => createRedisBudget(undefined as never)).toThrow(expect.objectContaining({ name: 'InvalidArgumentError', argument: 'options' }));
+    const misspelt = { redis: `redis+unix://${server.socket}`, account: 'acct-misspelt', requestPerMinute: 10 };
+    expect(() => createRedisBudget(misspelt as never)).toThrow(expect.objectContaining({ name: 'InvalidArgumentError', argument: 'options.requestPerMinute', message: expect.stringContaining("did you mean 'requestsPerMinute'?") as unknown }));
+  });
+});
+
+describe('the Redis stores with no options', () => {
+  it.each<[string, (options: never) => unknown]>([
+    ['createRedisCheckpointStore', (options) => createRedisCheckpointStore(options)],
+    ['createRedisDurations', (options) => createRedisDurations(options)],
+  ])('%s refuses null and no options with InvalidArgumentError, not a TypeError', (_name, create) => {
+    for (const options of [null, undefined]) expect(() => create(options as never)).toThrow(expect.objectContaining({ name: 'InvalidArgumentError', argument: 'options' }));
   });
 });
 

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { filter, firstValueFrom, share } from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createClient } from '../../src/client.js';
-import { clockScheduler, createManualClock, driveClock } from '../../src/emulator/index.js';
+import { clockScheduler, createEmulator, createManualClock, driveClock } from '../../src/emulator/index.js';
 import { isRelayError } from '../../src/errors/relay-error.js';
 import { createRunRelay } from '../../src/relay/run-relay.js';
 import { createRunTokens } from '../../src/relay/run-tokens.js';
@@ -158,6 +158,46 @@ describe('reconnectDelay', () => {
 });
 
 describe('connectRun on virtual time', () => {
+  it('errors with the relay\'s 502 at once when the relay cannot follow the execution, as when it says so mid-stream', async () => {
+    const emulator = await createEmulator({ rateLimit: false, clock: createManualClock() });
+    cleanups.push(() => void emulator.close());
+    const { executionId } = await createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, budget: false }).executions.start('c-sample-linear');
+    // A relay whose client the service refuses: it can follow nothing, and answers 502 with its own error body.
+    const relay = createRunRelay({ client: createClient({ apiKey: 'rf_ffffffffffffffffffffffffffffffff', baseUrl: emulator.url, budget: false }), tokens: createRunTokens({ secret: SECRET }) });
+    cleanups.push(() => { relay.close(); });
+    const token = await createRunTokens({ secret: SECRET }).sign({ executionId, scope: ['read'], ttlMs: 60_000 });
+    const clock = createManualClock();
+    let calls = 0;
+    const outcome = await firstValueFrom(
+      connectRun(`http://relay.local/executions/${executionId}/events`, {
+        token,
+        scheduler: clockScheduler(clock),
+        fetch: (input, init) => {
+          calls += 1;
+          return relay.fetch(new Request(input, init));
+        },
+      }).pipe(filter((event) => event.type === 'connection')),
+    ).catch((caught: unknown) => caught);
+    expect(outcome).toMatchObject({ name: 'RelayError', status: 502, executionId });
+    expect(calls).toBe(1);
+  });
+
+  it('still reconnects through a proxy\'s 502 that is no relay\'s answer (a relay restarting behind it)', async () => {
+    const clock = createManualClock();
+    let calls = 0;
+    const subscription = connectRun('http://relay.local/executions/we-1/events', {
+      token: 't',
+      scheduler: clockScheduler(clock),
+      fetch: () => {
+        calls += 1;
+        return Promise.resolve(new Response('<html><body>502 Bad Gateway</body></html>', { status: 502, headers: { 'content-type': 'text/html' } }));
+      },
+    }).subscribe({ error: () => undefined });
+    await driveClock(clock, { until: () => calls === 3 });
+    expect(subscription.closed).toBe(false);
+    subscription.unsubscribe();
+  });
+
   it('reconnects to a relay answering 503 after the relay\'s retry delay, doubling up to maxReconnectMs (manual clock)', async () => {
     vi.spyOn(Math, 'random').mockReturnValue(0.5);
     const clock = createManualClock();

@@ -82,6 +82,11 @@ describe('createRunTokens', () => {
       undefined,
       null,
       { executionId: '', scope: ['read'], ttlMs: 1 },
+      // Ids no execution can have, which the relay could not follow (its client refuses them).
+      { executionId: '..', scope: ['read'], ttlMs: 1 },
+      { executionId: ' we-1', scope: ['read'], ttlMs: 1 },
+      { executionId: 'we-\u0000', scope: ['read'], ttlMs: 1 },
+      { executionId: 'w'.repeat(300), scope: ['read'], ttlMs: 1 },
       { executionId: 'we-1', scope: ['cancel'], ttlMs: 1 },
       { executionId: 'we-1', scope: ['read'], ttlMs: 0 },
       { executionId: 'we-1', scope: ['read'], ttlMs: Number.POSITIVE_INFINITY },

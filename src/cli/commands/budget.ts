@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { createLogUpdate } from 'log-update';
-import { exhaustMap, firstValueFrom, from, identity, ignoreElements, Observable, take, takeUntil, tap, timer } from 'rxjs';
+import { exhaustMap, firstValueFrom, from, identity, ignoreElements, merge, Observable, take, takeUntil, tap, timer } from 'rxjs';
 import { budgetFrame } from '../budget/budget-frame.js';
 import { type BudgetView, viewOfRecord, viewOfService } from '../budget/budget-view.js';
 import { openRedisAccount } from '../budget/redis-account.js';
@@ -8,7 +8,7 @@ import { connect, errorSubject } from '../connect.js';
 import type { CliContext } from '../context.js';
 import type { CommandOutcome } from '../exit-code.js';
 import { createPaint } from '../format/paint.js';
-import { positiveNumber, wholeNumber } from '../numbers.js';
+import { positiveSeconds, wholeNumber } from '../numbers.js';
 import { outcomeAbout } from '../outcome.js';
 import { UsageError } from '../usage-error.js';
 
@@ -108,6 +108,24 @@ function quits(context: CliContext, keys: boolean): Observable<void> {
   });
 }
 
+/** Errors of a write whose reader is gone: a closed pipe (`| head -1`), a closed terminal. */
+const GONE_OUTPUT: ReadonlySet<string> = new Set(['EPIPE', 'EIO']);
+
+/**
+ * Emits once nobody reads the output any more. The command's entry point keeps the process going when
+ * its output is gone (a run must still send its abort); a display that only reads has nothing left to do,
+ * and each refresh against the service would spend a request of the account for nobody.
+ */
+function outputGone(stdout: NodeJS.WriteStream): Observable<void> {
+  return new Observable<void>((subscriber) => {
+    const onError = (error: NodeJS.ErrnoException): void => {
+      if (error.code !== undefined && GONE_OUTPUT.has(error.code)) subscriber.next();
+    };
+    stdout.on('error', onError);
+    return () => stdout.off('error', onError);
+  });
+}
+
 async function budget(flags: BudgetFlags, context: CliContext): Promise<CommandOutcome> {
   const { stdout } = context;
   const live = !flags.json && stdout.isTTY;
@@ -127,8 +145,8 @@ async function budget(flags: BudgetFlags, context: CliContext): Promise<CommandO
     ignoreElements(),
   );
   try {
-    // Until the count is reached or the user quits: both end well (exit 0); a failed read ends the command.
-    await firstValueFrom(refreshes.pipe(takeUntil(quits(context, live))), { defaultValue: undefined });
+    // Until the count is reached, the user quits or the reader left: all end well (exit 0); a failed read ends the command.
+    await firstValueFrom(refreshes.pipe(takeUntil(merge(quits(context, live), outputGone(stdout)))), { defaultValue: undefined });
     return { kind: 'done' };
   } finally {
     // log-update shows the cursor again and leaves the last frame on the screen.
@@ -144,7 +162,7 @@ export function budgetCommand(context: CliContext, report: (outcome: CommandOutc
     .option('--url <url>', 'API base URL ending in /v1 (default: $FLOWSTREAM_BASE_URL); the key is read from $FLOWSTREAM_API_KEY')
     .option('--redis <url>', 'read the budget a fleet shares in Redis (redis://, rediss:// or redis+unix:///path)')
     .option('--account <name>', 'the account\'s name in Redis, as the fleet gives it to createRedisBudget')
-    .option('--interval <seconds>', `seconds between refreshes (default: ${REDIS_INTERVAL_S} with --redis, ${SERVICE_INTERVAL_S} against the service)`, positiveNumber)
+    .option('--interval <seconds>', `seconds between refreshes (default: ${REDIS_INTERVAL_S} with --redis, ${SERVICE_INTERVAL_S} against the service)`, positiveSeconds)
     .option('--count <n>', 'stop after this many refreshes', wholeNumber(1))
     .option('--json', 'one JSON object per refresh, also on a terminal (the default when piped)', false)
     .addHelpText('after', HELP)

@@ -4,7 +4,7 @@ import type { CliContext } from '../context.js';
 import type { CommandOutcome } from '../exit-code.js';
 import type { McpFlags } from '../mcp/serve-mcp.js';
 import { parseWorkflowFlag } from '../mcp/workflow-tool-config.js';
-import { wholeNumber } from '../numbers.js';
+import { portNumber } from '../numbers.js';
 import { outcomeAbout } from '../outcome.js';
 
 /** The default port of `--http`. */
@@ -36,7 +36,7 @@ export function mcpCommand(context: CliContext, report: (outcome: CommandOutcome
     .option('--workflow <canvasId[:tool_name]>', 'serve a workflow as a tool of its own, its input the plan\'s variables; repeatable', collectWorkflow, [])
     .option('--config <file>', 'a JSON file listing the workflows to serve: { "workflows": ["c-…", { "canvasId": "c-…", "tool": "name", "description": "…" }] }')
     .option('--http', 'serve Streamable HTTP on 127.0.0.1 instead of stdio', false)
-    .option('--port <port>', 'the port of --http (0: any free port)', wholeNumber(0), DEFAULT_PORT)
+    .option('--port <port>', 'the port of --http (0: any free port)', portNumber, DEFAULT_PORT)
     .addHelpText('after', EXAMPLES)
     .action(async (flags: McpFlags) => {
       report(

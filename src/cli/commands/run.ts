@@ -3,7 +3,7 @@ import { collectAssignment, type Assignment } from '../assignments.js';
 import { connect, errorSubject, withConnectionOptions } from '../connect.js';
 import type { CliContext } from '../context.js';
 import type { CommandOutcome } from '../exit-code.js';
-import { positiveNumber } from '../numbers.js';
+import { positiveSeconds } from '../numbers.js';
 import { outcomeAbout, outcomeOfRun } from '../outcome.js';
 import { createRenderer } from '../progress/create-renderer.js';
 import { followRun } from '../progress/follow-run.js';
@@ -75,7 +75,7 @@ export function runCommand(context: CliContext, report: (outcome: CommandOutcome
     .option('--file <name=path>', 'upload a file and pass its key as the variable name; repeatable', collectAssignment('--file', 'name=path'), [])
     .option('--json', 'print every event as one line of JSON (NDJSON), for scripts', false)
     .option('--no-abort', 'on Ctrl-C, SIGTERM or SIGHUP, leave the execution running and print its id to `watch` later')
-    .option('--timeout <seconds>', 'abort the execution and fail after this many seconds', positiveNumber)
+    .option('--timeout <seconds>', 'abort the execution and fail after this many seconds', positiveSeconds)
     .option('-q, --quiet', 'leave out partial output: progress and the summary only', false)
     .option('--no-check', 'start without checking the variables against the workflow\'s plan')
     .addHelpText('after', EXAMPLES)
