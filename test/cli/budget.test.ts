@@ -13,6 +13,7 @@ import type { BudgetView } from '../../src/cli/budget/budget-view.js';
 import { startRedisServer, type RedisServer } from '../redis/redis-server.js';
 import { flowstreamFromSourceInTerminal } from './support/source-cli.js';
 import { REQUEST_TIMEOUT_MS } from '../support/request-timeout.js';
+import { runPiped as piped } from './support/piped-cli.js';
 
 // `flowstream budget` as a user runs it (from source, spawned with only PATH, HOME and FLOWSTREAM_*),
 // against the emulator's rate limiter (service.md §2.1: 100 a minute, 10,000 a day, with headers) and
@@ -30,20 +31,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([emulator.close(), redis.close()]);
 });
-
-/** Runs the command in this process with its output piped (not a TTY): its exit code, stdout and stderr. */
-async function piped(args: readonly string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = { stdout: '', stderr: '' };
-  const sink = (name: 'stdout' | 'stderr'): NodeJS.WriteStream =>
-    new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        out[name] += chunk.toString();
-        done();
-      },
-    }) as unknown as NodeJS.WriteStream;
-  const code = await runCli(args, { env, stdout: sink('stdout'), stderr: sink('stderr'), interrupts: () => () => undefined });
-  return { code, ...out };
-}
 
 function views(stdout: string): BudgetView[] {
   return stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as BudgetView);

@@ -1,11 +1,10 @@
 import { Redis } from 'ioredis';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { Subject } from 'rxjs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createRedisRunHub } from '../../src/redis/index.js';
 import type { RunEvent } from '../../src/runs/events.js';
 import { startRedisServer, type RedisServer } from './redis-server.js';
+import { collectGarbage } from '../support/collect-garbage.js';
 
 const EXECUTION_ID = 'we-leading-run';
 
@@ -16,19 +15,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server.close();
 });
-
-/** A full garbage collection, without a flag on the test runner: V8 hands out `gc` to a new context. */
-function collectGarbage(): Promise<void> {
-  setFlagsFromString('--expose-gc');
-  const gc = runInNewContext('gc') as () => void;
-  // WeakRef targets live until the current job ends: collect after the loop has turned.
-  return new Promise<void>((resolve) => {
-    setImmediate(() => {
-      gc();
-      resolve();
-    });
-  });
-}
 
 /** Events of the run, given to `run`; what is left of them is watched through weak references. */
 function emitMessages(run: Subject<RunEvent>, count: number): WeakRef<RunEvent>[] {

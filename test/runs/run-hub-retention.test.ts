@@ -1,24 +1,10 @@
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { type Observable, Subject, VirtualTimeScheduler } from 'rxjs';
 import { expect, it } from 'vitest';
 import type { RunEvent } from '../../src/runs/events.js';
 import { createRunHub } from '../../src/runs/run-hub.js';
 import { RunReader, withReading } from '../../src/runs/run-state.js';
 import { EXECUTION_ID } from './fixtures.js';
-
-/** A full garbage collection, without a flag on the test runner: V8 hands out `gc` to a new context. */
-function collectGarbage(): Promise<void> {
-  setFlagsFromString('--expose-gc');
-  const gc = runInNewContext('gc') as () => void;
-  // WeakRef targets live until the current job ends: collect after the loop has turned.
-  return new Promise<void>((resolve) => {
-    setImmediate(() => {
-      gc();
-      resolve();
-    });
-  });
-}
+import { collectGarbage } from '../support/collect-garbage.js';
 
 /** One reading of a run of this client, its events emitted to `poll`; what is left of them is watched through weak references. */
 function emitReading(poll: Subject<RunEvent>, reader: RunReader): WeakRef<RunEvent>[] {

@@ -1,9 +1,8 @@
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import type { Subscription } from 'rxjs';
 import { afterEach, expect, it, vi } from 'vitest';
 import { createClient } from '../../src/client.js';
 import { createEmulator, type Emulator } from '../../src/emulator/index.js';
+import { collectGarbage } from '../support/collect-garbage.js';
 
 const open: Emulator[] = [];
 
@@ -36,20 +35,6 @@ function grownSince(baseline: ReadonlyMap<string, number>): Record<string, numbe
   const grown: Record<string, number> = {};
   for (const [kind, count] of resources()) if (count > (baseline.get(kind) ?? 0)) grown[kind] = count - (baseline.get(kind) ?? 0);
   return grown;
-}
-
-/** A full garbage collection, without a flag on the test runner: V8 hands out `gc` to a new context. */
-function collectGarbage(): Promise<void> {
-  setFlagsFromString('--expose-gc');
-  const gc = runInNewContext('gc') as () => void;
-  // Let pending microtasks and finalizers run between passes, so that what they hold is released too.
-  return new Promise<void>((resolve) => {
-    gc();
-    setImmediate(() => {
-      gc();
-      resolve();
-    });
-  });
 }
 
 it(

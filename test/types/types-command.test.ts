@@ -2,11 +2,10 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../src/cli/cli.js';
 import { createEmulator, type Emulator } from '../../src/emulator/index.js';
 import { TYPED_WORKFLOWS } from './typed-workflows.js';
+import { type PipedRun, runPiped } from '../cli/support/piped-cli.js';
 
 /** The module the type tests compile against, as `flowstream types` wrote it. */
 const GENERATED = fileURLToPath(new URL('./workflows.generated.ts', import.meta.url));
@@ -25,18 +24,8 @@ afterAll(async () => {
 });
 
 /** Runs `flowstream types …` in this process against the emulator: its exit code, stdout and stderr. */
-async function types(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = { stdout: '', stderr: '' };
-  const sink = (name: 'stdout' | 'stderr'): NodeJS.WriteStream =>
-    new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        out[name] += chunk.toString();
-        done();
-      },
-    }) as unknown as NodeJS.WriteStream;
-  const env = { FLOWSTREAM_API_KEY: emulator.apiKey, FLOWSTREAM_BASE_URL: emulator.url };
-  const code = await runCli(['types', ...args], { env, stdout: sink('stdout'), stderr: sink('stderr'), interrupts: () => () => undefined });
-  return { code, ...out };
+function types(args: readonly string[]): Promise<PipedRun> {
+  return runPiped(['types', ...args], { FLOWSTREAM_API_KEY: emulator.apiKey, FLOWSTREAM_BASE_URL: emulator.url });
 }
 
 describe('flowstream types', () => {
