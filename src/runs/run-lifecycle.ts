@@ -1,4 +1,4 @@
-import { asyncScheduler, map, Observable, type Observer, type SchedulerLike, Subscription, tap, timer } from 'rxjs';
+import { asyncScheduler, map, Observable, type Observer, type SchedulerLike, Subscription, tap } from 'rxjs';
 import type { ReadNeed } from '../domain/budget.js';
 import type { DurationModel } from '../domain/durations.js';
 import type { ExecutionOutput, ExecutionSnapshot, ExecutionStatus, Logger, PlanVariable, RunEnding, RunResult, StartedExecution, Variables, WorkflowPlan } from '../domain/model.js';
@@ -338,9 +338,9 @@ export function runLifecycle(source: ExecutionSource, target: RunTarget, setting
     onAbort(signal, () => ({ type: 'signal', reason: signal?.reason }));
     if (timeoutMs !== undefined) {
       listen(
-        timer(timeoutMs, settings.scheduler).subscribe(() => {
+        settings.scheduler.schedule(() => {
           dispatch({ type: 'deadline' });
-        }),
+        }, timeoutMs),
       );
     }
     dispatch({ type: 'subscribe' });
@@ -1026,7 +1026,7 @@ function waitOutUnsentStart(start: () => Observable<StartProgress>, options: Uns
             return;
           }
           outage = step.outage;
-          wait = timer(step.delayMs, scheduler).subscribe(send);
+          wait = scheduler.schedule(send, step.delayMs);
         },
         complete: () => {
           subscriber.complete();
@@ -1076,7 +1076,7 @@ export function abortInBackground(source: ExecutionSource, executionId: string, 
         const step = afterFailure(outage, error, now, random(), outageMs);
         if (step.kind === 'retry') {
           outage = step.outage;
-          timer(step.delayMs, scheduler).subscribe(attempt);
+          scheduler.schedule(attempt, step.delayMs);
           return;
         }
         logger?.warn(ABORT_FAILED_LOG, { executionId, error: step.outage === undefined ? error : outlasted(error, step.outage, now) });

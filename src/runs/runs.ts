@@ -1,4 +1,4 @@
-import { Observable, ReplaySubject, Subscription, tap, timer } from 'rxjs';
+import { Observable, ReplaySubject, Subscription, tap } from 'rxjs';
 import type { RunResult, Variables } from '../domain/model.js';
 import type { CanvasId, WorkflowArguments } from '../domain/workflows.js';
 import { objectArgument, timerDelay } from '../errors/validation-errors.js';
@@ -361,10 +361,10 @@ function startRunOver(
   if (ended === undefined) {
     if (timeoutMs !== undefined) {
       steering.add(
-        timer(timeoutMs, scheduler).subscribe(() => {
+        scheduler.schedule(() => {
           stopping();
           control.next('timeout');
-        }),
+        }, timeoutMs),
       );
     }
     if (signal !== undefined) {
