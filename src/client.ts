@@ -3,7 +3,7 @@
  * top — the one-way data flow (runs → budget → http → fetch), wired in one place.
  */
 import { asyncScheduler, type Observable, type SchedulerLike } from 'rxjs';
-import { InvalidArgumentError, objectArgument, schedulerArgument, timerDelay } from './errors/validation-errors.js';
+import { InvalidArgumentError, objectArgument, schedulerArgument, shownType, timerDelay } from './errors/validation-errors.js';
 import { createAccountBudget, createDurationModel, isAccountBudget, type BudgetState } from './budget/index.js';
 import type { DurationModel } from './domain/durations.js';
 import type { ClientOptions as CoreClientOptions } from './domain/options.js';
@@ -174,7 +174,7 @@ function budgetOption(budget: ClientOptions['budget']): NonNullable<ClientOption
   const given: unknown = budget;
   if (given === undefined) return {};
   if (given === false || (typeof given === 'object' && given !== null && !Array.isArray(given))) return budget ?? {};
-  throw new InvalidArgumentError('budget', `must be { requestsPerMinute?, requestsPerDay?, … }, an account budget or false (got ${given === null ? 'null' : Array.isArray(given) ? 'an array' : typeof given === 'boolean' ? 'true' : typeof given})`);
+  throw new InvalidArgumentError('budget', `must be { requestsPerMinute?, requestsPerDay?, … }, an account budget or false (got ${given === true ? 'true' : shownType(given)})`);
 }
 
 const TELEMETRY_REPORTERS = ['request', 'run', 'pipeline'] as const;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Queue, type Telemetry } from 'bullmq';
 import type { Observable } from 'rxjs';
 import type { Logger } from '../domain/model.js';
-import { InvalidArgumentError, objectArgument } from '../errors/validation-errors.js';
+import { InvalidArgumentError, objectArgument, shownType } from '../errors/validation-errors.js';
 import { createRedisCheckpointStore } from '../redis/checkpoint-store.js';
 import { connectRedis, type RedisOption } from '../redis/connection.js';
 import { pipelineChannels } from './pipeline-channels.js';
@@ -105,7 +105,7 @@ export function createPipelineQueue(options: PipelineQueueOptions): PipelineQueu
   return {
     start: async (definitionName, input, startOptions) => {
       const given: unknown = definitionName;
-      if (typeof given !== 'string' || given === '') throw new InvalidArgumentError('definitionName', `must be the non-empty name of a definition (got ${given === '' ? 'an empty string' : given === null ? 'null' : typeof given})`);
+      if (typeof given !== 'string' || given === '') throw new InvalidArgumentError('definitionName', `must be the non-empty name of a definition (got ${given === '' ? 'an empty string' : shownType(given)})`);
       const pipelineId = checkPipelineId(objectArgument('options', startOptions).pipelineId ?? randomUUID());
       checkJsonInput(input);
       // BullMQ adds nothing when a job of this id exists: the pipeline runs once.

@@ -79,6 +79,18 @@ export class InvalidArgumentError extends FlowstreamError {
 }
 
 /**
+ * What was given, as a message's `(got …)` says it: `null`, `an array`, or its type.
+ *
+ * @example
+ * ```ts
+ * throw new InvalidArgumentError('fetch', `must be a function (got ${shownType(fetch)})`);
+ * ```
+ */
+export function shownType(value: unknown): string {
+  return value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value;
+}
+
+/**
  * An optional object argument (options, a query, a run's input): absent is `{}`; anything but a plain
  * object — `null` above all, which JavaScript's default parameters let through — is an
  * `InvalidArgumentError` naming the argument, not a TypeError from deep inside the call.
@@ -92,7 +104,7 @@ export function objectArgument<T extends object>(argument: string, value: T | un
   if (value === undefined) return {};
   const given: unknown = value;
   if (typeof given !== 'object' || given === null || Array.isArray(given)) {
-    throw new InvalidArgumentError(argument, `must be an object or left out (got ${given === null ? 'null' : Array.isArray(given) ? 'an array' : typeof given})`);
+    throw new InvalidArgumentError(argument, `must be an object or left out (got ${shownType(given)})`);
   }
   return value;
 }
@@ -107,7 +119,7 @@ export function objectArgument<T extends object>(argument: string, value: T | un
  * ```
  */
 export function requiredOptions(options: unknown, problem: string): void {
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new InvalidArgumentError('options', `${problem} (got ${options === null ? 'null' : Array.isArray(options) ? 'an array' : typeof options})`);
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new InvalidArgumentError('options', `${problem} (got ${shownType(options)})`);
 }
 
 /** Ids are short opaque tokens (service.md §1.5); a very long one is a mistake, not an id. */
@@ -206,7 +218,7 @@ export function positiveInteger(name: string, value: unknown): number {
  */
 export function abortSignalArgument(name: string, value: unknown): AbortSignal | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'object' || value === null) throw new InvalidArgumentError(name, `must be an AbortSignal or left out (got ${value === null ? 'null' : typeof value})`);
+  if (typeof value !== 'object' || value === null) throw new InvalidArgumentError(name, `must be an AbortSignal or left out (got ${shownType(value)})`);
   const signalLike =
     typeof Reflect.get(value, 'aborted') === 'boolean' && typeof Reflect.get(value, 'addEventListener') === 'function' && typeof Reflect.get(value, 'removeEventListener') === 'function';
   if (!signalLike) throw new InvalidArgumentError(name, "must be an AbortSignal or left out (got an object without a signal's aborted and addEventListener)");

@@ -1,6 +1,6 @@
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import { DownloadError } from '../errors/download-error.js';
-import { abortSignalArgument, InvalidArgumentError, objectArgument, schedulerArgument, timerDelay } from '../errors/validation-errors.js';
+import { abortSignalArgument, InvalidArgumentError, objectArgument, schedulerArgument, shownType, timerDelay } from '../errors/validation-errors.js';
 import type { OutputFile } from '../domain/model.js';
 import { linkSignals } from './linked-signal.js';
 
@@ -36,7 +36,7 @@ export const DEFAULT_DOWNLOAD_MAX_BYTES = 1024 * 1024 * 1024;
 
 function urlOf(file: Pick<OutputFile, 'url'> | string, rewrite: ((url: string) => string) | undefined): string {
   const raw: unknown = file;
-  if (typeof raw !== 'string' && (typeof raw !== 'object' || raw === null)) throw new InvalidArgumentError('file', `must be an output file or its URL (got ${raw === null ? 'null' : typeof raw})`);
+  if (typeof raw !== 'string' && (typeof raw !== 'object' || raw === null)) throw new InvalidArgumentError('file', `must be an output file or its URL (got ${shownType(raw)})`);
   const given = typeof file === 'string' ? file : file.url;
   if (given === undefined || given === '') throw new InvalidArgumentError('file.url', 'is missing: files appear with a URL only once their node finished (service.md §4.6)');
   const url = rewrite === undefined ? given : rewrite(given);

@@ -1,5 +1,5 @@
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
-import { InvalidArgumentError, knownKeys, nonNegative, positiveInteger, timerDelay } from '../errors/validation-errors.js';
+import { InvalidArgumentError, knownKeys, nonNegative, positiveInteger, shownType, timerDelay } from '../errors/validation-errors.js';
 import { ENDPOINT_NAMES, ownTimeoutMs, type Endpoint } from '../domain/endpoints.js';
 import { DEFAULTS, type ClientOptions, type RetryOptions, type TimeoutOptions } from '../domain/options.js';
 import type { RequestGate } from '../domain/requests.js';
@@ -60,7 +60,7 @@ const timeout = timerDelay;
 function normalizeTimeouts(option: number | TimeoutOptions | undefined): Record<Endpoint, number> {
   const raw: unknown = option;
   if (raw !== undefined && typeof raw !== 'number' && (typeof raw !== 'object' || raw === null || Array.isArray(raw))) {
-    throw new InvalidArgumentError('timeoutMs', `must be a number of ms or { default?, ${ENDPOINT_NAMES.join('?, ')}? } (got ${raw === null ? 'null' : Array.isArray(raw) ? 'an array' : typeof raw})`);
+    throw new InvalidArgumentError('timeoutMs', `must be a number of ms or { default?, ${ENDPOINT_NAMES.join('?, ')}? } (got ${shownType(raw)})`);
   }
   const given: TimeoutOptions = typeof option === 'number' ? { default: option } : (option ?? {});
   knownKeys('timeoutMs', given, ['default', ...ENDPOINT_NAMES]);
@@ -74,7 +74,7 @@ function normalizeTimeouts(option: number | TimeoutOptions | undefined): Record<
 function normalizeRetry(option: RetryOptions | false | undefined): Required<RetryOptions> {
   const raw: unknown = option;
   if (raw !== undefined && raw !== false && (typeof raw !== 'object' || raw === null || Array.isArray(raw))) {
-    throw new InvalidArgumentError('retry', `must be { retries?, baseDelayMs?, maxDelayMs?, … } or false (got ${raw === null ? 'null' : Array.isArray(raw) ? 'an array' : typeof raw === 'boolean' ? 'true' : typeof raw})`);
+    throw new InvalidArgumentError('retry', `must be { retries?, baseDelayMs?, maxDelayMs?, … } or false (got ${raw === true ? 'true' : shownType(raw)})`);
   }
   const given: RetryOptions = option === false ? { retries: 0 } : (option ?? {});
   knownKeys('retry', given, Object.keys(DEFAULTS.retry));
@@ -114,7 +114,7 @@ function checkHeaders(headers: unknown): Readonly<Record<string, string>> {
 /** A fetch of the wrong type would fail only at the first request, as a bare TypeError. */
 function checkFetch(fetch: unknown): typeof globalThis.fetch | undefined {
   if (fetch === undefined || typeof fetch === 'function') return fetch as typeof globalThis.fetch | undefined;
-  throw new InvalidArgumentError('fetch', `must be a function with the signature of the global fetch (got ${fetch === null ? 'null' : typeof fetch})`);
+  throw new InvalidArgumentError('fetch', `must be a function with the signature of the global fetch (got ${shownType(fetch)})`);
 }
 
 /** Header values must not break the request line; a key with a newline is a paste accident. */

@@ -1,5 +1,5 @@
 import { map, type Observable } from 'rxjs';
-import { InvalidArgumentError, knownKeys, objectArgument, pathSegment, ResponseValidationError } from '../errors/validation-errors.js';
+import { InvalidArgumentError, knownKeys, objectArgument, pathSegment, ResponseValidationError, shownType } from '../errors/validation-errors.js';
 import type { ExecutionOutput, ExecutionSnapshot, GeneratedWorkflow, Logger, UploadedFile, Variables, WorkflowPlan, WorkflowSummary } from '../domain/model.js';
 import { planSchema, type PlanSchema } from '../domain/plan-schema.js';
 import type { CallOptions, ExecutionsApi, StartOptions } from './calls.js';
@@ -487,7 +487,7 @@ function checkRequest(request: GenerateRequest, logger: Logger | undefined, warn
   // caller meant to replace one.
   knownKeys('request', request, GENERATE_KEYS);
   const text: unknown = query;
-  if (typeof text !== 'string') throw new InvalidArgumentError('query', `must be the description of the workflow, a string (got ${text === null ? 'null' : typeof text})`);
+  if (typeof text !== 'string') throw new InvalidArgumentError('query', `must be the description of the workflow, a string (got ${shownType(text)})`);
   if (text.trim() === '') throw new InvalidArgumentError('query', 'must not be empty');
   if (text.length > MAX_TEXT_CHARACTERS) throw new InvalidArgumentError('query', `is longer than ${MAX_TEXT_CHARACTERS} characters (the service's E2004)`);
   checkLocale(locale, logger, warned);

@@ -5,7 +5,7 @@ import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { DownloadError } from '../errors/download-error.js';
-import { InvalidArgumentError } from '../errors/validation-errors.js';
+import { InvalidArgumentError, shownType } from '../errors/validation-errors.js';
 import { openFile, type DownloadOptions } from '../http/download.js';
 import type { OutputFile } from '../domain/model.js';
 
@@ -56,5 +56,5 @@ function checkDestination(destination: unknown): void {
     return;
   }
   const writable = typeof destination === 'object' && destination !== null && (typeof Reflect.get(destination, 'write') === 'function' || destination instanceof WritableStream);
-  if (!writable) throw new InvalidArgumentError('destination', `must be a path or a writable stream (got ${destination === null ? 'null' : typeof destination})`);
+  if (!writable) throw new InvalidArgumentError('destination', `must be a path or a writable stream (got ${shownType(destination)})`);
 }

@@ -1,7 +1,7 @@
 import { openAsBlob } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { InvalidArgumentError, objectArgument } from '../errors/validation-errors.js';
+import { InvalidArgumentError, objectArgument, shownType } from '../errors/validation-errors.js';
 import { fileName } from './file-name.js';
 import { MAX_UPLOAD_BYTES, type NamedFileData } from '../http/upload-source.js';
 
@@ -16,7 +16,7 @@ import { MAX_UPLOAD_BYTES, type NamedFileData } from '../http/upload-source.js';
  */
 export async function fromPath(path: string, options: { readonly name?: string; readonly type?: string } = {}): Promise<NamedFileData> {
   const given: unknown = path;
-  if (typeof given !== 'string' || given === '') throw new InvalidArgumentError('path', `must be a non-empty path (got ${given === '' ? 'an empty string' : given === null ? 'null' : typeof given})`);
+  if (typeof given !== 'string' || given === '') throw new InvalidArgumentError('path', `must be a non-empty path (got ${given === '' ? 'an empty string' : shownType(given)})`);
   objectArgument('options', options);
   if (options.name !== undefined) fileName('name', options.name);
   const info = await stat(path);

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
-import { InvalidArgumentError, objectArgument } from '../errors/validation-errors.js';
+import { InvalidArgumentError, objectArgument, shownType } from '../errors/validation-errors.js';
 import { fileName } from './file-name.js';
 import { MAX_UPLOAD_BYTES, type NamedFileData } from '../http/upload-source.js';
 
@@ -23,7 +23,7 @@ export async function fromStream(
   fileName('name', name);
   objectArgument('options', options);
   const given: unknown = stream;
-  if (!(given instanceof Readable || given instanceof ReadableStream)) throw new InvalidArgumentError('stream', `must be a Node Readable or a web ReadableStream (got ${given === null ? 'null' : typeof given})`);
+  if (!(given instanceof Readable || given instanceof ReadableStream)) throw new InvalidArgumentError('stream', `must be a Node Readable or a web ReadableStream (got ${shownType(given)})`);
   const readable = stream instanceof Readable ? stream : Readable.fromWeb(stream as NodeReadableStream<Uint8Array>);
   const chunks: Uint8Array<ArrayBuffer>[] = [];
   let size = 0;

@@ -1,5 +1,5 @@
 import { defer, from, map, mergeMap, type Observable, type ObservableInput } from 'rxjs';
-import { InvalidArgumentError, objectArgument } from '../errors/validation-errors.js';
+import { InvalidArgumentError, objectArgument, shownType } from '../errors/validation-errors.js';
 import type { RunResult } from '../domain/model.js';
 import type { RunInput } from '../runs/runs.js';
 import type { CanvasId, WorkflowInput } from '../domain/workflows.js';
@@ -103,6 +103,6 @@ function inputsOf<T>(inputs: ObservableInput<T>): Observable<T> {
     return from(inputs);
   } catch {
     const given: unknown = inputs;
-    throw new InvalidArgumentError('inputs', `must be an array, an iterable, an async iterable, a Promise or an Observable of inputs (got ${given === null ? 'null' : typeof given})`);
+    throw new InvalidArgumentError('inputs', `must be an array, an iterable, an async iterable, a Promise or an Observable of inputs (got ${shownType(given)})`);
   }
 }

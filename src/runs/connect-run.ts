@@ -1,7 +1,7 @@
 import { asyncScheduler, Observable, type SchedulerLike, type Subscription, timer } from 'rxjs';
 import { RelayError } from '../errors/relay-error.js';
 import { WorkflowFailedError } from '../errors/run-errors.js';
-import { booleanArgument, InvalidArgumentError, objectArgument, schedulerArgument, timerDelay } from '../errors/validation-errors.js';
+import { booleanArgument, InvalidArgumentError, objectArgument, schedulerArgument, shownType, timerDelay } from '../errors/validation-errors.js';
 import type { MessageEvent, RunEvent, RunEventType } from './events.js';
 import { messageChange } from './execution-view.js';
 import type { RunState } from './run-state.js';
@@ -90,7 +90,7 @@ export function connectRun(url: string | URL, options: ConnectRunOptions): Obser
   const token: unknown = objectArgument<Partial<ConnectRunOptions>>('options', options).token;
   if (typeof token !== 'string' || token === '') throw new InvalidArgumentError('token', 'must be the run token the relay signed (a non-empty string)');
   const given: unknown = options.fetch;
-  if (given !== undefined && typeof given !== 'function') throw new InvalidArgumentError('fetch', `must be a function with the signature of the global fetch (got ${given === null ? 'null' : typeof given})`);
+  if (given !== undefined && typeof given !== 'function') throw new InvalidArgumentError('fetch', `must be a function with the signature of the global fetch (got ${shownType(given)})`);
   const fetchFn = options.fetch ?? globalThis.fetch.bind(globalThis);
   const scheduler = schedulerArgument('scheduler', options.scheduler) ?? asyncScheduler;
   const maxReconnectMs = timerDelay('maxReconnectMs', options.maxReconnectMs ?? DEFAULTS.maxReconnectMs);
@@ -291,7 +291,7 @@ function relayUrl(url: string | URL): URL {
     } catch {
       throw new InvalidArgumentError('url', `is not a URL${pageLocation() === undefined ? ' (outside a page it must be absolute)' : ''} (got ${JSON.stringify(given)})`);
     }
-  } else throw new InvalidArgumentError('url', `must be a string or a URL (got ${given === null ? 'null' : typeof given})`);
+  } else throw new InvalidArgumentError('url', `must be a string or a URL (got ${shownType(given)})`);
   if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new InvalidArgumentError('url', `must use http or https (got ${target.protocol})`);
   return target;
 }

@@ -1,11 +1,11 @@
-import { asyncScheduler, defer, Observable, type SchedulerLike, type Subscription } from 'rxjs';
+import { asyncScheduler, Observable, type SchedulerLike, type Subscription } from 'rxjs';
 import type { Logger } from '../domain/model.js';
 import { isApiError, isServerError } from '../errors/api-errors.js';
 import { StartInDoubtError } from '../errors/start-in-doubt-error.js';
 import { InvalidArgumentError, timerDelay } from '../errors/validation-errors.js';
 import type { RunEvent } from './events.js';
 import { isBudgetUnavailable, reducerShell, type Step } from './poll.js';
-import type { StartProgress } from './run-lifecycle.js';
+import { lazy, type StartProgress } from './run-lifecycle.js';
 
 /*
  * Idempotent starts (`RunOptions.idempotencyKey`): the store of keys (`IdempotencyStore`, its rule
@@ -478,7 +478,7 @@ function claimedCall(start: () => Observable<StartProgress>, dispatch: (event: C
     let sent = false;
     let answered = false;
     dispatch({ type: 'call' });
-    const call = defer(start).subscribe({
+    const call = lazy(start).subscribe({
       next: (progress) => {
         if (progress.type === 'sending' && progress.sending) {
           sent = true;

@@ -1,4 +1,4 @@
-import { asyncScheduler, defer, map, Observable, type Observer, type SchedulerLike, Subscription, switchMap, tap, timer } from 'rxjs';
+import { asyncScheduler, map, Observable, type Observer, type SchedulerLike, Subscription, tap } from 'rxjs';
 import type { ReadNeed } from '../domain/budget.js';
 import type { DurationModel } from '../domain/durations.js';
 import type { ExecutionOutput, ExecutionSnapshot, ExecutionStatus, Logger, PlanVariable, RunEnding, RunResult, StartedExecution, Variables, WorkflowPlan } from '../domain/model.js';
@@ -338,9 +338,9 @@ export function runLifecycle(source: ExecutionSource, target: RunTarget, setting
     onAbort(signal, () => ({ type: 'signal', reason: signal?.reason }));
     if (timeoutMs !== undefined) {
       listen(
-        timer(timeoutMs, settings.scheduler).subscribe(() => {
+        settings.scheduler.schedule(() => {
           dispatch({ type: 'deadline' });
-        }),
+        }, timeoutMs),
       );
     }
     dispatch({ type: 'subscribe' });
@@ -809,6 +809,16 @@ function pollCompleted(machine: RunMachine): RunStep {
  * abort sent in the background when a run is left.
  */
 
+/**
+ * The Observable `factory` makes, made anew at each subscription: RxJS's `defer` for a factory that
+ * returns an Observable. A throw in `factory` reaches the subscriber as an error, as with `defer`.
+ * Kept apart from `defer` because `defer` also converts Promises, iterables and streams, and that
+ * conversion (with the helpers it needs) is most of what a browser app would load for it.
+ */
+export function lazy<T>(factory: () => Observable<T>): Observable<T> {
+  return new Observable<T>((subscriber) => factory().subscribe(subscriber));
+}
+
 function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
   return typeof value === 'object' && value !== null && 'then' in value && typeof value.then === 'function';
 }
@@ -961,12 +971,21 @@ export function startExecution(
   if (!checkVariables) return () => source.start(canvasId, input);
   const { plan } = source;
   if (plan === undefined) throw new InvalidArgumentError('checkVariables', 'needs a client that can read plans');
+  // The plan's one answer, then the start on the same subscriber: leaving while either is on its way
+  // takes it back, and a plan the variables do not fit ends in the error, with no start sent.
   return () =>
-    plan(canvasId).pipe(
-      map((found) => {
-        checkVariablesAgainstPlan(found, input.variables ?? {});
+    new Observable<StartProgress>((subscriber) =>
+      plan(canvasId).subscribe({
+        next: (found) => {
+          lazy(() => {
+            checkVariablesAgainstPlan(found, input.variables ?? {});
+            return source.start(canvasId, input);
+          }).subscribe(subscriber);
+        },
+        error: (error: unknown) => {
+          subscriber.error(error);
+        },
       }),
-      switchMap(() => source.start(canvasId, input)),
     );
 }
 
@@ -994,7 +1013,7 @@ function waitOutUnsentStart(start: () => Observable<StartProgress>, options: Uns
     let wait: Subscription | undefined;
     const send = (): void => {
       let sent = false;
-      attempt = defer(start).subscribe({
+      attempt = lazy(start).subscribe({
         next: (progress) => {
           if (progress.type === 'sending' && progress.sending) sent = true;
           subscriber.next(progress);
@@ -1007,7 +1026,7 @@ function waitOutUnsentStart(start: () => Observable<StartProgress>, options: Uns
             return;
           }
           outage = step.outage;
-          wait = timer(step.delayMs, scheduler).subscribe(send);
+          wait = scheduler.schedule(send, step.delayMs);
         },
         complete: () => {
           subscriber.complete();
@@ -1057,7 +1076,7 @@ export function abortInBackground(source: ExecutionSource, executionId: string, 
         const step = afterFailure(outage, error, now, random(), outageMs);
         if (step.kind === 'retry') {
           outage = step.outage;
-          timer(step.delayMs, scheduler).subscribe(attempt);
+          scheduler.schedule(attempt, step.delayMs);
           return;
         }
         logger?.warn(ABORT_FAILED_LOG, { executionId, error: step.outage === undefined ? error : outlasted(error, step.outage, now) });

@@ -1,4 +1,4 @@
-import { defer, Observable, ReplaySubject, Subscription, tap, timer } from 'rxjs';
+import { Observable, ReplaySubject, Subscription, tap } from 'rxjs';
 import type { RunResult, Variables } from '../domain/model.js';
 import type { CanvasId, WorkflowArguments } from '../domain/workflows.js';
 import { objectArgument, timerDelay } from '../errors/validation-errors.js';
@@ -6,7 +6,7 @@ import type { ExecutionsApi } from '../http/calls.js';
 import type { RunEvent } from './events.js';
 import { createMemoryIdempotencyStore, type IdempotencyStore, idempotencyStoreOption, idempotentRun, type RunIdempotency, runIdempotency } from './idempotency.js';
 import { cadenceBounds } from './poll.js';
-import { abortInBackground, checkOutageMs, type ExecutionSource, notingPlan, observedRun, observeExecutions, type RunControl, runLifecycle, type RunOptions, type RunsDefaults, type RunSettings, runSettings, startExecution } from './run-lifecycle.js';
+import { abortInBackground, checkOutageMs, type ExecutionSource, lazy, notingPlan, observedRun, observeExecutions, type RunControl, runLifecycle, type RunOptions, type RunsDefaults, type RunSettings, runSettings, startExecution } from './run-lifecycle.js';
 import { INITIAL_RUN_STATE, type RunState, sampleRunState, toRunState } from './run-state.js';
 import { RunStand, sharedWatch, shareRun } from './run-hub.js';
 
@@ -86,7 +86,7 @@ export function runsOver(source: ExecutionSource, defaults: RunsDefaults = {}): 
   const idempotencyStore = (): IdempotencyStore => (idempotency ??= createMemoryIdempotencyStore(defaults.scheduler === undefined ? {} : { scheduler: defaults.scheduler }));
   return {
     run: (canvasId: string, input?: RunInput, options?: RunOptions) =>
-      defer(() => {
+      lazy(() => {
         const given = objectArgument('input', input);
         const settings = objectArgument('options', options);
         const resolved = runSettings('run', settings, defaults);
@@ -100,7 +100,7 @@ export function runsOver(source: ExecutionSource, defaults: RunsDefaults = {}): 
         });
       }),
     watch: (executionId, options) =>
-      defer(() => {
+      lazy(() => {
         const given = objectArgument('options', options);
         const settings = runSettings('watch', given, defaults);
         const target = { kind: 'watch', executionId } as const;
@@ -272,7 +272,7 @@ function startRunOver(
   let leftRunning: 'abort' | 'aborted' | undefined;
 
   let followed = false;
-  const events = defer(() => {
+  const events = lazy(() => {
     if (!followed) {
       followed = true;
       return run$;
@@ -361,10 +361,10 @@ function startRunOver(
   if (ended === undefined) {
     if (timeoutMs !== undefined) {
       steering.add(
-        timer(timeoutMs, scheduler).subscribe(() => {
+        scheduler.schedule(() => {
           stopping();
           control.next('timeout');
-        }),
+        }, timeoutMs),
       );
     }
     if (signal !== undefined) {

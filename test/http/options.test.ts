@@ -95,6 +95,15 @@ describe('normalizeOptions', () => {
     expect(normalizeOptions({ ...base, retry: { retries: 1 }, timeoutMs: { default: 1_000, run: 2_000 } }).timeouts.run).toBe(2_000);
   });
 
+  it('says what was given in place of an option: null, an array, or its type', () => {
+    expect(() => normalizeOptions({ ...base, fetch: null as never })).toThrow('(got null)');
+    expect(() => normalizeOptions({ ...base, fetch: [] as never })).toThrow('(got an array)');
+    expect(() => normalizeOptions({ ...base, fetch: 'https://proxy' as never })).toThrow('(got string)');
+    expect(() => normalizeOptions({ ...base, retry: [] as never })).toThrow('(got an array)');
+    expect(() => normalizeOptions({ ...base, retry: true as never })).toThrow('(got true)');
+    expect(() => normalizeOptions({ ...base, timeoutMs: null as never })).toThrow('(got null)');
+  });
+
   it('refuses headers that would split the request or that fetch would refuse, naming the header', () => {
     rejects(() => normalizeOptions({ ...base, headers: { 'x-team': 'a\r\nx-evil: 1' } }), 'headers.x-team');
     rejects(() => normalizeOptions({ ...base, headers: { 'x-team': 'a\nb' } }), 'headers.x-team');
