@@ -972,11 +972,14 @@ export function startExecution(
   const { plan } = source;
   if (plan === undefined) throw new InvalidArgumentError('checkVariables', 'needs a client that can read plans');
   // The plan's one answer, then the start on the same subscriber: leaving while either is on its way
-  // takes it back, and a plan the variables do not fit ends in the error, with no start sent.
+  // takes it back, and a plan the variables do not fit ends in the error, with no start sent. A plan
+  // read that ends with no plan ends the start with nothing sent (as `switchMap` over it would).
   return () =>
-    new Observable<StartProgress>((subscriber) =>
-      plan(canvasId).subscribe({
+    new Observable<StartProgress>((subscriber) => {
+      let read = false;
+      return plan(canvasId).subscribe({
         next: (found) => {
+          read = true;
           lazy(() => {
             checkVariablesAgainstPlan(found, input.variables ?? {});
             return source.start(canvasId, input);
@@ -985,8 +988,11 @@ export function startExecution(
         error: (error: unknown) => {
           subscriber.error(error);
         },
-      }),
-    );
+        complete: () => {
+          if (!read) subscriber.complete();
+        },
+      });
+    });
 }
 
 /** How a start waits out an outage of the request budget (`RunSettings`' fields of the same names). */

@@ -1,9 +1,11 @@
 import fc from 'fast-check';
+import { EMPTY, NEVER, of } from 'rxjs';
+import { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
 import { isInvalidArgumentError } from '../../src/errors/validation-errors.js';
 import type { PlanVariable, Variables } from '../../src/domain/model.js';
 import { runResult } from '../../src/runs/events.js';
-import { checkVariablesAgainstPlan } from '../../src/runs/run-lifecycle.js';
+import { checkVariablesAgainstPlan, startExecution, type ExecutionSource, type StartProgress } from '../../src/runs/run-lifecycle.js';
 import { createClient } from '../../src/client.js';
 import { createEmulator } from '../../src/emulator/index.js';
 
@@ -76,5 +78,39 @@ describe('client.run with checkVariables', () => {
     } finally {
       await emulator.close();
     }
+  });
+});
+
+describe('startExecution with checkVariables', () => {
+  const plan = { variables: [] } as never;
+  const source = (planRead: NonNullable<ExecutionSource['plan']>, started: string[]): ExecutionSource => ({
+    start: (canvasId) => {
+      started.push(canvasId);
+      return of({ type: 'started', execution: { executionId: 'we-1' } } as unknown as StartProgress);
+    },
+    status: () => NEVER,
+    output: () => NEVER,
+    abort: () => EMPTY,
+    plan: planRead,
+  });
+
+  it('starts once the plan is read, and ends when the start does, whether the plan read ends before or after', () => {
+    new TestScheduler((actual, expected) => { expect(actual).toEqual(expected); }).run(({ cold, expectObservable }) => {
+      const started: string[] = [];
+      const start = startExecution(source(() => cold('-a|', { a: plan }), started), 'c-1', {}, true);
+      expectObservable(start()).toBe('-(s|)', { s: { type: 'started', execution: { executionId: 'we-1' } } });
+      const held = startExecution(source(() => cold('-a---', { a: plan }), started), 'c-1', {}, true);
+      expectObservable(held()).toBe('-(s|)', { s: { type: 'started', execution: { executionId: 'we-1' } } });
+    });
+  });
+
+  it('a plan read that ends without a plan ends the start with nothing started, as an empty read does elsewhere', () => {
+    new TestScheduler((actual, expected) => { expect(actual).toEqual(expected); }).run(({ cold, expectObservable, flush }) => {
+      const started: string[] = [];
+      const start = startExecution(source(() => cold('--|'), started), 'c-1', {}, true);
+      expectObservable(start()).toBe('--|');
+      flush();
+      expect(started).toEqual([]);
+    });
   });
 });
