@@ -1,8 +1,9 @@
-import { asyncScheduler, defer, from, Observable, of, Subscription, switchMap } from 'rxjs';
+import { asyncScheduler, defer, from, Observable, of, Subscription, switchMap, timer } from 'rxjs';
 import { abortSignalArgument, InvalidArgumentError, knownKeys, objectArgument, oneOf, pathSegment } from '../errors/validation-errors.js';
 import type { RunResult } from '../domain/model.js';
 import { StepInDoubtError } from '../errors/step-in-doubt-error.js';
-import type { CheckpointStore } from './checkpoint-store.js';
+import { type CheckpointStore, sameEntry } from './checkpoint-store.js';
+import { outageBackoff } from '../runs/poll.js';
 import { checkPipelineClient, type PipelineClient } from './pipeline-client.js';
 import { entryOf, isResumable, type PipelineCheckpoint, type StepCheckpoint, withStep } from './pipeline-checkpoint.js';
 import type { PipelineDefinition, PipelineOptions, PipelineStep, StepCanvasIds, StepFailurePolicy, StepResults } from './pipeline-definition.js';
@@ -172,7 +173,7 @@ function followPipeline<Name extends string>(
       subscriber.next({ type: 'checkpoint', checkpoint });
       if (lead === undefined) return Promise.resolve();
       const written = writes.then(async () => {
-        if (await lead.store.transition(lead.pipelineId, step, previous, entry, lead.token)) return;
+        if (await writeEntry(lead, step, previous, entry)) return;
         // The store refuses a start once the pipeline is cancelled: this one never leaves.
         if (entry.status === 'starting' && (await lead.store.load(lead.pipelineId))?.cancelRequested === true) {
           unrecord(step, entry, previous);
@@ -186,6 +187,47 @@ function followPipeline<Name extends string>(
       writes = written.catch(() => undefined);
       return written;
     };
+
+    /**
+     * Moves the step in the store: true once it is written, false when the store refuses (the step
+     * moved elsewhere, another process leads, a cancel came before a start). A write whose answer is
+     * an error (the store away, Redis out of memory or read-only for a moment) may or may not have
+     * been made: a `starting` one fails the step (nothing left, and nothing will: safe either way); any
+     * other records what already happened at the service — an execution started or ended — and is made
+     * again with backoff until the store answers, while the pipeline is followed. The writes after it
+     * wait (`writes`), so none compares against an entry the store never got: a `finish` after a lost
+     * `running` would otherwise be refused and read as the lead lost, and the step left `starting`,
+     * in doubt, for whoever resumes.
+     */
+    const writeEntry = async (owner: NonNullable<typeof lead>, step: Name, previous: StepCheckpoint | undefined, entry: StepCheckpoint): Promise<boolean> => {
+      for (let failures = 0; ; ) {
+        try {
+          if (await owner.store.transition(owner.pipelineId, step, previous, entry, owner.token)) return true;
+          // Refused, after an attempt whose answer was lost: that attempt may have written it.
+          return failures > 0 && sameEntry((await owner.store.load(owner.pipelineId))?.checkpoint.steps[step], entry);
+        } catch (error) {
+          failures += 1;
+          if (entry.status === 'starting' || !(await pauseWhileOpen(outageBackoff(failures, Math.random())))) throw error;
+        }
+      }
+    };
+
+    /** Waits `ms` on the pipeline's scheduler: true, or false at once when the pipeline ends or is left first. */
+    const pauseWhileOpen = (ms: number): Promise<boolean> =>
+      new Promise((resolve) => {
+        if (!open()) {
+          resolve(false);
+          return;
+        }
+        const wait = timer(ms, scheduler).subscribe(() => {
+          listening.remove(wait);
+          resolve(true);
+        });
+        wait.add(() => {
+          resolve(false);
+        });
+        listening.add(wait);
+      });
 
     // A record the store refused: the step stands where it stood before it.
     const unrecord = (step: Name, entry: StepCheckpoint, previous: StepCheckpoint | undefined): void => {
