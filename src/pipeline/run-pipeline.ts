@@ -151,6 +151,8 @@ function followPipeline<Name extends string>(
     const leaving = new AbortController();
     // The store's writes, in order: a step's `running` must not overtake its `starting`.
     let writes: Promise<unknown> = Promise.resolve();
+    // The entries the store may hold for a step whose write was given up (its answer an error): see writeEntry.
+    const unsure = new Map<Name, readonly (StepCheckpoint | undefined)[]>();
     const telemetry = observePipeline(client, definition, options, lead?.pipelineId, scheduler.now());
     const observedSteps = new Map<Name, StepTelemetry>();
     const stepEnded = (step: Name, status: StepTelemetryEnd['status'], error?: unknown): void => {
@@ -194,20 +196,39 @@ function followPipeline<Name extends string>(
      * an error (the store away, Redis out of memory or read-only for a moment) may or may not have
      * been made: a `starting` one fails the step (nothing left, and nothing will: safe either way); any
      * other records what already happened at the service — an execution started or ended — and is made
-     * again with backoff until the store answers, while the pipeline is followed. The writes after it
-     * wait (`writes`), so none compares against an entry the store never got: a `finish` after a lost
-     * `running` would otherwise be refused and read as the lead lost, and the step left `starting`,
-     * in doubt, for whoever resumes.
+     * again with backoff while the pipeline is followed, up to `RECORD_ATTEMPTS` times. The writes
+     * after it wait (`writes`). A write given up leaves the step's entry in the store unsure
+     * (`unsure`): the step's next write compares against what the store holds when that is one this
+     * process may have written, never against an entry the store never got — a `finish` after a lost
+     * `running` would otherwise be refused and read as the lead lost, and the step left `starting`, in
+     * doubt, for whoever resumes. Bounded, so that a store that fails for good fails the next start
+     * visibly instead of holding it for ever.
      */
     const writeEntry = async (owner: NonNullable<typeof lead>, step: Name, previous: StepCheckpoint | undefined, entry: StepCheckpoint): Promise<boolean> => {
+      const mayHold = unsure.get(step);
+      const stored = async (): Promise<StepCheckpoint | undefined> => (await owner.store.load(owner.pipelineId))?.checkpoint.steps[step];
+      const written = (): boolean => {
+        unsure.delete(step);
+        return true;
+      };
       for (let failures = 0; ; ) {
         try {
-          if (await owner.store.transition(owner.pipelineId, step, previous, entry, owner.token)) return true;
+          let expected = previous;
+          if (mayHold !== undefined) {
+            const stands = await stored();
+            if (sameEntry(stands, entry)) return written();
+            if (!mayHold.some((candidate) => sameEntry(stands, candidate))) return false;
+            expected = stands;
+          }
+          if (await owner.store.transition(owner.pipelineId, step, expected, entry, owner.token)) return written();
           // Refused, after an attempt whose answer was lost: that attempt may have written it.
-          return failures > 0 && sameEntry((await owner.store.load(owner.pipelineId))?.checkpoint.steps[step], entry);
+          return failures > 0 && sameEntry(await stored(), entry) ? written() : false;
         } catch (error) {
           failures += 1;
-          if (entry.status === 'starting' || !(await pauseWhileOpen(outageBackoff(failures, Math.random())))) throw error;
+          if (entry.status === 'starting' || failures >= RECORD_ATTEMPTS || !(await pauseWhileOpen(outageBackoff(failures, Math.random())))) {
+            unsure.set(step, [...(mayHold ?? [previous]), entry]);
+            throw error;
+          }
         }
       }
     };
@@ -435,6 +456,9 @@ function observePipeline<Name extends string>(
     ...(parent === undefined ? {} : { parent }),
   });
 }
+
+/** How many times a step's record (other than `starting`) is written while the store answers errors: about three minutes of backoff. */
+const RECORD_ATTEMPTS = 10;
 
 /** This process no longer leads the pipeline: another one claimed it, and records its steps. */
 class PipelineLeadLostError extends Error {}

@@ -23,6 +23,8 @@ let server: RedisServer;
 let emulator: Emulator | undefined;
 let store: RedisCheckpointStore | undefined;
 let redis: Redis | undefined;
+let pipelines = 0;
+let pipelineId = '';
 beforeAll(async () => {
   server = await startRedisServer();
 });
@@ -57,55 +59,84 @@ async function oomRefusals(): Promise<number> {
   return Number(/errorstat_OOM:count=(\d+)/u.exec(stats)?.[1] ?? 0);
 }
 
-describe('a pipeline whose Redis checkpoint store refuses a write for a moment', () => {
-  it('records a step running once Redis takes writes again, and the pipeline goes on to finish every step, each started once', async () => {
-    const clock: ManualClock = createManualClock();
-    emulator = await createEmulator({ clock, listen: false, samples: false, workflows: [task('c-first', { durationMs: 30_000 }), task('c-second', { durationMs: 5_000 })] });
-    const em = emulator;
-    // Redis runs out of memory the moment the first step's start leaves: its `starting` is on record, its `running` will not be.
-    let refusing = false;
-    let configuring = false;
-    const fetch: typeof globalThis.fetch = async (input, init) => {
-      const method = input instanceof Request ? input.method : init?.method;
-      if (!refusing && method?.toUpperCase() === 'POST') {
-        refusing = true;
-        configuring = true;
-        await server.command('CONFIG', 'SET', 'maxmemory', '1');
-        configuring = false;
-      }
-      return em.fetch(input, init);
-    };
-    const client = createClient({ apiKey: em.apiKey, baseUrl: em.url, fetch, scheduler: em.scheduler, polling: { minMs: 1_000, maxMs: 4_000 } });
-    redis = new Redis({ path: server.socket, maxRetriesPerRequest: null });
-    store = createRedisCheckpointStore({ redis });
-    const busy = (): boolean => configuring;
-    const refusedBefore = await oomRefusals();
+/**
+ * A pipeline of CHAIN on a manual clock, its checkpoints in Redis; `atFirstStart` is done with Redis
+ * the moment the first step's start leaves (its `starting` on record). Resolves with how it ended.
+ */
+async function runChain(atFirstStart: () => Promise<unknown>): Promise<{ readonly em: Emulator; readonly clock: ManualClock; readonly firstRunning: () => boolean; readonly ended: () => boolean; readonly outcome: () => { events?: PipelineEvent<Step>[]; failure?: unknown }; readonly drive: (until: () => boolean) => Promise<void> }> {
+  const clock = createManualClock();
+  pipelineId = `p-oom-${String((pipelines += 1))}`;
+  emulator = await createEmulator({ clock, listen: false, samples: false, workflows: [task('c-first', { durationMs: 30_000 }), task('c-second', { durationMs: 5_000 })] });
+  const em = emulator;
+  let started = false;
+  let configuring = false;
+  const fetch: typeof globalThis.fetch = async (input, init) => {
+    const method = input instanceof Request ? input.method : init?.method;
+    if (!started && method?.toUpperCase() === 'POST') {
+      started = true;
+      configuring = true;
+      await atFirstStart();
+      configuring = false;
+    }
+    return em.fetch(input, init);
+  };
+  const client = createClient({ apiKey: em.apiKey, baseUrl: em.url, fetch, scheduler: em.scheduler, polling: { minMs: 1_000, maxMs: 4_000 } });
+  const connection = new Redis({ path: server.socket, maxRetriesPerRequest: null });
+  redis = connection;
+  store = createRedisCheckpointStore({ redis: connection });
+  let events: PipelineEvent<Step>[] | undefined;
+  let failure: unknown;
+  let firstRunning = false;
+  const noteRunning = (event: PipelineEvent<Step>): void => {
+    if (event.type === 'checkpoint' && event.checkpoint.steps.first?.status === 'running') firstRunning = true;
+  };
+  lastValueFrom(runPipeline(client, CHAIN, { checkpoints: { store, pipelineId }, scheduler: em.scheduler }).pipe(tap(noteRunning), toArray())).then(
+    (all) => (events = all),
+    (error: unknown) => (failure = error ?? new Error('failed')),
+  );
+  return {
+    em,
+    clock,
+    firstRunning: () => firstRunning,
+    ended: () => events !== undefined || failure !== undefined,
+    outcome: () => ({ ...(events === undefined ? {} : { events }), ...(failure === undefined ? {} : { failure }) }),
+    drive: (until) => drive(clock, connection, () => configuring, until),
+  };
+}
 
-    let events: PipelineEvent<Step>[] | undefined;
-    let failure: unknown;
-    const checkpoints = { store, pipelineId: 'p-oom' };
-    let firstRunning = false;
-    const noteRunning = (event: PipelineEvent<Step>): void => {
-      if (event.type === 'checkpoint' && event.checkpoint.steps.first?.status === 'running') firstRunning = true;
-    };
-    lastValueFrom(runPipeline(client, CHAIN, { checkpoints, scheduler: em.scheduler }).pipe(tap(noteRunning), toArray())).then(
-      (all) => (events = all),
-      (error: unknown) => (failure = error ?? new Error('failed')),
-    );
-    await drive(clock, redis, busy, () => firstRunning);
+describe('a pipeline whose Redis checkpoint store refuses writes', () => {
+  it('records a step running once Redis takes writes again, and the pipeline goes on to finish every step, each started once', async () => {
+    const refusedBefore = await oomRefusals();
+    // Redis runs out of memory the moment the first step's start leaves: its `starting` is on record, its `running` will not be.
+    const chain = await runChain(() => server.command('CONFIG', 'SET', 'maxmemory', '1'));
+    const { em } = chain;
+    await chain.drive(chain.firstRunning);
     // Redis refused the `running` write (a real answer, waited for), then takes writes again.
     await vi.waitFor(async () => { expect(await oomRefusals()).toBeGreaterThan(refusedBefore); }, { timeout: 10_000, interval: 10 });
     await server.command('CONFIG', 'SET', 'maxmemory', '0');
 
-    await drive(clock, redis, busy, () => events !== undefined || failure !== undefined);
+    await chain.drive(chain.ended);
+    const { events, failure } = chain.outcome();
     expect(failure).toBeUndefined();
     expect(events?.at(-1)).toMatchObject({ type: 'finished', outcomes: { first: { status: 'finish' }, second: { status: 'finish' } } });
     expect(em.requests.list({ endpoint: 'run', canvasId: 'c-first' })).toHaveLength(1);
     expect(em.requests.list({ endpoint: 'run', canvasId: 'c-second' })).toHaveLength(1);
     // The store holds every step's end: a process resuming the pipeline starts nothing again and finds nothing in doubt.
     await vi.waitFor(async () => {
-      const stored = await store!.load('p-oom');
+      const stored = await store!.load(pipelineId);
       expect(stored?.checkpoint.steps).toMatchObject({ first: { status: 'finish' }, second: { status: 'finish' } });
     }, { timeout: 10_000, interval: 10 });
+  }, 30_000);
+
+  it('gives up on a store that refuses for good after a few minutes: the next start fails with its error, and nothing else starts', async () => {
+    const chain = await runChain(() => server.command('CONFIG', 'SET', 'maxmemory', '1'));
+    const { em } = chain;
+    await chain.drive(chain.ended);
+    expect(chain.outcome().failure).toMatchObject({ message: expect.stringMatching(/^OOM/u) as unknown });
+    expect(em.requests.list({ endpoint: 'run', canvasId: 'c-first' })).toHaveLength(1);
+    expect(em.requests.list({ endpoint: 'run', canvasId: 'c-second' })).toHaveLength(0);
+    // The first step ran to its end meanwhile; its records were given up within minutes of the service's time.
+    expect(em.executions.list().find((execution) => execution.canvasId === 'c-first')?.status).toBe('finish');
+    expect(chain.clock.now() - Date.parse('2026-01-01T00:00:00Z')).toBeLessThan(15 * 60_000);
   }, 30_000);
 });
