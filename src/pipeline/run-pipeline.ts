@@ -457,7 +457,7 @@ function observePipeline<Name extends string>(
   });
 }
 
-/** How many times a step's record (other than `starting`) is written while the store answers errors: about three minutes of backoff. */
+/** How many times a step's record (other than `starting`) is written while the store answers errors: 1¼ to 2½ minutes of backoff (outageBackoff). */
 const RECORD_ATTEMPTS = 10;
 
 /** This process no longer leads the pipeline: another one claimed it, and records its steps. */
