@@ -1,8 +1,9 @@
-import { asyncScheduler, defer, from, Observable, of, Subscription, switchMap } from 'rxjs';
+import { asyncScheduler, defer, from, Observable, of, Subscription, switchMap, timer } from 'rxjs';
 import { abortSignalArgument, InvalidArgumentError, knownKeys, objectArgument, oneOf, pathSegment } from '../errors/validation-errors.js';
 import type { RunResult } from '../domain/model.js';
 import { StepInDoubtError } from '../errors/step-in-doubt-error.js';
-import type { CheckpointStore } from './checkpoint-store.js';
+import { type CheckpointStore, sameEntry } from './checkpoint-store.js';
+import { outageBackoff } from '../runs/poll.js';
 import { checkPipelineClient, type PipelineClient } from './pipeline-client.js';
 import { entryOf, isResumable, type PipelineCheckpoint, type StepCheckpoint, withStep } from './pipeline-checkpoint.js';
 import type { PipelineDefinition, PipelineOptions, PipelineStep, StepCanvasIds, StepFailurePolicy, StepResults } from './pipeline-definition.js';
@@ -150,6 +151,8 @@ function followPipeline<Name extends string>(
     const leaving = new AbortController();
     // The store's writes, in order: a step's `running` must not overtake its `starting`.
     let writes: Promise<unknown> = Promise.resolve();
+    // The entries the store may hold for a step whose write was given up (its answer an error): see writeEntry.
+    const unsure = new Map<Name, readonly (StepCheckpoint | undefined)[]>();
     const telemetry = observePipeline(client, definition, options, lead?.pipelineId, scheduler.now());
     const observedSteps = new Map<Name, StepTelemetry>();
     const stepEnded = (step: Name, status: StepTelemetryEnd['status'], error?: unknown): void => {
@@ -172,7 +175,7 @@ function followPipeline<Name extends string>(
       subscriber.next({ type: 'checkpoint', checkpoint });
       if (lead === undefined) return Promise.resolve();
       const written = writes.then(async () => {
-        if (await lead.store.transition(lead.pipelineId, step, previous, entry, lead.token)) return;
+        if (await writeEntry(lead, step, previous, entry)) return;
         // The store refuses a start once the pipeline is cancelled: this one never leaves.
         if (entry.status === 'starting' && (await lead.store.load(lead.pipelineId))?.cancelRequested === true) {
           unrecord(step, entry, previous);
@@ -186,6 +189,66 @@ function followPipeline<Name extends string>(
       writes = written.catch(() => undefined);
       return written;
     };
+
+    /**
+     * Moves the step in the store: true once it is written, false when the store refuses (the step
+     * moved elsewhere, another process leads, a cancel came before a start). A write whose answer is
+     * an error (the store away, Redis out of memory or read-only for a moment) may or may not have
+     * been made: a `starting` one fails the step (nothing left, and nothing will: safe either way); any
+     * other records what already happened at the service — an execution started or ended — and is made
+     * again with backoff while the pipeline is followed, up to `RECORD_ATTEMPTS` times. The writes
+     * after it wait (`writes`). A write given up leaves the step's entry in the store unsure
+     * (`unsure`): the step's next write compares against what the store holds when that is one this
+     * process may have written, never against an entry the store never got — a `finish` after a lost
+     * `running` would otherwise be refused and read as the lead lost, and the step left `starting`, in
+     * doubt, for whoever resumes. Bounded, so that a store that fails for good fails the next start
+     * visibly instead of holding it for ever.
+     */
+    const writeEntry = async (owner: NonNullable<typeof lead>, step: Name, previous: StepCheckpoint | undefined, entry: StepCheckpoint): Promise<boolean> => {
+      const mayHold = unsure.get(step);
+      const stored = async (): Promise<StepCheckpoint | undefined> => (await owner.store.load(owner.pipelineId))?.checkpoint.steps[step];
+      const written = (): boolean => {
+        unsure.delete(step);
+        return true;
+      };
+      for (let failures = 0; ; ) {
+        try {
+          let expected = previous;
+          if (mayHold !== undefined) {
+            const stands = await stored();
+            if (sameEntry(stands, entry)) return written();
+            if (!mayHold.some((candidate) => sameEntry(stands, candidate))) return false;
+            expected = stands;
+          }
+          if (await owner.store.transition(owner.pipelineId, step, expected, entry, owner.token)) return written();
+          // Refused, after an attempt whose answer was lost: that attempt may have written it.
+          return failures > 0 && sameEntry(await stored(), entry) ? written() : false;
+        } catch (error) {
+          failures += 1;
+          if (entry.status === 'starting' || failures >= RECORD_ATTEMPTS || !(await pauseWhileOpen(outageBackoff(failures, Math.random())))) {
+            unsure.set(step, [...(mayHold ?? [previous]), entry]);
+            throw error;
+          }
+        }
+      }
+    };
+
+    /** Waits `ms` on the pipeline's scheduler: true, or false at once when the pipeline ends or is left first. */
+    const pauseWhileOpen = (ms: number): Promise<boolean> =>
+      new Promise((resolve) => {
+        if (!open()) {
+          resolve(false);
+          return;
+        }
+        const wait = timer(ms, scheduler).subscribe(() => {
+          listening.remove(wait);
+          resolve(true);
+        });
+        wait.add(() => {
+          resolve(false);
+        });
+        listening.add(wait);
+      });
 
     // A record the store refused: the step stands where it stood before it.
     const unrecord = (step: Name, entry: StepCheckpoint, previous: StepCheckpoint | undefined): void => {
@@ -393,6 +456,9 @@ function observePipeline<Name extends string>(
     ...(parent === undefined ? {} : { parent }),
   });
 }
+
+/** How many times a step's record (other than `starting`) is written while the store answers errors: 1¼ to 2½ minutes of backoff (outageBackoff). */
+const RECORD_ATTEMPTS = 10;
 
 /** This process no longer leads the pipeline: another one claimed it, and records its steps. */
 class PipelineLeadLostError extends Error {}

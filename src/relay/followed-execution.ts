@@ -1,5 +1,6 @@
 import type { Observable, Subscription } from 'rxjs';
-import type { RunResult } from '../domain/model.js';
+import type { ExecutionStatus, RunResult } from '../domain/model.js';
+import { isNotFoundError } from '../errors/api-errors.js';
 import type { RunEvent } from '../runs/events.js';
 import { hubPlaceOf } from '../runs/run-hub.js';
 import { type RunStop, stoppedEnding } from '../runs/run-lifecycle.js';
@@ -13,6 +14,8 @@ export type FollowEnd = { readonly kind: 'finished'; readonly result: RunResult 
 /** What a follow needs from the relay: how to abort its execution, where to say it ended, and when it is used and unused. */
 export interface FollowHooks {
   abort(executionId: string): Promise<void>;
+  /** The execution's status as the service shows it now, read apart from the follow. */
+  status(executionId: string): Promise<ExecutionStatus>;
   ended(follow: FollowedExecution): void;
   /** Its first user came (a viewer, or a cancel), or one came back after all had left. */
   used(follow: FollowedExecution): void;
@@ -122,13 +125,8 @@ export class FollowedExecution {
    * aborted: its result comes at once.
    */
   cancel(): Promise<RunResult> {
-    // The service may already show the end before the follow's `finished` came: a finished execution is
-    // not aborted, and a failed one keeps its own ending (the abort still stops branches that run on,
-    // service.md §3.3).
-    const status = this.#fold.state.status;
-    if (this.#end === undefined && this.#aborting === undefined && status !== 'finish') {
-      this.#stop = { by: 'aborted', afterEnd: status === 'failed' };
-      this.#aborting = this.#hooks.abort(this.executionId).catch((error: unknown) => {
+    if (this.#end === undefined && this.#aborting === undefined) {
+      this.#aborting = this.#abortUnlessFinished().catch((error: unknown) => {
         this.#aborting = undefined;
         this.#stop = undefined;
         throw error;
@@ -141,6 +139,24 @@ export class FollowedExecution {
       else reject(failureOf(end));
     });
     return Promise.all([this.#aborting, result]).then(([, ended]) => ended);
+  }
+
+  /**
+   * Aborts the execution unless the service already shows it ended. The service may show the end
+   * before the follow's `finished` came: a finished execution is not aborted, and a failed one keeps
+   * its own ending (the abort still stops branches that run on, service.md §3.3). A follow that has
+   * heard nothing yet — its hub's store or the service away, or just new — is not waited for: the
+   * status is read apart from it, and when even that read fails (other than for an unknown execution)
+   * the abort goes regardless, since an abort of an ended execution changes nothing (§3.5).
+   */
+  async #abortUnlessFinished(): Promise<void> {
+    const status = this.#log.last === undefined ? await this.#hooks.status(this.executionId).catch((error: unknown) => {
+      if (isNotFoundError(error)) throw error;
+      return undefined;
+    }) : this.#fold.state.status;
+    if (status === 'finish' || this.#end !== undefined) return;
+    this.#stop = { by: 'aborted', afterEnd: status === 'failed' };
+    await this.#hooks.abort(this.executionId);
   }
 
   /**

@@ -14,10 +14,10 @@ import { isRunTokenError } from './run-token-error.js';
 import { checkedTokenTerms, type RunScope, type RunTokens, type RunTokenScope } from './run-tokens.js';
 
 /**
- * What a relay uses of a client: `watch` to follow an execution, `executions.start` and `.abort`, `run`
+ * What a relay uses of a client: `watch` to follow an execution, `executions.start`, `.abort` and `.status`, `run`
  * for a start with an idempotency key, and its `hub` when it has one.
  */
-export type RelayClient = Pick<Client, 'watch' | 'run'> & { readonly executions: Pick<Client['executions'], 'start' | 'abort'>; readonly hub?: RunHub };
+export type RelayClient = Pick<Client, 'watch' | 'run'> & { readonly executions: Pick<Client['executions'], 'start' | 'abort' | 'status'>; readonly hub?: RunHub };
 
 /** Which page origins may call the relay from a browser (CORS): a list, or `'*'` for any. */
 export interface RelayCors {
@@ -184,6 +184,8 @@ export function createRunRelay(options: RunRelayOptions): RunRelay {
     // and never fewer than KEEP_EVENTS for viewers resuming after a short drop.
     keepEvents: Math.max(settings.snapshotAfter, KEEP_EVENTS),
     abort: (executionId: string) => client.executions.abort(executionId),
+    // A person waits on the cancel: the read goes ahead of the runs' polls.
+    status: async (executionId: string) => (await client.executions.status(executionId, { priority: 'interactive' })).status,
     used: stopIdling,
     unused: (follow: FollowedExecution) => {
       if (closed || follow.end !== undefined) return;
@@ -238,7 +240,7 @@ export function createRunRelay(options: RunRelayOptions): RunRelay {
     try {
       const { events, end } = await follow.ready();
       if (events > 0 || end === undefined || end.kind !== 'error') return await use(follow);
-      if (isNotFoundError(end.error)) return failure(404, { error: 'NOT_FOUND', message: `No execution ${executionId}` });
+      if (isNotFoundError(end.error)) return notFound(executionId);
       return failure(502, errorBody(end.error));
     } finally {
       release();
@@ -264,13 +266,17 @@ export function createRunRelay(options: RunRelayOptions): RunRelay {
   async function cancel(request: Request, url: URL, executionId: string): Promise<Response> {
     const refused = await authorized(request, url, executionId, 'cancel');
     if (refused !== undefined) return refused;
-    return withFollow(executionId, async (follow) => {
-      try {
-        return json(200, await follow.cancel());
-      } catch (error) {
-        return failure(502, errorBody(error));
-      }
-    });
+    // Not after the follow's first event, as a viewer's stream is: the abort must not wait for a hub or
+    // a service that is away (FollowedExecution.cancel reads the status apart from the follow).
+    const follow = followOf(executionId);
+    const release = follow.use();
+    try {
+      return json(200, await follow.cancel());
+    } catch (error) {
+      return isNotFoundError(error) ? notFound(executionId) : failure(502, errorBody(error));
+    } finally {
+      release();
+    }
   }
 
   async function start(request: Request): Promise<Response> {
@@ -461,6 +467,10 @@ async function startExecution(client: RelayClient, decision: StartDecision): Pro
 
 function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...headers } });
+}
+
+function notFound(executionId: string): Response {
+  return failure(404, { error: 'NOT_FOUND', message: `No execution ${executionId}` });
 }
 
 function failure(status: number, body: ErrorBody, headers: Record<string, string> = {}): Response {

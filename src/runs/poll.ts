@@ -1161,8 +1161,11 @@ function describeOutage(error: unknown): string {
   return 'request failed';
 }
 
-/** Exponential backoff with equal jitter (half fixed, half random) from `OUTAGE_BASE_DELAY_MS` to `OUTAGE_MAX_DELAY_MS`. */
-function outageBackoff(attempts: number, random: number): number {
+/**
+ * Exponential backoff with equal jitter (half fixed, half random) from `OUTAGE_BASE_DELAY_MS` to
+ * `OUTAGE_MAX_DELAY_MS`: the wait after the `attempts`-th failure in a row (1 for the first).
+ */
+export function outageBackoff(attempts: number, random: number): number {
   const step = Math.min(OUTAGE_MAX_DELAY_MS, OUTAGE_BASE_DELAY_MS * 2 ** Math.min(attempts - 1, 30));
   return Math.round(step / 2 + (random * step) / 2);
 }

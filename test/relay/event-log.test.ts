@@ -6,8 +6,13 @@ import { createEmulator, createManualClock, driveClock } from '../../src/emulato
 import { FlowstreamError } from '../../src/errors/flowstream-error.js';
 import { EventLog } from '../../src/relay/event-log.js';
 import { eventStream } from '../../src/relay/event-stream.js';
-import { FollowedExecution } from '../../src/relay/followed-execution.js';
+import { FollowedExecution, type FollowHooks } from '../../src/relay/followed-execution.js';
 import type { RunEvent } from '../../src/runs/events.js';
+
+/** A follow's hooks that do nothing, keeping `keepEvents` events. */
+function quietHooks(keepEvents: number): FollowHooks {
+  return { abort: () => Promise.resolve(), status: () => Promise.resolve('executing'), ended: () => undefined, used: () => undefined, unused: () => undefined, keepEvents };
+}
 
 const event = (n: number): RunEvent => ({ type: 'connection', executionId: 'we-1', state: 'polling', attempt: n }) as unknown as RunEvent;
 
@@ -53,7 +58,7 @@ describe('a relay follow keeps only its latest events, and a viewer from before 
       const events = await ran;
       expect(events.length).toBeGreaterThan(6);
       const source = new Subject<RunEvent>();
-      const follow = new FollowedExecution('we-x', source, { abort: () => Promise.resolve(), ended: () => undefined, used: () => undefined, unused: () => undefined, keepEvents: 2 });
+      const follow = new FollowedExecution('we-x', source, quietHooks(2));
       const settings = { scheduler: queueScheduler, heartbeatMs: 60_000, retryMs: 1_000, snapshotAfter: 1_000 };
       source.next(events[0] as RunEvent);
       // A viewer from the start reads the first event, then the rest come at once: it fell behind.
@@ -92,7 +97,7 @@ describe('a relay follow keeps only its latest events, and a viewer from before 
 describe('a viewer whose id of the same numbering is ahead of the relay', () => {
   it('waits for the events after its id (another process of the hub was further on): no snapshot, none of them twice', async () => {
     const source = new Subject<RunEvent>();
-    const follow = new FollowedExecution('we-1', source, { abort: () => Promise.resolve(), ended: () => undefined, used: () => undefined, unused: () => undefined, keepEvents: 1_000 });
+    const follow = new FollowedExecution('we-1', source, quietHooks(1_000));
     const settings = { scheduler: queueScheduler, heartbeatMs: 60_000, retryMs: 1_000, snapshotAfter: 1_000 };
     for (let n = 1; n <= 3; n += 1) source.next(event(n));
     // It had events 1 to 5 from a relay that read the execution's stream further: this one has 3 so far.
@@ -113,7 +118,7 @@ describe('a viewer of a follow whose hub closed', () => {
     const decoder = new TextDecoder();
     const textAfter = async (error: unknown): Promise<string> => {
       const source = new Subject<RunEvent>();
-      const follow = new FollowedExecution('we-1', source, { abort: () => Promise.resolve(), ended: () => undefined, used: () => undefined, unused: () => undefined, keepEvents: 1_000 });
+      const follow = new FollowedExecution('we-1', source, quietHooks(1_000));
       source.next(event(1));
       const reader = eventStream(follow, { afterSeq: 0, followId: undefined }, settings).getReader();
       source.error(error);

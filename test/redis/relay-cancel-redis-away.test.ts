@@ -1,0 +1,64 @@
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createClient } from '../../src/client.js';
+import { createEmulator, createScaledClock, type Emulator } from '../../src/emulator/index.js';
+import { createRedisRunHub, type RedisRunHub } from '../../src/redis/index.js';
+import { createRunRelay } from '../../src/relay/run-relay.js';
+import { createRunTokens } from '../../src/relay/run-tokens.js';
+import { startRedisServer, type RedisServer } from './redis-server.js';
+import { task } from '../pipeline/harness.js';
+import { REQUEST_TIMEOUT_MS } from '../support/request-timeout.js';
+
+/**
+ * A viewer cancels through a relay whose run hub is in Redis while that Redis is frozen (SIGSTOP):
+ * the relay's follow of the execution hears nothing until Redis answers, but the abort must not wait
+ * for it — an execution left running spends credits (service.md §3.5).
+ */
+const SPEED = 20;
+const SECRET = 'the relay cancel test secret, thirty-two bytes or more';
+
+let server: RedisServer;
+let emulator: Emulator | undefined;
+let hub: RedisRunHub | undefined;
+let redis: Redis | undefined;
+beforeAll(async () => {
+  server = await startRedisServer();
+});
+afterEach(async () => {
+  server.resume();
+  await hub?.close();
+  redis?.disconnect();
+  await emulator?.close();
+});
+afterAll(async () => {
+  await server.close();
+});
+
+describe('a cancel through the relay while the Redis of its run hub is frozen', () => {
+  it('aborts the execution at once, exactly once, and answers the aborted result once Redis is back', async () => {
+    emulator = await createEmulator({ clock: createScaledClock(SPEED), rateLimit: false, samples: false, workflows: [task('c-long', { durationMs: 10 * 60_000 })] });
+    const em = emulator;
+    redis = new Redis({ path: server.socket, maxRetriesPerRequest: null });
+    redis.on('error', () => undefined);
+    hub = createRedisRunHub({ redis, account: 'acct-relay-cancel', leaseMs: 5_000, scheduler: em.scheduler });
+    const client = createClient({ apiKey: em.apiKey, baseUrl: em.url, fetch: em.fetch, scheduler: em.scheduler, budget: false, timeoutMs: REQUEST_TIMEOUT_MS, hub });
+    const tokens = createRunTokens({ secret: SECRET, scheduler: em.scheduler });
+    const relay = createRunRelay({ client, tokens, scheduler: em.scheduler });
+    const { executionId } = await client.executions.start('c-long');
+    const token = await tokens.sign({ executionId, scope: ['read', 'cancel'], ttlMs: 3_600_000 });
+
+    server.pause();
+    const answer = relay.fetch(new Request(`http://relay.test/executions/${executionId}/cancel`, { method: 'POST', headers: { authorization: `Bearer ${token}` } }));
+    // The abort reaches the service while Redis is still frozen (waited for as a real event, bounded).
+    await vi.waitFor(() => {
+      expect(em.executions.get(executionId)?.status).toBe('failed');
+    }, { timeout: 10_000, interval: 10 });
+    expect(em.requests.list({ endpoint: 'abort', executionId })).toHaveLength(1);
+
+    server.resume();
+    const response = await answer;
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ executionId, status: 'failed', endedBy: 'aborted' });
+    expect(em.requests.list({ endpoint: 'abort', executionId })).toHaveLength(1);
+  }, 30_000);
+});
