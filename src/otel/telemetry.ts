@@ -18,7 +18,7 @@ import type { BudgetState } from '../domain/budget.js';
 import type { Endpoint, RequestPriority } from '../domain/endpoints.js';
 import { type NodeTimes, seeNodeEvent } from '../domain/node-times.js';
 import type { RequestTelemetry, RequestTelemetryEnd, RequestTelemetryStart } from '../domain/telemetry.js';
-import { isFlowstreamError } from '../errors/index.js';
+import { isFlowstreamError, isRunTimeoutError } from '../errors/index.js';
 import { booleanArgument, InvalidArgumentError, knownKeys, objectArgument } from '../errors/validation-errors.js';
 import { PACKAGE_VERSION } from '../http/package-version.js';
 import type { PipelineTelemetry, PipelineTelemetryEnd, PipelineTelemetryStart, StepTelemetry, StepTelemetryEnd, StepTelemetryStart } from '../pipeline/pipeline-telemetry.js';
@@ -160,10 +160,29 @@ class RequestSpan implements RequestTelemetry {
 }
 
 /**
+ * How a run that ended without a result is labelled: left (`unsubscribed`), past its `timeoutMs`
+ * (`timeout`, as a run handle's result says: the run aborted its execution and errored with
+ * `RunTimeoutError` without following it to its end), another error, or detached (completed without one).
+ */
+function endedWithoutResult(end: RunTelemetryEnd): string {
+  switch (end.outcome) {
+    case 'unsubscribed':
+      return 'unsubscribed';
+    case 'error':
+      return isRunTimeoutError(end.error) ? 'timeout' : 'error';
+    case 'completed':
+      return 'detached';
+    default:
+      return end.outcome satisfies never;
+  }
+}
+
+/**
  * Makes a client's telemetry hook from OpenTelemetry: give it to `createClient({ telemetry })`.
  *
  * Traces: a `flowstream.run` span per run, watch or run handle (attributes `flowstream.canvas_id`,
- * `flowstream.execution_id`, `flowstream.ended_by`; an event `node` per node transition and `file`
+ * `flowstream.execution_id`, `flowstream.ended_by`: `finish`, `failed`, `aborted`, `timeout` (past its
+ * `timeoutMs`), or without a result `unsubscribed`, `error`, `detached`; an event `node` per node transition and `file`
  * per output file); under it a `flowstream.request` span per API request (`http.request.method`,
  * `url.template`, `http.response.status_code`, `flowstream.budget.class`, `flowstream.budget.wait_ms`,
  * `flowstream.retries`); `flowstream.pipeline` and a `flowstream.step` per step over a pipeline's runs.
@@ -327,8 +346,7 @@ export function createTelemetry(options: TelemetryOptions = {}): ClientTelemetry
       parent: trace.setSpan(parent, span),
       event,
       end: (end: RunTelemetryEnd) => {
-        // Without a result: left (unsubscribed), an error before the end, or detached (completed without one).
-        const by = endedBy ?? (end.outcome === 'unsubscribed' ? 'unsubscribed' : end.outcome === 'error' ? 'error' : 'detached');
+        const by = endedBy ?? endedWithoutResult(end);
         span.setAttribute('flowstream.ended_by', by);
         if (end.outcome === 'error') failed(span, end.error);
         span.end(end.at);
