@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { link, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { homedir, hostname } from 'node:os';
 import { join } from 'node:path';
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
@@ -8,9 +8,10 @@ import { decideClaim, type IdempotencyClaim, type IdempotencyStore, idempotencyK
 /*
  * The idempotency keys of `flowstream run --idempotency-key`: each run of the command is its own
  * process, so the keys live on disk, where the next run (a CI job's retry) finds them. A key has a
- * folder; each claim of it is a numbered file, created with O_EXCL: of two processes taking the key
- * at once, one creates the next number and the other sees it, so a start is never claimed twice. The
- * owner settles its claim by replacing its file (write and rename, so a reader never sees half of it).
+ * folder; each claim of it is a numbered file, written whole and then linked to its name (link(2)
+ * fails when the name exists): of two processes taking the key at once, one makes the next number and
+ * the other sees it, so a start is never claimed twice, and no reader sees half a claim. The owner
+ * settles its claim by replacing its file (write and rename).
  */
 
 /** How often a claim whose start is still on its way in another process is read again. */
@@ -99,7 +100,7 @@ export function createFileIdempotencyStore(options: FileIdempotencyStoreOptions)
   const { directory, baseUrl } = options;
   const scheduler = options.scheduler ?? asyncScheduler;
   const folderOf = (key: string): string => join(directory, createHash('sha256').update(`${baseUrl}\n${key}`).digest('hex'));
-  /** The latest claim of the key and its number (0 and none when never claimed); null while it is being written. */
+  /** The latest claim of the key and its number (0 and none when never claimed); null when a newer claim swept it meanwhile. */
   const latest = async (folder: string): Promise<{ readonly number: number; readonly claim?: ClaimFile } | null> => {
     const names = await readdir(folder).catch((error: unknown) => {
       if (isErrno(error, 'ENOENT')) return [];
@@ -110,8 +111,8 @@ export function createFileIdempotencyStore(options: FileIdempotencyStoreOptions)
     try {
       return { number, claim: JSON.parse(await readFile(join(folder, `claim-${number}.json`), 'utf8')) as ClaimFile };
     } catch (error) {
-      // Created and not written yet (a SyntaxError), or replaced by a newer claim that swept it: read again.
-      if (error instanceof SyntaxError || isErrno(error, 'ENOENT')) return null;
+      // Swept by a newer claim since the folder was read: read again.
+      if (isErrno(error, 'ENOENT')) return null;
       throw error;
     }
   };
@@ -140,21 +141,26 @@ export function createFileIdempotencyStore(options: FileIdempotencyStoreOptions)
       for (;;) {
         claimOptions.signal?.throwIfAborted();
         const found = await latest(folder);
+        if (found === null) continue;
         const now = scheduler.now();
-        const decision = found === null ? ({ kind: 'wait' } as const) : decideClaim(found.claim === undefined ? undefined : storedClaim(found.claim), now);
+        const decision = decideClaim(found.claim === undefined ? undefined : storedClaim(found.claim), now);
         switch (decision.kind) {
           case 'start': {
-            const number = (found?.number ?? 0) + 1;
+            const number = found.number + 1;
             const token = `${number}:${randomUUID()}`;
             const claim: ClaimFile = { token, claimedAt: now, expiresAt: now + ttlMs, host: hostname(), pid: process.pid };
+            const written = join(folder, `.${randomUUID()}.tmp`);
+            await writeFile(written, JSON.stringify(claim), { mode: 0o600 });
             try {
-              await writeFile(join(folder, `claim-${number}.json`), JSON.stringify(claim), { flag: 'wx', mode: 0o600 });
+              await link(written, join(folder, `claim-${number}.json`));
             } catch (error) {
               // Another process took this number first: read its claim.
               if (isErrno(error, 'EEXIST')) continue;
               throw error;
+            } finally {
+              await rm(written, { force: true });
             }
-            if (found !== null && found.number > 0) await rm(join(folder, `claim-${found.number}.json`), { force: true });
+            if (found.number > 0) await rm(join(folder, `claim-${found.number}.json`), { force: true });
             return { kind: 'start', token };
           }
           case 'wait':

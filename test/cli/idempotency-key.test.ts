@@ -52,6 +52,13 @@ describe('flowstream run --idempotency-key', { timeout: 60_000 }, () => {
     expect(startsOf('c-test-nightly')).toBe(2);
   });
 
+  it('two runs with one key at the same time start one execution: the other waits for its answer and follows it', async () => {
+    const before = startsOf('c-test-nightly');
+    const runs = [0, 1].map(() => flowstreamFromSource(['run', 'c-test-nightly', '--idempotency-key', 'nightly-at-once', '--quiet'], env));
+    expect(await Promise.all(runs.map((cli) => cli.exited()))).toEqual([0, 0]);
+    expect(startsOf('c-test-nightly')).toBe(before + 1);
+  });
+
   it('a start whose answer was lost is in doubt: the next run with the key starts nothing and exits 5', async () => {
     // The start is made and its answer dropped: the command cannot tell whether it started.
     emulator.faults.add({ kind: 'drop', after: true, endpoint: 'run', times: 1 });
