@@ -1,18 +1,18 @@
 import { Command } from 'commander';
+import { idempotencyKey } from '../../runs/idempotency.js';
 import { collectAssignment, type Assignment } from '../assignments.js';
 import { connect, errorSubject, withConnectionOptions } from '../connect.js';
 import { resolveConnection } from '../connection.js';
 import type { CliContext } from '../context.js';
 import type { CommandOutcome } from '../exit-code.js';
+import { createFileIdempotencyStore, idempotencyKeysDirectory } from '../idempotency-keys.js';
 import { positiveSeconds } from '../numbers.js';
 import { outcomeAbout, outcomeOfRun } from '../outcome.js';
 import { createRenderer } from '../progress/create-renderer.js';
 import { followRun } from '../progress/follow-run.js';
-import { createFileIdempotencyStore, idempotencyKeysDirectory } from '../idempotency-keys.js';
 import type { RunRenderer } from '../progress/renderer.js';
 import { UsageError } from '../usage-error.js';
 import { runVariables, uploadFileVariables } from '../variables.js';
-import { idempotencyKey } from '../../runs/idempotency.js';
 
 interface RunFlags {
   readonly var: readonly Assignment[];
