@@ -167,6 +167,8 @@ export {
   isStepInDoubtError,
   StartInDoubtError,
   isStartInDoubtError,
+  UploadIncompleteError,
+  isUploadIncompleteError,
   WorkflowFailedError,
   RunTimeoutError,
   isWorkflowFailedError,

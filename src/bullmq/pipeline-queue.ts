@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Queue, type Telemetry } from 'bullmq';
-import type { Observable } from 'rxjs';
+import { Observable, type Subscriber } from 'rxjs';
 import type { Logger } from '../domain/model.js';
+import { FlowstreamError } from '../errors/flowstream-error.js';
 import { InvalidArgumentError, objectArgument, shownType } from '../errors/validation-errors.js';
 import { createRedisCheckpointStore } from '../redis/checkpoint-store.js';
 import { connectRedis, type RedisOption } from '../redis/connection.js';
@@ -68,7 +69,11 @@ export interface PipelineQueue {
   cancel(pipelineId: string): Promise<void>;
   /** The pipeline's progress, from whichever worker runs it: where its steps stand, each change, then `finished`. */
   events$(pipelineId: string): Observable<PipelineQueueEvent>;
-  /** Closes the queue's connections (a connection given as a client stays open). */
+  /**
+   * Closes the queue's connections (a connection given as a client stays open). Its followers
+   * (`events$`) error, and every call after it rejects, with a `FlowstreamError` coded `QUEUE_CLOSED`.
+   * Closing again does nothing more.
+   */
   close(): Promise<void>;
 }
 
@@ -102,8 +107,15 @@ export function createPipelineQueue(options: PipelineQueueOptions): PipelineQueu
   const store = createRedisCheckpointStore({ redis: connection.client, ...(logger === undefined ? {} : { logger }) });
   const endings = pipelineEndings(queue, connection.client, prefix);
   const channels = pipelineChannels(connection.client, logger);
+  // Once closing, its connections are going or gone: calls are refused by name, not by ioredis.
+  let closing: Promise<void> | undefined;
+  const followers = new Set<Subscriber<PipelineQueueEvent>>();
+  const refuseClosed = (): void => {
+    if (closing !== undefined) throw queueClosedError();
+  };
   return {
     start: async (definitionName, input, startOptions) => {
+      refuseClosed();
       const given: unknown = definitionName;
       if (typeof given !== 'string' || given === '') throw new InvalidArgumentError('definitionName', `must be the non-empty name of a definition (got ${given === '' ? 'an empty string' : shownType(given)})`);
       const pipelineId = checkPipelineId(objectArgument('options', startOptions).pipelineId ?? randomUUID());
@@ -112,16 +124,43 @@ export function createPipelineQueue(options: PipelineQueueOptions): PipelineQueu
       await queue.add(definitionName, { input }, { jobId: pipelineId });
       return pipelineId;
     },
-    cancel: (pipelineId) => store.requestCancel(storedPipelineId(prefix, checkPipelineId(pipelineId))),
-    events$: (pipelineId) => pipelineQueueEvents(channels, store, endings, storedPipelineId(prefix, checkPipelineId(pipelineId)), pipelineId, logger),
-    close: async () => {
-      channels.close();
-      await endings.close();
-      await queue.close();
-      await store.close();
-      await connection.close();
+    cancel: async (pipelineId) => {
+      refuseClosed();
+      await store.requestCancel(storedPipelineId(prefix, checkPipelineId(pipelineId)));
+    },
+    events$: (pipelineId) => {
+      const events$ = pipelineQueueEvents(channels, store, endings, storedPipelineId(prefix, checkPipelineId(pipelineId)), pipelineId, logger);
+      return new Observable<PipelineQueueEvent>((subscriber) => {
+        if (closing !== undefined) {
+          subscriber.error(queueClosedError());
+          return undefined;
+        }
+        followers.add(subscriber);
+        const following = events$.subscribe(subscriber);
+        return () => {
+          followers.delete(subscriber);
+          following.unsubscribe();
+        };
+      });
+    },
+    close: () => {
+      closing ??= (async () => {
+        // A follower would otherwise wait for an end it can no longer hear.
+        for (const follower of [...followers]) follower.error(queueClosedError());
+        channels.close();
+        await endings.close();
+        await queue.close();
+        await store.close();
+        await connection.close();
+      })();
+      return closing;
     },
   };
+}
+
+/** What a queue's calls and followers get once it is closed. */
+function queueClosedError(): FlowstreamError {
+  return new FlowstreamError('The pipeline queue is closed', 'QUEUE_CLOSED');
 }
 
 /** The input travels as JSON in the job: what JSON cannot hold (a BigInt, a cycle) is refused at the call, naming `input`. */

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { type Client, createClient } from '../index.js';
+import { type Client, type ClientOptions, createClient } from '../index.js';
 import { type ConnectionFlags, resolveConnection } from './connection.js';
 import type { CliContext } from './context.js';
 import type { ErrorSubject } from './describe-error.js';
@@ -16,9 +16,10 @@ export function withConnectionOptions(command: Command): Command {
  * A client for the command's connection; warnings of the library go to stderr, and an abort it could
  * not send to the command's pending aborts, which say so with the execution's id.
  */
-export function connect(flags: ConnectionFlags, context: CliContext): Client {
+export function connect(flags: ConnectionFlags, context: CliContext, options: Pick<ClientOptions, 'idempotency'> = {}): Client {
   const { apiKey, baseUrl } = resolveConnection(flags, context.env);
   return createClient({
+    ...options,
     apiKey,
     baseUrl,
     logger: {

@@ -4,6 +4,7 @@ import {
   isNetworkError,
   isNotFoundError,
   isRunTimeoutError,
+  isStartInDoubtError,
   isTimeoutError,
   type NetworkError,
   type NotFoundError,
@@ -115,6 +116,12 @@ export function describeError(error: unknown, about: ErrorSubject = {}): readonl
     return [`Error: The run did not finish within --timeout ${formatSeconds(error.timeoutMs)}${error.executionId === undefined ? '' : `; execution ${error.executionId} was aborted`}.`];
   }
   if (isNotFoundError(error)) return notFoundLines(error, about);
+  if (isStartInDoubtError(error)) {
+    return [
+      `Error: A run with --idempotency-key ${terminalText(error.key)} was started at ${new Date(error.claimedAt).toISOString()}, but its answer was lost: the execution may exist and be running.`,
+      'Nothing was started again. Look for it on the service before you run it with another key; this key starts nothing until its --idempotency-ttl has passed.',
+    ];
+  }
   const message = error instanceof Error ? error.message : String(error);
   // The message can carry the server's own text (service.md §1.3).
   const lines = isNetworkError(error) ? networkLines(error, about) : [`Error: ${terminalText(message, { multiline: true })}`];

@@ -2,6 +2,7 @@ import {
   isFlowstreamError,
   isInvalidArgumentError,
   isRunTimeoutError,
+  isStartInDoubtError,
   isWorkflowFailedError,
 } from '../index.js';
 import type { ErrorSubject } from './describe-error.js';
@@ -22,6 +23,8 @@ export const EXIT_CODES = {
   api: 3,
   /** Told to stop, the command could not abort the execution: it may still be running. */
   abortFailed: 4,
+  /** `run --idempotency-key`: a start with the key may have reached the service, its answer lost: nothing was started again. */
+  startInDoubt: 5,
   /** A closed terminal: 128 + SIGHUP, as shells report it. */
   hungUp: 129,
   /** Ctrl-C: 128 + SIGINT. */
@@ -64,6 +67,7 @@ function exitCodeForError(error: unknown): number {
   if (isCommanderError(error)) return error.exitCode === 0 ? EXIT_CODES.ok : EXIT_CODES.usage;
   if (isWorkflowFailedError(error) || isRunTimeoutError(error)) return EXIT_CODES.workflowFailed;
   if (isUsageError(error) || isInvalidArgumentError(error)) return EXIT_CODES.usage;
+  if (isStartInDoubtError(error)) return EXIT_CODES.startInDoubt;
   // Every other flowstream error is the API's or the transport's: HTTP, network, timeouts, bad bodies, downloads.
   if (isFlowstreamError(error)) return EXIT_CODES.api;
   return EXIT_CODES.workflowFailed;
@@ -72,7 +76,7 @@ function exitCodeForError(error: unknown): number {
 /**
  * The process exit code of a command's outcome: one pure table, so that every path of every command
  * agrees (0 finish, 1 workflow failed, 2 usage, 3 API/transport, 4 an abort that could not be sent,
- * 128 + the signal's number when told to stop: 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP).
+ * 5 a start with an idempotency key in doubt, 128 + the signal's number when told to stop: 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP).
  */
 export function exitCodeFor(outcome: CommandOutcome): number {
   switch (outcome.kind) {

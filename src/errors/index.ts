@@ -46,6 +46,7 @@ export { DownloadError, isDownloadError } from './download-error.js';
 export { ConcurrencyLimitError, isConcurrencyLimitError } from './concurrency-limit-error.js';
 export { StepInDoubtError, isStepInDoubtError } from './step-in-doubt-error.js';
 export { StartInDoubtError, isStartInDoubtError } from './start-in-doubt-error.js';
+export { UploadIncompleteError, isUploadIncompleteError } from './upload-incomplete-error.js';
 export { errorFromAnswer, type FailedAnswer, type FailureBody } from './error-factory.js';
 export { RunTimeoutError, WorkflowFailedError, isRunTimeoutError, isWorkflowFailedError } from './run-errors.js';
 export { RelayError, isRelayError } from './relay-error.js';

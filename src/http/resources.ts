@@ -1,5 +1,6 @@
 import { map, type Observable } from 'rxjs';
 import { InvalidArgumentError, knownKeys, objectArgument, pathSegment, ResponseValidationError, shownType } from '../errors/validation-errors.js';
+import { UploadIncompleteError } from '../errors/upload-incomplete-error.js';
 import type { ExecutionOutput, ExecutionSnapshot, GeneratedWorkflow, Logger, UploadedFile, Variables, WorkflowPlan, WorkflowSummary } from '../domain/model.js';
 import { planSchema, type PlanSchema } from '../domain/plan-schema.js';
 import type { CallOptions, ExecutionsApi, StartOptions } from './calls.js';
@@ -391,16 +392,21 @@ export function createFilesApi({ call }: Transport, uploadedKeys: Set<string>): 
         const batch = parts.slice(start, start + UPLOAD_BATCH_SIZE);
         const form = new FormData();
         for (const part of batch) form.append('files', part.blob, part.name); // field `files`, repeated (service.md §2.3)
-        const uploaded = await call(options, () => ({ endpoint: 'upload', path: 'openapi/files/upload', body: form, schema: uploadedFilesSchema }));
-        if (uploaded.length !== batch.length) {
-          throw new ResponseValidationError({
-            endpoint: 'upload',
-            reason: 'schema',
-            issues: [{ path: ['data', 'files'], message: `expected ${batch.length} files, got ${uploaded.length}` }],
-          });
+        try {
+          const uploaded = await call(options, () => ({ endpoint: 'upload', path: 'openapi/files/upload', body: form, schema: uploadedFilesSchema }));
+          if (uploaded.length !== batch.length) {
+            throw new ResponseValidationError({
+              endpoint: 'upload',
+              reason: 'schema',
+              issues: [{ path: ['data', 'files'], message: `expected ${batch.length} files, got ${uploaded.length}` }],
+            });
+          }
+          for (const file of uploaded) uploadedKeys.add(file.fileKey);
+          results.push(...uploaded);
+        } catch (error) {
+          // The earlier batches are on the service: their keys go with the failure, not lost with it.
+          throw results.length === 0 ? error : new UploadIncompleteError(results, parts.length, error);
         }
-        for (const file of uploaded) uploadedKeys.add(file.fileKey);
-        results.push(...uploaded);
       }
       return results;
     },

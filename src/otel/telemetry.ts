@@ -18,8 +18,8 @@ import type { BudgetState } from '../domain/budget.js';
 import type { Endpoint, RequestPriority } from '../domain/endpoints.js';
 import { type NodeTimes, seeNodeEvent } from '../domain/node-times.js';
 import type { RequestTelemetry, RequestTelemetryEnd, RequestTelemetryStart } from '../domain/telemetry.js';
-import { isFlowstreamError } from '../errors/index.js';
-import { booleanArgument, InvalidArgumentError, knownKeys, objectArgument } from '../errors/validation-errors.js';
+import { isFlowstreamError, isRunTimeoutError } from '../errors/index.js';
+import { booleanArgument, InvalidArgumentError, knownKeys, objectArgument, shownType } from '../errors/validation-errors.js';
 import { PACKAGE_VERSION } from '../http/package-version.js';
 import type { PipelineTelemetry, PipelineTelemetryEnd, PipelineTelemetryStart, StepTelemetry, StepTelemetryEnd, StepTelemetryStart } from '../pipeline/pipeline-telemetry.js';
 import type { RunEvent } from '../runs/events.js';
@@ -45,11 +45,54 @@ export interface TelemetryOptions {
    * any) join the client's. Default false: nothing about the client's traces leaves the process.
    */
   readonly propagate?: boolean;
+  /**
+   * The account of the clients given this telemetry, as `flowstream.account` on their budget gauges
+   * (`flowstream.budget.waiting`, `flowstream.budget.remaining`): name it when one process serves several
+   * accounts, to tell them apart on a dashboard. Each budget's gauges also carry `flowstream.budget.id`,
+   * so that two budgets are never reported over each other, named or not.
+   */
+  readonly account?: string;
 }
 
 const SCOPE = 'flowstream';
 
-const TELEMETRY_OPTION_NAMES: readonly (keyof TelemetryOptions)[] = ['tracerProvider', 'meterProvider', 'propagate'];
+const TELEMETRY_OPTION_NAMES: readonly (keyof TelemetryOptions)[] = ['tracerProvider', 'meterProvider', 'propagate', 'account'];
+
+/** The `account` option: a non-empty string or left out. */
+function accountArgument(given: unknown): string | undefined {
+  if (given === undefined) return undefined;
+  if (typeof given !== 'string' || given === '') throw new InvalidArgumentError('account', `must be a non-empty string or left out (got ${given === '' ? 'an empty string' : shownType(given)})`);
+  return given;
+}
+
+/**
+ * Each budget's `flowstream.budget.id`, one per budget in the process, whichever telemetry observes it:
+ * numbered in the order budgets are first seen, a handful of values (a budget is per client or per
+ * account, not per run).
+ */
+const budgetIds = new WeakMap<object, string>();
+let budgetsSeen = 0;
+function budgetId(budget: object): string {
+  let id = budgetIds.get(budget);
+  if (id === undefined) {
+    budgetsSeen += 1;
+    id = String(budgetsSeen);
+    budgetIds.set(budget, id);
+  }
+  return id;
+}
+
+/** The attributes of one budget's gauge observations, made once per budget. */
+interface BudgetLabels {
+  readonly budget: Attributes;
+  readonly minute: Attributes;
+  readonly day: Attributes;
+}
+
+function budgetLabels(id: string, account: string | undefined): BudgetLabels {
+  const budget = Object.freeze({ 'flowstream.budget.id': id, ...(account === undefined ? {} : { 'flowstream.account': account }) });
+  return { budget, minute: Object.freeze({ ...budget, scope: 'minute' }), day: Object.freeze({ ...budget, scope: 'day' }) };
+}
 
 /** A provider option: the global one when left out; anything without its `getTracer`/`getMeter` is an `InvalidArgumentError`. */
 function providerArgument<P extends object>(name: string, given: P | undefined, method: string, global: P): P {
@@ -160,10 +203,29 @@ class RequestSpan implements RequestTelemetry {
 }
 
 /**
+ * How a run that ended without a result is labelled: left (`unsubscribed`), past its `timeoutMs`
+ * (`timeout`, as a run handle's result says: the run aborted its execution and errored with
+ * `RunTimeoutError` without following it to its end), another error, or detached (completed without one).
+ */
+function endedWithoutResult(end: RunTelemetryEnd): string {
+  switch (end.outcome) {
+    case 'unsubscribed':
+      return 'unsubscribed';
+    case 'error':
+      return isRunTimeoutError(end.error) ? 'timeout' : 'error';
+    case 'completed':
+      return 'detached';
+    default:
+      return end.outcome satisfies never;
+  }
+}
+
+/**
  * Makes a client's telemetry hook from OpenTelemetry: give it to `createClient({ telemetry })`.
  *
  * Traces: a `flowstream.run` span per run, watch or run handle (attributes `flowstream.canvas_id`,
- * `flowstream.execution_id`, `flowstream.ended_by`; an event `node` per node transition and `file`
+ * `flowstream.execution_id`, `flowstream.ended_by`: `finish`, `failed`, `aborted`, `timeout` (past its
+ * `timeoutMs`), or without a result `unsubscribed`, `error`, `detached`; an event `node` per node transition and `file`
  * per output file); under it a `flowstream.request` span per API request (`http.request.method`,
  * `url.template`, `http.response.status_code`, `flowstream.budget.class`, `flowstream.budget.wait_ms`,
  * `flowstream.retries`); `flowstream.pipeline` and a `flowstream.step` per step over a pipeline's runs.
@@ -171,7 +233,8 @@ class RequestSpan implements RequestTelemetry {
  *
  * Metrics: `flowstream.requests` (endpoint, class, outcome), `flowstream.rate_limited`,
  * `flowstream.budget.wait` (ms), `flowstream.budget.waiting`, `flowstream.budget.remaining` (scope
- * minute or day), `flowstream.run.detection_latency` (ms from a node's start or end as the service
+ * minute or day; both gauges per budget: `flowstream.budget.id`, and `flowstream.account` with the
+ * `account` option), `flowstream.run.detection_latency` (ms from a node's start or end as the service
  * reports it to the read that saw it), `flowstream.runs` (ended by).
  *
  * Span times are read off the client's scheduler, like every other time of the client. The API key
@@ -189,6 +252,7 @@ export function createTelemetry(options: TelemetryOptions = {}): ClientTelemetry
   const tracer = providerArgument('tracerProvider', options.tracerProvider, 'getTracer', trace.getTracerProvider()).getTracer(SCOPE, PACKAGE_VERSION);
   const meter = providerArgument('meterProvider', options.meterProvider, 'getMeter', metrics.getMeterProvider()).getMeter(SCOPE, PACKAGE_VERSION);
   const propagate = booleanArgument('propagate', options.propagate) === true;
+  const account = accountArgument(options.account);
 
   const requests = meter.createCounter('flowstream.requests', { description: 'API requests, retries included in one', unit: '{request}' });
   const rateLimited = meter.createCounter('flowstream.rate_limited', { description: 'Answers with HTTP 429', unit: '{response}' });
@@ -201,23 +265,26 @@ export function createTelemetry(options: TelemetryOptions = {}): ClientTelemetry
   const waiting = meter.createObservableGauge('flowstream.budget.waiting', { description: 'Requests waiting for the request budget', unit: '{request}' });
   const remaining = meter.createObservableGauge('flowstream.budget.remaining', { description: 'Requests the budget has left in its window', unit: '{request}' });
 
-  // Budgets are held weakly: a client and its budget go when their users let go of them.
-  const budgets: WeakRef<{ snapshot(): BudgetState }>[] = [];
-  const states = (): BudgetState[] => {
-    const found: BudgetState[] = [];
-    for (let index = budgets.length - 1; index >= 0; index -= 1) {
-      const budget = budgets[index]?.deref();
-      if (budget === undefined) budgets.splice(index, 1);
-      else found.push(budget.snapshot());
-    }
-    return found;
+  // Budgets are held weakly: a client and its budget go when their users let go of them. An account
+  // budget given to several clients is observed once.
+  const budgets: { readonly budget: WeakRef<{ snapshot(): BudgetState }>; readonly labels: BudgetLabels }[] = [];
+  const observeBudget = (budget: { snapshot(): BudgetState }): void => {
+    if (budgets.some((observed) => observed.budget.deref() === budget)) return;
+    budgets.push({ budget: new WeakRef(budget), labels: budgetLabels(budgetId(budget), account) });
   };
   meter.addBatchObservableCallback(
     (observer) => {
-      for (const state of states()) {
-        observer.observe(waiting, state.queued.total);
-        observer.observe(remaining, state.remainingThisMinute, { scope: 'minute' });
-        observer.observe(remaining, state.remainingToday, { scope: 'day' });
+      for (let index = budgets.length - 1; index >= 0; index -= 1) {
+        const observed = budgets[index];
+        const budget = observed?.budget.deref();
+        if (observed === undefined || budget === undefined) {
+          budgets.splice(index, 1);
+          continue;
+        }
+        const state = budget.snapshot();
+        observer.observe(waiting, state.queued.total, observed.labels.budget);
+        observer.observe(remaining, state.remainingThisMinute, observed.labels.minute);
+        observer.observe(remaining, state.remainingToday, observed.labels.day);
       }
     },
     [waiting, remaining],
@@ -327,8 +394,7 @@ export function createTelemetry(options: TelemetryOptions = {}): ClientTelemetry
       parent: trace.setSpan(parent, span),
       event,
       end: (end: RunTelemetryEnd) => {
-        // Without a result: left (unsubscribed), an error before the end, or detached (completed without one).
-        const by = endedBy ?? (end.outcome === 'unsubscribed' ? 'unsubscribed' : end.outcome === 'error' ? 'error' : 'detached');
+        const by = endedBy ?? endedWithoutResult(end);
         span.setAttribute('flowstream.ended_by', by);
         if (end.outcome === 'error') failed(span, end.error);
         span.end(end.at);
@@ -390,7 +456,7 @@ export function createTelemetry(options: TelemetryOptions = {}): ClientTelemetry
     run,
     pipeline,
     attach: (target: TelemetryTarget) => {
-      if (target.budget !== undefined) budgets.push(new WeakRef(target.budget));
+      if (target.budget !== undefined) observeBudget(target.budget);
     },
   };
 }

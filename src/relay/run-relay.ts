@@ -5,7 +5,7 @@ import type { RunEvent } from '../runs/events.js';
 import type { RunHub } from '../runs/run-hub.js';
 import { isNotFoundError } from '../errors/api-errors.js';
 import { isStartInDoubtError } from '../errors/start-in-doubt-error.js';
-import { InvalidArgumentError, isInvalidArgumentError, MAX_TIMER_MS, timerDelay } from '../errors/validation-errors.js';
+import { InvalidArgumentError, isInvalidArgumentError, MAX_TIMER_MS, schedulerArgument, timerDelay } from '../errors/validation-errors.js';
 import { type ErrorBody, errorBody } from './error-body.js';
 import { eventStream } from './event-stream.js';
 import { FollowedExecution } from './followed-execution.js';
@@ -391,14 +391,14 @@ function relaySettings(options: RunRelayOptions): RelaySettings {
     basePath: normalizedBasePath(options.basePath),
     cors: corsOf(options.cors),
     start: options.start,
-    keepFinishedMs: keepingMs('keepFinishedMs', options.keepFinishedMs ?? DEFAULTS.keepFinishedMs),
-    keepIdleMs: keepingMs('keepIdleMs', options.keepIdleMs ?? DEFAULTS.keepIdleMs),
-    heartbeatMs: timerDelay('heartbeatMs', options.heartbeatMs ?? DEFAULTS.heartbeatMs),
-    retryMs: timerDelay('retryMs', options.retryMs ?? DEFAULTS.retryMs),
-    tokenTtlMs: timerDelay('tokenTtlMs', options.tokenTtlMs ?? DEFAULTS.tokenTtlMs),
-    snapshotAfter: eventCount('snapshotAfter', options.snapshotAfter ?? DEFAULTS.snapshotAfter),
-    hub: options.hub ?? options.client.hub,
-    scheduler: options.scheduler ?? asyncScheduler,
+    keepFinishedMs: keepingMs('keepFinishedMs', orDefault(options.keepFinishedMs, DEFAULTS.keepFinishedMs)),
+    keepIdleMs: keepingMs('keepIdleMs', orDefault(options.keepIdleMs, DEFAULTS.keepIdleMs)),
+    heartbeatMs: timerDelay('heartbeatMs', orDefault(options.heartbeatMs, DEFAULTS.heartbeatMs)),
+    retryMs: timerDelay('retryMs', orDefault(options.retryMs, DEFAULTS.retryMs)),
+    tokenTtlMs: timerDelay('tokenTtlMs', orDefault(options.tokenTtlMs, DEFAULTS.tokenTtlMs)),
+    snapshotAfter: eventCount('snapshotAfter', orDefault(options.snapshotAfter, DEFAULTS.snapshotAfter)),
+    hub: hubOf(options.hub) ?? options.client.hub,
+    scheduler: schedulerArgument('scheduler', options.scheduler) ?? asyncScheduler,
   };
 }
 
@@ -420,9 +420,24 @@ function corsOf(cors: RelayCors | undefined): RelayCors | undefined {
   return cors;
 }
 
+/**
+ * An option as given, or its default when left out. Only `undefined` is left out: `null` from untyped
+ * configuration (JSON, YAML) is a wrong value, refused by the option's check, never the default in disguise.
+ */
+function orDefault(value: unknown, fallback: number): unknown {
+  return value === undefined ? fallback : value;
+}
+
+/** The `hub` option: a run hub or left out (then the client's); `null` is refused rather than taken for left out. */
+function hubOf(hub: RunHub | undefined): RunHub | undefined {
+  const given: unknown = hub;
+  if (given === null) throw new InvalidArgumentError('hub', 'must be a run hub (createRunHub, createRedisRunHub) or left out (got null)');
+  return hub;
+}
+
 /** How long something is kept, in ms: 0 (not at all) up to the longest timer. */
 function keepingMs(name: string, value: unknown): number {
-  if (typeof value !== 'number' || !(value >= 0 && value <= MAX_TIMER_MS)) throw new InvalidArgumentError(name, `must be a number of ms from 0 to ${MAX_TIMER_MS}`);
+  if (typeof value !== 'number' || !(value >= 0 && value <= MAX_TIMER_MS)) throw new InvalidArgumentError(name, `must be a number of ms from 0 to ${MAX_TIMER_MS} (got ${String(value)})`);
   return value;
 }
 

@@ -9,6 +9,7 @@ import {
   ResponseValidationError,
   RunTimeoutError,
   ServerError,
+  StartInDoubtError,
   TimeoutError,
   WorkflowFailedError,
   type RunResult,
@@ -39,6 +40,7 @@ describe('exitCodeFor', () => {
     ['a network failure', { kind: 'error', error: new NetworkError({ endpoint: 'status' }) }, 3],
     ['a request timeout', { kind: 'error', error: new TimeoutError({ endpoint: 'status', timeoutMs: 30_000 }) }, 3],
     ['a body that did not match the schema', { kind: 'error', error: new ResponseValidationError({ endpoint: 'status', reason: 'schema', issues: [] }) }, 3],
+    ['a start with an idempotency key in doubt (it may have started: nothing started again)', { kind: 'error', error: new StartInDoubtError('nightly', 0) }, 5],
     ['anything else', { kind: 'error', error: new Error('bug') }, 1],
   ])('%s → %i', (_name, outcome, code) => {
     expect(exitCodeFor(outcome)).toBe(code);

@@ -629,7 +629,7 @@ describe('--help', { timeout: 60_000 }, () => {
   it('documents Ctrl-C, --no-abort and the exit codes of run', async () => {
     const cli = flowstream(['run', '--help']);
     expect(await cli.exited()).toBe(0);
-    for (const text of ['--var <name=value>', '--file <name=path>', '--json', '--no-abort', '--timeout <seconds>', '--quiet', 'Exit codes: 0 finished, 1 workflow failed']) {
+    for (const text of ['--var <name=value>', '--file <name=path>', '--json', '--no-abort', '--timeout <seconds>', '--idempotency-key <key>', '--idempotency-ttl <seconds>', '--quiet', 'Exit codes: 0 finished, 1 workflow failed', '5 a start with the']) {
       expect(cli.stdout()).toContain(text);
     }
   });

@@ -108,6 +108,17 @@ describe('fault injection', () => {
     expect([fault.hits, fault.remaining, fault.active]).toEqual([2, 0, false]);
   });
 
+  it('lets the first N matching requests through with skip, then applies', async () => {
+    const emulator = await startEmulator();
+    const fault = emulator.faults.add({ kind: 'status', status: 503, endpoint: 'search', skip: 2, times: 1 });
+    expect((await call(emulator, '/openapi/workflows/c-sample-linear')).status).toBe(200);
+    expect((await call(emulator, '/openapi/workflows')).status).toBe(200);
+    expect((await call(emulator, '/openapi/workflows')).status).toBe(200);
+    expect((await call(emulator, '/openapi/workflows')).status).toBe(503);
+    expect((await call(emulator, '/openapi/workflows')).status).toBe(200);
+    expect([fault.hits, fault.remaining]).toEqual([1, 0]);
+  });
+
   it('switches at runtime: disable, enable, remove, clear', async () => {
     const emulator = await startEmulator();
     const fault = emulator.faults.add({ kind: 'status', status: 500, enabled: false });
@@ -130,6 +141,7 @@ describe('fault injection', () => {
     expect(() => emulator.faults.add({ kind: 'status', status: 200 })).toThrow(RangeError);
     expect(() => emulator.faults.add({ kind: 'latency', ms: -1 })).toThrow(RangeError);
     expect(() => emulator.faults.add({ kind: 'drop', times: 1.5 })).toThrow(RangeError);
+    expect(() => emulator.faults.add({ kind: 'drop', skip: -1 })).toThrow(RangeError);
   });
 });
 

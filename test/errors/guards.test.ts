@@ -43,6 +43,7 @@ const samples: Readonly<Record<string, readonly [make: () => errors.FlowstreamEr
   ConcurrencyLimitError: [() => new errors.ConcurrencyLimitError('user-1', 5), 'CONCURRENCY_LIMIT'],
   StepInDoubtError: [() => new errors.StepInDoubtError('summary', Date.parse('2026-01-01T00:00:00Z'), 1), 'STEP_IN_DOUBT'],
   StartInDoubtError: [() => new errors.StartInDoubtError('invoice-7', Date.parse('2026-01-01T00:00:00Z')), 'START_IN_DOUBT'],
+  UploadIncompleteError: [() => new errors.UploadIncompleteError([], 12, new Error('413')), 'UPLOAD_INCOMPLETE'],
   CorruptCheckpointError: [() => new publicSurface.CorruptCheckpointError('nightly', 'summary', 'not JSON'), 'CORRUPT_CHECKPOINT'],
   WorkflowFailedError: [() => new errors.WorkflowFailedError(failedResult), 'WORKFLOW_FAILED'],
   RunTimeoutError: [() => new errors.RunTimeoutError(1_000, 'we-1'), 'RUN_TIMEOUT'],

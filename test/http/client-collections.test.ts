@@ -1,13 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { downloadFile, openFile } from '../../src/http/download.js';
 import { isDownloadError } from '../../src/errors/download-error.js';
+import { isPayloadTooLargeError } from '../../src/errors/api-errors.js';
+import { isUploadIncompleteError, type UploadIncompleteError } from '../../src/errors/upload-incomplete-error.js';
 import { clientFor } from './support/client.js';
-import { API_KEY, ok, startServer } from './support/loopback-server.js';
+import { API_KEY, json, ok, startServer } from './support/loopback-server.js';
 
 /** The file names of one multipart body, in order. */
 function partNames(body: Buffer): string[] {
   return [...body.toString('latin1').matchAll(/name="files"; filename="([^"]+)"/g)].map((match) => match[1] ?? '');
 }
+
+/** The service's answer to a file over its limit (service.md §2.3). */
+const TOO_LARGE = { statusCode: 413, message: 'File too large', error: 'Payload Too Large' };
 
 describe('uploads', () => {
   it('sends field `files`, splits 23 files into ordered batches of 10, and returns keys in input order (service.md §2.3)', async () => {
@@ -21,6 +26,32 @@ describe('uploads', () => {
     expect(server.requests[0]?.headers['content-type']).toMatch(/^multipart\/form-data; boundary=/);
     expect(uploaded.map((file) => file.fileName)).toEqual(names);
     expect(uploaded.map((file) => file.fileKey)).toEqual(names.map((name) => `of_${name}`));
+  });
+
+  it('keeps the keys of the batches that uploaded when a later batch fails: UploadIncompleteError, the failure its cause', async () => {
+    const server = await startServer((request, response, index) => {
+      if (index === 2) {
+        json(response, 413, TOO_LARGE);
+        return;
+      }
+      ok(response, { files: partNames(request.body).map((name) => ({ fileKey: `of_${name}`, fileName: name })) });
+    });
+    const names = Array.from({ length: 25 }, (_, i) => `f${String(i).padStart(2, '0')}.txt`);
+    const failure: unknown = await clientFor(server.origin).files.upload(names.map((name) => new File([name], name))).catch((error: unknown) => error);
+    expect(isUploadIncompleteError(failure)).toBe(true);
+    const incomplete = failure as UploadIncompleteError;
+    expect(incomplete.uploaded.map((file) => file.fileKey)).toEqual(names.slice(0, 20).map((name) => `of_${name}`));
+    expect(incomplete.total).toBe(25);
+    expect(isPayloadTooLargeError(incomplete.cause)).toBe(true);
+    expect(server.requests).toHaveLength(3);
+  });
+
+  it('rejects with the failure itself when the first batch fails: nothing was uploaded', async () => {
+    const server = await startServer((_request, response) => {
+      json(response, 413, TOO_LARGE);
+    });
+    await expect(clientFor(server.origin).files.upload(Array.from({ length: 12 }, (_, i) => new File(['x'], `f${i}.txt`)))).rejects.toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
+    expect(server.requests).toHaveLength(1);
   });
 
   it('refuses an answer with a different number of files than sent', async () => {

@@ -41,6 +41,8 @@ export interface Recorded {
   readonly telemetry: ClientTelemetry;
   /** A tracer of the same provider, for spans of the test's own. */
   readonly tracer: Tracer;
+  /** The meter provider, for telemetries of the test's own read by the same reader. */
+  readonly meterProvider: MeterProvider;
   spans(): ReadableSpan[];
   /** The data points of one metric (empty when it has none). */
   metric(name: string): Promise<Points>;
@@ -55,6 +57,7 @@ export function recordTelemetry(options: { readonly propagate?: boolean } = {}):
   return {
     telemetry: createTelemetry({ tracerProvider, meterProvider, ...options }),
     tracer: tracerProvider.getTracer('test'),
+    meterProvider,
     spans: () => exporter.getFinishedSpans(),
     metric: async (name) => {
       const { resourceMetrics } = await reader.collect();

@@ -10,6 +10,8 @@ describe('createTelemetry options', () => {
     ['a meter provider that is not one', { meterProvider: 42 }, 'meterProvider'],
     ["propagate: 'true', a string (silently off)", { propagate: 'true' }, 'propagate'],
     ['a misspelt option', { tracerprovider: new BasicTracerProvider() }, 'options.tracerprovider'],
+    ['an empty account', { account: '' }, 'account'],
+    ['an account that is not a string', { account: 7 }, 'account'],
   ])('refuses %s with InvalidArgumentError naming it, not a TypeError', (_name, options, argument) => {
     expect(() => createTelemetry(options as never)).toThrow(expect.objectContaining({ name: 'InvalidArgumentError', argument }));
   });

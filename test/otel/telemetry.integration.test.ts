@@ -138,6 +138,20 @@ describe('flowstream/otel: traces and metrics of a client against the emulator',
     expect(sumOf(await recorded.metric('flowstream.runs'), { 'flowstream.ended_by': 'failed' })).toBe(1);
   });
 
+  it('marks a run that passed its timeoutMs as ended by timeout, not error, and counts it so', async () => {
+    const { clock, recorded, client } = await setUp();
+    let failure: unknown;
+    client.run('c-long', {}, { timeoutMs: 30_000 }).subscribe({ error: (error: unknown) => (failure = error) });
+    await driveClock(clock, { until: () => failure !== undefined });
+
+    const run = only(recorded.spans(), 'flowstream.run');
+    expect(run.attributes['flowstream.ended_by']).toBe('timeout');
+    expect(run.status.code).toBe(SpanStatusCode.ERROR);
+    expect(run.attributes['error.type']).toBe('RUN_TIMEOUT');
+    expect(sumOf(await recorded.metric('flowstream.runs'), { 'flowstream.ended_by': 'timeout' })).toBe(1);
+    expect(sumOf(await recorded.metric('flowstream.runs'), { 'flowstream.ended_by': 'error' })).toBe(0);
+  });
+
   it('traces an aborted run handle: ended by aborted, the abort request under the run', async () => {
     const { clock, recorded, client } = await setUp();
     const handle = client.startRun('c-long');

@@ -1,5 +1,9 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createFileIdempotencyStore } from '../../src/cli/idempotency-keys.js';
 import { clockScheduler, createManualClock, type ManualClock } from '../../src/emulator/index.js';
 import { InvalidArgumentError } from '../../src/errors/validation-errors.js';
 import { createRedisIdempotencyStore, type RedisIdempotencyStore } from '../../src/redis/index.js';
@@ -8,7 +12,8 @@ import { startRedisServer, type RedisServer } from './redis-server.js';
 
 /*
  * One suite holds every idempotency store to the contract (`IdempotencyStore`), on a manual clock:
- * the store in memory and the one in a real redis-server.
+ * the store in memory, the one in a real redis-server, and the one in a folder of `flowstream run
+ * --idempotency-key` (two handles on one folder, as two runs of the command).
  */
 
 const TTL_MS = 60_000;
@@ -16,12 +21,15 @@ const POLL_MS = 100;
 const LEASE_MS = 3_000;
 
 let server: RedisServer;
+let folders: string;
 const opened: RedisIdempotencyStore[] = [];
 let accounts = 0;
 beforeAll(async () => {
   server = await startRedisServer();
+  folders = await mkdtemp(join(tmpdir(), 'flowstream-keys-'));
 });
 afterAll(async () => {
+  await rm(folders, { recursive: true, force: true });
   await Promise.all(opened.splice(0).map((store) => store.close()));
   await server.close();
 });
@@ -46,6 +54,12 @@ const makers: Record<string, () => Subject> = {
       opened.push(store);
       return store;
     };
+    return { clock, stores: [make(), make()] };
+  },
+  file: () => {
+    const clock = createManualClock();
+    const directory = join(folders, `keys-${(accounts += 1)}`);
+    const make = (): IdempotencyStore => createFileIdempotencyStore({ directory, baseUrl: 'http://127.0.0.1:1/v1', scheduler: clockScheduler(clock) });
     return { clock, stores: [make(), make()] };
   },
 };
@@ -92,6 +106,16 @@ describe.each(Object.keys(makers))('IdempotencyStore conformance: %s', (name) =>
     const waiting = b.claim('k', TTL_MS);
     await a.record('k', token, 'we-1');
     expect(await awaited(clock, waiting)).toEqual({ kind: 'follow', executionId: 'we-1' });
+  });
+
+  it('of two callers claiming a free key at once, one starts and the other follows what it records', async () => {
+    const { clock, stores: [a, b] } = subject();
+    const claims = [a.claim('k', TTL_MS), b.claim('k', TTL_MS)];
+    const first = await Promise.race(claims.map(async (claim, index) => ({ index, value: await claim })));
+    expect(first.value.kind).toBe('start');
+    const owner = first.index === 0 ? a : b;
+    await owner.record('k', (first.value as { readonly token: string }).token, 'we-1');
+    expect(await awaited(clock, claims[1 - first.index]!)).toEqual({ kind: 'follow', executionId: 'we-1' });
   });
 
   it('gives a released key to the next caller, one that was waiting included', async () => {

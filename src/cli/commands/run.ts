@@ -1,13 +1,17 @@
 import { Command } from 'commander';
+import { idempotencyKey } from '../../runs/idempotency.js';
 import { collectAssignment, type Assignment } from '../assignments.js';
 import { connect, errorSubject, withConnectionOptions } from '../connect.js';
+import { resolveConnection } from '../connection.js';
 import type { CliContext } from '../context.js';
 import type { CommandOutcome } from '../exit-code.js';
+import { createFileIdempotencyStore, idempotencyKeysDirectory } from '../idempotency-keys.js';
 import { positiveSeconds } from '../numbers.js';
 import { outcomeAbout, outcomeOfRun } from '../outcome.js';
 import { createRenderer } from '../progress/create-renderer.js';
 import { followRun } from '../progress/follow-run.js';
 import type { RunRenderer } from '../progress/renderer.js';
+import { UsageError } from '../usage-error.js';
 import { runVariables, uploadFileVariables } from '../variables.js';
 
 interface RunFlags {
@@ -16,6 +20,8 @@ interface RunFlags {
   readonly json: boolean;
   readonly abort: boolean;
   readonly timeout?: number;
+  readonly idempotencyKey?: string;
+  readonly idempotencyTtl?: number;
   readonly quiet: boolean;
   readonly check: boolean;
   readonly apiKey?: string;
@@ -27,16 +33,25 @@ Examples:
   $ flowstream run c-sample-parallel
   $ flowstream run c-sample-variables --var topic=rxjs --var tone=casual --file attachment=./notes.md
   $ flowstream run c-sample-linear --json | jq -c 'select(.type == "node")'
+  $ flowstream run c-nightly-report --idempotency-key "report-$(date +%F)"   # a retried CI job starts it once
 
 Ctrl-C aborts the execution (exit 130); so do SIGTERM (exit 143: kill, timeout, a cancelled CI job)
 and SIGHUP (exit 129: a closed terminal). The command waits for the abort's answer before it exits;
 a second signal quits at once. With --no-abort the execution keeps running and its id is printed;
 \`flowstream abort <id>\` stops it later.
+With --idempotency-key, a run given a key already used (on this machine, for --idempotency-ttl
+seconds, default a day) follows the execution that key started instead of starting another; the keys
+are kept in $FLOWSTREAM_STATE_DIR (default $XDG_STATE_HOME/flowstream or ~/.local/state/flowstream).
 Exit codes: 0 finished, 1 workflow failed or timed out, 2 usage error, 3 API or connection error,
-4 the execution could not be aborted (it may still be running).`;
+4 the execution could not be aborted (it may still be running), 5 a start with the
+--idempotency-key may have reached the service but its answer was lost (nothing started again).`;
 
 async function run(canvasId: string, flags: RunFlags, context: CliContext): Promise<CommandOutcome> {
-  const client = connect(flags, context);
+  if (flags.idempotencyTtl !== undefined && flags.idempotencyKey === undefined) throw new UsageError('--idempotency-ttl needs --idempotency-key.');
+  // A key that cannot be one is refused before the uploads of --file.
+  if (flags.idempotencyKey !== undefined) idempotencyKey(flags.idempotencyKey);
+  const idempotency = flags.idempotencyKey === undefined ? {} : { idempotency: createFileIdempotencyStore({ directory: idempotencyKeysDirectory(context.env), baseUrl: resolveConnection(flags, context.env).baseUrl }) };
+  const client = connect(flags, context, idempotency);
   const variables = runVariables(flags.var, await uploadFileVariables(client, flags.file));
   const run$ = client.run(canvasId, { variables }, {
     failOnWorkflowError: false,
@@ -44,6 +59,8 @@ async function run(canvasId: string, flags: RunFlags, context: CliContext): Prom
     // A wrong run still costs credits: the variables are checked against the plan before it starts.
     checkVariables: flags.check,
     ...(flags.timeout === undefined ? {} : { timeoutMs: flags.timeout * 1000 }),
+    ...(flags.idempotencyKey === undefined ? {} : { idempotencyKey: flags.idempotencyKey }),
+    ...(flags.idempotencyTtl === undefined ? {} : { idempotencyTtlMs: flags.idempotencyTtl * 1000 }),
   });
   // followRun listens for Ctrl-C before anything is said; the live display is made after the line
   // below, whose first frame would otherwise leave that line stale on the screen.
@@ -76,6 +93,8 @@ export function runCommand(context: CliContext, report: (outcome: CommandOutcome
     .option('--json', 'print every event as one line of JSON (NDJSON), for scripts', false)
     .option('--no-abort', 'on Ctrl-C, SIGTERM or SIGHUP, leave the execution running and print its id to `watch` later')
     .option('--timeout <seconds>', 'abort the execution and fail after this many seconds', positiveSeconds)
+    .option('--idempotency-key <key>', 'start once per key: run again with the same key, it follows the execution the key started')
+    .option('--idempotency-ttl <seconds>', 'how long a key holds from its first start (default a day)', positiveSeconds)
     .option('-q, --quiet', 'leave out partial output: progress and the summary only', false)
     .option('--no-check', 'start without checking the variables against the workflow\'s plan')
     .addHelpText('after', EXAMPLES)

@@ -30,6 +30,8 @@ export interface FaultScope {
   readonly endpoint?: EndpointName | readonly EndpointName[];
   /** How many matching requests it applies to; default unlimited. */
   readonly times?: number;
+  /** How many matching requests it lets through before it applies (the third upload of a batched one: 2); default 0. */
+  readonly skip?: number;
   /** Default true. */
   readonly enabled?: boolean;
 }
@@ -60,6 +62,7 @@ export interface FaultHandle {
 class Fault implements FaultHandle {
   #enabled: boolean;
   #hits = 0;
+  #skipped = 0;
   readonly id: string;
   readonly spec: FaultSpec;
   readonly #registry: FaultRegistry;
@@ -94,6 +97,10 @@ class Fault implements FaultHandle {
   claim(endpoint: EndpointName): boolean {
     const endpoints = this.spec.endpoint === undefined ? undefined : ([] as readonly EndpointName[]).concat(this.spec.endpoint);
     if (!this.active || !(endpoints?.includes(endpoint) ?? true)) return false;
+    if (this.#skipped < (this.spec.skip ?? 0)) {
+      this.#skipped += 1;
+      return false;
+    }
     this.#hits += 1;
     return true;
   }
@@ -132,6 +139,7 @@ export class FaultRegistry {
 
 function validate(spec: FaultSpec): void {
   if (spec.times !== undefined && !(Number.isInteger(spec.times) && spec.times >= 0)) throw new RangeError('fault times must be a non-negative integer');
+  if (spec.skip !== undefined && !(Number.isInteger(spec.skip) && spec.skip >= 0)) throw new RangeError('fault skip must be a non-negative integer');
   if (spec.kind === 'latency' && !(spec.ms >= 0)) throw new RangeError('latency ms must be non-negative');
   if (spec.kind === 'status' && !(Number.isInteger(spec.status) && spec.status >= 400 && spec.status <= 599)) {
     throw new RangeError('a status fault answers an HTTP status from 400 to 599');

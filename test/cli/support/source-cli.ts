@@ -18,3 +18,8 @@ export function flowstreamFromSourceInTerminal(args: readonly string[], env: Rec
   const command = ['stty cols 100 rows 40 &&', 'exec', ...[process.execPath, '--import', 'tsx', MAIN, ...args].map(shellQuoted)].join(' ');
   return startProcess('script', ['--quiet', '--flush', '--return', '--command', command, '/dev/null'], { env: scrubbedEnv(env), cwd: ROOT, stdin: 'pipe' });
 }
+
+/** Runs `flowstream` from source with its output in pipes, in a scrubbed environment plus `env`. */
+export function flowstreamFromSource(args: readonly string[], env: Record<string, string> = {}): RunningProcess {
+  return startProcess(process.execPath, ['--import', 'tsx', MAIN, ...args], { env: scrubbedEnv(env), cwd: ROOT });
+}

@@ -1,0 +1,181 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { link, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { homedir, hostname } from 'node:os';
+import { join } from 'node:path';
+import { asyncScheduler, type SchedulerLike } from 'rxjs';
+import { decideClaim, type IdempotencyClaim, type IdempotencyStore, idempotencyKey, idempotencyTtlMs, type StoredClaim } from '../runs/idempotency.js';
+
+/*
+ * The idempotency keys of `flowstream run --idempotency-key`: each run of the command is its own
+ * process, so the keys live on disk, where the next run (a CI job's retry) finds them. A key has a
+ * folder; each claim of it is a numbered file, written whole and then linked to its name (link(2)
+ * fails when the name exists): of two processes taking the key at once, one makes the next number and
+ * the other sees it, so a start is never claimed twice, and no reader sees half a claim. The owner
+ * settles its claim by replacing its file (write and rename).
+ */
+
+/** How often a claim whose start is still on its way in another process is read again. */
+const WAIT_MS = 100;
+
+/** What a claim file holds. */
+interface ClaimFile {
+  readonly token: string;
+  readonly claimedAt: number;
+  readonly expiresAt: number;
+  /** The process that claimed it: while it lives and its start has not answered, others wait. */
+  readonly host: string;
+  readonly pid: number;
+  readonly executionId?: string;
+  readonly abandoned?: boolean;
+  /** Its start surely started nothing: the key is free. */
+  readonly released?: boolean;
+}
+
+/**
+ * Where the command keeps its idempotency keys: `$FLOWSTREAM_STATE_DIR`, else
+ * `$XDG_STATE_HOME/flowstream`, else `~/.local/state/flowstream`; in `idempotency-keys` there.
+ */
+export function idempotencyKeysDirectory(env: Readonly<Record<string, string | undefined>>): string {
+  const state = env['FLOWSTREAM_STATE_DIR'] ?? join(env['XDG_STATE_HOME'] ?? join(homedir(), '.local', 'state'), 'flowstream');
+  return join(state, 'idempotency-keys');
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: the process exists, it is someone else's.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function storedClaim(claim: ClaimFile): StoredClaim | undefined {
+  if (claim.released === true) return undefined;
+  const unanswered = claim.executionId === undefined && claim.abandoned !== true;
+  // A process of another host (a shared folder) cannot be asked: its claim counts as held until it settles.
+  const held = unanswered && (claim.host !== hostname() || alive(claim.pid));
+  return { claimedAt: claim.claimedAt, expiresAt: claim.expiresAt, executionId: claim.executionId, abandoned: claim.abandoned === true, held };
+}
+
+function isErrno(error: unknown, code: string): boolean {
+  return (error as NodeJS.ErrnoException | undefined)?.code === code;
+}
+
+function claimNumber(name: string): number | undefined {
+  const match = /^claim-(\d+)\.json$/u.exec(name);
+  return match?.[1] === undefined ? undefined : Number(match[1]);
+}
+
+function waitFor(scheduler: SchedulerLike, ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => {
+      timer.unsubscribe();
+      reject(signal?.reason as Error);
+    };
+    const timer = scheduler.schedule(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** Where {@link createFileIdempotencyStore} keeps its keys, and its clock. */
+export interface FileIdempotencyStoreOptions {
+  /** The folder of the keys (made when missing, readable by its owner only). */
+  readonly directory: string;
+  /** The API base URL the keys start runs on: keys are kept apart per service. */
+  readonly baseUrl: string;
+  /** The clock of the keys' expiry and of waiting on another process's start. Default real time. */
+  readonly scheduler?: SchedulerLike;
+}
+
+/**
+ * An {@link IdempotencyStore} in `directory`, shared by every process of this machine that uses it.
+ * Keys are kept apart per API base URL (a key given against another service is another key). A claim
+ * whose process died before its start answered is in doubt until it expires, as in every store.
+ */
+export function createFileIdempotencyStore(options: FileIdempotencyStoreOptions): IdempotencyStore {
+  const { directory, baseUrl } = options;
+  const scheduler = options.scheduler ?? asyncScheduler;
+  const folderOf = (key: string): string => join(directory, createHash('sha256').update(`${baseUrl}\n${key}`).digest('hex'));
+  /** The latest claim of the key and its number (0 and none when never claimed); null when a newer claim swept it meanwhile. */
+  const latest = async (folder: string): Promise<{ readonly number: number; readonly claim?: ClaimFile } | null> => {
+    const names = await readdir(folder).catch((error: unknown) => {
+      if (isErrno(error, 'ENOENT')) return [];
+      throw error;
+    });
+    const number = Math.max(0, ...names.map(claimNumber).filter((found) => found !== undefined));
+    if (number === 0) return { number };
+    try {
+      return { number, claim: JSON.parse(await readFile(join(folder, `claim-${number}.json`), 'utf8')) as ClaimFile };
+    } catch (error) {
+      // Swept by a newer claim since the folder was read: read again.
+      if (isErrno(error, 'ENOENT')) return null;
+      throw error;
+    }
+  };
+  const settle = async (key: string, token: string, change: (claim: ClaimFile) => ClaimFile): Promise<void> => {
+    const folder = folderOf(key);
+    const file = join(folder, `claim-${token.split(':')[0] ?? ''}.json`);
+    let claim: ClaimFile;
+    try {
+      claim = JSON.parse(await readFile(file, 'utf8')) as ClaimFile;
+    } catch (error) {
+      // A newer claim took the key once this one expired: its old owner writes nothing.
+      if (isErrno(error, 'ENOENT')) return;
+      throw error;
+    }
+    if (claim.token !== token || claim.executionId !== undefined || claim.abandoned === true || claim.released === true) return;
+    const written = join(folder, `.${randomUUID()}.tmp`);
+    await writeFile(written, JSON.stringify(change(claim)), { mode: 0o600 });
+    await rename(written, file);
+  };
+  return {
+    async claim(key, ttlMs, claimOptions = {}): Promise<IdempotencyClaim> {
+      idempotencyKey(key);
+      idempotencyTtlMs(ttlMs);
+      const folder = folderOf(key);
+      await mkdir(folder, { recursive: true, mode: 0o700 });
+      for (;;) {
+        claimOptions.signal?.throwIfAborted();
+        const found = await latest(folder);
+        if (found === null) continue;
+        const now = scheduler.now();
+        const decision = decideClaim(found.claim === undefined ? undefined : storedClaim(found.claim), now);
+        switch (decision.kind) {
+          case 'start': {
+            const number = found.number + 1;
+            const token = `${number}:${randomUUID()}`;
+            const claim: ClaimFile = { token, claimedAt: now, expiresAt: now + ttlMs, host: hostname(), pid: process.pid };
+            const written = join(folder, `.${randomUUID()}.tmp`);
+            await writeFile(written, JSON.stringify(claim), { mode: 0o600 });
+            try {
+              await link(written, join(folder, `claim-${number}.json`));
+            } catch (error) {
+              // Another process took this number first: read its claim.
+              if (isErrno(error, 'EEXIST')) continue;
+              throw error;
+            } finally {
+              await rm(written, { force: true });
+            }
+            if (found.number > 0) await rm(join(folder, `claim-${found.number}.json`), { force: true });
+            return { kind: 'start', token };
+          }
+          case 'wait':
+            await waitFor(scheduler, WAIT_MS, claimOptions.signal);
+            continue;
+          case 'follow':
+          case 'in-doubt':
+            return decision;
+          default:
+            return decision satisfies never;
+        }
+      }
+    },
+    record: (key, token, executionId) => settle(key, token, (claim) => ({ ...claim, executionId })),
+    release: (key, token) => settle(key, token, (claim) => ({ ...claim, released: true })),
+    abandon: (key, token) => settle(key, token, (claim) => ({ ...claim, abandoned: true })),
+  };
+}

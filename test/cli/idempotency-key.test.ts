@@ -1,0 +1,82 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEmulator, type Emulator, type WorkflowDefinition } from '../../src/emulator/index.js';
+import { flowstreamFromSource } from './support/source-cli.js';
+
+// `flowstream run --idempotency-key` as a retrying CI job uses it: each run of the command its own
+// process (from source), the keys in a state folder of the test's own, the emulator's request log the
+// oracle of what was started.
+
+const SHORT: WorkflowDefinition = {
+  canvasId: 'c-test-nightly',
+  title: 'Nightly report',
+  nodes: [
+    { id: 'node-start', type: 'start', title: 'Start' },
+    { id: 'node-report', title: 'Write the report', parents: ['node-start'], durationMs: 4_000, messages: [{ content: 'Report written.' }] },
+  ],
+};
+
+let emulator: Emulator;
+let state: string;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  emulator = await createEmulator({ speed: 20, rateLimit: false, workflows: [SHORT] });
+  state = await mkdtemp(join(tmpdir(), 'flowstream-state-'));
+  env = { FLOWSTREAM_API_KEY: emulator.apiKey, FLOWSTREAM_BASE_URL: emulator.url, FLOWSTREAM_STATE_DIR: state };
+});
+
+afterAll(async () => {
+  await emulator.close();
+  await rm(state, { recursive: true, force: true });
+});
+
+function startsOf(canvasId: string): number {
+  return emulator.requests.list({ endpoint: 'run', canvasId }).length;
+}
+
+describe('flowstream run --idempotency-key', { timeout: 60_000 }, () => {
+  it('run twice with the same key starts one execution: the second follows it to its end', async () => {
+    const first = flowstreamFromSource(['run', 'c-test-nightly', '--idempotency-key', 'nightly-1', '--json'], env);
+    expect(await first.exited()).toBe(0);
+    const second = flowstreamFromSource(['run', 'c-test-nightly', '--idempotency-key', 'nightly-1', '--json'], env);
+    expect(await second.exited()).toBe(0);
+    expect(startsOf('c-test-nightly')).toBe(1);
+    const executionOf = (stdout: string): string => (JSON.parse(stdout.trimEnd().split('\n').at(-1) ?? '') as { result: { executionId: string } }).result.executionId;
+    expect(executionOf(second.stdout())).toBe(executionOf(first.stdout()));
+    // Another key is another start.
+    const other = flowstreamFromSource(['run', 'c-test-nightly', '--idempotency-key', 'nightly-2', '--quiet'], env);
+    expect(await other.exited()).toBe(0);
+    expect(startsOf('c-test-nightly')).toBe(2);
+  });
+
+  it('two runs with one key at the same time start one execution: the other waits for its answer and follows it', async () => {
+    const before = startsOf('c-test-nightly');
+    const runs = [0, 1].map(() => flowstreamFromSource(['run', 'c-test-nightly', '--idempotency-key', 'nightly-at-once', '--quiet'], env));
+    expect(await Promise.all(runs.map((cli) => cli.exited()))).toEqual([0, 0]);
+    expect(startsOf('c-test-nightly')).toBe(before + 1);
+  });
+
+  it('a start whose answer was lost is in doubt: the next run with the key starts nothing and exits 5', async () => {
+    // The start is made and its answer dropped: the command cannot tell whether it started.
+    emulator.faults.add({ kind: 'drop', after: true, endpoint: 'run', times: 1 });
+    const before = startsOf('c-test-nightly');
+    const lost = flowstreamFromSource(['run', 'c-test-nightly', '--idempotency-key', 'nightly-3'], env);
+    expect(await lost.exited()).toBe(3);
+    const again = flowstreamFromSource(['run', 'c-test-nightly', '--idempotency-key', 'nightly-3'], env);
+    expect(await again.exited()).toBe(5);
+    expect(again.stderr()).toContain('--idempotency-key nightly-3 was started at');
+    expect(again.stderr()).toContain('Nothing was started again');
+    expect(startsOf('c-test-nightly')).toBe(before + 1);
+  });
+
+  it('refuses --idempotency-ttl without a key, sending nothing (exit 2)', async () => {
+    const before = emulator.requests.list().length;
+    const cli = flowstreamFromSource(['run', 'c-test-nightly', '--idempotency-ttl', '60'], env);
+    expect(await cli.exited()).toBe(2);
+    expect(cli.stderr()).toContain('--idempotency-ttl needs --idempotency-key');
+    expect(emulator.requests.list()).toHaveLength(before);
+  });
+});
