@@ -16,6 +16,8 @@ export interface FollowHooks {
   abort(executionId: string): Promise<void>;
   /** The execution's status as the service shows it now, read apart from the follow. */
   status(executionId: string): Promise<ExecutionStatus>;
+  /** The execution's result as the service shows it now, read apart from the follow; `undefined` while it goes on. */
+  result(executionId: string): Promise<RunResult | undefined>;
   ended(follow: FollowedExecution): void;
   /** Its first user came (a viewer, or a cancel), or one came back after all had left. */
   used(follow: FollowedExecution): void;
@@ -119,10 +121,11 @@ export class FollowedExecution {
   }
 
   /**
-   * Aborts the execution (once, however many ask; again only after an abort request failed) and
+   * Aborts the execution (once, however many ask; again only after an abort was given up) and
    * resolves with its result once the service shows it ended — `endedBy: 'aborted'` when the abort
-   * ended it (service.md §3.5: the service itself only says `failed`). A finished execution is not
-   * aborted: its result comes at once.
+   * ended it (service.md §3.5: the service itself only says `failed`). The abort is sent through an
+   * outage until the service takes it (`FollowHooks.abort`), and the result waits for it: it rejects
+   * only when the abort was given up. A finished execution is not aborted: its result comes at once.
    */
   cancel(): Promise<RunResult> {
     if (this.#end === undefined && this.#aborting === undefined) {
@@ -132,13 +135,34 @@ export class FollowedExecution {
         throw error;
       });
     }
-    const result = new Promise<RunResult>((resolve, reject) => {
+    const aborting = this.#aborting;
+    if (aborting === undefined) return this.#result();
+    return aborting.then(() => this.#resultAfterAbort());
+  }
+
+  /**
+   * The result once the abort landed: the follow's, unless the follow has none to give — it failed
+   * (an outage it did not read through, while the abort did), or it has heard nothing at all (its hub's
+   * store away): then the execution's end is read apart from it, so the answer never waits on a follow
+   * that may never hear again. The service shows an aborted execution ended at once (service.md §3.5).
+   */
+  async #resultAfterAbort(): Promise<RunResult> {
+    const end = this.#end;
+    const followHasNothing = end?.kind === 'error' ? !isNotFoundError(end.error) : end === undefined && this.#log.last === undefined;
+    if (!followHasNothing) return this.#result();
+    const read = await this.#hooks.result(this.executionId);
+    if (read === undefined) return this.#result();
+    return stoppedEnding(this.#stop, { type: 'finished', executionId: this.executionId, result: read }).result;
+  }
+
+  /** The result the follow ends with, at once when it has ended. */
+  #result(): Promise<RunResult> {
+    return new Promise<RunResult>((resolve, reject) => {
       const end = this.#end;
       if (end === undefined) this.#waitingForResult.add({ resolve, reject });
       else if (end.kind === 'finished') resolve(end.result);
       else reject(failureOf(end));
     });
-    return Promise.all([this.#aborting, result]).then(([, ended]) => ended);
   }
 
   /**

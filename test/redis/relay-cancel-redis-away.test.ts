@@ -61,4 +61,27 @@ describe('a cancel through the relay while the Redis of its run hub is frozen', 
     expect(await response.json()).toMatchObject({ executionId, status: 'failed', endedBy: 'aborted' });
     expect(em.requests.list({ endpoint: 'abort', executionId })).toHaveLength(1);
   }, 30_000);
+
+  it('answers the aborted result read from the service while Redis stays frozen', async () => {
+    emulator = await createEmulator({ clock: createScaledClock(SPEED), rateLimit: false, samples: false, workflows: [task('c-long', { durationMs: 10 * 60_000 })] });
+    const em = emulator;
+    redis = new Redis({ path: server.socket, maxRetriesPerRequest: null });
+    redis.on('error', () => undefined);
+    hub = createRedisRunHub({ redis, account: 'acct-relay-cancel-frozen', leaseMs: 5_000, scheduler: em.scheduler });
+    const client = createClient({ apiKey: em.apiKey, baseUrl: em.url, fetch: em.fetch, scheduler: em.scheduler, budget: false, timeoutMs: REQUEST_TIMEOUT_MS, hub });
+    const tokens = createRunTokens({ secret: SECRET, scheduler: em.scheduler });
+    const relay = createRunRelay({ client, tokens, scheduler: em.scheduler });
+    const { executionId } = await client.executions.start('c-long');
+    const token = await tokens.sign({ executionId, scope: ['read', 'cancel'], ttlMs: 3_600_000 });
+
+    server.pause();
+    // Awaited as a real event: without an answer while Redis is frozen, the test's own timeout ends it.
+    const response = await relay.fetch(new Request(`http://relay.test/executions/${executionId}/cancel`, { method: 'POST', headers: { authorization: `Bearer ${token}` } }));
+    expect(response.status).toBe(200);
+    const result = (await response.json()) as Record<string, unknown>;
+    expect(result).toMatchObject({ executionId, status: 'failed', endedBy: 'aborted', failedNodes: [expect.objectContaining({ nodeId: 'node-task' })] });
+    expect(em.executions.get(executionId)?.status).toBe('failed');
+    expect(em.requests.list({ endpoint: 'abort', executionId })).toHaveLength(1);
+    relay.close();
+  }, 30_000);
 });
