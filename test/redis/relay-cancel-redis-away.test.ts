@@ -34,8 +34,8 @@ afterAll(async () => {
   await server.close();
 });
 
-/** An emulator 20× faster, a client and relay on a Redis run hub of `account`, an execution of a long task, and a cancel of it. */
-async function relayOnRedisHub(account: string): Promise<{ em: Emulator; relay: RunRelay; executionId: string; cancel: () => Promise<Response> }> {
+/** An emulator 20× faster, a client and relay on a Redis run hub of `account`, an execution of a long task, its token, and a cancel of it. */
+async function relayOnRedisHub(account: string): Promise<{ em: Emulator; relay: RunRelay; executionId: string; token: string; cancel: () => Promise<Response> }> {
   const em = await createEmulator({ clock: createScaledClock(SPEED), rateLimit: false, samples: false, workflows: [task('c-long', { durationMs: 10 * 60_000 })] });
   emulator = em;
   redis = new Redis({ path: server.socket, maxRetriesPerRequest: null });
@@ -47,7 +47,7 @@ async function relayOnRedisHub(account: string): Promise<{ em: Emulator; relay: 
   const { executionId } = await client.executions.start('c-long');
   const token = await tokens.sign({ executionId, scope: ['read', 'cancel'], ttlMs: 3_600_000 });
   const cancel = (): Promise<Response> => relay.fetch(new Request(`http://relay.test/executions/${executionId}/cancel`, { method: 'POST', headers: { authorization: `Bearer ${token}` } }));
-  return { em, relay, executionId, cancel };
+  return { em, relay, executionId, token, cancel };
 }
 
 describe('a cancel through the relay while the Redis of its run hub is frozen', () => {
@@ -78,6 +78,26 @@ describe('a cancel through the relay while the Redis of its run hub is frozen', 
     expect(result).toMatchObject({ executionId, status: 'failed', endedBy: 'aborted', failedNodes: [expect.objectContaining({ nodeId: 'node-task' })] });
     expect(em.executions.get(executionId)?.status).toBe('failed');
     expect(em.requests.list({ endpoint: 'abort', executionId })).toHaveLength(1);
+    relay.close();
+  }, 30_000);
+
+  it('answers the aborted result while Redis stays frozen after the relay\'s follow had heard the execution', async () => {
+    const { em, relay, executionId, token, cancel } = await relayOnRedisHub('acct-relay-cancel-stalled');
+    const stream = await relay.fetch(new Request(`http://relay.test/executions/${executionId}/events?token=${token}`));
+    const reader = stream.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let heard = '';
+    while (!heard.includes('event: started')) {
+      const { done, value } = await reader.read();
+      if (done) throw new Error(`The stream ended before the execution's first event: ${heard}`);
+      heard += value;
+    }
+
+    server.pause();
+    const response = await cancel();
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ executionId, status: 'failed', endedBy: 'aborted' });
+    expect(em.requests.list({ endpoint: 'abort', executionId })).toHaveLength(1);
+    await reader.cancel();
     relay.close();
   }, 30_000);
 });

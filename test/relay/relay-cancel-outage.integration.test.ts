@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createClient } from '../../src/client.js';
 import { createEmulator, createManualClock, driveClock, type Emulator, type ManualClock } from '../../src/emulator/index.js';
 import { createRunRelay, type RunRelay } from '../../src/relay/run-relay.js';
@@ -46,6 +46,17 @@ async function outageWorld(clock: ManualClock): Promise<{ em: Emulator; relay: R
   return { em, relay: served, executionId, cancel, warnings };
 }
 
+/**
+ * Waits (a real event, bounded) until a request about the execution reached the emulator after the
+ * cancel: its token is checked on WebCrypto's threads, which a driven clock does not wait for.
+ */
+async function reachedTheService(em: Emulator, executionId: string): Promise<void> {
+  const after = em.requests.list().at(-1)?.sequence ?? 0;
+  await vi.waitFor(() => {
+    expect(em.requests.list({ executionId, after })).not.toHaveLength(0);
+  }, { timeout: 10_000, interval: 5 });
+}
+
 describe('a cancel through the relay during a service outage', () => {
   it('sends the abort through the outage after the viewer left, once however many cancel, and answers the aborted result', async () => {
     const clock = createManualClock();
@@ -55,6 +66,7 @@ describe('a cancel through the relay during a service outage', () => {
     let first: Response | undefined;
     let second: Response | undefined;
     void cancel(viewer.signal).then((response) => (first = response));
+    await reachedTheService(em, executionId);
     // The viewer closes the page once the abort has failed as often as a plain call tries.
     await driveClock(clock, { until: () => em.requests.list({ endpoint: 'abort', executionId }).length >= 4 });
     viewer.abort();
@@ -88,6 +100,7 @@ describe('a cancel through the relay during a service outage', () => {
     const began = clock.now();
     let answer: Response | undefined;
     void cancel().then((response) => (answer = response));
+    await reachedTheService(em, executionId);
     await driveClock(clock, { until: () => answer !== undefined });
     expect(clock.now() - began).toBeGreaterThanOrEqual(OUTAGE_MS);
     expect(answer?.status).toBe(502);
