@@ -9,7 +9,7 @@ import type { DurationModel } from './domain/durations.js';
 import type { ClientOptions as CoreClientOptions } from './domain/options.js';
 import { createHttpClient, type HttpClient } from './http/index.js';
 import { safeLogger } from './http/safe-logger.js';
-import { createRuns, type RunHandles, type Runs } from './runs/runs.js';
+import { createRuns, type RunAborts, type RunHandles, type Runs } from './runs/runs.js';
 import { type RunEvent, toAsyncIterable } from './runs/events.js';
 import { createRunHub, type RunHub } from './runs/run-hub.js';
 import type { IdempotencyStore } from './runs/idempotency.js';
@@ -118,7 +118,7 @@ export interface BudgetView {
  *   .subscribe((event) => console.log(event.title, event.status));
  * ```
  */
-export interface Client extends HttpClient, Runs, RunHandles {
+export interface Client extends HttpClient, Runs, RunHandles, RunAborts {
   /**
    * Runs an Observable as an async iterable, for code that does not use RxJS; leaving the loop
    * (`break`, `return`, a throw) unsubscribes, and so aborts a run.

@@ -18,7 +18,7 @@ export { DEFAULTS, type RetryOptions, type TimeoutOptions, type PollInterval, ty
 
 // Runs as Observables
 export type { RunEvent, RunEventType, RunEventOf, StartedEvent, SnapshotEvent, StatusEvent, NodeEvent, MessageEvent, FileEvent, ConnectionEvent, FinishedEvent } from './runs/events.js';
-export type { RunInput, Runs, RunHandles } from './runs/runs.js';
+export type { RunInput, Runs, RunHandles, RunAborts } from './runs/runs.js';
 export type { RunHandle, StartRunOptions } from './runs/runs.js';
 export type { FailedBranches, RunOptions } from './runs/run-lifecycle.js';
 export { checkVariablesAgainstPlan } from './runs/run-lifecycle.js';

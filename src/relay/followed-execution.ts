@@ -16,6 +16,8 @@ export interface FollowHooks {
   abort(executionId: string): Promise<void>;
   /** The execution's status as the service shows it now, read apart from the follow. */
   status(executionId: string): Promise<ExecutionStatus>;
+  /** The execution's result as the service shows it now, read apart from the follow; `undefined` while it goes on. */
+  result(executionId: string): Promise<RunResult | undefined>;
   ended(follow: FollowedExecution): void;
   /** Its first user came (a viewer, or a cancel), or one came back after all had left. */
   used(follow: FollowedExecution): void;
@@ -56,6 +58,8 @@ export class FollowedExecution {
   #end: FollowEnd | undefined;
   #stop: RunStop | undefined;
   #aborting: Promise<void> | undefined;
+  /** The answer of the cancels of the abort on its way or landed (`cancel`). */
+  #afterAbort: Promise<RunResult> | undefined;
   /** Viewers reading it and requests waiting on it now. */
   #users = 0;
   readonly #waitingForResult = new Set<{ resolve: (result: RunResult) => void; reject: (error: unknown) => void }>();
@@ -119,10 +123,11 @@ export class FollowedExecution {
   }
 
   /**
-   * Aborts the execution (once, however many ask; again only after an abort request failed) and
+   * Aborts the execution (once, however many ask; again only after an abort was given up) and
    * resolves with its result once the service shows it ended — `endedBy: 'aborted'` when the abort
-   * ended it (service.md §3.5: the service itself only says `failed`). A finished execution is not
-   * aborted: its result comes at once.
+   * ended it (service.md §3.5: the service itself only says `failed`). The abort is sent through an
+   * outage until the service takes it (`FollowHooks.abort`), and the result waits for it: it rejects
+   * when the abort was given up. A finished execution is not aborted: its result comes at once.
    */
   cancel(): Promise<RunResult> {
     if (this.#end === undefined && this.#aborting === undefined) {
@@ -132,13 +137,50 @@ export class FollowedExecution {
         throw error;
       });
     }
-    const result = new Promise<RunResult>((resolve, reject) => {
+    const aborting = this.#aborting;
+    if (aborting === undefined) return this.#result();
+    if (this.#afterAbort === undefined) {
+      // One answer for every cancel of this abort; tried again by the next cancel if it failed.
+      const answer = aborting.then(() => this.#resultAfterAbort());
+      this.#afterAbort = answer;
+      answer.catch(() => {
+        if (this.#afterAbort === answer) this.#afterAbort = undefined;
+      });
+    }
+    return this.#afterAbort;
+  }
+
+  /**
+   * The result once the abort landed: the follow's, or the execution's end read apart from the follow,
+   * whichever comes first. The follow may never hear again — its hub's store away, or an outage it did
+   * not read through while the abort did — and the service shows an aborted execution ended at once
+   * (service.md §3.5), so the answer does not wait on it. It fails only when both fail: with the follow's error.
+   */
+  async #resultAfterAbort(): Promise<RunResult> {
+    const end = this.#end;
+    if (end?.kind === 'finished') return end.result;
+    try {
+      return await Promise.any([this.#result(), this.#readEnd()]);
+    } catch (error: unknown) {
+      throw error instanceof AggregateError ? error.errors[0] : error;
+    }
+  }
+
+  /** The execution's end as the service shows it now, read apart from the follow, as this follow would say it. */
+  async #readEnd(): Promise<RunResult> {
+    const read = await this.#hooks.result(this.executionId);
+    if (read === undefined) throw new FlowstreamError('The service does not show the execution ended yet', 'EXECUTION_NOT_ENDED');
+    return stoppedEnding(this.#stop, { type: 'finished', executionId: this.executionId, result: read }).result;
+  }
+
+  /** The result the follow ends with, at once when it has ended. */
+  #result(): Promise<RunResult> {
+    return new Promise<RunResult>((resolve, reject) => {
       const end = this.#end;
       if (end === undefined) this.#waitingForResult.add({ resolve, reject });
       else if (end.kind === 'finished') resolve(end.result);
       else reject(failureOf(end));
     });
-    return Promise.all([this.#aborting, result]).then(([, ended]) => ended);
   }
 
   /**

@@ -4,6 +4,7 @@ import type { Variables } from '../domain/model.js';
 import type { RunEvent } from '../runs/events.js';
 import type { RunHub } from '../runs/run-hub.js';
 import { isNotFoundError } from '../errors/api-errors.js';
+import { readResult } from '../runs/execution-view.js';
 import { isStartInDoubtError } from '../errors/start-in-doubt-error.js';
 import { InvalidArgumentError, isInvalidArgumentError, MAX_TIMER_MS, schedulerArgument, timerDelay } from '../errors/validation-errors.js';
 import { type ErrorBody, errorBody } from './error-body.js';
@@ -14,10 +15,10 @@ import { isRunTokenError } from './run-token-error.js';
 import { checkedTokenTerms, type RunScope, type RunTokens, type RunTokenScope } from './run-tokens.js';
 
 /**
- * What a relay uses of a client: `watch` to follow an execution, `executions.start`, `.abort` and `.status`, `run`
- * for a start with an idempotency key, and its `hub` when it has one.
+ * What a relay uses of a client: `watch` to follow an execution, `executions.start`, `.abort`, `.status` and `.output`, `run`
+ * for a start with an idempotency key, `abortThroughOutage` for a viewer's cancel, and its `hub` when it has one.
  */
-export type RelayClient = Pick<Client, 'watch' | 'run'> & { readonly executions: Pick<Client['executions'], 'start' | 'abort' | 'status'>; readonly hub?: RunHub };
+export type RelayClient = Pick<Client, 'watch' | 'run' | 'abortThroughOutage'> & { readonly executions: Pick<Client['executions'], 'start' | 'abort' | 'status' | 'output'>; readonly hub?: RunHub };
 
 /** Which page origins may call the relay from a browser (CORS): a list, or `'*'` for any. */
 export interface RelayCors {
@@ -183,9 +184,14 @@ export function createRunRelay(options: RunRelayOptions): RunRelay {
     // A follow keeps at least the events a late viewer from the start would be given (`snapshotAfter`),
     // and never fewer than KEEP_EVENTS for viewers resuming after a short drop.
     keepEvents: Math.max(settings.snapshotAfter, KEEP_EVENTS),
-    abort: (executionId: string) => client.executions.abort(executionId),
+    // Sent until the service takes it, as a run's own abort is, whatever becomes of the request that asked.
+    abort: (executionId: string) => client.abortThroughOutage(executionId),
     // A person waits on the cancel: the read goes ahead of the runs' polls.
     status: async (executionId: string) => (await client.executions.status(executionId, { priority: 'interactive' })).status,
+    result: async (executionId: string) => {
+      const [snapshot, output] = await Promise.all([client.executions.status(executionId, { priority: 'interactive' }), client.executions.output(executionId, { priority: 'interactive' })]);
+      return readResult(snapshot, output);
+    },
     used: stopIdling,
     unused: (follow: FollowedExecution) => {
       if (closed || follow.end !== undefined) return;

@@ -461,6 +461,17 @@ export function runResultOf(view: ExecutionView, status: RunResult['status'], ca
   };
 }
 
+/**
+ * The `RunResult` of an ended execution read apart from any run: one status answer and one output
+ * answer, as a run's view would hold them after those two reads; `undefined` while the status says the
+ * execution goes on.
+ */
+export function readResult(snapshot: ExecutionSnapshot, output: ExecutionOutput): RunResult | undefined {
+  if (!isExecutionOver(snapshot.status)) return undefined;
+  const { view } = diffOutput(diffStatus(initialView(snapshot.executionId), snapshot).view, output);
+  return runResultOf(view, snapshot.status);
+}
+
 /** The two texts of a message (service.md §4.5: `reasoningContent` is usually empty). */
 interface MessageText {
   readonly content: string;

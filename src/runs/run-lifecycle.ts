@@ -1070,9 +1070,10 @@ export const ABORT_FAILED_LOG = 'Could not abort the execution';
  * outage (poll.ts) outlasting those attempts is waited out: the abort is sent again with backoff,
  * through the budget, for up to `outageMs` from its first failure, and stops at the first that
  * answers. Aborting a finished execution is harmless (service.md §3.5), so a final failure is logged,
- * with the execution's id, not thrown. `settled` hears when the abort answered or finally failed.
+ * with the execution's id, not thrown. `settled` hears when the abort answered (`undefined`) or
+ * finally failed (the error logged).
  */
-export function abortInBackground(source: ExecutionSource, executionId: string, options: BackgroundAbortOptions, settled?: () => void): void {
+export function abortInBackground(source: Pick<ExecutionSource, 'abort'>, executionId: string, options: BackgroundAbortOptions, settled?: (givenUp: { readonly error: unknown } | undefined) => void): void {
   const { logger, outageMs = 0, scheduler = asyncScheduler, random = Math.random } = options;
   let outage: Outage | undefined;
   const attempt = (): void => {
@@ -1085,11 +1086,12 @@ export function abortInBackground(source: ExecutionSource, executionId: string, 
           scheduler.schedule(attempt, step.delayMs);
           return;
         }
-        logger?.warn(ABORT_FAILED_LOG, { executionId, error: step.outage === undefined ? error : outlasted(error, step.outage, now) });
-        settled?.();
+        const failure = step.outage === undefined ? error : outlasted(error, step.outage, now);
+        logger?.warn(ABORT_FAILED_LOG, { executionId, error: failure });
+        settled?.({ error: failure });
       },
       complete: () => {
-        settled?.();
+        settled?.(undefined);
       },
     });
   };

@@ -48,6 +48,24 @@ export interface Runs {
   watch(executionId: string, options?: RunOptions): Observable<RunEvent>;
 }
 
+/** Aborts sent as a run's own: `client.abortThroughOutage`. */
+export interface RunAborts {
+  /**
+   * Aborts an execution the way a run that is left does: through an outage of the service (or of the
+   * request budget's store) the abort is sent again with backoff, for up to the client's `outageMs`,
+   * until the service takes it — whether or not anyone still waits on the Promise. Resolves once the
+   * service took it; rejects with the last error when the outage outlasted `outageMs` (then also logged
+   * through the client's `logger`, as `Could not abort the execution`), a rejection no one has to
+   * catch. `executions.abort` is one call.
+   *
+   * @example
+   * ```ts
+   * await client.abortThroughOutage('we-abc');
+   * ```
+   */
+  abortThroughOutage(executionId: string): Promise<void>;
+}
+
 /**
  * Runs as handles, for apps and UIs: `client.startRun`.
  *
@@ -78,7 +96,7 @@ export interface RunHandles {
  * Runs over the Observable seam; `createRuns` puts an `ExecutionsApi` behind it. Nothing happens
  * until a subscription, except for `startRun`, which starts at once.
  */
-export function runsOver(source: ExecutionSource, defaults: RunsDefaults = {}): Runs & RunHandles {
+export function runsOver(source: ExecutionSource, defaults: RunsDefaults = {}): Runs & RunHandles & RunAborts {
   // The client's `polling` and `outageMs` are checked once, here, so a bad one fails `createClient`, not every run.
   cadenceBounds(undefined, defaults.polling);
   if (defaults.outageMs !== undefined) checkOutageMs(defaults.outageMs);
@@ -109,6 +127,14 @@ export function runsOver(source: ExecutionSource, defaults: RunsDefaults = {}): 
           defaults.hub === undefined ? runLifecycle(traced, target, settings) : sharedWatch(traced, defaults.hub, executionId, settings),
         );
       }),
+    abortThroughOutage: (executionId) => {
+      const landed = deferred<undefined>();
+      abortInBackground(source, executionId, runSettings('watch', {}, defaults), (givenUp) => {
+        if (givenUp === undefined) landed.resolve(undefined);
+        else landed.reject(givenUp.error);
+      });
+      return landed.promise;
+    },
     startRun: (canvasId: string, input?: RunInput, options?: StartRunOptions) =>
       startRunOver(source, canvasId, objectArgument('input', input), objectArgument('options', options), defaults, idempotencyStore),
   };
@@ -147,7 +173,7 @@ function startedRun(
  * Reactive runs over the execution endpoints. The client passes its `polling` defaults and `logger`;
  * every request goes through `api`, so the request budget sees them all.
  */
-export function createRuns(api: ExecutionsApi, defaults: RunsDefaults = {}, plans?: Parameters<typeof observeExecutions>[1]): Runs & RunHandles {
+export function createRuns(api: ExecutionsApi, defaults: RunsDefaults = {}, plans?: Parameters<typeof observeExecutions>[1]): Runs & RunHandles & RunAborts {
   return runsOver(observeExecutions(api, plans), defaults);
 }
 

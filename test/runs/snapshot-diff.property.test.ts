@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { RunResult } from '../../src/domain/model.js';
 import type { MessageEvent, NodeEvent, RunEvent } from '../../src/runs/events.js';
-import { announceHeldFiles, diffNodeStatuses, diffOutput, diffStatus, type ExecutionView, initialView, messageKey, nodeRank, runResultOf, sameFile } from '../../src/runs/execution-view.js';
+import { announceHeldFiles, diffNodeStatuses, diffOutput, diffStatus, type ExecutionView, initialView, messageKey, nodeRank, readResult, runResultOf, sameFile } from '../../src/runs/execution-view.js';
 import { type PartialOutputMode, type Reading, readings, scenarioArb } from './execution-model.js';
 import { EXECUTION_ID } from './fixtures.js';
 
@@ -144,6 +144,26 @@ describe.each<PartialOutputMode>(['service', 'spec'])('snapshot differ, %s parti
         const final = all.at(-1)!;
         expect(diffStatus(view, final.status).events).toEqual([]);
         expect(diffOutput(view, final.output).events).toEqual([]);
+      }),
+    );
+  });
+});
+
+describe('readResult: an ended execution read apart from any run', () => {
+  it('is undefined while the execution goes on; once it ended, says what its last status and output answers say', () => {
+    fc.assert(
+      fc.property(scenarioArb, fc.constantFrom<PartialOutputMode>('service', 'spec'), (scenario, mode) => {
+        for (const { status, output } of readings(mode, scenario)) {
+          const result = readResult(status, output);
+          if (status.status !== 'finish' && status.status !== 'failed') {
+            expect(result).toBeUndefined();
+            continue;
+          }
+          expect(result).toMatchObject({ executionId: status.executionId, status: status.status, endedBy: status.status });
+          expect(result?.nodes.map((node) => node.nodeId).sort()).toEqual([...new Set([...status.nodes, ...output.output].map((node) => node.nodeId))].sort());
+          expect(result?.failedNodes.every((node) => node.status === 'failed')).toBe(true);
+          expect(result?.output.map((node) => [node.nodeId, node.messages.map((message) => message.content)])).toEqual(output.output.map((node) => [node.nodeId, node.messages.map((message) => message.content)]));
+        }
       }),
     );
   });
