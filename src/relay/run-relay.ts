@@ -15,10 +15,11 @@ import { isRunTokenError } from './run-token-error.js';
 import { checkedTokenTerms, type RunScope, type RunTokens, type RunTokenScope } from './run-tokens.js';
 
 /**
- * What a relay uses of a client: `watch` to follow an execution, `executions.start`, `.abort`, `.status` and `.output`, `run`
- * for a start with an idempotency key, `abortThroughOutage` for a viewer's cancel, and its `hub` when it has one.
+ * What a relay uses of a client: `watch` to follow an execution, `executions.start`, `.status` and `.output`, `run`
+ * for a start with an idempotency key, `abortThroughOutage` for a viewer's cancel (and a started run left
+ * without a token), and its `hub` when it has one.
  */
-export type RelayClient = Pick<Client, 'watch' | 'run' | 'abortThroughOutage'> & { readonly executions: Pick<Client['executions'], 'start' | 'abort' | 'status' | 'output'>; readonly hub?: RunHub };
+export type RelayClient = Pick<Client, 'watch' | 'run' | 'abortThroughOutage'> & { readonly executions: Pick<Client['executions'], 'start' | 'status' | 'output'>; readonly hub?: RunHub };
 
 /** Which page origins may call the relay from a browser (CORS): a list, or `'*'` for any. */
 export interface RelayCors {
@@ -300,8 +301,9 @@ export function createRunRelay(options: RunRelayOptions): RunRelay {
       return json(201, { executionId, token });
     } catch (error) {
       // Its token could not be made: the execution no one can follow is aborted rather than left running —
-      // unless a key started it, which the POST sent again follows (and gets a token then).
-      if (executionId !== undefined && decision.idempotencyKey === undefined) await client.executions.abort(executionId).catch(() => undefined);
+      // unless a key started it, which the POST sent again follows (and gets a token then). The answer
+      // does not wait: the abort goes on through an outage, and one given up is logged by the client.
+      if (executionId !== undefined && decision.idempotencyKey === undefined) void client.abortThroughOutage(executionId);
       return failure(isInvalidArgumentError(error) ? 400 : isStartInDoubtError(error) ? 409 : 502, errorBody(error));
     }
   }

@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import { firstValueFrom, filter } from 'rxjs';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { isRelayError, type RelayError } from '../../src/errors/relay-error.js';
 import { createRunTokens } from '../../src/relay/run-tokens.js';
 import { runResult } from '../../src/runs/events.js';
@@ -128,8 +128,11 @@ describe('the run relay: who may follow and cancel', () => {
     expect(await answer.json()).toEqual({ error: 'INTERNAL', message: 'The relay failed' });
     expect(emulator.requests.list({ endpoint: 'run' })).toHaveLength(1);
     const executionId = emulator.executions.list()[0]?.executionId ?? '';
+    // The answer does not wait for the abort (it goes on through an outage): wait for it to land.
+    await vi.waitFor(() => {
+      expect(emulator.executions.get(executionId)?.status).toBe('failed');
+    });
     expect(emulator.requests.list({ endpoint: 'abort', executionId })).toHaveLength(1);
-    expect(emulator.executions.get(executionId)?.status).toBe('failed');
   });
 
   it('answers 404 to POST /runs without a start hook', async () => {

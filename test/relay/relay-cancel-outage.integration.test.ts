@@ -109,3 +109,31 @@ describe('a cancel through the relay during a service outage', () => {
     expect(em.executions.get(executionId)?.status).toBe('executing');
   }, 30_000);
 });
+
+describe('a start through the relay whose token cannot be made, during an outage of aborts', () => {
+  it('answers at once, and aborts the execution no one can follow once the service takes aborts again', async () => {
+    const clock = createManualClock();
+    const em = await createEmulator({ clock, listen: false, rateLimit: false, samples: false, workflows: [task('c-long', { durationMs: 60 * 60_000 })] });
+    emulator = em;
+    const client = createClient({ apiKey: em.apiKey, baseUrl: em.url, fetch: em.fetch, scheduler: em.scheduler, budget: false, timeoutMs: REQUEST_TIMEOUT_MS, outageMs: OUTAGE_MS });
+    const signing = createRunTokens({ secret: SECRET, scheduler: em.scheduler });
+    relay = createRunRelay({
+      client,
+      scheduler: em.scheduler,
+      start: () => ({ canvasId: 'c-long' }),
+      tokens: { sign: () => Promise.reject(new Error('the key store is away')), verify: (token, request) => signing.verify(token, request) },
+    });
+    const outage = em.faults.add({ kind: 'status', status: 503, endpoint: 'abort' });
+    const answer = await relay.fetch(new Request('http://relay.test/runs', { method: 'POST', body: '{}' }));
+    expect(answer.status).toBe(502);
+    const executionId = em.executions.list()[0]?.executionId ?? '';
+    // A minute of outage: more than a plain call's attempts, well within outageMs.
+    await driveClock(clock, { toTime: clock.now() + 60_000 });
+    expect(em.requests.list({ endpoint: 'abort', executionId }).length).toBeGreaterThan(4);
+    expect(em.executions.get(executionId)?.status).toBe('executing');
+    outage.remove();
+    await driveClock(clock, { until: () => em.executions.get(executionId)?.status === 'failed' });
+    expect(em.requests.list({ endpoint: 'abort', executionId, status: 200 })).toHaveLength(1);
+    expect(em.requests.list({ endpoint: 'run' })).toHaveLength(1);
+  }, 30_000);
+});
