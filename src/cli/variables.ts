@@ -1,4 +1,5 @@
-import type { Client, Variables, VariableValue } from '../index.js';
+import { type Client, isUploadIncompleteError, type Variables, type VariableValue } from '../index.js';
+import { terminalText } from './format/terminal-text.js';
 import type { Assignment } from './assignments.js';
 import { uploadSource } from './upload-source.js';
 import { UsageError } from './usage-error.js';
@@ -12,12 +13,22 @@ function grouped(assignments: readonly Assignment[]): Map<string, string[]> {
 /**
  * Uploads the `--file name=path` files and gives each name its fileKeys (a list: resource variables
  * take lists of fileKeys, service.md §5.5). An unreadable path or a file over 50 MiB is a usage error,
- * found before any upload.
+ * found before any upload. When a later batch fails, the files already on the service are said on
+ * `note` (as `--var name=key`, to pass them again without uploading them again), then the error thrown.
  */
-export async function uploadFileVariables(client: Client, files: readonly Assignment[]): Promise<Variables> {
+export async function uploadFileVariables(client: Client, files: readonly Assignment[], note: (line: string) => void): Promise<Variables> {
   if (files.length === 0) return {};
   const sources = await Promise.all(files.map(({ name, value }) => uploadSource(value, `--file ${name}=${value}`)));
-  const uploaded = await client.files.upload(sources);
+  const uploaded = await client.files.upload(sources).catch((error: unknown) => {
+    if (isUploadIncompleteError(error)) {
+      note(`Uploaded before the failure (pass them with --var instead of --file):`);
+      error.uploaded.forEach((file, index) => {
+        const given = files[index];
+        if (given !== undefined) note(`  --var ${terminalText(given.name)}=${terminalText(file.fileKey)}  (${terminalText(given.value)})`);
+      });
+    }
+    throw error;
+  });
   const keys = files.map(({ name, value }, index) => {
     const key = uploaded[index]?.fileKey;
     if (key === undefined) throw new Error(`The upload returned no key for ${value}`);

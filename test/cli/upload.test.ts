@@ -52,4 +52,14 @@ describe('flowstream upload in batches', { timeout: 60_000 }, () => {
     expect(files.map((file) => file.fileName)).toEqual(paths.slice(0, 20).map((path) => path.split('/').at(-1)));
     expect(files.every((file) => file.fileKey.startsWith('of_'))).toBe(true);
   });
+
+  it('flowstream run --file says the files uploaded before a later batch failed, as --var to pass again, and starts nothing', async () => {
+    emulator.faults.add({ kind: 'status', status: 413, endpoint: 'upload', skip: 1, times: 1 });
+    const cli = flowstreamFromSource(['run', 'c-sample-linear', ...paths.map((path, index) => `--file=doc${index}=${path}`)], env);
+    expect(await cli.exited()).toBe(3);
+    const said = cli.stderr().split('\n').filter((line) => line.startsWith('  --var '));
+    expect(said.map((line) => /^ {2}--var (doc\d+)=of_\S+ {2}\((.+)\)$/u.exec(line)?.slice(1))).toEqual(paths.slice(0, 10).map((path, index) => [`doc${index}`, path]));
+    expect(cli.stderr()).toContain('Uploaded 10 of 23 files, then a batch failed');
+    expect(emulator.requests.list({ endpoint: 'run' })).toHaveLength(0);
+  });
 });

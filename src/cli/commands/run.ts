@@ -52,7 +52,7 @@ async function run(canvasId: string, flags: RunFlags, context: CliContext): Prom
   if (flags.idempotencyKey !== undefined) idempotencyKey(flags.idempotencyKey);
   const idempotency = flags.idempotencyKey === undefined ? {} : { idempotency: createFileIdempotencyStore({ directory: idempotencyKeysDirectory(context.env), baseUrl: resolveConnection(flags, context.env).baseUrl }) };
   const client = connect(flags, context, idempotency);
-  const variables = runVariables(flags.var, await uploadFileVariables(client, flags.file));
+  const variables = runVariables(flags.var, await uploadFileVariables(client, flags.file, (line) => context.stderr.write(`${line}\n`)));
   const run$ = client.run(canvasId, { variables }, {
     failOnWorkflowError: false,
     abortOnUnsubscribe: flags.abort,
