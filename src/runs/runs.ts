@@ -1,7 +1,7 @@
 import { Observable, ReplaySubject, Subscription, tap } from 'rxjs';
 import type { RunResult, Variables } from '../domain/model.js';
 import type { CanvasId, WorkflowArguments } from '../domain/workflows.js';
-import { objectArgument, timerDelay } from '../errors/validation-errors.js';
+import { objectArgument, pathSegment, timerDelay } from '../errors/validation-errors.js';
 import type { ExecutionsApi } from '../http/calls.js';
 import type { RunEvent } from './events.js';
 import { createMemoryIdempotencyStore, type IdempotencyStore, idempotencyStoreOption, idempotentRun, type RunIdempotency, runIdempotency } from './idempotency.js';
@@ -128,6 +128,13 @@ export function runsOver(source: ExecutionSource, defaults: RunsDefaults = {}): 
         );
       }),
     abortThroughOutage: (executionId) => {
+      // A wrong id is the caller's mistake, said at once: not retried, not logged as an abort that failed.
+      try {
+        pathSegment('executionId', executionId);
+      } catch (error: unknown) {
+        if (error instanceof Error) return Promise.reject(error);
+        throw error;
+      }
       const landed = deferred<undefined>();
       abortInBackground(source, executionId, runSettings('watch', {}, defaults), (givenUp) => {
         if (givenUp === undefined) landed.resolve(undefined);
