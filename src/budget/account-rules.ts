@@ -558,8 +558,15 @@ function repaceDay(record: AccountRecord, now: number, limits: BudgetLimits): Ac
   };
   const ours = sustainableRate({ remaining: limits.usablePerDay - (total - leftBy(now)), leftBy, now, windowMs });
   const { dayCap } = record;
-  const theirs = dayCap !== null && now < dayCap.until ? dayCap.allowance / (dayCap.until - now) : Infinity;
-  return { ...record, dayBucket: dayBucketRefilledAt(record.dayBucket ?? FULL_DAY_BUCKET, now, Math.min(ours, theirs), limits) };
+  const capped = dayCap !== null && now < dayCap.until;
+  const theirs = capped ? dayCap.allowance / (dayCap.until - now) : Infinity;
+  const bucket = dayBucketRefilledAt(record.dayBucket ?? FULL_DAY_BUCKET, now, Math.min(ours, theirs), limits);
+  if (!capped) return { ...record, dayBucket: bucket };
+  // What the bucket saved at our own pace is no more than its share of what the service says is left
+  // (a tenth by default): spent at once, the rest of a short day would leave polls blind until the
+  // service's window resets (a ledger that lost the day's count, another process on the account).
+  const saved = (dayCap.allowance * limits.dayBurst) / limits.usablePerDay;
+  return { ...record, dayBucket: bucket.tokens > saved ? { ...bucket, tokens: saved } : bucket };
 }
 
 /** The day at `at`: the sends that left its window go, and so does a cap that ended; either gives the day back, so its pace quickens. */
@@ -764,8 +771,8 @@ function marked(record: AccountRecord, key: string, now: number, event: 'sent' |
  *   the service's to say (service.md §2.1).
  * - `X-RateLimit-Remaining-RPM` / `-Daily` lower than our own sends explain means someone else uses
  *   the account (service.md §2.1): a cap spreads what is left over the time until that window has
- *   reset (per day: it only stops at zero, a day being too long to spread over, and then looks again
- *   each minute). A later report that shows no gap lifts the cap: the latest answer is the freshest count.
+ *   reset (per day through the day's bucket, which then saves no more than its share of what is left;
+ *   at zero it looks again each minute). A later report that shows no gap lifts the cap: the latest answer is the freshest count.
  * - A 429 pauses everything until that window has reset, or for the throttler's `Retry-After`
  *   (service.md §1.3), then resumes at the steady pace with an empty bucket: no burst.
  *
@@ -1103,8 +1110,9 @@ export function capAfterSend(cap: ServerCap | undefined, now: number): ServerCap
  *   the usable day, given when each of our sends of the last day leaves it (`sustainableRate`). With
  *   nothing sent for a day that is the usable day per day window; after a morning's batch, what the
  *   batch left spread until the batch leaves the window; in sustained use it converges to the usable
- *   day per window, evenly. When the service's count says less (another process on the account), its
- *   remaining spread until its window can have reset, if lower.
+ *   day per window, evenly. When the service's count says less (another process on the account, a
+ *   ledger that lost the day's count), its remaining spread until its window can have reset, if lower,
+ *   and the bucket then holds no more than its share (`dayBurst`) of that remaining.
  * - Every send takes a token — starts and aborts too, which do not wait for one (they take what is
  *   saved, never more: their sends already slow the refill) — and a poll or an interactive call goes
  *   on a whole token. The refill is computed

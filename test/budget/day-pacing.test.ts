@@ -123,4 +123,26 @@ describe('pacing the day', () => {
     expect(later.length).toBeLessThanOrEqual(left);
     expect(Math.max(...gaps(later))).toBeLessThan(3 * ((DAY - 4 * 3_600_000) / left));
   });
+
+  it('spreads what the service says is left of the day (a ledger lost mid-day, another process) rather than spending it at once and going blind', () => {
+    // The first answer says 1,000 are left today: 9,000 were spent before this budget knew (a Redis that
+    // lost the account's record, another process). 500 of them are the reserve, 500 the polls'.
+    const sim = new Simulation();
+    let serviceLeft = 1_000;
+    const agenda = new Agenda(sim, (sent) => {
+      serviceLeft -= 1;
+      const left = serviceLeft;
+      agenda.at(sent.at + 100, () => {
+        sim.report(sent.ticket, left >= 0 ? 200 : 429, { remainingPerDay: Math.max(0, left) });
+        sim.enqueue(ticket('status', sent.ticket.key));
+      });
+    });
+    for (let index = 0; index < 20; index++) agenda.at(0, () => sim.enqueue(ticket('status', `we-${index}`)));
+    agenda.runUntil(23 * 3_600_000);
+    const times = sim.sent.map((sent) => sent.at);
+    // Never into the reserve, never blind: a tenth of it at once at most, the rest over the day.
+    expect(serviceLeft).toBeGreaterThanOrEqual(500);
+    expect(times.filter((at) => at < 3_600_000).length).toBeLessThan(100);
+    for (let hour = 1; hour < 23; hour++) expect(times.filter((at) => at >= hour * 3_600_000 && at < (hour + 1) * 3_600_000).length).toBeGreaterThan(5);
+  });
 });
