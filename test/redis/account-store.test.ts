@@ -223,6 +223,30 @@ describe('the Redis ledger when Redis loses the account', () => {
   });
 });
 
+describe('the Redis ledger when Redis loses the account mid-day', () => {
+  it('learns again from the service\'s headers what is left of the day, and spreads it rather than spending it at once', async () => {
+    const fresh = new Redis({ path: server.socket, maxRetriesPerRequest: null });
+    fresh.on('error', () => undefined);
+    const a = store('acct-lost-day', 'a', {}, fresh);
+    expect((await a.grant('read', 1)).verdict).toBe('granted');
+    await server.stop({ crash: true });
+    await server.restart();
+    // The service says 600 are left today (9,400 spent): 100 for polls above the reserve of 500.
+    await a.report({ httpStatus: 200, sentAt: now, rateLimit: { remainingPerDay: 600 } });
+    let granted = 0;
+    const until = now + 10 * 60_000;
+    while (now < until) {
+      const grant = await a.grant('read', 1);
+      if (grant.verdict === 'granted') granted += 1;
+      now = grant.verdict === 'wait' ? Math.min(until, Math.max(now + 1, grant.at)) : now + 1;
+    }
+    // A tenth of the 100 at once, then 100 a day: not the 100 at the minute's pace.
+    expect(granted).toBeGreaterThan(0);
+    expect(granted).toBeLessThanOrEqual(12);
+    fresh.disconnect();
+  });
+});
+
 describe('the Redis ledger\'s compare-and-set', () => {
   const config = { options: {}, process: new SharedProcess('p-cas', 10_000) };
   /** A change that lets another writer in between its read and its write `times` times (the same connection, so in order). */
