@@ -33,8 +33,8 @@ export interface RedisBudgetOptions extends Pick<RequestBudgetOptions, 'requests
    * How many times as fast as real time the scheduler's clock runs (20 for clients on an emulator
    * 20× faster). Only a guard: the account's clock is the scheduler's, and a process whose clock
    * steps ahead of what Redis's own time allows (× this factor) changes the account at the time
-   * Redis allows. Default 1 on real time (no `scheduler`), unchecked with a `scheduler` (a virtual
-   * clock need not follow Redis's).
+   * Redis allows. Default 1 on real time (no `scheduler`, or one of RxJS's real-time schedulers
+   * such as `asyncScheduler`), unchecked with any other `scheduler` (a virtual clock need not follow Redis's).
    */
   readonly timeScale?: number;
   /**
@@ -93,6 +93,15 @@ export interface RedisBudget extends AccountBudget {
   readonly durations?: RedisDurations;
 }
 
+/**
+ * Whether `scheduler` keeps real time: none given, or one of RxJS's own (`asyncScheduler`, `asapScheduler`,
+ * `queueScheduler`: their clock is the host's). A client's real-time scheduler passed on must not turn off
+ * the guard against a host clock that steps ahead.
+ */
+function onRealTime(scheduler: SchedulerLike | undefined): boolean {
+  return scheduler === undefined || scheduler.now === asyncScheduler.now;
+}
+
 /** How long a process's demand counts without news from it: a process killed with -9 is forgotten after this. */
 const LEASE_WINDOWS = 2;
 /**
@@ -119,7 +128,7 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
   // A misspelt name (`requestPerMinute`) would leave the account's limit at its default, unsaid.
   knownKeys('options', options, REDIS_BUDGET_OPTION_NAMES);
   const account = checkAccountName(options.account);
-  const timeScale = options.timeScale === undefined ? (options.scheduler === undefined ? 1 : undefined) : positive('timeScale', options.timeScale);
+  const timeScale = options.timeScale === undefined ? (onRealTime(options.scheduler) ? 1 : undefined) : positive('timeScale', options.timeScale);
   const unavailableAfterMs = timerDelay('unavailableAfterMs', options.unavailableAfterMs ?? DEFAULTS.timeoutMs);
   const scheduler = schedulerArgument('scheduler', options.scheduler) ?? asyncScheduler;
   const logger = safeLogger(options.logger);

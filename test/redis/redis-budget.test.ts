@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { asyncScheduler } from 'rxjs';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { clockScheduler, createManualClock, driveClock } from '../../src/emulator/index.js';
 import { isInvalidArgumentError } from '../../src/errors/validation-errors.js';
 import { createRedisBudget, createRedisCheckpointStore, createRedisDurations } from '../../src/redis/index.js';
@@ -163,5 +164,23 @@ describe('closing the Redis budget while Redis is away', () => {
     expect(outcomes.get('we-c')).toMatchObject({ code: 'BUDGET_CLOSED', message: expect.stringContaining('we-c') as unknown });
     expect(warnings).toEqual([{ message: expect.stringContaining('abort') as unknown, meta: expect.objectContaining({ executionId: 'we-c' }) as unknown }]);
     server.resume();
+  });
+});
+
+describe('the Redis budget on a real-time scheduler given as an option', () => {
+  it('guards the account against a host clock that steps ahead, as it does with no scheduler given', async () => {
+    const warnings: string[] = [];
+    // The host's clock alone is made to step (an NTP step, a VM resumed): Redis's TIME and every timer stay real.
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
+    try {
+      const budget = createRedisBudget({ redis: `redis+unix://${server.socket}`, account: 'acct-clock-step', scheduler: asyncScheduler, durations: false, logger: { warn: (message) => warnings.push(message) } });
+      await budget.acquire({ endpoint: 'status', priority: 'status', key: 'we-1' });
+      vi.setSystemTime(Date.now() + 10 * 60_000);
+      await budget.acquire({ endpoint: 'status', priority: 'status', key: 'we-2' });
+      await budget.close();
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(warnings).toEqual([expect.stringContaining('clock is ahead') as unknown]);
   });
 });
