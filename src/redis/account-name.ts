@@ -52,3 +52,11 @@ export function hubStateKeyPattern(account: string): string {
 export function idempotencyKeyName(account: string, key: string): string {
   return `${accountTag(account)}:idempotency:${key}`;
 }
+
+/**
+ * The mark of `account`'s idempotency keys in this Redis (`createRedisIdempotencyStore`): made once, never
+ * expiring; another one than a process saw means Redis lost the keys (a restart with nothing saved, a flush).
+ */
+export function idempotencyEpochKey(account: string): string {
+  return `${accountTag(account)}:idempotency-epoch`;
+}

@@ -65,6 +65,18 @@ export function connectRedis(option: RedisOption): RedisConnection {
   };
 }
 
+/**
+ * Redis's `maxmemory-policy` (from `INFO memory`), or `undefined` when Redis does not say (a managed
+ * Redis that refuses `INFO`, or a server that is not Redis).
+ */
+export async function evictionPolicy(client: Redis): Promise<string | undefined> {
+  try {
+    return /^maxmemory_policy:(\S+)/mu.exec(await client.info('memory'))?.[1];
+  } catch {
+    return undefined;
+  }
+}
+
 /** An ioredis client, by what the budget uses of it (another copy of ioredis fails `instanceof`). */
 function isRedisClient(value: unknown): value is Redis {
   if (typeof value !== 'object' || value === null) return false;

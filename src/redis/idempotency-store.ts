@@ -4,8 +4,8 @@ import { asyncScheduler, interval, type SchedulerLike, type Subscription, timer 
 import type { Logger } from '../domain/model.js';
 import { InvalidArgumentError, timerDelay } from '../errors/validation-errors.js';
 import { type IdempotencyClaim, idempotencyKey, type IdempotencyStore, idempotencyTtlMs } from '../runs/idempotency.js';
-import { checkAccountName, idempotencyKeyName } from './account-name.js';
-import { connectRedis, type RedisOption } from './connection.js';
+import { checkAccountName, idempotencyEpochKey, idempotencyKeyName } from './account-name.js';
+import { connectRedis, evictionPolicy, type RedisOption } from './connection.js';
 
 /*
  * One hash per key (`{fs:<account>}:idempotency:<key>`): `token` (the claim's fencing token),
@@ -18,23 +18,30 @@ import { connectRedis, type RedisOption } from './connection.js';
 /**
  * Claims a key by the rule of `decideClaim` (runs/idempotency.ts), which this mirrors: a start
  * on its way with a live lease is waited on (`{'wait'}`), an expired claim is free, a recorded one
- * followed, an abandoned one or one whose lease ran out is in doubt.
- * KEYS: the key's hash. ARGV: token, now, expiresAt, leaseUntil, keepMs (Redis's own expiry, to collect it).
+ * followed, an abandoned one or one whose lease ran out is in doubt. Answers with the account's epoch mark
+ * (made here when absent): another one than a process saw before means Redis lost the keys.
+ * KEYS: the key's hash, the epoch mark. ARGV: token, now, expiresAt, leaseUntil, keepMs (Redis's own
+ * expiry, to collect it), a new epoch mark.
  */
 const CLAIM_SCRIPT = `
+local epoch = redis.call('GET', KEYS[2])
+if not epoch then
+  epoch = ARGV[6]
+  redis.call('SET', KEYS[2], epoch)
+end
 local now = tonumber(ARGV[2])
 local c = redis.call('HMGET', KEYS[1], 'token', 'claimedAt', 'expiresAt', 'leaseUntil', 'executionId', 'abandoned')
 if c[1] then
-  if (not c[5]) and c[6] ~= '1' and tonumber(c[4]) > now then return {'wait'} end
+  if (not c[5]) and c[6] ~= '1' and tonumber(c[4]) > now then return {'wait', '', epoch} end
   if tonumber(c[3]) > now then
-    if c[5] then return {'follow', c[5]} end
-    return {'in-doubt', c[2]}
+    if c[5] then return {'follow', c[5], epoch} end
+    return {'in-doubt', c[2], epoch}
   end
 end
 redis.call('DEL', KEYS[1])
 redis.call('HSET', KEYS[1], 'token', ARGV[1], 'claimedAt', ARGV[2], 'expiresAt', ARGV[3], 'leaseUntil', ARGV[4])
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
-return {'start'}
+return {'start', '', epoch}
 `;
 
 /**
@@ -57,7 +64,7 @@ return 1
 `;
 
 interface IdempotencyCommands {
-  flowstreamIdempotencyClaim(key: string, token: string, now: number, expiresAt: number, leaseUntil: number, keepMs: number): Promise<string[]>;
+  flowstreamIdempotencyClaim(key: string, epochKey: string, token: string, now: number, expiresAt: number, leaseUntil: number, keepMs: number, epoch: string): Promise<string[]>;
   flowstreamIdempotencySettle(key: string, token: string, action: 'record' | 'release' | 'abandon' | 'renew', value: string, keepMs: number): Promise<number>;
 }
 
@@ -84,7 +91,10 @@ export interface RedisIdempotencyStoreOptions {
   readonly pollMs?: number;
   /** The client's scheduler: the keys' and leases' clock and timers (every process of the account on the same clock). Default real time. */
   readonly scheduler?: SchedulerLike;
-  /** Where a lease that could not be renewed, or a key that could not be recorded or released, is told. Default: nowhere. */
+  /**
+   * Where a lease that could not be renewed, or a key that could not be recorded or released, is told;
+   * and that Redis lost the account's keys, or that its `maxmemory-policy` may evict them. Default: nowhere.
+   */
   readonly logger?: Logger;
 }
 
@@ -111,6 +121,9 @@ const RENEWALS_PER_LEASE = 3;
  * the same key, from any process, follows the one execution started with it. The owner of a claim
  * holds a lease on it while its start is on its way; another process's run with the key waits for
  * the answer, and errors with `StartInDoubtError` when the owner died first (its lease ran out).
+ * Keys are as durable as Redis: give it persistence (`appendonly yes`) and `maxmemory-policy noeviction`.
+ * A Redis that lost them (restarted with nothing saved, flushed, evicting) forgets every claim — a run
+ * with a key claimed before then starts again — and the `logger` is told.
  *
  * @example
  * ```ts
@@ -130,10 +143,30 @@ export function createRedisIdempotencyStore(options: RedisIdempotencyStoreOption
   const connection = connectRedis(options.redis);
   const redis = connection.client as Redis & Partial<IdempotencyCommands>;
   if (redis.flowstreamIdempotencyClaim === undefined) {
-    redis.defineCommand('flowstreamIdempotencyClaim', { numberOfKeys: 1, lua: CLAIM_SCRIPT });
+    redis.defineCommand('flowstreamIdempotencyClaim', { numberOfKeys: 2, lua: CLAIM_SCRIPT });
     redis.defineCommand('flowstreamIdempotencySettle', { numberOfKeys: 1, lua: SETTLE_SCRIPT });
   }
   const commands = redis as Redis & IdempotencyCommands;
+  const epochKey = idempotencyEpochKey(account);
+
+  /*
+   * Keys are only as durable as Redis: one that lost them (restarted with nothing saved, flushed, failed
+   * over to a replica that had not received them, or evicting them under memory pressure) forgets every
+   * claim, and a run with a key claimed before starts its execution again. That cannot be made safe
+   * here, so it is said: once when Redis's eviction policy may drop keys, and whenever the account's
+   * epoch mark changed under this process.
+   */
+  let policyChecked: Promise<void> | undefined;
+  /** Once, before the first claim: one round trip. */
+  const checkPolicy = (): Promise<void> =>
+    (policyChecked ??= evictionPolicy(redis).then((policy) => {
+      if (policy !== undefined && policy !== 'noeviction') options.logger?.warn(`flowstream: Redis's maxmemory-policy is ${policy}: under memory pressure it may evict idempotency keys, and a run with an evicted key starts its execution again. Set it to noeviction.`, { policy });
+    }));
+  let knownEpoch: string | undefined;
+  const sawEpoch = (epoch: string): void => {
+    if (knownEpoch !== undefined && epoch !== knownEpoch) options.logger?.warn('flowstream: Redis lost the idempotency keys of this account (restarted with nothing saved, flushed, or evicted): a run with a key claimed before this may start its execution again', { account });
+    knownEpoch = epoch;
+  };
 
   // The claims held here whose starts have not answered (hash → token, and the end of the lease Redis last
   // confirmed): their leases are renewed on one timer.
@@ -224,13 +257,15 @@ export function createRedisIdempotencyStore(options: RedisIdempotencyStoreOption
     claim: async (key, ttlMs, claimOptions = {}): Promise<IdempotencyClaim> => {
       const name = idempotencyKeyName(account, idempotencyKey(key));
       idempotencyTtlMs(ttlMs);
+      if (options.logger !== undefined) await checkPolicy();
       const { signal } = claimOptions;
       for (;;) {
         signal?.throwIfAborted();
         // Random: a claim taken over (expired, claimed again) can no longer be written by its old owner, whatever its process.
         const token = randomUUID();
         const now = scheduler.now();
-        const [kind, value = ''] = await commands.flowstreamIdempotencyClaim(name, token, now, now + ttlMs, now + leaseMs, ttlMs + 2 * leaseMs);
+        const [kind, value = '', epoch = ''] = await commands.flowstreamIdempotencyClaim(name, epochKey, token, now, now + ttlMs, now + leaseMs, ttlMs + 2 * leaseMs, randomUUID());
+        sawEpoch(epoch);
         switch (kind) {
           case 'start':
             hold(name, token, now + leaseMs);
