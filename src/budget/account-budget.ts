@@ -51,10 +51,16 @@ export function createSharedAccountBudget(options: AccountBudgetOptions, shared:
 function budgetShell(options: AccountBudgetOptions & { readonly ledger?: MemoryLedger }, shared: SharedLink | undefined): AccountBudget {
   const { scheduler = asyncScheduler, durations, ledger, ...numbers } = options;
   // The budget's clock. Real time is the wall clock, which may step back (NTP): the budget's time never does.
+  // A shared account's clock may run ahead of this process's (another process's clock is ahead): the
+  // budget then lives on the account's, so that what it counts and waits for is in the record's time.
   let latest = -Infinity;
+  let behindAccount = 0;
   const now = (): number => {
-    latest = Math.max(latest, scheduler.now());
+    latest = Math.max(latest, scheduler.now() + behindAccount);
     return latest;
+  };
+  const follow = (accountNow: number): void => {
+    behindAccount = Math.max(behindAccount, accountNow - scheduler.now());
   };
   // The account's record and rules live behind the ledger; the queue, the waiters and the timer here.
   // With a shared account the core decides on a mirror of its record, and each request it lets
@@ -178,6 +184,7 @@ function budgetShell(options: AccountBudgetOptions & { readonly ledger?: MemoryL
           mirror,
           waiters,
           now,
+          follow,
           dispatch,
           publish,
           leaveQueue,
@@ -288,6 +295,8 @@ export interface BudgetShell {
   /** The requests waiting in the queue, by handle. */
   readonly waiters: Map<number, Waiter>;
   readonly now: () => number;
+  /** The account's clock read `accountNow` just now: the budget's clock keeps up with it from then on. */
+  readonly follow: (accountNow: number) => void;
   readonly dispatch: (event: BudgetEvent) => void;
   readonly publish: () => void;
   /** Takes the waiter of `id` out of the queue (the link hears it: `AccountLink.left`). */

@@ -56,7 +56,7 @@ export function shareAccount(account: SharedAccount): SharedLink {
 }
 
 function linkAccount(account: SharedAccount, shell: BudgetShell): AccountLink {
-  const { scheduler, core, mirror, waiters, now, dispatch, publish, leaveQueue } = shell;
+  const { scheduler, core, mirror, waiters, now, follow, dispatch, publish, leaveQueue } = shell;
 
   interface Held {
     readonly id: number;
@@ -130,6 +130,8 @@ function linkAccount(account: SharedAccount, shell: BudgetShell): AccountLink {
    * identical start waiting in line when its key's mark expires, and one that vanished would never.
    */
   function adopt(record: AccountRecord): void {
+    // The record's times are the account's clock, which this process's may be behind.
+    follow(record.at);
     const starts: Record<string, AccountRecord['starts'][string]> = {};
     for (const [digest, mark] of Object.entries(record.starts)) {
       const startKey = startKeys.get(digest);
@@ -192,6 +194,8 @@ function linkAccount(account: SharedAccount, shell: BudgetShell): AccountLink {
     endCallDeadline();
     asking = false;
     reachable = true;
+    // A grant is counted at the account's time: its answer is anchored on that too (grantedAt below).
+    if (answer !== undefined) follow(answer.now);
     // The account answers: what came while it was away waits as any request does.
     for (const giveUp of giveUps.values()) giveUp.unsubscribe();
     giveUps.clear();
