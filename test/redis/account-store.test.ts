@@ -207,43 +207,46 @@ describe('the Redis ledger\'s one clock', () => {
 });
 
 describe('the Redis ledger when Redis loses the account', () => {
-  it('pauses the account for a window after a restart with nothing saved, even when an answer\'s report reaches Redis first', async () => {
+  /** A process of `account` that was granted a read, then Redis restarted with nothing saved; its own connection, closed after `use`. */
+  async function afterLoss(account: string, use: (store: RedisAccountStore) => Promise<void>): Promise<void> {
     const fresh = new Redis({ path: server.socket, maxRetriesPerRequest: null });
     fresh.on('error', () => undefined);
-    const a = store('acct-lost', 'a', {}, fresh);
-    expect((await a.grant('read', 1)).verdict).toBe('granted');
-    await server.stop({ crash: true });
-    await server.restart();
-    // The answer to the request granted before the loss is reported before anything else is asked.
-    await a.report({ httpStatus: 200, rateLimit: { remainingPerMinute: 99 } });
-    const next = await a.grant('read', 1);
-    expect(next.verdict).toBe('wait');
-    if (next.verdict === 'wait') expect(next.at - next.now).toBeGreaterThan(59_000);
-    fresh.disconnect();
-  });
-});
-
-describe('the Redis ledger when Redis loses the account mid-day', () => {
-  it('learns again from the service\'s headers what is left of the day, and spreads it rather than spending it at once', async () => {
-    const fresh = new Redis({ path: server.socket, maxRetriesPerRequest: null });
-    fresh.on('error', () => undefined);
-    const a = store('acct-lost-day', 'a', {}, fresh);
-    expect((await a.grant('read', 1)).verdict).toBe('granted');
-    await server.stop({ crash: true });
-    await server.restart();
-    // The service says 600 are left today (9,400 spent): 100 for polls above the reserve of 500.
-    await a.report({ httpStatus: 200, sentAt: now, rateLimit: { remainingPerDay: 600 } });
-    let granted = 0;
-    const until = now + 10 * 60_000;
-    while (now < until) {
-      const grant = await a.grant('read', 1);
-      if (grant.verdict === 'granted') granted += 1;
-      now = grant.verdict === 'wait' ? Math.min(until, Math.max(now + 1, grant.at)) : now + 1;
+    try {
+      const a = store(account, 'a', {}, fresh);
+      expect((await a.grant('read', 1)).verdict).toBe('granted');
+      await server.stop({ crash: true });
+      await server.restart();
+      await use(a);
+    } finally {
+      fresh.disconnect();
     }
-    // A tenth of the 100 at once, then 100 a day: not the 100 at the minute's pace.
-    expect(granted).toBeGreaterThan(0);
-    expect(granted).toBeLessThanOrEqual(12);
-    fresh.disconnect();
+  }
+
+  it('pauses the account for a window after a restart with nothing saved, even when an answer\'s report reaches Redis first', async () => {
+    await afterLoss('acct-lost', async (a) => {
+      // The answer to the request granted before the loss is reported before anything else is asked.
+      await a.report({ httpStatus: 200, rateLimit: { remainingPerMinute: 99 } });
+      const next = await a.grant('read', 1);
+      expect(next.verdict).toBe('wait');
+      if (next.verdict === 'wait') expect(next.at - next.now).toBeGreaterThan(59_000);
+    });
+  });
+
+  it('learns again mid-day from the service\'s headers what is left of the day, and spreads it rather than spending it at once', async () => {
+    await afterLoss('acct-lost-day', async (a) => {
+      // The service says 600 are left today (9,400 spent): 100 for polls above the reserve of 500.
+      await a.report({ httpStatus: 200, sentAt: now, rateLimit: { remainingPerDay: 600 } });
+      let granted = 0;
+      const until = now + 10 * 60_000;
+      while (now < until) {
+        const grant = await a.grant('read', 1);
+        if (grant.verdict === 'granted') granted += 1;
+        now = grant.verdict === 'wait' ? Math.min(until, Math.max(now + 1, grant.at)) : now + 1;
+      }
+      // A tenth of the 100 at once, then 100 a day: not the 100 at the minute's pace.
+      expect(granted).toBeGreaterThan(0);
+      expect(granted).toBeLessThanOrEqual(12);
+    });
   });
 });
 
