@@ -193,6 +193,10 @@ export function createRunRelay(options: RunRelayOptions): RunRelay {
     keepEvents: Math.max(settings.snapshotAfter, KEEP_EVENTS),
     // Sent until the service takes it, as a run's own abort is, whatever becomes of the request that asked.
     abort: (executionId: string) => client.abortThroughOutage(executionId),
+    // Every process's viewers are told the abort ended it, not only this one's: the hub carries it (not waited for).
+    aborting: (executionId: string) => {
+      settings.hub?.aborting?.(executionId);
+    },
     // A person waits on the cancel: the read goes ahead of the runs' polls.
     status: async (executionId: string) => (await client.executions.status(executionId, { priority: 'interactive' })).status,
     result: async (executionId: string) => {
