@@ -502,11 +502,13 @@ class RedisFollow {
       return;
     }
     if (this.#ended || this.followers === 0) return;
-    const [log, seq, state, , firstId, stop] = opened;
+    const [log, seq, state, finished, firstId, stop] = opened;
     this.#log = log;
     let after = 0;
     if (firstId !== '' && firstId !== '0-1' && state !== '') {
-      after = Number(seq);
+      // A finished stream's snapshot stands at the place before its `finished`, which is then read at its
+      // own (trimming keeps the latest entries): the followers' stream ends with it, as a local late follower's does.
+      after = Number(seq) - (finished === '1' ? 1 : 0);
       const parsed = JSON.parse(state) as RunState;
       this.#see(after, { type: 'snapshot', executionId: this.executionId, state: stoppedState(parsed, stop) });
     }

@@ -130,4 +130,37 @@ describe('relays of several processes on one Redis run hub', () => {
       await emulator.close();
     }
   }, 20_000);
+
+  it('end the stream of an execution cancelled elsewhere for a process that opens it after its start was trimmed away, telling it the abort ended it', async () => {
+    // 80 short tasks side by side, then a long one: well over 100 events (a node of a Redis stream) before
+    // the long one ends, so that a stream capped at 50 events lets its start go.
+    const tasks = Array.from({ length: 80 }, (_, index) => ({ id: `node-${String(index)}`, parents: ['node-start'], durationMs: 2_000 }));
+    const talkative: WorkflowDefinition = { canvasId: 'c-hub-relay-talkative', nodes: [{ id: 'node-start', type: 'start' }, ...tasks, { id: 'node-last', parents: tasks.map(({ id }) => id), durationMs: 600_000 }] };
+    const emulator = await createEmulator({ clock: createScaledClock(25), rateLimit: false, samples: false, workflows: [talkative] });
+    const account = `hub-relay-trimmed-${process.pid}`;
+    const [first, second] = [appProcess(emulator, account, 50), appProcess(emulator, account, 50)];
+    try {
+      const starter = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, scheduler: emulator.scheduler, budget: false, timeoutMs: REQUEST_TIMEOUT_MS });
+      const { executionId } = await starter.executions.start('c-hub-relay-talkative');
+      const token = await createRunTokens({ secret: SECRET, scheduler: emulator.scheduler }).sign({ executionId, scope: ['read', 'cancel'], ttlMs: 600_000 });
+      const headers = { authorization: `Bearer ${token}` };
+      const url = `http://relay.test/executions/${executionId}/events`;
+      await readEvents(await first.relay.fetch(new Request(url, { headers })), (seen) => seen.some(({ event }) => event.type === 'node' && event.nodeId === 'node-last' && event.status === 'executing'));
+      const cancelled = await first.relay.fetch(new Request(`http://relay.test/executions/${executionId}/cancel`, { method: 'POST', headers }));
+      expect(((await cancelled.json()) as RunResult).endedBy).toBe('aborted');
+      const onFirst = await readEvents(await first.relay.fetch(new Request(url, { headers })));
+      expect(onFirst.at(-1)?.event).toMatchObject({ type: 'finished', result: { endedBy: 'aborted' } });
+      // The second process never followed it: it opens the trimmed stream, from the state it stands at.
+      const frames = await (await second.relay.fetch(new Request(url, { headers }))).text();
+      expect(frames).toContain('event: snapshot');
+      expect(frames).not.toContain('"endedBy":"failed"');
+      expect(frames).toContain('"endedBy":"aborted"');
+    } finally {
+      for (const each of [first, second]) each.relay.close();
+      await Promise.all([first.hub.close(), second.hub.close()]);
+      first.redis.disconnect();
+      second.redis.disconnect();
+      await emulator.close();
+    }
+  }, 20_000);
 });
