@@ -328,6 +328,8 @@ class RedisFollow {
   #leasing = false;
   /** The teardown once the last follower left, held until the current task is over. */
   #leaving: Subscription | undefined;
+  /** Entries read after a gap, waiting for the snapshot that bridges it (see `#read`). */
+  #bridging: StreamEntry[] | undefined;
 
   constructor(executionId: string, context: HubContext) {
     this.executionId = executionId;
@@ -513,9 +515,45 @@ class RedisFollow {
       this.#see(after, { type: 'snapshot', executionId: this.executionId, state: stoppedState(parsed, stop) });
     }
     reader.follow(this.#keys.events, after, (entries) => {
-      for (const [entrySeq, event] of entries) this.#see(entrySeq, event);
+      this.#read(entries);
     });
     this.checkLease();
+  }
+
+  /**
+   * Entries read from the stream, to the local followers. Entries trimmed away before they were read (a
+   * batch longer than `maxLen`, a process that stalled) leave a gap: the followers are brought over it by a
+   * snapshot of the state the stream stands at, and the entries read meanwhile wait for it.
+   */
+  #read(entries: readonly StreamEntry[]): void {
+    const waiting = this.#bridging;
+    if (waiting !== undefined) {
+      waiting.push(...entries);
+      return;
+    }
+    const first = entries[0];
+    if (first === undefined || first[0] <= this.#lastSeq + 1) {
+      for (const [seq, event] of entries) this.#see(seq, event);
+      return;
+    }
+    const bridged = [...entries];
+    this.#bridging = bridged;
+    this.#context.commands.hmget(this.#keys.state, 'seq', 'state', 'finished', 'stop').then(
+      ([seq, state, finished, stop]) => {
+        this.#bridging = undefined;
+        if (typeof seq === 'string' && typeof state === 'string') {
+          // A finished stream's snapshot stands before its `finished`, which then ends the followers' stream (see `#open`).
+          const at = Number(seq) - (finished === '1' ? 1 : 0);
+          this.#see(at, { type: 'snapshot', executionId: this.executionId, state: stoppedState(JSON.parse(state) as RunState, stop ?? '') });
+        }
+        for (const [entrySeq, event] of bridged) this.#see(entrySeq, event);
+      },
+      (error: unknown) => {
+        this.#context.warn('the run hub could not read where a trimmed stream stands', error);
+        this.#bridging = undefined;
+        for (const [seq, event] of bridged) this.#see(seq, event);
+      },
+    );
   }
 
   /** One event of the stream, at `seq`: to every local follower. */
