@@ -12,16 +12,10 @@ import { createRedisRunHub } from '../../src/redis/index.js';
 import { createRunRelay } from '../../src/relay/run-relay.js';
 import { createRunTokens } from '../../src/relay/run-tokens.js';
 import { toNodeListener } from '../../src/relay/node-listener.js';
+import type { HubWorkerConfig } from './hub-worker.js';
 
-export interface RelayWorkerConfig {
-  readonly socket: string;
-  readonly account: string;
-  readonly baseUrl: string;
-  readonly apiKey: string;
-  readonly speed: number;
-  readonly realStart: number;
-  readonly leaseMs: number;
-  readonly pollMs: number;
+/** A hub worker's settings, and the relay's tokens' secret and heartbeat. */
+export interface RelayWorkerConfig extends HubWorkerConfig {
   readonly secret: string;
   readonly heartbeatMs: number;
 }

@@ -42,6 +42,14 @@ function appProcess(emulator: Emulator, account: string, maxLen?: number): { rea
   return { redis, hub, relay };
 }
 
+/** Closes the processes' relays, hubs and connections, then the emulator. */
+async function closeAll(processes: readonly ReturnType<typeof appProcess>[], emulator: Emulator): Promise<void> {
+  for (const each of processes) each.relay.close();
+  await Promise.all(processes.map(({ hub }) => hub.close()));
+  for (const each of processes) each.redis.disconnect();
+  await emulator.close();
+}
+
 /** Reads a relay's event stream: each event with its id, until `enough` says so or the stream ends. */
 async function readEvents(response: Response, enough: (seen: readonly SeenEvent[]) => boolean = () => false): Promise<SeenEvent[]> {
   const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
@@ -91,11 +99,7 @@ describe('relays of several processes on one Redis run hub', () => {
       expect(onceInOrder(joined)).toBeUndefined();
       expect(joined.map(({ seq, event }) => `${seq}:${event.type}`)).toEqual((await whole).map(({ seq, event }) => `${seq}:${event.type}`));
     } finally {
-      for (const each of [first, second]) each.relay.close();
-      await Promise.all([first.hub.close(), second.hub.close()]);
-      first.redis.disconnect();
-      second.redis.disconnect();
-      await emulator.close();
+      await closeAll([first, second], emulator);
     }
   }, 20_000);
 
@@ -123,11 +127,7 @@ describe('relays of several processes on one Redis run hub', () => {
       expect(late.at(-1)).toEqual(lastOnSecond);
       expect(emulator.requests.list({ executionId, endpoint: 'abort' })).toHaveLength(1);
     } finally {
-      for (const each of [first, second]) each.relay.close();
-      await Promise.all([first.hub.close(), second.hub.close()]);
-      first.redis.disconnect();
-      second.redis.disconnect();
-      await emulator.close();
+      await closeAll([first, second], emulator);
     }
   }, 20_000);
 
@@ -156,11 +156,7 @@ describe('relays of several processes on one Redis run hub', () => {
       expect(frames).not.toContain('"endedBy":"failed"');
       expect(frames).toContain('"endedBy":"aborted"');
     } finally {
-      for (const each of [first, second]) each.relay.close();
-      await Promise.all([first.hub.close(), second.hub.close()]);
-      first.redis.disconnect();
-      second.redis.disconnect();
-      await emulator.close();
+      await closeAll([first, second], emulator);
     }
   }, 20_000);
 });
