@@ -6,6 +6,7 @@ import { InvalidArgumentError, positive, positiveInteger } from '../errors/valid
 import { safeLogger } from '../http/safe-logger.js';
 import type { RunEvent } from '../runs/events.js';
 import { atHubPlace, catchUpAt, leadThrough, newLogName, type RunHub, RunStand } from '../runs/run-hub.js';
+import { type RunStop, stoppedEnding } from '../runs/run-lifecycle.js';
 import { readingOf, type RunState } from '../runs/run-state.js';
 import { checkAccountName, hubKeys, type HubKeys } from './account-name.js';
 import { connectRedis, type RedisOption } from './connection.js';
@@ -76,18 +77,18 @@ const CHECKS_PER_LEASE = 3;
 
 /**
  * Opens an execution's stream for a follower: names its sequence (once, for the stream's life) and
- * answers where it stands — `{ log, seq, state, finished, firstId }`: the last event's seq, the state
- * the events add up to, and the id of the oldest event kept (`''` for none).
+ * answers where it stands — `{ log, seq, state, finished, firstId, stop }`: the last event's seq, the state
+ * the events add up to, the id of the oldest event kept (`''` for none), and how a process stopped it (`''` for none).
  * KEYS: state, events. ARGV: a new log name, liveMs.
  */
 const OPEN_SCRIPT = `
 redis.call('HSETNX', KEYS[1], 'log', ARGV[1])
-local s = redis.call('HMGET', KEYS[1], 'log', 'seq', 'state', 'finished')
+local s = redis.call('HMGET', KEYS[1], 'log', 'seq', 'state', 'finished', 'stop')
 if not s[4] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 local first = redis.call('XRANGE', KEYS[2], '-', '+', 'COUNT', 1)
 local firstId = ''
 if first[1] then firstId = first[1][1] end
-return {s[1], s[2] or '0', s[3] or '', s[4] or '', firstId}
+return {s[1], s[2] or '0', s[3] or '', s[4] or '', firstId, s[5] or ''}
 `;
 
 /**
@@ -107,6 +108,19 @@ local s = redis.call('HMGET', KEYS[2], 'seq', 'state')
 return {1, s[1] or '0', s[2] or ''}
 `;
 
+/**
+ * Marks an execution being aborted by one of the account's processes (a relay's cancel), unless its
+ * stream has finished: the `finished` appended later carries the mark, so every follower reads it the
+ * same way. A stream nobody follows yet gets the keys' usual expiry. KEYS: state. ARGV: how it was stopped, liveMs.
+ */
+const STOP_SCRIPT = `
+if redis.call('HGET', KEYS[1], 'finished') == '1' then return 0 end
+local fresh = redis.call('EXISTS', KEYS[1]) == 0
+redis.call('HSET', KEYS[1], 'stop', ARGV[1])
+if fresh then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 1
+`;
+
 /** Hands a lease back, if it is still the caller's. KEYS: lease. ARGV: token. */
 const RELEASE_SCRIPT = `
 if redis.call('HGET', KEYS[1], 'token') == ARGV[1] then redis.call('DEL', KEYS[1]) end
@@ -116,16 +130,23 @@ return 0
 /**
  * Appends events to an execution's stream under its lease (the fencing: a holder that lost its lease
  * appends nothing), each at the next seq as its stream id `0-<seq>`, and keeps the state they add up
- * to. `finished` ends the stream: the lease goes, and the keys expire after keepMs. Answers the last
- * seq, or -1 when the lease is not the caller's.
+ * to. `finished` ends the stream: the lease goes, and the keys expire after keepMs; it carries the
+ * stop marked by a process that aborted the execution (field `stop`, see STOP_SCRIPT). Answers the
+ * last seq, or -1 when the lease is not the caller's.
  * KEYS: lease, events, state. ARGV: token, maxLen, liveMs, keepMs, state, finished ('1'/'0'), events…
  */
 const APPEND_SCRIPT = `
 if redis.call('HGET', KEYS[1], 'token') ~= ARGV[1] then return -1 end
 local seq = tonumber(redis.call('HGET', KEYS[3], 'seq') or '0')
+local stop = false
+if ARGV[6] == '1' then stop = redis.call('HGET', KEYS[3], 'stop') end
 for i = 7, #ARGV do
   seq = seq + 1
-  redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '0-' .. seq, 'e', ARGV[i])
+  if stop and i == #ARGV then
+    redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '0-' .. seq, 'e', ARGV[i], 'stop', stop)
+  else
+    redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '0-' .. seq, 'e', ARGV[i])
+  end
 end
 redis.call('HSET', KEYS[3], 'seq', seq, 'state', ARGV[5])
 local ttl = ARGV[3]
@@ -140,7 +161,8 @@ return seq
 `;
 
 interface HubCommands {
-  flowstreamHubOpen(state: string, events: string, log: string, liveMs: number): Promise<[string, string, string, string, string]>;
+  flowstreamHubOpen(state: string, events: string, log: string, liveMs: number): Promise<[string, string, string, string, string, string]>;
+  flowstreamHubStop(state: string, by: string, liveMs: number): Promise<number>;
   flowstreamHubLease(lease: string, state: string, events: string, token: string, now: number, until: number, liveMs: number): Promise<[number, string?, string?]>;
   flowstreamHubRelease(lease: string, token: string): Promise<number>;
   flowstreamHubAppend(lease: string, events: string, state: string, token: string, maxLen: number, liveMs: number, keepMs: number, snapshot: string, finished: string, ...appended: string[]): Promise<number>;
@@ -181,10 +203,11 @@ export function createRedisRunHub(options: RedisRunHubOptions): RedisRunHub {
   const logger = safeLogger(options.logger);
   const connection = connectRedis(options.redis);
   const redis = connection.client as Redis & Partial<HubCommands>;
-  if (redis.flowstreamHubLease === undefined) {
+  if (redis.flowstreamHubStop === undefined) {
     redis.defineCommand('flowstreamHubOpen', { numberOfKeys: 2, lua: OPEN_SCRIPT });
     redis.defineCommand('flowstreamHubLease', { numberOfKeys: 3, lua: LEASE_SCRIPT });
     redis.defineCommand('flowstreamHubRelease', { numberOfKeys: 1, lua: RELEASE_SCRIPT });
+    redis.defineCommand('flowstreamHubStop', { numberOfKeys: 1, lua: STOP_SCRIPT });
     redis.defineCommand('flowstreamHubAppend', { numberOfKeys: 3, lua: APPEND_SCRIPT });
   }
   const commands = redis as Redis & HubCommands;
@@ -243,6 +266,11 @@ export function createRedisRunHub(options: RedisRunHubOptions): RedisRunHub {
         return led;
       }),
     followers: (executionId) => follows.get(executionId)?.followers ?? 0,
+    aborting: (executionId) => {
+      commands.flowstreamHubStop(hubKeys(account, executionId).state, 'aborted', DEFAULTS.liveMs).catch((error: unknown) => {
+        context.warn('the run hub could not mark an execution aborted', error);
+      });
+    },
     close: async () => {
       if (closed) return;
       closed = true;
@@ -300,6 +328,8 @@ class RedisFollow {
   #leasing = false;
   /** The teardown once the last follower left, held until the current task is over. */
   #leaving: Subscription | undefined;
+  /** Entries read after a gap, waiting for the snapshot that bridges it (see `#read`). */
+  #bridging: StreamEntry[] | undefined;
 
   constructor(executionId: string, context: HubContext) {
     this.executionId = executionId;
@@ -465,7 +495,7 @@ class RedisFollow {
   /** Where this process starts reading the stream: its start, or a snapshot when the start was trimmed away. */
   async #open(): Promise<void> {
     const { commands, reader } = this.#context;
-    let opened: [string, string, string, string, string];
+    let opened: [string, string, string, string, string, string];
     try {
       opened = await commands.flowstreamHubOpen(this.#keys.state, this.#keys.events, newLogName(), DEFAULTS.liveMs);
     } catch (error) {
@@ -474,18 +504,56 @@ class RedisFollow {
       return;
     }
     if (this.#ended || this.followers === 0) return;
-    const [log, seq, state, , firstId] = opened;
+    const [log, seq, state, finished, firstId, stop] = opened;
     this.#log = log;
     let after = 0;
     if (firstId !== '' && firstId !== '0-1' && state !== '') {
-      after = Number(seq);
+      // A finished stream's snapshot stands at the place before its `finished`, which is then read at its
+      // own (trimming keeps the latest entries): the followers' stream ends with it, as a local late follower's does.
+      after = Number(seq) - (finished === '1' ? 1 : 0);
       const parsed = JSON.parse(state) as RunState;
-      this.#see(after, { type: 'snapshot', executionId: this.executionId, state: parsed });
+      this.#see(after, { type: 'snapshot', executionId: this.executionId, state: stoppedState(parsed, stop) });
     }
     reader.follow(this.#keys.events, after, (entries) => {
-      for (const [entrySeq, event] of entries) this.#see(entrySeq, event);
+      this.#read(entries);
     });
     this.checkLease();
+  }
+
+  /**
+   * Entries read from the stream, to the local followers. Entries trimmed away before they were read (a
+   * batch longer than `maxLen`, a process that stalled) leave a gap: the followers are brought over it by a
+   * snapshot of the state the stream stands at, and the entries read meanwhile wait for it.
+   */
+  #read(entries: readonly StreamEntry[]): void {
+    const waiting = this.#bridging;
+    if (waiting !== undefined) {
+      waiting.push(...entries);
+      return;
+    }
+    const first = entries[0];
+    if (first === undefined || first[0] <= this.#lastSeq + 1) {
+      for (const [seq, event] of entries) this.#see(seq, event);
+      return;
+    }
+    const bridged = [...entries];
+    this.#bridging = bridged;
+    this.#context.commands.hmget(this.#keys.state, 'seq', 'state', 'finished', 'stop').then(
+      ([seq, state, finished, stop]) => {
+        this.#bridging = undefined;
+        if (typeof seq === 'string' && typeof state === 'string') {
+          // A finished stream's snapshot stands before its `finished`, which then ends the followers' stream (see `#open`).
+          const at = Number(seq) - (finished === '1' ? 1 : 0);
+          this.#see(at, { type: 'snapshot', executionId: this.executionId, state: stoppedState(JSON.parse(state) as RunState, stop ?? '') });
+        }
+        for (const [entrySeq, event] of bridged) this.#see(entrySeq, event);
+      },
+      (error: unknown) => {
+        this.#context.warn('the run hub could not read where a trimmed stream stands', error);
+        this.#bridging = undefined;
+        for (const [seq, event] of bridged) this.#see(seq, event);
+      },
+    );
   }
 
   /** One event of the stream, at `seq`: to every local follower. */
@@ -715,7 +783,10 @@ export class StreamReader {
   }
 }
 
-/** The event an entry of an execution's stream holds (its field `e`), or `undefined` for anything else. */
+/**
+ * The event an entry of an execution's stream holds (its field `e`), or `undefined` for anything else;
+ * a `finished` as the process that stopped the execution tells it (its field `stop`, see APPEND_SCRIPT).
+ */
 function eventOf(fields: readonly string[]): RunEvent | undefined {
   if (fields[0] !== 'e' || fields[1] === undefined) return undefined;
   let parsed: unknown;
@@ -726,5 +797,19 @@ function eventOf(fields: readonly string[]): RunEvent | undefined {
   }
   if (typeof parsed !== 'object' || parsed === null) return undefined;
   const { type, executionId } = parsed as { readonly type?: unknown; readonly executionId?: unknown };
-  return typeof type === 'string' && typeof executionId === 'string' ? (parsed as RunEvent) : undefined;
+  if (typeof type !== 'string' || typeof executionId !== 'string') return undefined;
+  const event = parsed as RunEvent;
+  return event.type === 'finished' && fields[2] === 'stop' ? stoppedEnding(stopOf(fields[3]), event) : event;
+}
+
+/** The stop a process marked on an execution's stream: `aborted`, or none (`''`, or what this version does not know). */
+function stopOf(mark: string | undefined): RunStop | undefined {
+  return mark === 'aborted' ? { by: 'aborted', afterEnd: false } : undefined;
+}
+
+/** A stream's state as the process that stopped the execution tells it: its result ended `aborted` when it failed after the abort. */
+function stoppedState(state: RunState, stop: string): RunState {
+  const { result } = state;
+  if (result === undefined || state.executionId === undefined) return state;
+  return { ...state, result: stoppedEnding(stopOf(stop), { type: 'finished', executionId: state.executionId, result }).result };
 }

@@ -14,6 +14,8 @@ export type FollowEnd = { readonly kind: 'finished'; readonly result: RunResult 
 /** What a follow needs from the relay: how to abort its execution, where to say it ended, and when it is used and unused. */
 export interface FollowHooks {
   abort(executionId: string): Promise<void>;
+  /** Tells the followers of the execution elsewhere (the hub) that it is being aborted while it runs. */
+  aborting(executionId: string): void;
   /** The execution's status as the service shows it now, read apart from the follow. */
   status(executionId: string): Promise<ExecutionStatus>;
   /** The execution's result as the service shows it now, read apart from the follow; `undefined` while it goes on. */
@@ -198,6 +200,7 @@ export class FollowedExecution {
     }) : this.#fold.state.status;
     if (status === 'finish' || this.#end !== undefined) return;
     this.#stop = { by: 'aborted', afterEnd: status === 'failed' };
+    if (!this.#stop.afterEnd) this.#hooks.aborting(this.executionId);
     await this.#hooks.abort(this.executionId);
   }
 

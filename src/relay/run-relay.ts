@@ -138,6 +138,12 @@ const DEFAULTS = {
  */
 const FOLLOW_HEADER = 'flowstream-follow';
 
+/**
+ * Says how often a quiet event stream gets a heartbeat, in ms: `connectRun` takes a stream silent for
+ * several of them for a relay that froze or a connection that broke without a word, and reconnects.
+ */
+const HEARTBEAT_HEADER = 'flowstream-heartbeat';
+
 const STARTER_SCOPE: RunTokenScope = ['read', 'cancel'];
 
 /**
@@ -187,6 +193,10 @@ export function createRunRelay(options: RunRelayOptions): RunRelay {
     keepEvents: Math.max(settings.snapshotAfter, KEEP_EVENTS),
     // Sent until the service takes it, as a run's own abort is, whatever becomes of the request that asked.
     abort: (executionId: string) => client.abortThroughOutage(executionId),
+    // Every process's viewers are told the abort ended it, not only this one's: the hub carries it (not waited for).
+    aborting: (executionId: string) => {
+      settings.hub?.aborting?.(executionId);
+    },
     // A person waits on the cancel: the read goes ahead of the runs' polls.
     status: async (executionId: string) => (await client.executions.status(executionId, { priority: 'interactive' })).status,
     result: async (executionId: string) => {
@@ -265,7 +275,7 @@ export function createRunRelay(options: RunRelayOptions): RunRelay {
       (follow) =>
         new Response(eventStream(follow, { afterSeq: after, followId }, settings), {
           status: 200,
-          headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no', [FOLLOW_HEADER]: follow.followId },
+          headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no', [FOLLOW_HEADER]: follow.followId, [HEARTBEAT_HEADER]: String(settings.heartbeatMs) },
         }),
     );
   }
@@ -520,7 +530,7 @@ function withCors(response: Response, origin: string | null, cors: RelayCors | u
   if (allowed === undefined) return response;
   const headers = new Headers(response.headers);
   headers.set('access-control-allow-origin', allowed);
-  headers.set('access-control-expose-headers', 'Flowstream-Follow');
+  headers.set('access-control-expose-headers', 'Flowstream-Follow, Flowstream-Heartbeat');
   headers.append('vary', 'Origin');
   return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
 }

@@ -55,6 +55,19 @@ const DEFAULTS = { retryMs: 2_000, maxReconnectMs: 30_000 } as const;
 /** The relay's name for the numbering of a stream's ids, sent back when resuming. */
 const FOLLOW_HEADER = 'flowstream-follow';
 
+/** How often the relay says it sends a heartbeat to a quiet stream, in ms. */
+const HEARTBEAT_HEADER = 'flowstream-heartbeat';
+
+/**
+ * Heartbeats a stream may miss in a row before it is taken for dead: a relay that froze (its process
+ * stopped, its host stalled) or a connection that silently broke leaves its socket open, and no error
+ * would ever come.
+ */
+const MISSED_HEARTBEATS = 3;
+
+/** Why a connection was given up: it went silent for longer than the relay's heartbeats allow. */
+const SILENT = 'no heartbeat from the relay';
+
 /** The shortest wait before reconnecting, whatever `retry:` says: a relay failing at once is not called in a tight loop. */
 const MIN_RETRY_MS = 100;
 
@@ -77,7 +90,8 @@ export function reconnectDelay(retryMs: number, attempt: number, maxMs: number, 
  * `runStore`, `ofType` and `runResult` work on it (a late viewer's snapshot of a long history comes as
  * the events that make up its state: each node at its status, each message whole). A dropped connection is made again with backoff and
  * resumes after the last event received, so nothing is missed or repeated; while it is down, `connection`
- * events say so. A relay refusing the token (401, 403), not knowing the execution (404) or unable to
+ * events say so. A stream that goes silent for three of the relay's heartbeats (a relay process that froze,
+ * a connection broken without a word) counts as dropped too. A relay refusing the token (401, 403), not knowing the execution (404) or unable to
  * follow it (its own 502, as its `error` event mid-stream) errors with `RelayError` at once. Unsubscribing only disconnects: the execution runs on.
  *
  * @example
@@ -148,10 +162,13 @@ export function connectRun(url: string | URL, options: ConnectRunOptions): Obser
       reconnected();
       const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
       const parser = new ServerSentEvents();
+      const silence = silenceWatch(response.headers.get(HEARTBEAT_HEADER), reader);
       try {
         for (;;) {
           const { done, value } = await reader.read();
+          if (silence.noticed()) throw new Error(SILENT);
           if (done) return undefined;
+          silence.heard();
           for (const item of parser.push(value)) {
             if (item.kind === 'retry') {
               retryMs = Math.max(MIN_RETRY_MS, item.retryMs);
@@ -180,8 +197,34 @@ export function connectRun(url: string | URL, options: ConnectRunOptions): Obser
           }
         }
       } finally {
+        silence.stop();
         reader.cancel().catch(() => undefined);
       }
+    };
+
+    /**
+     * Watches a stream for silence, once it has begun (a proxy that holds the whole answer back is left to
+     * deliver it at its end): with no text for as long as `MISSED_HEARTBEATS` of the relay's heartbeats,
+     * the stream is cancelled and `noticed()` says so. A stream of a relay that sends no heartbeat header is not watched.
+     */
+    const silenceWatch = (heartbeat: string | null, reader: ReadableStreamDefaultReader<string>): { heard(): void; noticed(): boolean; stop(): void } => {
+      const heartbeatMs = heartbeat !== null && /^\d{1,9}$/u.test(heartbeat) ? Number(heartbeat) : 0;
+      let watch: Subscription | undefined;
+      let noticed = false;
+      return {
+        heard: () => {
+          if (heartbeatMs === 0) return;
+          watch?.unsubscribe();
+          watch = timer(MISSED_HEARTBEATS * heartbeatMs, scheduler).subscribe(() => {
+            noticed = true;
+            reader.cancel().catch(() => undefined);
+          });
+        },
+        noticed: () => noticed,
+        stop: () => {
+          watch?.unsubscribe();
+        },
+      };
     };
 
     /** Reads again succeed: a failing spell ends, and a viewer that saw it is told. */
@@ -205,7 +248,7 @@ export function connectRun(url: string | URL, options: ConnectRunOptions): Obser
           }
         },
         (error: unknown) => {
-          dropped(controller, error instanceof RelayError ? `HTTP ${error.status}` : 'network error');
+          dropped(controller, error instanceof RelayError ? `HTTP ${error.status}` : error instanceof Error && error.message === SILENT ? SILENT : 'network error');
         },
       );
     };

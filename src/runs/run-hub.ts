@@ -45,6 +45,13 @@ export interface RunHub {
   lead(run: Observable<RunEvent>): Observable<RunEvent>;
   /** How many follow the execution in this hub now: its followers, and one more while a run leads it. */
   followers(executionId: string): number;
+  /**
+   * Says that one of the hub's users (a relay's cancel) is aborting `executionId` while it runs, so that
+   * its followers in every process sharing the hub are told it ended `aborted`, as the one that aborted
+   * is (the service itself only says `failed`, service.md §3.5). Never fails: a hub that cannot record it
+   * says so in its log. Optional: a hub of one process has nothing to share.
+   */
+  aborting?(executionId: string): void;
 }
 
 /**

@@ -6,6 +6,7 @@ import type { WorkflowDefinition } from '../../src/emulator/workflows/definition
 import { createRedisRunHub, type RedisRunHub } from '../../src/redis/index.js';
 import { createRunRelay, type RunRelay } from '../../src/relay/run-relay.js';
 import { createRunTokens } from '../../src/relay/run-tokens.js';
+import type { RunResult } from '../../src/domain/model.js';
 import type { RunEvent } from '../../src/runs/events.js';
 import { onceInOrder, type SeenEvent } from './hub-events.js';
 import { startRedisServer, type RedisServer } from './redis-server.js';
@@ -32,13 +33,21 @@ afterAll(async () => {
 });
 
 /** One process of an app: its hub in Redis, its client, and its relay. */
-function appProcess(emulator: Emulator, account: string): { readonly redis: Redis; readonly hub: RedisRunHub; readonly relay: RunRelay } {
+function appProcess(emulator: Emulator, account: string, maxLen?: number): { readonly redis: Redis; readonly hub: RedisRunHub; readonly relay: RunRelay } {
   const redis = new Redis({ path: server.socket, maxRetriesPerRequest: null });
   redis.on('error', () => undefined);
-  const hub = createRedisRunHub({ redis, account, leaseMs: 5_000, scheduler: emulator.scheduler });
+  const hub = createRedisRunHub({ redis, account, leaseMs: 5_000, scheduler: emulator.scheduler, ...(maxLen === undefined ? {} : { maxLen }) });
   const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, scheduler: emulator.scheduler, budget: false, polling: { minMs: 1_000, maxMs: 1_000 }, timeoutMs: REQUEST_TIMEOUT_MS, hub });
   const relay = createRunRelay({ client, tokens: createRunTokens({ secret: SECRET, scheduler: emulator.scheduler }), scheduler: emulator.scheduler });
   return { redis, hub, relay };
+}
+
+/** Closes the processes' relays, hubs and connections, then the emulator. */
+async function closeAll(processes: readonly ReturnType<typeof appProcess>[], emulator: Emulator): Promise<void> {
+  for (const each of processes) each.relay.close();
+  await Promise.all(processes.map(({ hub }) => hub.close()));
+  for (const each of processes) each.redis.disconnect();
+  await emulator.close();
 }
 
 /** Reads a relay's event stream: each event with its id, until `enough` says so or the stream ends. */
@@ -90,11 +99,64 @@ describe('relays of several processes on one Redis run hub', () => {
       expect(onceInOrder(joined)).toBeUndefined();
       expect(joined.map(({ seq, event }) => `${seq}:${event.type}`)).toEqual((await whole).map(({ seq, event }) => `${seq}:${event.type}`));
     } finally {
-      for (const each of [first, second]) each.relay.close();
-      await Promise.all([first.hub.close(), second.hub.close()]);
-      first.redis.disconnect();
-      second.redis.disconnect();
-      await emulator.close();
+      await closeAll([first, second], emulator);
+    }
+  }, 20_000);
+
+  it('show an execution cancelled through one process as aborted to the viewers of every process, with the same last event', async () => {
+    const emulator = await createEmulator({ clock: createScaledClock(25), rateLimit: false, samples: false, workflows: [WORKFLOW] });
+    const account = `hub-relay-cancel-${process.pid}`;
+    const [first, second] = [appProcess(emulator, account), appProcess(emulator, account)];
+    try {
+      const starter = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, scheduler: emulator.scheduler, budget: false, timeoutMs: REQUEST_TIMEOUT_MS });
+      const { executionId } = await starter.executions.start(CANVAS);
+      const token = await createRunTokens({ secret: SECRET, scheduler: emulator.scheduler }).sign({ executionId, scope: ['read', 'cancel'], ttlMs: 600_000 });
+      const headers = { authorization: `Bearer ${token}` };
+      const url = `http://relay.test/executions/${executionId}/events`;
+      const [onFirst, onSecond] = await Promise.all([first, second].map(async ({ relay }) => readEvents(await relay.fetch(new Request(url, { headers })), (seen) => seen.some(({ event }) => event.type === 'message'))));
+      // Both viewers follow on, after what they had; the cancel goes through the second process.
+      const afterIds = [onFirst, onSecond].map((seen) => String(seen?.at(-1)?.seq));
+      const rests = [first, second].map(async ({ relay }, index) => readEvents(await relay.fetch(new Request(url, { headers: { ...headers, 'last-event-id': afterIds[index] ?? '' } }))));
+      const cancelled = await second.relay.fetch(new Request(`http://relay.test/executions/${executionId}/cancel`, { method: 'POST', headers }));
+      expect(((await cancelled.json()) as RunResult).endedBy).toBe('aborted');
+      const [lastOnFirst, lastOnSecond] = (await Promise.all(rests)).map((seen) => seen.at(-1));
+      expect(lastOnSecond?.event).toMatchObject({ type: 'finished', result: { status: 'failed', endedBy: 'aborted' } });
+      expect(lastOnFirst).toEqual(lastOnSecond);
+      // A viewer coming late to the first process is told the same.
+      const late = await readEvents(await first.relay.fetch(new Request(url, { headers })));
+      expect(late.at(-1)).toEqual(lastOnSecond);
+      expect(emulator.requests.list({ executionId, endpoint: 'abort' })).toHaveLength(1);
+    } finally {
+      await closeAll([first, second], emulator);
+    }
+  }, 20_000);
+
+  it('end the stream of an execution cancelled elsewhere for a process that opens it after its start was trimmed away, telling it the abort ended it', async () => {
+    // 80 short tasks side by side, then a long one: well over 100 events (a node of a Redis stream) before
+    // the long one ends, so that a stream capped at 50 events lets its start go.
+    const tasks = Array.from({ length: 80 }, (_, index) => ({ id: `node-${String(index)}`, parents: ['node-start'], durationMs: 2_000 }));
+    const talkative: WorkflowDefinition = { canvasId: 'c-hub-relay-talkative', nodes: [{ id: 'node-start', type: 'start' }, ...tasks, { id: 'node-last', parents: tasks.map(({ id }) => id), durationMs: 600_000 }] };
+    const emulator = await createEmulator({ clock: createScaledClock(25), rateLimit: false, samples: false, workflows: [talkative] });
+    const account = `hub-relay-trimmed-${process.pid}`;
+    const [first, second] = [appProcess(emulator, account, 50), appProcess(emulator, account, 50)];
+    try {
+      const starter = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, scheduler: emulator.scheduler, budget: false, timeoutMs: REQUEST_TIMEOUT_MS });
+      const { executionId } = await starter.executions.start('c-hub-relay-talkative');
+      const token = await createRunTokens({ secret: SECRET, scheduler: emulator.scheduler }).sign({ executionId, scope: ['read', 'cancel'], ttlMs: 600_000 });
+      const headers = { authorization: `Bearer ${token}` };
+      const url = `http://relay.test/executions/${executionId}/events`;
+      await readEvents(await first.relay.fetch(new Request(url, { headers })), (seen) => seen.some(({ event }) => event.type === 'node' && event.nodeId === 'node-last' && event.status === 'executing'));
+      const cancelled = await first.relay.fetch(new Request(`http://relay.test/executions/${executionId}/cancel`, { method: 'POST', headers }));
+      expect(((await cancelled.json()) as RunResult).endedBy).toBe('aborted');
+      const onFirst = await readEvents(await first.relay.fetch(new Request(url, { headers })));
+      expect(onFirst.at(-1)?.event).toMatchObject({ type: 'finished', result: { endedBy: 'aborted' } });
+      // The second process never followed it: it opens the trimmed stream, from the state it stands at.
+      const frames = await (await second.relay.fetch(new Request(url, { headers }))).text();
+      expect(frames).toContain('event: snapshot');
+      expect(frames).not.toContain('"endedBy":"failed"');
+      expect(frames).toContain('"endedBy":"aborted"');
+    } finally {
+      await closeAll([first, second], emulator);
     }
   }, 20_000);
 });

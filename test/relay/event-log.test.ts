@@ -11,7 +11,7 @@ import type { RunEvent } from '../../src/runs/events.js';
 
 /** A follow's hooks that do nothing, keeping `keepEvents` events. */
 function quietHooks(keepEvents: number): FollowHooks {
-  return { abort: () => Promise.resolve(), status: () => Promise.resolve('executing'), result: () => Promise.resolve(undefined), ended: () => undefined, used: () => undefined, unused: () => undefined, keepEvents };
+  return { abort: () => Promise.resolve(), aborting: () => undefined, status: () => Promise.resolve('executing'), result: () => Promise.resolve(undefined), ended: () => undefined, used: () => undefined, unused: () => undefined, keepEvents };
 }
 
 const event = (n: number): RunEvent => ({ type: 'connection', executionId: 'we-1', state: 'polling', attempt: n }) as unknown as RunEvent;
