@@ -81,6 +81,19 @@ function waitFor(scheduler: SchedulerLike, ms: number, signal: AbortSignal | und
   });
 }
 
+/** What holds a key that a claim would not hand out: an execution to follow, or a start in doubt. */
+export type HeldKey = Exclude<IdempotencyClaim, { readonly kind: 'start' }>;
+
+/** The store of `flowstream run --idempotency-key`, which can also look at a key without claiming it. */
+export interface FileIdempotencyStore extends IdempotencyStore {
+  /**
+   * What holds `key` — the execution a claim would follow, or a start in doubt — or undefined when a
+   * claim would start (the key is free). Waits, as a claim does, while another process's start with
+   * the key is on its way. Claims nothing: a process that dies after looking leaves the key as it was.
+   */
+  held(key: string, signal?: AbortSignal): Promise<HeldKey | undefined>;
+}
+
 /** Where {@link createFileIdempotencyStore} keeps its keys, and its clock. */
 export interface FileIdempotencyStoreOptions {
   /** The folder of the keys (made when missing, readable by its owner only). */
@@ -96,7 +109,7 @@ export interface FileIdempotencyStoreOptions {
  * Keys are kept apart per API base URL (a key given against another service is another key). A claim
  * whose process died before its start answered is in doubt until it expires, as in every store.
  */
-export function createFileIdempotencyStore(options: FileIdempotencyStoreOptions): IdempotencyStore {
+export function createFileIdempotencyStore(options: FileIdempotencyStoreOptions): FileIdempotencyStore {
   const { directory, baseUrl } = options;
   const scheduler = options.scheduler ?? asyncScheduler;
   const folderOf = (key: string): string => join(directory, createHash('sha256').update(`${baseUrl}\n${key}`).digest('hex'));
@@ -132,6 +145,31 @@ export function createFileIdempotencyStore(options: FileIdempotencyStoreOptions)
     await writeFile(written, JSON.stringify(change(claim)), { mode: 0o600 });
     await rename(written, file);
   };
+  /**
+   * What is stored under the key once no other process's start with it is on its way (waited for
+   * meanwhile): the latest claim's number, and what a claim does now.
+   */
+  const settled = async (folder: string, signal: AbortSignal | undefined): Promise<{ readonly number: number; readonly now: number; readonly decision: 'start' | HeldKey }> => {
+    for (;;) {
+      signal?.throwIfAborted();
+      const found = await latest(folder);
+      if (found === null) continue;
+      const now = scheduler.now();
+      const decision = decideClaim(found.claim === undefined ? undefined : storedClaim(found.claim), now);
+      switch (decision.kind) {
+        case 'start':
+          return { number: found.number, now, decision: 'start' };
+        case 'wait':
+          await waitFor(scheduler, WAIT_MS, signal);
+          continue;
+        case 'follow':
+        case 'in-doubt':
+          return { number: found.number, now, decision };
+        default:
+          return decision satisfies never;
+      }
+    }
+  };
   return {
     async claim(key, ttlMs, claimOptions = {}): Promise<IdempotencyClaim> {
       idempotencyKey(key);
@@ -139,43 +177,47 @@ export function createFileIdempotencyStore(options: FileIdempotencyStoreOptions)
       const folder = folderOf(key);
       await mkdir(folder, { recursive: true, mode: 0o700 });
       for (;;) {
-        claimOptions.signal?.throwIfAborted();
-        const found = await latest(folder);
-        if (found === null) continue;
-        const now = scheduler.now();
-        const decision = decideClaim(found.claim === undefined ? undefined : storedClaim(found.claim), now);
-        switch (decision.kind) {
-          case 'start': {
-            const number = found.number + 1;
-            const token = `${number}:${randomUUID()}`;
-            const claim: ClaimFile = { token, claimedAt: now, expiresAt: now + ttlMs, host: hostname(), pid: process.pid };
-            const written = join(folder, `.${randomUUID()}.tmp`);
-            await writeFile(written, JSON.stringify(claim), { mode: 0o600 });
-            try {
-              await link(written, join(folder, `claim-${number}.json`));
-            } catch (error) {
-              // Another process took this number first: read its claim.
-              if (isErrno(error, 'EEXIST')) continue;
-              throw error;
-            } finally {
-              await rm(written, { force: true });
-            }
-            if (found.number > 0) await rm(join(folder, `claim-${found.number}.json`), { force: true });
-            return { kind: 'start', token };
-          }
-          case 'wait':
-            await waitFor(scheduler, WAIT_MS, claimOptions.signal);
-            continue;
-          case 'follow':
-          case 'in-doubt':
-            return decision;
-          default:
-            return decision satisfies never;
+        const { number: latestNumber, now, decision } = await settled(folder, claimOptions.signal);
+        if (decision !== 'start') return decision;
+        const number = latestNumber + 1;
+        const token = `${number}:${randomUUID()}`;
+        const claim: ClaimFile = { token, claimedAt: now, expiresAt: now + ttlMs, host: hostname(), pid: process.pid };
+        const written = join(folder, `.${randomUUID()}.tmp`);
+        await writeFile(written, JSON.stringify(claim), { mode: 0o600 });
+        try {
+          await link(written, join(folder, `claim-${number}.json`));
+        } catch (error) {
+          // Another process took this number first: read its claim.
+          if (isErrno(error, 'EEXIST')) continue;
+          throw error;
+        } finally {
+          await rm(written, { force: true });
         }
+        if (latestNumber > 0) await rm(join(folder, `claim-${latestNumber}.json`), { force: true });
+        return { kind: 'start', token };
       }
+    },
+    async held(key, signal): Promise<HeldKey | undefined> {
+      idempotencyKey(key);
+      const { decision } = await settled(folderOf(key), signal);
+      return decision === 'start' ? undefined : decision;
     },
     record: (key, token, executionId) => settle(key, token, (claim) => ({ ...claim, executionId })),
     release: (key, token) => settle(key, token, (claim) => ({ ...claim, released: true })),
     abandon: (key, token) => settle(key, token, (claim) => ({ ...claim, abandoned: true })),
+  };
+}
+
+/**
+ * `store`, whose claims of `key` answer `held` (what {@link FileIdempotencyStore.held} found before the
+ * uploads of `--file`) without reading the key again: a key that expires meanwhile cannot start a run
+ * whose files were never uploaded.
+ */
+export function answeringHeld(store: IdempotencyStore, key: string, held: HeldKey): IdempotencyStore {
+  return {
+    claim: (claimed, ttlMs, options) => (claimed === key ? Promise.resolve(held) : store.claim(claimed, ttlMs, options)),
+    record: (claimed, token, executionId) => store.record(claimed, token, executionId),
+    release: (claimed, token) => store.release(claimed, token),
+    abandon: (claimed, token) => store.abandon(claimed, token),
   };
 }

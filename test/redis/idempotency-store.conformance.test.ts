@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createFileIdempotencyStore } from '../../src/cli/idempotency-keys.js';
+import { createFileIdempotencyStore, type FileIdempotencyStore } from '../../src/cli/idempotency-keys.js';
 import { clockScheduler, createManualClock, type ManualClock } from '../../src/emulator/index.js';
 import { InvalidArgumentError } from '../../src/errors/validation-errors.js';
 import { createRedisIdempotencyStore, type RedisIdempotencyStore } from '../../src/redis/index.js';
@@ -71,8 +71,8 @@ const WITHIN_MS = 10_000;
  * Resolves a claim that waits on another's start: while it waits, the clock moves to its next timer
  * (a waiting Redis claim looks again every `pollMs`; the owner's lease is renewed every third of a lease).
  */
-async function awaited(clock: ManualClock, claim: Promise<IdempotencyClaim>): Promise<IdempotencyClaim> {
-  let outcome: { readonly value: IdempotencyClaim } | { readonly error: unknown } | undefined;
+async function awaited<T>(clock: ManualClock, claim: Promise<T>): Promise<T> {
+  let outcome: { readonly value: T } | { readonly error: unknown } | undefined;
   claim.then(
     (value) => (outcome = { value }),
     (error: unknown) => (outcome = { error }),
@@ -202,5 +202,36 @@ describe('createRedisIdempotencyStore: owners', () => {
     } finally {
       redis.disconnect();
     }
+  });
+});
+
+describe('createFileIdempotencyStore: held', () => {
+  const fileStores = (): { readonly clock: ManualClock; readonly stores: readonly [FileIdempotencyStore, FileIdempotencyStore] } => {
+    const clock = createManualClock();
+    const directory = join(folders, `keys-${(accounts += 1)}`);
+    const make = (): FileIdempotencyStore => createFileIdempotencyStore({ directory, baseUrl: 'http://127.0.0.1:1/v1', scheduler: clockScheduler(clock) });
+    return { clock, stores: [make(), make()] };
+  };
+
+  it('says what holds a key without claiming it: nothing while free, the execution once recorded, in doubt once abandoned', async () => {
+    const { clock, stores: [a, b] } = fileStores();
+    expect(await b.held('k')).toBeUndefined();
+    // Looking claimed nothing: the key is still free.
+    const token = await started(a.claim('k', TTL_MS));
+    await a.record('k', token, 'we-1');
+    expect(await b.held('k')).toEqual({ kind: 'follow', executionId: 'we-1' });
+    clock.advance(TTL_MS);
+    expect(await b.held('k')).toBeUndefined();
+    const claimedAt = clock.now();
+    await a.abandon('k', await started(a.claim('k', TTL_MS)));
+    expect(await b.held('k')).toEqual({ kind: 'in-doubt', claimedAt });
+  });
+
+  it('waits while another process’s start with the key is on its way, then says the execution it recorded', async () => {
+    const { clock, stores: [a, b] } = fileStores();
+    const token = await started(a.claim('k', TTL_MS));
+    const looking = b.held('k');
+    await a.record('k', token, 'we-1');
+    expect(await awaited(clock, looking)).toEqual({ kind: 'follow', executionId: 'we-1' });
   });
 });
