@@ -98,6 +98,17 @@ describe('flowstream run --idempotency-key', { timeout: 60_000 }, () => {
     expect(startsOf('c-test-attached')).toBe(1);
   });
 
+  it('says it follows the execution the key started, with its id, rather than that it starts a run', async () => {
+    const first = flowstreamFromSource(['run', 'c-test-nightly', '--idempotency-key', 'nightly-said'], env);
+    expect(await first.exited()).toBe(0);
+    expect(first.stdout()).toContain('Starting a run of c-test-nightly');
+    const [started] = emulator.requests.list({ endpoint: 'run', canvasId: 'c-test-nightly' }).slice(-1);
+    const again = flowstreamFromSource(['run', 'c-test-nightly', '--idempotency-key', 'nightly-said'], env);
+    expect(await again.exited()).toBe(0);
+    expect(again.stdout()).not.toContain('Starting a run');
+    expect(again.stdout().split('\n')[0]).toBe(`Following execution ${started?.executionId ?? '?'} of c-test-nightly, started earlier with --idempotency-key nightly-said`);
+  });
+
   it('run again with a key whose start is in doubt uploads no --file and exits 5', async () => {
     emulator.faults.add({ kind: 'drop', after: true, endpoint: 'run', times: 1 });
     const lost = flowstreamFromSource(['run', 'c-test-attached', '--file', `attachment=${attachment}`, '--idempotency-key', 'attached-2'], env);

@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { idempotencyKey, type IdempotencyStore } from '../../runs/idempotency.js';
+import { terminalText } from '../format/terminal-text.js';
 import { collectAssignment, type Assignment } from '../assignments.js';
 import { connect, errorSubject, withConnectionOptions } from '../connect.js';
 import { resolveConnection } from '../connection.js';
@@ -57,6 +58,12 @@ async function keyedRun(key: string, flags: RunFlags, context: CliContext): Prom
   return held === undefined ? { store } : { store: answeringHeld(store, key, held), held };
 }
 
+/** The command's first line: the run it starts, or the execution its key started earlier, which it follows. */
+function runHeading(canvasId: string, key: string | undefined, held: HeldKey | undefined): string {
+  if (key === undefined || held?.kind !== 'follow') return `Starting a run of ${canvasId}`;
+  return `Following execution ${held.executionId} of ${canvasId}, started earlier with --idempotency-key ${terminalText(key)}`;
+}
+
 async function run(canvasId: string, flags: RunFlags, context: CliContext): Promise<CommandOutcome> {
   if (flags.idempotencyTtl !== undefined && flags.idempotencyKey === undefined) throw new UsageError('--idempotency-ttl needs --idempotency-key.');
   const keyed = flags.idempotencyKey === undefined ? undefined : await keyedRun(idempotencyKey(flags.idempotencyKey), flags, context);
@@ -85,7 +92,7 @@ async function run(canvasId: string, flags: RunFlags, context: CliContext): Prom
     },
   };
   const ending = followRun(run$, { renderer, onInterrupt: flags.abort ? 'abort' : 'detach', interrupts: context.interrupts, notices: context.stderr });
-  if (!flags.json) context.stdout.write(`Starting a run of ${canvasId}\n`);
+  if (!flags.json) context.stdout.write(`${runHeading(canvasId, flags.idempotencyKey, keyed?.held)}\n`);
   display.current = createRenderer(context.stdout, { json: flags.json, quiet: flags.quiet });
   const ended = await ending;
   // The abort goes on in the background after the command returns; the process waits for its answer.
