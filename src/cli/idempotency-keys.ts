@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { link, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { link, mkdir, readdir, readFile, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { homedir, hostname } from 'node:os';
 import { join } from 'node:path';
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
@@ -11,7 +11,9 @@ import { decideClaim, type IdempotencyClaim, type IdempotencyStore, idempotencyK
  * folder; each claim of it is a numbered file, written whole and then linked to its name (link(2)
  * fails when the name exists): of two processes taking the key at once, one makes the next number and
  * the other sees it, so a start is never claimed twice, and no reader sees half a claim. The owner
- * settles its claim by replacing its file (write and rename).
+ * settles its claim by replacing its file (write and rename). The keys of one API base URL share a
+ * folder; each new claim sweeps the free ones of that folder (expired or released), so keys do not pile
+ * up on disk.
  */
 
 /** How often a claim whose start is still on its way in another process is read again. */
@@ -60,6 +62,11 @@ function storedClaim(claim: ClaimFile): StoredClaim | undefined {
 
 function isErrno(error: unknown, code: string): boolean {
   return (error as NodeJS.ErrnoException | undefined)?.code === code;
+}
+
+/** A folder's name for a base URL or a key: any text, fixed length. */
+function hashed(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
 }
 
 function claimNumber(name: string): number | undefined {
@@ -112,14 +119,19 @@ export interface FileIdempotencyStoreOptions {
 export function createFileIdempotencyStore(options: FileIdempotencyStoreOptions): FileIdempotencyStore {
   const { directory, baseUrl } = options;
   const scheduler = options.scheduler ?? asyncScheduler;
-  const folderOf = (key: string): string => join(directory, createHash('sha256').update(`${baseUrl}\n${key}`).digest('hex'));
-  /** The latest claim of the key and its number (0 and none when never claimed); null when a newer claim swept it meanwhile. */
-  const latest = async (folder: string): Promise<{ readonly number: number; readonly claim?: ClaimFile } | null> => {
+  const service = join(directory, hashed(baseUrl));
+  const folderOf = (key: string): string => join(service, hashed(key));
+  /** The claims in the key's folder, by number (none when the folder is missing). */
+  const numbers = async (folder: string): Promise<number[]> => {
     const names = await readdir(folder).catch((error: unknown) => {
       if (isErrno(error, 'ENOENT')) return [];
       throw error;
     });
-    const number = Math.max(0, ...names.map(claimNumber).filter((found) => found !== undefined));
+    return names.map(claimNumber).filter((found) => found !== undefined);
+  };
+  /** The latest claim of the key and its number (0 and none when never claimed); null when a newer claim swept it meanwhile. */
+  const latest = async (folder: string): Promise<{ readonly number: number; readonly claim?: ClaimFile } | null> => {
+    const number = Math.max(0, ...(await numbers(folder)));
     if (number === 0) return { number };
     try {
       return { number, claim: JSON.parse(await readFile(join(folder, `claim-${number}.json`), 'utf8')) as ClaimFile };
@@ -136,7 +148,7 @@ export function createFileIdempotencyStore(options: FileIdempotencyStoreOptions)
     try {
       claim = JSON.parse(await readFile(file, 'utf8')) as ClaimFile;
     } catch (error) {
-      // A newer claim took the key once this one expired: its old owner writes nothing.
+      // A newer claim took the key once this one expired, or it was swept: its old owner writes nothing.
       if (isErrno(error, 'ENOENT')) return;
       throw error;
     }
@@ -170,30 +182,74 @@ export function createFileIdempotencyStore(options: FileIdempotencyStoreOptions)
       }
     }
   };
+  /**
+   * Takes the free key of `folder`, whose latest claim was number `read`, with the next number: its
+   * token, or undefined when another process took it first or the read was stale. A number is taken
+   * once (link(2)); a process that read the folder before a sweep emptied it would take a number that
+   * a process reading it after the sweep does not see, so a claim whose predecessor is gone, or that
+   * a later number already follows, gives its number back and reads again.
+   */
+  const take = async (folder: string, read: number, claimedAt: number, ttlMs: number): Promise<string | undefined> => {
+    const number = read + 1;
+    const token = `${number}:${randomUUID()}`;
+    const claim: ClaimFile = { token, claimedAt, expiresAt: claimedAt + ttlMs, host: hostname(), pid: process.pid };
+    const written = join(folder, `.${randomUUID()}.tmp`);
+    try {
+      await writeFile(written, JSON.stringify(claim), { mode: 0o600 });
+      await link(written, join(folder, `claim-${number}.json`));
+    } catch (error) {
+      // EEXIST: another process took this number first; ENOENT: a sweep removed the folder meanwhile.
+      if (isErrno(error, 'EEXIST') || isErrno(error, 'ENOENT')) return undefined;
+      throw error;
+    } finally {
+      await rm(written, { force: true });
+    }
+    const now = await numbers(folder);
+    if ((read > 0 && !now.includes(read)) || now.some((other) => other > number)) {
+      await rm(join(folder, `claim-${number}.json`), { force: true });
+      return undefined;
+    }
+    if (read > 0) await rm(join(folder, `claim-${read}.json`), { force: true });
+    return token;
+  };
+  /**
+   * Removes the keys of this service that are free (their TTL over, or released), but `kept`'s. Each is
+   * claimed first, as a run would claim it — never a live key, one in doubt, or one whose start is on
+   * its way — then its claim and folder removed: a process that claims it meanwhile waits, then finds
+   * it free. A folder that cannot be read is left as it is: sweeping never fails a claim.
+   */
+  const sweep = async (kept: string): Promise<void> => {
+    const folders = await readdir(service).catch(() => []);
+    for (const name of folders) {
+      const folder = join(service, name);
+      if (folder === kept) continue;
+      try {
+        const found = await latest(folder);
+        if (found === null) continue;
+        const now = scheduler.now();
+        if (decideClaim(found.claim === undefined ? undefined : storedClaim(found.claim), now).kind !== 'start') continue;
+        const token = found.number === 0 ? undefined : await take(folder, found.number, now, 0);
+        if (found.number > 0 && token === undefined) continue;
+        if (token !== undefined) await rm(join(folder, `claim-${token.split(':')[0] ?? ''}.json`), { force: true });
+        // Fails while anything is in it: another process's claim, or one being written.
+        await rmdir(folder);
+      } catch {
+        continue;
+      }
+    }
+  };
   return {
     async claim(key, ttlMs, claimOptions = {}): Promise<IdempotencyClaim> {
       idempotencyKey(key);
       idempotencyTtlMs(ttlMs);
       const folder = folderOf(key);
-      await mkdir(folder, { recursive: true, mode: 0o700 });
       for (;;) {
-        const { number: latestNumber, now, decision } = await settled(folder, claimOptions.signal);
+        await mkdir(folder, { recursive: true, mode: 0o700 });
+        const { number, now, decision } = await settled(folder, claimOptions.signal);
         if (decision !== 'start') return decision;
-        const number = latestNumber + 1;
-        const token = `${number}:${randomUUID()}`;
-        const claim: ClaimFile = { token, claimedAt: now, expiresAt: now + ttlMs, host: hostname(), pid: process.pid };
-        const written = join(folder, `.${randomUUID()}.tmp`);
-        await writeFile(written, JSON.stringify(claim), { mode: 0o600 });
-        try {
-          await link(written, join(folder, `claim-${number}.json`));
-        } catch (error) {
-          // Another process took this number first: read its claim.
-          if (isErrno(error, 'EEXIST')) continue;
-          throw error;
-        } finally {
-          await rm(written, { force: true });
-        }
-        if (latestNumber > 0) await rm(join(folder, `claim-${latestNumber}.json`), { force: true });
+        const token = await take(folder, number, now, ttlMs);
+        if (token === undefined) continue;
+        await sweep(folder);
         return { kind: 'start', token };
       }
     },

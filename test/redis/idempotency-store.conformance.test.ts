@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -205,14 +205,22 @@ describe('createRedisIdempotencyStore: owners', () => {
   });
 });
 
-describe('createFileIdempotencyStore: held', () => {
-  const fileStores = (): { readonly clock: ManualClock; readonly stores: readonly [FileIdempotencyStore, FileIdempotencyStore] } => {
-    const clock = createManualClock();
-    const directory = join(folders, `keys-${(accounts += 1)}`);
-    const make = (): FileIdempotencyStore => createFileIdempotencyStore({ directory, baseUrl: 'http://127.0.0.1:1/v1', scheduler: clockScheduler(clock) });
-    return { clock, stores: [make(), make()] };
-  };
+/** Two handles on one folder of keys, as two runs of `flowstream run --idempotency-key`, and a handle of another service. */
+function fileStores(): { readonly clock: ManualClock; readonly directory: string; readonly stores: readonly [FileIdempotencyStore, FileIdempotencyStore]; readonly otherService: FileIdempotencyStore } {
+  const clock = createManualClock();
+  const directory = join(folders, `keys-${(accounts += 1)}`);
+  const make = (baseUrl: string): FileIdempotencyStore => createFileIdempotencyStore({ directory, baseUrl, scheduler: clockScheduler(clock) });
+  return { clock, directory, stores: [make('http://127.0.0.1:1/v1'), make('http://127.0.0.1:1/v1')], otherService: make('http://127.0.0.1:2/v1') };
+}
 
+/** How many keys are on disk, over every service. */
+async function keysOnDisk(directory: string): Promise<number> {
+  const services = await readdir(directory);
+  const keys = await Promise.all(services.map((service) => readdir(join(directory, service))));
+  return keys.flat().length;
+}
+
+describe('createFileIdempotencyStore: held', () => {
   it('says what holds a key without claiming it: nothing while free, the execution once recorded, in doubt once abandoned', async () => {
     const { clock, stores: [a, b] } = fileStores();
     expect(await b.held('k')).toBeUndefined();
@@ -233,5 +241,48 @@ describe('createFileIdempotencyStore: held', () => {
     const looking = b.held('k');
     await a.record('k', token, 'we-1');
     expect(await awaited(clock, looking)).toEqual({ kind: 'follow', executionId: 'we-1' });
+  });
+});
+
+describe('createFileIdempotencyStore: sweeping', () => {
+  const SHORT_MS = 1_000;
+
+  it('a new claim removes the free keys of its service (expired or released), never a live one, one in doubt before its TTL, or one whose start is on its way', async () => {
+    const { clock, directory, stores: [a, b], otherService } = fileStores();
+    await a.record('expired', await started(a.claim('expired', SHORT_MS)), 'we-1');
+    await a.abandon('in-doubt-expired', await started(a.claim('in-doubt-expired', SHORT_MS)));
+    await a.record('live', await started(a.claim('live', TTL_MS)), 'we-2');
+    const claimedAt = clock.now();
+    await a.abandon('in-doubt', await started(a.claim('in-doubt', TTL_MS)));
+    // Its owner (this process) lives and its start has not answered: past its TTL it is still waited on.
+    const onItsWay = await started(a.claim('on-its-way', SHORT_MS));
+    // Released after the claims above, whose sweeps would have removed it.
+    await a.release('released', await started(a.claim('released', TTL_MS)));
+    await otherService.record('expired', await started(otherService.claim('expired', SHORT_MS)), 'we-other');
+    clock.advance(SHORT_MS);
+    expect(await keysOnDisk(directory)).toBe(7);
+    await started(b.claim('new', TTL_MS));
+    // live, in-doubt, on-its-way, new; and the other service's key, which a claim of its own sweeps.
+    expect(await keysOnDisk(directory)).toBe(5);
+    expect(await b.held('live')).toEqual({ kind: 'follow', executionId: 'we-2' });
+    expect(await b.held('in-doubt')).toEqual({ kind: 'in-doubt', claimedAt });
+    await a.record('on-its-way', onItsWay, 'we-3');
+    await started(otherService.claim('new', TTL_MS));
+    expect(await keysOnDisk(directory)).toBe(5);
+  });
+
+  it('two processes claiming one key while their claims of other keys sweep it hand it out once per TTL', async () => {
+    const { clock, stores: [a, b] } = fileStores();
+    for (let round = 0; round < 20; round += 1) {
+      const claims = [a.claim('k', TTL_MS), b.claim('k', TTL_MS)];
+      const sweeps = [a.claim(`a-${round}`, SHORT_MS), b.claim(`b-${round}`, SHORT_MS)];
+      const first = await Promise.race(claims.map(async (claim, index) => ({ index, value: await claim })));
+      expect(first.value.kind).toBe('start');
+      const owner = first.index === 0 ? a : b;
+      await owner.record('k', (first.value as { readonly token: string }).token, `we-${round}`);
+      expect(await awaited(clock, claims[1 - first.index]!)).toEqual({ kind: 'follow', executionId: `we-${round}` });
+      await Promise.all(sweeps.map(async (sweep, index) => (index === 0 ? a : b).release(`${index === 0 ? 'a' : 'b'}-${round}`, await started(sweep))));
+      clock.advance(TTL_MS);
+    }
   });
 });
