@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { link, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { link, mkdir, readdir, readFile, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { homedir, hostname } from 'node:os';
 import { join } from 'node:path';
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
@@ -11,7 +11,9 @@ import { decideClaim, type IdempotencyClaim, type IdempotencyStore, idempotencyK
  * folder; each claim of it is a numbered file, written whole and then linked to its name (link(2)
  * fails when the name exists): of two processes taking the key at once, one makes the next number and
  * the other sees it, so a start is never claimed twice, and no reader sees half a claim. The owner
- * settles its claim by replacing its file (write and rename).
+ * settles its claim by replacing its file (write and rename). The keys of one API base URL share a
+ * folder; each new claim sweeps the free ones of that folder (expired or released), so keys do not pile
+ * up on disk.
  */
 
 /** How often a claim whose start is still on its way in another process is read again. */
@@ -62,6 +64,11 @@ function isErrno(error: unknown, code: string): boolean {
   return (error as NodeJS.ErrnoException | undefined)?.code === code;
 }
 
+/** A folder's name for a base URL or a key: any text, fixed length. */
+function hashed(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
 function claimNumber(name: string): number | undefined {
   const match = /^claim-(\d+)\.json$/u.exec(name);
   return match?.[1] === undefined ? undefined : Number(match[1]);
@@ -81,6 +88,19 @@ function waitFor(scheduler: SchedulerLike, ms: number, signal: AbortSignal | und
   });
 }
 
+/** What holds a key that a claim would not hand out: an execution to follow, or a start in doubt. */
+export type HeldKey = Exclude<IdempotencyClaim, { readonly kind: 'start' }>;
+
+/** The store of `flowstream run --idempotency-key`, which can also look at a key without claiming it. */
+export interface FileIdempotencyStore extends IdempotencyStore {
+  /**
+   * What holds `key` — the execution a claim would follow, or a start in doubt — or undefined when a
+   * claim would start (the key is free). Waits, as a claim does, while another process's start with
+   * the key is on its way. Claims nothing: a process that dies after looking leaves the key as it was.
+   */
+  held(key: string, signal?: AbortSignal): Promise<HeldKey | undefined>;
+}
+
 /** Where {@link createFileIdempotencyStore} keeps its keys, and its clock. */
 export interface FileIdempotencyStoreOptions {
   /** The folder of the keys (made when missing, readable by its owner only). */
@@ -96,17 +116,22 @@ export interface FileIdempotencyStoreOptions {
  * Keys are kept apart per API base URL (a key given against another service is another key). A claim
  * whose process died before its start answered is in doubt until it expires, as in every store.
  */
-export function createFileIdempotencyStore(options: FileIdempotencyStoreOptions): IdempotencyStore {
+export function createFileIdempotencyStore(options: FileIdempotencyStoreOptions): FileIdempotencyStore {
   const { directory, baseUrl } = options;
   const scheduler = options.scheduler ?? asyncScheduler;
-  const folderOf = (key: string): string => join(directory, createHash('sha256').update(`${baseUrl}\n${key}`).digest('hex'));
-  /** The latest claim of the key and its number (0 and none when never claimed); null when a newer claim swept it meanwhile. */
-  const latest = async (folder: string): Promise<{ readonly number: number; readonly claim?: ClaimFile } | null> => {
+  const service = join(directory, hashed(baseUrl));
+  const folderOf = (key: string): string => join(service, hashed(key));
+  /** The claims in the key's folder, by number (none when the folder is missing). */
+  const numbers = async (folder: string): Promise<number[]> => {
     const names = await readdir(folder).catch((error: unknown) => {
       if (isErrno(error, 'ENOENT')) return [];
       throw error;
     });
-    const number = Math.max(0, ...names.map(claimNumber).filter((found) => found !== undefined));
+    return names.map(claimNumber).filter((found) => found !== undefined);
+  };
+  /** The latest claim of the key and its number (0 and none when never claimed); null when a newer claim swept it meanwhile. */
+  const latest = async (folder: string): Promise<{ readonly number: number; readonly claim?: ClaimFile } | null> => {
+    const number = Math.max(0, ...(await numbers(folder)));
     if (number === 0) return { number };
     try {
       return { number, claim: JSON.parse(await readFile(join(folder, `claim-${number}.json`), 'utf8')) as ClaimFile };
@@ -123,7 +148,7 @@ export function createFileIdempotencyStore(options: FileIdempotencyStoreOptions)
     try {
       claim = JSON.parse(await readFile(file, 'utf8')) as ClaimFile;
     } catch (error) {
-      // A newer claim took the key once this one expired: its old owner writes nothing.
+      // A newer claim took the key once this one expired, or it was swept: its old owner writes nothing.
       if (isErrno(error, 'ENOENT')) return;
       throw error;
     }
@@ -132,50 +157,123 @@ export function createFileIdempotencyStore(options: FileIdempotencyStoreOptions)
     await writeFile(written, JSON.stringify(change(claim)), { mode: 0o600 });
     await rename(written, file);
   };
+  /**
+   * What is stored under the key once no other process's start with it is on its way (waited for
+   * meanwhile): the latest claim's number, and what a claim does now.
+   */
+  const settled = async (folder: string, signal: AbortSignal | undefined): Promise<{ readonly number: number; readonly now: number; readonly decision: 'start' | HeldKey }> => {
+    for (;;) {
+      signal?.throwIfAborted();
+      const found = await latest(folder);
+      if (found === null) continue;
+      const now = scheduler.now();
+      const decision = decideClaim(found.claim === undefined ? undefined : storedClaim(found.claim), now);
+      switch (decision.kind) {
+        case 'start':
+          return { number: found.number, now, decision: 'start' };
+        case 'wait':
+          await waitFor(scheduler, WAIT_MS, signal);
+          continue;
+        case 'follow':
+        case 'in-doubt':
+          return { number: found.number, now, decision };
+        default:
+          return decision satisfies never;
+      }
+    }
+  };
+  /**
+   * Takes the free key of `folder`, whose latest claim was number `read`, with the next number: its
+   * token, or undefined when another process took it first or the read was stale. A number is taken
+   * once (link(2)); a process that read the folder before a sweep emptied it would take a number that
+   * a process reading it after the sweep does not see, so a claim whose predecessor is gone, or that
+   * a later number already follows, gives its number back and reads again.
+   */
+  const take = async (folder: string, read: number, claimedAt: number, ttlMs: number): Promise<string | undefined> => {
+    const number = read + 1;
+    const token = `${number}:${randomUUID()}`;
+    const claim: ClaimFile = { token, claimedAt, expiresAt: claimedAt + ttlMs, host: hostname(), pid: process.pid };
+    const written = join(folder, `.${randomUUID()}.tmp`);
+    try {
+      await writeFile(written, JSON.stringify(claim), { mode: 0o600 });
+      await link(written, join(folder, `claim-${number}.json`));
+    } catch (error) {
+      // EEXIST: another process took this number first; ENOENT: a sweep removed the folder meanwhile.
+      if (isErrno(error, 'EEXIST') || isErrno(error, 'ENOENT')) return undefined;
+      throw error;
+    } finally {
+      await rm(written, { force: true });
+    }
+    const now = await numbers(folder);
+    if ((read > 0 && !now.includes(read)) || now.some((other) => other > number)) {
+      await rm(join(folder, `claim-${number}.json`), { force: true });
+      return undefined;
+    }
+    if (read > 0) await rm(join(folder, `claim-${read}.json`), { force: true });
+    return token;
+  };
+  /**
+   * Removes the keys of this service that are free (their TTL over, or released), but `kept`'s. Each is
+   * claimed first, as a run would claim it — never a live key, one in doubt, or one whose start is on
+   * its way — then its claim and folder removed: a process that claims it meanwhile waits, then finds
+   * it free. A folder that cannot be read is left as it is: sweeping never fails a claim.
+   */
+  const sweep = async (kept: string): Promise<void> => {
+    const folders = await readdir(service).catch(() => []);
+    for (const name of folders) {
+      const folder = join(service, name);
+      if (folder === kept) continue;
+      try {
+        const found = await latest(folder);
+        if (found === null) continue;
+        const now = scheduler.now();
+        if (decideClaim(found.claim === undefined ? undefined : storedClaim(found.claim), now).kind !== 'start') continue;
+        const token = found.number === 0 ? undefined : await take(folder, found.number, now, 0);
+        if (found.number > 0 && token === undefined) continue;
+        if (token !== undefined) await rm(join(folder, `claim-${token.split(':')[0] ?? ''}.json`), { force: true });
+        // Fails while anything is in it: another process's claim, or one being written.
+        await rmdir(folder);
+      } catch {
+        continue;
+      }
+    }
+  };
   return {
     async claim(key, ttlMs, claimOptions = {}): Promise<IdempotencyClaim> {
       idempotencyKey(key);
       idempotencyTtlMs(ttlMs);
       const folder = folderOf(key);
-      await mkdir(folder, { recursive: true, mode: 0o700 });
       for (;;) {
-        claimOptions.signal?.throwIfAborted();
-        const found = await latest(folder);
-        if (found === null) continue;
-        const now = scheduler.now();
-        const decision = decideClaim(found.claim === undefined ? undefined : storedClaim(found.claim), now);
-        switch (decision.kind) {
-          case 'start': {
-            const number = found.number + 1;
-            const token = `${number}:${randomUUID()}`;
-            const claim: ClaimFile = { token, claimedAt: now, expiresAt: now + ttlMs, host: hostname(), pid: process.pid };
-            const written = join(folder, `.${randomUUID()}.tmp`);
-            await writeFile(written, JSON.stringify(claim), { mode: 0o600 });
-            try {
-              await link(written, join(folder, `claim-${number}.json`));
-            } catch (error) {
-              // Another process took this number first: read its claim.
-              if (isErrno(error, 'EEXIST')) continue;
-              throw error;
-            } finally {
-              await rm(written, { force: true });
-            }
-            if (found.number > 0) await rm(join(folder, `claim-${found.number}.json`), { force: true });
-            return { kind: 'start', token };
-          }
-          case 'wait':
-            await waitFor(scheduler, WAIT_MS, claimOptions.signal);
-            continue;
-          case 'follow':
-          case 'in-doubt':
-            return decision;
-          default:
-            return decision satisfies never;
-        }
+        await mkdir(folder, { recursive: true, mode: 0o700 });
+        const { number, now, decision } = await settled(folder, claimOptions.signal);
+        if (decision !== 'start') return decision;
+        const token = await take(folder, number, now, ttlMs);
+        if (token === undefined) continue;
+        await sweep(folder);
+        return { kind: 'start', token };
       }
+    },
+    async held(key, signal): Promise<HeldKey | undefined> {
+      idempotencyKey(key);
+      const { decision } = await settled(folderOf(key), signal);
+      return decision === 'start' ? undefined : decision;
     },
     record: (key, token, executionId) => settle(key, token, (claim) => ({ ...claim, executionId })),
     release: (key, token) => settle(key, token, (claim) => ({ ...claim, released: true })),
     abandon: (key, token) => settle(key, token, (claim) => ({ ...claim, abandoned: true })),
+  };
+}
+
+/**
+ * `store`, whose claims of `key` answer `held` (what {@link FileIdempotencyStore.held} found before the
+ * uploads of `--file`) without reading the key again: a key that expires meanwhile cannot start a run
+ * whose files were never uploaded.
+ */
+export function answeringHeld(store: IdempotencyStore, key: string, held: HeldKey): IdempotencyStore {
+  return {
+    claim: (claimed, ttlMs, options) => (claimed === key ? Promise.resolve(held) : store.claim(claimed, ttlMs, options)),
+    record: (claimed, token, executionId) => store.record(claimed, token, executionId),
+    release: (claimed, token) => store.release(claimed, token),
+    abandon: (claimed, token) => store.abandon(claimed, token),
   };
 }

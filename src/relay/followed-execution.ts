@@ -129,7 +129,8 @@ export class FollowedExecution {
    * resolves with its result once the service shows it ended — `endedBy: 'aborted'` when the abort
    * ended it (service.md §3.5: the service itself only says `failed`). The abort is sent through an
    * outage until the service takes it (`FollowHooks.abort`), and the result waits for it: it rejects
-   * when the abort was given up. A finished execution is not aborted: its result comes at once.
+   * when the abort was given up, unless the execution ended meanwhile (then its result, with its own
+   * ending). A finished execution is not aborted: its result comes at once.
    */
   cancel(): Promise<RunResult> {
     if (this.#end === undefined && this.#aborting === undefined) {
@@ -143,7 +144,10 @@ export class FollowedExecution {
     if (aborting === undefined) return this.#result();
     if (this.#afterAbort === undefined) {
       // One answer for every cancel of this abort; tried again by the next cancel if it failed.
-      const answer = aborting.then(() => this.#resultAfterAbort());
+      const answer = aborting.then(
+        () => this.#resultAfterAbort(),
+        (givenUp: unknown) => this.#endedAnyway(givenUp),
+      );
       this.#afterAbort = answer;
       answer.catch(() => {
         if (this.#afterAbort === answer) this.#afterAbort = undefined;
@@ -166,6 +170,20 @@ export class FollowedExecution {
     } catch (error: unknown) {
       throw error instanceof AggregateError ? error.errors[0] : error;
     }
+  }
+
+  /**
+   * The result when the abort was given up, if the execution ended meanwhile (it finished, or failed,
+   * during the outage): the follow's end, as its viewers were told it, or else the end the service
+   * shows now, with the execution's own ending (the abort never landed: `stop` is cleared by then).
+   * Otherwise the abort's error.
+   */
+  async #endedAnyway(givenUp: unknown): Promise<RunResult> {
+    const end = this.#end;
+    if (end?.kind === 'finished') return end.result;
+    return this.#readEnd().catch(() => {
+      throw givenUp;
+    });
   }
 
   /** The execution's end as the service shows it now, read apart from the follow, as this follow would say it. */

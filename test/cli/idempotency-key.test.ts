@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,14 +18,29 @@ const SHORT: WorkflowDefinition = {
   ],
 };
 
+/** A run that takes a file (a resource variable, service.md §5.5). */
+const ATTACHED: WorkflowDefinition = {
+  canvasId: 'c-test-attached',
+  title: 'Summarise the attachment',
+  nodes: [
+    { id: 'node-start', type: 'start', title: 'Start' },
+    { id: 'node-attachment', type: 'resource', title: 'Attachment' },
+    { id: 'node-summary', title: 'Summarise', parents: ['node-start', 'node-attachment'], durationMs: 4_000, messages: [{ content: 'Summarised.' }] },
+  ],
+  variables: [{ name: 'attachment', variableType: 'resource' }],
+};
+
 let emulator: Emulator;
 let state: string;
 let env: Record<string, string>;
+let attachment: string;
 
 beforeAll(async () => {
-  emulator = await createEmulator({ speed: 20, rateLimit: false, workflows: [SHORT] });
+  emulator = await createEmulator({ speed: 20, rateLimit: false, workflows: [SHORT, ATTACHED] });
   state = await mkdtemp(join(tmpdir(), 'flowstream-state-'));
   env = { FLOWSTREAM_API_KEY: emulator.apiKey, FLOWSTREAM_BASE_URL: emulator.url, FLOWSTREAM_STATE_DIR: state };
+  attachment = join(state, 'notes.md');
+  await writeFile(attachment, '# Notes\n');
 });
 
 afterAll(async () => {
@@ -70,6 +85,39 @@ describe('flowstream run --idempotency-key', { timeout: 60_000 }, () => {
     expect(again.stderr()).toContain('--idempotency-key nightly-3 was started at');
     expect(again.stderr()).toContain('Nothing was started again');
     expect(startsOf('c-test-nightly')).toBe(before + 1);
+  });
+
+  it('run again with a key that started an execution uploads no --file: it follows that execution', async () => {
+    const first = flowstreamFromSource(['run', 'c-test-attached', '--file', `attachment=${attachment}`, '--idempotency-key', 'attached-1', '--quiet'], env);
+    expect(await first.exited()).toBe(0);
+    const uploads = emulator.requests.list({ endpoint: 'upload' }).length;
+    expect(uploads).toBeGreaterThan(0);
+    const again = flowstreamFromSource(['run', 'c-test-attached', '--file', `attachment=${attachment}`, '--idempotency-key', 'attached-1', '--quiet'], env);
+    expect(await again.exited()).toBe(0);
+    expect(emulator.requests.list({ endpoint: 'upload' })).toHaveLength(uploads);
+    expect(startsOf('c-test-attached')).toBe(1);
+  });
+
+  it('says it follows the execution the key started, with its id, rather than that it starts a run', async () => {
+    const first = flowstreamFromSource(['run', 'c-test-nightly', '--idempotency-key', 'nightly-said'], env);
+    expect(await first.exited()).toBe(0);
+    expect(first.stdout()).toContain('Starting a run of c-test-nightly');
+    const [started] = emulator.requests.list({ endpoint: 'run', canvasId: 'c-test-nightly' }).slice(-1);
+    const again = flowstreamFromSource(['run', 'c-test-nightly', '--idempotency-key', 'nightly-said'], env);
+    expect(await again.exited()).toBe(0);
+    expect(again.stdout()).not.toContain('Starting a run');
+    expect(again.stdout().split('\n')[0]).toBe(`Following execution ${started?.executionId ?? '?'} of c-test-nightly, started earlier with --idempotency-key nightly-said`);
+  });
+
+  it('run again with a key whose start is in doubt uploads no --file and exits 5', async () => {
+    emulator.faults.add({ kind: 'drop', after: true, endpoint: 'run', times: 1 });
+    const lost = flowstreamFromSource(['run', 'c-test-attached', '--file', `attachment=${attachment}`, '--idempotency-key', 'attached-2'], env);
+    expect(await lost.exited()).toBe(3);
+    const uploads = emulator.requests.list({ endpoint: 'upload' }).length;
+    const again = flowstreamFromSource(['run', 'c-test-attached', '--file', `attachment=${attachment}`, '--idempotency-key', 'attached-2'], env);
+    expect(await again.exited()).toBe(5);
+    expect(again.stderr()).toContain('Nothing was started again');
+    expect(emulator.requests.list({ endpoint: 'upload' })).toHaveLength(uploads);
   });
 
   it('refuses --idempotency-ttl without a key, sending nothing (exit 2)', async () => {

@@ -1,9 +1,9 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createFileIdempotencyStore } from '../../src/cli/idempotency-keys.js';
+import { createFileIdempotencyStore, type FileIdempotencyStore } from '../../src/cli/idempotency-keys.js';
 import { clockScheduler, createManualClock, type ManualClock } from '../../src/emulator/index.js';
 import { InvalidArgumentError } from '../../src/errors/validation-errors.js';
 import { createRedisIdempotencyStore, type RedisIdempotencyStore } from '../../src/redis/index.js';
@@ -71,8 +71,8 @@ const WITHIN_MS = 10_000;
  * Resolves a claim that waits on another's start: while it waits, the clock moves to its next timer
  * (a waiting Redis claim looks again every `pollMs`; the owner's lease is renewed every third of a lease).
  */
-async function awaited(clock: ManualClock, claim: Promise<IdempotencyClaim>): Promise<IdempotencyClaim> {
-  let outcome: { readonly value: IdempotencyClaim } | { readonly error: unknown } | undefined;
+async function awaited<T>(clock: ManualClock, claim: Promise<T>): Promise<T> {
+  let outcome: { readonly value: T } | { readonly error: unknown } | undefined;
   claim.then(
     (value) => (outcome = { value }),
     (error: unknown) => (outcome = { error }),
@@ -201,6 +201,88 @@ describe('createRedisIdempotencyStore: owners', () => {
       expect(await awaited(clock, waiting)).toEqual({ kind: 'in-doubt', claimedAt });
     } finally {
       redis.disconnect();
+    }
+  });
+});
+
+/** Two handles on one folder of keys, as two runs of `flowstream run --idempotency-key`, and a handle of another service. */
+function fileStores(): { readonly clock: ManualClock; readonly directory: string; readonly stores: readonly [FileIdempotencyStore, FileIdempotencyStore]; readonly otherService: FileIdempotencyStore } {
+  const clock = createManualClock();
+  const directory = join(folders, `keys-${(accounts += 1)}`);
+  const make = (baseUrl: string): FileIdempotencyStore => createFileIdempotencyStore({ directory, baseUrl, scheduler: clockScheduler(clock) });
+  return { clock, directory, stores: [make('http://127.0.0.1:1/v1'), make('http://127.0.0.1:1/v1')], otherService: make('http://127.0.0.1:2/v1') };
+}
+
+/** How many keys are on disk, over every service. */
+async function keysOnDisk(directory: string): Promise<number> {
+  const services = await readdir(directory);
+  const keys = await Promise.all(services.map((service) => readdir(join(directory, service))));
+  return keys.flat().length;
+}
+
+describe('createFileIdempotencyStore: held', () => {
+  it('says what holds a key without claiming it: nothing while free, the execution once recorded, in doubt once abandoned', async () => {
+    const { clock, stores: [a, b] } = fileStores();
+    expect(await b.held('k')).toBeUndefined();
+    // Looking claimed nothing: the key is still free.
+    const token = await started(a.claim('k', TTL_MS));
+    await a.record('k', token, 'we-1');
+    expect(await b.held('k')).toEqual({ kind: 'follow', executionId: 'we-1' });
+    clock.advance(TTL_MS);
+    expect(await b.held('k')).toBeUndefined();
+    const claimedAt = clock.now();
+    await a.abandon('k', await started(a.claim('k', TTL_MS)));
+    expect(await b.held('k')).toEqual({ kind: 'in-doubt', claimedAt });
+  });
+
+  it('waits while another process’s start with the key is on its way, then says the execution it recorded', async () => {
+    const { clock, stores: [a, b] } = fileStores();
+    const token = await started(a.claim('k', TTL_MS));
+    const looking = b.held('k');
+    await a.record('k', token, 'we-1');
+    expect(await awaited(clock, looking)).toEqual({ kind: 'follow', executionId: 'we-1' });
+  });
+});
+
+describe('createFileIdempotencyStore: sweeping', () => {
+  const SHORT_MS = 1_000;
+
+  it('a new claim removes the free keys of its service (expired or released), never a live one, one in doubt before its TTL, or one whose start is on its way', async () => {
+    const { clock, directory, stores: [a, b], otherService } = fileStores();
+    await a.record('expired', await started(a.claim('expired', SHORT_MS)), 'we-1');
+    await a.abandon('in-doubt-expired', await started(a.claim('in-doubt-expired', SHORT_MS)));
+    await a.record('live', await started(a.claim('live', TTL_MS)), 'we-2');
+    const claimedAt = clock.now();
+    await a.abandon('in-doubt', await started(a.claim('in-doubt', TTL_MS)));
+    // Its owner (this process) lives and its start has not answered: past its TTL it is still waited on.
+    const onItsWay = await started(a.claim('on-its-way', SHORT_MS));
+    // Released after the claims above, whose sweeps would have removed it.
+    await a.release('released', await started(a.claim('released', TTL_MS)));
+    await otherService.record('expired', await started(otherService.claim('expired', SHORT_MS)), 'we-other');
+    clock.advance(SHORT_MS);
+    expect(await keysOnDisk(directory)).toBe(7);
+    await started(b.claim('new', TTL_MS));
+    // live, in-doubt, on-its-way, new; and the other service's key, which a claim of its own sweeps.
+    expect(await keysOnDisk(directory)).toBe(5);
+    expect(await b.held('live')).toEqual({ kind: 'follow', executionId: 'we-2' });
+    expect(await b.held('in-doubt')).toEqual({ kind: 'in-doubt', claimedAt });
+    await a.record('on-its-way', onItsWay, 'we-3');
+    await started(otherService.claim('new', TTL_MS));
+    expect(await keysOnDisk(directory)).toBe(5);
+  });
+
+  it('two processes claiming one key while their claims of other keys sweep it hand it out once per TTL', async () => {
+    const { clock, stores: [a, b] } = fileStores();
+    for (let round = 0; round < 20; round += 1) {
+      const claims = [a.claim('k', TTL_MS), b.claim('k', TTL_MS)];
+      const sweeps = [a.claim(`a-${round}`, SHORT_MS), b.claim(`b-${round}`, SHORT_MS)];
+      const first = await Promise.race(claims.map(async (claim, index) => ({ index, value: await claim })));
+      expect(first.value.kind).toBe('start');
+      const owner = first.index === 0 ? a : b;
+      await owner.record('k', (first.value as { readonly token: string }).token, `we-${round}`);
+      expect(await awaited(clock, claims[1 - first.index]!)).toEqual({ kind: 'follow', executionId: `we-${round}` });
+      await Promise.all(sweeps.map(async (sweep, index) => (index === 0 ? a : b).release(`${index === 0 ? 'a' : 'b'}-${round}`, await started(sweep))));
+      clock.advance(TTL_MS);
     }
   });
 });

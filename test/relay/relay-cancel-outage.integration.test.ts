@@ -22,8 +22,8 @@ afterEach(async () => {
   await emulator?.close();
 });
 
-async function outageWorld(clock: ManualClock): Promise<{ em: Emulator; relay: RunRelay; executionId: string; cancel: (signal?: AbortSignal) => Promise<Response>; warnings: { message: string; meta: unknown }[] }> {
-  const em = await createEmulator({ clock, listen: false, rateLimit: false, samples: false, workflows: [task('c-long', { durationMs: 60 * 60_000 })] });
+async function outageWorld(clock: ManualClock, durationMs = 60 * 60_000): Promise<{ em: Emulator; relay: RunRelay; executionId: string; cancel: (signal?: AbortSignal) => Promise<Response>; warnings: { message: string; meta: unknown }[] }> {
+  const em = await createEmulator({ clock, listen: false, rateLimit: false, samples: false, workflows: [task('c-long', { durationMs })] });
   emulator = em;
   const warnings: { message: string; meta: unknown }[] = [];
   const client = createClient({
@@ -55,6 +55,18 @@ async function reachedTheService(em: Emulator, executionId: string): Promise<voi
   await vi.waitFor(() => {
     expect(em.requests.list({ executionId, after })).not.toHaveLength(0);
   }, { timeout: 10_000, interval: 5 });
+}
+
+/** A cancel whose abort the service refuses for longer than outageMs, driven until it is answered. */
+async function cancelGivenUp(clock: ManualClock, em: Emulator, executionId: string, cancel: () => Promise<Response>): Promise<Response> {
+  const began = clock.now();
+  let answer: Response | undefined;
+  void cancel().then((response) => (answer = response));
+  await reachedTheService(em, executionId);
+  await driveClock(clock, { until: () => answer !== undefined });
+  expect(clock.now() - began).toBeGreaterThanOrEqual(OUTAGE_MS);
+  if (answer === undefined) throw new Error('the cancel was not answered');
+  return answer;
 }
 
 describe('a cancel through the relay during a service outage', () => {
@@ -97,16 +109,25 @@ describe('a cancel through the relay during a service outage', () => {
     const clock = createManualClock();
     const { em, executionId, cancel, warnings } = await outageWorld(clock);
     em.faults.add({ kind: 'status', status: 503 });
-    const began = clock.now();
-    let answer: Response | undefined;
-    void cancel().then((response) => (answer = response));
-    await reachedTheService(em, executionId);
-    await driveClock(clock, { until: () => answer !== undefined });
-    expect(clock.now() - began).toBeGreaterThanOrEqual(OUTAGE_MS);
-    expect(answer?.status).toBe(502);
-    expect(await answer?.json()).toMatchObject({ error: 'SERVER_ERROR', message: expect.stringContaining('gave up') as unknown });
+    const answer = await cancelGivenUp(clock, em, executionId, cancel);
+    expect(answer.status).toBe(502);
+    expect(await answer.json()).toMatchObject({ error: 'SERVER_ERROR', message: expect.stringContaining('gave up') as unknown });
     expect(warnings.filter((warning) => warning.message === ABORT_FAILED_LOG)).toEqual([{ message: ABORT_FAILED_LOG, meta: expect.objectContaining({ executionId }) as unknown }]);
     expect(em.executions.get(executionId)?.status).toBe('executing');
+  }, 30_000);
+
+  it('answers the result, not 502, when the abort was given up but the execution finished meanwhile', async () => {
+    const clock = createManualClock();
+    // It finishes a minute after the cancel, while the service refuses every abort for longer than outageMs.
+    const { em, executionId, cancel, warnings } = await outageWorld(clock, 60_000);
+    em.faults.add({ kind: 'status', status: 503, endpoint: 'abort' });
+    const answer = await cancelGivenUp(clock, em, executionId, cancel);
+    expect(em.executions.get(executionId)?.status).toBe('finish');
+    expect(em.requests.list({ endpoint: 'abort', executionId, status: 200 })).toHaveLength(0);
+    expect(answer.status).toBe(200);
+    expect(await answer.json()).toMatchObject({ executionId, status: 'finish', endedBy: 'finish' });
+    // The client still says its abort was given up.
+    expect(warnings.filter((warning) => warning.message === ABORT_FAILED_LOG)).toHaveLength(1);
   }, 30_000);
 });
 

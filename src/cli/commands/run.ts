@@ -1,11 +1,12 @@
 import { Command } from 'commander';
-import { idempotencyKey } from '../../runs/idempotency.js';
+import { idempotencyKey, type IdempotencyStore } from '../../runs/idempotency.js';
+import { terminalText } from '../format/terminal-text.js';
 import { collectAssignment, type Assignment } from '../assignments.js';
 import { connect, errorSubject, withConnectionOptions } from '../connect.js';
 import { resolveConnection } from '../connection.js';
 import type { CliContext } from '../context.js';
 import type { CommandOutcome } from '../exit-code.js';
-import { createFileIdempotencyStore, idempotencyKeysDirectory } from '../idempotency-keys.js';
+import { answeringHeld, createFileIdempotencyStore, type HeldKey, idempotencyKeysDirectory } from '../idempotency-keys.js';
 import { positiveSeconds } from '../numbers.js';
 import { outcomeAbout, outcomeOfRun } from '../outcome.js';
 import { createRenderer } from '../progress/create-renderer.js';
@@ -46,13 +47,29 @@ Exit codes: 0 finished, 1 workflow failed or timed out, 2 usage error, 3 API or 
 4 the execution could not be aborted (it may still be running), 5 a start with the
 --idempotency-key may have reached the service but its answer was lost (nothing started again).`;
 
+/**
+ * The store of a run given `--idempotency-key`, and what holds its key, looked at before the uploads of
+ * `--file`: a key that holds an execution to follow, or a start in doubt, starts nothing, and its run
+ * needs no files. The run's claim then answers what was found (see `answeringHeld`).
+ */
+async function keyedRun(key: string, flags: RunFlags, context: CliContext): Promise<{ readonly store: IdempotencyStore; readonly held?: HeldKey }> {
+  const store = createFileIdempotencyStore({ directory: idempotencyKeysDirectory(context.env), baseUrl: resolveConnection(flags, context.env).baseUrl });
+  const held = await store.held(key);
+  return held === undefined ? { store } : { store: answeringHeld(store, key, held), held };
+}
+
+/** The command's first line: the run it starts, or the execution its key started earlier, which it follows. */
+function runHeading(canvasId: string, key: string | undefined, held: HeldKey | undefined): string {
+  if (key === undefined || held?.kind !== 'follow') return `Starting a run of ${canvasId}`;
+  return `Following execution ${held.executionId} of ${canvasId}, started earlier with --idempotency-key ${terminalText(key)}`;
+}
+
 async function run(canvasId: string, flags: RunFlags, context: CliContext): Promise<CommandOutcome> {
   if (flags.idempotencyTtl !== undefined && flags.idempotencyKey === undefined) throw new UsageError('--idempotency-ttl needs --idempotency-key.');
-  // A key that cannot be one is refused before the uploads of --file.
-  if (flags.idempotencyKey !== undefined) idempotencyKey(flags.idempotencyKey);
-  const idempotency = flags.idempotencyKey === undefined ? {} : { idempotency: createFileIdempotencyStore({ directory: idempotencyKeysDirectory(context.env), baseUrl: resolveConnection(flags, context.env).baseUrl }) };
-  const client = connect(flags, context, idempotency);
-  const variables = runVariables(flags.var, await uploadFileVariables(client, flags.file, (line) => context.stderr.write(`${line}\n`)));
+  const keyed = flags.idempotencyKey === undefined ? undefined : await keyedRun(idempotencyKey(flags.idempotencyKey), flags, context);
+  const client = connect(flags, context, keyed === undefined ? {} : { idempotency: keyed.store });
+  const files = keyed?.held === undefined ? await uploadFileVariables(client, flags.file, (line) => context.stderr.write(`${line}\n`)) : {};
+  const variables = runVariables(flags.var, files);
   const run$ = client.run(canvasId, { variables }, {
     failOnWorkflowError: false,
     abortOnUnsubscribe: flags.abort,
@@ -75,7 +92,7 @@ async function run(canvasId: string, flags: RunFlags, context: CliContext): Prom
     },
   };
   const ending = followRun(run$, { renderer, onInterrupt: flags.abort ? 'abort' : 'detach', interrupts: context.interrupts, notices: context.stderr });
-  if (!flags.json) context.stdout.write(`Starting a run of ${canvasId}\n`);
+  if (!flags.json) context.stdout.write(`${runHeading(canvasId, flags.idempotencyKey, keyed?.held)}\n`);
   display.current = createRenderer(context.stdout, { json: flags.json, quiet: flags.quiet });
   const ended = await ending;
   // The abort goes on in the background after the command returns; the process waits for its answer.
