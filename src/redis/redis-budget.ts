@@ -128,9 +128,10 @@ export function createRedisBudget(options: RedisBudgetOptions): RedisBudget {
   // A misspelt name (`requestPerMinute`) would leave the account's limit at its default, unsaid.
   knownKeys('options', options, REDIS_BUDGET_OPTION_NAMES);
   const account = checkAccountName(options.account);
-  const timeScale = options.timeScale === undefined ? (onRealTime(options.scheduler) ? 1 : undefined) : positive('timeScale', options.timeScale);
   const unavailableAfterMs = timerDelay('unavailableAfterMs', options.unavailableAfterMs ?? DEFAULTS.timeoutMs);
-  const scheduler = schedulerArgument('scheduler', options.scheduler) ?? asyncScheduler;
+  const given = schedulerArgument('scheduler', options.scheduler);
+  const scheduler = given ?? asyncScheduler;
+  const timeScale = options.timeScale === undefined ? (onRealTime(given) ? 1 : undefined) : positive('timeScale', options.timeScale);
   const logger = safeLogger(options.logger);
   const limits = budgetLimits(options);
   const connection = connectRedis(options.redis);
