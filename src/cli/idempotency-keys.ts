@@ -141,6 +141,15 @@ export function createFileIdempotencyStore(options: FileIdempotencyStoreOptions)
       throw error;
     }
   };
+  /** The token of the claim in `file`, or undefined when there is none. */
+  const tokenOf = async (file: string): Promise<string | undefined> => {
+    try {
+      return (JSON.parse(await readFile(file, 'utf8')) as ClaimFile).token;
+    } catch (error) {
+      if (isErrno(error, 'ENOENT')) return undefined;
+      throw error;
+    }
+  };
   const settle = async (key: string, token: string, change: (claim: ClaimFile) => ClaimFile): Promise<void> => {
     const folder = folderOf(key);
     const file = join(folder, `claim-${token.split(':')[0] ?? ''}.json`);
@@ -159,9 +168,9 @@ export function createFileIdempotencyStore(options: FileIdempotencyStoreOptions)
   };
   /**
    * What is stored under the key once no other process's start with it is on its way (waited for
-   * meanwhile): the latest claim's number, and what a claim does now.
+   * meanwhile): the latest claim's number and token, and what a claim does now.
    */
-  const settled = async (folder: string, signal: AbortSignal | undefined): Promise<{ readonly number: number; readonly now: number; readonly decision: 'start' | HeldKey }> => {
+  const settled = async (folder: string, signal: AbortSignal | undefined): Promise<{ readonly number: number; readonly token?: string; readonly now: number; readonly decision: 'start' | HeldKey }> => {
     for (;;) {
       signal?.throwIfAborted();
       const found = await latest(folder);
@@ -170,7 +179,7 @@ export function createFileIdempotencyStore(options: FileIdempotencyStoreOptions)
       const decision = decideClaim(found.claim === undefined ? undefined : storedClaim(found.claim), now);
       switch (decision.kind) {
         case 'start':
-          return { number: found.number, now, decision: 'start' };
+          return { number: found.number, ...(found.claim === undefined ? {} : { token: found.claim.token }), now, decision: 'start' };
         case 'wait':
           await waitFor(scheduler, WAIT_MS, signal);
           continue;
@@ -183,13 +192,14 @@ export function createFileIdempotencyStore(options: FileIdempotencyStoreOptions)
     }
   };
   /**
-   * Takes the free key of `folder`, whose latest claim was number `read`, with the next number: its
-   * token, or undefined when another process took it first or the read was stale. A number is taken
-   * once (link(2)); a process that read the folder before a sweep emptied it would take a number that
-   * a process reading it after the sweep does not see, so a claim whose predecessor is gone, or that
+   * Takes the free key of `folder`, whose latest claim was number `read` with token `readToken`, with
+   * the next number: its token, or undefined when another process took it first or the read was stale.
+   * A number is taken once (link(2)); but a sweep empties a folder and its numbers start again at 1, so
+   * a process that read the folder before a sweep could take a number next to a claim made after it.
+   * A claim whose predecessor is not the one it read (gone, or another claim under its number), or that
    * a later number already follows, gives its number back and reads again.
    */
-  const take = async (folder: string, read: number, claimedAt: number, ttlMs: number): Promise<string | undefined> => {
+  const take = async (folder: string, read: number, readToken: string | undefined, claimedAt: number, ttlMs: number): Promise<string | undefined> => {
     const number = read + 1;
     const token = `${number}:${randomUUID()}`;
     const claim: ClaimFile = { token, claimedAt, expiresAt: claimedAt + ttlMs, host: hostname(), pid: process.pid };
@@ -205,7 +215,7 @@ export function createFileIdempotencyStore(options: FileIdempotencyStoreOptions)
       await rm(written, { force: true });
     }
     const now = await numbers(folder);
-    if ((read > 0 && !now.includes(read)) || now.some((other) => other > number)) {
+    if ((read > 0 && (await tokenOf(join(folder, `claim-${read}.json`))) !== readToken) || now.some((other) => other > number)) {
       await rm(join(folder, `claim-${number}.json`), { force: true });
       return undefined;
     }
@@ -228,7 +238,7 @@ export function createFileIdempotencyStore(options: FileIdempotencyStoreOptions)
         if (found === null) continue;
         const now = scheduler.now();
         if (decideClaim(found.claim === undefined ? undefined : storedClaim(found.claim), now).kind !== 'start') continue;
-        const token = found.number === 0 ? undefined : await take(folder, found.number, now, 0);
+        const token = found.claim === undefined ? undefined : await take(folder, found.number, found.claim.token, now, 0);
         if (found.number > 0 && token === undefined) continue;
         if (token !== undefined) await rm(join(folder, `claim-${token.split(':')[0] ?? ''}.json`), { force: true });
         // Fails while anything is in it: another process's claim, or one being written.
@@ -245,9 +255,9 @@ export function createFileIdempotencyStore(options: FileIdempotencyStoreOptions)
       const folder = folderOf(key);
       for (;;) {
         await mkdir(folder, { recursive: true, mode: 0o700 });
-        const { number, now, decision } = await settled(folder, claimOptions.signal);
+        const { number, token: readToken, now, decision } = await settled(folder, claimOptions.signal);
         if (decision !== 'start') return decision;
-        const token = await take(folder, number, now, ttlMs);
+        const token = await take(folder, number, readToken, now, ttlMs);
         if (token === undefined) continue;
         await sweep(folder);
         return { kind: 'start', token };

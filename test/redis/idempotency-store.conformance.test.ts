@@ -1,7 +1,10 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import type { SchedulerLike } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createFileIdempotencyStore, type FileIdempotencyStore } from '../../src/cli/idempotency-keys.js';
 import { clockScheduler, createManualClock, type ManualClock } from '../../src/emulator/index.js';
@@ -213,6 +216,8 @@ function fileStores(): { readonly clock: ManualClock; readonly directory: string
   return { clock, directory, stores: [make('http://127.0.0.1:1/v1'), make('http://127.0.0.1:1/v1')], otherService: make('http://127.0.0.1:2/v1') };
 }
 
+const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
+
 /** How many keys are on disk, over every service. */
 async function keysOnDisk(directory: string): Promise<number> {
   const services = await readdir(directory);
@@ -284,5 +289,38 @@ describe('createFileIdempotencyStore: sweeping', () => {
       await Promise.all(sweeps.map(async (sweep, index) => (index === 0 ? a : b).release(`${index === 0 ? 'a' : 'b'}-${round}`, await started(sweep))));
       clock.advance(TTL_MS);
     }
+  });
+
+  it('a claim that read a key’s folder before a sweep emptied it, and another process claimed it afresh, does not take the key from that claim', async () => {
+    const clock = createManualClock();
+    const directory = join(folders, `keys-${(accounts += 1)}`);
+    const baseUrl = 'http://127.0.0.1:1/v1';
+    const folder = join(directory, sha256(baseUrl), sha256('k'));
+    // Run once, between this process's read of the key's folder and its claim: what a sweep by another
+    // process and a claim by a third would have done meanwhile (numbers start again at 1).
+    let meanwhile: (() => void) | undefined;
+    const clockOf = clockScheduler(clock);
+    const stalled: SchedulerLike = {
+      now: () => {
+        const run = meanwhile;
+        meanwhile = undefined;
+        run?.();
+        return clockOf.now();
+      },
+      schedule: (work, delay, state) => clockOf.schedule(work, delay, state),
+    };
+    const a = createFileIdempotencyStore({ directory, baseUrl, scheduler: clockOf });
+    const b = createFileIdempotencyStore({ directory, baseUrl, scheduler: stalled });
+    await a.record('k', await started(a.claim('k', TTL_MS)), 'we-1');
+    clock.advance(TTL_MS);
+    meanwhile = () => {
+      rmSync(folder, { recursive: true });
+      mkdirSync(folder, { recursive: true });
+      const now = clock.now();
+      writeFileSync(join(folder, 'claim-1.json'), JSON.stringify({ token: '1:third', claimedAt: now, expiresAt: now + TTL_MS, host: hostname(), pid: process.pid, executionId: 'we-third' }));
+    };
+    expect(await b.claim('k', TTL_MS)).toEqual({ kind: 'follow', executionId: 'we-third' });
+    expect(meanwhile).toBeUndefined();
+    expect(await a.held('k')).toEqual({ kind: 'follow', executionId: 'we-third' });
   });
 });
