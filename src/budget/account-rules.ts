@@ -565,7 +565,8 @@ function repaceDay(record: AccountRecord, now: number, limits: BudgetLimits): Ac
   // What the bucket saved at our own pace is no more than its share of what the service says is left
   // (a tenth by default): spent at once, the rest of a short day would leave polls blind until the
   // service's window resets (a ledger that lost the day's count, another process on the account).
-  const saved = (dayCap.allowance * limits.dayBurst) / limits.usablePerDay;
+  // But never less than one whole send while any is left: a poll waits for a whole token.
+  const saved = Math.max((dayCap.allowance * limits.dayBurst) / limits.usablePerDay, Math.min(1, dayCap.allowance));
   return { ...record, dayBucket: bucket.tokens > saved ? { ...bucket, tokens: saved } : bucket };
 }
 
@@ -805,7 +806,7 @@ export function afterReport(record: AccountRecord, answer: AccountAnswer, now: n
     const ours = scope === 'minute' ? countWithin(next.recent, now, window) : dayWithin(next, now, window);
     const explained = limit - ours;
     // The day is too long to wait blind: with nothing left for polls, one looks again after each
-    // minute's window, never a whole day later.
+    // minute's window (more seldom while the reserve is left: see serverCap), never a whole day later.
     const lookEvery = scope === 'day' ? { lookEveryMs: limits.minuteWindowMs } : {};
     const cap = remaining < explained ? serverCap({ sentAt, now, inFlight: answer.inFlight, lastSendAt: next.lastSendAt, remaining, windowMs, reserve, spread, ...lookEvery }) : undefined;
     const zeroUntil = remaining === 0 && cap !== undefined ? (cap.look?.at ?? cap.until) : NEVER;
@@ -1015,7 +1016,10 @@ export interface ServerCapInput {
   readonly lastSendAt: number;
   /** Spread the allowance over the window (per minute) or only stop at zero (per day, too long to spread). */
   readonly spread: boolean;
-  /** With nothing left for polls, how long until one may look again (per day: a minute's window). */
+  /**
+   * With nothing left for polls, how long until one may look again (per day: a minute's window), at the
+   * least: while the reserve is left, looks are spread so as to spend no more than half of it.
+   */
   readonly lookEveryMs?: number;
 }
 
@@ -1037,7 +1041,11 @@ export function serverCap(input: ServerCapInput): ServerCap {
   const spacingMs = input.spread && allowance > 0 ? Math.max(0, until - input.now) / allowance : 0;
   const cap = { until, allowance, hardAllowance, spacingMs, notBefore: input.lastSendAt + spacingMs };
   if (allowance > 0 || input.lookEveryMs === undefined) return cap;
-  return { ...cap, look: { at: Math.min(until, input.sentAt + input.lookEveryMs), everyMs: input.lookEveryMs } };
+  // A look spends what the service says is left, which is then the reserve kept for aborts and starts:
+  // looks take at most half of it, spread until the window has surely reset. With nothing left at all
+  // (the day is spent), one looks each period.
+  const everyMs = hardAllowance === 0 ? input.lookEveryMs : Math.max(input.lookEveryMs, Math.max(0, until - input.now) / Math.max(1, Math.floor(hardAllowance / 2)));
+  return { ...cap, look: { at: Math.min(until, input.sentAt + everyMs), everyMs } };
 }
 
 /**

@@ -145,4 +145,51 @@ describe('pacing the day', () => {
     expect(times.filter((at) => at < 3_600_000).length).toBeLessThan(100);
     for (let hour = 1; hour < 23; hour++) expect(times.filter((at) => at >= hour * 3_600_000 && at < (hour + 1) * 3_600_000).length).toBeGreaterThan(5);
   });
+
+  it('still polls when the service says only a few are left above the reserve, and looks again without spending the reserve', () => {
+    // 505 left: 500 are the reserve, 5 the polls'. A tenth of 5 is half a poll: the bucket must still
+    // be able to save a whole one, or no poll would go until the service's day resets. Then nothing is
+    // left for polls: looks each minute would spend the reserve in eight hours.
+    const sim = new Simulation();
+    let serviceLeft = 505;
+    const agenda = new Agenda(sim, (sent) => {
+      serviceLeft -= 1;
+      const left = serviceLeft;
+      agenda.at(sent.at + 100, () => {
+        sim.report(sent.ticket, left >= 0 ? 200 : 429, { remainingPerDay: Math.max(0, left) });
+        sim.enqueue(ticket('status', sent.ticket.key));
+      });
+    });
+    for (let index = 0; index < 20; index++) agenda.at(0, () => sim.enqueue(ticket('status', `we-${index}`)));
+    agenda.runUntil(23 * 3_600_000);
+    const times = sim.sent.map((sent) => sent.at);
+    // The 5 are spread (not blind until the service's day resets), and the looks that follow them, to see
+    // whether the day has reset, take no more than half the reserve kept for aborts and starts.
+    expect(serviceLeft).toBeGreaterThanOrEqual(250);
+    for (let hour = 1; hour < 23; hour++) expect(times.filter((at) => at >= hour * 3_600_000 && at < (hour + 1) * 3_600_000).length).toBeGreaterThan(0);
+  });
+
+  it('is not blind for the rest of the day when the service says fewer are left for polls than the bucket\'s share of one, on an account busy the day before', () => {
+    // A day at the full pace, then another process spends the next day: 505 left, 5 for polls. Yesterday's
+    // sends leaving the window repace the day all the time: a bucket capped at its share of 5 (half a
+    // poll) at each would never save the whole token a poll waits for.
+    const DAY_MS = 86_400_000;
+    const sim = new Simulation();
+    let serviceLeft = 10_000;
+    const agenda = new Agenda(sim, (sent) => {
+      serviceLeft -= 1;
+      const left = serviceLeft;
+      agenda.at(sent.at + 100, () => {
+        sim.report(sent.ticket, left >= 0 ? 200 : 429, { remainingPerDay: Math.max(0, left) });
+        sim.enqueue(ticket('status', sent.ticket.key));
+      });
+    });
+    for (let index = 0; index < 20; index++) agenda.at(0, () => sim.enqueue(ticket('status', `we-${index}`)));
+    agenda.at(DAY_MS, () => {
+      serviceLeft = 505;
+    });
+    agenda.runUntil(DAY_MS + 23 * 3_600_000);
+    expect(sim.sent.filter((sent) => sent.at >= DAY_MS + 60_000).length).toBeGreaterThanOrEqual(2);
+    expect(serviceLeft).toBeGreaterThanOrEqual(500);
+  });
 });
