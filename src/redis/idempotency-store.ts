@@ -5,6 +5,7 @@ import type { Logger } from '../domain/model.js';
 import { InvalidArgumentError, timerDelay } from '../errors/validation-errors.js';
 import { type IdempotencyClaim, idempotencyKey, type IdempotencyStore, idempotencyTtlMs } from '../runs/idempotency.js';
 import { checkAccountName, idempotencyEpochKey, idempotencyKeyName } from './account-name.js';
+import { safeLogger } from '../http/safe-logger.js';
 import { connectRedis, evictionPolicy, type RedisOption } from './connection.js';
 
 /*
@@ -148,6 +149,8 @@ export function createRedisIdempotencyStore(options: RedisIdempotencyStoreOption
   }
   const commands = redis as Redis & IdempotencyCommands;
   const epochKey = idempotencyEpochKey(account);
+  // A logger that throws must not fail a claim Redis has already taken (its lease would never be renewed).
+  const logger = safeLogger(options.logger);
 
   /*
    * Keys are only as durable as Redis: one that lost them (restarted with nothing saved, flushed, failed
@@ -160,11 +163,12 @@ export function createRedisIdempotencyStore(options: RedisIdempotencyStoreOption
   /** Once, before the first claim: one round trip. */
   const checkPolicy = (): Promise<void> =>
     (policyChecked ??= evictionPolicy(redis).then((policy) => {
-      if (policy !== undefined && policy !== 'noeviction') options.logger?.warn(`flowstream: Redis's maxmemory-policy is ${policy}: under memory pressure it may evict idempotency keys, and a run with an evicted key starts its execution again. Set it to noeviction.`, { policy });
+      // evictionPolicy never rejects, and the logger never throws: one check for the store's life.
+      if (policy !== undefined && policy !== 'noeviction') logger?.warn(`flowstream: Redis's maxmemory-policy is ${policy}: under memory pressure it may evict idempotency keys, and a run with an evicted key starts its execution again. Set it to noeviction.`, { policy });
     }));
   let knownEpoch: string | undefined;
   const sawEpoch = (epoch: string): void => {
-    if (knownEpoch !== undefined && epoch !== knownEpoch) options.logger?.warn('flowstream: Redis lost the idempotency keys of this account (restarted with nothing saved, flushed, or evicted): a run with a key claimed before this may start its execution again', { account });
+    if (knownEpoch !== undefined && epoch !== knownEpoch) logger?.warn('flowstream: Redis lost the idempotency keys of this account (restarted with nothing saved, flushed, or evicted): a run with a key claimed before this may start its execution again', { account });
     knownEpoch = epoch;
   };
 
@@ -181,7 +185,7 @@ export function createRedisIdempotencyStore(options: RedisIdempotencyStoreOption
           else if (held.get(name) === claim) claim.leaseUntil = Math.max(claim.leaseUntil, leaseUntil);
         },
         (error: unknown) => {
-          options.logger?.warn('flowstream: could not renew the lease of an idempotency key; trying again', { error: error instanceof Error ? error.message : String(error) });
+          logger?.warn('flowstream: could not renew the lease of an idempotency key; trying again', { error: error instanceof Error ? error.message : String(error) });
         },
       );
     }
@@ -229,7 +233,7 @@ export function createRedisIdempotencyStore(options: RedisIdempotencyStoreOption
           const claim = held.get(name);
           const renewable = claim?.token === token && scheduler.now() < Math.min(claim.leaseUntil, until);
           if (!renewable || !(await retryPause())) {
-            options.logger?.warn(`flowstream: could not ${action} an idempotency key in Redis; giving up`, { key, error: error instanceof Error ? error.message : String(error) });
+            logger?.warn(`flowstream: could not ${action} an idempotency key in Redis; giving up`, { key, error: error instanceof Error ? error.message : String(error) });
             throw error;
           }
         }
@@ -257,7 +261,7 @@ export function createRedisIdempotencyStore(options: RedisIdempotencyStoreOption
     claim: async (key, ttlMs, claimOptions = {}): Promise<IdempotencyClaim> => {
       const name = idempotencyKeyName(account, idempotencyKey(key));
       idempotencyTtlMs(ttlMs);
-      if (options.logger !== undefined) await checkPolicy();
+      if (logger !== undefined) await checkPolicy();
       const { signal } = claimOptions;
       for (;;) {
         signal?.throwIfAborted();
