@@ -60,4 +60,13 @@ describe('createRedisIdempotencyStore when Redis loses its keys', () => {
     expect(warn).toHaveBeenCalledWith(expect.stringContaining('maxmemory-policy is volatile-lru'), { policy: 'volatile-lru' });
     expect(warn).toHaveBeenCalledTimes(1);
   });
+
+  it('claims as usual when its logger throws (a logger failing must not fail a claim Redis took)', async () => {
+    await server.command('CONFIG', 'SET', 'maxmemory-policy', 'volatile-lru');
+    const keys = store('acct-throwing-logger', vi.fn(() => {
+      throw new Error('the logger is down');
+    }));
+    expect((await keys.claim('x', TTL_MS)).kind).toBe('start');
+    expect((await keys.claim('y', TTL_MS)).kind).toBe('start');
+  });
 });
