@@ -307,7 +307,7 @@ describe('createFileIdempotencyStore: sweeping', () => {
         run?.();
         return clockOf.now();
       },
-      schedule: (work, delay, state) => clockOf.schedule(work, delay, state),
+      schedule: clockOf.schedule.bind(clockOf),
     };
     const a = createFileIdempotencyStore({ directory, baseUrl, scheduler: clockOf });
     const b = createFileIdempotencyStore({ directory, baseUrl, scheduler: stalled });
