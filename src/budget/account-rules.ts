@@ -773,7 +773,8 @@ function marked(record: AccountRecord, key: string, now: number, event: 'sent' |
  * - `X-RateLimit-Remaining-RPM` / `-Daily` lower than our own sends explain means someone else uses
  *   the account (service.md §2.1): a cap spreads what is left over the time until that window has
  *   reset (per day through the day's bucket, which then saves no more than its share of what is left;
- *   at zero it looks again each minute). A later report that shows no gap lifts the cap: the latest answer is the freshest count.
+ *   with none left for polls, looks spend at most half the reserve, one a minute once the service says
+ *   none is left at all). A later report that shows no gap lifts the cap: the latest answer is the freshest count.
  * - A 429 pauses everything until that window has reset, or for the throttler's `Retry-After`
  *   (service.md §1.3), then resumes at the steady pace with an empty bucket: no burst.
  *
@@ -1034,6 +1035,9 @@ export interface ServerCapInput {
  * serverCap({ remaining: 40, sentAt: 0, now: 0, windowMs: 62_000, reserve: 5, inFlight: 0, lastSendAt: 0, spread: true }).spacingMs; // 1_771.4…
  * ```
  */
+/** The longest a look waits, in look periods (per day: a quarter of an hour), while the reserve is left. */
+const LOOK_PERIODS_AT_MOST = 15;
+
 export function serverCap(input: ServerCapInput): ServerCap {
   const until = input.sentAt + input.windowMs;
   const hardAllowance = Math.max(0, input.remaining - input.inFlight);
@@ -1042,9 +1046,12 @@ export function serverCap(input: ServerCapInput): ServerCap {
   const cap = { until, allowance, hardAllowance, spacingMs, notBefore: input.lastSendAt + spacingMs };
   if (allowance > 0 || input.lookEveryMs === undefined) return cap;
   // A look spends what the service says is left, which is then the reserve kept for aborts and starts:
-  // looks take at most half of it, spread until the window has surely reset. With nothing left at all
+  // looks take at most half of it, spread until the window has surely reset (but a quarter of an hour
+  // apart at most, so a small reserve is spent sooner). With nothing left at all
   // (the day is spent), one looks each period.
-  const everyMs = hardAllowance === 0 ? input.lookEveryMs : Math.max(input.lookEveryMs, Math.max(0, until - input.now) / Math.max(1, Math.floor(hardAllowance / 2)));
+  // Never more than LOOK_PERIODS_AT_MOST periods apart, however small the reserve: a day is not waited out blind.
+  const spread = Math.max(0, until - input.now) / Math.max(1, Math.floor(hardAllowance / 2));
+  const everyMs = hardAllowance === 0 ? input.lookEveryMs : Math.min(LOOK_PERIODS_AT_MOST * input.lookEveryMs, Math.max(input.lookEveryMs, spread));
   return { ...cap, look: { at: Math.min(until, input.sentAt + everyMs), everyMs } };
 }
 

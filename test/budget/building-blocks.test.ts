@@ -25,12 +25,22 @@ describe('server cap', () => {
     expect(serverCap({ ...input, remaining: 3 })).toMatchObject({ allowance: 0, spacingMs: 0 });
   });
 
-  it('with nothing left for polls, lets one look again each period, never waiting the whole window blind', () => {
-    const cap = serverCap({ ...input, remaining: 3, windowMs: 86_402_000, spread: false, lookEveryMs: 62_000 });
+  it('with nothing left for polls, lets one look again each period once the service has nothing left either, never waiting the whole window blind', () => {
+    const cap = serverCap({ ...input, remaining: 1, windowMs: 86_402_000, spread: false, lookEveryMs: 62_000 });
     expect(cap.look).toEqual({ at: 63_000, everyMs: 62_000 });
     expect(capReadyAt(cap, 2_000)).toBe(63_000);
     const looked = capAfterSend(cap, 63_500);
     expect(capReadyAt(looked, 63_500)).toBe(125_500);
+  });
+
+  it('with nothing left for polls but the reserve, spreads the looks to spend at most half of it, a quarter of an hour apart at most', () => {
+    // 201 on their way or left, 200 of them the service's: 100 looks over the day, one each 864 s.
+    const spread = serverCap({ ...input, remaining: 201, reserve: 500, windowMs: 86_400_000, spread: false, lookEveryMs: 62_000 });
+    expect(spread.look).toEqual({ at: 865_000, everyMs: 864_000 });
+    expect(capReadyAt(capAfterSend(spread, 865_000), 865_000)).toBe(1_729_000);
+    // 3 left: one look over the day would leave it blind; a quarter of an hour (15 periods) at most.
+    const small = serverCap({ ...input, remaining: 3, windowMs: 86_402_000, spread: false, lookEveryMs: 62_000 });
+    expect(small.look).toEqual({ at: 931_000, everyMs: 930_000 });
   });
 });
 
