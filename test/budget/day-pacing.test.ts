@@ -70,6 +70,32 @@ describe('the day bucket', () => {
   });
 });
 
+/**
+ * 20 runs polling back to back, each answer 100 ms after its send, against a service whose count of the
+ * day starts at `left` (set to `then.left` at `then.at`: another process spent it), until `until`: when
+ * each request went, and what the service has left at the end (below zero: 429s).
+ */
+function pollingAgainstService(left: number, until: number, then?: { readonly at: number; readonly left: number }): { readonly times: number[]; readonly serviceLeft: number } {
+  const sim = new Simulation();
+  let serviceLeft = left;
+  const agenda = new Agenda(sim, (sent) => {
+    serviceLeft -= 1;
+    const remaining = serviceLeft;
+    agenda.at(sent.at + 100, () => {
+      sim.report(sent.ticket, remaining >= 0 ? 200 : 429, { remainingPerDay: Math.max(0, remaining) });
+      sim.enqueue(ticket('status', sent.ticket.key));
+    });
+  });
+  for (let index = 0; index < 20; index++) agenda.at(0, () => sim.enqueue(ticket('status', `we-${index}`)));
+  if (then !== undefined) {
+    agenda.at(then.at, () => {
+      serviceLeft = then.left;
+    });
+  }
+  agenda.runUntil(until);
+  return { times: sim.sent.map((sent) => sent.at), serviceLeft };
+}
+
 describe('pacing the day', () => {
   it('lets sporadic use burst: a busy ten minutes on an untouched day go at the minute\'s pace', () => {
     const paced = sustained({}, 20, 10 * 60_000);
@@ -127,19 +153,7 @@ describe('pacing the day', () => {
   it('spreads what the service says is left of the day (a ledger lost mid-day, another process) rather than spending it at once and going blind', () => {
     // The first answer says 1,000 are left today: 9,000 were spent before this budget knew (a Redis that
     // lost the account's record, another process). 500 of them are the reserve, 500 the polls'.
-    const sim = new Simulation();
-    let serviceLeft = 1_000;
-    const agenda = new Agenda(sim, (sent) => {
-      serviceLeft -= 1;
-      const left = serviceLeft;
-      agenda.at(sent.at + 100, () => {
-        sim.report(sent.ticket, left >= 0 ? 200 : 429, { remainingPerDay: Math.max(0, left) });
-        sim.enqueue(ticket('status', sent.ticket.key));
-      });
-    });
-    for (let index = 0; index < 20; index++) agenda.at(0, () => sim.enqueue(ticket('status', `we-${index}`)));
-    agenda.runUntil(23 * 3_600_000);
-    const times = sim.sent.map((sent) => sent.at);
+    const { times, serviceLeft } = pollingAgainstService(1_000, 23 * 3_600_000);
     // Never into the reserve, never blind: a tenth of it at once at most, the rest over the day.
     expect(serviceLeft).toBeGreaterThanOrEqual(500);
     expect(times.filter((at) => at < 3_600_000).length).toBeLessThan(100);
@@ -150,19 +164,7 @@ describe('pacing the day', () => {
     // 505 left: 500 are the reserve, 5 the polls'. A tenth of 5 is half a poll: the bucket must still
     // be able to save a whole one, or no poll would go until the service's day resets. Then nothing is
     // left for polls: looks each minute would spend the reserve in eight hours.
-    const sim = new Simulation();
-    let serviceLeft = 505;
-    const agenda = new Agenda(sim, (sent) => {
-      serviceLeft -= 1;
-      const left = serviceLeft;
-      agenda.at(sent.at + 100, () => {
-        sim.report(sent.ticket, left >= 0 ? 200 : 429, { remainingPerDay: Math.max(0, left) });
-        sim.enqueue(ticket('status', sent.ticket.key));
-      });
-    });
-    for (let index = 0; index < 20; index++) agenda.at(0, () => sim.enqueue(ticket('status', `we-${index}`)));
-    agenda.runUntil(23 * 3_600_000);
-    const times = sim.sent.map((sent) => sent.at);
+    const { times, serviceLeft } = pollingAgainstService(505, 23 * 3_600_000);
     // The 5 are spread (not blind until the service's day resets), and the looks that follow them, to see
     // whether the day has reset, take no more than half the reserve kept for aborts and starts.
     expect(serviceLeft).toBeGreaterThanOrEqual(250);
@@ -174,22 +176,8 @@ describe('pacing the day', () => {
     // sends leaving the window repace the day all the time: a bucket capped at its share of 5 (half a
     // poll) at each would never save the whole token a poll waits for.
     const DAY_MS = 86_400_000;
-    const sim = new Simulation();
-    let serviceLeft = 10_000;
-    const agenda = new Agenda(sim, (sent) => {
-      serviceLeft -= 1;
-      const left = serviceLeft;
-      agenda.at(sent.at + 100, () => {
-        sim.report(sent.ticket, left >= 0 ? 200 : 429, { remainingPerDay: Math.max(0, left) });
-        sim.enqueue(ticket('status', sent.ticket.key));
-      });
-    });
-    for (let index = 0; index < 20; index++) agenda.at(0, () => sim.enqueue(ticket('status', `we-${index}`)));
-    agenda.at(DAY_MS, () => {
-      serviceLeft = 505;
-    });
-    agenda.runUntil(DAY_MS + 23 * 3_600_000);
-    expect(sim.sent.filter((sent) => sent.at >= DAY_MS + 60_000).length).toBeGreaterThanOrEqual(2);
+    const { times, serviceLeft } = pollingAgainstService(10_000, DAY_MS + 23 * 3_600_000, { at: DAY_MS, left: 505 });
+    expect(times.filter((at) => at >= DAY_MS + 60_000).length).toBeGreaterThanOrEqual(2);
     expect(serviceLeft).toBeGreaterThanOrEqual(500);
   });
 });
