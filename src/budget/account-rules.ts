@@ -1024,6 +1024,9 @@ export interface ServerCapInput {
   readonly lookEveryMs?: number;
 }
 
+/** The longest a look waits, in look periods (per day: a quarter of an hour), while the reserve is left. */
+const LOOK_PERIODS_AT_MOST = 15;
+
 /**
  * The cap a report imposes. The service's window that counted the request began at or before the
  * request arrived, which was within the latency allowance of `sentAt`, so that window has reset by
@@ -1035,9 +1038,6 @@ export interface ServerCapInput {
  * serverCap({ remaining: 40, sentAt: 0, now: 0, windowMs: 62_000, reserve: 5, inFlight: 0, lastSendAt: 0, spread: true }).spacingMs; // 1_771.4…
  * ```
  */
-/** The longest a look waits, in look periods (per day: a quarter of an hour), while the reserve is left. */
-const LOOK_PERIODS_AT_MOST = 15;
-
 export function serverCap(input: ServerCapInput): ServerCap {
   const until = input.sentAt + input.windowMs;
   const hardAllowance = Math.max(0, input.remaining - input.inFlight);
@@ -1046,12 +1046,11 @@ export function serverCap(input: ServerCapInput): ServerCap {
   const cap = { until, allowance, hardAllowance, spacingMs, notBefore: input.lastSendAt + spacingMs };
   if (allowance > 0 || input.lookEveryMs === undefined) return cap;
   // A look spends what the service says is left, which is then the reserve kept for aborts and starts:
-  // looks take at most half of it, spread until the window has surely reset (but a quarter of an hour
-  // apart at most, so a small reserve is spent sooner). With nothing left at all
-  // (the day is spent), one looks each period.
-  // Never more than LOOK_PERIODS_AT_MOST periods apart, however small the reserve: a day is not waited out blind.
-  const spread = Math.max(0, until - input.now) / Math.max(1, Math.floor(hardAllowance / 2));
-  const everyMs = hardAllowance === 0 ? input.lookEveryMs : Math.min(LOOK_PERIODS_AT_MOST * input.lookEveryMs, Math.max(input.lookEveryMs, spread));
+  // looks take at most half of it, spread until the window has surely reset, but never more than
+  // LOOK_PERIODS_AT_MOST periods apart (a small reserve is spent sooner rather than a day waited blind).
+  // With nothing left at all (the day is spent), one looks each period.
+  const spreadMs = Math.max(0, until - input.now) / Math.max(1, Math.floor(hardAllowance / 2));
+  const everyMs = hardAllowance === 0 ? input.lookEveryMs : Math.min(LOOK_PERIODS_AT_MOST * input.lookEveryMs, Math.max(input.lookEveryMs, spreadMs));
   return { ...cap, look: { at: Math.min(until, input.sentAt + everyMs), everyMs } };
 }
 
