@@ -8,6 +8,7 @@ import { createRunRelay, type RunRelay } from '../../src/relay/run-relay.js';
 import { createRunTokens } from '../../src/relay/run-tokens.js';
 import type { RunResult } from '../../src/domain/model.js';
 import type { RunEvent } from '../../src/runs/events.js';
+import type { RunState } from '../../src/runs/run-state.js';
 import { onceInOrder, type SeenEvent } from './hub-events.js';
 import { startRedisServer, type RedisServer } from './redis-server.js';
 import { REQUEST_TIMEOUT_MS } from '../support/request-timeout.js';
@@ -65,7 +66,12 @@ async function readEvents(response: Response, enough: (seen: readonly SeenEvent[
       buffer = buffer.slice(end + 2);
       const id = /^id: (\d+)$/mu.exec(frame)?.[1];
       const data = /^data: (.*)$/mu.exec(frame)?.[1];
-      if (id !== undefined && data !== undefined) seen.push({ seq: Number(id), event: JSON.parse(data) as RunEvent });
+      if (id !== undefined && data !== undefined) {
+        // A snapshot's data is the RunState it stands for (its name is the frame's `event:`).
+        const parsed = JSON.parse(data) as RunEvent | RunState;
+        const snapshot = /^event: snapshot$/mu.test(frame);
+        seen.push({ seq: Number(id), event: snapshot ? { type: 'snapshot', executionId: (parsed as RunState).executionId ?? '', state: parsed as RunState } : (parsed as RunEvent) });
+      }
       end = buffer.indexOf('\n\n');
     }
     if (enough(seen)) {
@@ -145,7 +151,12 @@ describe('relays of several processes on one Redis run hub', () => {
       const token = await createRunTokens({ secret: SECRET, scheduler: emulator.scheduler }).sign({ executionId, scope: ['read', 'cancel'], ttlMs: 600_000 });
       const headers = { authorization: `Bearer ${token}` };
       const url = `http://relay.test/executions/${executionId}/events`;
-      await readEvents(await first.relay.fetch(new Request(url, { headers })), (seen) => seen.some(({ event }) => event.type === 'node' && event.nodeId === 'node-last' && event.status === 'executing'));
+      // The long node is running: said by its node event, or by a snapshot standing for events the stream
+      // had trimmed before this process read them (a loaded machine: more than 50 appended between two reads).
+      const lastRunning = (event: RunEvent): boolean =>
+        (event.type === 'node' && event.nodeId === 'node-last' && event.status === 'executing') ||
+        (event.type === 'snapshot' && event.state.nodes.some((node) => node.nodeId === 'node-last' && node.status === 'executing'));
+      await readEvents(await first.relay.fetch(new Request(url, { headers })), (seen) => seen.some(({ event }) => lastRunning(event)));
       const cancelled = await first.relay.fetch(new Request(`http://relay.test/executions/${executionId}/cancel`, { method: 'POST', headers }));
       expect(((await cancelled.json()) as RunResult).endedBy).toBe('aborted');
       const onFirst = await readEvents(await first.relay.fetch(new Request(url, { headers })));
