@@ -1005,7 +1005,7 @@ export function pollExecution(source: ExecutionSource, target: PollTarget, setti
           const now = scheduler.now();
           const step = afterFailure(outage, error, now, settings.random(), settings.outageMs);
           if (step.kind === 'give-up') {
-            subscriber.error(step.outage === undefined ? error : outlasted(error, step.outage, now));
+            subscriber.error(outlasted(error, step.outage, now));
             return;
           }
           outage = step.outage;
@@ -1116,7 +1116,7 @@ export interface Outage {
   readonly since: number;
   /** Reads (or aborts) failed in it so far, the first included. */
   readonly attempts: number;
-  /** The last failure, in short (`describeOutage`). */
+  /** The last failure, in short (`outageOf`). */
   readonly error: string;
 }
 
@@ -1135,30 +1135,28 @@ export const OUTAGE_MAX_DELAY_MS = 30_000;
 const BUDGET_UNAVAILABLE = 'BUDGET_UNAVAILABLE';
 
 /**
- * Whether a failed read is an outage the run waits out: no answer (the connection refused or dropped,
- * a timeout), the service failing (5xx, `E0000`, service.md §1.2), an answer cut off (not JSON), or the
- * request budget unable to reach its store. Anything else (401, 403, 404, a schema mismatch, a spent
- * day) fails the same way again: the run errors at once.
+ * A failure as an outage the run waits out, in short — as its state shows it while reconnecting, and
+ * never the API key (only the kind and the status) — or `undefined` when it is none. An outage: no
+ * answer (the connection refused or dropped, a timeout), the service failing (5xx, `E0000`, service.md
+ * §1.2), an answer cut off (not JSON), or the request budget unable to reach its store. Anything else
+ * (401, 403, 404, a schema mismatch, a spent day) fails the same way again: the run errors at once.
  */
+function outageOf(error: unknown): string | undefined {
+  if (isServerError(error)) return error.status === 200 ? `service error ${error.errCode ?? ''}`.trim() : `HTTP ${error.status}`;
+  if (isTimeoutError(error)) return 'timed out';
+  if (isNetworkError(error)) return 'network error';
+  if (isResponseValidationError(error)) return error.reason === 'not-json' ? 'answer cut off' : undefined;
+  return isBudgetUnavailable(error) ? 'request budget unavailable' : undefined;
+}
+
+/** Whether a failed read is an outage the run waits out (see `outageOf`). */
 export function isOutage(error: unknown): boolean {
-  if (isNetworkError(error) || isTimeoutError(error) || isServerError(error)) return true;
-  if (isResponseValidationError(error)) return error.reason === 'not-json';
-  return isBudgetUnavailable(error);
+  return outageOf(error) !== undefined;
 }
 
 /** The request budget could not reach its shared store: the request was never sent. */
 export function isBudgetUnavailable(error: unknown): boolean {
   return isFlowstreamError(error) && error.code === BUDGET_UNAVAILABLE;
-}
-
-/** A failure as a run's state shows it while reconnecting: short, and never the API key (only the kind and the status). */
-function describeOutage(error: unknown): string {
-  if (isServerError(error)) return error.status === 200 ? `service error ${error.errCode ?? ''}`.trim() : `HTTP ${error.status}`;
-  if (isTimeoutError(error)) return 'timed out';
-  if (isNetworkError(error)) return 'network error';
-  if (isResponseValidationError(error)) return 'answer cut off';
-  if (isFlowstreamError(error) && error.code === BUDGET_UNAVAILABLE) return 'request budget unavailable';
-  return 'request failed';
 }
 
 /**
@@ -1176,8 +1174,9 @@ export function outageBackoff(attempts: number, random: number): number {
  * made then — and a failure after it gives up. A failure that is no outage gives up at once.
  */
 export function afterFailure(outage: Outage | undefined, error: unknown, now: number, random: number, outageMs: number): OutageStep {
-  if (!isOutage(error)) return { kind: 'give-up', outage };
-  const next: Outage = { since: outage?.since ?? now, attempts: (outage?.attempts ?? 0) + 1, error: describeOutage(error) };
+  const described = outageOf(error);
+  if (described === undefined) return { kind: 'give-up', outage };
+  const next: Outage = { since: outage?.since ?? now, attempts: (outage?.attempts ?? 0) + 1, error: described };
   const left = next.since + outageMs - now;
   if (left <= 0) return { kind: 'give-up', outage: next };
   return { kind: 'retry', outage: next, delayMs: Math.min(outageBackoff(next.attempts, random), left) };
@@ -1185,10 +1184,11 @@ export function afterFailure(outage: Outage | undefined, error: unknown, now: nu
 
 /**
  * The error a run ends with after reading through an outage for too long: the last failure, keeping
- * its class (a `NetworkError` stays one), its message saying how long the run tried.
+ * its class (a `NetworkError` stays one), its message saying how long the run tried. Without an
+ * outage (a failure that is none), the error as it is.
  */
-export function outlasted(error: unknown, outage: Outage, now: number): unknown {
-  if (!(error instanceof Error) || !Object.isExtensible(error)) return error;
+export function outlasted(error: unknown, outage: Outage | undefined, now: number): unknown {
+  if (outage === undefined || !(error instanceof Error) || !Object.isExtensible(error)) return error;
   const seconds = Math.round((now - outage.since) / 1_000);
   error.message = `${error.message} (tried again through the outage for ${seconds} s, ${outage.attempts} failed attempts, then gave up)`;
   return error;

@@ -995,40 +995,31 @@ export function startExecution(
     });
 }
 
-/** How a start waits out an outage of the request budget (`RunSettings`' fields of the same names). */
-interface UnsentStartOptions {
-  readonly outageMs: number;
-  readonly scheduler: SchedulerLike;
-  readonly random: () => number;
-}
+/** How a start or an abort goes through an outage (`RunSettings`' fields of the same names). */
+type OutageOptions = Pick<RunSettings, 'outageMs' | 'scheduler' | 'random'>;
 
 /**
- * A start that the request budget refused to send because it could not reach its shared store
- * (`BUDGET_UNAVAILABLE` before anything of it left) is made again through the outage, with the same
- * backoff as a read, for up to `outageMs` from the first refusal: it never reached the service, so
- * making it again cannot start a second execution. Any other failure ends the start as before: it may
- * have reached the service (service.md §2.2), or it fails the same way again (a start whose connection
- * was refused was already made again by the retry policy, and a wrong address should say so soon).
- * Unsubscribing takes back the waiting start like any other.
+ * `attempt` made again through an outage (poll.ts) with the same backoff as a read, for up to
+ * `outageMs` from its first failure, while `mayRetry` allows the failure; any other failure, or the
+ * last of an outage that lasted too long (`outlasted`), ends it. Unsubscribing takes back the attempt
+ * on its way, or the wait for the next.
  */
-function waitOutUnsentStart(start: () => Observable<StartProgress>, options: UnsentStartOptions): Observable<StartProgress> {
+function throughOutage<T>(attempt: () => Observable<T>, options: OutageOptions, mayRetry: (error: unknown) => boolean = () => true): Observable<T> {
   const { outageMs, scheduler, random } = options;
-  return new Observable<StartProgress>((subscriber) => {
+  return new Observable<T>((subscriber) => {
     let outage: Outage | undefined;
-    let attempt: Subscription | undefined;
+    let current: Subscription | undefined;
     let wait: Subscription | undefined;
     const send = (): void => {
-      let sent = false;
-      attempt = lazy(start).subscribe({
-        next: (progress) => {
-          if (progress.type === 'sending' && progress.sending) sent = true;
-          subscriber.next(progress);
+      current = lazy(attempt).subscribe({
+        next: (value) => {
+          subscriber.next(value);
         },
         error: (error: unknown) => {
           const now = scheduler.now();
-          const step = sent || !isBudgetUnavailable(error) ? undefined : afterFailure(outage, error, now, random(), outageMs);
+          const step = mayRetry(error) ? afterFailure(outage, error, now, random(), outageMs) : undefined;
           if (step?.kind !== 'retry') {
-            subscriber.error(step?.outage === undefined ? error : outlasted(error, step.outage, now));
+            subscriber.error(outlasted(error, step?.outage, now));
             return;
           }
           outage = step.outage;
@@ -1042,19 +1033,34 @@ function waitOutUnsentStart(start: () => Observable<StartProgress>, options: Uns
     send();
     return () => {
       wait?.unsubscribe();
-      attempt?.unsubscribe();
+      current?.unsubscribe();
     };
   });
 }
 
-interface BackgroundAbortOptions {
-  readonly logger?: Logger | undefined;
-  /** How long the abort is sent again through an outage of the service or of the budget (`RunOptions.outageMs`). Default 0: once. */
-  readonly outageMs?: number | undefined;
-  /** The clock of the waits between attempts. Default `asyncScheduler`. */
-  readonly scheduler?: SchedulerLike | undefined;
-  /** The jitter of those waits, in [0, 1). Default `Math.random`. */
-  readonly random?: (() => number) | undefined;
+/**
+ * A start that the request budget refused to send because it could not reach its shared store
+ * (`BUDGET_UNAVAILABLE` before anything of it left) is made again through the outage, with the same
+ * backoff as a read, for up to `outageMs` from the first refusal: it never reached the service, so
+ * making it again cannot start a second execution. Any other failure ends the start as before: it may
+ * have reached the service (service.md §2.2), or it fails the same way again (a start whose connection
+ * was refused was already made again by the retry policy, and a wrong address should say so soon).
+ * Unsubscribing takes back the waiting start like any other.
+ */
+function waitOutUnsentStart(start: () => Observable<StartProgress>, options: OutageOptions): Observable<StartProgress> {
+  return lazy(() => {
+    // Whether a request of the attempt on its way left.
+    let sent = false;
+    const attempt = (): Observable<StartProgress> => {
+      sent = false;
+      return start().pipe(
+        tap((progress) => {
+          if (progress.type === 'sending' && progress.sending) sent = true;
+        }),
+      );
+    };
+    return throughOutage(attempt, options, (error) => !sent && isBudgetUnavailable(error));
+  });
 }
 
 /** What `abortInBackground` logs, with the `executionId` and the `error`, when it finally could not send an abort. */
@@ -1073,29 +1079,21 @@ export const ABORT_FAILED_LOG = 'Could not abort the execution';
  * with the execution's id, not thrown. `settled` hears when the abort answered (`undefined`) or
  * finally failed (the error logged).
  */
-export function abortInBackground(source: Pick<ExecutionSource, 'abort'>, executionId: string, options: BackgroundAbortOptions, settled?: (givenUp: { readonly error: unknown } | undefined) => void): void {
-  const { logger, outageMs = 0, scheduler = asyncScheduler, random = Math.random } = options;
-  let outage: Outage | undefined;
-  const attempt = (): void => {
-    source.abort(executionId).subscribe({
-      error: (error: unknown) => {
-        const now = scheduler.now();
-        const step = afterFailure(outage, error, now, random(), outageMs);
-        if (step.kind === 'retry') {
-          outage = step.outage;
-          scheduler.schedule(attempt, step.delayMs);
-          return;
-        }
-        const failure = step.outage === undefined ? error : outlasted(error, step.outage, now);
-        logger?.warn(ABORT_FAILED_LOG, { executionId, error: failure });
-        settled?.({ error: failure });
-      },
-      complete: () => {
-        settled?.(undefined);
-      },
-    });
-  };
-  attempt();
+export function abortInBackground(
+  source: Pick<ExecutionSource, 'abort'>,
+  executionId: string,
+  options: OutageOptions & Pick<RunSettings, 'logger'>,
+  settled?: (givenUp: { readonly error: unknown } | undefined) => void,
+): void {
+  throughOutage(() => source.abort(executionId), options).subscribe({
+    error: (failure: unknown) => {
+      options.logger?.warn(ABORT_FAILED_LOG, { executionId, error: failure });
+      settled?.({ error: failure });
+    },
+    complete: () => {
+      settled?.(undefined);
+    },
+  });
 }
 
 /**
