@@ -3,7 +3,7 @@ import type { MessageEvent, NodeEvent, RunEvent } from './events.js';
 
 /*
  * What a run knows of its execution (`ExecutionView`), and how each read moves it on: a status or
- * output read compared with the view gives the read's events (`diffStatus`, `diffNodeStatuses`,
+ * output read compared with the view gives the read's events (`diffStatus`,
  * `diffOutput`), and the view at the end gives the run's result (`runResultOf`). Pure functions: the
  * poll (poll.ts) holds the view, the run's reader (run-state.ts) makes the state of each read.
  */
@@ -310,19 +310,6 @@ export function diffStatus(view: ExecutionView, snapshot: ExecutionSnapshot): Vi
 
   const nodes = moveNodes(executionId, view.nodes, snapshot.nodes, log, events);
   return { view: { ...view, status, nodes, reported: log.reported }, events, warnings: log.warnings };
-}
-
-/**
- * The node transitions an output answer shows: it lists the task nodes with their status (service.md
- * §4.2), the only nodes that execute (§3.2), so a run that reads its output can skip that status read
- * while they run (a content node's `init → finish` shows at the next status read).
- * The execution's own status is not in it and stays as it was. Same rules and order as `diffStatus`.
- */
-export function diffNodeStatuses(view: ExecutionView, listed: readonly NodeExecution[]): ViewDiff {
-  const log = new WarningLog(view.reported);
-  const events: RunEvent[] = [];
-  const nodes = moveNodes(view.executionId, view.nodes, listed, log, events);
-  return { view: { ...view, nodes, reported: log.reported }, events, warnings: log.warnings };
 }
 
 function roleOf(message: OutputMessage, log: WarningLog, executionId: string): MessageEvent['role'] {

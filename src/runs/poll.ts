@@ -12,7 +12,7 @@ import { isNetworkError, isTimeoutError } from '../errors/transport-errors.js';
 import { InvalidArgumentError, isResponseValidationError, knownKeys, objectArgument, timerDelay } from '../errors/validation-errors.js';
 import type { ConnectionEvent, RunEvent } from './events.js';
 import type { ExecutionSource, FailedBranches, ReadOptions } from './run-lifecycle.js';
-import { announceHeldFiles, diffNodeStatuses, diffOutput, diffStatus, type DiffWarning, type ExecutionView, initialView, isExecutionOver, runResultOf, type ViewDiff } from './execution-view.js';
+import { announceHeldFiles, diffOutput, diffStatus, type DiffWarning, type ExecutionView, initialView, isExecutionOver, runResultOf, type ViewDiff } from './execution-view.js';
 
 /*
  * When a run's next read goes, for one execution until it is terminal: the poll's rules as a pure
@@ -224,12 +224,14 @@ function statusAnswered(plan: PollPlan, snapshot: ExecutionSnapshot, now: number
   };
 }
 
-/** The output alone, its task nodes standing in for the status read (see `shouldReadOutputAlone`). */
+/**
+ * The output alone, its task nodes standing in for the status read (see `shouldReadOutputAlone`):
+ * `diffOutput` moves them first, so its events begin with their transitions.
+ */
 function outputAloneAnswered(plan: PollPlan, output: ExecutionOutput, now: number, random: number): PollStep {
-  const moved = diffNodeStatuses(plan.view, output.output);
-  const text = diffOutput(moved.view, output);
-  const diff: ViewDiff = { view: text.view, events: [...moved.events, ...text.events], warnings: [...moved.warnings, ...text.warnings] };
-  return conclude(plan, diff, { now, changed: moved.events.length > 0, output: true, nodeEnded: false, transitions: moved.events }, random);
+  const diff = diffOutput(plan.view, output);
+  const transitions = diff.events.filter((event) => event.type === 'node');
+  return conclude(plan, diff, { now, changed: transitions.length > 0, output: true, nodeEnded: false, transitions }, random);
 }
 
 /**

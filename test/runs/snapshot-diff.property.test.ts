@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { RunResult } from '../../src/domain/model.js';
 import type { MessageEvent, NodeEvent, RunEvent } from '../../src/runs/events.js';
-import { announceHeldFiles, diffNodeStatuses, diffOutput, diffStatus, type ExecutionView, initialView, messageKey, nodeRank, readResult, runResultOf, sameFile } from '../../src/runs/execution-view.js';
+import { announceHeldFiles, diffOutput, diffStatus, type ExecutionView, initialView, messageKey, nodeRank, readResult, runResultOf, sameFile } from '../../src/runs/execution-view.js';
 import { type PartialOutputMode, type Reading, readings, scenarioArb } from './execution-model.js';
 import { EXECUTION_ID } from './fixtures.js';
 
@@ -10,8 +10,9 @@ function replay(all: readonly Reading[]): { events: RunEvent[]; view: ExecutionV
   let view = initialView(EXECUTION_ID, 'executing');
   const events: RunEvent[] = [];
   for (const reading of all) {
-    // A streaming run may read the output alone: its task nodes stand in for the status (service.md §4.2).
-    const status = reading.outputAlone ? diffNodeStatuses(view, reading.output.output) : diffStatus(view, reading.status);
+    // A streaming run may read the output alone: its task nodes stand in for the status (service.md §4.2),
+    // moved by diffOutput below.
+    const status = reading.outputAlone ? { view, events: [] } : diffStatus(view, reading.status);
     view = status.view;
     events.push(...status.events);
     if (reading.readOutput || reading.outputAlone) {
