@@ -3,7 +3,7 @@ import { OUTLIER_SIGMAS } from '../budget/duration-model.js';
 import { readDueAt } from '../budget/budget-core.js';
 import type { ReadNeed } from '../domain/budget.js';
 import type { DurationEstimate, DurationModel } from '../domain/durations.js';
-import type { ExecutionOutput, ExecutionSnapshot, ExecutionStatus, Logger, NodeStatus, OutputNode } from '../domain/model.js';
+import type { ExecutionOutput, ExecutionSnapshot, ExecutionStatus, Logger, NodeExecution, NodeStatus, OutputNode } from '../domain/model.js';
 import { durationOf, isNodeDone, LONGEST_NODE_MS, serviceNodeTimes } from '../domain/node-times.js';
 import { DEFAULTS, type PollInterval } from '../domain/options.js';
 import { isServerError } from '../errors/api-errors.js';
@@ -250,7 +250,7 @@ function conclude(plan: PollPlan, diff: ViewDiff, facts: ReadFacts, random: numb
   if (isExecutionOver(view.status) && !(rules.onFailedBranches === 'follow' && branchesRunning)) {
     const last = announceHeldFiles(view);
     const finished: RunEvent = { type: 'finished', executionId: rules.executionId, result: runResultOf(last.view, view.status, rules.canvasId) };
-    const durations = rules.estimateOf === undefined ? [] : learnedDurations(foresight, view.outputNodes, finishedNodes(view));
+    const durations = rules.estimateOf === undefined ? [] : learnedDurations(foresight, view.outputNodes, new Set(idsAt(nodes, 'finish')));
     const learn: PollCommand[] = durations.length === 0 ? [] : [{ type: 'learn', durations }];
     return { state: { ...plan, view: last.view, activity: { kind: 'ended' }, foresight }, commands: [...warnings(diff), ...emit([...diff.events, ...last.events, finished], last.view), ...learn, { type: 'end' }] };
   }
@@ -265,7 +265,7 @@ function conclude(plan: PollPlan, diff: ViewDiff, facts: ReadFacts, random: numb
   // a child's start (§3.2) — is one the model need not time: its read is certain to be worth it, and
   // goes at once on a tight budget too. While other nodes run, a node's end starts nothing for sure
   // (the status lists no edges, §4.1): those reads come at the cadence's fast pace, in their turn.
-  const executing = executingNodes(view);
+  const executing = idsAt(nodes, 'executing');
   const certain = allDone || (executing.length === 0 && awaitsStart(facts.transitions));
   const foreseen = certain ? undefined : foreseeRead(foresight, executing, facts.now, rules.bounds, estimateOf);
   const need: ReadNeed = {
@@ -294,12 +294,9 @@ function conclude(plan: PollPlan, diff: ViewDiff, facts: ReadFacts, random: numb
   return { state: then.state, commands: [...warnings(diff), ...emit(diff.events, view), ...then.commands] };
 }
 
-function executingNodes(view: ExecutionView): string[] {
-  return [...view.nodes.values()].filter((node) => node.status === 'executing').map((node) => node.nodeId);
-}
-
-function finishedNodes(view: ExecutionView): Set<string> {
-  return new Set([...view.nodes.values()].filter((node) => node.status === 'finish').map((node) => node.nodeId));
+/** The ids of the `nodes` at `status`. */
+function idsAt(nodes: readonly NodeExecution[], status: NodeStatus): string[] {
+  return nodes.filter((node) => node.status === status).map((node) => node.nodeId);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { asapScheduler, type MonoTypeOperatorFunction, Observable, type Observer, Subject, type Subscriber, type Subscription, type TeardownLogic } from 'rxjs';
+import { asapScheduler, type MonoTypeOperatorFunction, Observable, type Observer, Subject, type Subscriber, type Subscription, tap, type TeardownLogic } from 'rxjs';
 import { WorkflowFailedError } from '../errors/run-errors.js';
 import type { FinishedEvent, RunEvent } from './events.js';
 import { abortInBackground, type ExecutionSource, runLifecycle, type RunSettings } from './run-lifecycle.js';
@@ -115,28 +115,22 @@ export function leadThrough(run: Observable<RunEvent>, take: (executionId: strin
       led?.leadEnded();
       led = undefined;
     };
-    const subscription = run.subscribe({
-      next: (event) => {
-        if (!decided && event.type !== 'snapshot') {
-          decided = true;
-          led = take(event.executionId);
-        }
-        led?.offer(event);
-        subscriber.next(event);
-      },
-      error: (error: unknown) => {
-        stop();
-        subscriber.error(error);
-      },
-      complete: () => {
-        stop();
-        subscriber.complete();
-      },
-    });
-    return () => {
-      subscription.unsubscribe();
-      stop();
-    };
+    return run
+      .pipe(
+        tap({
+          next: (event) => {
+            if (!decided && event.type !== 'snapshot') {
+              decided = true;
+              led = take(event.executionId);
+            }
+            led?.offer(event);
+          },
+          error: stop,
+          complete: stop,
+          unsubscribe: stop,
+        }),
+      )
+      .subscribe(subscriber);
   });
 }
 

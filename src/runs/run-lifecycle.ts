@@ -1,4 +1,4 @@
-import { asyncScheduler, map, Observable, type Observer, type SchedulerLike, Subscription, tap } from 'rxjs';
+import { asyncScheduler, Observable, type Observer, type SchedulerLike, Subscription, tap } from 'rxjs';
 import type { ReadNeed } from '../domain/budget.js';
 import type { DurationModel } from '../domain/durations.js';
 import type { ExecutionOutput, ExecutionSnapshot, ExecutionStatus, Logger, PlanVariable, RunEnding, RunResult, StartedExecution, Variables, WorkflowPlan } from '../domain/model.js';
@@ -473,33 +473,28 @@ export function observedRun(
   follow: (source: ExecutionSource) => Observable<RunEvent>,
 ): Observable<RunEvent> {
   if (hook === undefined) return follow(source);
-  return new Observable<RunEvent>((subscriber) => {
+  return lazy(() => {
     const observer = hook.run({ ...start, at: scheduler.now() });
-    let ended = false;
     const end = (outcome: RunTelemetryEnd['outcome'], error?: unknown): void => {
-      if (ended) return;
-      ended = true;
       observer.end({ at: scheduler.now(), outcome, ...(outcome === 'error' ? { error } : {}) });
     };
-    const traced = observer.parent === undefined ? source : withTelemetryParent(source, observer.parent);
-    const subscription = follow(traced).subscribe({
-      next: (event) => {
-        observer.event(event, scheduler.now());
-        subscriber.next(event);
-      },
-      error: (error: unknown) => {
-        end('error', error);
-        subscriber.error(error);
-      },
-      complete: () => {
-        end('completed');
-        subscriber.complete();
-      },
-    });
-    return () => {
-      subscription.unsubscribe();
-      end('unsubscribed');
-    };
+    // `unsubscribe` is told only of a subscriber that left before the end: the hook hears of one end.
+    return follow(observer.parent === undefined ? source : withTelemetryParent(source, observer.parent)).pipe(
+      tap({
+        next: (event) => {
+          observer.event(event, scheduler.now());
+        },
+        error: (error: unknown) => {
+          end('error', error);
+        },
+        complete: () => {
+          end('completed');
+        },
+        unsubscribe: () => {
+          end('unsubscribed');
+        },
+      }),
+    );
   });
 }
 
@@ -939,16 +934,16 @@ export function observeExecutions(api: ExecutionsApi, plans?: { get(canvasId: st
     start: (canvasId, input, options) =>
       new Observable<StartProgress>((subscriber) =>
         fromAbortable((signal) =>
-          api.start(canvasId, input, {
-            signal,
-            ...parentOf(options),
-            onSending: (sending) => {
-              subscriber.next({ type: 'sending', sending });
-            },
-          }),
-        )
-          .pipe(map((execution): StartProgress => ({ type: 'started', execution })))
-          .subscribe(subscriber),
+          api
+            .start(canvasId, input, {
+              signal,
+              ...parentOf(options),
+              onSending: (sending) => {
+                subscriber.next({ type: 'sending', sending });
+              },
+            })
+            .then((execution): StartProgress => ({ type: 'started', execution })),
+        ).subscribe(subscriber),
       ),
     status: (executionId, options) => reads?.status(executionId, placementOf(options)) ?? fromAbortable((signal) => api.status(executionId, { signal, ...placementOf(options) })),
     output: (executionId, options) => reads?.output(executionId, placementOf(options)) ?? fromAbortable((signal) => api.output(executionId, { signal, ...placementOf(options) })),

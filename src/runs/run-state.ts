@@ -206,16 +206,6 @@ export class RunStateFold {
     for (const entry of this.#nodes.values()) entry.built = undefined;
   }
 
-  /** The execution's id, once `started` came. */
-  get executionId(): string | undefined {
-    return this.#executionId;
-  }
-
-  /** The result, once `finished` came. */
-  get result(): RunResult | undefined {
-    return this.#result;
-  }
-
   /** The state the events so far make: the same object until the next event. */
   get state(): RunState {
     this.#state ??= this.#build();
