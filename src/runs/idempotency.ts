@@ -380,8 +380,12 @@ export function idempotentRun(
   follow: (executionId: string) => Observable<RunEvent>,
 ): Observable<RunEvent> {
   const { store, key, ttlMs, signal, logger } = idempotency;
-  const settleFailed = (what: string) => (error: unknown) => {
-    logger?.warn(`flowstream: could not ${what} an idempotency key`, { key, error: error instanceof Error ? error.message : String(error) });
+  /** Settles the key claimed with `token`: a failure to is logged, and the key expires in its time. */
+  const settle = (token: string, settlement: ClaimSettlement): void => {
+    const settled = settlement.type === 'record' ? store.record(key, token, settlement.executionId) : store[settlement.type](key, token);
+    settled.catch((error: unknown) => {
+      logger?.warn(`flowstream: could not ${settlement.type} an idempotency key`, { key, error: error instanceof Error ? error.message : String(error) });
+    });
   };
   return new Observable<RunEvent>((subscriber) => {
     const waiting = new AbortController();
@@ -405,26 +409,13 @@ export function idempotentRun(
           return;
         }
         if (left) {
-          if (claim.kind === 'start') store.release(key, claim.token).catch(settleFailed('release'));
+          if (claim.kind === 'start') settle(claim.token, { type: 'release' });
           return;
         }
         switch (claim.kind) {
           case 'start': {
-            const { token } = claim;
             const dispatch = reducerShell(reduceClaimedStart, UNSETTLED_START, (settlement: ClaimSettlement) => {
-              switch (settlement.type) {
-                case 'record':
-                  store.record(key, token, settlement.executionId).catch(settleFailed('record'));
-                  return;
-                case 'release':
-                  store.release(key, token).catch(settleFailed('release'));
-                  return;
-                case 'abandon':
-                  store.abandon(key, token).catch(settleFailed('abandon'));
-                  return;
-                default:
-                  settlement satisfies never;
-              }
+              settle(claim.token, settlement);
             });
             run = own(() => claimedCall(start, dispatch)).subscribe(subscriber);
             run.add(() => {

@@ -473,11 +473,11 @@ export function shareRun(): MonoTypeOperatorFunction<RunEvent> {
  * `onFailedBranches`). Each watch keeps its own ending: `failOnWorkflowError` errors after a failed
  * `finished`, and `abortOnUnsubscribe` aborts the execution when this watch leaves before `finished`
  * only if nothing else in the hub follows it then. A watch with its own `timeoutMs`, `signal` or
- * `detach` ends on terms no other shares: it polls on its own.
+ * `detach` ends on terms no other shares, and one without a hub has none to share: it polls on its own.
  */
-export function sharedWatch(source: ExecutionSource, hub: RunHub, executionId: string, settings: RunSettings, canvasId?: string): Observable<RunEvent> {
+export function sharedWatch(source: ExecutionSource, hub: RunHub | undefined, executionId: string, settings: RunSettings, canvasId?: string): Observable<RunEvent> {
   const target = { kind: 'watch', executionId, canvasId } as const;
-  if (settings.timeoutMs !== undefined || settings.signal !== undefined || settings.detach !== undefined) return runLifecycle(source, target, settings);
+  if (hub === undefined || settings.timeoutMs !== undefined || settings.signal !== undefined || settings.detach !== undefined) return runLifecycle(source, target, settings);
   const shared = hub.follow(executionId, () => runLifecycle(source, target, { ...settings, abortOnUnsubscribe: false, failOnWorkflowError: false }));
   return new Observable<RunEvent>((subscriber) => {
     const watch = new WatchOfShared(subscriber, settings.failOnWorkflowError);

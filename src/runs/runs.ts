@@ -112,20 +112,15 @@ export function runsOver(source: ExecutionSource, defaults: RunsDefaults = {}): 
         return startedRun(source, defaults, canvasId, given, settings, resolved, keyed, (traced, executionId) => {
           // A follower never aborts the execution it did not start (`RunOptions.idempotencyKey`).
           const followed = { ...resolved, abortOnUnsubscribe: false };
-          return defaults.hub === undefined
-            ? runLifecycle(traced, { kind: 'watch', executionId, canvasId }, followed)
-            : sharedWatch(traced, defaults.hub, executionId, followed, canvasId);
+          return sharedWatch(traced, defaults.hub, executionId, followed, canvasId);
         });
       }),
     watch: (executionId, options) =>
       lazy(() => {
         const given = objectArgument('options', options);
         const settings = runSettings('watch', given, defaults);
-        const target = { kind: 'watch', executionId } as const;
         const parent = given.telemetryParent === undefined ? {} : { parent: given.telemetryParent };
-        return observedRun(defaults.telemetry, source, { kind: 'watch', executionId, ...parent }, settings.scheduler, (traced) =>
-          defaults.hub === undefined ? runLifecycle(traced, target, settings) : sharedWatch(traced, defaults.hub, executionId, settings),
-        );
+        return observedRun(defaults.telemetry, source, { kind: 'watch', executionId, ...parent }, settings.scheduler, (traced) => sharedWatch(traced, defaults.hub, executionId, settings));
       }),
     abortThroughOutage: (executionId) => {
       // A wrong id is the caller's mistake, said at once: not retried, not logged as an abort that failed.
