@@ -430,19 +430,19 @@ const SETTLING_WINDOW_MS = 3000;
 
 /**
  * Fills in the run's bounds from the client's, then the defaults. Each given bound must be 0 or a
- * number of ms a timer keeps (see `timerDelay`), and a `minMs` above the `maxMs` given beside it is a mistake (`InvalidArgumentError`,
- * named after `name`); a `maxMs` that comes from a default and is below `minMs` is raised to it.
+ * number of ms a timer keeps (see `timerDelay`), and a `minMs` above the `maxMs` given beside it is a mistake (`InvalidArgumentError`
+ * naming `pollInterval` or `polling`); a `maxMs` that comes from a default and is below `minMs` is raised to it.
  */
-export function cadenceBounds(interval: PollInterval = {}, defaults: PollInterval = {}, name = 'pollInterval'): CadenceBounds {
-  checkInterval(objectArgument('polling', defaults), 'polling');
-  checkInterval(objectArgument(name, interval), name);
+export function cadenceBounds(interval: PollInterval = {}, defaults: PollInterval = {}): CadenceBounds {
+  checkInterval(defaults, 'polling');
+  checkInterval(interval, 'pollInterval');
   const minMs = interval.minMs ?? defaults.minMs ?? DEFAULT_POLL_INTERVAL.minMs;
   const maxMs = Math.max(minMs, interval.maxMs ?? defaults.maxMs ?? DEFAULT_POLL_INTERVAL.maxMs);
   return { minMs, maxMs };
 }
 
 function checkInterval(interval: PollInterval, name: string): void {
-  knownKeys(name, interval, ['minMs', 'maxMs']);
+  knownKeys(name, objectArgument(name, interval), ['minMs', 'maxMs']);
   for (const key of ['minMs', 'maxMs'] as const) {
     const value: unknown = interval[key];
     // 0 reads again at once: fine behind a budget that paces, or against a test double.

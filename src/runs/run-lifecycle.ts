@@ -210,29 +210,11 @@ type RunTarget =
       readonly canvasId: string;
       /** The start request, made per subscription; unsubscribing takes it back while nothing of it is on its way. */
       readonly start: () => Observable<StartProgress>;
-      /** The workflow's task nodes, once the start read its plan (`checkVariables`; see {@link notingPlan}). */
+      /** The workflow's task nodes, once the start read its plan (`checkVariables`, `startExecution`'s `onPlan`). */
       readonly plannedTasks?: () => readonly { readonly nodeId: string }[] | undefined;
     }
   /** `canvasId`, when known (a run following the execution its idempotency key started), goes on its `started` event and result. */
   | { readonly kind: 'watch'; readonly executionId: string; readonly canvasId?: string | undefined };
-
-/**
- * `source` with its plan reads noted: a start that checks its variables reads the workflow's plan
- * first, whose tasks are the run's task nodes (service.md §5.2), so its progress has its total from
- * the start. `tasks` is per start: make one for each.
- */
-export function notingPlan(source: ExecutionSource): { readonly source: ExecutionSource; readonly tasks: () => readonly { readonly nodeId: string }[] | undefined } {
-  const { plan } = source;
-  if (plan === undefined) return { source, tasks: () => undefined };
-  let tasks: readonly { readonly nodeId: string }[] | undefined;
-  const noting = (canvasId: string): Observable<WorkflowPlan> =>
-    plan(canvasId).pipe(
-      tap((found) => {
-        tasks = found.tasks.map((task) => ({ nodeId: task.id }));
-      }),
-    );
-  return { source: { ...source, plan: noting }, tasks: () => tasks };
-}
 
 /**
  * One subscription to a run: the shell of `reduceRun` (below, where the rules are). It turns
@@ -955,13 +937,14 @@ export function observeExecutions(api: ExecutionsApi, plans?: { get(canvasId: st
  * A run's start, for `RunTarget.start`: with `checkVariables`, the workflow's plan is read first and
  * the variables checked against it (`checkVariablesAgainstPlan`), so a run that would be wrong errors
  * with `InvalidArgumentError` and is never started. While the plan is read nothing of the start is on
- * its way, so leaving then sends no start.
+ * its way, so leaving then sends no start. `onPlan` hears each plan read (its tasks are the run's task nodes).
  */
 export function startExecution(
   source: ExecutionSource,
   canvasId: string,
   input: { readonly variables?: Variables },
   checkVariables: boolean,
+  onPlan?: (plan: WorkflowPlan) => void,
 ): () => Observable<StartProgress> {
   if (!checkVariables) return () => source.start(canvasId, input);
   const { plan } = source;
@@ -975,6 +958,7 @@ export function startExecution(
       return plan(canvasId).subscribe({
         next: (found) => {
           read = true;
+          onPlan?.(found);
           lazy(() => {
             checkVariablesAgainstPlan(found, input.variables ?? {});
             return source.start(canvasId, input);

@@ -6,7 +6,7 @@ import type { ExecutionsApi } from '../http/calls.js';
 import type { RunEvent } from './events.js';
 import { createMemoryIdempotencyStore, type IdempotencyStore, idempotencyStoreOption, idempotentRun, type RunIdempotency, runIdempotency } from './idempotency.js';
 import { cadenceBounds } from './poll.js';
-import { abortInBackground, checkOutageMs, type ExecutionSource, lazy, notingPlan, observedRun, observeExecutions, type RunControl, runLifecycle, type RunOptions, type RunsDefaults, type RunSettings, runSettings, startExecution } from './run-lifecycle.js';
+import { abortInBackground, checkOutageMs, type ExecutionSource, lazy, observedRun, observeExecutions, type RunControl, runLifecycle, type RunOptions, type RunsDefaults, type RunSettings, runSettings, startExecution } from './run-lifecycle.js';
 import { INITIAL_RUN_STATE, type RunState, sampleRunState, toRunState } from './run-state.js';
 import { RunStand, sharedWatch, shareRun } from './run-hub.js';
 
@@ -160,10 +160,14 @@ function startedRun(
 ): Observable<RunEvent> {
   const parent = options.telemetryParent === undefined ? {} : { parent: options.telemetryParent };
   return observedRun(defaults.telemetry, source, { kind: 'run', canvasId, ...parent }, settings.scheduler, (traced) => {
-    const planned = notingPlan(traced);
-    const start = startExecution(planned.source, canvasId, input, options.checkVariables === true);
+    // The workflow's tasks, once a start that checks its variables read its plan: the run's task nodes
+    // (service.md §5.2), so its progress has its total from the start.
+    let tasks: readonly { readonly nodeId: string }[] | undefined;
+    const start = startExecution(traced, canvasId, input, options.checkVariables === true, (plan) => {
+      tasks = plan.tasks.map((task) => ({ nodeId: task.id }));
+    });
     const owned = (claimed: typeof start): Observable<RunEvent> => {
-      const run = runLifecycle(traced, { kind: 'start', canvasId, start: claimed, plannedTasks: planned.tasks }, settings, control);
+      const run = runLifecycle(traced, { kind: 'start', canvasId, start: claimed, plannedTasks: () => tasks }, settings, control);
       // Offered to the hub: a watch of this execution in the same hub joins it instead of polling again.
       return defaults.hub === undefined ? run : defaults.hub.lead(run);
     };
