@@ -1,4 +1,4 @@
-import { asapScheduler, type MonoTypeOperatorFunction, Observable, type Observer, Subject, type Subscriber, type Subscription, tap, type TeardownLogic } from 'rxjs';
+import { asapScheduler, type MonoTypeOperatorFunction, Observable, type Observer, type Subscriber, type Subscription, tap, type TeardownLogic } from 'rxjs';
 import { WorkflowFailedError } from '../errors/run-errors.js';
 import type { FinishedEvent, RunEvent } from './events.js';
 import { abortInBackground, type ExecutionSource, runLifecycle, type RunSettings } from './run-lifecycle.js';
@@ -170,7 +170,11 @@ export function createRunHub(): RunHub {
   };
 }
 
-/** One execution followed in a hub: its followers, how it stands, and what feeds it (a leading run, or a poll). */
+/**
+ * One execution followed in a hub — or one run shared by `shareRun` — its followers, how it stands,
+ * and what feeds it (a leading run, or a poll: the shared run itself). `forget` hears once it is over
+ * for its owner, `final` when it ended with its `finished`.
+ */
 class FollowedRun {
   #stand = new RunStand();
   /** This follow's sequence of the execution: its name, and the place of its last event. */
@@ -181,7 +185,9 @@ class FollowedRun {
    * so an event goes to those following when it came (as a Subject does, without its subscriptions).
    */
   #following: readonly Subscriber<RunEvent>[] = [];
-  readonly #forget: () => void;
+  readonly #forget: (final: boolean) => void;
+  /** Ended with its `finished` (a shared run kept for later followers): a newcomer gets how it stood, and the end. */
+  #over = false;
   #led = false;
   #start: (() => Observable<RunEvent>) | undefined;
   #poll: Subscription | undefined;
@@ -190,7 +196,7 @@ class FollowedRun {
   /** A resumed poll's first reading is still coming (see `#startPoll`). */
   #catchingUp = false;
 
-  constructor(forget: () => void) {
+  constructor(forget: (final: boolean) => void) {
     this.#forget = forget;
   }
 
@@ -201,6 +207,7 @@ class FollowedRun {
   join(subscriber: Subscriber<RunEvent>, start: () => Observable<RunEvent>): TeardownLogic {
     this.#start ??= start;
     for (const event of catchUpAt(this.#stand, this.#seq, this.#log)) subscriber.next(event);
+    if (this.#over) subscriber.complete();
     // A follower that had enough of the snapshot (`take(1)`) never joins.
     if (subscriber.closed) return undefined;
     this.#following = [...this.#following, subscriber];
@@ -209,11 +216,13 @@ class FollowedRun {
     if (!this.#led) this.#poll ??= this.#startPoll(start);
     return () => {
       this.#following = this.#following.filter((other) => other !== subscriber);
-      if (this.followers > 0) return;
+      if (this.followers > 0 || this.#over) return;
+      // A follower that comes back in the same task (React's StrictMode mounting twice, a switch from
+      // one subscriber to the next) keeps the poll rather than ending it and starting another.
       this.#leaving ??= asapScheduler.schedule(() => {
         this.#leaving = undefined;
         if (this.followers > 0) return;
-        this.#forget();
+        this.#forget(false);
         this.#poll?.unsubscribe();
         this.#poll = undefined;
       });
@@ -244,7 +253,7 @@ class FollowedRun {
     this.#led = false;
     const start = this.#start;
     if (this.#stand.finished !== undefined || this.#following.length === 0 || start === undefined) {
-      this.#forget();
+      this.#forget(false);
       this.#end(undefined);
       return;
     }
@@ -279,7 +288,8 @@ class FollowedRun {
   /** The poll errored, or completed (`error` undefined): the followers' stream ends as it did. */
   pollEnded(failed: { readonly error: unknown } | undefined): void {
     // Forgotten first: a follower coming after the error starts a new poll.
-    this.#forget();
+    this.#over = failed === undefined && this.#stand.finished !== undefined;
+    this.#forget(this.#over);
     this.#end(failed);
   }
 
@@ -316,19 +326,6 @@ class PollFeed implements Observer<RunEvent> {
 }
 
 // --- how a run stands, and one run shared --------------------------------------------------------
-/** One execution and the subscribers sharing it. */
-interface Connection {
-  readonly subject: Subject<RunEvent>;
-  /** What a newcomer is brought to (see {@link RunStand}). */
-  readonly stand: RunStand;
-  subscribers: number;
-  subscription?: Subscription;
-  /** The source's unsubscription once the last subscriber left, held until the current task is over. */
-  leaving?: Subscription | undefined;
-  /** The run completed: its state is final, and later subscribers get it and complete. */
-  completed: boolean;
-}
-
 /**
  * How a run stands, for a newcomer: the state of its last reading (a run of this client carries it
  * with its events) — or, for any other event stream, its events folded — and its result once it came.
@@ -414,54 +411,14 @@ function foldFrom(state: RunState): RunStateFold {
  */
 export function shareRun(): MonoTypeOperatorFunction<RunEvent> {
   return (source) => {
-    let current: Connection | undefined;
+    let current: FollowedRun | undefined;
     return new Observable<RunEvent>((subscriber) => {
-      const connection: Connection = current ?? { subject: new Subject(), stand: new RunStand(), subscribers: 0, completed: false };
-      current = connection;
-      for (const event of connection.stand.catchUp()) subscriber.next(event);
-      if (connection.completed) {
-        subscriber.complete();
-        return undefined;
-      }
-      // A subscriber that had enough of the snapshot (`take(1)`) never joins.
-      if (subscriber.closed) return undefined;
-      connection.subscribers += 1;
-      connection.leaving?.unsubscribe();
-      connection.leaving = undefined;
-      const joined = connection.subject.subscribe(subscriber);
-      const leave = (): void => {
-        if (current === connection) current = undefined;
-      };
-      connection.subscription ??= source.subscribe({
-        next: (event) => {
-          connection.stand.see(event);
-          connection.subject.next(event);
-        },
-        error: (error: unknown) => {
-          leave();
-          connection.subject.error(error);
-        },
-        complete: () => {
-          // Ended with its result: final, kept for later subscribers. Cut short upstream (a
-          // `takeUntil` before `shareRun`): the execution was left, so the next subscriber starts anew.
-          if (connection.stand.finished === undefined) leave();
-          else connection.completed = true;
-          connection.subject.complete();
-        },
-      });
-      return () => {
-        joined.unsubscribe();
-        connection.subscribers -= 1;
-        if (connection.subscribers > 0 || connection.completed) return;
-        // A subscriber that comes back in the same task (React's StrictMode mounting twice, a switch
-        // from one subscriber to the next) joins the same execution instead of aborting it and starting another.
-        connection.leaving ??= asapScheduler.schedule(() => {
-          connection.leaving = undefined;
-          if (connection.subscribers > 0 || connection.completed) return;
-          leave();
-          connection.subscription?.unsubscribe();
-        });
-      };
+      const shared = (current ??= new FollowedRun((final) => {
+        // Ended with its result, it is kept for later subscribers; cut short (an error, a `takeUntil`
+        // before `shareRun`, every subscriber gone), the next subscriber starts anew.
+        if (!final && current === shared) current = undefined;
+      }));
+      return shared.join(subscriber, () => source);
     });
   };
 }
