@@ -152,7 +152,7 @@ export function createRunHub(): RunHub {
     if (known !== undefined) return known;
     const created: FollowedRun = new FollowedRun(() => {
       if (executions.get(executionId) === created) executions.delete(executionId);
-    });
+    }, newLogName());
     executions.set(executionId, created);
     return created;
   };
@@ -173,12 +173,13 @@ export function createRunHub(): RunHub {
 /**
  * One execution followed in a hub — or one run shared by `shareRun` — its followers, how it stands,
  * and what feeds it (a leading run, or a poll: the shared run itself). `forget` hears once it is over
- * for its owner, `final` when it ended with its `finished`.
+ * for its owner, `final` when it ended with its `finished`. A hub's gives each event its place in the
+ * sequence named `log` (see {@link HubPlace}); a shared run's events keep the places they have.
  */
 class FollowedRun {
   #stand = new RunStand();
   /** This follow's sequence of the execution: its name, and the place of its last event. */
-  readonly #log = newLogName();
+  readonly #log: string | undefined;
   #seq = 0;
   /**
    * Those following, in the order they came: replaced on every join and leave, never changed in place,
@@ -196,8 +197,9 @@ class FollowedRun {
   /** A resumed poll's first reading is still coming (see `#startPoll`). */
   #catchingUp = false;
 
-  constructor(forget: (final: boolean) => void) {
+  constructor(forget: (final: boolean) => void, log?: string) {
     this.#forget = forget;
+    this.#log = log;
   }
 
   get followers(): number {
@@ -206,7 +208,7 @@ class FollowedRun {
 
   join(subscriber: Subscriber<RunEvent>, start: () => Observable<RunEvent>): TeardownLogic {
     this.#start ??= start;
-    for (const event of catchUpAt(this.#stand, this.#seq, this.#log)) subscriber.next(event);
+    for (const event of this.#log === undefined ? this.#stand.catchUp() : catchUpAt(this.#stand, this.#seq, this.#log)) subscriber.next(event);
     if (this.#over) subscriber.complete();
     // A follower that had enough of the snapshot (`take(1)`) never joins.
     if (subscriber.closed) return undefined;
@@ -243,7 +245,7 @@ class FollowedRun {
   /** Gives `event` the next place in this follow's sequence, and to the followers. */
   #emit(event: RunEvent): void {
     this.#seq += 1;
-    const placed = atHubPlace(event, { seq: this.#seq, log: this.#log });
+    const placed = this.#log === undefined ? event : atHubPlace(event, { seq: this.#seq, log: this.#log });
     for (const follower of this.#following) follower.next(placed);
   }
 

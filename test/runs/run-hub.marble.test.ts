@@ -2,7 +2,7 @@ import { type Observable, take } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import type { RunEvent } from '../../src/runs/events.js';
 import type { RunResult } from '../../src/domain/model.js';
-import { createRunHub, hubPlaceOf } from '../../src/runs/run-hub.js';
+import { createRunHub, hubPlaceOf, shareRun } from '../../src/runs/run-hub.js';
 import { EXECUTION_ID, testScheduler } from './fixtures.js';
 
 const result = { executionId: EXECUTION_ID, status: 'finish', endedBy: 'finish', nodes: [], output: [], files: [], failedNodes: [] } as unknown as RunResult;
@@ -130,6 +130,23 @@ describe('createRunHub: one poll per execution, shared by its followers', () => 
       expect(after).toEqual(['snapshot@2', 'finished@3']);
       expect(logs.size).toBe(1);
       expect([...logs][0]).toMatch(/^[0-9a-f]{24}$/u);
+    });
+  });
+
+  it("keeps a led run's places when the run is shared (shareRun): its subscribers see the hub's sequence", () => {
+    const scheduler = testScheduler();
+    scheduler.run(({ cold, flush }) => {
+      const hub = createRunHub();
+      const follower: RunEvent[] = [];
+      const shared: RunEvent[] = [];
+      const run$ = hub.lead(cold<RunEvent>('s 9ms a 9ms (f|)', ev)).pipe(shareRun());
+      run$.subscribe((event) => shared.push(event));
+      cold('5ms x').subscribe(() => hub.follow(EXECUTION_ID, () => cold('-')).subscribe((event) => follower.push(event)));
+      flush();
+      const places = (events: readonly RunEvent[]): string[] => events.map((event) => `${event.type}@${String(hubPlaceOf(event)?.seq)}`);
+      expect(places(shared)).toEqual(['started@1', 'node@2', 'finished@3']);
+      expect(places(follower)).toEqual(['snapshot@1', 'node@2', 'finished@3']);
+      expect(new Set([...shared, ...follower].map((event) => hubPlaceOf(event)?.log)).size).toBe(1);
     });
   });
 });
