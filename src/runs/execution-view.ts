@@ -14,22 +14,11 @@ import type { MessageEvent, NodeEvent, RunEvent } from './events.js';
  * not know never overwrites one we do, and any known status moves a node on from it.
  */
 export function nodeRank(status: NodeStatus): number {
-  switch (status) {
-    case 'unknown':
-      return -1;
-    case 'init':
-      return 0;
-    case 'waiting':
-      return 1;
-    case 'executing':
-      return 2;
-    case 'finish':
-    case 'failed':
-      return 3;
-    default:
-      return status satisfies never;
-  }
+  return NODE_RANKS[status];
 }
+
+/** Every node status's rank: a `Record` over the union, so a status added to it and not here fails to compile. */
+const NODE_RANKS: Readonly<Record<NodeStatus, number>> = { unknown: -1, init: 0, waiting: 1, executing: 2, finish: 3, failed: 3 };
 
 /** A message as the run has seen it so far, keyed by node and message id. */
 export interface MessageView {

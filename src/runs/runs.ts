@@ -119,8 +119,7 @@ export function runsOver(source: ExecutionSource, defaults: RunsDefaults = {}): 
       lazy(() => {
         const given = objectArgument('options', options);
         const settings = runSettings('watch', given, defaults);
-        const parent = given.telemetryParent === undefined ? {} : { parent: given.telemetryParent };
-        return observedRun(defaults.telemetry, source, { kind: 'watch', executionId, ...parent }, settings.scheduler, (traced) => sharedWatch(traced, defaults.hub, executionId, settings));
+        return observedRun(defaults.telemetry, source, { kind: 'watch', executionId, parent: given.telemetryParent }, settings.scheduler, (traced) => sharedWatch(traced, defaults.hub, executionId, settings));
       }),
     abortThroughOutage: (executionId) => {
       // A wrong id is the caller's mistake, said at once: not retried, not logged as an abort that failed.
@@ -158,8 +157,7 @@ function startedRun(
   follow: (traced: ExecutionSource, executionId: string) => Observable<RunEvent>,
   control?: Observable<RunControl>,
 ): Observable<RunEvent> {
-  const parent = options.telemetryParent === undefined ? {} : { parent: options.telemetryParent };
-  return observedRun(defaults.telemetry, source, { kind: 'run', canvasId, ...parent }, settings.scheduler, (traced) => {
+  return observedRun(defaults.telemetry, source, { kind: 'run', canvasId, parent: options.telemetryParent }, settings.scheduler, (traced) => {
     // The workflow's tasks, once a start that checks its variables read its plan: the run's task nodes
     // (service.md §5.2), so its progress has its total from the start.
     let tasks: readonly { readonly nodeId: string }[] | undefined;
