@@ -187,8 +187,8 @@ class FollowedRun {
    */
   #following: readonly Subscriber<RunEvent>[] = [];
   readonly #forget: (final: boolean) => void;
-  /** Ended with its `finished` (a shared run kept for later followers): a newcomer gets how it stood, and the end. */
-  #over = false;
+  /** How it ended, once it did: a newcomer to one kept after its end (see `shareRun`, `shareOnce`) gets how it stood, and this. */
+  #ended: { readonly error: unknown } | 'completed' | undefined;
   #led = false;
   #start: (() => Observable<RunEvent>) | undefined;
   #poll: Subscription | undefined;
@@ -209,7 +209,9 @@ class FollowedRun {
   join(subscriber: Subscriber<RunEvent>, start: () => Observable<RunEvent>): TeardownLogic {
     this.#start ??= start;
     for (const event of this.#log === undefined ? this.#stand.catchUp() : catchUpAt(this.#stand, this.#seq, this.#log)) subscriber.next(event);
-    if (this.#over) subscriber.complete();
+    const ended = this.#ended;
+    if (ended === 'completed') subscriber.complete();
+    else if (ended !== undefined) subscriber.error(ended.error);
     // A follower that had enough of the snapshot (`take(1)`) never joins.
     if (subscriber.closed) return undefined;
     this.#following = [...this.#following, subscriber];
@@ -218,7 +220,7 @@ class FollowedRun {
     if (!this.#led) this.#poll ??= this.#startPoll(start);
     return () => {
       this.#following = this.#following.filter((other) => other !== subscriber);
-      if (this.followers > 0 || this.#over) return;
+      if (this.followers > 0 || this.#ended !== undefined) return;
       // A follower that comes back in the same task (React's StrictMode mounting twice, a switch from
       // one subscriber to the next) keeps the poll rather than ending it and starting another.
       this.#leaving ??= asapScheduler.schedule(() => {
@@ -290,8 +292,8 @@ class FollowedRun {
   /** The poll errored, or completed (`error` undefined): the followers' stream ends as it did. */
   pollEnded(failed: { readonly error: unknown } | undefined): void {
     // Forgotten first: a follower coming after the error starts a new poll.
-    this.#over = failed === undefined && this.#stand.finished !== undefined;
-    this.#forget(this.#over);
+    this.#ended = failed ?? 'completed';
+    this.#forget(failed === undefined && this.#stand.finished !== undefined);
     this.#end(failed);
   }
 
@@ -423,6 +425,15 @@ export function shareRun(): MonoTypeOperatorFunction<RunEvent> {
       return shared.join(subscriber, () => source);
     });
   };
+}
+
+/**
+ * Shares a run among its subscribers as `shareRun` does, but once: after its end (its result, an error,
+ * or cut short, a run handle detached) a newcomer gets how it stood and how it ended, never a new run.
+ */
+export function shareOnce(run: Observable<RunEvent>): Observable<RunEvent> {
+  const followed = new FollowedRun(() => undefined);
+  return new Observable<RunEvent>((subscriber) => followed.join(subscriber, () => run));
 }
 
 // --- a watch through a hub -----------------------------------------------------------------------

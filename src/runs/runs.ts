@@ -1,4 +1,4 @@
-import { Observable, ReplaySubject, Subscription, tap } from 'rxjs';
+import { type Observable, ReplaySubject, Subscription, tap } from 'rxjs';
 import type { RunResult, Variables } from '../domain/model.js';
 import type { CanvasId, WorkflowArguments } from '../domain/workflows.js';
 import { objectArgument, pathSegment, timerDelay } from '../errors/validation-errors.js';
@@ -8,7 +8,7 @@ import { createMemoryIdempotencyStore, type IdempotencyStore, idempotencyStoreOp
 import { cadenceBounds } from './poll.js';
 import { abortInBackground, checkOutageMs, type ExecutionSource, lazy, observedRun, observeExecutions, type RunControl, runLifecycle, type RunOptions, type RunsDefaults, type RunSettings, runSettings, startExecution } from './run-lifecycle.js';
 import { INITIAL_RUN_STATE, type RunState, sampleRunState, toRunState } from './run-state.js';
-import { RunStand, sharedWatch, shareRun } from './run-hub.js';
+import { sharedWatch, shareOnce } from './run-hub.js';
 
 /*
  * Runs as the client offers them: `run` and `watch`, cold Observables of a run's events, and
@@ -295,37 +295,21 @@ function startRunOver(
 
   const executionId = deferred<string>();
   const result = deferred<RunResult>();
-  // How the run stood when last seen: what a newcomer gets once the run is over.
-  const seen = new RunStand();
+  // The execution, once started, and its end, once `finished` came.
+  let started: string | undefined;
+  let finished: RunResult | undefined;
   let ended: { readonly error: unknown } | 'completed' | undefined;
   let detached = false;
   let leftRunning: 'abort' | 'aborted' | undefined;
 
-  let followed = false;
-  const events = lazy(() => {
-    if (!followed) {
-      followed = true;
-      return run$;
-    }
-    // Followed once and over (an error, or detached): a newcomer gets how it stood and how it ended, never a new run.
-    const ending = ended;
-    return new Observable<RunEvent>((subscriber) => {
-      for (const event of seen.catchUp()) {
-        if (subscriber.closed) return;
-        subscriber.next(event);
-      }
-      if (ending === undefined || ending === 'completed') subscriber.complete();
-      else subscriber.error(ending.error);
-    });
-  }).pipe(shareRun());
+  const events = shareOnce(run$);
 
   const steering = new Subscription();
   /** An execution left running (an error, `detach()`) is aborted when `cancel()` asks for it, once. */
   const abortLeftRunning = (): void => {
-    const id = seen.executionId;
-    if (leftRunning !== 'abort' || id === undefined || seen.finished !== undefined) return;
+    if (leftRunning !== 'abort' || started === undefined || finished !== undefined) return;
     leftRunning = 'aborted';
-    abortInBackground(source, id, settings);
+    abortInBackground(source, started, settings);
   };
   const finish = (ending: { readonly error: unknown } | 'completed'): void => {
     ended = ending;
@@ -335,9 +319,8 @@ function startRunOver(
       result.reject(ending.error);
     } else {
       executionId.reject(new DOMException('No execution: the run was cancelled before its start was sent', 'AbortError'));
-      const finished = seen.finished;
       if (finished === undefined) result.reject(new DOMException('The run handle was detached: the execution goes on unobserved', 'AbortError'));
-      else result.resolve(finished.result);
+      else result.resolve(finished);
     }
     abortLeftRunning();
   };
@@ -359,8 +342,10 @@ function startRunOver(
   events
     .pipe(
       tap((event) => {
-        seen.see(event);
-        if (event.type === 'started') executionId.resolve(event.executionId);
+        if (event.type === 'started') {
+          started = event.executionId;
+          executionId.resolve(started);
+        } else if (event.type === 'finished') finished = event.result;
       }),
       toRunState(defaults.scheduler === undefined ? {} : { scheduler: defaults.scheduler }),
     )
