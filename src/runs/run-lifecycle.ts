@@ -10,7 +10,7 @@ import type { CallOptions, ExecutionsApi } from '../http/calls.js';
 import { executionReads } from '../http/resources.js';
 import { startedNothing } from '../http/transport.js';
 import type { FinishedEvent, RunEvent } from './events.js';
-import { isExecutionOver } from './execution-view.js';
+import { initialView, isExecutionOver, runResultOf } from './execution-view.js';
 import type { IdempotencyStore } from './idempotency.js';
 import { afterFailure, cadenceBounds, isBudgetUnavailable, type Outage, outlasted, type OutputMode, pollExecution, type PollInterval, type PollRead, type PollSettings, ReadNow, reducerShell, type Step } from './poll.js';
 import type { RunHub } from './run-hub.js';
@@ -498,14 +498,6 @@ export function stoppedEnding(stop: RunStop | undefined, event: FinishedEvent): 
 }
 
 /**
- * The result of a run stopped before its start was sent: no execution exists, so it has no id
- * (`executionId: ''`), no nodes and no output.
- */
-function unstartedResult(canvasId: string, endedBy: RunEnding): RunResult {
-  return { executionId: '', canvasId, status: 'failed', endedBy, nodes: [], output: [], files: [], failedNodes: [], runningNodes: [] };
-}
-
-/**
  * What a run handle asks of its run while it lasts. `cancel` and `timeout` abort the execution (or
  * drop a start not sent yet) and go on following it to its end, so that the last `finished` says how
  * it ended (`endedBy: 'aborted' | 'timeout'`); `detach` stops following and leaves the execution
@@ -677,9 +669,12 @@ function abortOnce(machine: RunMachine, executionId: string): LifecycleCommand[]
   return machine.abortSent ? [] : [{ type: 'abort', executionId }];
 }
 
-/** A start stopped while nothing of it was on its way: dropped, and the run ends with no execution. */
+/**
+ * A start stopped while nothing of it was on its way: dropped, and the run ends with no execution — the
+ * result of an execution never seen (`executionId: ''`, no nodes, no output), ended by the stop.
+ */
 function unstarted(machine: RunMachine, stop: RunStop): RunStep {
-  const result = unstartedResult(canvasIdOf(machine.rules) ?? '', stop.by);
+  const result = { ...runResultOf(initialView(''), 'failed', canvasIdOf(machine.rules) ?? ''), endedBy: stop.by };
   return to({ ...machine, stop }, CLOSED, { type: 'drop-start' }, { type: 'emit', events: [{ type: 'finished', executionId: '', result }] }, { type: 'complete' });
 }
 
