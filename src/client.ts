@@ -3,7 +3,7 @@
  * top — the one-way data flow (runs → budget → http → fetch), wired in one place.
  */
 import { asyncScheduler, type Observable, type SchedulerLike } from 'rxjs';
-import { InvalidArgumentError, objectArgument, schedulerArgument, shownType, timerDelay } from './errors/validation-errors.js';
+import { hasMethods, InvalidArgumentError, isRecord, objectArgument, schedulerArgument, shownType, timerDelay } from './errors/validation-errors.js';
 import { createAccountBudget, createDurationModel, isAccountBudget, type BudgetState } from './budget/index.js';
 import type { DurationModel } from './domain/durations.js';
 import type { ClientOptions as CoreClientOptions } from './domain/options.js';
@@ -162,8 +162,7 @@ export interface Client extends HttpClient, Runs, RunHandles, RunAborts {
 /** `ClientOptions.telemetry` checked: a hook with its three reporters, or none. */
 function telemetryHook(given: unknown): ClientTelemetry | undefined {
   if (given === undefined) return undefined;
-  const hook = typeof given === 'object' && given !== null ? (given as Readonly<Record<string, unknown>>) : {};
-  if (!TELEMETRY_REPORTERS.every((name) => typeof hook[name] === 'function')) {
+  if (!hasMethods(given, TELEMETRY_REPORTERS)) {
     throw new InvalidArgumentError('telemetry', 'must be a telemetry hook with request, run and pipeline (e.g. createTelemetry() of flowstream/otel)');
   }
   return given as ClientTelemetry;
@@ -173,7 +172,7 @@ function telemetryHook(given: unknown): ClientTelemetry | undefined {
 function budgetOption(budget: ClientOptions['budget']): NonNullable<ClientOptions['budget']> {
   const given: unknown = budget;
   if (given === undefined) return {};
-  if (given === false || (typeof given === 'object' && given !== null && !Array.isArray(given))) return budget ?? {};
+  if (given === false || isRecord(given)) return budget ?? {};
   throw new InvalidArgumentError('budget', `must be { requestsPerMinute?, requestsPerDay?, … }, an account budget or false (got ${given === true ? 'true' : shownType(given)})`);
 }
 

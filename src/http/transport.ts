@@ -3,7 +3,7 @@ import { Observable, Subscription, type Observer, type SchedulerLike, type Subsc
 import { errorFromAnswer, type FailureBody } from '../errors/error-factory.js';
 import { isApiError, isRateLimitError, isServerError } from '../errors/api-errors.js';
 import { isNetworkError, isResponseTooLargeError, isTimeoutError, NetworkError, RedirectError, ResponseTooLargeError, TimeoutError } from '../errors/transport-errors.js';
-import { abortSignalArgument, InvalidArgumentError, isResponseValidationError, objectArgument, ResponseValidationError } from '../errors/validation-errors.js';
+import { abortSignalArgument, InvalidArgumentError, isRecord, isResponseValidationError, objectArgument, ResponseValidationError } from '../errors/validation-errors.js';
 import { CALL_PRIORITIES, ENDPOINTS, isRepeatable, priorityOf, type CallPriority, type Endpoint, type RequestPriority } from '../domain/endpoints.js';
 import type { RetryOptions } from '../domain/options.js';
 import type { GateTicket, GateTurn, RateLimitInfo, RequestGate } from '../domain/requests.js';
@@ -206,10 +206,6 @@ function parseBody(text: string, redact: Redactor): FailureBody {
     return { kind: 'text', text: redact.text(text) };
   }
   return { kind: 'json', value: redact.json(value) };
-}
-
-function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**
