@@ -3,7 +3,7 @@ import { Observable, Subscription, type Observer, type SchedulerLike, type Subsc
 import { errorFromAnswer, type FailureBody } from '../errors/error-factory.js';
 import { isApiError, isRateLimitError, isServerError } from '../errors/api-errors.js';
 import { isNetworkError, isResponseTooLargeError, isTimeoutError, NetworkError, RedirectError, ResponseTooLargeError, TimeoutError } from '../errors/transport-errors.js';
-import { abortSignalArgument, InvalidArgumentError, isRecord, isResponseValidationError, objectArgument, ResponseValidationError } from '../errors/validation-errors.js';
+import { abortSignalArgument, isRecord, isResponseValidationError, objectArgument, oneOf, ResponseValidationError } from '../errors/validation-errors.js';
 import { CALL_PRIORITIES, ENDPOINTS, isRepeatable, priorityOf, type CallPriority, type Endpoint, type RequestPriority } from '../domain/endpoints.js';
 import type { RetryOptions } from '../domain/options.js';
 import type { GateTicket, GateTurn, RateLimitInfo, RequestGate } from '../domain/requests.js';
@@ -98,11 +98,7 @@ function userAgentHeader(): Record<string, string> {
  */
 function callOptions(options: CallOptions | undefined): { readonly signal: AbortSignal | undefined; readonly priority: CallPriority | undefined; readonly telemetryParent: unknown } {
   const { signal, priority, telemetryParent } = objectArgument('options', options);
-  const given: unknown = priority;
-  if (given !== undefined && !(CALL_PRIORITIES as readonly unknown[]).includes(given)) {
-    throw new InvalidArgumentError('options.priority', `must be one of ${CALL_PRIORITIES.join(', ')} (got ${typeof given === 'string' ? given : typeof given})`);
-  }
-  return { signal: abortSignalArgument('options.signal', signal), priority, telemetryParent };
+  return { signal: abortSignalArgument('options.signal', signal), priority: priority === undefined ? undefined : oneOf('options.priority', priority, CALL_PRIORITIES), telemetryParent };
 }
 
 /** What every error of a call carries. */
