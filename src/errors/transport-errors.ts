@@ -46,8 +46,9 @@ function neverConnected(cause: unknown, depth = 0): boolean {
 const MAY_HAVE_STARTED = '; the execution may have started on the service, so the start was not retried';
 
 /**
- * What the failures of a call without a usable answer share: the endpoint, and whether a start may
- * have reached the service, which the message then says too.
+ * What the failures of a call without a usable answer share (none came, too late, too large, a
+ * redirect, or one that does not read): the endpoint, and whether a start may have reached the
+ * service, which the message then says too.
  */
 export abstract class CallFailure extends FlowstreamError {
   readonly endpoint: Endpoint;

@@ -2,6 +2,7 @@ import type { SchedulerLike } from 'rxjs';
 import { nearestName } from '../domain/nearest-name.js';
 import type { Endpoint } from '../domain/endpoints.js';
 import { FlowstreamError, guardFor } from './flowstream-error.js';
+import { CallFailure } from './transport-errors.js';
 
 /**
  * One schema problem, as zod reports it (kept structural so errors do not depend on zod's types).
@@ -28,13 +29,11 @@ export interface ResponseIssue {
  * if (isResponseValidationError(e)) console.log(e.endpoint, e.issues);
  * ```
  */
-export class ResponseValidationError extends FlowstreamError {
+export class ResponseValidationError extends CallFailure {
   static override readonly kind: string = 'ResponseValidationError';
 
-  readonly endpoint: Endpoint;
   readonly reason: 'not-json' | 'schema';
   readonly issues: readonly ResponseIssue[];
-  readonly mayHaveStarted: boolean;
 
   constructor(details: {
     readonly endpoint: Endpoint;
@@ -48,12 +47,9 @@ export class ResponseValidationError extends FlowstreamError {
       .map((issue) => `${issue.path.map(String).join('.') || '(root)'}: ${issue.message}`)
       .join('; ');
     const what = details.reason === 'not-json' ? 'is not JSON' : `does not match the schema (${listed})`;
-    const started = details.endpoint === 'run' ? '; the execution may have started' : '';
-    super(`The ${details.endpoint} response ${what}${started}`, 'RESPONSE_VALIDATION', details);
-    this.endpoint = details.endpoint;
+    super(`The ${details.endpoint} response ${what}`, 'RESPONSE_VALIDATION', details);
     this.reason = details.reason;
     this.issues = issues;
-    this.mayHaveStarted = details.endpoint === 'run';
   }
 }
 
