@@ -6,6 +6,7 @@ import { asyncScheduler, type Observable, type SchedulerLike } from 'rxjs';
 import { hasMethods, InvalidArgumentError, isRecord, objectArgument, schedulerArgument, shownType, timerDelay } from './errors/validation-errors.js';
 import { createAccountBudget, createDurationModel, isAccountBudget, type BudgetState } from './budget/index.js';
 import type { DurationModel } from './domain/durations.js';
+import { present } from './domain/present.js';
 import type { ClientOptions as CoreClientOptions } from './domain/options.js';
 import { createHttpClient, type HttpClient } from './http/index.js';
 import { safeLogger } from './http/safe-logger.js';
@@ -203,18 +204,17 @@ export function createClient(options: ClientOptions): Client {
   // Learned durations: the client's own model, the budget's (the account's), or none.
   const durations = options.durations === false ? undefined : (options.durations ?? budget?.durations ?? createDurationModel());
   const hub = options.hub ?? createRunHub();
-  const runs = createRuns(http.executions, {
-    ...(options.polling === undefined ? {} : { polling: options.polling }),
-    ...(options.outageMs === undefined ? {} : { outageMs: options.outageMs }),
-    ...(logger === undefined ? {} : { logger }),
+  const runOptions = present({
+    polling: options.polling,
+    outageMs: options.outageMs,
+    logger,
     // The budget times every run's read: each run registers its read's need there.
-    ...(budget?.needRead === undefined ? {} : { needRead: budget.needRead.bind(budget) }),
-    ...(durations === undefined ? {} : { durations }),
-    hub,
-    scheduler,
-    ...(telemetry === undefined ? {} : { telemetry }),
-    ...(options.idempotency === undefined ? {} : { idempotency: options.idempotency }),
-  }, http.workflows);
+    needRead: budget?.needRead?.bind(budget),
+    durations,
+    telemetry,
+    idempotency: options.idempotency,
+  });
+  const runs = createRuns(http.executions, { ...runOptions, hub, scheduler }, http.workflows);
   telemetry?.attach?.({ budget });
   return Object.freeze({
     ...http,

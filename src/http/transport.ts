@@ -8,6 +8,7 @@ import { CALL_PRIORITIES, ENDPOINTS, isRepeatable, priorityOf, type CallPriority
 import type { RetryOptions } from '../domain/options.js';
 import type { GateTicket, GateTurn, RateLimitInfo, RequestGate } from '../domain/requests.js';
 import type { RequestTelemetry, RequestTelemetryEnd } from '../domain/telemetry.js';
+import { present } from '../domain/present.js';
 import type { CallOptions } from './calls.js';
 import { createRedactor, type Redactor } from './key-redaction.js';
 import type { ResolvedOptions } from './options.js';
@@ -472,8 +473,7 @@ function traced<T>(path: RequestPath, spec: RequestSpec<T>, priority: RequestPri
     endpoint,
     method: ENDPOINTS[endpoint].method === 'get' ? 'GET' : 'POST',
     priority,
-    ...(executionId === undefined ? {} : { executionId }),
-    ...(placement?.telemetryParent === undefined ? {} : { parent: placement.telemetryParent }),
+    ...present({ executionId, parent: placement?.telemetryParent }),
     at: path.scheduler.now(),
   });
   return new Traced(destination, observer, path.scheduler);
@@ -542,7 +542,7 @@ class Traced<T> extends Stage<T> implements Trace {
     this.#ended = true;
     const status = this.#status;
     const { retries, budgetWaitMs } = this;
-    this.observer.end({ at: this.scheduler.now(), outcome, retries, budgetWaitMs, rateLimited: this.#rateLimited, ...(status === undefined ? {} : { status }), ...(outcome === 'error' ? { error } : {}) });
+    this.observer.end({ at: this.scheduler.now(), outcome, retries, budgetWaitMs, rateLimited: this.#rateLimited, ...present({ status }), ...(outcome === 'error' ? { error } : {}) });
   }
 }
 
