@@ -1,5 +1,4 @@
 import type { NodeStatus, OutputNode } from './model.js';
-import { present } from './present.js';
 
 /** A node that will not change any more: `finish` or `failed` (service.md §3.2). */
 export function isNodeDone(status: NodeStatus): boolean {
@@ -27,7 +26,7 @@ export function serviceInstant(timestamp: string | undefined): number | undefine
 export function serviceNodeTimes(node: Pick<OutputNode, 'startTime' | 'endTime'>): NodeTimes {
   const startedAt = serviceInstant(node.startTime);
   const endedAt = serviceInstant(node.endTime);
-  return present({ startedAt, endedAt });
+  return { ...(startedAt === undefined ? {} : { startedAt }), ...(endedAt === undefined ? {} : { endedAt }) };
 }
 
 /** service.md §3.6: the service stops an execution after 30 minutes, so no node runs longer. */
