@@ -3,9 +3,10 @@
  * top — the one-way data flow (runs → budget → http → fetch), wired in one place.
  */
 import { asyncScheduler, type Observable, type SchedulerLike } from 'rxjs';
-import { InvalidArgumentError, objectArgument, schedulerArgument, shownType, timerDelay } from './errors/validation-errors.js';
+import { hasMethods, InvalidArgumentError, isRecord, objectArgument, schedulerArgument, shownType, timerDelay } from './errors/validation-errors.js';
 import { createAccountBudget, createDurationModel, isAccountBudget, type BudgetState } from './budget/index.js';
 import type { DurationModel } from './domain/durations.js';
+import { present } from './domain/present.js';
 import type { ClientOptions as CoreClientOptions } from './domain/options.js';
 import { createHttpClient, type HttpClient } from './http/index.js';
 import { safeLogger } from './http/safe-logger.js';
@@ -162,8 +163,7 @@ export interface Client extends HttpClient, Runs, RunHandles, RunAborts {
 /** `ClientOptions.telemetry` checked: a hook with its three reporters, or none. */
 function telemetryHook(given: unknown): ClientTelemetry | undefined {
   if (given === undefined) return undefined;
-  const hook = typeof given === 'object' && given !== null ? (given as Readonly<Record<string, unknown>>) : {};
-  if (!TELEMETRY_REPORTERS.every((name) => typeof hook[name] === 'function')) {
+  if (!hasMethods(given, TELEMETRY_REPORTERS)) {
     throw new InvalidArgumentError('telemetry', 'must be a telemetry hook with request, run and pipeline (e.g. createTelemetry() of flowstream/otel)');
   }
   return given as ClientTelemetry;
@@ -173,7 +173,7 @@ function telemetryHook(given: unknown): ClientTelemetry | undefined {
 function budgetOption(budget: ClientOptions['budget']): NonNullable<ClientOptions['budget']> {
   const given: unknown = budget;
   if (given === undefined) return {};
-  if (given === false || (typeof given === 'object' && given !== null && !Array.isArray(given))) return budget ?? {};
+  if (given === false || isRecord(given)) return budget ?? {};
   throw new InvalidArgumentError('budget', `must be { requestsPerMinute?, requestsPerDay?, … }, an account budget or false (got ${given === true ? 'true' : shownType(given)})`);
 }
 
@@ -204,18 +204,17 @@ export function createClient(options: ClientOptions): Client {
   // Learned durations: the client's own model, the budget's (the account's), or none.
   const durations = options.durations === false ? undefined : (options.durations ?? budget?.durations ?? createDurationModel());
   const hub = options.hub ?? createRunHub();
-  const runs = createRuns(http.executions, {
-    ...(options.polling === undefined ? {} : { polling: options.polling }),
-    ...(options.outageMs === undefined ? {} : { outageMs: options.outageMs }),
-    ...(logger === undefined ? {} : { logger }),
+  const runOptions = present({
+    polling: options.polling,
+    outageMs: options.outageMs,
+    logger,
     // The budget times every run's read: each run registers its read's need there.
-    ...(budget?.needRead === undefined ? {} : { needRead: budget.needRead.bind(budget) }),
-    ...(durations === undefined ? {} : { durations }),
-    hub,
-    scheduler,
-    ...(telemetry === undefined ? {} : { telemetry }),
-    ...(options.idempotency === undefined ? {} : { idempotency: options.idempotency }),
-  }, http.workflows);
+    needRead: budget?.needRead?.bind(budget),
+    durations,
+    telemetry,
+    idempotency: options.idempotency,
+  });
+  const runs = createRuns(http.executions, { ...runOptions, hub, scheduler }, http.workflows);
   telemetry?.attach?.({ budget });
   return Object.freeze({
     ...http,

@@ -1,5 +1,6 @@
 import type { Endpoint } from '../domain/endpoints.js';
 import type { RateLimitInfo } from '../domain/requests.js';
+import { isRecord } from './validation-errors.js';
 import {
   ApiError,
   type ApiErrorDetails,
@@ -128,8 +129,8 @@ function readFacts(body: FailureBody): FailureFacts {
   }
   const value = body.value;
   if (typeof value === 'string') return { errMsg: value }; // the IP throttler's bare-string 429 (service.md §1.3)
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return {};
-  const record = value as Readonly<Record<string, unknown>>;
+  if (!isRecord(value)) return {};
+  const record = value;
   if (record['success'] === false) {
     return { errCode: stringField(record, 'errCode'), errMsg: stringField(record, 'errMsg'), traceId: stringField(record, 'traceId') };
   }

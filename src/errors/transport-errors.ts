@@ -46,6 +46,22 @@ function neverConnected(cause: unknown, depth = 0): boolean {
 const MAY_HAVE_STARTED = '; the execution may have started on the service, so the start was not retried';
 
 /**
+ * What the failures of a call without a usable answer share (none came, too late, too large, a
+ * redirect, or one that does not read): the endpoint, and whether a start may have reached the
+ * service, which the message then says too.
+ */
+export abstract class CallFailure extends FlowstreamError {
+  readonly endpoint: Endpoint;
+  readonly mayHaveStarted: boolean;
+
+  constructor(what: string, code: string, details: TransportErrorDetails, started = mayHaveStarted(details.endpoint)) {
+    super(`${what}${started ? MAY_HAVE_STARTED : ''}`, code, details);
+    this.endpoint = details.endpoint;
+    this.mayHaveStarted = started;
+  }
+}
+
+/**
  * No answer came: the connection was refused or dropped, DNS failed, or the body could not be read.
  * `mayHaveStarted` is true for a start (see {@link ServerError}), except when the connection was never
  * made (refused, host not found, no route): then nothing reached the service, and a start can be made again.
@@ -55,11 +71,9 @@ const MAY_HAVE_STARTED = '; the execution may have started on the service, so th
  * if (isNetworkError(e) && !e.mayHaveStarted) retryLater();
  * ```
  */
-export class NetworkError extends FlowstreamError {
+export class NetworkError extends CallFailure {
   static override readonly kind: string = 'NetworkError';
 
-  readonly endpoint: Endpoint;
-  readonly mayHaveStarted: boolean;
   /**
    * Whether the connection to the service was made. False when it was refused, the host was not
    * found or there was no route: the request reached nothing, so even a start may be made again.
@@ -68,10 +82,7 @@ export class NetworkError extends FlowstreamError {
 
   constructor(details: TransportErrorDetails) {
     const connected = !neverConnected(details.cause);
-    const started = mayHaveStarted(details.endpoint) && connected;
-    super(`Network error on ${details.endpoint}${started ? MAY_HAVE_STARTED : ''}`, 'NETWORK_ERROR', details);
-    this.endpoint = details.endpoint;
-    this.mayHaveStarted = started;
+    super(`Network error on ${details.endpoint}`, 'NETWORK_ERROR', details, mayHaveStarted(details.endpoint) && connected);
     this.connected = connected;
   }
 }
@@ -85,19 +96,14 @@ export class NetworkError extends FlowstreamError {
  * if (isTimeoutError(e)) console.log(`${e.endpoint} took over ${e.timeoutMs} ms`);
  * ```
  */
-export class TimeoutError extends FlowstreamError {
+export class TimeoutError extends CallFailure {
   static override readonly kind: string = 'TimeoutError';
 
-  readonly endpoint: Endpoint;
   readonly timeoutMs: number;
-  readonly mayHaveStarted: boolean;
 
   constructor(details: TransportErrorDetails & { readonly timeoutMs: number }) {
-    const started = mayHaveStarted(details.endpoint);
-    super(`${details.endpoint} timed out after ${details.timeoutMs} ms${started ? MAY_HAVE_STARTED : ''}`, 'TIMEOUT', { executionId: details.executionId });
-    this.endpoint = details.endpoint;
+    super(`${details.endpoint} timed out after ${details.timeoutMs} ms`, 'TIMEOUT', details);
     this.timeoutMs = details.timeoutMs;
-    this.mayHaveStarted = started;
   }
 }
 
@@ -130,19 +136,14 @@ export const isTimeoutError = /* @__PURE__ */ guardFor(TimeoutError);
  * if (isResponseTooLargeError(e)) console.warn(`the answer passed ${e.maxBytes} bytes`);
  * ```
  */
-export class ResponseTooLargeError extends FlowstreamError {
+export class ResponseTooLargeError extends CallFailure {
   static override readonly kind: string = 'ResponseTooLargeError';
 
-  readonly endpoint: Endpoint;
   readonly maxBytes: number;
-  readonly mayHaveStarted: boolean;
 
   constructor(details: TransportErrorDetails & { readonly maxBytes: number }) {
-    const started = mayHaveStarted(details.endpoint);
-    super(`The answer to ${details.endpoint} is larger than ${details.maxBytes} bytes (maxResponseBytes)${started ? MAY_HAVE_STARTED : ''}`, 'RESPONSE_TOO_LARGE', { executionId: details.executionId });
-    this.endpoint = details.endpoint;
+    super(`The answer to ${details.endpoint} is larger than ${details.maxBytes} bytes (maxResponseBytes)`, 'RESPONSE_TOO_LARGE', details);
     this.maxBytes = details.maxBytes;
-    this.mayHaveStarted = started;
   }
 }
 
@@ -166,22 +167,17 @@ export const isResponseTooLargeError = /* @__PURE__ */ guardFor(ResponseTooLarge
  * if (isRedirectError(e)) console.error(`the API base URL redirects to ${e.location}: fix baseUrl`);
  * ```
  */
-export class RedirectError extends FlowstreamError {
+export class RedirectError extends CallFailure {
   static override readonly kind: string = 'RedirectError';
 
-  readonly endpoint: Endpoint;
   readonly status: number;
   readonly location: string;
-  readonly mayHaveStarted: boolean;
 
   constructor(details: TransportErrorDetails & { readonly status: number; readonly location: string }) {
-    const started = mayHaveStarted(details.endpoint);
     const to = details.location === '' ? '' : ` to ${details.location}`;
-    super(`The API answered ${details.endpoint} with a redirect (HTTP ${details.status})${to}, which flowstream does not follow: check baseUrl${started ? MAY_HAVE_STARTED : ''}`, 'UNEXPECTED_REDIRECT', { executionId: details.executionId });
-    this.endpoint = details.endpoint;
+    super(`The API answered ${details.endpoint} with a redirect (HTTP ${details.status})${to}, which flowstream does not follow: check baseUrl`, 'UNEXPECTED_REDIRECT', details);
     this.status = details.status;
     this.location = details.location;
-    this.mayHaveStarted = started;
   }
 }
 

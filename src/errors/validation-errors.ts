@@ -2,6 +2,7 @@ import type { SchedulerLike } from 'rxjs';
 import { nearestName } from '../domain/nearest-name.js';
 import type { Endpoint } from '../domain/endpoints.js';
 import { FlowstreamError, guardFor } from './flowstream-error.js';
+import { CallFailure } from './transport-errors.js';
 
 /**
  * One schema problem, as zod reports it (kept structural so errors do not depend on zod's types).
@@ -28,13 +29,11 @@ export interface ResponseIssue {
  * if (isResponseValidationError(e)) console.log(e.endpoint, e.issues);
  * ```
  */
-export class ResponseValidationError extends FlowstreamError {
+export class ResponseValidationError extends CallFailure {
   static override readonly kind: string = 'ResponseValidationError';
 
-  readonly endpoint: Endpoint;
   readonly reason: 'not-json' | 'schema';
   readonly issues: readonly ResponseIssue[];
-  readonly mayHaveStarted: boolean;
 
   constructor(details: {
     readonly endpoint: Endpoint;
@@ -48,12 +47,9 @@ export class ResponseValidationError extends FlowstreamError {
       .map((issue) => `${issue.path.map(String).join('.') || '(root)'}: ${issue.message}`)
       .join('; ');
     const what = details.reason === 'not-json' ? 'is not JSON' : `does not match the schema (${listed})`;
-    const started = details.endpoint === 'run' ? '; the execution may have started' : '';
-    super(`The ${details.endpoint} response ${what}${started}`, 'RESPONSE_VALIDATION', details);
-    this.endpoint = details.endpoint;
+    super(`The ${details.endpoint} response ${what}`, 'RESPONSE_VALIDATION', details);
     this.reason = details.reason;
     this.issues = issues;
-    this.mayHaveStarted = details.endpoint === 'run';
   }
 }
 
@@ -86,6 +82,18 @@ export class InvalidArgumentError extends FlowstreamError {
  * throw new InvalidArgumentError('fetch', `must be a function (got ${shownType(fetch)})`);
  * ```
  */
+/**
+ * Whether `value` is an object of named fields: not `null`, not an array.
+ *
+ * @example
+ * ```ts
+ * if (!isRecord(options)) throw new InvalidArgumentError('options', 'must be an object');
+ * ```
+ */
+export function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
 export function shownType(value: unknown): string {
   return value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value;
 }
@@ -102,10 +110,7 @@ export function shownType(value: unknown): string {
  */
 export function objectArgument<T extends object>(argument: string, value: T | undefined): T | Partial<T> {
   if (value === undefined) return {};
-  const given: unknown = value;
-  if (typeof given !== 'object' || given === null || Array.isArray(given)) {
-    throw new InvalidArgumentError(argument, `must be an object or left out (got ${shownType(given)})`);
-  }
+  if (!isRecord(value)) throw new InvalidArgumentError(argument, `must be an object or left out (got ${shownType(value)})`);
   return value;
 }
 
@@ -119,7 +124,7 @@ export function objectArgument<T extends object>(argument: string, value: T | un
  * ```
  */
 export function requiredOptions(options: unknown, problem: string): void {
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new InvalidArgumentError('options', `${problem} (got ${shownType(options)})`);
+  if (!isRecord(options)) throw new InvalidArgumentError('options', `${problem} (got ${shownType(options)})`);
 }
 
 /** Ids are short opaque tokens (service.md §1.5); a very long one is a mistake, not an id. */
@@ -142,10 +147,8 @@ export function pathSegment(argument: string, id: unknown): string {
   if (id !== id.trim()) throw new InvalidArgumentError(argument, 'must not start or end with whitespace');
   if (id.length > MAX_ID_LENGTH) throw new InvalidArgumentError(argument, `is longer than ${MAX_ID_LENGTH} characters`);
   if (id === '.' || id === '..') throw new InvalidArgumentError(argument, `"${id}" is not an id`);
-  for (let index = 0; index < id.length; index += 1) {
-    const code = id.charCodeAt(index);
-    if (code < 0x20 || code === 0x7f) throw new InvalidArgumentError(argument, 'contains control characters');
-  }
+  // eslint-disable-next-line no-control-regex -- control characters are what is refused
+  if (/[\0-\x1f\x7f]/u.test(id)) throw new InvalidArgumentError(argument, 'contains control characters');
   // encodeURIComponent throws a bare URIError on a lone UTF-16 surrogate.
   if (/\p{Cs}/u.test(id)) throw new InvalidArgumentError(argument, 'contains a lone UTF-16 surrogate, which is not text');
   return encodeURIComponent(id);
@@ -211,6 +214,23 @@ export function positiveInteger(name: string, value: unknown): number {
 // --- the checks of options' other types, for callers from plain JavaScript ---------------------------
 
 /**
+ * Whether `value` is an object with a method of each name (duck typing, as for an RxJS scheduler).
+ *
+ * @example
+ * ```ts
+ * hasMethods(hook, ['request', 'run']);
+ * ```
+ */
+export function hasMethods(value: unknown, names: readonly string[]): value is object {
+  return typeof value === 'object' && value !== null && names.every((name) => typeof Reflect.get(value, name) === 'function');
+}
+
+/** What a value that is not the expected kind of object was, `anObject` standing for any object. */
+function shownThing(value: unknown, anObject: string): string {
+  return value === null ? 'null' : typeof value === 'object' ? anObject : typeof value;
+}
+
+/**
  * An optional `AbortSignal` option (`signal`, `detach`): absent is `undefined`; anything else that is
  * not a signal — `{}`, `true`, a controller instead of its signal — is an `InvalidArgumentError`
  * naming the option, not a TypeError from deep inside the call when a listener is added. Checked by
@@ -219,8 +239,7 @@ export function positiveInteger(name: string, value: unknown): number {
 export function abortSignalArgument(name: string, value: unknown): AbortSignal | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'object' || value === null) throw new InvalidArgumentError(name, `must be an AbortSignal or left out (got ${shownType(value)})`);
-  const signalLike =
-    typeof Reflect.get(value, 'aborted') === 'boolean' && typeof Reflect.get(value, 'addEventListener') === 'function' && typeof Reflect.get(value, 'removeEventListener') === 'function';
+  const signalLike = typeof Reflect.get(value, 'aborted') === 'boolean' && hasMethods(value, ['addEventListener', 'removeEventListener']);
   if (!signalLike) throw new InvalidArgumentError(name, "must be an AbortSignal or left out (got an object without a signal's aborted and addEventListener)");
   return value as AbortSignal;
 }
@@ -232,8 +251,7 @@ export function abortSignalArgument(name: string, value: unknown): AbortSignal |
  */
 export function schedulerArgument(name: string, value: unknown): SchedulerLike | undefined {
   if (value === undefined) return undefined;
-  const schedulerLike = typeof value === 'object' && value !== null && typeof Reflect.get(value, 'now') === 'function' && typeof Reflect.get(value, 'schedule') === 'function';
-  if (!schedulerLike) throw new InvalidArgumentError(name, `must be an RxJS scheduler (with now and schedule) or left out (got ${value === null ? 'null' : typeof value === 'object' ? 'an object without now and schedule' : typeof value})`);
+  if (!hasMethods(value, ['now', 'schedule'])) throw new InvalidArgumentError(name, `must be an RxJS scheduler (with now and schedule) or left out (got ${shownThing(value, 'an object without now and schedule')})`);
   return value as SchedulerLike;
 }
 
@@ -243,8 +261,7 @@ export function schedulerArgument(name: string, value: unknown): SchedulerLike |
  * `InvalidArgumentError` naming the argument, not a TypeError from inside.
  */
 export function observableArgument(name: string, value: unknown): void {
-  const observableLike = typeof value === 'object' && value !== null && typeof Reflect.get(value, 'pipe') === 'function' && typeof Reflect.get(value, 'subscribe') === 'function';
-  if (!observableLike) throw new InvalidArgumentError(name, `must be an Observable of run events (got ${value === null ? 'null' : typeof value === 'object' ? 'an object that is not an Observable' : typeof value})`);
+  if (!hasMethods(value, ['pipe', 'subscribe'])) throw new InvalidArgumentError(name, `must be an Observable of run events (got ${shownThing(value, 'an object that is not an Observable')})`);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { map, type Observable } from 'rxjs';
-import { InvalidArgumentError, knownKeys, objectArgument, pathSegment, ResponseValidationError, shownType } from '../errors/validation-errors.js';
+import { InvalidArgumentError, isRecord, knownKeys, objectArgument, pathSegment, ResponseValidationError, shownType } from '../errors/validation-errors.js';
 import { UploadIncompleteError } from '../errors/upload-incomplete-error.js';
 import type { ExecutionOutput, ExecutionSnapshot, GeneratedWorkflow, Logger, UploadedFile, Variables, WorkflowPlan, WorkflowSummary } from '../domain/model.js';
 import { planSchema, type PlanSchema } from '../domain/plan-schema.js';
@@ -287,7 +287,7 @@ export interface ExecutionsContext {
 }
 
 function checkVariables(variables: unknown): asserts variables is Variables {
-  if (typeof variables !== 'object' || variables === null || Array.isArray(variables)) {
+  if (!isRecord(variables)) {
     throw new InvalidArgumentError('variables', 'must be an object of name → value');
   }
 }

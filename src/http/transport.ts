@@ -3,11 +3,12 @@ import { Observable, Subscription, type Observer, type SchedulerLike, type Subsc
 import { errorFromAnswer, type FailureBody } from '../errors/error-factory.js';
 import { isApiError, isRateLimitError, isServerError } from '../errors/api-errors.js';
 import { isNetworkError, isResponseTooLargeError, isTimeoutError, NetworkError, RedirectError, ResponseTooLargeError, TimeoutError } from '../errors/transport-errors.js';
-import { abortSignalArgument, InvalidArgumentError, isResponseValidationError, objectArgument, ResponseValidationError } from '../errors/validation-errors.js';
+import { abortSignalArgument, isRecord, isResponseValidationError, objectArgument, oneOf, ResponseValidationError } from '../errors/validation-errors.js';
 import { CALL_PRIORITIES, ENDPOINTS, isRepeatable, priorityOf, type CallPriority, type Endpoint, type RequestPriority } from '../domain/endpoints.js';
 import type { RetryOptions } from '../domain/options.js';
 import type { GateTicket, GateTurn, RateLimitInfo, RequestGate } from '../domain/requests.js';
 import type { RequestTelemetry, RequestTelemetryEnd } from '../domain/telemetry.js';
+import { present } from '../domain/present.js';
 import type { CallOptions } from './calls.js';
 import { createRedactor, type Redactor } from './key-redaction.js';
 import type { ResolvedOptions } from './options.js';
@@ -98,58 +99,12 @@ function userAgentHeader(): Record<string, string> {
  */
 function callOptions(options: CallOptions | undefined): { readonly signal: AbortSignal | undefined; readonly priority: CallPriority | undefined; readonly telemetryParent: unknown } {
   const { signal, priority, telemetryParent } = objectArgument('options', options);
-  const given: unknown = priority;
-  if (given !== undefined && !(CALL_PRIORITIES as readonly unknown[]).includes(given)) {
-    throw new InvalidArgumentError('options.priority', `must be one of ${CALL_PRIORITIES.join(', ')} (got ${typeof given === 'string' ? given : typeof given})`);
-  }
-  return { signal: abortSignalArgument('options.signal', signal), priority, telemetryParent };
+  return { signal: abortSignalArgument('options.signal', signal), priority: priority === undefined ? undefined : oneOf('options.priority', priority, CALL_PRIORITIES), telemetryParent };
 }
 
 /** What every error of a call carries. */
 function contextOf(spec: Pick<RequestSpec<unknown>, 'endpoint' | 'executionId'>): { readonly endpoint: Endpoint; readonly executionId?: string } {
   return spec.executionId === undefined ? { endpoint: spec.endpoint } : { endpoint: spec.endpoint, executionId: spec.executionId };
-}
-
-/**
- * A request's telemetry: the hook's observer, and what the request's attempts count for it while it
- * goes (answers, budget waits, retries), told once as it ends. Only made when the client has a
- * telemetry hook, so a client without one counts nothing.
- */
-export class Trace {
-  retries = 0;
-  budgetWaitMs = 0;
-  #rateLimited = 0;
-  #status: number | undefined;
-  #askedAt = 0;
-  #ended = false;
-
-  constructor(
-    readonly observer: RequestTelemetry,
-    private readonly scheduler: SchedulerLike,
-  ) {}
-
-  /** An attempt asks the budget for its turn. */
-  waiting(): void {
-    this.#askedAt = this.scheduler.now();
-  }
-
-  /** The budget granted the attempt that asked last. */
-  granted(): void {
-    this.budgetWaitMs += this.scheduler.now() - this.#askedAt;
-  }
-
-  answered(status: number): void {
-    this.#status = status;
-    if (status === 429) this.#rateLimited += 1;
-  }
-
-  end(outcome: RequestTelemetryEnd['outcome'], error?: unknown): void {
-    if (this.#ended) return;
-    this.#ended = true;
-    const status = this.#status;
-    const { retries, budgetWaitMs } = this;
-    this.observer.end({ at: this.scheduler.now(), outcome, retries, budgetWaitMs, rateLimited: this.#rateLimited, ...(status === undefined ? {} : { status }), ...(outcome === 'error' ? { error } : {}) });
-  }
 }
 
 // --- reading an answer -------------------------------------------------------------------------------
@@ -248,10 +203,6 @@ function parseBody(text: string, redact: Redactor): FailureBody {
     return { kind: 'text', text: redact.text(text) };
   }
   return { kind: 'json', value: redact.json(value) };
-}
-
-function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**
@@ -479,8 +430,8 @@ function sendRequest<T>(path: RequestPath, describe: () => RequestSpec<T>, place
     const { endpoint, key } = spec;
     const priority = placement?.priority ?? priorityOf(endpoint);
     const ticket: GateTicket = key === undefined ? { endpoint, priority } : { endpoint, priority, key };
-    const trace = traceOf(path, spec, priority, placement);
-    traced(retried(new RequestAttempts(path, spec, ticket, trace), endpoint, path, trace), trace).subscribe(subscriber);
+    const trace = traced(path, spec, priority, placement, subscriber);
+    return retried(new RequestAttempts(path, spec, ticket, trace), endpoint, path, trace).subscribe(trace ?? subscriber);
   });
 }
 
@@ -508,8 +459,13 @@ class RequestAttempts<T> implements Attempts<T>, Exchanges {
   }
 }
 
-/** The request's telemetry, when the client has a hook: told of the request as it is made. */
-function traceOf(path: RequestPath, spec: RequestSpec<unknown>, priority: RequestPriority, placement: Placement | undefined): Trace | undefined {
+/**
+ * telemetry: the request's trace, made only when the client has a telemetry hook (a client without
+ * one counts nothing). The hook hears of the request as it is made, and once as it ends — with data,
+ * an error, or left — with what its attempts counted on the way (answers, budget waits, retries),
+ * which the stages below tell this one.
+ */
+function traced<T>(path: RequestPath, spec: RequestSpec<T>, priority: RequestPriority, placement: Placement | undefined, destination: Observer<T>): Traced<T> | undefined {
   const hook = path.telemetry;
   if (hook === undefined) return undefined;
   const { endpoint, executionId } = spec;
@@ -517,44 +473,76 @@ function traceOf(path: RequestPath, spec: RequestSpec<unknown>, priority: Reques
     endpoint,
     method: ENDPOINTS[endpoint].method === 'get' ? 'GET' : 'POST',
     priority,
-    ...(executionId === undefined ? {} : { executionId }),
-    ...(placement?.telemetryParent === undefined ? {} : { parent: placement.telemetryParent }),
+    ...present({ executionId, parent: placement?.telemetryParent }),
     at: path.scheduler.now(),
   });
-  return new Trace(observer, path.scheduler);
+  return new Traced(destination, observer, path.scheduler);
 }
 
-/**
- * telemetry: the hook hears of the request once as it ends — with data, an error, or left. Without a
- * hook the stage is not there.
- */
-function traced<T>(below: Observable<T>, trace: Trace | undefined): Observable<T> {
-  if (trace === undefined) return below;
-  return new Observable<T>((subscriber) => below.subscribe(new Traced(subscriber, trace)));
+/** What the stages below the trace tell it of the request's attempts. */
+export interface Trace {
+  readonly observer: RequestTelemetry;
+  retries: number;
+  /** An attempt asks the budget for its turn. */
+  waiting(): void;
+  /** The budget granted the attempt that asked last. */
+  granted(): void;
+  answered(status: number): void;
 }
 
-class Traced<T> extends Stage<T> {
+/** One request's trace, the stage above its retries (see {@link traced}). */
+class Traced<T> extends Stage<T> implements Trace {
+  retries = 0;
+  budgetWaitMs = 0;
+  #rateLimited = 0;
+  #status: number | undefined;
+  #askedAt = 0;
+  #ended = false;
+
   constructor(
     destination: Observer<T>,
-    private readonly trace: Trace,
+    readonly observer: RequestTelemetry,
+    private readonly scheduler: SchedulerLike,
   ) {
     super(destination);
   }
 
+  waiting(): void {
+    this.#askedAt = this.scheduler.now();
+  }
+
+  granted(): void {
+    this.budgetWaitMs += this.scheduler.now() - this.#askedAt;
+  }
+
+  answered(status: number): void {
+    this.#status = status;
+    if (status === 429) this.#rateLimited += 1;
+  }
+
   next(value: T): void {
     if (this.closed) return;
-    this.trace.end('ok');
+    this.#end('ok');
     this.destination.next(value);
   }
 
   override error(error: unknown): void {
     if (!this.leave()) return;
-    this.trace.end('error', error);
+    this.#end('error', error);
     this.destination.error(error);
   }
 
   override unsubscribe(): void {
-    if (this.leave()) this.trace.end('cancelled');
+    if (this.leave()) this.#end('cancelled');
+  }
+
+  // Once: the request's value comes before its completion, and its subscriber may leave in between.
+  #end(outcome: RequestTelemetryEnd['outcome'], error?: unknown): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    const status = this.#status;
+    const { retries, budgetWaitMs } = this;
+    this.observer.end({ at: this.scheduler.now(), outcome, retries, budgetWaitMs, rateLimited: this.#rateLimited, ...present({ status }), ...(outcome === 'error' ? { error } : {}) });
   }
 }
 
