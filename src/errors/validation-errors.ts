@@ -75,14 +75,6 @@ export class InvalidArgumentError extends FlowstreamError {
 }
 
 /**
- * What was given, as a message's `(got …)` says it: `null`, `an array`, or its type.
- *
- * @example
- * ```ts
- * throw new InvalidArgumentError('fetch', `must be a function (got ${shownType(fetch)})`);
- * ```
- */
-/**
  * Whether `value` is an object of named fields: not `null`, not an array.
  *
  * @example
@@ -94,6 +86,14 @@ export function isRecord(value: unknown): value is Readonly<Record<string, unkno
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/**
+ * What was given, as a message's `(got …)` says it: `null`, `an array`, or its type.
+ *
+ * @example
+ * ```ts
+ * throw new InvalidArgumentError('fetch', `must be a function (got ${shownType(fetch)})`);
+ * ```
+ */
 export function shownType(value: unknown): string {
   return value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value;
 }
