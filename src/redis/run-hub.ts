@@ -433,7 +433,7 @@ class RedisFollow {
       this.#dropHold();
       return;
     }
-    const streamed = new StreamedRun(Number(seq ?? 0) > 0 && state !== undefined && state !== '' ? (JSON.parse(state) as RunState) : undefined);
+    const streamed = new StreamedRun(Number(seq ?? 0) > 0 ? this.#stateOf(state) : undefined);
     const hold: Hold = { token, appender: new StreamAppender(streamed, token, this.#keys, this.#context, () => {
         this.#lost(hold);
       }) };
@@ -507,11 +507,11 @@ class RedisFollow {
     const [log, seq, state, finished, firstId, stop] = opened;
     this.#log = log;
     let after = 0;
-    if (firstId !== '' && firstId !== '0-1' && state !== '') {
+    const parsed = firstId !== '' && firstId !== '0-1' ? this.#stateOf(state) : undefined;
+    if (parsed !== undefined) {
       // A finished stream's snapshot stands at the place before its `finished`, which is then read at its
       // own (trimming keeps the latest entries): the followers' stream ends with it, as a local late follower's does.
       after = Number(seq) - (finished === '1' ? 1 : 0);
-      const parsed = JSON.parse(state) as RunState;
       this.#see(after, { type: 'snapshot', executionId: this.executionId, state: stoppedState(parsed, stop) });
     }
     reader.follow(this.#keys.events, after, (entries) => {
@@ -541,10 +541,11 @@ class RedisFollow {
     this.#context.commands.hmget(this.#keys.state, 'seq', 'state', 'finished', 'stop').then(
       ([seq, state, finished, stop]) => {
         this.#bridging = undefined;
-        if (typeof seq === 'string' && typeof state === 'string') {
+        const parsed = typeof seq === 'string' ? this.#stateOf(state) : undefined;
+        if (parsed !== undefined) {
           // A finished stream's snapshot stands before its `finished`, which then ends the followers' stream (see `#open`).
           const at = Number(seq) - (finished === '1' ? 1 : 0);
-          this.#see(at, { type: 'snapshot', executionId: this.executionId, state: stoppedState(JSON.parse(state) as RunState, stop ?? '') });
+          this.#see(at, { type: 'snapshot', executionId: this.executionId, state: stoppedState(parsed, stop ?? '') });
         }
         for (const [entrySeq, event] of bridged) this.#see(entrySeq, event);
       },
@@ -554,6 +555,23 @@ class RedisFollow {
         for (const [seq, event] of bridged) this.#see(seq, event);
       },
     );
+  }
+
+  /**
+   * The execution's state as its hash in Redis holds it (`''` or absent: none yet). One that does not read
+   * (another program wrote over it) is skipped with a warning, as an entry that is not an event is: the
+   * followers go on from the stream's entries.
+   */
+  #stateOf(text: string | null | undefined): RunState | undefined {
+    if (text === undefined || text === null || text === '') return undefined;
+    try {
+      const state: unknown = JSON.parse(text);
+      if (typeof state === 'object' && state !== null && !Array.isArray(state)) return state as RunState;
+    } catch {
+      // told below
+    }
+    this.#context.warn('the run hub skipped an execution\'s state that is not a run state', new Error(`${this.#keys.state} does not hold a JSON object`));
+    return undefined;
   }
 
   /** One event of the stream, at `seq`: to every local follower. */
