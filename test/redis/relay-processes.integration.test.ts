@@ -15,14 +15,18 @@ import type { RelayWorkerConfig } from './relay-worker.js';
 
 const WORKER = fileURLToPath(new URL('relay-worker.ts', import.meta.url));
 const CANVAS = 'c-relay-processes';
-/** Two tasks one after the other, writing messages: 30 s of emulator time. */
+/**
+ * Two tasks one after the other, writing messages: 75 s of emulator time. The second is long so that the
+ * poll stream after the takeover has many reads to check, however late a loaded machine lets it begin
+ * (a second of real stall is 10 s here; with 15 s it had 3 reads left in a fresh-clone CI).
+ */
 const WORKFLOW: WorkflowDefinition = {
   canvasId: CANVAS,
   title: 'Two steps',
   nodes: [
     { id: 'node-start', type: 'start' },
     { id: 'node-a', parents: ['node-start'], durationMs: 15_000, messages: [{ content: 'first part' }, { content: 'second part' }] },
-    { id: 'node-b', parents: ['node-a'], durationMs: 15_000, messages: [{ content: 'the end' }] },
+    { id: 'node-b', parents: ['node-a'], durationMs: 60_000, messages: [{ content: 'the end' }] },
   ],
 };
 const SPEED = 10;
@@ -33,8 +37,8 @@ const POLL_MS = 1_000;
 const HEARTBEAT_MS = 3_000;
 /** Real ms a process may take to start, with room for a loaded machine. */
 const WITHIN_MS = 60_000;
-/** Emulator ms the whole viewing may take: the run's 30 s, a lease to take over, and plenty of room. */
-const VIEWING_MS = 120_000;
+/** Emulator ms the whole viewing may take: the run's 75 s, a lease to take over, and plenty of room. */
+const VIEWING_MS = 180_000;
 
 let server: RedisServer;
 let accounts = 0;
