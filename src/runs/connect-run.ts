@@ -209,16 +209,28 @@ export function connectRun(url: string | URL, options: ConnectRunOptions): Obser
      */
     const silenceWatch = (heartbeat: string | null, reader: ReadableStreamDefaultReader<string>): { heard(): void; noticed(): boolean; stop(): void } => {
       const heartbeatMs = heartbeat !== null && /^\d{1,9}$/u.test(heartbeat) ? Number(heartbeat) : 0;
+      const limitMs = MISSED_HEARTBEATS * heartbeatMs;
       let watch: Subscription | undefined;
+      let heardAt = 0;
       let noticed = false;
+      // One timer for the whole stream, not one a chunk: when it fires it looks at when text last came,
+      // and waits the rest of the limit again if some came since it was set.
+      const arm = (delayMs: number): void => {
+        watch = timer(delayMs, scheduler).subscribe(() => {
+          const quietMs = scheduler.now() - heardAt;
+          if (quietMs < limitMs) {
+            arm(limitMs - quietMs);
+            return;
+          }
+          noticed = true;
+          reader.cancel().catch(() => undefined);
+        });
+      };
       return {
         heard: () => {
           if (heartbeatMs === 0) return;
-          watch?.unsubscribe();
-          watch = timer(MISSED_HEARTBEATS * heartbeatMs, scheduler).subscribe(() => {
-            noticed = true;
-            reader.cancel().catch(() => undefined);
-          });
+          heardAt = scheduler.now();
+          if (watch === undefined) arm(limitMs);
         },
         noticed: () => noticed,
         stop: () => {

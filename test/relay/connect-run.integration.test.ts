@@ -222,3 +222,43 @@ describe('connectRun on virtual time', () => {
     expect(clock.nextTimerAt()).toBeUndefined();
   });
 });
+
+describe('connectRun watching a stream for silence', () => {
+  it('sets its silence timer once per three heartbeats, not once per chunk, and still reconnects once the stream stays silent that long', async () => {
+    const clock = createManualClock();
+    const virtual = clockScheduler(clock);
+    let timers = 0;
+    // The client's scheduler, counting every timer set on it.
+    const scheduler = { now: () => virtual.now(), schedule: ((...args: Parameters<typeof virtual.schedule>) => {
+      timers += 1;
+      return virtual.schedule(...args);
+    }) as typeof virtual.schedule };
+    const streams: ReadableStreamDefaultController<Uint8Array>[] = [];
+    const events: { type: string; error?: string }[] = [];
+    const subscription = connectRun('http://relay.local/executions/we-1/events', {
+      token: 't',
+      scheduler,
+      fetch: () => {
+        const body = new ReadableStream<Uint8Array>({ start: (controller) => void streams.push(controller) });
+        return Promise.resolve(new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream', 'flowstream-heartbeat': '1000' } }));
+      },
+    }).subscribe({ next: (event) => events.push({ type: event.type, ...(event.type === 'connection' && event.reconnecting !== undefined ? { error: event.reconnecting.error } : {}) }) });
+    await driveClock(clock, { until: () => streams.length === 1 });
+    const first = streams[0]!;
+    const bytes = new TextEncoder().encode(': heartbeat\n\n');
+    const began = clock.now();
+    for (let chunk = 0; chunk < 1_000; chunk += 1) {
+      first.enqueue(bytes);
+      await driveClock(clock, { toTime: clock.now() + 60 });
+    }
+    // 1,000 chunks over 60 s, never 3 s apart: the stream was kept, and its watch was set again once per
+    // 3 s of the limit (about 20 timers), not once per chunk (1,000).
+    expect(streams).toHaveLength(1);
+    expect(timers).toBeLessThanOrEqual((clock.now() - began) / 3_000 + 2);
+    // Silence: three heartbeats missed, the connection is given up and made again.
+    await driveClock(clock, { until: () => streams.length === 2 });
+    expect(clock.now() - began).toBeLessThanOrEqual(60_000 + 3_000 + 2_000);
+    expect(events).toContainEqual({ type: 'connection', error: 'no heartbeat from the relay' });
+    subscription.unsubscribe();
+  });
+});
