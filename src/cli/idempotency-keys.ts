@@ -3,7 +3,7 @@ import { link, mkdir, readdir, readFile, rename, rm, rmdir, writeFile } from 'no
 import { homedir, hostname } from 'node:os';
 import { join } from 'node:path';
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
-import { decideClaim, type IdempotencyClaim, type IdempotencyStore, idempotencyKey, idempotencyTtlMs, type StoredClaim } from '../runs/idempotency.js';
+import { type ClaimOptions, decideClaim, type IdempotencyClaim, type IdempotencyStore, idempotencyKey, idempotencyTtlMs, type StoredClaim } from '../runs/idempotency.js';
 
 /*
  * The idempotency keys of `flowstream run --idempotency-key`: each run of the command is its own
@@ -31,6 +31,11 @@ interface ClaimFile {
   readonly abandoned?: boolean;
   /** Its start surely started nothing: the key is free. */
   readonly released?: boolean;
+  /**
+   * Taken before the run's `--file` uploads, its start not sent yet (see `prepare`): if its process dies
+   * meanwhile, it started nothing, and the key is free.
+   */
+  readonly preparing?: boolean;
 }
 
 /**
@@ -57,6 +62,7 @@ function storedClaim(claim: ClaimFile): StoredClaim | undefined {
   const unanswered = claim.executionId === undefined && claim.abandoned !== true;
   // A process of another host (a shared folder) cannot be asked: its claim counts as held until it settles.
   const held = unanswered && (claim.host !== hostname() || alive(claim.pid));
+  if (claim.preparing === true && unanswered && !held) return undefined;
   return { claimedAt: claim.claimedAt, expiresAt: claim.expiresAt, executionId: claim.executionId, abandoned: claim.abandoned === true, held };
 }
 
@@ -91,14 +97,16 @@ function waitFor(scheduler: SchedulerLike, ms: number, signal: AbortSignal | und
 /** What holds a key that a claim would not hand out: an execution to follow, or a start in doubt. */
 export type HeldKey = Exclude<IdempotencyClaim, { readonly kind: 'start' }>;
 
-/** The store of `flowstream run --idempotency-key`, which can also look at a key without claiming it. */
+/** The store of `flowstream run --idempotency-key`, which can also claim a key before the run's uploads. */
 export interface FileIdempotencyStore extends IdempotencyStore {
   /**
-   * What holds `key` — the execution a claim would follow, or a start in doubt — or undefined when a
-   * claim would start (the key is free). Waits, as a claim does, while another process's start with
-   * the key is on its way. Claims nothing: a process that dies after looking leaves the key as it was.
+   * Claims `key` as `claim` does, before anything of its run is sent (its `--file` uploads): other
+   * processes' claims wait on it as on a start on its way, so one process uploads and starts, the others
+   * follow. Until {@link sending}, a process that dies holding it started nothing: its key is free again.
    */
-  held(key: string, signal?: AbortSignal): Promise<HeldKey | undefined>;
+  prepare(key: string, ttlMs: number, options?: ClaimOptions): Promise<IdempotencyClaim>;
+  /** The prepared claim's start is about to be sent: from now on it is a claim like any other. */
+  sending(key: string, token: string): Promise<void>;
 }
 
 /** Where {@link createFileIdempotencyStore} keeps its keys, and its clock. */
@@ -199,10 +207,10 @@ export function createFileIdempotencyStore(options: FileIdempotencyStoreOptions)
    * A claim whose predecessor is not the one it read (gone, or another claim under its number), or that
    * a later number already follows, gives its number back and reads again.
    */
-  const take = async (folder: string, read: number, readToken: string | undefined, claimedAt: number, ttlMs: number): Promise<string | undefined> => {
+  const take = async (folder: string, read: number, readToken: string | undefined, claimedAt: number, ttlMs: number, preparing = false): Promise<string | undefined> => {
     const number = read + 1;
     const token = `${number}:${randomUUID()}`;
-    const claim: ClaimFile = { token, claimedAt, expiresAt: claimedAt + ttlMs, host: hostname(), pid: process.pid };
+    const claim: ClaimFile = { token, claimedAt, expiresAt: claimedAt + ttlMs, host: hostname(), pid: process.pid, ...(preparing ? { preparing } : {}) };
     const written = join(folder, `.${randomUUID()}.tmp`);
     try {
       await writeFile(written, JSON.stringify(claim), { mode: 0o600 });
@@ -248,42 +256,61 @@ export function createFileIdempotencyStore(options: FileIdempotencyStoreOptions)
       }
     }
   };
+  const claim = async (key: string, ttlMs: number, claimOptions: ClaimOptions, preparing: boolean): Promise<IdempotencyClaim> => {
+    idempotencyKey(key);
+    idempotencyTtlMs(ttlMs);
+    const folder = folderOf(key);
+    for (;;) {
+      await mkdir(folder, { recursive: true, mode: 0o700 });
+      const { number, token: readToken, now, decision } = await settled(folder, claimOptions.signal);
+      if (decision !== 'start') return decision;
+      const token = await take(folder, number, readToken, now, ttlMs, preparing);
+      if (token === undefined) continue;
+      await sweep(folder);
+      return { kind: 'start', token };
+    }
+  };
   return {
-    async claim(key, ttlMs, claimOptions = {}): Promise<IdempotencyClaim> {
-      idempotencyKey(key);
-      idempotencyTtlMs(ttlMs);
-      const folder = folderOf(key);
-      for (;;) {
-        await mkdir(folder, { recursive: true, mode: 0o700 });
-        const { number, token: readToken, now, decision } = await settled(folder, claimOptions.signal);
-        if (decision !== 'start') return decision;
-        const token = await take(folder, number, readToken, now, ttlMs);
-        if (token === undefined) continue;
-        await sweep(folder);
-        return { kind: 'start', token };
-      }
-    },
-    async held(key, signal): Promise<HeldKey | undefined> {
-      idempotencyKey(key);
-      const { decision } = await settled(folderOf(key), signal);
-      return decision === 'start' ? undefined : decision;
-    },
+    claim: (key, ttlMs, claimOptions = {}) => claim(key, ttlMs, claimOptions, false),
+    prepare: (key, ttlMs, claimOptions = {}) => claim(key, ttlMs, claimOptions, true),
+    sending: (key, token) => settle(key, token, (found) => ({ ...found, preparing: false })),
     record: (key, token, executionId) => settle(key, token, (claim) => ({ ...claim, executionId })),
     release: (key, token) => settle(key, token, (claim) => ({ ...claim, released: true })),
     abandon: (key, token) => settle(key, token, (claim) => ({ ...claim, abandoned: true })),
   };
 }
 
+/** A store whose claim of one key answers what was prepared for it, and frees that claim if the run never makes it. */
+export interface PreparedStore extends IdempotencyStore {
+  /** Releases the prepared start when the run never claimed it (it failed before its start: an upload, the variables' check). */
+  unclaimed(): Promise<void>;
+}
+
 /**
- * `store`, whose claims of `key` answer `held` (what {@link FileIdempotencyStore.held} found before the
- * uploads of `--file`) without reading the key again: a key that expires meanwhile cannot start a run
- * whose files were never uploaded.
+ * `store`, whose claims of `key` answer `prepared` (what {@link FileIdempotencyStore.prepare} found or
+ * took before the uploads of `--file`) without claiming the key again: a held key (an execution to
+ * follow, a start in doubt) answers so however often it is claimed, and a key that expires meanwhile
+ * cannot start a run whose files were never uploaded; a prepared start is handed to the run's first
+ * claim, marked as sending.
  */
-export function answeringHeld(store: IdempotencyStore, key: string, held: HeldKey): IdempotencyStore {
+export function answeringPrepared(store: FileIdempotencyStore, key: string, prepared: IdempotencyClaim): PreparedStore {
+  let handed = false;
   return {
-    claim: (claimed, ttlMs, options) => (claimed === key ? Promise.resolve(held) : store.claim(claimed, ttlMs, options)),
+    claim: async (claimed, ttlMs, options) => {
+      if (claimed !== key) return store.claim(claimed, ttlMs, options);
+      if (prepared.kind !== 'start') return prepared;
+      if (handed) return store.claim(claimed, ttlMs, options);
+      handed = true;
+      await store.sending(key, prepared.token);
+      return prepared;
+    },
     record: (claimed, token, executionId) => store.record(claimed, token, executionId),
     release: (claimed, token) => store.release(claimed, token),
     abandon: (claimed, token) => store.abandon(claimed, token),
+    unclaimed: async () => {
+      if (handed || prepared.kind !== 'start') return;
+      handed = true;
+      await store.release(key, prepared.token);
+    },
   };
 }

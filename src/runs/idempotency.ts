@@ -342,7 +342,7 @@ export function startFailure(error: unknown, sent: boolean): StartFailure {
 // --- the shell -----------------------------------------------------------------------------------
 
 /** How long an idempotency key lives from its first claim unless the run says (`RunOptions.idempotencyTtlMs`): a day. */
-const DEFAULT_IDEMPOTENCY_TTL_MS = 24 * 60 * 60_000;
+export const DEFAULT_IDEMPOTENCY_TTL_MS = 24 * 60 * 60_000;
 
 /**
  * A run's idempotency from its key and options, checked (`InvalidArgumentError` for a key or lifetime

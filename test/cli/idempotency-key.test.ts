@@ -1,7 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createEmulator, type Emulator, type WorkflowDefinition } from '../../src/emulator/index.js';
 import { flowstreamFromSource } from './support/source-cli.js';
 
@@ -118,6 +118,39 @@ describe('flowstream run --idempotency-key', { timeout: 60_000 }, () => {
     expect(await again.exited()).toBe(5);
     expect(again.stderr()).toContain('Nothing was started again');
     expect(emulator.requests.list({ endpoint: 'upload' })).toHaveLength(uploads);
+  });
+
+  it('two runs with one key and a --file at the same time upload once and start once: the other waits and follows', async () => {
+    const [uploads, starts] = [emulator.requests.list({ endpoint: 'upload' }).length, startsOf('c-test-attached')];
+    // Uploads answer late (real time, only to keep both commands at their uploads together; the outcome
+    // does not depend on it): before the fix both looked at the free key, then both uploaded.
+    const slow = emulator.faults.add({ kind: 'latency', ms: 3_000, endpoint: 'upload' });
+    try {
+      const runs = [0, 1].map(() => flowstreamFromSource(['run', 'c-test-attached', '--file', `attachment=${attachment}`, '--idempotency-key', 'attached-at-once'], env));
+      expect(await Promise.all(runs.map((cli) => cli.exited()))).toEqual([0, 0]);
+      expect(emulator.requests.list({ endpoint: 'upload' })).toHaveLength(uploads + 1);
+      expect(startsOf('c-test-attached')).toBe(starts + 1);
+      expect(runs.filter((cli) => cli.stdout().includes('Following execution'))).toHaveLength(1);
+    } finally {
+      slow.remove();
+    }
+  });
+
+  it('a run killed -9 during its uploads leaves its key free: the next run with the key uploads and starts', async () => {
+    const starts = startsOf('c-test-attached');
+    const stuck = emulator.faults.add({ kind: 'latency', ms: 60_000, endpoint: 'upload', times: 1 });
+    const killed = flowstreamFromSource(['run', 'c-test-attached', '--file', `attachment=${attachment}`, '--idempotency-key', 'attached-killed'], env);
+    // Its key was taken before its upload, which the fault now holds.
+    await vi.waitFor(() => {
+      expect(stuck.hits).toBe(1);
+    }, { timeout: 30_000, interval: 50 });
+    killed.child.kill('SIGKILL');
+    await killed.exited();
+    stuck.remove();
+    const again = flowstreamFromSource(['run', 'c-test-attached', '--file', `attachment=${attachment}`, '--idempotency-key', 'attached-killed'], env);
+    expect(await again.exited()).toBe(0);
+    expect(again.stdout()).toContain('Starting a run of c-test-attached');
+    expect(startsOf('c-test-attached')).toBe(starts + 1);
   });
 
   it('refuses --idempotency-ttl without a key, sending nothing (exit 2)', async () => {

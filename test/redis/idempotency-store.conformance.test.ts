@@ -1,12 +1,13 @@
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import type { SchedulerLike } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createFileIdempotencyStore, type FileIdempotencyStore } from '../../src/cli/idempotency-keys.js';
+import { answeringPrepared, createFileIdempotencyStore, type FileIdempotencyStore } from '../../src/cli/idempotency-keys.js';
 import { clockScheduler, createManualClock, type ManualClock } from '../../src/emulator/index.js';
 import { InvalidArgumentError } from '../../src/errors/validation-errors.js';
 import { createRedisIdempotencyStore, type RedisIdempotencyStore } from '../../src/redis/index.js';
@@ -225,27 +226,46 @@ async function keysOnDisk(directory: string): Promise<number> {
   return keys.flat().length;
 }
 
-describe('createFileIdempotencyStore: held', () => {
-  it('says what holds a key without claiming it: nothing while free, the execution once recorded, in doubt once abandoned', async () => {
+describe('createFileIdempotencyStore: prepare', () => {
+  it('takes a free key before the run sends anything: another claim waits on it, then follows the execution it records', async () => {
     const { clock, stores: [a, b] } = fileStores();
-    expect(await b.held('k')).toBeUndefined();
-    // Looking claimed nothing: the key is still free.
-    const token = await started(a.claim('k', TTL_MS));
+    const token = await started(a.prepare('k', TTL_MS));
+    const waiting = b.claim('k', TTL_MS);
+    await a.sending('k', token);
     await a.record('k', token, 'we-1');
-    expect(await b.held('k')).toEqual({ kind: 'follow', executionId: 'we-1' });
-    clock.advance(TTL_MS);
-    expect(await b.held('k')).toBeUndefined();
-    const claimedAt = clock.now();
-    await a.abandon('k', await started(a.claim('k', TTL_MS)));
-    expect(await b.held('k')).toEqual({ kind: 'in-doubt', claimedAt });
+    expect(await awaited(clock, waiting)).toEqual({ kind: 'follow', executionId: 'we-1' });
+    // A held key is prepared as it is claimed: what holds it, taking nothing.
+    expect(await b.prepare('k', TTL_MS)).toEqual({ kind: 'follow', executionId: 'we-1' });
   });
 
-  it('waits while another process’s start with the key is on its way, then says the execution it recorded', async () => {
-    const { clock, stores: [a, b] } = fileStores();
-    const token = await started(a.claim('k', TTL_MS));
-    const looking = b.held('k');
-    await a.record('k', token, 'we-1');
-    expect(await awaited(clock, looking)).toEqual({ kind: 'follow', executionId: 'we-1' });
+  it('a prepared key whose process died before sending is free; one that died after sending is in doubt', async () => {
+    const { directory, stores: [a, b] } = fileStores();
+    // A process that has exited: its pid names no live process.
+    const dead = spawnSync(process.execPath, ['-e', '']).pid;
+    // Its claim file says that process took it, as if it had claimed and then died.
+    const diedAs = (key: string, token: string): void => {
+      const file = join(directory, sha256('http://127.0.0.1:1/v1'), sha256(key), `claim-${token.split(':')[0] ?? ''}.json`);
+      writeFileSync(file, JSON.stringify({ ...(JSON.parse(readFileSync(file, 'utf8')) as object), pid: dead }));
+    };
+    diedAs('preparing', await started(a.prepare('preparing', TTL_MS)));
+    expect((await b.claim('preparing', TTL_MS)).kind).toBe('start');
+    const sent = await started(a.prepare('sent', TTL_MS));
+    await a.sending('sent', sent);
+    diedAs('sent', sent);
+    expect((await b.claim('sent', TTL_MS)).kind).toBe('in-doubt');
+    // The command's store hands the prepared start to the run's claim, marked as sending.
+    const prepared = await a.prepare('handed', TTL_MS);
+    const handed = answeringPrepared(a, 'handed', prepared);
+    expect(await handed.claim('handed', TTL_MS)).toEqual(prepared);
+    await handed.unclaimed();
+    diedAs('handed', await started(Promise.resolve(prepared)));
+    expect((await b.claim('handed', TTL_MS)).kind).toBe('in-doubt');
+  });
+
+  it('a prepared start that its run never claims (an upload failed) is released: the key is free at once', async () => {
+    const { stores: [a, b] } = fileStores();
+    await answeringPrepared(a, 'k', await a.prepare('k', TTL_MS)).unclaimed();
+    expect((await b.claim('k', TTL_MS)).kind).toBe('start');
   });
 });
 
@@ -269,8 +289,8 @@ describe('createFileIdempotencyStore: sweeping', () => {
     await started(b.claim('new', TTL_MS));
     // live, in-doubt, on-its-way, new; and the other service's key, which a claim of its own sweeps.
     expect(await keysOnDisk(directory)).toBe(5);
-    expect(await b.held('live')).toEqual({ kind: 'follow', executionId: 'we-2' });
-    expect(await b.held('in-doubt')).toEqual({ kind: 'in-doubt', claimedAt });
+    expect(await b.claim('live', TTL_MS)).toEqual({ kind: 'follow', executionId: 'we-2' });
+    expect(await b.claim('in-doubt', TTL_MS)).toEqual({ kind: 'in-doubt', claimedAt });
     await a.record('on-its-way', onItsWay, 'we-3');
     await started(otherService.claim('new', TTL_MS));
     expect(await keysOnDisk(directory)).toBe(5);
@@ -321,6 +341,6 @@ describe('createFileIdempotencyStore: sweeping', () => {
     };
     expect(await b.claim('k', TTL_MS)).toEqual({ kind: 'follow', executionId: 'we-third' });
     expect(meanwhile).toBeUndefined();
-    expect(await a.held('k')).toEqual({ kind: 'follow', executionId: 'we-third' });
+    expect(await a.claim('k', TTL_MS)).toEqual({ kind: 'follow', executionId: 'we-third' });
   });
 });

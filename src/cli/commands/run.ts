@@ -1,12 +1,12 @@
 import { Command } from 'commander';
-import { idempotencyKey, type IdempotencyStore } from '../../runs/idempotency.js';
+import { DEFAULT_IDEMPOTENCY_TTL_MS, idempotencyKey } from '../../runs/idempotency.js';
 import { terminalText } from '../format/terminal-text.js';
 import { collectAssignment, type Assignment } from '../assignments.js';
 import { connect, errorSubject, withConnectionOptions } from '../connect.js';
 import { resolveConnection } from '../connection.js';
 import type { CliContext } from '../context.js';
 import type { CommandOutcome } from '../exit-code.js';
-import { answeringHeld, createFileIdempotencyStore, type HeldKey, idempotencyKeysDirectory } from '../idempotency-keys.js';
+import { answeringPrepared, createFileIdempotencyStore, type HeldKey, idempotencyKeysDirectory, type PreparedStore } from '../idempotency-keys.js';
 import { positiveSeconds } from '../numbers.js';
 import { outcomeAbout, outcomeOfRun } from '../outcome.js';
 import { createRenderer } from '../progress/create-renderer.js';
@@ -48,14 +48,15 @@ Exit codes: 0 finished, 1 workflow failed or timed out, 2 usage error, 3 API or 
 --idempotency-key may have reached the service but its answer was lost (nothing started again).`;
 
 /**
- * The store of a run given `--idempotency-key`, and what holds its key, looked at before the uploads of
- * `--file`: a key that holds an execution to follow, or a start in doubt, starts nothing, and its run
- * needs no files. The run's claim then answers what was found (see `answeringHeld`).
+ * The store of a run given `--idempotency-key`, its key claimed before the uploads of `--file`: a key
+ * that holds an execution to follow, or a start in doubt, starts nothing, and its run needs no files; a
+ * free key is taken at once, so that of two runs given it at the same time one uploads and starts and
+ * the other waits and follows. The run's claim then answers what was found (see `answeringPrepared`).
  */
-async function keyedRun(key: string, flags: RunFlags, context: CliContext): Promise<{ readonly store: IdempotencyStore; readonly held?: HeldKey }> {
+async function keyedRun(key: string, flags: RunFlags, context: CliContext): Promise<{ readonly store: PreparedStore; readonly held?: HeldKey }> {
   const store = createFileIdempotencyStore({ directory: idempotencyKeysDirectory(context.env), baseUrl: resolveConnection(flags, context.env).baseUrl });
-  const held = await store.held(key);
-  return held === undefined ? { store } : { store: answeringHeld(store, key, held), held };
+  const prepared = await store.prepare(key, flags.idempotencyTtl === undefined ? DEFAULT_IDEMPOTENCY_TTL_MS : flags.idempotencyTtl * 1000);
+  return { store: answeringPrepared(store, key, prepared), ...(prepared.kind === 'start' ? {} : { held: prepared }) };
 }
 
 /** The command's first line: the run it starts, or the execution its key started earlier, which it follows. */
@@ -67,6 +68,15 @@ function runHeading(canvasId: string, key: string | undefined, held: HeldKey | u
 async function run(canvasId: string, flags: RunFlags, context: CliContext): Promise<CommandOutcome> {
   if (flags.idempotencyTtl !== undefined && flags.idempotencyKey === undefined) throw new UsageError('--idempotency-ttl needs --idempotency-key.');
   const keyed = flags.idempotencyKey === undefined ? undefined : await keyedRun(idempotencyKey(flags.idempotencyKey), flags, context);
+  try {
+    return await startAndFollow(canvasId, flags, context, keyed);
+  } finally {
+    // A key taken for a start that never went (an upload or the variables' check failed) is free again.
+    await keyed?.store.unclaimed();
+  }
+}
+
+async function startAndFollow(canvasId: string, flags: RunFlags, context: CliContext, keyed: { readonly store: PreparedStore; readonly held?: HeldKey } | undefined): Promise<CommandOutcome> {
   const client = connect(flags, context, keyed === undefined ? {} : { idempotency: keyed.store });
   const files = keyed?.held === undefined ? await uploadFileVariables(client, flags.file, (line) => context.stderr.write(`${line}\n`)) : {};
   const variables = runVariables(flags.var, files);
