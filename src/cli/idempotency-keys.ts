@@ -13,7 +13,9 @@ import { type ClaimOptions, decideClaim, type IdempotencyClaim, type Idempotency
  * the other sees it, so a start is never claimed twice, and no reader sees half a claim. The owner
  * settles its claim by replacing its file (write and rename). The keys of one API base URL share a
  * folder; each new claim sweeps the free ones of that folder (expired or released), so keys do not pile
- * up on disk.
+ * up on disk. The command claims its key before it uploads its `--file`s (`prepare`), so that of two runs
+ * with one key only one uploads: such a claim is marked preparing until its start is about to be sent,
+ * and a process that dies while preparing sent no start, so its key is free at once rather than in doubt.
  */
 
 /** How often a claim whose start is still on its way in another process is read again. */
