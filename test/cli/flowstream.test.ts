@@ -129,10 +129,10 @@ describe('flowstream run', { timeout: 60_000 }, () => {
 });
 
 describe('exit codes', { timeout: 60_000 }, () => {
-  it('exits 1 when the workflow fails, naming the failed node', async () => {
+  it('exits 1 when the workflow fails, naming the failed node, counting no failed task as done', async () => {
     const cli = flowstream(['run', 'c-sample-branch-failure'], connected);
     expect(await cli.exited()).toBe(1);
-    expect(cli.stdout()).toContain('✖ Run failed');
+    expect(cli.stdout()).toMatch(/^✖ Run failed in \d+\.\ds · 0\/3 nodes \(1 failed\) · /mu);
     expect(cli.stdout()).toContain('Translate to French: Request timeout. Please try again later.');
   });
 

@@ -97,8 +97,8 @@ describe('the plain display', () => {
     renderer.event({ type: 'node', executionId, nodeId: 'n-a', title: 'Draft', status: 'failed', previous: 'executing', error });
     const aborted = { nodeId: 'n-a', status: 'failed' as const, rawStatus: 'failed', title: 'Draft', error };
     renderer.close({ ...result, status: 'failed', endedBy: 'aborted', nodes: [aborted], failedNodes: [aborted], files: [] });
-    expect(text).toContain('[1/2, 1 failed] ✖ Draft');
-    expect(text).toMatch(/· 1\/2 nodes \(1 failed\) ·/u);
+    expect(text).toContain('[0/2, 1 failed] ✖ Draft');
+    expect(text).toMatch(/· 0\/2 nodes \(1 failed\) ·/u);
   });
 
   it('leaves the output out when quiet', async () => {

@@ -4,7 +4,7 @@ import { nodeLine } from '../format/node-line.js';
 import { createPaint } from '../format/paint.js';
 import { runSummary } from '../format/run-summary.js';
 import type { RunRenderer, TextSink } from './renderer.js';
-import { advanceProgress, initialProgress, progressCount, type RunProgress, withOutputNodes } from './run-progress.js';
+import { advanceProgress, countFigures, initialProgress, progressCount, type RunProgress, withOutputNodes } from './run-progress.js';
 
 /** Options of the line-by-line display. */
 export interface PlainRendererOptions {
@@ -58,8 +58,7 @@ export function plainRenderer(out: TextSink, options: PlainRendererOptions): Run
         if (node === undefined || !node.task) return;
         const line = nodeLine(node, options.now(), paint);
         later(() => {
-          const { failed, done, total } = progressCount(progress);
-          print(`[${done}/${total}${failed > 0 ? `, ${failed} failed` : ''}] ${line}`);
+          print(`[${countFigures(progressCount(progress))}] ${line}`);
         });
         return;
       }

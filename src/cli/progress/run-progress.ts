@@ -212,7 +212,16 @@ export function progressCount(progress: RunProgress): ProgressCount {
   return { succeeded, failed: done - succeeded, done, total: tasks.length };
 }
 
-/** `2/5 nodes`, with `(1 failed)` when some failed: a failed or aborted task is not one that worked. */
-export function countLabel({ failed, done, total }: ProgressCount): string {
-  return `${done}/${total} nodes${failed > 0 ? ` (${failed} failed)` : ''}`;
+/**
+ * `2/5`: the tasks that succeeded out of all, with `, 1 failed` when some failed. A failed or aborted
+ * task is not one that worked, so it never counts in the first number: an aborted run of three tasks
+ * reads `0/3, 3 failed`, not `3/3`.
+ */
+export function countFigures({ succeeded, failed, total }: ProgressCount): string {
+  return `${succeeded}/${total}${failed > 0 ? `, ${failed} failed` : ''}`;
+}
+
+/** `2/5 nodes`, with `(1 failed)` when some failed (see {@link countFigures}). */
+export function countLabel({ succeeded, failed, total }: ProgressCount): string {
+  return `${succeeded}/${total} nodes${failed > 0 ? ` (${failed} failed)` : ''}`;
 }
