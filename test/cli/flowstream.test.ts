@@ -136,6 +136,12 @@ describe('exit codes', { timeout: 60_000 }, () => {
     expect(cli.stdout()).toContain('Translate to French: Request timeout. Please try again later.');
   });
 
+  it('prints the line of a task that failed before any read saw it executing', async () => {
+    const cli = flowstream(['run', 'c-sample-credit'], connected);
+    expect(await cli.exited()).toBe(1);
+    expect(cli.stdout()).toMatch(/^\[0\/1, 1 failed\] ✖ Generate the image {2}failed\b.*credit not available/mu);
+  });
+
   it('exits 1 after --timeout, having aborted the execution once', async () => {
     const cli = flowstream(['run', 'c-sample-timeout', '--timeout', '1'], connected);
     expect(await cli.exited()).toBe(1);

@@ -101,6 +101,27 @@ describe('the plain display', () => {
     expect(text).toMatch(/· 0\/2 nodes \(1 failed\) ·/u);
   });
 
+  it('prints the line of a task first seen already failed, once the output says it is a task', async () => {
+    // service.md §3.7: a node without credits fails as it starts, before the first status read sees it
+    // executing; until the output lists it (§4.2) it could be a node with no work.
+    let text = '';
+    const renderer = plainRenderer({ write: (chunk: string) => (text += chunk) }, { quiet: true, now: () => 1000 });
+    const error = { message: 'credit not available', messages: ['credit not available'], raw: 'credit not available' };
+    renderer.event({ type: 'started', executionId, canvasId: 'c-1', status: 'executing' });
+    await Promise.resolve();
+    renderer.event({ type: 'node', executionId, nodeId: 'n-start', title: 'Start', status: 'finish' });
+    renderer.event({ type: 'node', executionId, nodeId: 'n-image', title: 'Image', status: 'failed', error });
+    renderer.event({ type: 'status', executionId, status: 'failed', previous: 'executing' });
+    await Promise.resolve();
+    const image = { nodeId: 'n-image', status: 'failed' as const, rawStatus: 'failed', title: 'Image', error };
+    const failed: RunResult = { ...result, status: 'failed', endedBy: 'failed', nodes: [image], output: [{ ...image, messages: [] }], failedNodes: [image], files: [] };
+    renderer.event({ type: 'finished', executionId, result: failed });
+    renderer.close(failed);
+    expect(text).toContain('[0/1, 1 failed] ✖ Image  failed');
+    expect(text.indexOf('✖ Image  failed')).toBeLessThan(text.indexOf('✖ Run failed'));
+    expect(text).not.toContain('Start  finish');
+  });
+
   it('leaves the output out when quiet', async () => {
     expect(await render(true)).not.toContain('│');
   });
