@@ -25,6 +25,17 @@ const STEPS: WorkflowDefinition = {
   ],
 };
 
+/** A branch that fails at once while the other runs on for ten emulated minutes (30 s at speed 20). */
+const LONG_BRANCH: WorkflowDefinition = {
+  canvasId: 'c-test-long-branch',
+  title: 'A failing branch beside a long one',
+  nodes: [
+    { id: 'node-start', type: 'start', title: 'Start' },
+    { id: 'node-check', title: 'Check', parents: ['node-start'], durationMs: 1_000, failure: { kind: 'error', errors: ['Check failed.'], atMs: 500 } },
+    { id: 'node-survey', title: 'Survey', parents: ['node-start'], durationMs: 600_000 },
+  ],
+};
+
 const OSC52 = '\u001b]52;c;cm0gLXJmIH4=\u0007';
 /** Titles and text carrying what a terminal would execute: a clipboard write, a cursor move, a C1 CSI, a bidi override. */
 const EVIL: WorkflowDefinition = {
@@ -42,7 +53,7 @@ let connected: Record<string, string>;
 
 beforeAll(async () => {
   await buildCommand();
-  emulator = await createEmulator({ speed: 20, rateLimit: false, workflows: [EVIL, STEPS] });
+  emulator = await createEmulator({ speed: 20, rateLimit: false, workflows: [EVIL, STEPS, LONG_BRANCH] });
   connected = { FLOWSTREAM_API_KEY: emulator.apiKey, FLOWSTREAM_BASE_URL: emulator.url };
 }, 180_000);
 
@@ -129,11 +140,22 @@ describe('flowstream run', { timeout: 60_000 }, () => {
 });
 
 describe('exit codes', { timeout: 60_000 }, () => {
-  it('exits 1 when the workflow fails, naming the failed node, counting no failed task as done', async () => {
+  it('exits 1 when the workflow fails, naming the failed node', async () => {
     const cli = flowstream(['run', 'c-sample-branch-failure'], connected);
     expect(await cli.exited()).toBe(1);
-    expect(cli.stdout()).toMatch(/^✖ Run failed in \d+\.\ds · 0\/3 nodes \(1 failed\) · /mu);
+    expect(cli.stdout()).toContain('✖ Run failed');
     expect(cli.stdout()).toContain('Translate to French: Request timeout. Please try again later.');
+  });
+
+  it('names the branch still running after the failure, and how to stop it, counting no failed task as done', async () => {
+    const cli = flowstream(['run', 'c-test-long-branch'], connected);
+    expect(await cli.exited()).toBe(1);
+    // service.md §3.3: Survey runs on after Check failed and failed the execution.
+    const executionId = /execution (we-[a-z0-9]+)/u.exec(cli.stdout())?.[1] ?? '';
+    expect(cli.stdout()).toMatch(/^✖ Run failed in \d+\.\ds · 0\/2 nodes \(1 failed\) · /mu);
+    expect(cli.stdout()).toContain('✖ Check: Check failed.');
+    expect(cli.stdout()).toContain(`› Survey: still running after the failure; flowstream abort ${executionId} stops it`);
+    expect(abortsOf(executionId)).toBe(0);
   });
 
   it('prints the line of a task that failed before any read saw it executing', async () => {

@@ -122,6 +122,18 @@ describe('the plain display', () => {
     expect(text).not.toContain('Start  finish');
   });
 
+  it('names the branches still running after the failure in the summary, and how to stop them', () => {
+    // service.md §3.3: a failed node fails the execution at once; the other branches run on.
+    let text = '';
+    const renderer = plainRenderer({ write: (chunk: string) => (text += chunk) }, { quiet: true, now: () => 1000 });
+    const error = { message: 'Request timeout', messages: ['Request timeout'], raw: '["Request timeout"]' };
+    const french = { nodeId: 'n-fr', status: 'failed' as const, rawStatus: 'failed', title: 'French', error };
+    const german = { nodeId: 'n-de', status: 'executing' as const, rawStatus: 'executing', title: 'German' };
+    renderer.close({ ...result, status: 'failed', endedBy: 'failed', nodes: [german, french], failedNodes: [french], runningNodes: [german], files: [] });
+    expect(text).toContain('  ✖ French: Request timeout');
+    expect(text).toContain(`  › German: still running after the failure; flowstream abort ${executionId} stops it`);
+  });
+
   it('leaves the output out when quiet', async () => {
     expect(await render(true)).not.toContain('│');
   });
