@@ -48,6 +48,29 @@ describe('run handles against the emulator', () => {
     expect(final).toMatchObject({ status: 'failed', progress: { succeeded: 0, failed: 3, done: 3, total: 3 }, result: { endedBy: 'aborted' } });
   });
 
+  it('cancel() after a failure aborts, once, the branches the failed execution left running (service.md §3.3)', async () => {
+    const { emulator, client } = await setup();
+    const canvasId = emulator.workflows.add({
+      canvasId: 'c-test-long-branch',
+      nodes: [
+        { id: 'node-start', type: 'start' },
+        { id: 'node-check', parents: ['node-start'], durationMs: 1_000, failure: { kind: 'error', errors: ['Check failed.'], atMs: 500 } },
+        { id: 'node-survey', parents: ['node-start'], durationMs: 3_600_000 },
+      ],
+    });
+    const run = client.startRun(canvasId, {}, { failOnWorkflowError: false });
+    const result = await run.result;
+    expect(result).toMatchObject({ status: 'failed', endedBy: 'failed' });
+    expect(result.runningNodes.map((node) => node.nodeId)).toEqual(['node-survey']);
+    // Left running by default (`onFailedBranches: 'leave'`): nothing aborted it yet.
+    expect(emulator.requests.list({ endpoint: 'abort' })).toHaveLength(0);
+    await expect(run.cancel()).resolves.toBe(result);
+    await expect(run.cancel()).resolves.toBe(result);
+    // Sent in the background: waited for, then counted.
+    await expect.poll(() => emulator.requests.list({ endpoint: 'abort', executionId: result.executionId })).toHaveLength(1);
+    expect(emulator.requests.list({ endpoint: 'abort' })).toHaveLength(1);
+  });
+
   it('withdraws a start still waiting for the budget: nothing is sent for it', async () => {
     const { emulator, client } = await setup({ burst: 1 }, standingTime());
     const first = client.startRun('c-sample-linear');
