@@ -53,7 +53,7 @@ let connected: Record<string, string>;
 
 beforeAll(async () => {
   await buildCommand();
-  emulator = await createEmulator({ speed: 20, rateLimit: false, workflows: [EVIL, STEPS, LONG_BRANCH] });
+  emulator = await createEmulator({ speed: 20, rateLimit: false, workflows: [EVIL, LONG_BRANCH, STEPS] });
   connected = { FLOWSTREAM_API_KEY: emulator.apiKey, FLOWSTREAM_BASE_URL: emulator.url };
 }, 180_000);
 
