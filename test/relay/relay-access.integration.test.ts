@@ -88,6 +88,29 @@ describe('the run relay: who may follow and cancel', () => {
     }
   });
 
+  it('aborts, once, the branches a failed execution left running when a cancel comes after its viewers saw it end', async () => {
+    const { client, emulator, token, base, view } = await world();
+    const canvasId = emulator.workflows.add({
+      canvasId: 'c-test-long-branch',
+      nodes: [
+        { id: 'node-start', type: 'start' },
+        { id: 'node-check', parents: ['node-start'], durationMs: 1_000, failure: { kind: 'error', errors: ['Check failed.'], atMs: 500 } },
+        { id: 'node-survey', parents: ['node-start'], durationMs: 3_600_000 },
+      ],
+    });
+    const { executionId } = await client.executions.start(canvasId);
+    const cancelToken = await token(executionId, ['read', 'cancel']);
+    // service.md §3.3: the execution failed at once; Survey runs on, and the relay still holds the ended follow.
+    const seen = await allEvents(view(executionId, cancelToken));
+    expect(seen.at(-1)).toMatchObject({ type: 'finished', result: { endedBy: 'failed', runningNodes: [{ nodeId: 'node-survey' }] } });
+    const cancel = (): Promise<Response> => fetch(`${base}/executions/${executionId}/cancel`, { method: 'POST', headers: { authorization: `Bearer ${cancelToken}` } });
+    for (const answer of await Promise.all([cancel(), cancel()])) {
+      expect(answer.status).toBe(200);
+      expect(await answer.json()).toMatchObject({ executionId, status: 'failed', endedBy: 'failed' });
+    }
+    expect(emulator.requests.list({ endpoint: 'abort', executionId })).toHaveLength(1);
+  });
+
   it('starts a run through the start hook and answers its id with a token that follows and cancels it', async () => {
     const { emulator, base, view } = await world({
       start: async (request) => {
