@@ -7,6 +7,7 @@ import { createEmulator, type Emulator, type WorkflowDefinition } from '../../sr
 import { createClient } from '../../src/index.js';
 import { type RunningProcess, scrubbedEnv, startProcess } from './support/child-process.js';
 import { buildCommand, flowstream, flowstreamInTerminal, ROOT } from './support/built-cli.js';
+import { LONG_BRANCH } from '../support/long-branch.js';
 
 // The command as a user runs it: the built dist/cli/main.js, spawned with only PATH, HOME and the
 // FLOWSTREAM_* variables, against an emulator of this process on 127.0.0.1. `npm start` is tested
@@ -22,17 +23,6 @@ const STEPS: WorkflowDefinition = {
     { id: 'node-write', title: 'Write notes', parents: ['node-gather'], durationMs: 20_000,
       messages: [{ content: 'Notes written.' }],
       files: [{ name: 'notes.md', type: 'text/markdown', content: '# Notes\n' }] },
-  ],
-};
-
-/** A branch that fails at once while the other runs on for ten emulated minutes (30 s at speed 20). */
-const LONG_BRANCH: WorkflowDefinition = {
-  canvasId: 'c-test-long-branch',
-  title: 'A failing branch beside a long one',
-  nodes: [
-    { id: 'node-start', type: 'start', title: 'Start' },
-    { id: 'node-check', title: 'Check', parents: ['node-start'], durationMs: 1_000, failure: { kind: 'error', errors: ['Check failed.'], atMs: 500 } },
-    { id: 'node-survey', title: 'Survey', parents: ['node-start'], durationMs: 600_000 },
   ],
 };
 

@@ -5,6 +5,7 @@ import { isRelayError, type RelayError } from '../../src/errors/relay-error.js';
 import { createRunTokens } from '../../src/relay/run-tokens.js';
 import { runResult } from '../../src/runs/events.js';
 import { allEvents, openWorlds, SECRET } from './harness.js';
+import { LONG_BRANCH } from '../support/long-branch.js';
 
 const world = openWorlds();
 
@@ -90,14 +91,7 @@ describe('the run relay: who may follow and cancel', () => {
 
   it('aborts, once, the branches a failed execution left running when a cancel comes after its viewers saw it end', async () => {
     const { client, emulator, token, base, view } = await world();
-    const canvasId = emulator.workflows.add({
-      canvasId: 'c-test-long-branch',
-      nodes: [
-        { id: 'node-start', type: 'start' },
-        { id: 'node-check', parents: ['node-start'], durationMs: 1_000, failure: { kind: 'error', errors: ['Check failed.'], atMs: 500 } },
-        { id: 'node-survey', parents: ['node-start'], durationMs: 3_600_000 },
-      ],
-    });
+    const canvasId = emulator.workflows.add(LONG_BRANCH);
     const { executionId } = await client.executions.start(canvasId);
     const cancelToken = await token(executionId, ['read', 'cancel']);
     // service.md §3.3: the execution failed at once; Survey runs on, and the relay still holds the ended follow.

@@ -5,6 +5,7 @@ import { type Client, createClient } from '../../src/client.js';
 import { clockScheduler, createEmulator, createManualClock, driveClock, type Emulator } from '../../src/emulator/index.js';
 import type { RunResult } from '../../src/domain/model.js';
 import type { RunState } from '../../src/runs/run-state.js';
+import { LONG_BRANCH } from '../support/long-branch.js';
 
 const open: Emulator[] = [];
 
@@ -50,14 +51,7 @@ describe('run handles against the emulator', () => {
 
   it('cancel() after a failure aborts, once, the branches the failed execution left running (service.md §3.3)', async () => {
     const { emulator, client } = await setup();
-    const canvasId = emulator.workflows.add({
-      canvasId: 'c-test-long-branch',
-      nodes: [
-        { id: 'node-start', type: 'start' },
-        { id: 'node-check', parents: ['node-start'], durationMs: 1_000, failure: { kind: 'error', errors: ['Check failed.'], atMs: 500 } },
-        { id: 'node-survey', parents: ['node-start'], durationMs: 3_600_000 },
-      ],
-    });
+    const canvasId = emulator.workflows.add(LONG_BRANCH);
     const run = client.startRun(canvasId, {}, { failOnWorkflowError: false });
     const result = await run.result;
     expect(result).toMatchObject({ status: 'failed', endedBy: 'failed' });
