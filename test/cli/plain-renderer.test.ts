@@ -134,6 +134,26 @@ describe('the plain display', () => {
     expect(text).toContain(`  › German: still running after the failure; flowstream abort ${executionId} stops it`);
   });
 
+  it('counts in the summary only the task nodes the output lists, not a content node seen waiting', async () => {
+    // service.md §3.2: a content node (video, audio…) reads `init` until a tick after its task parent;
+    // §4.2: the output lists the task nodes alone. Below a failed task it stays `init` (§3.4).
+    let text = '';
+    const renderer = plainRenderer({ write: (chunk: string) => (text += chunk) }, { quiet: true, now: () => 1000 });
+    const error = { message: 'Request timeout', messages: ['Request timeout'], raw: '["Request timeout"]' };
+    renderer.event({ type: 'started', executionId, canvasId: 'c-1', status: 'executing' });
+    await Promise.resolve();
+    renderer.event({ type: 'node', executionId, nodeId: 'n-a', title: 'Draft', status: 'executing' });
+    renderer.event({ type: 'node', executionId, nodeId: 'n-video', title: 'Video', status: 'init' });
+    await Promise.resolve();
+    renderer.event({ type: 'node', executionId, nodeId: 'n-a', title: 'Draft', status: 'failed', previous: 'executing', error });
+    const draft = { nodeId: 'n-a', status: 'failed' as const, rawStatus: 'failed', title: 'Draft', error };
+    const video = { nodeId: 'n-video', status: 'init' as const, rawStatus: 'init', title: 'Video' };
+    const failed: RunResult = { ...result, status: 'failed', endedBy: 'failed', nodes: [draft, video], output: [{ ...draft, messages: [] }], failedNodes: [draft], files: [] };
+    renderer.event({ type: 'finished', executionId, result: failed });
+    renderer.close(failed);
+    expect(text).toMatch(/· 0\/1 nodes \(1 failed\) ·/u);
+  });
+
   it('leaves the output out when quiet', async () => {
     expect(await render(true)).not.toContain('│');
   });
