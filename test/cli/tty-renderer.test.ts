@@ -41,6 +41,26 @@ describe('the live display', () => {
     expect(text).toContain('✔ Run finished');
   });
 
+  it('leaves a branch still running after a failure marked running in the last frame, not failed', () => {
+    // service.md §3.3: the execution failed at once; German runs on. The run's ✖ is the header's alone.
+    const { stream, text } = terminal();
+    const renderer = ttyRenderer(stream, { quiet: true, now: () => 1000, colors: false });
+    const error = { message: 'Request timeout', messages: ['Request timeout'], raw: '["Request timeout"]' };
+    renderer.event({ type: 'started', executionId, canvasId: 'c-1', status: 'executing' });
+    renderer.event({ type: 'node', executionId, nodeId: 'n-de', title: 'German', status: 'executing' });
+    renderer.event({ type: 'node', executionId, nodeId: 'n-fr', title: 'French', status: 'failed', previous: 'executing', error });
+    const german = { nodeId: 'n-de', status: 'executing' as const, rawStatus: 'executing', title: 'German' };
+    const french = { nodeId: 'n-fr', status: 'failed' as const, rawStatus: 'failed', title: 'French', error };
+    const output = [{ ...german, messages: [] }, { ...french, messages: [] }];
+    const failed: RunResult = { ...result, status: 'failed', endedBy: 'failed', nodes: [german, french], output, failedNodes: [french], runningNodes: [german] };
+    renderer.event({ type: 'finished', executionId, result: failed });
+    renderer.close(failed);
+    const frames = text().replace(/\u001b\[[0-9;?]*[A-Za-z]/gu, '');
+    expect(frames).toContain('✖ French  failed');
+    expect(frames).not.toMatch(/✖ German/u);
+    expect(frames).toMatch(/› German {2}executing/u);
+  });
+
   it('colours only when asked (a TTY with colours: NO_COLOR turns them off)', () => {
     const colourCodes = (text: string): number => text.split(`${ESC}[3`).length - 1;
     expect(colourCodes(show(false))).toBe(0);
