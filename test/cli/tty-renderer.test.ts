@@ -17,6 +17,12 @@ function terminal(): { stream: NodeJS.WriteStream; text: () => string } {
   return { stream, text: () => text };
 }
 
+/** What the display wrote without its colours, cursor moves and erasures. */
+function withoutEscapes(text: string): string {
+  // eslint-disable-next-line no-control-regex -- removing the escape sequences is the point
+  return text.replace(/\u001b\[[0-9;?]*[A-Za-z]/gu, '');
+}
+
 function show(colors: boolean): string {
   const { stream, text } = terminal();
   let now = 0;
@@ -55,7 +61,7 @@ describe('the live display', () => {
     const failed: RunResult = { ...result, status: 'failed', endedBy: 'failed', nodes: [german, french], output, failedNodes: [french], runningNodes: [german] };
     renderer.event({ type: 'finished', executionId, result: failed });
     renderer.close(failed);
-    const frames = text().replace(/\u001b\[[0-9;?]*[A-Za-z]/gu, '');
+    const frames = withoutEscapes(text());
     expect(frames).toContain('✖ French  failed');
     expect(frames).not.toMatch(/✖ German/u);
     expect(frames).toMatch(/› German {2}executing/u);
@@ -77,8 +83,7 @@ async function runningLine(content: string, marker: string): Promise<string | un
   renderer.event({ type: 'message', executionId, nodeId: 'n-a', messageId: 'm', role: 'ai', delta: content, reasoningDelta: '', content, reasoningContent: '', replaced: false });
   await Promise.resolve();
   renderer.close(undefined);
-  // eslint-disable-next-line no-control-regex -- removing the colours the display wrote
-  const lines = text().replace(/\u001b\[[0-9;?]*[A-Za-z]/gu, '').split('\n');
+  const lines = withoutEscapes(text()).split('\n');
   return lines.findLast((line) => line.startsWith(`      ${marker}`));
 }
 
@@ -143,8 +148,7 @@ describe('output printed above the live display', () => {
     renderer.event({ type: 'message', executionId, nodeId: 'n-a', messageId: 'm', role: 'ai', delta: content, reasoningDelta: '', content, reasoningContent: '', replaced: false });
     await Promise.resolve();
     renderer.close(undefined);
-    // eslint-disable-next-line no-control-regex -- removing the cursor moves and erasures
-    const lines = text().replace(/\u001b\[[0-9;?]*[A-Za-z]/gu, '').split('\n');
+    const lines = withoutEscapes(text()).split('\n');
     const printed = lines.filter((line) => /[这是]/u.test(line) && !line.startsWith('      '));
     expect(printed.length).toBeGreaterThan(1);
     for (const line of printed) expect(displayWidth(line)).toBeLessThanOrEqual(80);
