@@ -27,7 +27,7 @@ function ask(user: string, canvasId: string, cancelOnceStarted = false): Promise
       run$.pipe(toRunState({ sampleMs: 5_000 }), filter((state) => state.progress.total > 0)).subscribe({
         next: (state) => {
           const now = state.nodes.find((node) => node.status === 'executing')?.title ?? '—';
-          console.log(`[${user}] ${canvasId}: ${state.progress.done}/${state.progress.total} steps, now: ${now}`);
+          console.log(`[${user}] ${canvasId}: ${state.progress.succeeded}/${state.progress.total} steps, now: ${now}`);
         },
         error: () => undefined,
         // The card's last state comes with the run's end: only then is the answer posted.

@@ -137,7 +137,7 @@ export interface Client extends HttpClient, Runs, RunHandles, RunAborts {
    * @example
    * ```ts
    * for await (const state of client.events(client.run('c-123'), { sampleStateMs: 5_000 })) {
-   *   await editCard(`${state.progress.done}/${state.progress.total}`);
+   *   await editCard(`${state.progress.succeeded}/${state.progress.total}`);
    * }
    * ```
    */

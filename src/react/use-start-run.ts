@@ -1,8 +1,8 @@
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { Observable } from 'rxjs';
 import type { RunHandles, RunInput } from '../runs/runs.js';
 import type { RunEvent } from '../runs/events.js';
-import { type RunState, runStore, type RunStore } from '../runs/run-state.js';
+import { INITIAL_RUN_STATE, type RunState, runStore, type RunStore } from '../runs/run-state.js';
 import { useRunStore } from './run-store-state.js';
 
 /** A run another part of the app started — through a run relay — as `useStartRun` follows it. */
@@ -33,7 +33,11 @@ export interface StartRunView {
   /** Aborts the current run (once the start answered, if it has not yet); its end shows in `state`. */
   readonly cancel: () => void;
   readonly status: StartRunStatus;
-  /** The run's state: `undefined` until its first reading. */
+  /**
+   * The run's state: `undefined` until its first reading. From `cancel()` until the result it says
+   * `cancelling: true` (as `RunHandle.state` does), so the display says so at once, not once the abort
+   * has landed and been read.
+   */
   readonly state: RunState | undefined;
   readonly executionId: string | undefined;
   /** What made the start or the run fail; a failed workflow is not an error (it shows in `state.result`). */
@@ -45,6 +49,8 @@ interface CurrentRun {
   readonly store: RunStore | undefined;
   readonly executionId: string | undefined;
   readonly startError: unknown;
+  /** `cancel()` was called: the state says `cancelling` until the result. */
+  readonly cancelling?: true;
 }
 
 /** How the hook ends or leaves one run, whatever started it. */
@@ -114,10 +120,16 @@ export function useStartRun(starter: RunStarter): StartRunView {
     let started: StartedRun | undefined;
     let cancelled = false;
     let left = false;
+    // A cancel that could not be sent is no longer on its way: the state stops saying cancelling.
+    const sendCancel = (run: StartedRun): void => {
+      run.cancel().catch(() => {
+        if (!left) setCurrent((shown) => (shown === undefined ? shown : notCancelling(shown)));
+      });
+    };
     const own: RunControl = {
       cancel: () => {
         cancelled = true;
-        if (started !== undefined) void started.cancel().catch(() => undefined);
+        if (started !== undefined) sendCancel(started);
       },
       leave: () => { left = true; },
     };
@@ -126,8 +138,8 @@ export function useStartRun(starter: RunStarter): StartRunView {
     chosen(canvasId, input).then(
       (run) => {
         started = run;
-        if (cancelled) void run.cancel().catch(() => undefined);
-        if (!left) setCurrent({ store: runStore(run.events), executionId: run.executionId, startError: undefined });
+        if (cancelled) sendCancel(run);
+        if (!left) setCurrent({ store: runStore(run.events), executionId: run.executionId, startError: undefined, ...(cancelled ? { cancelling: true } : {}) });
       },
       (error: unknown) => {
         if (!left) setCurrent({ ...STARTING, startError: error ?? new Error('The run did not start') });
@@ -136,7 +148,9 @@ export function useStartRun(starter: RunStarter): StartRunView {
   }, []);
 
   const cancel = useCallback(() => {
-    control.current?.cancel();
+    if (control.current === undefined) return;
+    control.current.cancel();
+    setCurrent((run) => (run === undefined ? run : { ...run, cancelling: true }));
   }, []);
 
   useEffect(
@@ -150,7 +164,14 @@ export function useStartRun(starter: RunStarter): StartRunView {
   const { state, error: runError } = useRunStore(current?.store);
   const error = current?.startError ?? runError;
   const executionId = current?.executionId ?? state?.executionId;
-  return { start, cancel, status: statusOf(current, state, executionId, error), state, executionId, error };
+  const cancelling = current?.cancelling === true && state?.result === undefined && error === undefined;
+  // The same object until the state or the cancel changes, as the store's snapshots are.
+  const shown = useMemo(() => (cancelling ? { ...(state ?? INITIAL_RUN_STATE), cancelling: true as const } : state), [cancelling, state]);
+  return { start, cancel, status: statusOf(current, state, executionId, error), state: shown, executionId, error };
+}
+
+function notCancelling(run: CurrentRun): CurrentRun {
+  return { store: run.store, executionId: run.executionId, startError: run.startError };
 }
 
 function statusOf(current: CurrentRun | undefined, state: RunState | undefined, executionId: string | undefined, error: unknown): StartRunStatus {

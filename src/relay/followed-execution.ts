@@ -130,11 +130,15 @@ export class FollowedExecution {
    * ended it (service.md §3.5: the service itself only says `failed`). The abort is sent through an
    * outage until the service takes it (`FollowHooks.abort`), and the result waits for it: it rejects
    * when the abort was given up, unless the execution ended meanwhile (then its result, with its own
-   * ending). A finished execution is not aborted: its result comes at once.
+   * ending). A finished execution is not aborted: its result comes at once. A failed one whose other
+   * branches ran on when the follow ended (`runningNodes`, service.md §3.3) is aborted, once, to stop
+   * them, as it is when the follow has not seen it end; its result keeps its own ending.
    */
   cancel(): Promise<RunResult> {
-    if (this.#end === undefined && this.#aborting === undefined) {
-      this.#aborting = this.#abortUnlessFinished().catch((error: unknown) => {
+    const end = this.#end;
+    const branchesLeft = end?.kind === 'finished' && end.result.runningNodes.length > 0;
+    if ((end === undefined || branchesLeft) && this.#aborting === undefined) {
+      this.#aborting = (branchesLeft ? this.#hooks.abort(this.executionId) : this.#abortUnlessFinished()).catch((error: unknown) => {
         this.#aborting = undefined;
         this.#stop = undefined;
         throw error;

@@ -670,8 +670,10 @@ export interface RunStore {
    * Adds a listener, called at once with the current snapshot and then on every change; returns the
    * function that removes it. The first listener subscribes the run; the last one leaving
    * unsubscribes it once the current task is over (which aborts a `client.run` — give the store a
-   * handle's `events` for a run that must outlive the components showing it). A listener added again
-   * within that task, as React's StrictMode does when it mounts a component twice, keeps the run going.
+   * handle's `events` for a run that must outlive the components showing it) and forgets its state, so
+   * that a listener coming later sees `undefined` until the run it subscribes again says more. A
+   * listener added again within that task, as React's StrictMode does when it mounts a component
+   * twice, keeps the run going.
    */
   readonly subscribe: (listener: (state: RunState | undefined) => void) => () => void;
   /** The latest state (one per read, see `toRunState`): the same object until the state changes; `undefined` before the first. */
@@ -786,6 +788,9 @@ export function runStore(run$: Observable<RunEvent>, options: RunStoreOptions = 
           if (listeners.size > 0) return;
           subscription?.unsubscribe();
           subscription = undefined;
+          // A run left before its end is over (a `client.run` is aborted): a listener that comes later
+          // subscribes it again — another execution — and must not be shown this one's state meanwhile.
+          if (!ended) snapshot = undefined;
         });
       };
     },

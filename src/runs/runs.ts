@@ -239,7 +239,8 @@ export interface RunHandle {
    * Aborts the execution — or drops its start when nothing of it was sent yet — and resolves with the
    * final result (`endedBy: 'aborted'`, read once the service shows the abort; with `executionId: ''`
    * when no execution was ever made). After the run ended it only returns `result`, and aborts an
-   * execution left running by an error or `detach()`.
+   * execution left running by an error, `detach()`, or a failure while other branches still ran
+   * (`result.runningNodes`; the service goes on running them, spending credits).
    */
   cancel(): Promise<RunResult>;
   /**
@@ -305,9 +306,14 @@ function startRunOver(
   const events = shareOnce(run$);
 
   const steering = new Subscription();
-  /** An execution left running (an error, `detach()`) is aborted when `cancel()` asks for it, once. */
+  /**
+   * An execution left running (an error, `detach()`, or a failure whose other branches run on,
+   * service.md §3.3, unless `onFailedBranches: 'abort'` already aborted them) is aborted when
+   * `cancel()` asks for it, once.
+   */
   const abortLeftRunning = (): void => {
-    if (leftRunning !== 'abort' || started === undefined || finished !== undefined) return;
+    if (leftRunning !== 'abort' || started === undefined) return;
+    if (finished !== undefined && (finished.runningNodes.length === 0 || settings.onFailedBranches === 'abort')) return;
     leftRunning = 'aborted';
     abortInBackground(source, started, settings);
   };

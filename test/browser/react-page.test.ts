@@ -180,9 +180,12 @@ describe('flowstream/react in Chromium: useRun(connectRun(…)) through a relay 
 
       // Time moves (within the first 5 s) until the abort has reached the service, then to the run's end.
       await page.getByRole('button', { name: 'Cancel' }).click();
+      // Said at once, with time standing still: the abort and its confirmation come later.
+      await page.locator('[data-testid="starter"][data-cancelling="true"]').waitFor();
       await stepUntil(page, pageRequests, () => emulator!.requests.list({ endpoint: 'abort', executionId }).length === 1, partWay);
       await stepUntil(page, pageRequests, '[data-testid="starter"][data-status="ended"]');
       await expect(starter.getAttribute('data-ended-by')).resolves.toBe('aborted');
+      await expect(starter.getAttribute('data-cancelling')).resolves.toBe('false');
       expect(emulator!.requests.list({ endpoint: 'abort', executionId })).toHaveLength(1);
       expect(emulator!.executions.get(executionId)?.status).toBe('failed');
       expect(pageErrors).toEqual([]);

@@ -7,6 +7,7 @@ import { createEmulator, type Emulator, type WorkflowDefinition } from '../../sr
 import { createClient } from '../../src/index.js';
 import { type RunningProcess, scrubbedEnv, startProcess } from './support/child-process.js';
 import { buildCommand, flowstream, flowstreamInTerminal, ROOT } from './support/built-cli.js';
+import { LONG_BRANCH } from '../support/long-branch.js';
 
 // The command as a user runs it: the built dist/cli/main.js, spawned with only PATH, HOME and the
 // FLOWSTREAM_* variables, against an emulator of this process on 127.0.0.1. `npm start` is tested
@@ -42,7 +43,7 @@ let connected: Record<string, string>;
 
 beforeAll(async () => {
   await buildCommand();
-  emulator = await createEmulator({ speed: 20, rateLimit: false, workflows: [EVIL, STEPS] });
+  emulator = await createEmulator({ speed: 20, rateLimit: false, workflows: [EVIL, LONG_BRANCH, STEPS] });
   connected = { FLOWSTREAM_API_KEY: emulator.apiKey, FLOWSTREAM_BASE_URL: emulator.url };
 }, 180_000);
 
@@ -134,6 +135,23 @@ describe('exit codes', { timeout: 60_000 }, () => {
     expect(await cli.exited()).toBe(1);
     expect(cli.stdout()).toContain('✖ Run failed');
     expect(cli.stdout()).toContain('Translate to French: Request timeout. Please try again later.');
+  });
+
+  it('names the branch still running after the failure, and how to stop it, counting no failed task as done', async () => {
+    const cli = flowstream(['run', 'c-test-long-branch'], connected);
+    expect(await cli.exited()).toBe(1);
+    // service.md §3.3: Survey runs on after Check failed and failed the execution.
+    const executionId = /execution (we-[a-z0-9]+)/u.exec(cli.stdout())?.[1] ?? '';
+    expect(cli.stdout()).toMatch(/^✖ Run failed in \d+\.\ds · 0\/2 nodes \(1 failed\) · /mu);
+    expect(cli.stdout()).toContain('✖ Check: Check failed.');
+    expect(cli.stdout()).toContain(`› Survey: still running after the failure; flowstream abort ${executionId} stops it`);
+    expect(abortsOf(executionId)).toBe(0);
+  });
+
+  it('prints the line of a task that failed before any read saw it executing', async () => {
+    const cli = flowstream(['run', 'c-sample-credit'], connected);
+    expect(await cli.exited()).toBe(1);
+    expect(cli.stdout()).toMatch(/^\[0\/1, 1 failed\] ✖ Generate the image {2}failed\b.*credit not available/mu);
   });
 
   it('exits 1 after --timeout, having aborted the execution once', async () => {

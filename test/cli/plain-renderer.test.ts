@@ -20,6 +20,21 @@ const result: RunResult = {
   runningNodes: [],
 };
 
+/** A quiet plain display at 1 s on its clock, and what it printed so far. */
+function quietDisplay(): { readonly renderer: ReturnType<typeof plainRenderer>; readonly text: () => string } {
+  let text = '';
+  const renderer = plainRenderer({ write: (chunk: string) => (text += chunk) }, { quiet: true, now: () => 1000 });
+  return { renderer, text: () => text };
+}
+
+/** A node that ended `failed` with `message`, and the result of a failed run of `nodes` whose output lists `failed` alone. */
+function failedNode(nodeId: string, title: string, message: string) {
+  const error = { message, messages: [message], raw: JSON.stringify([message]) };
+  const node = { nodeId, status: 'failed' as const, rawStatus: 'failed', title, error };
+  const resultOf = (nodes: RunResult['nodes']): RunResult => ({ ...result, status: 'failed', endedBy: 'failed', nodes, output: [{ ...node, messages: [] }], failedNodes: [node], files: [] });
+  return { error, node, resultOf };
+}
+
 function scripted(): { events: readonly [number, RunEvent][] } {
   return {
     events: [
@@ -97,8 +112,55 @@ describe('the plain display', () => {
     renderer.event({ type: 'node', executionId, nodeId: 'n-a', title: 'Draft', status: 'failed', previous: 'executing', error });
     const aborted = { nodeId: 'n-a', status: 'failed' as const, rawStatus: 'failed', title: 'Draft', error };
     renderer.close({ ...result, status: 'failed', endedBy: 'aborted', nodes: [aborted], failedNodes: [aborted], files: [] });
-    expect(text).toContain('[1/2, 1 failed] ✖ Draft');
-    expect(text).toMatch(/· 1\/2 nodes \(1 failed\) ·/u);
+    expect(text).toContain('[0/2, 1 failed] ✖ Draft');
+    expect(text).toMatch(/· 0\/2 nodes \(1 failed\) ·/u);
+  });
+
+  it('prints the line of a task first seen already failed, once the output says it is a task', async () => {
+    // service.md §3.7: a node without credits fails as it starts, before the first status read sees it
+    // executing; until the output lists it (§4.2) it could be a node with no work.
+    const { renderer, text } = quietDisplay();
+    const image = failedNode('n-image', 'Image', 'credit not available');
+    renderer.event({ type: 'started', executionId, canvasId: 'c-1', status: 'executing' });
+    await Promise.resolve();
+    renderer.event({ type: 'node', executionId, nodeId: 'n-start', title: 'Start', status: 'finish' });
+    renderer.event({ type: 'node', executionId, nodeId: 'n-image', title: 'Image', status: 'failed', error: image.error });
+    renderer.event({ type: 'status', executionId, status: 'failed', previous: 'executing' });
+    await Promise.resolve();
+    const failed = image.resultOf([image.node]);
+    renderer.event({ type: 'finished', executionId, result: failed });
+    renderer.close(failed);
+    expect(text()).toContain('[0/1, 1 failed] ✖ Image  failed');
+    expect(text().indexOf('✖ Image  failed')).toBeLessThan(text().indexOf('✖ Run failed'));
+    expect(text()).not.toContain('Start  finish');
+  });
+
+  it('names the branches still running after the failure in the summary, and how to stop them', () => {
+    // service.md §3.3: a failed node fails the execution at once; the other branches run on.
+    const { renderer, text } = quietDisplay();
+    const french = failedNode('n-fr', 'French', 'Request timeout');
+    const german = { nodeId: 'n-de', status: 'executing' as const, rawStatus: 'executing', title: 'German' };
+    renderer.close({ ...french.resultOf([german, french.node]), runningNodes: [german] });
+    expect(text()).toContain('  ✖ French: Request timeout');
+    expect(text()).toContain(`  › German: still running after the failure; flowstream abort ${executionId} stops it`);
+  });
+
+  it('counts in the summary only the task nodes the output lists, not a content node seen waiting', async () => {
+    // service.md §3.2: a content node (video, audio…) reads `init` until a tick after its task parent;
+    // §4.2: the output lists the task nodes alone. Below a failed task it stays `init` (§3.4).
+    const { renderer, text } = quietDisplay();
+    const draft = failedNode('n-a', 'Draft', 'Request timeout');
+    renderer.event({ type: 'started', executionId, canvasId: 'c-1', status: 'executing' });
+    await Promise.resolve();
+    renderer.event({ type: 'node', executionId, nodeId: 'n-a', title: 'Draft', status: 'executing' });
+    renderer.event({ type: 'node', executionId, nodeId: 'n-video', title: 'Video', status: 'init' });
+    await Promise.resolve();
+    renderer.event({ type: 'node', executionId, nodeId: 'n-a', title: 'Draft', status: 'failed', previous: 'executing', error: draft.error });
+    const video = { nodeId: 'n-video', status: 'init' as const, rawStatus: 'init', title: 'Video' };
+    const failed = draft.resultOf([draft.node, video]);
+    renderer.event({ type: 'finished', executionId, result: failed });
+    renderer.close(failed);
+    expect(text()).toMatch(/· 0\/1 nodes \(1 failed\) ·/u);
   });
 
   it('leaves the output out when quiet', async () => {

@@ -17,6 +17,12 @@ function terminal(): { stream: NodeJS.WriteStream; text: () => string } {
   return { stream, text: () => text };
 }
 
+/** What the display wrote without its colours, cursor moves and erasures. */
+function withoutEscapes(text: string): string {
+  // eslint-disable-next-line no-control-regex -- removing the escape sequences is the point
+  return text.replace(/\u001b\[[0-9;?]*[A-Za-z]/gu, '');
+}
+
 function show(colors: boolean): string {
   const { stream, text } = terminal();
   let now = 0;
@@ -41,6 +47,26 @@ describe('the live display', () => {
     expect(text).toContain('✔ Run finished');
   });
 
+  it('leaves a branch still running after a failure marked running in the last frame, not failed', () => {
+    // service.md §3.3: the execution failed at once; German runs on. The run's ✖ is the header's alone.
+    const { stream, text } = terminal();
+    const renderer = ttyRenderer(stream, { quiet: true, now: () => 1000, colors: false });
+    const error = { message: 'Request timeout', messages: ['Request timeout'], raw: '["Request timeout"]' };
+    renderer.event({ type: 'started', executionId, canvasId: 'c-1', status: 'executing' });
+    renderer.event({ type: 'node', executionId, nodeId: 'n-de', title: 'German', status: 'executing' });
+    renderer.event({ type: 'node', executionId, nodeId: 'n-fr', title: 'French', status: 'failed', previous: 'executing', error });
+    const german = { nodeId: 'n-de', status: 'executing' as const, rawStatus: 'executing', title: 'German' };
+    const french = { nodeId: 'n-fr', status: 'failed' as const, rawStatus: 'failed', title: 'French', error };
+    const output = [{ ...german, messages: [] }, { ...french, messages: [] }];
+    const failed: RunResult = { ...result, status: 'failed', endedBy: 'failed', nodes: [german, french], output, failedNodes: [french], runningNodes: [german] };
+    renderer.event({ type: 'finished', executionId, result: failed });
+    renderer.close(failed);
+    const frames = withoutEscapes(text());
+    expect(frames).toContain('✖ French  failed');
+    expect(frames).not.toMatch(/✖ German/u);
+    expect(frames).toMatch(/› German {2}executing/u);
+  });
+
   it('colours only when asked (a TTY with colours: NO_COLOR turns them off)', () => {
     const colourCodes = (text: string): number => text.split(`${ESC}[3`).length - 1;
     expect(colourCodes(show(false))).toBe(0);
@@ -57,8 +83,7 @@ async function runningLine(content: string, marker: string): Promise<string | un
   renderer.event({ type: 'message', executionId, nodeId: 'n-a', messageId: 'm', role: 'ai', delta: content, reasoningDelta: '', content, reasoningContent: '', replaced: false });
   await Promise.resolve();
   renderer.close(undefined);
-  // eslint-disable-next-line no-control-regex -- removing the colours the display wrote
-  const lines = text().replace(/\u001b\[[0-9;?]*[A-Za-z]/gu, '').split('\n');
+  const lines = withoutEscapes(text()).split('\n');
   return lines.findLast((line) => line.startsWith(`      ${marker}`));
 }
 
@@ -123,8 +148,7 @@ describe('output printed above the live display', () => {
     renderer.event({ type: 'message', executionId, nodeId: 'n-a', messageId: 'm', role: 'ai', delta: content, reasoningDelta: '', content, reasoningContent: '', replaced: false });
     await Promise.resolve();
     renderer.close(undefined);
-    // eslint-disable-next-line no-control-regex -- removing the cursor moves and erasures
-    const lines = text().replace(/\u001b\[[0-9;?]*[A-Za-z]/gu, '').split('\n');
+    const lines = withoutEscapes(text()).split('\n');
     const printed = lines.filter((line) => /[这是]/u.test(line) && !line.startsWith('      '));
     expect(printed.length).toBeGreaterThan(1);
     for (const line of printed) expect(displayWidth(line)).toBeLessThanOrEqual(80);

@@ -5,6 +5,7 @@ import { isRelayError, type RelayError } from '../../src/errors/relay-error.js';
 import { createRunTokens } from '../../src/relay/run-tokens.js';
 import { runResult } from '../../src/runs/events.js';
 import { allEvents, openWorlds, SECRET } from './harness.js';
+import { LONG_BRANCH } from '../support/long-branch.js';
 
 const world = openWorlds();
 
@@ -86,6 +87,22 @@ describe('the run relay: who may follow and cancel', () => {
       expect(await answer.json()).toMatchObject({ executionId, status: ending, endedBy: ending });
       if (ending === 'finish') expect(emulator.requests.list({ endpoint: 'abort', executionId })).toHaveLength(0);
     }
+  });
+
+  it('aborts, once, the branches a failed execution left running when a cancel comes after its viewers saw it end', async () => {
+    const { client, emulator, token, base, view } = await world();
+    const canvasId = emulator.workflows.add(LONG_BRANCH);
+    const { executionId } = await client.executions.start(canvasId);
+    const cancelToken = await token(executionId, ['read', 'cancel']);
+    // service.md §3.3: the execution failed at once; Survey runs on, and the relay still holds the ended follow.
+    const seen = await allEvents(view(executionId, cancelToken));
+    expect(seen.at(-1)).toMatchObject({ type: 'finished', result: { endedBy: 'failed', runningNodes: [{ nodeId: 'node-survey' }] } });
+    const cancel = (): Promise<Response> => fetch(`${base}/executions/${executionId}/cancel`, { method: 'POST', headers: { authorization: `Bearer ${cancelToken}` } });
+    for (const answer of await Promise.all([cancel(), cancel()])) {
+      expect(answer.status).toBe(200);
+      expect(await answer.json()).toMatchObject({ executionId, status: 'failed', endedBy: 'failed' });
+    }
+    expect(emulator.requests.list({ endpoint: 'abort', executionId })).toHaveLength(1);
   });
 
   it('starts a run through the start hook and answers its id with a token that follows and cancels it', async () => {

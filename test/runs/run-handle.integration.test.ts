@@ -5,6 +5,7 @@ import { type Client, createClient } from '../../src/client.js';
 import { clockScheduler, createEmulator, createManualClock, driveClock, type Emulator } from '../../src/emulator/index.js';
 import type { RunResult } from '../../src/domain/model.js';
 import type { RunState } from '../../src/runs/run-state.js';
+import { LONG_BRANCH } from '../support/long-branch.js';
 
 const open: Emulator[] = [];
 
@@ -46,6 +47,22 @@ describe('run handles against the emulator', () => {
     expect(emulator.requests.list({ endpoint: 'abort' })).toHaveLength(1);
     const final = await firstValueFrom(run.state.pipe(filter((state) => state.result !== undefined)));
     expect(final).toMatchObject({ status: 'failed', progress: { succeeded: 0, failed: 3, done: 3, total: 3 }, result: { endedBy: 'aborted' } });
+  });
+
+  it('cancel() after a failure aborts, once, the branches the failed execution left running (service.md §3.3)', async () => {
+    const { emulator, client } = await setup();
+    const canvasId = emulator.workflows.add(LONG_BRANCH);
+    const run = client.startRun(canvasId, {}, { failOnWorkflowError: false });
+    const result = await run.result;
+    expect(result).toMatchObject({ status: 'failed', endedBy: 'failed' });
+    expect(result.runningNodes.map((node) => node.nodeId)).toEqual(['node-survey']);
+    // Left running by default (`onFailedBranches: 'leave'`): nothing aborted it yet.
+    expect(emulator.requests.list({ endpoint: 'abort' })).toHaveLength(0);
+    await expect(run.cancel()).resolves.toBe(result);
+    await expect(run.cancel()).resolves.toBe(result);
+    // Sent in the background: waited for, then counted.
+    await expect.poll(() => emulator.requests.list({ endpoint: 'abort', executionId: result.executionId })).toHaveLength(1);
+    expect(emulator.requests.list({ endpoint: 'abort' })).toHaveLength(1);
   });
 
   it('withdraws a start still waiting for the budget: nothing is sent for it', async () => {

@@ -151,6 +151,39 @@ describe('runStore: a store for useSyncExternalStore, Svelte and Vue', () => {
     });
   });
 
+  it('shows no state of a run it left to a listener that comes later: the run it subscribes again is another', () => {
+    testScheduler().run(({ cold, expectSubscriptions, flush }) => {
+      const run$ = cold<RunEvent>('s 20ms a', ev);
+      const store = runStore(run$);
+      const first = recorder(store);
+      const later = recorder(store);
+      const leave = store.subscribe(first.listener);
+      cold('3ms x 7ms y').subscribe((step) => {
+        if (step === 'x') leave();
+        if (step === 'y') store.subscribe(later.listener);
+      });
+      flush();
+      expectSubscriptions(run$.subscriptions).toBe(['^ 2ms !', '11ms ^']);
+      expect(first.calls).toEqual([undefined, 'executing ']);
+      // Leaving aborted a `client.run`: its state is not the new execution's, nor still running.
+      expect(later.calls).toEqual([undefined, 'executing ', 'executing executing']);
+    });
+  });
+
+  it('keeps the last state of a run that ended, after every listener left', () => {
+    testScheduler().run(({ cold, flush }) => {
+      const store = runStore(cold<RunEvent>('s 5ms (a|)', ev));
+      const later = recorder(store);
+      const leave = store.subscribe(() => undefined);
+      cold('10ms x 5ms y').subscribe((step) => {
+        if (step === 'x') leave();
+        if (step === 'y') store.subscribe(later.listener);
+      });
+      flush();
+      expect(later.calls).toEqual(['executing executing']);
+    });
+  });
+
   it('gives every change to every listener when one throws, and hands the error to onListenerError', () => {
     const reported: unknown[] = [];
     const broken = new Error('render failed');

@@ -40,11 +40,18 @@ export function runOutcomeWord(result: RunResult): RunOutcomeWord {
   }
 }
 
-/** The lines that close a run: how it ended, its failed nodes with their errors, its files with URLs. */
+/**
+ * The lines that close a run: how it ended, its failed nodes with their errors, the branches still
+ * running after a failure (service.md §3.3: they run on, spending credits, until aborted), its files
+ * with URLs.
+ */
 export function runSummary(result: RunResult, progress: RunProgress, nowMs: number, paint: Paint): readonly string[] {
   const facts = `in ${formatDuration(nowMs - progress.startedAtMs)} · ${countLabel(progressCount(progress))} · execution ${result.executionId}`;
   const word = runOutcomeWord(result);
   const headline = word === 'finished' ? `${paint.ok('✔ Run finished')} ${facts}` : `${paint.fail(`✖ Run ${word}`)} ${facts}`;
   const failures = result.failedNodes.map((node) => `  ${paint.fail('✖')} ${node.title ?? node.nodeId}: ${node.error?.message ?? 'failed'}`);
-  return [headline, ...failures, ...fileLines(result.files, paint)];
+  const running = result.runningNodes.map(
+    (node) => `  ${paint.busy('›')} ${node.title ?? node.nodeId}: still running after the failure; flowstream abort ${result.executionId} stops it`,
+  );
+  return [headline, ...failures, ...running, ...fileLines(result.files, paint)];
 }

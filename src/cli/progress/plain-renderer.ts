@@ -4,7 +4,7 @@ import { nodeLine } from '../format/node-line.js';
 import { createPaint } from '../format/paint.js';
 import { runSummary } from '../format/run-summary.js';
 import type { RunRenderer, TextSink } from './renderer.js';
-import { advanceProgress, initialProgress, progressCount, type RunProgress, withOutputNodes } from './run-progress.js';
+import { advanceProgress, countFigures, initialProgress, progressCount, type NodeProgress, type RunProgress, withOutputNodes } from './run-progress.js';
 
 /** Options of the line-by-line display. */
 export interface PlainRendererOptions {
@@ -44,6 +44,24 @@ export function plainRenderer(out: TextSink, options: PlainRendererOptions): Run
 
   // The outage the run was reading through before the event being shown.
   let outage: RunProgress['reconnecting'];
+  const printNode = (node: NodeProgress): void => {
+    const line = nodeLine(node, options.now(), paint);
+    later(() => {
+      print(`[${countFigures(progressCount(progress))}] ${line}`);
+    });
+  };
+  // Nodes first seen done that may be tasks: one that fails as it starts (service.md §3.7) or ends
+  // between two status reads is never seen executing, and a done node may be one with no work (§3.2).
+  // Its line comes once its text or the output (§4.2) shows it is a task.
+  const undecided = new Set<string>();
+  const printLearnedTasks = (): void => {
+    for (const nodeId of undecided) {
+      const node = progress.nodes.find((entry) => entry.nodeId === nodeId);
+      if (node?.task !== true) continue;
+      undecided.delete(nodeId);
+      printNode(node);
+    }
+  };
   const show = (event: RunEvent): void => {
     switch (event.type) {
       case 'started':
@@ -55,12 +73,9 @@ export function plainRenderer(out: TextSink, options: PlainRendererOptions): Run
         // Nodes waiting their turn are news only once they start; a node with no work is no news.
         if (event.status === 'init' || event.status === 'waiting') return;
         const node = progress.nodes.find((entry) => entry.nodeId === event.nodeId);
-        if (node === undefined || !node.task) return;
-        const line = nodeLine(node, options.now(), paint);
-        later(() => {
-          const { failed, done, total } = progressCount(progress);
-          print(`[${done}/${total}${failed > 0 ? `, ${failed} failed` : ''}] ${line}`);
-        });
+        if (node === undefined) return;
+        if (node.task) printNode(node);
+        else undecided.add(node.nodeId);
         return;
       }
       case 'message': {
@@ -104,6 +119,7 @@ export function plainRenderer(out: TextSink, options: PlainRendererOptions): Run
       outage = progress.reconnecting;
       progress = advanceProgress(progress, event, options.now());
       show(event);
+      printLearnedTasks();
     },
     close: (result: RunResult | undefined) => {
       flush();

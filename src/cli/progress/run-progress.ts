@@ -159,12 +159,17 @@ export function advanceProgress(progress: RunProgress, event: RunEvent, nowMs: n
 
 /**
  * The output's task nodes (service.md §4.2) marked as work: `watch` reads them when it attaches, and
- * every run has them at its end. What the display saw itself stays; the service's start and end times
- * fill in only a node whose start it did not see (it ran before `watch` attached, or between two
- * polls), read as points on the display's clock and only when not ahead of it.
+ * every run has them at its end. The output lists every task node and only those, so a node it does
+ * not list is no work, though the display took it for some: a content node reads `init` before its
+ * task parent is done, and for ever below a failed one (§3.2, §3.4). What the display saw itself stays;
+ * the service's start and end times fill in only a node whose start it did not see (it ran before
+ * `watch` attached, or between two polls), read as points on the display's clock and only when not
+ * ahead of it.
  */
 export function withOutputNodes(progress: RunProgress, output: readonly OutputNode[], nowMs: number = progress.startedAtMs): RunProgress {
-  let nodes = progress.nodes;
+  const listed = new Set(output.map((node) => node.nodeId));
+  // No output read at all (an empty list) says nothing of which nodes are work.
+  let nodes = listed.size === 0 ? progress.nodes : progress.nodes.map((node) => (node.task && !listed.has(node.nodeId) ? { ...node, task: false } : node));
   for (const node of output) {
     const start = pastInstant(node.startTime, nowMs);
     const end = start === undefined ? undefined : pastInstant(node.endTime, nowMs);
@@ -212,7 +217,16 @@ export function progressCount(progress: RunProgress): ProgressCount {
   return { succeeded, failed: done - succeeded, done, total: tasks.length };
 }
 
-/** `2/5 nodes`, with `(1 failed)` when some failed: a failed or aborted task is not one that worked. */
-export function countLabel({ failed, done, total }: ProgressCount): string {
-  return `${done}/${total} nodes${failed > 0 ? ` (${failed} failed)` : ''}`;
+/**
+ * `2/5`: the tasks that succeeded out of all, with `, 1 failed` when some failed. A failed or aborted
+ * task is not one that worked, so it never counts in the first number: an aborted run of three tasks
+ * reads `0/3, 3 failed`, not `3/3`.
+ */
+export function countFigures({ succeeded, failed, total }: ProgressCount): string {
+  return `${succeeded}/${total}${failed > 0 ? `, ${failed} failed` : ''}`;
+}
+
+/** `2/5 nodes`, with `(1 failed)` when some failed (see {@link countFigures}). */
+export function countLabel({ succeeded, failed, total }: ProgressCount): string {
+  return `${succeeded}/${total} nodes${failed > 0 ? ` (${failed} failed)` : ''}`;
 }

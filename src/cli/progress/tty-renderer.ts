@@ -31,7 +31,13 @@ function bar({ succeeded, done, total }: ProgressCount, paint: Paint): string {
   return `${paint.ok('█'.repeat(filled))}${paint.fail('▓'.repeat(ended - filled))}${paint.dim('░'.repeat(BAR_WIDTH - ended))}`;
 }
 
-function frame(progress: RunProgress, nowMs: number, spinner: string, paint: Paint, width: number): string {
+/**
+ * The block drawn in place: `spinner` turns in the header and, while the run goes on, on each executing
+ * node. The last frame has the run's end mark in the header and no `running` spinner: a node that still
+ * executes (a branch that runs on after a failure, service.md §3.3) keeps the plain mark of one, not
+ * the run's failure.
+ */
+function frame(progress: RunProgress, nowMs: number, spinner: string, paint: Paint, width: number, running: string | undefined): string {
   const counted = progressCount(progress);
   const what = [progress.canvasId, progress.executionId].filter((part) => part !== undefined).join(' · ');
   // Before the first status read the count is unknown, not 0/0.
@@ -44,7 +50,7 @@ function frame(progress: RunProgress, nowMs: number, spinner: string, paint: Pai
     lines.push(paint.dim(`  reconnecting… ${reconnecting.error} (since ${since}, attempt ${reconnecting.attempts})`.slice(0, Math.max(10, width - 1))));
   }
   for (const node of progress.nodes.filter((entry) => entry.task)) {
-    lines.push(`  ${nodeLine(node, nowMs, paint, spinner)}`);
+    lines.push(`  ${nodeLine(node, nowMs, paint, running)}`);
     // The latest text under a running node, cut to the terminal's columns (not UTF-16 units: a CJK
     // character takes two, an emoji is one character of two units) so that the frame never wraps.
     if (node.status === 'executing' && node.lastLine !== '') lines.push(paint.dim(cutToWidth(`      ${node.lastLine}`, Math.max(10, width - 1))));
@@ -76,7 +82,8 @@ export function ttyRenderer(stream: NodeJS.WriteStream, options: TtyRendererOpti
   // A terminal that does not tell its size (`columns` 0 or absent) is taken for the common 80 columns.
   const columns = (): number => (stream.columns > 0 ? stream.columns : DEFAULT_COLUMNS);
   const draw = (): void => {
-    update(frame(progress, options.now(), frames[tick % frames.length] ?? '-', paint, columns()));
+    const spinner = frames[tick % frames.length] ?? '-';
+    update(frame(progress, options.now(), spinner, paint, columns(), spinner));
   };
   const timer = setInterval(() => {
     tick += 1;
@@ -103,7 +110,7 @@ export function ttyRenderer(stream: NodeJS.WriteStream, options: TtyRendererOpti
       closed = true;
       clearInterval(timer);
       const mark = result === undefined ? '■' : result.status === 'finish' ? '✔' : '✖';
-      update(frame(progress, options.now(), mark, paint, columns()));
+      update(frame(progress, options.now(), mark, paint, columns(), undefined));
       update.done();
       if (result !== undefined) stream.write(`${runSummary(result, progress, options.now(), paint).join('\n')}\n`);
     },

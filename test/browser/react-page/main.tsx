@@ -79,7 +79,7 @@ const starter =
 function Starter() {
   const run = useStartRun(starter);
   return (
-    <section data-testid="starter" data-status={run.status} data-ended-by={run.state?.result?.endedBy ?? ''} data-execution-id={run.executionId ?? ''} data-events={startedEvents === undefined ? 0 : (received.get(startedEvents)?.count ?? 0)}>
+    <section data-testid="starter" data-status={run.status} data-cancelling={String(run.state?.cancelling === true)} data-ended-by={run.state?.result?.endedBy ?? ''} data-execution-id={run.executionId ?? ''} data-events={startedEvents === undefined ? 0 : (received.get(startedEvents)?.count ?? 0)}>
       <button type="button" onClick={() => { run.start('c-sample-linear'); }}>Run</button>
       <button type="button" onClick={run.cancel}>Cancel</button>
       <p data-testid="starter-progress">{run.state === undefined ? '' : `${run.state.progress.succeeded}/${run.state.progress.total}`}</p>
