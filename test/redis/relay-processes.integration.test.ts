@@ -170,19 +170,4 @@ describe('cancels of one execution at two relay processes', () => {
       await close();
     }
   }, 60_000);
-
-  it('a cancel waiting on the abort of a process that died takes it over once its hold lapses, and answers the result', async () => {
-    const { emulator, relays, ports, close } = await twoRelays();
-    try {
-      const { cancelAt } = await cancellable(emulator);
-      const slow = emulator.faults.add({ kind: 'latency', ms: 3_000, endpoint: 'abort', times: 1 });
-      void cancelAt(ports[0]).catch(() => undefined);
-      await expect.poll(() => slow.hits, { timeout: WITHIN_MS }).toBe(1);
-      const second = cancelAt(ports[1]);
-      relays[0].child.kill('SIGKILL');
-      expect(await second).toMatchObject({ status: 200, body: { status: 'failed', endedBy: 'aborted' } });
-    } finally {
-      await close();
-    }
-  }, 60_000);
 });
