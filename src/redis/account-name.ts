@@ -32,14 +32,12 @@ export interface HubKeys {
   readonly lease: string;
   readonly events: string;
   readonly state: string;
-  /** Who sends the execution's abort (a relay's cancel), or that it landed. */
-  readonly abort: string;
 }
 
 /** The keys of execution `executionId` in `account`'s run hubs (`createRedisRunHub`). */
 export function hubKeys(account: string, executionId: string): HubKeys {
   const tag = `{fs:${account}:hub:${executionId}}`;
-  return { lease: `${tag}:lease`, events: `${tag}:events`, state: `${tag}:state`, abort: `${tag}:abort` };
+  return { lease: `${tag}:lease`, events: `${tag}:events`, state: `${tag}:state` };
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { asapScheduler, asyncScheduler, firstValueFrom, interval, Observable, type SchedulerLike, Subject, type Subscriber, type Subscription, type TeardownLogic, timer } from 'rxjs';
+import { asapScheduler, asyncScheduler, interval, Observable, type SchedulerLike, Subject, type Subscriber, type Subscription, type TeardownLogic, timer } from 'rxjs';
 import type { Logger } from '../domain/model.js';
 import { FlowstreamError } from '../errors/flowstream-error.js';
 import { InvalidArgumentError, positive, positiveInteger } from '../errors/validation-errors.js';
@@ -121,26 +121,6 @@ if fresh then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return 1
 `;
 
-/**
- * Takes (or renews) the sending of an execution's abort, unless another process holds it unexpired (on
- * the caller's clock) or it landed. Answers 1 when the caller sends it, 2 when it landed, 0 when another
- * process is sending it. KEYS: abort. ARGV: token, now, until, liveMs.
- */
-const ABORT_SCRIPT = `
-local held = redis.call('HMGET', KEYS[1], 'token', 'until')
-if held[1] == 'landed' then return 2 end
-if held[1] and held[1] ~= ARGV[1] and tonumber(held[2]) > tonumber(ARGV[2]) then return 0 end
-redis.call('HSET', KEYS[1], 'token', ARGV[1], 'until', ARGV[3])
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
-return 1
-`;
-
-/** The abort sent with `token` landed, if it is still the caller's to send. KEYS: abort. ARGV: token. */
-const ABORT_LANDED_SCRIPT = `
-if redis.call('HGET', KEYS[1], 'token') == ARGV[1] then redis.call('HSET', KEYS[1], 'token', 'landed') end
-return 0
-`;
-
 /** Hands a lease back, if it is still the caller's. KEYS: lease. ARGV: token. */
 const RELEASE_SCRIPT = `
 if redis.call('HGET', KEYS[1], 'token') == ARGV[1] then redis.call('DEL', KEYS[1]) end
@@ -185,8 +165,6 @@ interface HubCommands {
   flowstreamHubStop(state: string, by: string, liveMs: number): Promise<number>;
   flowstreamHubLease(lease: string, state: string, events: string, token: string, now: number, until: number, liveMs: number): Promise<[number, string?, string?]>;
   flowstreamHubRelease(lease: string, token: string): Promise<number>;
-  flowstreamHubAbort(abort: string, token: string, now: number, until: number, liveMs: number): Promise<number>;
-  flowstreamHubAbortLanded(abort: string, token: string): Promise<number>;
   flowstreamHubAppend(lease: string, events: string, state: string, token: string, maxLen: number, liveMs: number, keepMs: number, snapshot: string, finished: string, ...appended: string[]): Promise<number>;
 }
 
@@ -225,14 +203,12 @@ export function createRedisRunHub(options: RedisRunHubOptions): RedisRunHub {
   const logger = safeLogger(options.logger);
   const connection = connectRedis(options.redis);
   const redis = connection.client as Redis & Partial<HubCommands>;
-  if (redis.flowstreamHubAbort === undefined) {
+  if (redis.flowstreamHubStop === undefined) {
     redis.defineCommand('flowstreamHubOpen', { numberOfKeys: 2, lua: OPEN_SCRIPT });
     redis.defineCommand('flowstreamHubLease', { numberOfKeys: 3, lua: LEASE_SCRIPT });
     redis.defineCommand('flowstreamHubRelease', { numberOfKeys: 1, lua: RELEASE_SCRIPT });
     redis.defineCommand('flowstreamHubStop', { numberOfKeys: 1, lua: STOP_SCRIPT });
     redis.defineCommand('flowstreamHubAppend', { numberOfKeys: 3, lua: APPEND_SCRIPT });
-    redis.defineCommand('flowstreamHubAbort', { numberOfKeys: 1, lua: ABORT_SCRIPT });
-    redis.defineCommand('flowstreamHubAbortLanded', { numberOfKeys: 1, lua: ABORT_LANDED_SCRIPT });
   }
   const commands = redis as Redis & HubCommands;
   const reader = new StreamReader(
@@ -293,39 +269,6 @@ export function createRedisRunHub(options: RedisRunHubOptions): RedisRunHub {
     aborting: (executionId) => {
       commands.flowstreamHubStop(hubKeys(account, executionId).state, 'aborted', DEFAULTS.liveMs).catch((error: unknown) => {
         context.warn('the run hub could not mark an execution aborted', error);
-      });
-    },
-    abortOnce: async (executionId, send) => {
-      const key = hubKeys(account, executionId).abort;
-      const token = newLogName();
-      const { leaseMs, scheduler } = settings;
-      for (;;) {
-        if (closed) throw new FlowstreamError('The hub is closed', 'HUB_CLOSED');
-        const now = scheduler.now();
-        const taken = await commands.flowstreamHubAbort(key, token, now, now + leaseMs, DEFAULTS.liveMs);
-        if (taken === 2) return;
-        if (taken === 1) break;
-        // Another process sends it: its outcome is read again, and a sender gone quiet for a lease is replaced.
-        await firstValueFrom(timer(leaseMs / CHECKS_PER_LEASE, scheduler));
-      }
-      // Held while it is sent, however long an outage keeps it from landing.
-      const renewal = timer(leaseMs / CHECKS_PER_LEASE, leaseMs / CHECKS_PER_LEASE, settings.scheduler).subscribe(() => {
-        const now = settings.scheduler.now();
-        commands.flowstreamHubAbort(key, token, now, now + leaseMs, DEFAULTS.liveMs).catch((error: unknown) => {
-          context.warn('the run hub could not hold the sending of an abort', error);
-        });
-      });
-      try {
-        await send();
-      } catch (error) {
-        // Given up: another process's cancel may send it.
-        await commands.flowstreamHubRelease(key, token).catch(() => undefined);
-        throw error;
-      } finally {
-        renewal.unsubscribe();
-      }
-      await commands.flowstreamHubAbortLanded(key, token).catch((error: unknown) => {
-        context.warn('the run hub could not record that an abort landed', error);
       });
     },
     close: async () => {

@@ -191,12 +191,8 @@ export function createRunRelay(options: RunRelayOptions): RunRelay {
     // A follow keeps at least the events a late viewer from the start would be given (`snapshotAfter`),
     // and never fewer than KEEP_EVENTS for viewers resuming after a short drop.
     keepEvents: Math.max(settings.snapshotAfter, KEEP_EVENTS),
-    // Sent until the service takes it, as a run's own abort is, whatever becomes of the request that asked;
-    // once among the processes sharing the hub, where the cancels of the others wait for it.
-    abort: (executionId: string) => {
-      const send = (): Promise<void> => client.abortThroughOutage(executionId);
-      return settings.hub?.abortOnce === undefined ? send() : settings.hub.abortOnce(executionId, send);
-    },
+    // Sent until the service takes it, as a run's own abort is, whatever becomes of the request that asked.
+    abort: (executionId: string) => client.abortThroughOutage(executionId),
     // Every process's viewers are told the abort ended it, not only this one's: the hub carries it (not waited for).
     aborting: (executionId: string) => {
       settings.hub?.aborting?.(executionId);

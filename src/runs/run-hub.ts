@@ -52,13 +52,6 @@ export interface RunHub {
    * says so in its log. Optional: a hub of one process has nothing to share.
    */
   aborting?(executionId: string): void;
-  /**
-   * Sends the abort of `executionId` once among every process sharing the hub (a relay's cancels at
-   * several processes): the first to ask sends it with `send`; the others wait and resolve once it
-   * landed. When its sender gives it up (it rejects) or vanishes, one of those waiting sends it in turn.
-   * Rejects as `send` does. Optional: a hub of one process has nothing to share.
-   */
-  abortOnce?(executionId: string, send: () => Promise<void>): Promise<void>;
 }
 
 /**

@@ -18,15 +18,13 @@ import type { HubWorkerConfig } from './hub-worker.js';
 export interface RelayWorkerConfig extends HubWorkerConfig {
   readonly secret: string;
   readonly heartbeatMs: number;
-  /** How long the client sends an abort through an outage before it gives it up; default the client's. */
-  readonly outageMs?: number;
 }
 
 const config = JSON.parse(process.argv[2] ?? '{}') as RelayWorkerConfig;
 const redis = new Redis({ path: config.socket, maxRetriesPerRequest: null });
 const scheduler = clockScheduler(createScaledClock(config.speed, Date.now, config.realStart));
 const hub = createRedisRunHub({ redis, account: config.account, leaseMs: config.leaseMs, scheduler });
-const client = createClient({ apiKey: config.apiKey, baseUrl: config.baseUrl, scheduler, budget: false, polling: { minMs: config.pollMs, maxMs: config.pollMs }, timeoutMs: 120_000, hub, ...(config.outageMs === undefined ? {} : { outageMs: config.outageMs }) });
+const client = createClient({ apiKey: config.apiKey, baseUrl: config.baseUrl, scheduler, budget: false, polling: { minMs: config.pollMs, maxMs: config.pollMs }, timeoutMs: 120_000, hub });
 const relay = createRunRelay({ client, tokens: createRunTokens({ secret: config.secret, scheduler }), scheduler, heartbeatMs: config.heartbeatMs });
 const server = createServer(toNodeListener(relay));
 server.listen(0, '127.0.0.1', () => {
