@@ -207,7 +207,8 @@ function statusAnswered(plan: PollPlan, snapshot: ExecutionSnapshot, now: number
       : { view: plan.view, events: [] };
   const status = diffStatus(announced.view, snapshot);
   const events = [...announced.events, ...status.events];
-  const terminal = isExecutionOver(status.view.status);
+  // The end, for the output: a failed execution `follow` reads on (`readsOn`) ends when its branches do.
+  const terminal = isExecutionOver(status.view.status) && !readsOn(plan.rules, status.view);
   const output = shouldReadOutput({
     mode: plan.rules.output,
     terminal,
@@ -243,11 +244,9 @@ function conclude(plan: PollPlan, diff: ViewDiff, facts: ReadFacts, random: numb
   const { view } = diff;
   const { rules } = plan;
   const nodes = [...view.nodes.values()];
-  // service.md §3.3: a failed execution's other branches may still run; `follow` reads on until they end.
-  const branchesRunning = view.status === 'failed' && nodes.some((node) => node.status === 'executing' || node.status === 'waiting');
   const estimateOf = rules.estimateOf ?? (() => undefined);
   const foresight = countRead(observeTransitions(plan.foresight, facts.transitions, plan.lastReadAt, facts.now, estimateOf), facts.changed, facts.now);
-  if (isExecutionOver(view.status) && !(rules.onFailedBranches === 'follow' && branchesRunning)) {
+  if (isExecutionOver(view.status) && !readsOn(rules, view)) {
     const last = announceHeldFiles(view);
     const finished: RunEvent = { type: 'finished', executionId: rules.executionId, result: runResultOf(last.view, view.status, rules.canvasId) };
     const durations = rules.estimateOf === undefined ? [] : learnedDurations(foresight, view.outputNodes, new Set(idsAt(nodes, 'finish')));
@@ -292,6 +291,14 @@ function conclude(plan: PollPlan, diff: ViewDiff, facts: ReadFacts, random: numb
   // A poke during the read (an abort answered): the end is read at once, with the status.
   const then: PollStep = plan.poked ? startRead(next, 'status') : { state: next, commands: [{ type: 'wait', need }] };
   return { state: then.state, commands: [...warnings(diff), ...emit(diff.events, view), ...then.commands] };
+}
+
+/**
+ * service.md §3.3: a failed execution's other branches may still run; with `onFailedBranches: 'follow'`
+ * the run reads on until they end, and only then reads its final output.
+ */
+function readsOn(rules: PollRules, view: ExecutionView): boolean {
+  return rules.onFailedBranches === 'follow' && view.status === 'failed' && [...view.nodes.values()].some((node) => node.status === 'executing' || node.status === 'waiting');
 }
 
 /** The ids of the `nodes` at `status`. */

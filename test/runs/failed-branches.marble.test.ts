@@ -50,6 +50,8 @@ describe('a failed execution with branches still running', () => {
   it('with onFailedBranches: follow, reads on until they end, then finishes with their last status', () => {
     const { events, finished, source } = run('follow', 3);
     expect(source.calls.status).toBe(4);
+    // output: 'final' — read once, at the end: the failure is not the run's end while its branches run on.
+    expect(source.calls.output).toBe(1);
     expect(source.calls.abort).toBe(0);
     expect(finished.result.runningNodes).toEqual([]);
     expect(finished.result.nodes.find((entry) => entry.nodeId === 'n2')?.status).toBe('finish');
