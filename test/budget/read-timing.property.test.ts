@@ -117,6 +117,23 @@ describe('the budget times every run\'s read (virtual time)', () => {
     );
   });
 
+  it('never waits past a run\'s maximum gap for a wish beyond it, while the account can give it', () => {
+    fc.assert(
+      fc.property(fc.array(shapeArb({ model: false, certain: false }), { minLength: 1, maxLength: 4 }), fc.integer({ min: 1, max: 20_000 }), (given, beyondMs) => {
+        const shapes = given.map((shape) => {
+          const floorMs = given.length * 700;
+          const maxMs = Math.max(floorMs, shape.maxMs);
+          return { ...shape, minMs: Math.max(floorMs, shape.minMs), wishMs: maxMs + beyondMs, maxMs };
+        });
+        const { reads } = readMany(shapes, 3 * 60_000);
+        for (const done of reads.values()) {
+          for (const { need, sentAt } of done.slice(1)) expect(sentAt).toBeLessThanOrEqual(need.since + Math.max(need.minMs, need.maxMs));
+        }
+      }),
+      { numRuns: 40 },
+    );
+  });
+
   it('never starves a run on a tight account: each read goes within a bounded number of turns of all the runs', () => {
     fc.assert(
       fc.property(fc.array(shapeArb({ model: true, certain: true }), { minLength: 5, maxLength: 60 }), (shapes) => {

@@ -11,7 +11,8 @@ import { createRedactor } from '../../src/http/key-redaction.js';
 import { normalizeOptions } from '../../src/http/options.js';
 import { workflowPlanSchema } from '../../src/http/schemas.js';
 import { budgeted, createTransport, deadline, retried, unwrapped, type Answer, type Exchanges, type RetryContext } from '../../src/http/transport.js';
-import { clockScheduler, createManualClock } from '../../src/emulator/index.js';
+import { createClient } from '../../src/client.js';
+import { clockScheduler, createEmulator, createManualClock, driveClock } from '../../src/emulator/index.js';
 
 function testScheduler(): TestScheduler {
   return new TestScheduler((actual, expected) => {
@@ -271,5 +272,26 @@ describe('the stages in order', () => {
         });
     });
     expect(heard).toEqual(['sending true', 'gate undefined', 'sending false', 'error NetworkError']);
+  });
+
+  it('times a request from its send: a wait in the budget longer than the timeout is no timeout', async () => {
+    const clock = createManualClock();
+    const emulator = await createEmulator({ clock, listen: false });
+    try {
+      const client = createClient({ apiKey: emulator.apiKey, baseUrl: emulator.url, fetch: emulator.fetch, scheduler: emulator.scheduler, timeoutMs: 300, retry: { retries: 0 } });
+      // The burst of 5 goes at once; the sixth waits a pacing interval (682 ms) in the budget, past its 300 ms.
+      const outcomes: string[] = [];
+      for (let index = 0; index < 6; index++) {
+        client.workflows.get('c-sample-linear').then(
+          () => outcomes.push('answered'),
+          (error: unknown) => outcomes.push((error as Error).name),
+        );
+      }
+      await driveClock(clock, { until: () => outcomes.length === 6 });
+      expect(outcomes).toEqual(Array.from({ length: 6 }, () => 'answered'));
+      expect(emulator.requests.list().at(-1)!.emulatorTime - emulator.requests.list()[0]!.emulatorTime).toBeGreaterThan(300);
+    } finally {
+      await emulator.close();
+    }
   });
 });

@@ -184,3 +184,31 @@ describe('the Redis budget on a real-time scheduler given as an option', () => {
     expect(warnings).toEqual([expect.stringContaining('clock is ahead') as unknown]);
   });
 });
+
+describe('the Redis budget holding requests for the shared account', () => {
+  it('asks the shared account for a held abort ahead of the reads held before it', async () => {
+    const clock = createManualClock();
+    const budget = createRedisBudget({ redis: `redis+unix://${server.socket}`, account: 'acct-held-order', scheduler: clockScheduler(clock), unavailableAfterMs: 60_000, durations: false });
+    await budget.acquire({ endpoint: 'status', priority: 'status', key: 'we-0' });
+    // Redis stops answering: the core lets the burst through on its mirror, each held for the account.
+    server.pause();
+    const sent: string[] = [];
+    const ask = (priority: 'status' | 'abort', key: string): void => {
+      void budget.acquire({ endpoint: priority, priority, key }).then(() => sent.push(key));
+    };
+    ask('status', 'we-1');
+    ask('status', 'we-2');
+    ask('abort', 'we-3');
+    await driveClock(clock, { toTime: clock.now() + 100 });
+    expect(sent).toEqual([]);
+    server.resume();
+    // Redis answers over its socket: time moves a little at each look until all three were granted.
+    await vi.waitFor(async () => {
+      await driveClock(clock, { toTime: clock.now() + 10 });
+      expect(sent).toHaveLength(3);
+    }, { timeout: 10_000, interval: 5 });
+    // The abort asked last and goes first; the reads in the order they came.
+    expect(sent).toEqual(['we-3', 'we-1', 'we-2']);
+    await budget.close();
+  });
+});
